@@ -1,0 +1,21 @@
+//! sysmeter-sys: the only crate of sysmeter allowed to use `unsafe`.
+//!
+//! Thin, documented wrappers around what safe Rust cannot reach: the time-stamp counter,
+//! clocks read through the vDSO and through the real system call, raw system calls used as
+//! measurement subjects, process primitives (fork, posix_spawn, echo children), futexes,
+//! CPU affinity, the SIGINT flag, and hot kernels written in inline assembly so that they
+//! compile to exactly the instructions an experiment claims to time. Every `unsafe` block
+//! carries a `// SAFETY:` comment. Depends only on `libc`; knows nothing of sysmeter's model.
+
+pub mod clock;
+pub mod futex;
+pub mod kernels;
+pub mod process;
+pub mod sched;
+pub mod signal;
+pub mod syscall;
+
+/// The calling thread's `errno` after a failed libc call, as an `io::Error`.
+pub(crate) fn last_error() -> std::io::Error {
+    std::io::Error::last_os_error()
+}

@@ -1,0 +1,88 @@
+//! `sysmeter bench`: select, measure, store each experiment as it finishes, then print.
+
+use std::io::Write;
+
+use anyhow::Context;
+
+use super::progress::BenchObserver;
+use super::{Outcome, UsageError, color_allowed, db_path};
+use crate::cli::BenchArgs;
+use crate::harness::{Profile, RunOptions, choose_cpu, run_experiments};
+use crate::model::Status;
+use crate::store::Store;
+use crate::{experiments, host, report};
+
+/// Run the benchmark.
+pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
+    sysmeter_sys::signal::install_interrupt_flag().context("installing the Ctrl-C handler")?;
+    let selected = experiments::select(&args.names, &args.only)
+        .map_err(|e| anyhow::Error::new(UsageError(e.to_string())))?;
+    let (cpus, cpu) = choose_cpu(args.cpu).map_err(|e| anyhow::Error::new(UsageError(e)))?;
+    let profile = if args.quick {
+        Profile::quick()
+    } else if args.thorough {
+        Profile::thorough()
+    } else {
+        Profile::default_profile()
+    };
+    // Fail on a bad --out or database before measuring anything.
+    let mut out_file = match &args.out {
+        Some(p) => Some(std::fs::File::create(p).map_err(|e| {
+            UsageError(format!(
+                "cannot write --out {}: {e}; choose a writable path",
+                p.display()
+            ))
+        })?),
+        None => None,
+    };
+    let store = if args.no_store {
+        None
+    } else {
+        let path = db_path(&args.db)?;
+        Some(
+            Store::open(&path)
+                .with_context(|| format!("opening the results database {}", path.display()))?,
+        )
+    };
+    let opts = RunOptions {
+        profile,
+        cpu: Some(cpu),
+        seed: args.seed,
+    };
+    let mut observer = BenchObserver::new(selected.len(), store);
+    let run = run_experiments(
+        &selected,
+        host::HostInfo::default(),
+        &opts,
+        &cpus,
+        cpu,
+        &mut observer,
+    );
+    let (store, store_errors) = observer.finish();
+    let mut store_errors = store_errors;
+    if let Some(mut s) = store {
+        match s.finish_run(&run.id, run.finished_ns, run.interrupted) {
+            Ok(()) => eprintln!("stored as run {} in {}", run.id, s.path().display()),
+            Err(e) => store_errors.push(e.to_string()),
+        }
+    }
+    let text = report::render(&run, args.format, out_file.is_none() && color_allowed())?;
+    match out_file.as_mut() {
+        Some(f) => f.write_all(text.as_bytes()).context("writing --out")?,
+        None => print!("{text}"),
+    }
+    for e in &store_errors {
+        eprintln!("warning: results were printed but not stored: {e}");
+    }
+    Ok(if run.interrupted {
+        eprintln!(
+            "interrupted: kept {} finished experiment(s)",
+            run.results.len()
+        );
+        Outcome::Interrupted
+    } else if run.results.iter().any(|r| r.status == Status::Failed) || !store_errors.is_empty() {
+        Outcome::MeasurementFailed
+    } else {
+        Outcome::Success
+    })
+}

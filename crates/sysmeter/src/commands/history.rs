@@ -1,0 +1,77 @@
+//! `sysmeter history`: the stored runs, newest first.
+
+use comfy_table::Table;
+
+use crate::cli::{HistoryArgs, SimpleFormat};
+use crate::store::RunListing;
+
+use super::{Outcome, open_store};
+
+/// Print the run list.
+pub fn history(args: &HistoryArgs) -> anyhow::Result<Outcome> {
+    let store = open_store(&args.db)?;
+    let runs = store.list_runs(args.limit)?;
+    match args.format {
+        SimpleFormat::Json => {
+            let v: Vec<serde_json::Value> = runs.iter().map(listing_json).collect();
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        }
+        SimpleFormat::Text if runs.is_empty() => {
+            println!(
+                "No runs in {} yet; `sysmeter bench` makes one.",
+                store.path().display()
+            );
+        }
+        SimpleFormat::Text => {
+            let mut t = Table::new();
+            t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+            t.set_header([
+                "run",
+                "kind",
+                "started (UTC)",
+                "took",
+                "host",
+                "experiments",
+                "status",
+            ]);
+            for r in &runs {
+                t.add_row([
+                    r.id.clone(),
+                    r.kind.clone(),
+                    utc(r.started_ns),
+                    r.finished_ns.map_or("-".into(), |f| {
+                        format!("{:.1} s", (f - r.started_ns) as f64 / 1e9)
+                    }),
+                    r.hostname.clone(),
+                    format!("{} ok, {} skipped, {} failed", r.ok, r.skipped, r.failed),
+                    if r.interrupted {
+                        "interrupted".into()
+                    } else {
+                        "complete".into()
+                    },
+                ]);
+            }
+            println!("{t}");
+            println!(
+                "{} run(s) in {}; `sysmeter show RUN` shows one.",
+                runs.len(),
+                store.path().display()
+            );
+        }
+    }
+    Ok(Outcome::Success)
+}
+
+fn utc(ns: i64) -> String {
+    jiff::Timestamp::from_nanosecond(ns as i128)
+        .map(|t| t.strftime("%Y-%m-%d %H:%M:%S").to_string())
+        .unwrap_or_else(|_| ns.to_string())
+}
+
+fn listing_json(r: &RunListing) -> serde_json::Value {
+    serde_json::json!({
+        "id": r.id, "kind": r.kind, "started_ns": r.started_ns, "finished_ns": r.finished_ns,
+        "interrupted": r.interrupted, "hostname": r.hostname, "experiments": r.experiments,
+        "ok": r.ok, "skipped": r.skipped, "failed": r.failed, "tool_version": r.tool_version,
+    })
+}

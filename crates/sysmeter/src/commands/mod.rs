@@ -1,0 +1,64 @@
+//! One file per subcommand: glue that turns validated arguments into calls of the library
+//! (harness, store, report) and writes the output. No measurement or formatting logic lives
+//! here. Errors are `anyhow`; a [`UsageError`] inside one makes `main` exit with code 2.
+
+mod bench;
+mod history;
+mod host;
+mod list;
+mod progress;
+mod show;
+
+pub use bench::bench;
+pub use history::history;
+pub use host::host;
+pub use list::list;
+pub use show::show;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use crate::cli::DbArgs;
+use crate::store::{self, Store};
+
+/// The user asked for something that cannot be (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// How a command ended, for the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Everything worked (exit 0).
+    Success,
+    /// A measurement failed (exit 1).
+    MeasurementFailed,
+    /// Stopped by Ctrl-C (exit 130).
+    Interrupted,
+}
+
+/// Whether stdout may carry ANSI colour (a terminal, and NO_COLOR unset).
+pub fn color_allowed() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// The database path from `--db`/`SYSMETER_DB` or the default in the user's data directory.
+fn db_path(db: &DbArgs) -> anyhow::Result<PathBuf> {
+    match &db.db {
+        Some(p) => Ok(p.clone()),
+        None => store::default_db_path().ok_or_else(|| {
+            anyhow::Error::new(UsageError(
+                "cannot find a data directory (neither XDG_DATA_HOME nor HOME is set); pass --db PATH"
+                    .into(),
+            ))
+        }),
+    }
+}
+
+/// Open the store named by `db`.
+fn open_store(db: &DbArgs) -> anyhow::Result<Store> {
+    let path = db_path(db)?;
+    Store::open(&path).with_context(|| format!("opening the results database {}", path.display()))
+}

@@ -1,0 +1,74 @@
+//! The bench run observer: a progress bar with ETA on stderr (only when stderr is a
+//! terminal; indicatif hides itself otherwise) and the store write after each experiment.
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::harness::RunObserver;
+use crate::model::{ExperimentResult, RunRecord};
+use crate::store::Store;
+
+/// Draws progress and stores each finished experiment at once.
+pub struct BenchObserver {
+    bar: ProgressBar,
+    store: Option<Store>,
+    run_id: String,
+    current: String,
+    /// Store errors, reported after the run (measurements are still printed).
+    pub store_errors: Vec<String>,
+}
+
+impl BenchObserver {
+    /// An observer for `total` experiments, storing into `store` if given.
+    pub fn new(total: usize, store: Option<Store>) -> BenchObserver {
+        let bar = ProgressBar::new(total as u64);
+        if let Ok(style) = ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg} (ETA {eta})",
+        ) {
+            bar.set_style(style);
+        }
+        BenchObserver {
+            bar,
+            store,
+            run_id: String::new(),
+            current: String::new(),
+            store_errors: Vec::new(),
+        }
+    }
+
+    /// Stop drawing and give the store back.
+    pub fn finish(self) -> (Option<Store>, Vec<String>) {
+        self.bar.finish_and_clear();
+        (self.store, self.store_errors)
+    }
+}
+
+impl RunObserver for BenchObserver {
+    fn run_started(&mut self, run: &RunRecord) {
+        self.run_id = run.id.clone();
+        if let Some(s) = self.store.as_mut()
+            && let Err(e) = s.begin_run(run)
+        {
+            self.store_errors.push(e.to_string());
+            self.store = None;
+        }
+    }
+
+    fn experiment_started(&mut self, index: usize, _total: usize, id: &str) {
+        self.current = id.to_string();
+        self.bar.set_position(index as u64);
+        self.bar.set_message(id.to_string());
+    }
+
+    fn progress(&mut self, metric: &str) {
+        self.bar.set_message(format!("{}: {metric}", self.current));
+    }
+
+    fn experiment_finished(&mut self, seq: usize, result: &ExperimentResult) {
+        self.bar.inc(1);
+        if let Some(s) = self.store.as_mut()
+            && let Err(e) = s.add_result(&self.run_id, seq, result)
+        {
+            self.store_errors.push(e.to_string());
+        }
+    }
+}

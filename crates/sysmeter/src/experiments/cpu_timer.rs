@@ -1,0 +1,179 @@
+//! `cpu.timer`: the cost of reading every clock a program can use, and which of them are
+//! answered without entering the kernel.
+
+use std::hint::black_box;
+
+use sysmeter_sys::clock::{self, ClockId};
+
+use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
+use crate::model::{About, Estimate, HostInfo};
+
+/// The experiment.
+pub struct CpuTimer;
+
+/// Name of the forced-system-call reference metric.
+const SYSCALL_METRIC: &str = "clock_gettime(CLOCK_MONOTONIC) forced syscall";
+
+impl Experiment for CpuTimer {
+    fn id(&self) -> &'static str {
+        "cpu.timer"
+    }
+
+    fn about(&self) -> About {
+        About {
+            title: "Timer read cost".into(),
+            measures: "The price of one timestamp: the CPU counter (rdtsc/rdtscp or \
+                cntvct_el0), clock_gettime for every clock, gettimeofday, time(), and \
+                clock_gettime forced through the real system call."
+                .into(),
+            methodology: "Each read is repeated `iters` times in the harness loop inside one \
+                timed interval; the interval's own timer pair and the calibrated loop \
+                iteration are subtracted, leaving the cost of one read. A clock is reported as \
+                served without a system call when it costs less than half the forced system \
+                call (the vDSO answers it in user space). clock_getres gives each clock's \
+                claimed resolution."
+                .into(),
+            references: vec![
+                "systems-measurement-report §1 Measurement overhead".into(),
+                "clock_gettime(2), vdso(7)".into(),
+            ],
+        }
+    }
+
+    fn estimate(&self, _host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {
+        // No credible model predicts vDSO and hypervisor costs; the finding compares them
+        // with the forced system call measured in the same run instead.
+        Vec::new()
+    }
+
+    fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
+        let mut out = Measured::default();
+        if let Some(name) = clock::counter_name() {
+            let m = ctx.measure(Spec::new(name).note("CPU counter"), |n| {
+                for _ in 0..n {
+                    black_box(clock::counter());
+                }
+            })?;
+            out.metrics.push(m);
+        }
+        if clock::has_ordered_counter() {
+            let name = if cfg!(target_arch = "x86_64") {
+                "rdtscp"
+            } else {
+                "isb; cntvct_el0"
+            };
+            let m = ctx.measure(Spec::new(name).note("CPU counter, ordered"), |n| {
+                for _ in 0..n {
+                    black_box(clock::counter_ordered());
+                }
+            })?;
+            out.metrics.push(m);
+        }
+        for c in ClockId::ALL {
+            let m = ctx.measure(Spec::new(&format!("clock_gettime({})", c.name())), |n| {
+                for _ in 0..n {
+                    black_box(clock::clock_gettime_ns(black_box(c)));
+                }
+            })?;
+            out.metrics.push(m);
+        }
+        out.metrics
+            .push(ctx.measure(Spec::new("gettimeofday"), |n| {
+                for _ in 0..n {
+                    black_box(clock::gettimeofday_us());
+                }
+            })?);
+        out.metrics.push(ctx.measure(Spec::new("time()"), |n| {
+            for _ in 0..n {
+                black_box(clock::time_s());
+            }
+        })?);
+        let sys = ctx.measure(Spec::new(SYSCALL_METRIC).note("system call"), |n| {
+            for _ in 0..n {
+                black_box(clock::clock_gettime_syscall_ns(ClockId::Monotonic));
+            }
+        })?;
+        out.metrics.push(sys);
+        classify_and_find(&mut out, ctx.calib.tsc_ghz);
+        Ok(out)
+    }
+}
+
+/// Label each clock vDSO or system call against the forced syscall, and write findings.
+fn classify_and_find(out: &mut Measured, tsc_ghz: Option<f64>) {
+    let Some(sys_ns) = out.median(SYSCALL_METRIC) else {
+        return;
+    };
+    let (mut user, mut kernel) = (Vec::new(), Vec::new());
+    for m in out
+        .metrics
+        .iter_mut()
+        .filter(|m| m.name != SYSCALL_METRIC && m.note.is_none())
+    {
+        if m.summary.median < sys_ns / 2.0 {
+            m.note = Some("no system call (vDSO)".into());
+            user.push(m.name.clone());
+        } else {
+            m.note = Some("system call".into());
+            kernel.push(m.name.clone());
+        }
+    }
+    out.find(
+        "clocks_without_syscall",
+        format!(
+            "Served without a system call: {}. Entering the kernel: {}. (A read counts as a \
+             system call when it costs at least half of clock_gettime forced through the \
+             syscall instruction, {sys_ns:.1} ns.)",
+            list_or_none(&user),
+            list_or_none(&kernel)
+        ),
+        Some(user.len() as f64),
+    );
+    let resolutions: Vec<String> = ClockId::ALL
+        .iter()
+        .map(|c| format!("{} {}", c.name(), fmt_res(clock::clock_getres_ns(*c))))
+        .collect();
+    out.find(
+        "clock_resolution",
+        format!("clock_getres: {}.", resolutions.join(", ")),
+        None,
+    );
+    let mono = out.median("clock_gettime(CLOCK_MONOTONIC)");
+    let counter = clock::counter_name().and_then(|n| out.median(n));
+    if let (Some(mono), Some(counter)) = (mono, counter) {
+        if let Some(r) = crate::stats::ratio(mono, counter) {
+            out.find(
+                "monotonic_vs_counter",
+                format!("clock_gettime(CLOCK_MONOTONIC) costs {r:.1}x a raw counter read."),
+                Some(r),
+            );
+        }
+    }
+    if let Some(ghz) = tsc_ghz {
+        out.find(
+            "cycles_are_tsc_ticks",
+            format!(
+                "Cycle figures are TSC ticks at {ghz:.3} GHz, measured against \
+                 CLOCK_MONOTONIC; they equal core cycles only while the core runs at the TSC \
+                 rate (no frequency scaling or turbo)."
+            ),
+            Some(ghz),
+        );
+    }
+}
+
+fn list_or_none(v: &[String]) -> String {
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+fn fmt_res(ns: i64) -> String {
+    if ns >= 1_000_000 {
+        format!("{} ms", ns as f64 / 1e6)
+    } else {
+        format!("{ns} ns")
+    }
+}

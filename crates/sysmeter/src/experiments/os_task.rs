@@ -1,0 +1,148 @@
+//! `os.task`: the cost of creating a thread and a process, and of starting a program.
+
+use std::hint::black_box;
+
+use sysmeter_sys::process::{self, ExecTarget};
+
+use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
+use crate::model::{About, Estimate, HostInfo};
+
+/// The experiment.
+pub struct OsTask;
+
+const THREAD: &str = "thread create+join";
+const FORK: &str = "fork+exit+wait";
+const SPAWN: &str = "posix_spawn /bin/true + wait";
+const EXEC: &str = "fork+exec /bin/true + wait";
+const TRUE: &str = "/bin/true";
+
+impl Experiment for OsTask {
+    fn id(&self) -> &'static str {
+        "os.task"
+    }
+
+    fn about(&self) -> About {
+        About {
+            title: "Thread and process creation".into(),
+            measures: "Thread create+join; process fork+_exit+waitpid; posix_spawn (vfork-style \
+                clone in glibc) of /bin/true + wait; fork+execve of /bin/true + wait."
+                .into(),
+            methodology: "Each operation runs to completion (the child has exited and been \
+                reaped) before the next starts, `iters` per timed interval, timer pair and loop \
+                iteration subtracted. Children inherit the measuring CPU's affinity, so parent \
+                and child share one CPU. fork copies this process's page tables, so its cost \
+                grows with the parent's memory; the exec variants add loading and running a \
+                small dynamically linked program."
+                .into(),
+            references: vec!["systems-measurement-report §5 Task creation time".into()],
+        }
+    }
+
+    fn estimate(&self, _host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {
+        Vec::new()
+    }
+
+    fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
+        let mut out = Measured::default();
+        out.metrics.push(ctx.try_measure(Spec::new(THREAD), |n| {
+            for _ in 0..n {
+                std::thread::Builder::new()
+                    .spawn(|| black_box(1))
+                    .map_err(|e| ExperimentError::io("create a thread", e))?
+                    .join()
+                    .map_err(|_| ExperimentError::Failed("a thread panicked".into()))?;
+            }
+            Ok(())
+        })?);
+        out.metrics.push(ctx.try_measure(Spec::new(FORK), |n| {
+            for _ in 0..n {
+                process::fork_exit_wait().map_err(|e| ExperimentError::io("fork", e))?;
+            }
+            Ok(())
+        })?);
+        if std::path::Path::new(TRUE).exists() {
+            exec_metrics(ctx, &mut out)?;
+        } else {
+            out.find(
+                "no_bin_true",
+                format!("{TRUE} is missing, so exec costs were not measured."),
+                None,
+            );
+        }
+        findings(&mut out);
+        Ok(out)
+    }
+}
+
+fn exec_metrics(ctx: &mut Ctx<'_>, out: &mut Measured) -> Result<(), ExperimentError> {
+    let target = ExecTarget::new(&[c"/bin/true"]);
+    let check = |status: i32| {
+        if status == 0 {
+            Ok(())
+        } else {
+            Err(ExperimentError::Failed(format!(
+                "{TRUE} exited with wait status {status}"
+            )))
+        }
+    };
+    out.metrics.push(ctx.try_measure(Spec::new(SPAWN), |n| {
+        for _ in 0..n {
+            check(
+                process::spawn_wait(&target).map_err(|e| ExperimentError::io("posix_spawn", e))?,
+            )?;
+        }
+        Ok(())
+    })?);
+    out.metrics.push(ctx.try_measure(Spec::new(EXEC), |n| {
+        for _ in 0..n {
+            check(
+                process::fork_exec_wait(&target)
+                    .map_err(|e| ExperimentError::io("fork+exec", e))?,
+            )?;
+        }
+        Ok(())
+    })?);
+    Ok(())
+}
+
+fn findings(out: &mut Measured) {
+    if let (Some(p), Some(t)) = (out.median(FORK), out.median(THREAD)) {
+        if let Some(r) = crate::stats::ratio(p, t) {
+            out.find(
+                "process_vs_thread_creation",
+                format!(
+                    "Creating a process (fork+exit+wait, {:.1} µs) costs {r:.1}x creating a \
+                     thread ({:.1} µs): fork must copy the address space's page tables and \
+                     file table, a thread shares them.",
+                    p / 1e3,
+                    t / 1e3
+                ),
+                Some(r),
+            );
+        }
+    }
+    if let (Some(e), Some(f)) = (out.median(EXEC), out.median(FORK)) {
+        out.find(
+            "exec_cost",
+            format!(
+                "Loading and running /bin/true adds {:.1} µs on top of fork (fork+exec {:.1} µs).",
+                (e - f) / 1e3,
+                e / 1e3
+            ),
+            Some(e - f),
+        );
+    }
+    if let (Some(e), Some(s)) = (out.median(EXEC), out.median(SPAWN)) {
+        out.find(
+            "spawn_vs_fork_exec",
+            format!(
+                "posix_spawn ({:.1} µs) vs fork+exec ({:.1} µs): spawning without copying page \
+                 tables saves {:.0}%.",
+                s / 1e3,
+                e / 1e3,
+                100.0 * (1.0 - s / e)
+            ),
+            crate::stats::ratio(s, e),
+        );
+    }
+}

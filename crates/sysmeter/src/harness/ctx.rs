@@ -1,0 +1,268 @@
+//! [`Ctx`]: what an experiment gets to measure with, and the adaptive sampling loop behind
+//! [`Ctx::measure`].
+
+use std::time::Instant;
+
+use super::{ExperimentError, Profile};
+use crate::model::{Calibration, ExperimentResult, Finding, HostInfo, Metric, Series, Unit};
+use crate::stats;
+
+/// How to time one operation.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// Metric name, unique within the experiment.
+    pub name: String,
+    /// Operations performed by one iteration of the workload.
+    pub ops_per_iter: u64,
+    /// Whether the workload's loop is the harness loop (`for _ in 0..iters`), whose
+    /// calibrated per-iteration cost is then subtracted.
+    pub subtract_loop: bool,
+    /// Note for the report table.
+    pub note: Option<String>,
+}
+
+impl Spec {
+    /// One operation per iteration of the harness loop.
+    pub fn new(name: &str) -> Spec {
+        Spec {
+            name: name.to_string(),
+            ops_per_iter: 1,
+            subtract_loop: true,
+            note: None,
+        }
+    }
+    /// Each iteration performs `n` operations (e.g. an unrolled chain).
+    pub fn ops(mut self, n: u64) -> Spec {
+        self.ops_per_iter = n.max(1);
+        self
+    }
+    /// The workload brings its own loop: do not subtract the harness loop overhead.
+    pub fn own_loop(mut self) -> Spec {
+        self.subtract_loop = false;
+        self
+    }
+    /// Attach a note.
+    pub fn note(mut self, note: &str) -> Spec {
+        self.note = Some(note.to_string());
+        self
+    }
+}
+
+/// What an experiment's `run` returns.
+#[derive(Debug, Default)]
+pub struct Measured {
+    /// Scalar metrics.
+    pub metrics: Vec<Metric>,
+    /// Curves.
+    pub series: Vec<Series>,
+    /// Findings.
+    pub findings: Vec<Finding>,
+}
+
+impl Measured {
+    /// Median of the metric named `name`, if measured.
+    pub fn median(&self, name: &str) -> Option<f64> {
+        self.metrics
+            .iter()
+            .find(|m| m.name == name)
+            .map(|m| m.summary.median)
+    }
+    /// Add a finding.
+    pub fn find(&mut self, key: &str, text: String, value: Option<f64>) {
+        self.findings.push(Finding {
+            key: key.to_string(),
+            text,
+            value,
+        });
+    }
+}
+
+/// The measuring context handed to [`super::Experiment::run`].
+pub struct Ctx<'a> {
+    /// Sampling budgets.
+    pub profile: &'a Profile,
+    /// This run's calibration.
+    pub calib: &'a Calibration,
+    /// The machine.
+    pub host: &'a HostInfo,
+    /// CPU the measuring thread is pinned to.
+    pub cpu: Option<usize>,
+    /// CPUs this process may use.
+    pub cpus: &'a [usize],
+    /// Results of the experiments that already ran in this run.
+    pub previous: &'a [ExperimentResult],
+    pub(super) seed: u64,
+    pub(super) progress: &'a mut dyn FnMut(&str),
+}
+
+impl Ctx<'_> {
+    /// Median of `metric` of experiment `id` if it ran earlier in this run.
+    pub fn previous_median(&self, id: &str, metric: &str) -> Option<f64> {
+        let r = self.previous.iter().find(|r| r.id == id)?;
+        r.metrics
+            .iter()
+            .find(|m| m.name == metric)
+            .map(|m| m.summary.median)
+    }
+
+    /// A CPU other than the measuring one, for cross-CPU experiments.
+    pub fn other_cpu(&self) -> Option<usize> {
+        self.cpus.iter().copied().find(|&c| Some(c) != self.cpu)
+    }
+
+    /// Measure an infallible workload; see [`Ctx::try_measure`].
+    pub fn measure(
+        &mut self,
+        spec: Spec,
+        mut workload: impl FnMut(u64),
+    ) -> Result<Metric, ExperimentError> {
+        self.try_measure(spec, |n| {
+            workload(n);
+            Ok(())
+        })
+    }
+
+    /// Time `workload(iters)` repeatedly: size `iters` so a sample lasts the target
+    /// interval, warm up, then sample until the 95% CI of the median is within the target
+    /// width, the budget is spent, or the sample cap is reached. Each sample is converted
+    /// to time per operation after subtracting the timer and (if the workload uses the
+    /// harness loop) loop overhead.
+    pub fn try_measure(
+        &mut self,
+        spec: Spec,
+        mut workload: impl FnMut(u64) -> Result<(), ExperimentError>,
+    ) -> Result<Metric, ExperimentError> {
+        (self.progress)(&spec.name);
+        let iters = self.size_iterations(&mut workload)?;
+        let warm_until = Instant::now() + self.profile.warmup;
+        while Instant::now() < warm_until {
+            workload(iters)?;
+        }
+        let loop_ns = if spec.subtract_loop {
+            self.calib.loop_overhead_ns
+        } else {
+            0.0
+        };
+        let ops = (iters * spec.ops_per_iter) as f64;
+        let overhead_total = self.calib.timer_overhead_ns + iters as f64 * loop_ns;
+        let mut samples = Vec::new();
+        let start = Instant::now();
+        loop {
+            if sysmeter_sys::signal::interrupted() {
+                return Err(ExperimentError::Interrupted);
+            }
+            let t0 = Instant::now();
+            workload(iters)?;
+            let raw = t0.elapsed().as_nanos() as f64;
+            samples.push(((raw - overhead_total) / ops).max(0.0));
+            if self.enough(&samples, start) {
+                break;
+            }
+        }
+        let mut m = self.metric(&spec.name, Unit::Ns, samples)?;
+        m.subtracted_overhead_ns = overhead_total / ops;
+        m.ops_per_sample = iters * spec.ops_per_iter;
+        m.note = spec.note;
+        Ok(m)
+    }
+
+    fn size_iterations(
+        &mut self,
+        workload: &mut impl FnMut(u64) -> Result<(), ExperimentError>,
+    ) -> Result<u64, ExperimentError> {
+        let target = (self.profile.sample_target.as_nanos() as f64).max(self.calib.min_sample_ns);
+        let mut iters = 1u64;
+        loop {
+            let t0 = Instant::now();
+            workload(iters)?;
+            let ns = t0.elapsed().as_nanos() as f64;
+            if ns >= target / 8.0 || iters >= 1 << 40 {
+                let per_iter = (ns / iters as f64).max(0.01);
+                return Ok(((target / per_iter).ceil() as u64).max(1));
+            }
+            iters *= 2;
+        }
+    }
+
+    fn enough(&self, samples: &[f64], start: Instant) -> bool {
+        let n = samples.len();
+        let p = self.profile;
+        if n >= p.max_samples {
+            return true;
+        }
+        let spent = start.elapsed();
+        // One operation longer than the whole budget: take at least 3 samples, and stop
+        // at 4x the budget whatever the count, so no metric can run away with the run.
+        if spent >= p.budget * 4 && n >= 3 {
+            return true;
+        }
+        if n < p.min_samples {
+            return false;
+        }
+        if spent >= p.budget {
+            return true;
+        }
+        // Cheap stopping rule (one sort): the order-statistic CI of the median.
+        if n % 8 == 0
+            && let Ok((lo, hi)) = stats::median_ci_distribution_free(samples)
+        {
+            let med = stats::median(samples).unwrap_or(0.0);
+            return stats::relative_ci_width(lo, hi, med) <= p.target_ci;
+        }
+        false
+    }
+
+    /// Build a metric from per-operation samples (ns for times), with its summary and, for
+    /// times, the same in TSC cycles.
+    pub fn metric(
+        &self,
+        name: &str,
+        unit: Unit,
+        samples: Vec<f64>,
+    ) -> Result<Metric, ExperimentError> {
+        let seed = self.seed ^ fnv1a(name);
+        let summary = stats::summarize(&samples, seed)
+            .map_err(|e| ExperimentError::Failed(format!("statistics of {name}: {e}")))?;
+        let cycles = match (unit, self.calib.tsc_ghz) {
+            (Unit::Ns, Some(ghz)) => {
+                let c: Vec<f64> = samples.iter().map(|s| s * ghz).collect();
+                stats::summarize(&c, seed).ok()
+            }
+            _ => None,
+        };
+        Ok(Metric {
+            name: name.to_string(),
+            unit,
+            summary,
+            cycles,
+            subtracted_overhead_ns: 0.0,
+            ops_per_sample: 1,
+            note: None,
+            samples,
+        })
+    }
+
+    /// A metric derived sample by sample from another (e.g. per-switch cost from a round
+    /// trip): `f` is applied to every raw sample of `from`.
+    pub fn derive(
+        &self,
+        name: &str,
+        from: &Metric,
+        note: &str,
+        f: impl Fn(f64) -> f64,
+    ) -> Result<Metric, ExperimentError> {
+        let samples = from.samples.iter().map(|&s| f(s)).collect();
+        let mut m = self.metric(name, from.unit, samples)?;
+        m.note = Some(note.to_string());
+        m.ops_per_sample = from.ops_per_sample;
+        m.subtracted_overhead_ns = from.subtracted_overhead_ns;
+        Ok(m)
+    }
+}
+
+/// FNV-1a hash of a name: a stable per-metric seed offset.
+fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
+}

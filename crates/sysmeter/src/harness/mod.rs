@@ -1,0 +1,59 @@
+//! The measurement harness: the Experiment contract, per-run calibration, the adaptive
+//! sampling loop and the runner that drives a list of experiments.
+//!
+//! The harness owns timing; an experiment owns only the work (the lmbench idea, with a
+//! documented timing model): `ctx.measure(spec, |iters| ...)` runs a workload of exactly
+//! `iters` iterations inside one timed interval. What that interval contains besides the work
+//! — one timer read pair, and `iters` turns of the harness loop when the workload uses it — is
+//! calibrated once per run and subtracted. The harness never prints: progress goes through
+//! the [`RunObserver`] callback. Depends on `model`, `stats`, `host` and `sysmeter-sys`.
+
+mod calibrate;
+mod ctx;
+mod profile;
+mod runner;
+
+pub use calibrate::{calibrate, reference_loop};
+pub use ctx::{Ctx, Measured, Spec};
+pub use profile::Profile;
+pub use runner::{RunObserver, RunOptions, choose_cpu, run_experiments};
+
+use crate::model::{About, Estimate, HostInfo};
+
+/// An experiment: one family of related measurements (`os.syscall`, `cpu.timer`, ...).
+pub trait Experiment: Sync {
+    /// `group.name`: file, CLI, database key and report label.
+    fn id(&self) -> &'static str;
+    /// Title, what it measures, methodology (the timing model), references.
+    fn about(&self) -> About;
+    /// Model-based predictions from the machine description; may be empty.
+    fn estimate(&self, host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate>;
+    /// Do the measurements through `ctx`.
+    fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError>;
+}
+
+/// Why an experiment produced no (complete) result.
+#[derive(Debug, thiserror::Error)]
+pub enum ExperimentError {
+    /// Cannot run here; a normal outcome, reported with the reason and the fix.
+    #[error("skipped: {reason} ({hint})")]
+    Skipped {
+        /// What is missing.
+        reason: String,
+        /// How to make it run.
+        hint: String,
+    },
+    /// Ctrl-C arrived; the partial experiment is discarded.
+    #[error("interrupted")]
+    Interrupted,
+    /// The measurement failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ExperimentError {
+    /// A failure with what was attempted and the OS error.
+    pub fn io(what: &str, err: std::io::Error) -> ExperimentError {
+        ExperimentError::Failed(format!("{what}: {err}"))
+    }
+}

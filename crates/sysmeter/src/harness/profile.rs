@@ -1,0 +1,78 @@
+//! Measurement profiles: `--quick`, default and `--thorough` scale the sampling budgets.
+
+use std::time::Duration;
+
+/// Budgets for the sampling loop of every metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// `quick`, `default` or `thorough`.
+    pub name: &'static str,
+    /// Never fewer samples than this (unless one op takes longer than the hard cap).
+    pub min_samples: usize,
+    /// Never more samples than this.
+    pub max_samples: usize,
+    /// Stop sampling a metric once this much time was spent on it (and `min_samples` taken).
+    pub budget: Duration,
+    /// Aim for samples this long (raised to the calibrated minimum interval).
+    pub sample_target: Duration,
+    /// Run the workload this long before sampling.
+    pub warmup: Duration,
+    /// Stop when the 95% CI of the median is narrower than this fraction of the median.
+    pub target_ci: f64,
+    /// How long to count TSC ticks against CLOCK_MONOTONIC.
+    pub tsc_window: Duration,
+}
+
+impl Profile {
+    /// Smoke-test budgets: seconds for the whole run.
+    pub fn quick() -> Profile {
+        Profile {
+            name: "quick",
+            min_samples: 5,
+            max_samples: 200,
+            budget: Duration::from_millis(40),
+            sample_target: Duration::from_micros(200),
+            warmup: Duration::from_millis(2),
+            target_ci: 0.05,
+            tsc_window: Duration::from_millis(20),
+        }
+    }
+
+    /// The default: the whole default set in well under 90 s on 2 CPUs.
+    pub fn default_profile() -> Profile {
+        Profile {
+            name: "default",
+            min_samples: 21,
+            max_samples: 2000,
+            budget: Duration::from_millis(300),
+            sample_target: Duration::from_micros(1000),
+            warmup: Duration::from_millis(10),
+            target_ci: 0.02,
+            tsc_window: Duration::from_millis(100),
+        }
+    }
+
+    /// More samples and longer budgets for publication-quality numbers.
+    pub fn thorough() -> Profile {
+        Profile {
+            name: "thorough",
+            min_samples: 51,
+            max_samples: 20000,
+            budget: Duration::from_millis(2000),
+            sample_target: Duration::from_millis(2),
+            warmup: Duration::from_millis(50),
+            target_ci: 0.01,
+            tsc_window: Duration::from_millis(500),
+        }
+    }
+
+    /// Look a profile up by name.
+    pub fn by_name(name: &str) -> Option<Profile> {
+        match name {
+            "quick" => Some(Profile::quick()),
+            "default" => Some(Profile::default_profile()),
+            "thorough" => Some(Profile::thorough()),
+            _ => None,
+        }
+    }
+}

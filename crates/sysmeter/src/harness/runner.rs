@@ -1,0 +1,167 @@
+//! The runner: pin, calibrate, then run each experiment in turn, handing every finished
+//! result to the observer at once (so the caller can store it before the next one starts).
+
+use std::time::Instant;
+
+use super::{Ctx, Experiment, ExperimentError, Profile, calibrate};
+use crate::model::{
+    ExperimentResult, HostInfo, RunConfig, RunKind, RunRecord, SCHEMA_VERSION, Skip, Status,
+};
+
+/// Options of one bench run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Sampling budgets.
+    pub profile: Profile,
+    /// CPU to pin the measuring thread to (`None`: the last CPU this process may use).
+    pub cpu: Option<usize>,
+    /// Seed of the bootstrap resampling.
+    pub seed: u64,
+}
+
+/// Receives the run's events; the harness itself never prints or stores.
+pub trait RunObserver {
+    /// The run record exists (no results yet).
+    fn run_started(&mut self, run: &RunRecord);
+    /// Experiment `index` of `total` is starting.
+    fn experiment_started(&mut self, index: usize, total: usize, id: &str);
+    /// The current experiment started measuring `metric` (called between samples only).
+    fn progress(&mut self, metric: &str);
+    /// Experiment number `seq` finished (ok, skipped or failed).
+    fn experiment_finished(&mut self, seq: usize, result: &ExperimentResult);
+}
+
+/// The CPUs this process may use, and the one to measure on.
+pub fn choose_cpu(requested: Option<usize>) -> Result<(Vec<usize>, usize), String> {
+    let cpus = sysmeter_sys::sched::allowed_cpus()
+        .map_err(|e| format!("cannot read this process's CPU affinity: {e}"))?;
+    let Some(&last) = cpus.last() else {
+        return Err("this process may run on no CPU at all".to_string());
+    };
+    match requested {
+        None => Ok((cpus, last)),
+        Some(c) if cpus.contains(&c) => Ok((cpus, c)),
+        Some(c) => Err(format!(
+            "CPU {c} is not available to this process; choose one of {cpus:?} with --cpu N"
+        )),
+    }
+}
+
+fn new_run_id() -> String {
+    let now = jiff::Timestamp::now();
+    format!(
+        "{}-{:04x}",
+        now.strftime("%Y%m%dT%H%M%SZ"),
+        fastrand::u16(..)
+    )
+}
+
+/// Run `experiments` in order and return the record. Stops early (marking the record
+/// interrupted) when SIGINT/SIGTERM arrives; everything finished before is kept.
+pub fn run_experiments(
+    experiments: &[&dyn Experiment],
+    host: HostInfo,
+    opts: &RunOptions,
+    cpus: &[usize],
+    cpu: usize,
+    observer: &mut dyn RunObserver,
+) -> RunRecord {
+    let pinned = sysmeter_sys::sched::pin_current_thread(cpu).is_ok();
+    let calib = calibrate(&opts.profile);
+    let mut run = RunRecord {
+        schema: SCHEMA_VERSION,
+        id: new_run_id(),
+        kind: RunKind::Bench,
+        started_ns: jiff::Timestamp::now().as_nanosecond() as i64,
+        finished_ns: None,
+        interrupted: false,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        host,
+        config: RunConfig {
+            profile: opts.profile.name.to_string(),
+            cpu: pinned.then_some(cpu as u32),
+            selected: experiments.iter().map(|e| e.id().to_string()).collect(),
+            target_ci_width: opts.profile.target_ci,
+            calibration: Some(calib),
+            seed: opts.seed,
+        },
+        results: Vec::new(),
+    };
+    observer.run_started(&run);
+    for (i, exp) in experiments.iter().enumerate() {
+        if sysmeter_sys::signal::interrupted() {
+            run.interrupted = true;
+            break;
+        }
+        observer.experiment_started(i, experiments.len(), exp.id());
+        let Some(result) = run_one(*exp, &run, opts, cpus, pinned.then_some(cpu), observer) else {
+            run.interrupted = true;
+            break;
+        };
+        observer.experiment_finished(run.results.len(), &result);
+        run.results.push(result);
+    }
+    if !run.interrupted {
+        run.finished_ns = Some(jiff::Timestamp::now().as_nanosecond() as i64);
+    }
+    run
+}
+
+/// Run one experiment; `None` when it was interrupted (its partial result is discarded).
+fn run_one(
+    exp: &dyn Experiment,
+    run: &RunRecord,
+    opts: &RunOptions,
+    cpus: &[usize],
+    cpu: Option<usize>,
+    observer: &mut dyn RunObserver,
+) -> Option<ExperimentResult> {
+    let calib = run.config.calibration.clone().unwrap_or_default();
+    let started = Instant::now();
+    let mut progress = |m: &str| observer.progress(m);
+    let mut ctx = Ctx {
+        profile: &opts.profile,
+        calib: &calib,
+        host: &run.host,
+        cpu,
+        cpus,
+        previous: &run.results,
+        seed: opts.seed,
+        progress: &mut progress,
+    };
+    let outcome = exp.run(&mut ctx);
+    // Experiments may move the thread (cross-CPU work); put it back for the next one.
+    if let Some(c) = cpu {
+        let _ = sysmeter_sys::sched::pin_current_thread(c);
+    }
+    let mut result = ExperimentResult {
+        id: exp.id().to_string(),
+        status: Status::Ok,
+        about: exp.about(),
+        estimates: exp.estimate(&run.host, calib.tsc_ghz),
+        metrics: Vec::new(),
+        series: Vec::new(),
+        findings: Vec::new(),
+        skip: None,
+        error: None,
+        elapsed_ns: 0,
+    };
+    match outcome {
+        Ok(m) => {
+            result.metrics = m.metrics;
+            result.series = m.series;
+            result.findings = m.findings;
+        }
+        Err(ExperimentError::Interrupted) => return None,
+        Err(ExperimentError::Skipped { reason, hint }) => {
+            result.status = Status::Skipped;
+            result.skip = Some(Skip { reason, hint });
+        }
+        Err(ExperimentError::Failed(msg)) => {
+            result.status = Status::Failed;
+            result.error = Some(msg);
+        }
+    }
+    result.elapsed_ns = started.elapsed().as_nanos() as u64;
+    Some(result)
+}

@@ -1,0 +1,150 @@
+//! Unit tests of the noise warnings, one per source, on fixed hosts.
+
+use super::*;
+use crate::host::{CgroupLimits, CpuInfo, MemoryInfo};
+
+/// A quiet bare-metal host: performance governor, no boost, no SMT, no swap.
+fn quiet() -> HostInfo {
+    HostInfo {
+        cpu: CpuInfo {
+            cores: 4,
+            threads: 4,
+            governor: Some("performance".into()),
+            max_mhz: Some(4200.0),
+            boost: Some(false),
+            ..CpuInfo::default()
+        },
+        thp: Some("madvise".into()),
+        ..HostInfo::default()
+    }
+}
+
+fn one(host: &HostInfo, load: Option<f64>) -> String {
+    let w = noise_warnings(host, load);
+    assert_eq!(w.len(), 1, "{w:#?}");
+    w.into_iter().next().unwrap_or_default()
+}
+
+#[test]
+fn quiet_host_has_no_warnings() {
+    assert!(noise_warnings(&quiet(), Some(0.1)).is_empty());
+    assert!(noise_warnings(&quiet(), None).is_empty());
+}
+
+#[test]
+fn governor() {
+    let mut h = quiet();
+    h.cpu.governor = Some("powersave".into());
+    let w = one(&h, None);
+    assert!(w.starts_with("The cpufreq governor is `powersave`"), "{w}");
+    assert!(w.contains("cpupower frequency-set -g performance"));
+}
+
+#[test]
+fn boost() {
+    let mut h = quiet();
+    h.cpu.boost = Some(true);
+    assert!(one(&h, None).starts_with("Turbo/boost is on"));
+}
+
+#[test]
+fn smt() {
+    let mut h = quiet();
+    h.cpu.threads = 8;
+    let w = one(&h, None);
+    assert!(
+        w.starts_with("SMT is on (8 hardware threads on 4 cores)"),
+        "{w}"
+    );
+}
+
+#[test]
+fn hypervisor() {
+    let mut h = quiet();
+    h.virtualization = Some("KVM".into());
+    let w = one(&h, None);
+    assert!(w.starts_with("Running under a hypervisor (KVM)") && w.contains("VM exits"));
+}
+
+#[test]
+fn load() {
+    assert!(one(&quiet(), Some(1.6)).starts_with("The 1-minute load average is 1.60"));
+    assert!(noise_warnings(&quiet(), Some(0.5)).is_empty());
+}
+
+#[test]
+fn swap() {
+    let mut h = quiet();
+    h.memory = MemoryInfo {
+        swap_used_bytes: 512 << 20,
+        ..MemoryInfo::default()
+    };
+    assert!(one(&h, None).starts_with("512 MiB of swap is in use"));
+}
+
+#[test]
+fn thp_always() {
+    let mut h = quiet();
+    h.thp = Some("always".into());
+    assert!(one(&h, None).starts_with("Transparent huge pages are `always`"));
+}
+
+#[test]
+fn no_cpufreq() {
+    let mut h = quiet();
+    h.cpu.governor = None;
+    h.cpu.max_mhz = None;
+    h.cpu.boost = None;
+    let w = one(&h, None);
+    assert!(
+        w.contains("frequency unknown, cycle figures use the TSC rate"),
+        "{w}"
+    );
+}
+
+#[test]
+fn cgroup_limits() {
+    let mut h = quiet();
+    h.cgroup = CgroupLimits {
+        path: None,
+        memory_max_bytes: Some(8 << 30),
+        cpu_max: Some(0.5),
+    };
+    let w = noise_warnings(&h, None);
+    assert_eq!(w.len(), 2);
+    assert!(w[0].starts_with("A cgroup CPU quota of 0.50 CPUs"));
+    assert!(w[1].starts_with("A cgroup memory limit of 8 GiB"));
+}
+
+#[test]
+fn this_vm_shape() {
+    // The machine the fixtures come from: KVM, no cpufreq, busy builders.
+    let mut h = quiet();
+    h.cpu = CpuInfo {
+        cores: 2,
+        threads: 2,
+        ..CpuInfo::default()
+    };
+    h.virtualization = Some("KVM".into());
+    assert_eq!(noise_warnings(&h, Some(1.6)).len(), 3);
+}
+
+#[test]
+fn clocksource() {
+    assert_eq!(clocksource_warning("tsc\n"), None);
+    assert_eq!(clocksource_warning("arch_sys_counter"), None);
+    assert_eq!(clocksource_warning(""), None);
+    let w = clocksource_warning("kvm-clock").unwrap_or_default();
+    assert!(w.starts_with("The clocksource is `kvm-clock`"));
+}
+
+#[test]
+fn sizes() {
+    assert_eq!(human_bytes(0), "0 B");
+    assert_eq!(human_bytes(512), "512 B");
+    assert_eq!(human_bytes(32 << 10), "32 KiB");
+    assert_eq!(human_bytes(32 << 20), "32 MiB");
+    assert_eq!(human_bytes(24_683_656 * 1024), "23.5 GiB");
+    assert_eq!(human_bytes(256 << 30), "256 GiB");
+    assert_eq!(human_bytes(u64::MAX), "16384 PiB");
+}

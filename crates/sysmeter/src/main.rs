@@ -1,0 +1,32 @@
+//! The `sysmeter` binary: parse the command line, dispatch, map the outcome to an exit code
+//! (0 success, 1 measurement failure, 2 usage error, 130 interrupted).
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use sysmeter::cli::{Cli, Command};
+use sysmeter::commands::{self, Outcome, UsageError};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::List(a) => commands::list(a),
+        Command::Host(a) => commands::host(a),
+        Command::Bench(a) => commands::bench(a),
+        Command::History(a) => commands::history(a),
+        Command::Show(a) => commands::show(a),
+    };
+    match result {
+        Ok(Outcome::Success) => ExitCode::SUCCESS,
+        Ok(Outcome::MeasurementFailed) => ExitCode::from(1),
+        Ok(Outcome::Interrupted) => ExitCode::from(130),
+        Err(e) if e.downcast_ref::<UsageError>().is_some() => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

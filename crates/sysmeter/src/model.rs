@@ -1,0 +1,302 @@
+//! The result model: the plain data types that flow measure → reduce → store → report.
+//!
+//! Every stage of the pipeline takes and returns these types, so any stage can be fed from a
+//! fixture and tested alone. This is also the JSON contract (`--format json`), versioned by
+//! [`SCHEMA_VERSION`] and documented in `docs/json-schema.md`. Times are stored in
+//! nanoseconds and sizes in bytes; nothing here holds a formatted string of a number.
+//! Pure: depends on nothing but serde.
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::host::HostInfo;
+
+/// Version of the JSON/DB result schema. Bump it on any incompatible change and say so in
+/// docs/json-schema.md and the CHANGELOG.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One invocation of sysmeter that produced results (a `bench`, later `run`, `trace`, ...).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Schema version of this record ([`SCHEMA_VERSION`] when written by this build).
+    pub schema: u32,
+    /// Unique run id (time-ordered text, e.g. `20261122T183242Z-3f9a`).
+    pub id: String,
+    /// What produced the run.
+    pub kind: RunKind,
+    /// Start, nanoseconds since the Unix epoch (UTC).
+    pub started_ns: i64,
+    /// End, nanoseconds since the Unix epoch; `None` while running or when interrupted early.
+    pub finished_ns: Option<i64>,
+    /// `true` when the run was stopped by Ctrl-C before all experiments finished.
+    pub interrupted: bool,
+    /// Version of sysmeter that measured it.
+    pub tool_version: String,
+    /// The machine it was measured on.
+    pub host: HostInfo,
+    /// The configuration used (profile, CPU, selection, calibration).
+    pub config: RunConfig,
+    /// One entry per experiment, in run order.
+    pub results: Vec<ExperimentResult>,
+}
+
+/// Kind of run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunKind {
+    /// `sysmeter bench`.
+    Bench,
+    /// `sysmeter run`.
+    Run,
+    /// `sysmeter trace`.
+    Trace,
+    /// `sysmeter profile`.
+    Profile,
+    /// `sysmeter scale`.
+    Scale,
+}
+
+impl RunKind {
+    /// Lower-case name as used in JSON and the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunKind::Bench => "bench",
+            RunKind::Run => "run",
+            RunKind::Trace => "trace",
+            RunKind::Profile => "profile",
+            RunKind::Scale => "scale",
+        }
+    }
+}
+
+/// Configuration a bench run used, including the per-run calibration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct RunConfig {
+    /// `quick`, `default` or `thorough`.
+    pub profile: String,
+    /// CPU the measuring thread was pinned to (`None` when pinning failed or was disabled).
+    pub cpu: Option<u32>,
+    /// Experiment ids selected for this run.
+    pub selected: Vec<String>,
+    /// Target relative width of the 95% CI of the median (0.02 = 2%).
+    pub target_ci_width: f64,
+    /// Per-run calibration, `None` if the run did not calibrate (e.g. `trace`).
+    pub calibration: Option<Calibration>,
+    /// Seed for the bootstrap resampling, so statistics are reproducible.
+    pub seed: u64,
+}
+
+/// What the harness measured about its own timing before any experiment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Calibration {
+    /// Name of the clock used to time intervals (e.g. `CLOCK_MONOTONIC (vDSO)`).
+    pub clock: String,
+    /// Median cost of one back-to-back pair of timer reads, ns: what a timed interval always
+    /// contains besides the work.
+    pub timer_overhead_ns: f64,
+    /// Smallest non-zero difference observed between successive timer reads, ns.
+    pub timer_granularity_ns: f64,
+    /// Median cost of one iteration of the harness's empty loop, ns.
+    pub loop_overhead_ns: f64,
+    /// Shortest sample interval the harness allows, ns (timer granularity < 0.1% of it).
+    pub min_sample_ns: f64,
+    /// Time-stamp counter rate measured against CLOCK_MONOTONIC, ticks per ns (= GHz).
+    pub tsc_ghz: Option<f64>,
+    /// Name of the counter whose rate is `tsc_ghz` (`rdtsc`, `cntvct_el0`).
+    pub tsc_source: Option<String>,
+}
+
+/// Outcome of one experiment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Measured.
+    Ok,
+    /// Could not run here; `skip` says why and how to fix it.
+    Skipped,
+    /// Tried and failed; `error` says why.
+    Failed,
+}
+
+impl Status {
+    /// Lower-case name as used in JSON and the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Skipped => "skipped",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+/// Result of one experiment (e.g. `os.syscall`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentResult {
+    /// Experiment id, `group.name`.
+    pub id: String,
+    /// Outcome.
+    pub status: Status,
+    /// Self-description of the experiment.
+    pub about: About,
+    /// Model-based predictions, shown beside the results.
+    pub estimates: Vec<Estimate>,
+    /// Scalar metrics.
+    pub metrics: Vec<Metric>,
+    /// Curves over an x axis.
+    pub series: Vec<Series>,
+    /// Derived conclusions (ratios, detected sizes, explanations).
+    pub findings: Vec<Finding>,
+    /// Why it was skipped, and the fix.
+    pub skip: Option<Skip>,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// Wall time the experiment took, ns.
+    pub elapsed_ns: u64,
+}
+
+/// What an experiment measures and how.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct About {
+    /// Short title.
+    pub title: String,
+    /// What it measures.
+    pub measures: String,
+    /// The methodology: exactly what is inside the timed interval and what is subtracted.
+    pub methodology: String,
+    /// Where the method comes from.
+    pub references: Vec<String>,
+}
+
+/// A model-based prediction of a metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    /// Metric name it predicts (matches [`Metric::name`]).
+    pub metric: String,
+    /// Predicted value in the metric's unit.
+    pub value: f64,
+    /// Unit.
+    pub unit: Unit,
+    /// How the value was derived.
+    pub basis: String,
+}
+
+/// Unit of a metric's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// Nanoseconds per operation.
+    Ns,
+    /// Bytes per second.
+    BytesPerSec,
+    /// Bytes.
+    Bytes,
+    /// A plain count or ratio.
+    Count,
+}
+
+impl Unit {
+    /// Name as used in CSV and the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::Ns => "ns",
+            Unit::BytesPerSec => "bytes_per_sec",
+            Unit::Bytes => "bytes",
+            Unit::Count => "count",
+        }
+    }
+}
+
+/// One measured quantity with its statistics and raw samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    /// Name, unique within the experiment (e.g. `null (getppid)`).
+    pub name: String,
+    /// Unit of `summary` and `samples`.
+    pub unit: Unit,
+    /// Statistics of the samples.
+    pub summary: Summary,
+    /// The same statistics in TSC cycles (time metrics only, when the TSC rate is known).
+    pub cycles: Option<Summary>,
+    /// Overhead subtracted from every sample, per operation, ns (timer + loop).
+    pub subtracted_overhead_ns: f64,
+    /// Operations timed per sample (samples are already divided by it).
+    pub ops_per_sample: u64,
+    /// Free-form note shown in the table (e.g. `system call`, `derived`).
+    pub note: Option<String>,
+    /// Raw per-operation samples after subtraction, in time order.
+    pub samples: Vec<f64>,
+}
+
+/// Descriptive statistics of a sample set (see `stats`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct Summary {
+    /// Number of samples.
+    pub n: usize,
+    /// Minimum.
+    pub min: f64,
+    /// 5th percentile.
+    pub p5: f64,
+    /// Median.
+    pub median: f64,
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Maximum.
+    pub max: f64,
+    /// Sample standard deviation.
+    pub stddev: f64,
+    /// Coefficient of variation (stddev / mean).
+    pub cv: f64,
+    /// Bootstrap 95% confidence interval of the median, (low, high).
+    pub ci95: (f64, f64),
+    /// Samples whose MAD-based modified z-score exceeds 3.5.
+    pub outliers: usize,
+}
+
+/// A curve: metric values over an x axis (e.g. latency by working-set size).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    /// Name of the curve.
+    pub name: String,
+    /// Label of the x axis.
+    pub x_label: String,
+    /// Unit of x.
+    pub x_unit: Unit,
+    /// Unit of y.
+    pub y_unit: Unit,
+    /// Points in x order.
+    pub points: Vec<SeriesPoint>,
+}
+
+/// One point of a [`Series`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesPoint {
+    /// x value.
+    pub x: f64,
+    /// Statistics of y at x.
+    pub summary: Summary,
+    /// The same in cycles, when y is a time.
+    pub cycles: Option<Summary>,
+}
+
+/// A derived conclusion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// Stable key (e.g. `syscall_vs_call_ratio`).
+    pub key: String,
+    /// One or two sentences for people.
+    pub text: String,
+    /// The number behind it, if any.
+    pub value: Option<f64>,
+}
+
+/// Why an experiment could not run here.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Skip {
+    /// What is missing.
+    pub reason: String,
+    /// How to make it run.
+    pub hint: String,
+}

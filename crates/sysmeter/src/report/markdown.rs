@@ -1,0 +1,116 @@
+//! Markdown output (GitHub-flavoured): a title and host line, then per experiment its
+//! methodology, estimates, a metrics table like the terminal one, series tables and findings
+//! as a bullet list; for pasting into issues, READMEs and pull requests.
+//!
+//! Pure: builds a string from the record.
+
+use super::format::{self, METRIC_HEADERS};
+use super::text::timestamp;
+use crate::model::{ExperimentResult, RunRecord, Status};
+
+/// The whole run as markdown.
+pub(super) fn render(run: &RunRecord) -> String {
+    let mut blocks = vec![
+        format!("# sysmeter run {}", escape(&run.id)),
+        host_line(run),
+    ];
+    for result in &run.results {
+        blocks.extend(experiment(result));
+    }
+    let mut out = blocks.join("\n\n");
+    out.push('\n');
+    out
+}
+
+/// Makes text safe inside a table cell or a line: pipes escaped, line breaks flattened.
+fn escape(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\r', '\n'], " ")
+}
+
+fn host_line(run: &RunRecord) -> String {
+    let h = &run.host;
+    let mut line = format!(
+        "**Host:** {} · {} · {} · Linux {} · {} run started {} · profile {}",
+        escape(&h.hostname),
+        escape(&h.cpu.model),
+        escape(&h.arch),
+        escape(&h.kernel),
+        run.kind.as_str(),
+        timestamp(run.started_ns),
+        escape(&run.config.profile),
+    );
+    if let Some(ghz) = run.config.calibration.as_ref().and_then(|c| c.tsc_ghz) {
+        line.push_str(&format!(
+            " · cycles are TSC ticks at {} GHz",
+            format::sig3(ghz)
+        ));
+    }
+    if run.interrupted {
+        line.push_str(" · **interrupted**");
+    }
+    line
+}
+
+/// A GFM table; the first and last columns left-aligned, numbers right-aligned.
+fn table(headers: [String; 6], rows: impl Iterator<Item = [String; 6]>) -> String {
+    let line = |cells: &[String; 6]| {
+        let cells: Vec<String> = cells.iter().map(|c| escape(c)).collect();
+        format!("| {} |", cells.join(" | "))
+    };
+    let mut lines = vec![line(&headers), "|---|--:|--:|--:|--:|---|".to_string()];
+    lines.extend(rows.map(|r| line(&r)));
+    lines.join("\n")
+}
+
+/// One experiment as markdown blocks.
+fn experiment(r: &ExperimentResult) -> Vec<String> {
+    let mut blocks = vec![format!("## {} — {}", escape(&r.id), escape(&r.about.title))];
+    if !r.about.methodology.is_empty() {
+        blocks.push(r.about.methodology.clone());
+    }
+    match r.status {
+        Status::Skipped => blocks.push(match &r.skip {
+            Some(s) => format!("*Skipped:* {} — {}", s.reason, s.hint),
+            None => "*Skipped.*".to_string(),
+        }),
+        Status::Failed => blocks.push(format!(
+            "*Failed:* {}",
+            r.error.as_deref().unwrap_or("no error recorded")
+        )),
+        Status::Ok => blocks.extend(measured(r)),
+    }
+    blocks
+}
+
+fn measured(r: &ExperimentResult) -> Vec<String> {
+    let mut blocks = Vec::new();
+    if !r.estimates.is_empty() {
+        let lines: Vec<String> = r
+            .estimates
+            .iter()
+            .map(|e| {
+                let value = format::value(e.value, e.unit);
+                format!("- estimate: {} ≈ {value} ({})", e.metric, e.basis)
+            })
+            .collect();
+        blocks.push(lines.join("\n"));
+    }
+    if !r.metrics.is_empty() {
+        let rows = r.metrics.iter().map(format::metric_cells);
+        blocks.push(table(METRIC_HEADERS.map(str::to_string), rows));
+    }
+    for series in &r.series {
+        blocks.push(format!(
+            "### {} by {}",
+            escape(&series.name),
+            escape(&series.x_label)
+        ));
+        let rows = series.points.iter().map(|p| format::point_cells(series, p));
+        blocks.push(table(format::series_headers(series), rows));
+    }
+    if !r.findings.is_empty() {
+        let lines: Vec<String> = r.findings.iter().map(|f| format!("- {}", f.text)).collect();
+        blocks.push(format!("**Findings**\n\n{}", lines.join("\n")));
+    }
+    blocks
+}

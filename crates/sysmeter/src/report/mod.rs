@@ -1,0 +1,76 @@
+//! Renderers: turn a finished [`RunRecord`] into the text a user reads (terminal table,
+//! markdown) or a program parses (JSON, CSV).
+//!
+//! Pure: renderers never query the database and never measure; they see only the record
+//! they are given, so every format is snapshot-tested from [`fixture::sample_run`]. Depends
+//! on `model` and `stats` (noise rules) only. `host_text` renders a [`HostInfo`] on its own
+//! for `sysmeter host`.
+//!
+//! [`HostInfo`]: crate::model::HostInfo
+
+mod csv;
+pub mod fixture;
+pub mod format;
+pub mod host_text;
+mod json;
+mod markdown;
+mod text;
+
+#[cfg(test)]
+mod tests;
+
+use crate::model::RunRecord;
+
+/// Output format of a run report (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// Terminal tables (the default).
+    #[default]
+    Text,
+    /// The full record as pretty JSON (documented in docs/json-schema.md).
+    Json,
+    /// One row per metric and per series point.
+    Csv,
+    /// GitHub-flavoured markdown.
+    Markdown,
+}
+
+/// Why a report could not be rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// Serialising the run record to JSON failed.
+    #[error("could not serialise run {run} to JSON: {source}")]
+    Json {
+        /// Run id.
+        run: String,
+        /// Underlying error.
+        source: serde_json::Error,
+    },
+    /// Writing a CSV row failed.
+    #[error("could not write run {run} as CSV: {source}")]
+    Csv {
+        /// Run id.
+        run: String,
+        /// Underlying error.
+        source: ::csv::Error,
+    },
+    /// The CSV writer could not be flushed into its buffer.
+    #[error("could not finish the CSV output of run {run}: {detail}")]
+    CsvFinish {
+        /// Run id.
+        run: String,
+        /// What went wrong.
+        detail: String,
+    },
+}
+
+/// Renders `run` in `format`. `color` allows ANSI bold headers in [`Format::Text`]; when it
+/// is `false` the output contains no escape sequence at all. Other formats ignore it.
+pub fn render(run: &RunRecord, format: Format, color: bool) -> Result<String, ReportError> {
+    match format {
+        Format::Text => Ok(text::render(run, color)),
+        Format::Json => json::render(run),
+        Format::Csv => csv::render(run),
+        Format::Markdown => Ok(markdown::render(run)),
+    }
+}

@@ -1,0 +1,88 @@
+//! Snapshot tests of every format on the fixed run, plus the properties a snapshot cannot
+//! show (JSON round-trips, CSV row count, no ANSI escapes without colour).
+
+use super::fixture::sample_run;
+use super::{Format, render};
+use crate::model::RunRecord;
+
+fn rendered(format: Format) -> String {
+    render(&sample_run(), format, false).unwrap()
+}
+
+#[test]
+fn fixture_is_deterministic() {
+    assert_eq!(sample_run(), sample_run());
+}
+
+#[test]
+fn text_snapshot() {
+    insta::assert_snapshot!("text", rendered(Format::Text));
+}
+
+#[test]
+fn json_snapshot() {
+    insta::assert_snapshot!("json", rendered(Format::Json));
+}
+
+#[test]
+fn csv_snapshot() {
+    insta::assert_snapshot!("csv", rendered(Format::Csv));
+}
+
+#[test]
+fn markdown_snapshot() {
+    insta::assert_snapshot!("markdown", rendered(Format::Markdown));
+}
+
+#[test]
+fn json_parses_back_to_the_same_record() {
+    let back: RunRecord = serde_json::from_str(&rendered(Format::Json)).unwrap();
+    assert_eq!(back, sample_run());
+}
+
+#[test]
+fn csv_has_one_row_per_metric_point_and_unmeasured_experiment() {
+    let run = sample_run();
+    let out = rendered(Format::Csv);
+    let mut reader = ::csv::Reader::from_reader(out.as_bytes());
+    assert_eq!(reader.headers().unwrap().len(), super::csv::HEADER.len());
+    let rows: Vec<::csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    // 3 metrics of os.syscall + 3 points of mem.latency + skipped + failed.
+    assert_eq!(rows.len(), 8);
+    assert!(rows.iter().all(|r| r.len() == 21 && &r[0] == run.id));
+    let skipped: Vec<_> = rows.iter().filter(|r| &r[2] == "skipped").collect();
+    assert_eq!(skipped.len(), 1);
+    assert!(skipped[0].iter().skip(3).all(str::is_empty));
+    let point = rows.iter().find(|r| &r[1] == "mem.latency").unwrap();
+    assert_eq!((&point[3], &point[20]), ("load latency", "16384"));
+}
+
+#[test]
+fn no_escapes_without_color_and_bold_with_it() {
+    let run = sample_run();
+    for format in [Format::Text, Format::Json, Format::Csv, Format::Markdown] {
+        assert!(!render(&run, format, false).unwrap().contains('\x1b'));
+    }
+    assert!(
+        render(&run, Format::Text, true)
+            .unwrap()
+            .contains("\x1b[1m")
+    );
+}
+
+#[test]
+fn text_shows_skip_failure_noise_and_units() {
+    let out = rendered(Format::Text);
+    for needle in [
+        "== os.syscall — System call cost ==",
+        "skipped: O_DIRECT is not supported on tmpfs (/tmp) — pass --dir",
+        "failed: creating a pipe failed",
+        "noisy (CV",
+        "1 outlier",
+        "started 2026-11-22T18:32:42Z",
+        "~126 cyc",
+        "16 KiB",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+}

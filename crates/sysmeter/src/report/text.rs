@@ -1,0 +1,191 @@
+//! Terminal output: a header (run, host, profile, calibration, warnings), then per experiment
+//! its estimates, a table of metrics (median, 95% CI, p99, cycles, notes), series tables,
+//! findings, or why it was skipped or failed.
+//!
+//! Pure: builds a string; never looks at the terminal itself (the caller decides `color`,
+//! e.g. from `NO_COLOR` and whether stdout is a TTY). With `color == false` there is not a
+//! single ANSI escape in the output.
+
+use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+
+use super::format::{self, METRIC_HEADERS};
+use crate::model::{Calibration, ExperimentResult, RunRecord, Status};
+
+/// The whole run as terminal text.
+pub(super) fn render(run: &RunRecord, color: bool) -> String {
+    let mut lines = header(run);
+    for result in &run.results {
+        lines.push(String::new());
+        lines.extend(experiment(result, color));
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}
+
+/// Bold on a colour terminal; untouched otherwise.
+fn bold(text: String, color: bool) -> String {
+    if color {
+        format!("\x1b[1m{text}\x1b[0m")
+    } else {
+        text
+    }
+}
+
+/// Start time as RFC 3339 UTC to the second (raw ns if out of range).
+pub(super) fn timestamp(ns: i64) -> String {
+    match jiff::Timestamp::from_nanosecond(i128::from(ns)) {
+        Ok(ts) => ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        Err(_) => format!("{ns} ns since the epoch"),
+    }
+}
+
+/// Run, host, configuration and calibration lines.
+fn header(run: &RunRecord) -> Vec<String> {
+    let mut run_line = format!(
+        "sysmeter {} run {} · started {}",
+        run.kind.as_str(),
+        run.id,
+        timestamp(run.started_ns)
+    );
+    if let Some(end) = run.finished_ns {
+        let took = format::duration_ns(end.saturating_sub(run.started_ns) as f64);
+        run_line.push_str(&format!(" · took {took}"));
+    }
+    if run.interrupted {
+        run_line.push_str(" · INTERRUPTED (results below are the experiments that finished)");
+    }
+    let h = &run.host;
+    let mut host = format!("host: {} · {} · {}", h.hostname, h.cpu.model, h.arch);
+    if !h.kernel.is_empty() {
+        host.push_str(&format!(" · Linux {}", h.kernel));
+    }
+    if let Some(v) = &h.virtualization {
+        host.push_str(&format!(" · virtualized ({v})"));
+    }
+    let cpu = run.config.cpu.map_or_else(
+        || "not pinned".to_string(),
+        |c| format!("pinned to CPU {c}"),
+    );
+    let mut lines = vec![
+        run_line,
+        host,
+        format!(
+            "profile: {} · {cpu} · seed {}",
+            run.config.profile, run.config.seed
+        ),
+    ];
+    if let Some(cal) = &run.config.calibration {
+        lines.push(calibration_line(cal));
+        lines.extend(tsc_note(run, cal));
+    }
+    lines.extend(h.warnings.iter().map(|w| format!("warning: {w}")));
+    lines
+}
+
+fn calibration_line(cal: &Calibration) -> String {
+    let mut line = format!(
+        "calibration: {} · timer overhead {} · loop overhead {} · min sample {}",
+        cal.clock,
+        format::duration_ns(cal.timer_overhead_ns),
+        format::duration_ns(cal.loop_overhead_ns),
+        format::duration_ns(cal.min_sample_ns),
+    );
+    if let Some(ghz) = cal.tsc_ghz {
+        let source = cal.tsc_source.as_deref().unwrap_or("TSC");
+        line.push_str(&format!(" · TSC {} GHz ({source})", format::sig3(ghz)));
+    }
+    line
+}
+
+/// Says what the cycles column means, and warns when frequency scaling makes TSC ticks
+/// differ from core cycles (SPEC §1 "Both ns and cycles").
+fn tsc_note(run: &RunRecord, cal: &Calibration) -> Option<String> {
+    let ghz = cal.tsc_ghz?;
+    let cpu = &run.host.cpu;
+    let scaling = match (&cpu.governor, cpu.boost) {
+        (_, Some(true)) => Some("turbo/boost is on".to_string()),
+        (Some(g), _) if g != "performance" => Some(format!("governor {g}")),
+        _ => None,
+    };
+    Some(match scaling {
+        Some(why) => format!(
+            "cycles: TSC ticks at {} GHz, not core cycles: frequency scaling is active ({why})",
+            format::sig3(ghz)
+        ),
+        None => format!("cycles: TSC ticks at {} GHz", format::sig3(ghz)),
+    })
+}
+
+/// One experiment's section.
+fn experiment(r: &ExperimentResult, color: bool) -> Vec<String> {
+    let mut lines = vec![bold(format!("== {} — {} ==", r.id, r.about.title), color)];
+    match r.status {
+        Status::Skipped => {
+            let (reason, hint) = r
+                .skip
+                .as_ref()
+                .map_or(("no reason recorded", ""), |s| (&s.reason, &s.hint));
+            lines.push(if hint.is_empty() {
+                format!("skipped: {reason}")
+            } else {
+                format!("skipped: {reason} — {hint}")
+            });
+        }
+        Status::Failed => {
+            let error = r.error.as_deref().unwrap_or("no error recorded");
+            lines.push(format!("failed: {error}"));
+        }
+        Status::Ok => lines.extend(measured(r)),
+    }
+    lines
+}
+
+/// Estimates, tables and findings of an experiment that ran.
+fn measured(r: &ExperimentResult) -> Vec<String> {
+    let mut lines: Vec<String> = r
+        .estimates
+        .iter()
+        .map(|e| {
+            format!(
+                "estimate: {} ≈ {} ({})",
+                e.metric,
+                format::value(e.value, e.unit),
+                e.basis
+            )
+        })
+        .collect();
+    if !r.metrics.is_empty() {
+        let rows = r.metrics.iter().map(format::metric_cells);
+        lines.push(table(METRIC_HEADERS.map(str::to_string), rows));
+    }
+    for series in &r.series {
+        lines.push(format!("{} by {}:", series.name, series.x_label));
+        let rows = series.points.iter().map(|p| format::point_cells(series, p));
+        lines.push(table(format::series_headers(series), rows));
+    }
+    if r.metrics.is_empty() && r.series.is_empty() {
+        lines.push("no metrics recorded".to_string());
+    }
+    lines.extend(r.findings.iter().map(|f| format!("  • {}", f.text)));
+    lines
+}
+
+/// A table with numbers right-aligned. `force_no_tty` keeps comfy-table from probing the
+/// terminal width or styling cells, so the output depends only on the record.
+fn table(headers: [String; 6], rows: impl Iterator<Item = [String; 6]>) -> String {
+    let mut table = Table::new();
+    table
+        .force_no_tty()
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_header(headers.to_vec());
+    for row in rows {
+        table.add_row(row.to_vec());
+    }
+    for index in 1..=4 {
+        if let Some(column) = table.column_mut(index) {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table.to_string()
+}

@@ -1,0 +1,163 @@
+//! The errors of the store. Each message names the database path, says what was attempted
+//! and how to fix it, because it reaches the user unchanged through `main`.
+//!
+//! [`sql_hint`] turns an SQLite error code into the advice part of a message, so callers only
+//! say what they were doing.
+
+use std::path::PathBuf;
+
+use rusqlite::ErrorCode;
+
+/// Everything that can go wrong opening, writing or reading a sysmeter database.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The directory for the database could not be created.
+    #[error(
+        "cannot create directory {} for the database: {source}; create it by hand or pass --db PATH",
+        .path.display()
+    )]
+    CreateDir {
+        /// The directory that could not be created.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// SQLite could not open (or first touch) the file.
+    #[error(
+        "cannot open database {}: {source}; check the directory exists and is writable, \
+         or pass --db PATH",
+        .path.display()
+    )]
+    Open {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite said.
+        source: rusqlite::Error,
+    },
+    /// The file exists but is not an SQLite database written by sysmeter.
+    #[error(
+        "{} is not a sysmeter database ({reason}); move it away or pass another --db",
+        .path.display()
+    )]
+    NotSysmeter {
+        /// The file.
+        path: PathBuf,
+        /// What gave it away (e.g. `file is not a database`).
+        reason: String,
+    },
+    /// The schema version of the file is newer than this build understands.
+    #[error(
+        "database {} was written by a newer sysmeter (schema {found}, this build knows {known}); \
+         upgrade sysmeter or use another --db",
+        .path.display()
+    )]
+    NewerSchema {
+        /// The database file.
+        path: PathBuf,
+        /// `PRAGMA user_version` found in the file.
+        found: i64,
+        /// Number of migrations this build has.
+        known: usize,
+    },
+    /// No run matches the reference (id, id prefix, `latest`, `latest~N`).
+    #[error(
+        "no run '{reference}' in {}; `sysmeter history` lists the runs",
+        .path.display()
+    )]
+    RunNotFound {
+        /// The reference as given.
+        reference: String,
+        /// The database searched.
+        path: PathBuf,
+    },
+    /// An id prefix matches more than one run.
+    #[error(
+        "run prefix '{reference}' matches {} runs in {} ({}); give more characters of the id",
+        .matches.len(), .path.display(), .matches.join(", ")
+    )]
+    AmbiguousRun {
+        /// The prefix as given.
+        reference: String,
+        /// The database searched.
+        path: PathBuf,
+        /// Ids that start with the prefix (at most a few).
+        matches: Vec<String>,
+    },
+    /// A reference that is neither an id nor of the form `latest` / `latest~N`.
+    #[error(
+        "'{reference}' is not a run reference; use a run id, a unique id prefix, `latest` or \
+         `latest~N` (N = how many runs back)"
+    )]
+    BadReference {
+        /// The reference as given.
+        reference: String,
+    },
+    /// A statement failed on an open database.
+    #[error("cannot {action} in database {}: {source}; {hint}", .path.display())]
+    Sql {
+        /// What was being done (e.g. `store run 2026…`).
+        action: String,
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite said.
+        source: rusqlite::Error,
+        /// How to fix it, derived from the error code.
+        hint: &'static str,
+    },
+    /// A stored value could not be turned back into the result model.
+    #[error(
+        "run {run_id} in {} has an unreadable {field} ({detail}); the row was damaged or \
+         written by an incompatible tool: delete the run or use another --db",
+        .path.display()
+    )]
+    Decode {
+        /// The run being read.
+        run_id: String,
+        /// Which column or value (e.g. `host_json`).
+        field: String,
+        /// What was wrong with it.
+        detail: String,
+        /// The database file.
+        path: PathBuf,
+    },
+    /// A value of the result model could not be encoded for storage.
+    #[error(
+        "cannot encode {field} of run {run_id} for database {}: {source}; this is a bug in \
+         sysmeter, please report it",
+        .path.display()
+    )]
+    Encode {
+        /// The run being written.
+        run_id: String,
+        /// Which value.
+        field: String,
+        /// What serde_json said.
+        source: serde_json::Error,
+        /// The database file.
+        path: PathBuf,
+    },
+}
+
+/// The advice part of an [`StoreError::Sql`] message, chosen from SQLite's error code.
+pub(crate) fn sql_hint(err: &rusqlite::Error) -> &'static str {
+    let Some(code) = err.sqlite_error_code() else {
+        return "this is a bug in sysmeter, please report it";
+    };
+    match code {
+        ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
+            "another process held the database for more than 10 s; retry when it is done"
+        }
+        ErrorCode::ReadOnly | ErrorCode::PermissionDenied | ErrorCode::CannotOpen => {
+            "check that the file and its directory are writable, or pass --db PATH"
+        }
+        ErrorCode::DiskFull => "free some disk space, or pass --db PATH on another file system",
+        ErrorCode::SystemIoFailure => "check the disk and the file system, or pass --db PATH",
+        ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase => {
+            "the file is damaged; move it away or pass another --db"
+        }
+        ErrorCode::ConstraintViolation => {
+            "the run id is missing or already stored; this is a bug in sysmeter, please report it"
+        }
+        _ => "if it persists, move the database away or pass another --db",
+    }
+}

@@ -1,0 +1,166 @@
+//! The database schema as numbered migrations, and the check that a file is ours.
+//!
+//! Migration `i` (0-based index into [`MIGRATIONS`]) brings `PRAGMA user_version` from `i` to
+//! `i + 1` inside one transaction, so a database is always at exactly one known version. Never
+//! edit a migration that has shipped: append a new one. `PRAGMA application_id` marks the file
+//! as sysmeter's, so another program's SQLite file is refused instead of being "migrated".
+//!
+//! Times are INTEGER nanoseconds, sizes INTEGER bytes; summary statistics are REAL columns so
+//! `history`/`compare` can query them in SQL; the parts of the model nobody queries (host,
+//! config, about, series, ...) are JSON text; raw samples are little-endian f64 BLOBs.
+
+use std::path::Path;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::{StoreError, open_error, sql_error};
+
+/// Marks a file as a sysmeter database (`PRAGMA application_id`; ASCII "SyMt").
+pub(crate) const APPLICATION_ID: i32 = 0x5379_4d74;
+
+/// The migrations, in order. `MIGRATIONS.len()` is the schema version this build writes.
+pub(crate) const MIGRATIONS: &[&str] = &[MIGRATION_1];
+
+/// Version 1: runs, results, metrics.
+const MIGRATION_1: &str = "
+PRAGMA application_id = 1400458612;
+
+CREATE TABLE runs (
+    id           TEXT PRIMARY KEY NOT NULL,
+    schema       INTEGER NOT NULL,
+    kind         TEXT NOT NULL,
+    started_ns   INTEGER NOT NULL,
+    finished_ns  INTEGER,
+    interrupted  INTEGER NOT NULL,
+    tool_version TEXT NOT NULL,
+    hostname     TEXT NOT NULL,
+    host_json    TEXT NOT NULL,
+    config_json  TEXT NOT NULL
+) STRICT;
+CREATE INDEX runs_by_start ON runs(started_ns);
+
+CREATE TABLE results (
+    run_id         TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq            INTEGER NOT NULL,
+    exp_id         TEXT NOT NULL,
+    status         TEXT NOT NULL,
+    elapsed_ns     INTEGER NOT NULL,
+    about_json     TEXT NOT NULL,
+    estimates_json TEXT NOT NULL,
+    series_json    TEXT NOT NULL,
+    findings_json  TEXT NOT NULL,
+    skip_json      TEXT,
+    error          TEXT,
+    PRIMARY KEY (run_id, seq)
+) STRICT;
+-- history and compare look up one experiment across runs.
+CREATE INDEX results_by_exp ON results(exp_id);
+
+-- Statistics columns are nullable: SQLite stores a NaN (e.g. the cv of a zero mean) as NULL.
+CREATE TABLE metrics (
+    run_id                 TEXT NOT NULL,
+    seq                    INTEGER NOT NULL,
+    idx                    INTEGER NOT NULL,
+    name                   TEXT NOT NULL,
+    unit                   TEXT NOT NULL,
+    n                      INTEGER NOT NULL,
+    min                    REAL,
+    p5                     REAL,
+    median                 REAL,
+    mean                   REAL,
+    p95                    REAL,
+    p99                    REAL,
+    max                    REAL,
+    stddev                 REAL,
+    cv                     REAL,
+    ci_lo                  REAL,
+    ci_hi                  REAL,
+    outliers               INTEGER NOT NULL,
+    cycles_json            TEXT,
+    subtracted_overhead_ns REAL,
+    ops_per_sample         INTEGER NOT NULL,
+    note                   TEXT,
+    samples                BLOB NOT NULL,
+    PRIMARY KEY (run_id, seq, idx),
+    FOREIGN KEY (run_id, seq) REFERENCES results(run_id, seq) ON DELETE CASCADE
+) STRICT;
+";
+
+/// Checks that the open file is a sysmeter database this build can use, then applies the
+/// missing migrations. A database already at the current version is only read, so opening
+/// it never needs the write lock.
+pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let version = check_identity(conn, path)?;
+    if version == MIGRATIONS.len() as i64 {
+        return Ok(());
+    }
+    for (from, sql) in MIGRATIONS.iter().enumerate() {
+        let to = from + 1;
+        let action = format!("upgrade the schema to version {to}");
+        let fail = |source| sql_error(path, &action, source);
+        // IMMEDIATE takes the write lock up front: two processes creating the same database
+        // serialise here, and the second sees the first's work in the re-read below.
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        let current: i64 = tx
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .map_err(fail)?;
+        if current >= to as i64 {
+            continue;
+        }
+        tx.execute_batch(sql).map_err(fail)?;
+        tx.pragma_update(None, "user_version", to as i64)
+            .map_err(fail)?;
+        tx.commit().map_err(fail)?;
+    }
+    Ok(())
+}
+
+/// Returns the schema version of a database that is sysmeter's (or still empty), and refuses
+/// anything else.
+fn check_identity(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
+    let fail = |source| open_error(path, source);
+    let app_id: i32 = conn
+        .pragma_query_value(None, "application_id", |row| row.get(0))
+        .map_err(fail)?;
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .map_err(fail)?;
+    let tables: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))
+        .map_err(fail)?;
+    let not_ours = |reason: String| StoreError::NotSysmeter {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if app_id != 0 && app_id != APPLICATION_ID {
+        return Err(not_ours(format!(
+            "it belongs to another application, application_id {app_id:#x}"
+        )));
+    }
+    if version > MIGRATIONS.len() as i64 {
+        return Err(StoreError::NewerSchema {
+            path: path.to_path_buf(),
+            found: version,
+            known: MIGRATIONS.len(),
+        });
+    }
+    if app_id == 0 && (version != 0 || tables != 0) {
+        return Err(not_ours(
+            "it is an SQLite database holding tables sysmeter did not create".to_string(),
+        ));
+    }
+    Ok(version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn application_id_in_migration_matches_constant() {
+        let expected = format!("PRAGMA application_id = {APPLICATION_ID};");
+        assert!(MIGRATION_1.contains(&expected), "{expected}");
+    }
+}
