@@ -19,3 +19,6 @@ pub mod syscall;
 pub(crate) fn last_error() -> std::io::Error {
     std::io::Error::last_os_error()
 }
+
+#[cfg(test)]
+mod tests;

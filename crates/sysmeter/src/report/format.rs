@@ -5,8 +5,8 @@
 //! Pure: strings from numbers; depends only on `model` and `stats` (for the CI width). The
 //! machine-readable formats (JSON, CSV) never use these: they carry the raw numbers.
 
-use crate::model::{Metric, Series, SeriesPoint, Summary, Unit};
-use crate::stats::relative_ci_width;
+use crate::model::{Estimate, Metric, Series, SeriesPoint, Summary, Unit};
+use crate::stats::{ratio, relative_ci_width};
 
 /// CV or relative CI width above which a metric is flagged as noisy.
 pub const NOISY_THRESHOLD: f64 = 0.10;
@@ -187,17 +187,30 @@ fn quality_notes(s: &Summary, notes: &mut Vec<String>) {
     }
 }
 
-/// The notes cell of a metric: its own note, noise flag, subtracted overhead, outliers.
+/// The notes cell of a metric: its own note, noise flag, outliers, subtracted overhead.
 pub fn metric_notes(m: &Metric) -> String {
     let mut notes: Vec<String> = m.note.iter().cloned().collect();
+    quality_notes(&m.summary, &mut notes);
     if m.subtracted_overhead_ns > 0.0 {
         notes.push(format!(
             "−{} overhead",
             duration_ns(m.subtracted_overhead_ns)
         ));
     }
-    quality_notes(&m.summary, &mut notes);
     notes.join("; ")
+}
+
+/// One estimate for people, with how the measurement compares when the experiment has a
+/// metric of that name: `null (getppid) ≈ 40.8 ns (basis); measured 1.26× that`.
+pub fn estimate_line(e: &Estimate, metrics: &[Metric]) -> String {
+    let mut line = format!("{} ≈ {} ({})", e.metric, value(e.value, e.unit), e.basis);
+    let measured = metrics
+        .iter()
+        .find(|m| m.name == e.metric && m.unit == e.unit);
+    if let Some(r) = measured.and_then(|m| ratio(m.summary.median, e.value)) {
+        line.push_str(&format!("; measured {}× that", sig3(r)));
+    }
+    line
 }
 
 fn cycles_cell(c: Option<&Summary>) -> String {

@@ -50,28 +50,10 @@ pub fn render_host_text(h: &HostInfo) -> String {
         ),
         capabilities(h),
     ];
-    let width = sections
-        .iter()
-        .flat_map(|s| s.rows.iter())
-        .map(|(k, _)| k.chars().count())
-        .filter(|w| *w <= MAX_KEY_WIDTH)
-        .max()
-        .unwrap_or(0);
+    let width = key_width(&sections);
     let mut out = String::new();
     for s in &sections {
-        out.push_str(s.title);
-        out.push('\n');
-        for (k, v) in &s.rows {
-            let line = if k.is_empty() {
-                format!("  {v}")
-            } else {
-                let pad = " ".repeat(width.saturating_sub(k.chars().count()));
-                format!("  {k}{pad}  {v}")
-            };
-            out.push_str(line.trim_end());
-            out.push('\n');
-        }
-        out.push('\n');
+        write_section(&mut out, s, width);
     }
     out.push_str("Warnings\n");
     if h.warnings.is_empty() {
@@ -81,6 +63,34 @@ pub fn render_host_text(h: &HostInfo) -> String {
         out.push_str(&format!("  - {w}\n"));
     }
     out
+}
+
+/// One key column for the whole page, so values line up across sections.
+fn key_width(sections: &[Section]) -> usize {
+    sections
+        .iter()
+        .flat_map(|s| s.rows.iter())
+        .map(|(k, _)| k.chars().count())
+        .filter(|w| *w <= MAX_KEY_WIDTH)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Title, then `  key  value` rows (a row without a key is a note), then a blank line.
+fn write_section(out: &mut String, s: &Section, width: usize) {
+    out.push_str(s.title);
+    out.push('\n');
+    for (k, v) in &s.rows {
+        let line = if k.is_empty() {
+            format!("  {v}")
+        } else {
+            let pad = " ".repeat(width.saturating_sub(k.chars().count()));
+            format!("  {k}{pad}  {v}")
+        };
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.push('\n');
 }
 
 fn mhz(v: Option<f64>) -> String {

@@ -14,6 +14,32 @@ fn cache(level: u32, kind: &str, size: u64, ways: u32, shared: &str) -> CacheInf
     }
 }
 
+/// The cache levels of the fixture VM.
+fn kvm_caches() -> Vec<CacheInfo> {
+    vec![
+        cache(1, "Data", 32 << 10, 8, "0"),
+        cache(1, "Instruction", 32 << 10, 8, "0"),
+        cache(2, "Unified", 512 << 10, 8, "0"),
+        cache(3, "Unified", 32 << 20, 16, "0-1"),
+    ]
+}
+
+/// Two capabilities, one of each kind.
+fn kvm_capabilities() -> Vec<Capability> {
+    vec![
+        Capability {
+            name: "ptrace".into(),
+            available: true,
+            detail: "CAP_SYS_PTRACE".into(),
+        },
+        Capability {
+            name: "tracepoints".into(),
+            available: false,
+            detail: "not mounted".into(),
+        },
+    ]
+}
+
 /// The VM the fixtures were captured on, as `read_host` describes it.
 fn kvm() -> HostInfo {
     HostInfo {
@@ -32,12 +58,7 @@ fn kvm() -> HostInfo {
             flags: vec!["constant_tsc".into(), "hypervisor".into()],
             ..CpuInfo::default()
         },
-        caches: vec![
-            cache(1, "Data", 32 << 10, 8, "0"),
-            cache(1, "Instruction", 32 << 10, 8, "0"),
-            cache(2, "Unified", 512 << 10, 8, "0"),
-            cache(3, "Unified", 32 << 20, 16, "0-1"),
-        ],
+        caches: kvm_caches(),
         memory: MemoryInfo {
             total_bytes: 24_683_656 * 1024,
             available_bytes: 24_110_300 * 1024,
@@ -70,18 +91,7 @@ fn kvm() -> HostInfo {
         ],
         perf_event_paranoid: Some(2),
         thp: Some("madvise".into()),
-        capabilities: vec![
-            Capability {
-                name: "ptrace".into(),
-                available: true,
-                detail: "CAP_SYS_PTRACE".into(),
-            },
-            Capability {
-                name: "tracepoints".into(),
-                available: false,
-                detail: "not mounted".into(),
-            },
-        ],
+        capabilities: kvm_capabilities(),
         warnings: vec!["Running under a hypervisor (KVM).".into()],
     }
 }
@@ -199,4 +209,12 @@ fn bare_metal_values() {
     ] {
         assert!(text.contains(want), "missing {want:?} in\n{text}");
     }
+}
+
+#[test]
+fn tmp_show_this_machine() {
+    let t = std::time::Instant::now();
+    let h = crate::host::read_host();
+    eprintln!("read_host took {:?}", t.elapsed());
+    eprintln!("{}", render_host_text(&h));
 }

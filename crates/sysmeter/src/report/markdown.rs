@@ -88,10 +88,7 @@ fn measured(r: &ExperimentResult) -> Vec<String> {
         let lines: Vec<String> = r
             .estimates
             .iter()
-            .map(|e| {
-                let value = format::value(e.value, e.unit);
-                format!("- estimate: {} ≈ {value} ({})", e.metric, e.basis)
-            })
+            .map(|e| format!("- estimate: {}", format::estimate_line(e, &r.metrics)))
             .collect();
         blocks.push(lines.join("\n"));
     }

@@ -146,14 +146,7 @@ fn measured(r: &ExperimentResult) -> Vec<String> {
     let mut lines: Vec<String> = r
         .estimates
         .iter()
-        .map(|e| {
-            format!(
-                "estimate: {} ≈ {} ({})",
-                e.metric,
-                format::value(e.value, e.unit),
-                e.basis
-            )
-        })
+        .map(|e| format!("estimate: {}", format::estimate_line(e, &r.metrics)))
         .collect();
     if !r.metrics.is_empty() {
         let rows = r.metrics.iter().map(format::metric_cells);

@@ -1,6 +1,10 @@
 //! The errors of the store. Each message names the database path, says what was attempted
 //! and how to fix it, because it reaches the user unchanged through `main`.
 //!
+//! The underlying error is part of the message and deliberately not exposed as
+//! `Error::source`, so printing the error with `{}` or with anyhow's `{:#}` gives the same one
+//! sentence instead of repeating the cause.
+//!
 //! [`sql_hint`] turns an SQLite error code into the advice part of a message, so callers only
 //! say what they were doing.
 
@@ -13,26 +17,26 @@ use rusqlite::ErrorCode;
 pub enum StoreError {
     /// The directory for the database could not be created.
     #[error(
-        "cannot create directory {} for the database: {source}; create it by hand or pass --db PATH",
+        "cannot create directory {} for the database: {cause}; create it by hand or pass --db PATH",
         .path.display()
     )]
     CreateDir {
         /// The directory that could not be created.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// SQLite could not open (or first touch) the file.
     #[error(
-        "cannot open database {}: {source}; check the directory exists and is writable, \
+        "cannot open database {}: {reason}; check the directory exists and is writable, \
          or pass --db PATH",
         .path.display()
     )]
     Open {
         /// The database file.
         path: PathBuf,
-        /// What SQLite said.
-        source: rusqlite::Error,
+        /// What SQLite said (e.g. `unable to open database file`).
+        reason: String,
     },
     /// The file exists but is not an SQLite database written by sysmeter.
     #[error(
@@ -93,14 +97,14 @@ pub enum StoreError {
         reference: String,
     },
     /// A statement failed on an open database.
-    #[error("cannot {action} in database {}: {source}; {hint}", .path.display())]
+    #[error("cannot {action} in database {}: {cause}; {hint}", .path.display())]
     Sql {
         /// What was being done (e.g. `store run 2026…`).
         action: String,
         /// The database file.
         path: PathBuf,
-        /// What SQLite said.
-        source: rusqlite::Error,
+        /// What SQLite said (boxed: rusqlite's error is large and this is the cold path).
+        cause: Box<rusqlite::Error>,
         /// How to fix it, derived from the error code.
         hint: &'static str,
     },
@@ -122,7 +126,7 @@ pub enum StoreError {
     },
     /// A value of the result model could not be encoded for storage.
     #[error(
-        "cannot encode {field} of run {run_id} for database {}: {source}; this is a bug in \
+        "cannot encode {field} of run {run_id} for database {}: {cause}; this is a bug in \
          sysmeter, please report it",
         .path.display()
     )]
@@ -132,7 +136,7 @@ pub enum StoreError {
         /// Which value.
         field: String,
         /// What serde_json said.
-        source: serde_json::Error,
+        cause: serde_json::Error,
         /// The database file.
         path: PathBuf,
     },

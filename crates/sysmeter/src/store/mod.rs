@@ -67,9 +67,9 @@ impl Store {
     /// written by a newer sysmeter.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+            std::fs::create_dir_all(dir).map_err(|cause| StoreError::CreateDir {
                 path: dir.to_path_buf(),
-                source,
+                cause,
             })?;
         }
         let conn = Connection::open(path).map_err(|source| open_error(path, source))?;
@@ -110,25 +110,28 @@ impl Store {
 
 /// Classifies an error met while opening: a file that is not (or no longer) a database gets
 /// the "not a sysmeter database" message, everything else the "cannot open" one.
-fn open_error(path: &Path, source: rusqlite::Error) -> StoreError {
-    match source.sqlite_error_code() {
-        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::NotSysmeter {
-            path: path.to_path_buf(),
-            reason: source.to_string(),
-        },
-        _ => StoreError::Open {
-            path: path.to_path_buf(),
-            source,
-        },
+fn open_error(path: &Path, cause: rusqlite::Error) -> StoreError {
+    // rusqlite appends the path to some open errors; the message already names it.
+    let text = cause.to_string();
+    let reason = text
+        .strip_suffix(&format!(": {}", path.display()))
+        .unwrap_or(&text)
+        .to_string();
+    let path = path.to_path_buf();
+    match cause.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
+            StoreError::NotSysmeter { path, reason }
+        }
+        _ => StoreError::Open { path, reason },
     }
 }
 
 /// Wraps a failed statement into [`StoreError::Sql`] with a hint chosen from its error code.
-fn sql_error(path: &Path, action: &str, source: rusqlite::Error) -> StoreError {
+fn sql_error(path: &Path, action: &str, cause: rusqlite::Error) -> StoreError {
     StoreError::Sql {
         action: action.to_string(),
         path: path.to_path_buf(),
-        hint: error::sql_hint(&source),
-        source,
+        hint: error::sql_hint(&cause),
+        cause: Box::new(cause),
     }
 }

@@ -157,14 +157,12 @@ fn unopenable_file_says_how_to_fix() {
     let msg = Store::open(dir.path())
         .expect_err("a directory")
         .to_string();
-    assert!(
-        msg.starts_with(&format!("cannot open database {}: ", dir.path().display())),
-        "{msg}"
+    let expected = format!(
+        "cannot open database {}: unable to open database file; check the directory exists \
+         and is writable, or pass --db PATH",
+        dir.path().display()
     );
-    assert!(
-        msg.ends_with("check the directory exists and is writable, or pass --db PATH"),
-        "{msg}"
-    );
+    assert_eq!(msg, expected);
 }
 
 #[test]

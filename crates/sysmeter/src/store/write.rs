@@ -196,10 +196,10 @@ fn encode<T: Serialize + ?Sized>(
     field: &str,
     value: &T,
 ) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|source| StoreError::Encode {
+    serde_json::to_string(value).map_err(|cause| StoreError::Encode {
         run_id: run_id.to_string(),
         field: field.to_string(),
-        source,
+        cause,
         path: path.to_path_buf(),
     })
 }

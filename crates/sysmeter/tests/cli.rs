@@ -1,0 +1,274 @@
+//! Integration tests that drive the `sysmeter` binary: list, host, bench of one experiment
+//! per group in every output format, history/show, and usage errors (exit 2).
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn sysmeter() -> Command {
+    let mut c = Command::cargo_bin("sysmeter").expect("binary is built");
+    c.env_remove("SYSMETER_DB").env("NO_COLOR", "1");
+    c
+}
+
+fn json_of(out: &[u8]) -> Value {
+    serde_json::from_slice(out).expect("stdout is JSON")
+}
+
+#[test]
+fn list_names_every_experiment_and_group() {
+    let out = sysmeter()
+        .arg("list")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    for id in [
+        "cpu.timer",
+        "cpu.loop",
+        "cpu.call",
+        "cpu.ops",
+        "os.syscall",
+        "os.task",
+        "os.ctxsw",
+    ] {
+        assert!(text.contains(id), "missing {id} in:\n{text}");
+    }
+    let out = sysmeter()
+        .args(["list", "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json_of(&out);
+    assert_eq!(v.as_array().map(Vec::len), Some(7));
+    assert!(v[0]["title"].as_str().is_some_and(|t| !t.is_empty()));
+}
+
+#[test]
+fn host_describes_this_machine_in_text_and_json() {
+    let out = sysmeter()
+        .args(["host", "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json_of(&out);
+    let threads = v["cpu"]["threads"].as_u64().expect("cpu.threads");
+    let available = std::thread::available_parallelism()
+        .map(|n| n.get() as u64)
+        .unwrap_or(1);
+    assert!(
+        threads >= available,
+        "{threads} threads < {available} usable CPUs"
+    );
+    assert!(v["memory"]["total_bytes"].as_u64().is_some_and(|b| b > 0));
+    assert!(v["capabilities"].as_array().is_some_and(|c| !c.is_empty()));
+    if std::path::Path::new("/sys/devices/system/cpu/cpu0/cache/index0/size").exists() {
+        assert!(
+            v["caches"].as_array().is_some_and(|c| !c.is_empty()),
+            "sysfs has caches"
+        );
+    }
+    let text = sysmeter()
+        .arg("host")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8_lossy(&text);
+    assert!(!text.contains('\u{1b}'), "NO_COLOR output has escapes");
+    assert!(text.to_lowercase().contains("cpu"));
+}
+
+fn bench_json(db: &std::path::Path, id: &str) -> Value {
+    let out = sysmeter()
+        .args(["bench", "--quick", "--only", id, "--format", "json", "--db"])
+        .arg(db)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    json_of(&out)
+}
+
+fn assert_complete_result(run: &Value, id: &str) {
+    assert_eq!(run["schema"], 1);
+    assert_eq!(run["kind"], "bench");
+    let results = run["results"].as_array().expect("results");
+    assert_eq!(results.len(), 1);
+    let r = &results[0];
+    assert_eq!(r["id"], id);
+    assert_eq!(r["status"], "ok", "{r}");
+    let metrics = r["metrics"].as_array().expect("metrics");
+    assert!(!metrics.is_empty());
+    for m in metrics {
+        let s = &m["summary"];
+        let (min, med, max) = (s["min"].as_f64(), s["median"].as_f64(), s["max"].as_f64());
+        let (min, med, max) = (min.expect("min"), med.expect("median"), max.expect("max"));
+        assert!(min <= med && med <= max, "{m}");
+        assert!(s["n"].as_u64().is_some_and(|n| n >= 3));
+        assert_eq!(
+            m["samples"].as_array().map(Vec::len),
+            s["n"].as_u64().map(|n| n as usize)
+        );
+        let lo = s["ci95"][0].as_f64().expect("ci lo");
+        let hi = s["ci95"][1].as_f64().expect("ci hi");
+        assert!(lo <= med && med <= hi, "CI must contain the median: {m}");
+        if run["config"]["calibration"]["tsc_ghz"].is_f64() {
+            assert!(
+                m["cycles"]["median"].as_f64().is_some(),
+                "cycles missing: {}",
+                m["name"]
+            );
+        }
+    }
+    assert!(
+        !r["findings"].as_array().expect("findings").is_empty(),
+        "no findings for {id}"
+    );
+}
+
+#[test]
+fn bench_one_experiment_per_group_stores_and_reports() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("runs.db");
+    for id in ["cpu.loop", "os.syscall"] {
+        let run = bench_json(&db, id);
+        assert_complete_result(&run, id);
+    }
+    let out = sysmeter()
+        .args(["history", "--format", "json", "--db"])
+        .arg(&db)
+        .assert()
+        .success();
+    let v = json_of(&out.get_output().stdout);
+    let runs = v.as_array().expect("history list");
+    assert_eq!(runs.len(), 2);
+    assert!(
+        runs.iter()
+            .all(|r| r["ok"] == 1 && r["interrupted"] == false)
+    );
+    let text = sysmeter()
+        .args(["history", "--db"])
+        .arg(&db)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&text.get_output().stdout).to_string();
+    assert!(text.contains(runs[0]["id"].as_str().expect("id")));
+    let shown = sysmeter()
+        .args(["show", "latest", "--format", "json", "--db"])
+        .arg(&db)
+        .assert()
+        .success();
+    let shown = json_of(&shown.get_output().stdout);
+    assert_eq!(shown["id"], runs[0]["id"]);
+    assert_eq!(shown["results"][0]["id"], "os.syscall");
+}
+
+#[test]
+fn every_output_format_parses() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = |fmt: &str| {
+        let out = sysmeter()
+            .args([
+                "bench",
+                "--quick",
+                "--only",
+                "cpu.loop",
+                "--no-store",
+                "--format",
+                fmt,
+            ])
+            .assert()
+            .success();
+        String::from_utf8(out.get_output().stdout.clone()).expect("utf-8")
+    };
+    let v: Value = serde_json::from_str(&run("json")).expect("json parses");
+    assert_eq!(v["results"][0]["id"], "cpu.loop");
+    let csv_text = run("csv");
+    let mut rdr = csv::Reader::from_reader(csv_text.as_bytes());
+    let headers = rdr.headers().expect("csv header").clone();
+    assert!(headers.iter().any(|h| h == "median"), "{headers:?}");
+    let rows: Vec<csv::StringRecord> = rdr.records().collect::<Result<_, _>>().expect("csv rows");
+    assert!(rows.len() >= 2, "cpu.loop has two metrics");
+    let md = run("markdown");
+    assert!(md.lines().any(|l| l.starts_with("| metric")), "{md}");
+    assert!(md.contains("cpu.loop"));
+    let text = run("text");
+    assert!(text.contains("empty loop") && !text.contains('\u{1b}'));
+    // --out writes the same report to a file and nothing to stdout.
+    let path = dir.path().join("out.json");
+    sysmeter()
+        .args([
+            "bench",
+            "--quick",
+            "--only",
+            "cpu.loop",
+            "--no-store",
+            "--format",
+            "json",
+            "--out",
+        ])
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(predicate::str::is_empty());
+    let file: Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("out file")).expect("json");
+    assert_eq!(file["results"][0]["id"], "cpu.loop");
+}
+
+#[test]
+fn unknown_experiment_is_a_usage_error_listing_valid_ids() {
+    sysmeter()
+        .args(["bench", "--no-store", "nonsense"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "unknown experiment or group 'nonsense'",
+        ))
+        .stderr(predicate::str::contains("os.syscall"));
+    sysmeter()
+        .args(["bench", "--no-store", "--only", "cpu.nope"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("valid groups: cpu, os"));
+    sysmeter()
+        .args(["bench", "--no-store", "--cpu", "4096", "cpu"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--cpu"));
+    sysmeter()
+        .args(["bench", "--quick", "--thorough"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn unreadable_database_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("not-a-db");
+    std::fs::write(&bad, vec![0x5au8; 4096]).expect("write junk");
+    sysmeter()
+        .args(["history", "--db"])
+        .arg(&bad)
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("not a sysmeter database")
+                .or(predicate::str::contains("not a database")),
+        );
+    sysmeter()
+        .args(["show", "no-such-run", "--db"])
+        .arg(dir.path().join("fresh.db"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("sysmeter history"));
+}

@@ -1,0 +1,99 @@
+//! Ctrl-C (SIGINT) in the middle of a bench run: the finished experiments are stored and
+//! printed, no child process is left behind, and the exit code is 130.
+//! Alone in its own test binary so that no other sysmeter process runs at the same time.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn bin() -> std::path::PathBuf {
+    assert_cmd::cargo::cargo_bin("sysmeter")
+}
+
+fn stored_results(db: &std::path::Path) -> u64 {
+    let out = Command::new(bin())
+        .args(["history", "--format", "json", "--db"])
+        .arg(db)
+        .output()
+        .expect("run history");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    v[0]["experiments"].as_u64().unwrap_or(0)
+}
+
+/// Processes (other than `except`) whose executable is the sysmeter binary.
+fn sysmeter_processes(except: u32) -> Vec<u32> {
+    let exe = std::fs::canonicalize(bin()).expect("binary path");
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != except)
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|p| p == exe))
+        .collect()
+}
+
+#[test]
+fn sigint_mid_run_keeps_finished_results_and_exits_130() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("runs.db");
+    // The default profile takes long enough that the signal lands mid-run; os.ctxsw (with
+    // its echo children) runs last.
+    let child = Command::new(bin())
+        .args(["bench", "cpu", "os", "--format", "json", "--db"])
+        .arg(&db)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start bench");
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while stored_results(&db) < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "no experiment finished within 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let out = child.wait_with_output().expect("wait for bench");
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run: Value = serde_json::from_slice(&out.stdout).expect("finished results printed as JSON");
+    assert_eq!(run["interrupted"], true);
+    let printed = run["results"].as_array().map(Vec::len).unwrap_or(0);
+    assert!(printed >= 2, "printed {printed} results");
+    assert!(printed < 7, "the run was not interrupted at all");
+    assert!(
+        run["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .all(|r| r["status"] == "ok")
+    );
+    let history = Command::new(bin())
+        .args(["history", "--format", "json", "--db"])
+        .arg(&db)
+        .output();
+    let history: Value = serde_json::from_slice(&history.expect("history").stdout).expect("json");
+    assert_eq!(history[0]["interrupted"], true);
+    assert_eq!(
+        history[0]["experiments"].as_u64(),
+        Some(printed as u64),
+        "stored = printed"
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        sysmeter_processes(std::process::id()),
+        Vec::<u32>::new(),
+        "children left behind"
+    );
+}
