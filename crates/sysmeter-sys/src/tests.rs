@@ -15,7 +15,10 @@ fn clocks_agree_between_vdso_and_syscall() {
         let c2 = clock::clock_gettime_ns(c);
         assert!(a <= b && b <= c2, "{a} {b} {c2}");
     }
-    assert!(clock::clock_getres_ns(ClockId::MonotonicCoarse) >= clock::clock_getres_ns(ClockId::Monotonic));
+    assert!(
+        clock::clock_getres_ns(ClockId::MonotonicCoarse)
+            >= clock::clock_getres_ns(ClockId::Monotonic)
+    );
     let tv = clock::gettimeofday_us();
     let t = clock::time_s();
     assert!((tv / 1_000_000 - t).abs() <= 1);
@@ -38,7 +41,10 @@ fn counter_moves_forward() {
 
 #[test]
 fn syscalls_do_what_they_say() {
-    assert_eq!(syscall::null_syscall(), i64::from(std::os::unix::process::parent_id()));
+    assert_eq!(
+        syscall::null_syscall(),
+        i64::from(std::os::unix::process::parent_id())
+    );
     assert_eq!(syscall::efault_call(), libc::EFAULT);
     assert_eq!(syscall::open_close(c"/nonexistent/sysmeter"), libc::ENOENT);
     assert_eq!(syscall::open_close(c"/dev/null"), 0);
@@ -68,7 +74,10 @@ fn processes_run_and_report_status() {
         eprintln!("skipped: /bin/true is missing");
     }
     let missing = ExecTarget::new(&[c"/nonexistent/program"]);
-    assert_eq!(crate::process::fork_exec_wait(&missing).expect("fork"), 127 << 8);
+    assert_eq!(
+        crate::process::fork_exec_wait(&missing).expect("fork"),
+        127 << 8
+    );
 }
 
 #[test]
@@ -76,7 +85,8 @@ fn echo_child_echoes_and_is_reaped_on_drop() {
     let (req_r, req_w) = std::io::pipe().expect("pipe");
     let (rep_r, rep_w) = std::io::pipe().expect("pipe");
     let close = [req_w.as_raw_fd(), rep_r.as_raw_fd()];
-    let child = EchoChild::spawn(req_r.as_raw_fd(), rep_w.as_raw_fd(), 3, None, &close).expect("fork");
+    let child =
+        EchoChild::spawn(req_r.as_raw_fd(), rep_w.as_raw_fd(), 3, None, &close).expect("fork");
     assert_eq!(syscall::write(req_w.as_raw_fd(), b"abc"), 3);
     let mut buf = [0u8; 3];
     let mut got = 0;
@@ -89,7 +99,10 @@ fn echo_child_echoes_and_is_reaped_on_drop() {
     let pid = child.pid();
     drop(child);
     // A reaped child has no /proc entry left.
-    assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "child {pid} not reaped");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "child {pid} not reaped"
+    );
 }
 
 #[test]
@@ -115,11 +128,20 @@ fn kernels_compute_what_they_claim() {
     assert_eq!(kernels::call7(1, 2, 4, 8, 16, 32, 64), 127);
     // Adding 1 a hundred times to the chain's start value, per iteration.
     let once = kernels::run_chain(kernels::Chain::IntAdd, 1);
-    assert_eq!(once, 0x12_3456_789a + 100 ^ 1.0f64.to_bits());
-    assert_eq!(kernels::run_chain(kernels::Chain::IntAdd, 3), once.wrapping_mul(3));
+    assert_eq!(once, (0x12_3456_789a + 100) ^ 1.0f64.to_bits());
+    assert_eq!(
+        kernels::run_chain(kernels::Chain::IntAdd, 3),
+        once.wrapping_mul(3)
+    );
     // Dividing by 1 keeps the value; sqrt(1) stays 1.
-    assert_eq!(kernels::run_chain(kernels::Chain::IntDiv, 1), 0x12_3456_789a ^ 1.0f64.to_bits());
-    assert_eq!(kernels::run_chain(kernels::Chain::FloatSqrt, 1), 0x12_3456_789a ^ 1.0f64.to_bits());
+    assert_eq!(
+        kernels::run_chain(kernels::Chain::IntDiv, 1),
+        0x12_3456_789a ^ 1.0f64.to_bits()
+    );
+    assert_eq!(
+        kernels::run_chain(kernels::Chain::FloatSqrt, 1),
+        0x12_3456_789a ^ 1.0f64.to_bits()
+    );
     kernels::tight_loop(1000);
     kernels::tight_loop(0);
 }

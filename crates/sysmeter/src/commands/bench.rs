@@ -52,7 +52,7 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
     let mut observer = BenchObserver::new(selected.len(), store);
     let run = run_experiments(
         &selected,
-        host::HostInfo::default(),
+        host::read_host(),
         &opts,
         &cpus,
         cpu,

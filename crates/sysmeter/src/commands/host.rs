@@ -1,16 +1,17 @@
 //! `sysmeter host`: the machine description.
 
 use crate::cli::{HostArgs, SimpleFormat};
-use crate::host::HostInfo; // TEMP until read_host lands
+use crate::host::read_host;
+use crate::report::host_text::render_host_text;
 
 use super::Outcome;
 
 /// Print the machine description.
 pub fn host(args: &HostArgs) -> anyhow::Result<Outcome> {
-    let h = HostInfo::default();
+    let h = read_host();
     match args.format {
         SimpleFormat::Json => println!("{}", serde_json::to_string_pretty(&h)?),
-        SimpleFormat::Text => println!("{h:?}"),
+        SimpleFormat::Text => print!("{}", render_host_text(&h)),
     }
     Ok(Outcome::Success)
 }

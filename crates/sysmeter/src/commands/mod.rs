@@ -18,8 +18,6 @@ pub use show::show;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use anyhow::Context;
-
 use crate::cli::DbArgs;
 use crate::store::{self, Store};
 
@@ -60,5 +58,6 @@ fn db_path(db: &DbArgs) -> anyhow::Result<PathBuf> {
 /// Open the store named by `db`.
 fn open_store(db: &DbArgs) -> anyhow::Result<Store> {
     let path = db_path(db)?;
-    Store::open(&path).with_context(|| format!("opening the results database {}", path.display()))
+    // Store errors already name the path and the fix.
+    Ok(Store::open(&path)?)
 }

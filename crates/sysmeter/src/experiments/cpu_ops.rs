@@ -81,7 +81,7 @@ impl Experiment for CpuOps {
         }
         branches(ctx, &mut out)?;
         primitives(ctx, &mut out)?;
-        findings(&mut out);
+        findings(&mut out, ctx.calib.tsc_ghz);
         Ok(out)
     }
 }
@@ -141,7 +141,24 @@ fn primitives(ctx: &mut Ctx<'_>, out: &mut Measured) -> Result<(), ExperimentErr
     Ok(())
 }
 
-fn findings(out: &mut Measured) {
+fn findings(out: &mut Measured, tsc_ghz: Option<f64>) {
+    // A dependent add has a latency of exactly one core cycle on every current core, so
+    // its time is the core's clock period: compare it with the TSC rate.
+    if let (Some(add), Some(ghz)) = (out.median("int add (dependent)"), tsc_ghz)
+        && add > 0.0
+    {
+        let core = 1.0 / add;
+        out.find(
+            "core_clock",
+            format!(
+                "The core runs at about {core:.2} GHz while measuring (one dependent add per \
+                 cycle takes {add:.3} ns), {:.2}x the {ghz:.2} GHz TSC: TSC-tick figures \
+                 understate core cycles by that factor.",
+                core / ghz
+            ),
+            Some(core),
+        );
+    }
     if let (Some(r), Some(p)) = (out.median(RANDOM), out.median(PREDICTABLE)) {
         let penalty = 2.0 * (r - p);
         out.find(
@@ -156,13 +173,12 @@ fn findings(out: &mut Measured) {
     if let (Some(d), Some(a)) = (
         out.median("int div 64-bit (dependent)"),
         out.median("int add (dependent)"),
-    ) {
-        if let Some(r) = crate::stats::ratio(d, a) {
-            out.find(
-                "div_vs_add",
-                format!("A dependent 64-bit integer divide takes {r:.0}x as long as an add."),
-                Some(r),
-            );
-        }
+    ) && let Some(r) = crate::stats::ratio(d, a)
+    {
+        out.find(
+            "div_vs_add",
+            format!("A dependent 64-bit integer divide takes {r:.0}x as long as an add."),
+            Some(r),
+        );
     }
 }

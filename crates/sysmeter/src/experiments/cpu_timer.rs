@@ -140,14 +140,14 @@ fn classify_and_find(out: &mut Measured, tsc_ghz: Option<f64>) {
     );
     let mono = out.median("clock_gettime(CLOCK_MONOTONIC)");
     let counter = clock::counter_name().and_then(|n| out.median(n));
-    if let (Some(mono), Some(counter)) = (mono, counter) {
-        if let Some(r) = crate::stats::ratio(mono, counter) {
-            out.find(
-                "monotonic_vs_counter",
-                format!("clock_gettime(CLOCK_MONOTONIC) costs {r:.1}x a raw counter read."),
-                Some(r),
-            );
-        }
+    if let (Some(mono), Some(counter)) = (mono, counter)
+        && let Some(r) = crate::stats::ratio(mono, counter)
+    {
+        out.find(
+            "monotonic_vs_counter",
+            format!("clock_gettime(CLOCK_MONOTONIC) costs {r:.1}x a raw counter read."),
+            Some(r),
+        );
     }
     if let Some(ghz) = tsc_ghz {
         out.find(

@@ -106,20 +106,20 @@ fn exec_metrics(ctx: &mut Ctx<'_>, out: &mut Measured) -> Result<(), ExperimentE
 }
 
 fn findings(out: &mut Measured) {
-    if let (Some(p), Some(t)) = (out.median(FORK), out.median(THREAD)) {
-        if let Some(r) = crate::stats::ratio(p, t) {
-            out.find(
-                "process_vs_thread_creation",
-                format!(
-                    "Creating a process (fork+exit+wait, {:.1} µs) costs {r:.1}x creating a \
-                     thread ({:.1} µs): fork must copy the address space's page tables and \
-                     file table, a thread shares them.",
-                    p / 1e3,
-                    t / 1e3
-                ),
-                Some(r),
-            );
-        }
+    if let (Some(p), Some(t)) = (out.median(FORK), out.median(THREAD))
+        && let Some(r) = crate::stats::ratio(p, t)
+    {
+        out.find(
+            "process_vs_thread_creation",
+            format!(
+                "Creating a process (fork+exit+wait, {:.1} µs) costs {r:.1}x creating a \
+                 thread ({:.1} µs): fork must copy the address space's page tables and \
+                 file table, a thread shares them.",
+                p / 1e3,
+                t / 1e3
+            ),
+            Some(r),
+        );
     }
     if let (Some(e), Some(f)) = (out.median(EXEC), out.median(FORK)) {
         out.find(

@@ -203,7 +203,7 @@ impl Ctx<'_> {
             return true;
         }
         // Cheap stopping rule (one sort): the order-statistic CI of the median.
-        if n % 8 == 0
+        if n.is_multiple_of(8)
             && let Ok((lo, hi)) = stats::median_ci_distribution_free(samples)
         {
             let med = stats::median(samples).unwrap_or(0.0);

@@ -210,11 +210,3 @@ fn bare_metal_values() {
         assert!(text.contains(want), "missing {want:?} in\n{text}");
     }
 }
-
-#[test]
-fn tmp_show_this_machine() {
-    let t = std::time::Instant::now();
-    let h = crate::host::read_host();
-    eprintln!("read_host took {:?}", t.elapsed());
-    eprintln!("{}", render_host_text(&h));
-}

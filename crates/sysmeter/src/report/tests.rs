@@ -49,7 +49,7 @@ fn csv_has_one_row_per_metric_point_and_unmeasured_experiment() {
     let rows: Vec<::csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     // 3 metrics of os.syscall + 3 points of mem.latency + skipped + failed.
     assert_eq!(rows.len(), 8);
-    assert!(rows.iter().all(|r| r.len() == 21 && &r[0] == run.id));
+    assert!(rows.iter().all(|r| r.len() == 21 && r[0] == run.id));
     let skipped: Vec<_> = rows.iter().filter(|r| &r[2] == "skipped").collect();
     assert_eq!(skipped.len(), 1);
     assert!(skipped[0].iter().skip(3).all(str::is_empty));

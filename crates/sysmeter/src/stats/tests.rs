@@ -205,3 +205,22 @@ fn negative_mean_gives_positive_cv() {
     let s = summarize(&[-1.0, -2.0, -3.0], 0).unwrap();
     assert!(s.cv > 0.0);
 }
+
+#[test]
+fn outlier_rules_at_the_edges() {
+    // MAD is 0: the mean absolute deviation (0.2) scales the score, so 6 scores 4 > 3.5.
+    assert_eq!(mad_outliers(&[5.0, 5.0, 5.0, 5.0, 6.0]), 1);
+    assert_eq!(mad_outliers(&[5.0; 9]), 0);
+    // Normal spread: 1..=9 has MAD 2, so 100 scores 0.6745·95/2 ≈ 32 and 9 stays below 3.5.
+    let mut data: Vec<f64> = (1..=9).map(f64::from).collect();
+    data.push(100.0);
+    assert_eq!(mad_outliers(&data), 1);
+}
+
+#[test]
+fn zero_resamples_gives_the_degenerate_interval() {
+    assert_eq!(
+        bootstrap_median_ci(&[1.0, 2.0, 3.0], 0, 1).unwrap(),
+        (2.0, 2.0)
+    );
+}

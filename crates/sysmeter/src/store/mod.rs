@@ -6,7 +6,9 @@
 //! A run is written incrementally: [`Store::begin_run`] inserts the run row,
 //! [`Store::add_result`] commits each experiment in its own transaction as soon as it finishes
 //! (so Ctrl-C or a crash loses nothing already measured), and [`Store::finish_run`] records the
-//! end. [`Store::load_run`] rebuilds the exact [`RunRecord`](crate::model::RunRecord).
+//! end. [`Store::load_run`] rebuilds the exact [`RunRecord`](crate::model::RunRecord)
+//! (bit-exact for floats inside the JSON columns only with serde_json's `float_roundtrip`
+//! feature; summary columns and raw samples are always exact).
 //! Numbers are stored as integers (ns, bytes) or REAL and never as formatted strings; the store
 //! never formats anything for people. Depends only on `model` and rusqlite/serde_json.
 //!

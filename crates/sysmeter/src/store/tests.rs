@@ -154,7 +154,6 @@ fn round_trip_is_exact() {
 /// Measured floats whose shortest decimal form serde_json's default (fast) parser reads back
 /// one ulp off; they go through the JSON columns (cycles, series, config, findings).
 #[test]
-#[ignore = "needs serde_json's `float_roundtrip` feature in crates/sysmeter/Cargo.toml"]
 fn round_trip_is_exact_for_awkward_floats() {
     let x = 9.368_651_318_839_927e-6;
     let mut run = fixture_run("r1", 1);
