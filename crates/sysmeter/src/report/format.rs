@@ -187,13 +187,19 @@ fn quality_notes(s: &Summary, notes: &mut Vec<String>) {
     }
 }
 
-/// The notes cell of a metric: its own note, noise flag, outliers, subtracted overhead.
+/// Subtracted overhead below this share of the median is left out of the notes: it cannot
+/// change the reading (the exact amount is in every other format).
+pub const OVERHEAD_NOTE_SHARE: f64 = 0.01;
+
+/// The notes cell of a metric: its own note, noise flag, outliers, and the subtracted
+/// overhead when it is a noticeable share of the result.
 pub fn metric_notes(m: &Metric) -> String {
     let mut notes: Vec<String> = m.note.iter().cloned().collect();
     quality_notes(&m.summary, &mut notes);
-    if m.subtracted_overhead_ns > 0.0 {
+    let share = m.subtracted_overhead_ns / m.summary.median.abs().max(f64::MIN_POSITIVE);
+    if m.subtracted_overhead_ns > 0.0 && share >= OVERHEAD_NOTE_SHARE {
         notes.push(format!(
-            "−{} overhead",
+            "−{} overhead subtracted",
             duration_ns(m.subtracted_overhead_ns)
         ));
     }

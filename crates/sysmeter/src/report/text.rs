@@ -95,6 +95,10 @@ fn calibration_line(cal: &Calibration) -> String {
         let source = cal.tsc_source.as_deref().unwrap_or("TSC");
         line.push_str(&format!(" · TSC {} GHz ({source})", format::sig3(ghz)));
     }
+    line.push_str(
+        "\nsubtracted from every sample: the timer pair, and the loop overhead per iteration \
+         where the harness loop drives the operation (noted where ≥ 1% of the median)",
+    );
     line
 }
 
