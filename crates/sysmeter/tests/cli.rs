@@ -272,3 +272,35 @@ fn unreadable_database_is_a_clear_error() {
         .code(1)
         .stderr(predicate::str::contains("sysmeter history"));
 }
+
+#[test]
+fn a_new_database_opened_by_two_processes_at_once_works_for_both() {
+    let bin = assert_cmd::cargo::cargo_bin("sysmeter");
+    for round in 0..5 {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("new.db");
+        let reader = std::process::Command::new(&bin)
+            .args(["history", "--db"])
+            .arg(&db)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start history");
+        let bench = std::process::Command::new(&bin)
+            .args(["bench", "--quick", "--only", "cpu.loop", "--db"])
+            .arg(&db)
+            .output()
+            .expect("run bench");
+        let reader = reader.wait_with_output().expect("history");
+        assert!(
+            bench.status.success(),
+            "round {round}: {}",
+            String::from_utf8_lossy(&bench.stderr)
+        );
+        assert!(
+            reader.status.success(),
+            "round {round}: {}",
+            String::from_utf8_lossy(&reader.stderr)
+        );
+    }
+}

@@ -38,7 +38,7 @@ fn sigint_mid_run_keeps_finished_results_and_exits_130() {
     let db = dir.path().join("runs.db");
     // The default profile takes long enough that the signal lands mid-run; os.ctxsw (with
     // its echo children) runs last.
-    let child = Command::new(bin())
+    let mut child = Command::new(bin())
         .args(["bench", "cpu", "os", "--format", "json", "--db"])
         .arg(&db)
         .env("NO_COLOR", "1")

@@ -95,6 +95,10 @@ pub struct BenchArgs {
     /// CPU to pin the measuring thread to (default: the last CPU this process may use).
     #[arg(long, value_name = "N")]
     pub cpu: Option<usize>,
+    /// Largest working set of the memory experiments, e.g. 512M, 2G (default 512 MiB, or
+    /// enough for 8x the last-level cache for bandwidth).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_size: Option<u64>,
     /// Seed of the bootstrap resampling (statistics are reproducible for a seed).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -126,4 +130,45 @@ pub struct ShowArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+}
+
+/// Parse a size such as `4096`, `64K`, `512M`, `2G` (binary multiples) into bytes.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (digits, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size; write e.g. 4096, 64K, 512M or 2G"))?;
+    let shift = match unit
+        .trim_end_matches(['i', 'B', 'b'])
+        .to_ascii_uppercase()
+        .as_str()
+    {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(format!("'{text}' has an unknown unit; use K, M, G or T")),
+    };
+    n.checked_mul(1u64 << shift)
+        .filter(|&b| b > 0)
+        .ok_or_else(|| format!("'{text}' is not a usable size; write e.g. 512M"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_parse_with_binary_units() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("64K"), Ok(64 << 10));
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("2g"), Ok(2 << 30));
+        assert!(parse_size("").is_err());
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("12X").is_err());
+        assert!(parse_size("M").is_err());
+    }
 }

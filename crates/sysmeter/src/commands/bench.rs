@@ -7,7 +7,7 @@ use anyhow::Context;
 use super::progress::BenchObserver;
 use super::{Outcome, UsageError, color_allowed, db_path};
 use crate::cli::BenchArgs;
-use crate::harness::{Profile, RunOptions, choose_cpu, run_experiments};
+use crate::harness::{Params, Profile, RunOptions, choose_cpu, run_experiments};
 use crate::model::Status;
 use crate::store::Store;
 use crate::{experiments, host, report};
@@ -39,15 +39,16 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
         None
     } else {
         let path = db_path(&args.db)?;
-        Some(
-            Store::open(&path)
-                .with_context(|| format!("opening the results database {}", path.display()))?,
-        )
+        Some(Store::open(&path)?)
+    };
+    let params = Params {
+        max_size: args.max_size,
     };
     let opts = RunOptions {
         profile,
         cpu: Some(cpu),
         seed: args.seed,
+        params,
     };
     let mut observer = BenchObserver::new(selected.len(), store);
     let run = run_experiments(

@@ -91,6 +91,8 @@ pub struct Ctx<'a> {
     pub cpus: &'a [usize],
     /// Results of the experiments that already ran in this run.
     pub previous: &'a [ExperimentResult],
+    /// Experiment parameters from the command line.
+    pub params: &'a super::Params,
     pub(super) seed: u64,
     pub(super) progress: &'a mut dyn FnMut(&str),
 }

@@ -17,6 +17,15 @@ pub struct RunOptions {
     pub cpu: Option<usize>,
     /// Seed of the bootstrap resampling.
     pub seed: u64,
+    /// Experiment parameters from the command line.
+    pub params: Params,
+}
+
+/// Parameters that individual experiments read (each documents which it uses).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Params {
+    /// Largest working set for memory experiments (`--max-size`), bytes.
+    pub max_size: Option<u64>,
 }
 
 /// Receives the run's events; the harness itself never prints or stores.
@@ -127,6 +136,7 @@ fn run_one(
         cpus,
         previous: &run.results,
         seed: opts.seed,
+        params: &opts.params,
         progress: &mut progress,
     };
     let outcome = exp.run(&mut ctx);

@@ -74,8 +74,20 @@ impl Store {
                 cause,
             })?;
         }
-        let conn = Connection::open(path).map_err(|source| open_error(path, source))?;
-        Store::init(conn, path.to_path_buf())
+        // Two sysmeter processes opening a new database at once (a bench and a `history`)
+        // can meet SQLITE_BUSY where SQLite does not call the busy handler (switching to WAL,
+        // upgrading a read to a write). Such a meeting is brief: retry the whole open.
+        let mut attempt = 0;
+        loop {
+            let conn = Connection::open(path).map_err(|source| open_error(path, source))?;
+            match Store::init(conn, path.to_path_buf()) {
+                Err(e) if attempt < OPEN_RETRIES && is_busy(&e) => {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(10 * attempt as u64));
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Opens a fresh database that lives only in memory (for tests and `--no-store` paths
@@ -108,6 +120,16 @@ impl Store {
         schema::migrate(&mut conn, &path)?;
         Ok(Store { conn, path })
     }
+}
+
+/// How often [`Store::open`] retries when another process holds the database briefly
+/// (10 ms, 20 ms, ... between attempts: about 4 s in all).
+const OPEN_RETRIES: u32 = 28;
+
+/// Whether an open failed only because another connection held a lock at that moment.
+fn is_busy(e: &StoreError) -> bool {
+    let text = e.to_string();
+    text.contains("database is locked") || text.contains("database is busy")
 }
 
 /// Classifies an error met while opening: a file that is not (or no longer) a database gets
