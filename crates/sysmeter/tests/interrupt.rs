@@ -53,6 +53,13 @@ fn sigint_mid_run_keeps_finished_results_and_exits_130() {
             Instant::now() < deadline,
             "no experiment finished within 120 s"
         );
+        if let Some(status) = child.try_wait().expect("poll bench") {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut e, &mut err);
+            }
+            panic!("bench ended ({status}) before it could be interrupted: {err}");
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
     let status = Command::new("kill")
