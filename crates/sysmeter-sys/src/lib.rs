@@ -7,9 +7,12 @@
 //! compile to exactly the instructions an experiment claims to time. Every `unsafe` block
 //! carries a `// SAFETY:` comment. Depends only on `libc`; knows nothing of sysmeter's model.
 
+pub mod chase;
 pub mod clock;
 pub mod futex;
 pub mod kernels;
+pub mod membw;
+pub mod memory;
 pub mod process;
 pub mod sched;
 pub mod signal;

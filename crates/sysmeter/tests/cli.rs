@@ -25,7 +25,7 @@ fn list_names_every_experiment_and_group() {
         .stdout
         .clone();
     let text = String::from_utf8_lossy(&out);
-    for id in [
+    let ids = [
         "cpu.timer",
         "cpu.loop",
         "cpu.call",
@@ -33,7 +33,11 @@ fn list_names_every_experiment_and_group() {
         "os.syscall",
         "os.task",
         "os.ctxsw",
-    ] {
+        "mem.latency",
+        "mem.bandwidth",
+        "mem.pagefault",
+    ];
+    for id in ids {
         assert!(text.contains(id), "missing {id} in:\n{text}");
     }
     let out = sysmeter()
@@ -44,7 +48,7 @@ fn list_names_every_experiment_and_group() {
         .stdout
         .clone();
     let v = json_of(&out);
-    assert_eq!(v.as_array().map(Vec::len), Some(7));
+    assert_eq!(v.as_array().map(Vec::len), Some(ids.len()));
     assert!(v[0]["title"].as_str().is_some_and(|t| !t.is_empty()));
 }
 
@@ -239,7 +243,7 @@ fn unknown_experiment_is_a_usage_error_listing_valid_ids() {
         .args(["bench", "--no-store", "--only", "cpu.nope"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("valid groups: cpu, os"));
+        .stderr(predicate::str::contains("valid groups: cpu, os, mem"));
     sysmeter()
         .args(["bench", "--no-store", "--cpu", "4096", "cpu"])
         .assert()

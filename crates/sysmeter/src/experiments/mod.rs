@@ -9,6 +9,9 @@ mod cpu_loop;
 mod cpu_ops;
 mod cpu_timer;
 mod estimate;
+mod mem_bandwidth;
+mod mem_latency;
+mod mem_pagefault;
 mod os_ctxsw;
 mod os_syscall;
 mod os_task;
@@ -26,6 +29,10 @@ pub const GROUPS: &[(&str, &str)] = &[
         "os",
         "the operating system: system calls, process and thread creation, context switches",
     ),
+    (
+        "mem",
+        "the memory hierarchy: cache and DRAM latency, bandwidth, page faults",
+    ),
 ];
 
 /// Every experiment, in run order.
@@ -38,6 +45,9 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &os_syscall::OsSyscall,
         &os_task::OsTask,
         &os_ctxsw::OsCtxsw,
+        &mem_latency::MemLatency,
+        &mem_bandwidth::MemBandwidth,
+        &mem_pagefault::MemPagefault,
     ]
 }
 
@@ -119,7 +129,9 @@ mod tests {
     fn unknown_names_list_the_valid_ones() {
         let err = select(&["bogus".into()], &[]).err().expect("must fail");
         let msg = err.to_string();
-        assert!(msg.contains("'bogus'") && msg.contains("cpu, os") && msg.contains("os.ctxsw"));
+        assert!(
+            msg.contains("'bogus'") && msg.contains("cpu, os, mem") && msg.contains("os.ctxsw")
+        );
         // --only takes ids, not groups
         assert!(select(&[], &["cpu".into()]).is_err());
     }

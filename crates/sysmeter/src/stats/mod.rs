@@ -7,6 +7,7 @@
 //! nothing but `model` (for [`Summary`]), `fastrand` and `thiserror`.
 
 mod ci;
+pub mod hierarchy;
 mod outliers;
 mod sampling;
 

@@ -121,14 +121,16 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
 /// anything else.
 fn check_identity(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
     let fail = |source| open_error(path, source);
-    let app_id: i32 = conn
-        .pragma_query_value(None, "application_id", |row| row.get(0))
-        .map_err(fail)?;
-    let version: i64 = conn
-        .pragma_query_value(None, "user_version", |row| row.get(0))
-        .map_err(fail)?;
-    let tables: i64 = conn
-        .query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))
+    // One statement, so all three values come from the same snapshot: read one by one, a
+    // migration committed by another process in between looked like foreign tables.
+    let (app_id, version, tables): (i32, i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT application_id FROM pragma_application_id), \
+                    (SELECT user_version FROM pragma_user_version), \
+                    (SELECT count(*) FROM sqlite_schema)",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        )
         .map_err(fail)?;
     let not_ours = |reason: String| StoreError::NotSysmeter {
         path: path.to_path_buf(),

@@ -1,0 +1,367 @@
+//! `mem.bandwidth`: read, write, copy and non-temporal write bandwidth in bytes per second,
+//! over working sets inside L1, L2, L3 and DRAM, on one thread and on one pinned thread per
+//! CPU. Sizes come from the sysfs cache description; the kernels are the assembly loops of
+//! `sysmeter_sys::membw`; threads and buffers live in `team`, conclusions in `findings`.
+
+mod findings;
+mod team;
+
+use std::hint::black_box;
+
+use sysmeter_sys::{membw, sched};
+
+use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
+use crate::host::CacheInfo;
+use crate::host::cpulist::parse_cpu_list;
+use crate::model::{About, Estimate, HostInfo, Metric, Unit};
+use team::{CHUNK, Lane, Team};
+
+/// The experiment.
+pub struct MemBandwidth;
+
+const KIB: usize = 1024;
+const MIB: usize = 1024 * 1024;
+/// DRAM working set when the last-level cache size is unknown.
+const DRAM_FALLBACK: usize = 256 * MIB;
+
+/// One bandwidth kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Kernel {
+    Read = 0,
+    Write = 1,
+    Copy = 2,
+    NtWrite = 3,
+}
+
+impl Kernel {
+    const ALL: [Kernel; 4] = [Kernel::Read, Kernel::Write, Kernel::Copy, Kernel::NtWrite];
+
+    fn name(self) -> &'static str {
+        match self {
+            Kernel::Read => "read",
+            Kernel::Write => "write",
+            Kernel::Copy => "copy",
+            Kernel::NtWrite => "nt-write",
+        }
+    }
+
+    fn from_u8(v: u8) -> Kernel {
+        match v {
+            0 => Kernel::Read,
+            1 => Kernel::Write,
+            2 => Kernel::Copy,
+            _ => Kernel::NtWrite,
+        }
+    }
+}
+
+/// A working-set size chosen to sit inside one level of the memory hierarchy.
+#[derive(Debug, Clone, PartialEq)]
+struct Level {
+    /// `L1`, `L2`, `L3` or `DRAM`.
+    label: &'static str,
+    /// Working set of one thread alone, bytes.
+    size: usize,
+    /// Whether the level is shared between CPUs (then N threads split `size`).
+    shared: bool,
+}
+
+impl Level {
+    /// Working set of each of `threads` threads: a private cache is per core, so each thread
+    /// gets all of it; a shared level (L3, DRAM) is split so the total stays inside it.
+    fn per_thread(&self, threads: usize) -> usize {
+        if self.shared && threads > 1 {
+            round(self.size / threads)
+        } else {
+            self.size
+        }
+    }
+
+    fn metric(&self, kernel: Kernel, threads: usize) -> String {
+        let size = size_label(self.per_thread(threads));
+        match threads {
+            1 => format!("{}, {} ({size}), 1 thread", kernel.name(), self.label),
+            n => format!(
+                "{}, {} ({size} each), {n} threads",
+                kernel.name(),
+                self.label
+            ),
+        }
+    }
+}
+
+/// Sizes rounded so the chunked walk divides them: whole chunks above a chunk, whole pages
+/// below.
+fn round(size: usize) -> usize {
+    if size >= CHUNK {
+        size / CHUNK * CHUNK
+    } else {
+        (size / (4 * KIB)).max(1) * 4 * KIB
+    }
+}
+
+fn size_label(bytes: usize) -> String {
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
+        format!("{} MiB", bytes / MIB)
+    } else {
+        format!("{} KiB", bytes / KIB)
+    }
+}
+
+fn data_cache(host: &HostInfo, level: u32) -> Option<&CacheInfo> {
+    host.caches
+        .iter()
+        .find(|c| c.level == level && c.kind != "Instruction" && c.size_bytes > 0)
+}
+
+fn is_shared(c: &CacheInfo) -> bool {
+    parse_cpu_list(&c.shared_cpus).is_some_and(|v| v.len() > 1)
+}
+
+/// The levels to measure and notes about how they were chosen.
+struct Plan {
+    levels: Vec<Level>,
+    notes: Vec<(&'static str, String)>,
+}
+
+/// Choose a working set inside each level: half of L1d and of L2 (room for the stack, page
+/// tables and the other half of copy's pair), a quarter of L3 (at least twice L2, so it
+/// does not fit in L2), and 8 x the last-level cache for DRAM, capped by `--max-size` and a
+/// quarter of the available memory.
+fn plan(host: &HostInfo, max_size: Option<u64>) -> Plan {
+    let cap = max_size.map_or(usize::MAX, |m| m as usize);
+    let mut plan = Plan {
+        levels: cache_levels(host, cap),
+        notes: Vec::new(),
+    };
+    dram_level(host, cap, &mut plan);
+    plan
+}
+
+fn cache_levels(host: &HostInfo, cap: usize) -> Vec<Level> {
+    let mut levels = Vec::new();
+    let mut below = 0usize;
+    for (lvl, label, fraction) in [(1, "L1", 2), (2, "L2", 2), (3, "L3", 4)] {
+        let Some(c) = data_cache(host, lvl) else {
+            continue;
+        };
+        let cache = c.size_bytes as usize;
+        let mut size = round(cache / fraction);
+        if size < 2 * below {
+            size = round(cache / 2);
+        }
+        if size >= 2 * below && size <= cap {
+            levels.push(Level {
+                label,
+                size,
+                shared: is_shared(c),
+            });
+        }
+        below = cache;
+    }
+    levels
+}
+
+/// DRAM: 8 x the last-level cache, within `cap` and a quarter of the available memory.
+fn dram_level(host: &HostInfo, cap: usize, plan: &mut Plan) {
+    let Plan { levels, notes } = plan;
+    let llc = host.caches.iter().map(|c| c.size_bytes as usize).max();
+    let want = llc.map_or(DRAM_FALLBACK, |l| 8 * l);
+    if llc.is_none() {
+        notes.push((
+            "dram_size_assumed",
+            "The cache sizes are unknown (no sysfs cache description), so DRAM is measured \
+             over 256 MiB."
+                .to_string(),
+        ));
+    }
+    let avail = match host.memory.available_bytes as usize {
+        0 => usize::MAX,
+        a => a / 4,
+    };
+    let size = round(want.min(cap).min(avail));
+    let llc = llc.unwrap_or(0);
+    let text = if size <= llc {
+        format!(
+            "DRAM not measured: the largest allowed working set ({}, from --max-size or a \
+             quarter of the available memory) fits in the last-level cache.",
+            size_label(size)
+        )
+    } else {
+        levels.push(Level {
+            label: "DRAM",
+            size,
+            shared: true,
+        });
+        format!(
+            "The DRAM working set is {} instead of 8 x the last-level cache ({}), capped by \
+             --max-size or a quarter of the available memory; part of it may be served by the \
+             cache, so DRAM figures may read high.",
+            size_label(size),
+            size_label(want)
+        )
+    };
+    if size < want {
+        notes.push(("dram_size_capped", text));
+    }
+}
+
+impl Experiment for MemBandwidth {
+    fn id(&self) -> &'static str {
+        "mem.bandwidth"
+    }
+
+    fn about(&self) -> About {
+        About {
+            title: "Memory bandwidth".into(),
+            measures: "Read, write, copy and non-temporal (streaming) write bandwidth over \
+                working sets inside L1, L2, L3 and DRAM, with one thread and with one pinned \
+                thread per CPU; median and best (max) in bytes per second."
+                .into(),
+            methodology: format!(
+                "Kernels are inline-assembly loops ({}) that move 256 B per iteration: read \
+                sums 64-bit lanes (the sum is returned, so the loads cannot be dropped), write \
+                stores a byte pattern, copy loads and stores, nt-write uses streaming stores \
+                that bypass the caches, then a fence. Buffers are mmap'ed (2 MiB-aligned with \
+                MADV_HUGEPAGE above 2 MiB) and written once before timing, so no page fault is \
+                timed. One harness iteration processes the next 1 MiB chunk of the buffer (the \
+                whole buffer when smaller), so a ~1 ms sample still streams through a \
+                DRAM-sized buffer; the timer pair is subtracted and each sample is converted to \
+                bytes/s. Copy counts bytes copied (each is read once and written once; the \
+                working set is the source plus the destination half). With N threads every \
+                thread is pinned to its own CPU with its own buffer, private levels get the \
+                full size per thread, shared ones (L3, DRAM) are split; threads start together \
+                and the sample is the wall time until the slowest finishes, so aggregate \
+                bandwidth = total bytes / that time.",
+                membw::vector_isa()
+            ),
+            references: vec![
+                "systems-measurement-report §8 RAM bandwidth".into(),
+                "McCalpin, STREAM benchmark; lmbench bw_mem".into(),
+            ],
+        }
+    }
+
+    fn estimate(&self, host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate> {
+        findings::estimates(&plan(host, None).levels, host, tsc_ghz)
+    }
+
+    fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
+        let plan = plan(ctx.host, ctx.params.max_size);
+        let mut out = Measured::default();
+        for (key, text) in &plan.notes {
+            out.find(key, text.clone(), None);
+        }
+        let kernels: Vec<Kernel> = Kernel::ALL
+            .into_iter()
+            .filter(|&k| k != Kernel::NtWrite || membw::nt_write_supported())
+            .collect();
+        for level in &plan.levels {
+            let mut lane = Lane::new(level.size).map_err(|e| {
+                ExperimentError::io(
+                    &format!("map {} for {}", size_label(level.size), level.label),
+                    e,
+                )
+            })?;
+            for &k in &kernels {
+                let bytes = lane.bytes_per_iter(k);
+                let m = measure(ctx, &level.metric(k, 1), bytes, |n| {
+                    black_box(lane.run(k, n));
+                })?;
+                out.metrics.push(m);
+            }
+        }
+        let threads = multi_thread(ctx, &plan.levels, &kernels, &mut out)?;
+        findings::add(&mut out, &plan.levels, threads, ctx);
+        Ok(out)
+    }
+}
+
+/// The same with one pinned thread per CPU; returns the thread count (1 when not run).
+fn multi_thread(
+    ctx: &mut Ctx<'_>,
+    levels: &[Level],
+    kernels: &[Kernel],
+    out: &mut Measured,
+) -> Result<usize, ExperimentError> {
+    let cpus = ctx.cpus.to_vec();
+    if cpus.len() < 2 {
+        out.find(
+            "multi_thread_skipped",
+            "Multi-thread bandwidth skipped: this process may use only one CPU (widen the \
+             affinity or cpuset to measure scaling)."
+                .into(),
+            None,
+        );
+        return Ok(1);
+    }
+    // Unpinned measuring thread (pinning failed earlier): pin it to the first CPU for the
+    // team and restore the full set afterwards.
+    let own = ctx.cpu.or_else(|| {
+        let c = cpus[0];
+        sched::pin_current_thread(c).ok().map(|_| c)
+    });
+    let result = team_metrics(ctx, levels, kernels, &cpus, own, out);
+    if ctx.cpu.is_none() {
+        let _ = sched::set_current_thread_cpus(&cpus);
+    }
+    result
+}
+
+fn team_metrics(
+    ctx: &mut Ctx<'_>,
+    levels: &[Level],
+    kernels: &[Kernel],
+    cpus: &[usize],
+    own: Option<usize>,
+    out: &mut Measured,
+) -> Result<usize, ExperimentError> {
+    let threads = cpus.iter().filter(|&&c| Some(c) != own).count() + 1;
+    for level in levels {
+        let mut team = match Team::start(level.per_thread(threads), cpus, own) {
+            Ok(t) => t,
+            Err(e) => {
+                out.find(
+                    "multi_thread_skipped",
+                    format!("Multi-thread bandwidth skipped: could not start the threads: {e}."),
+                    None,
+                );
+                return Ok(1);
+            }
+        };
+        for &k in kernels {
+            let bytes = team.bytes_per_iter(k);
+            let name = level.metric(k, team.threads());
+            let m = measure(ctx, &name, bytes, |n| {
+                black_box(team.run(k, n));
+            })?;
+            out.metrics.push(m);
+        }
+    }
+    Ok(threads)
+}
+
+/// Time `work(iters)` through the harness as ns per byte, then turn every sample into
+/// bytes per second.
+fn measure(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    bytes_per_iter: u64,
+    work: impl FnMut(u64),
+) -> Result<Metric, ExperimentError> {
+    let per_byte = ctx.measure(Spec::new(name).ops(bytes_per_iter).own_loop(), work)?;
+    let samples = per_byte
+        .samples
+        .iter()
+        .filter(|&&s| s > 0.0)
+        .map(|s| 1e9 / s)
+        .collect();
+    let mut m = ctx.metric(name, Unit::BytesPerSec, samples)?;
+    m.ops_per_sample = per_byte.ops_per_sample;
+    m.note = Some(format!("best {:.1} GB/s", m.summary.max / 1e9));
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,323 @@
+//! Naming the detected levels of `mem.latency` after the sysfs caches they match, the level
+//! metrics (so "L1 latency" … "DRAM latency" appear in tables) and the findings: each
+//! level's latency and end next to sysfs, disagreements, missing levels, minor steps, and
+//! the subtracted loop overhead.
+
+use crate::harness::{Ctx, Measured};
+use crate::model::{HostInfo, Metric};
+use crate::stats::hierarchy::{self, Hierarchy, Level};
+
+use super::points::Sampler;
+
+/// A size in binary units: `512 B`, `48 KiB`, `1.5 MiB`.
+pub fn bytes(b: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    let num = format!("{v:.3}");
+    let num = num.trim_end_matches('0').trim_end_matches('.');
+    format!("{num} {}", units[u])
+}
+
+/// A latency with three significant digits: `1.23 ns`, `12.3 ns`, `123 ns`.
+fn ns(x: f64) -> String {
+    match x.abs() {
+        a if a >= 100.0 => format!("{x:.0} ns"),
+        a if a >= 10.0 => format!("{x:.1} ns"),
+        _ => format!("{x:.2} ns"),
+    }
+}
+
+/// Data and unified caches from sysfs as (level, size), ascending, one per level.
+pub fn sysfs_caches(host: &HostInfo) -> Vec<(u32, u64)> {
+    let mut v: Vec<(u32, u64)> = host
+        .caches
+        .iter()
+        .filter(|c| c.kind != "Instruction" && c.size_bytes > 0)
+        .map(|c| (c.level, c.size_bytes))
+        .collect();
+    v.sort_unstable();
+    v.dedup_by_key(|c| c.0);
+    v
+}
+
+/// Names of the detected levels (`L1`, `L2`, …, `DRAM`) and the sysfs comparison rows.
+fn names(found: &Hierarchy, caches: &[(u32, u64)], max: u64) -> (Vec<String>, Vec<Row>) {
+    let ends: Vec<u64> = found
+        .levels
+        .iter()
+        .filter_map(|l| l.ends_at_bytes)
+        .collect();
+    let sizes: Vec<u64> = caches.iter().map(|c| c.1).collect();
+    let matches = hierarchy::match_caches(&ends, &sizes);
+    let reached_memory = caches.last().is_none_or(|c| max >= 2 * c.1);
+    let n = found.levels.len();
+    let names = (0..n)
+        .map(|i| {
+            let m = matches.iter().find(|m| m.detected == Some(i));
+            match (i + 1 == n, m.and_then(|m| m.sysfs)) {
+                (true, _) if reached_memory => "DRAM".to_string(),
+                (true, _) => "last level".to_string(),
+                (false, Some(j)) => format!("L{}", caches[j].0),
+                (false, None) => format!("level {}", i + 1),
+            }
+        })
+        .collect();
+    let rows = matches
+        .iter()
+        .map(|m| Row {
+            detected: m.detected.map(|i| ends[i]),
+            sysfs: m.sysfs.map(|j| caches[j]),
+            ratio: m.ratio,
+            agree: m.agree,
+        })
+        .collect();
+    (names, rows)
+}
+
+struct Row {
+    detected: Option<u64>,
+    sysfs: Option<(u32, u64)>,
+    ratio: Option<f64>,
+    agree: bool,
+}
+
+/// Level metrics and hierarchy findings from the detected levels of the windowed curve.
+pub fn levels(ctx: &Ctx<'_>, found: &Hierarchy, metrics: &[Metric], max: u64, out: &mut Measured) {
+    let caches = sysfs_caches(ctx.host);
+    let (names, rows) = names(found, &caches, max);
+    let xs: Vec<u64> = out.series[0].points.iter().map(|p| p.x as u64).collect();
+    let ghz = ctx.calib.tsc_ghz;
+    let mut table = Vec::new();
+    for (k, (level, name)) in found.levels.iter().zip(&names).enumerate() {
+        let last = k + 1 == found.levels.len();
+        if let Some(i) = representative(level, &xs, metrics, last) {
+            let mut m = metrics[i].clone();
+            m.name = format!("{name} latency");
+            m.note = Some(format!("random chain at {}", bytes(xs[i])));
+            out.metrics.push(m);
+        }
+        let mut cyc = ghz.map_or(String::new(), |g| {
+            format!(" ({:.0} TSC cycles)", level.latency_ns * g)
+        });
+        if last {
+            cyc.push_str(" as the median of the 3 largest working sets");
+        }
+        let shape = if level.flat {
+            "plateau"
+        } else {
+            "still rising at"
+        };
+        out.find(
+            &format!("hierarchy.{name}.latency_ns"),
+            format!(
+                "{name}: {}{cyc}, {shape} {}–{}.",
+                ns(level.latency_ns),
+                bytes(level.first_size),
+                bytes(level.last_size)
+            ),
+            Some(level.latency_ns),
+        );
+        let Some(end) = level.ends_at_bytes else {
+            table.push(format!("{name} {}", ns(level.latency_ns)));
+            continue;
+        };
+        let row = rows.iter().find(|r| r.detected == Some(end));
+        let sysfs = row.and_then(|r| r.sysfs).map(|c| c.1);
+        table.push(format!(
+            "{name} ends {} (sysfs {})",
+            bytes(end),
+            sysfs.map_or("—".into(), bytes)
+        ));
+        size_findings(out, name, end, row, ctx.host.virtualization.as_deref());
+    }
+    missing(out, &rows, max);
+    minor_steps(out, found);
+    out.find(
+        "hierarchy.table",
+        format!("Detected vs sysfs: {}.", table.join("; ")),
+        None,
+    );
+}
+
+/// The point standing for a level: the largest size for the last level (fewest LLC hits),
+/// otherwise the plateau point whose median is nearest the level's latency.
+fn representative(level: &Level, xs: &[u64], metrics: &[Metric], last: bool) -> Option<usize> {
+    if last {
+        return metrics.len().checked_sub(1);
+    }
+    (0..metrics.len().min(xs.len()))
+        .filter(|&i| xs[i] >= level.first_size && xs[i] <= level.last_size)
+        .min_by(|&a, &b| {
+            let d = |i: usize| (metrics[i].summary.median - level.latency_ns).abs();
+            d(a).total_cmp(&d(b))
+        })
+}
+
+fn size_findings(
+    out: &mut Measured,
+    name: &str,
+    end: u64,
+    row: Option<&Row>,
+    hypervisor: Option<&str>,
+) {
+    let Some(Row {
+        sysfs: Some((level, size)),
+        ratio: Some(ratio),
+        agree,
+        ..
+    }) = row
+    else {
+        out.find(
+            &format!("hierarchy.{name}.size_bytes"),
+            format!(
+                "{name} ends at {} but sysfs lists no cache of about that size: an extra \
+                 step (a TLB's reach, or a cache the kernel does not report).",
+                bytes(end)
+            ),
+            Some(end as f64),
+        );
+        return;
+    };
+    let verdict = if *agree { "agree" } else { "DISAGREE" };
+    out.find(
+        &format!("hierarchy.{name}.size_bytes"),
+        format!(
+            "{name} ends at {}, sysfs says {} ({verdict}: {ratio:.2}x).",
+            bytes(end),
+            bytes(*size)
+        ),
+        Some(end as f64),
+    );
+    if !agree {
+        disagreement(out, *level, end, *size, *ratio, hypervisor);
+    }
+}
+
+fn disagreement(out: &mut Measured, level: u32, end: u64, size: u64, r: f64, vm: Option<&str>) {
+    let why = match (r < 1.0, vm) {
+        (true, Some(h)) => format!(
+            "this guest gets only a slice of it — under a hypervisor ({h}) the host shares the \
+             cache with other guests' cores or partitions it, and sysfs reports the physical \
+             size, not this VM's share"
+        ),
+        (true, None) => "the usable share is smaller: other cores' working sets share it, or \
+             over-full sets (4 KiB page colours in a physically indexed cache) evict lines early"
+            .to_string(),
+        (false, _) => "a larger level beyond it (or a victim cache) still serves part of the \
+             working set"
+            .to_string(),
+    };
+    out.find(
+        &format!("hierarchy.L{level}.disagreement"),
+        format!(
+            "L{level}: detected end {} is {r:.2}x the sysfs size {}, outside a factor of 2: \
+             {why}.",
+            bytes(end),
+            bytes(size)
+        ),
+        Some(r),
+    );
+}
+
+fn missing(out: &mut Measured, rows: &[Row], max: u64) {
+    for r in rows.iter().filter(|r| r.detected.is_none()) {
+        let Some((level, size)) = r.sysfs else {
+            continue;
+        };
+        let why = if 2 * size > max {
+            format!(
+                "the largest working set ({}) is too small to pass it",
+                bytes(max)
+            )
+        } else {
+            "its latency is too close to a neighbouring level's (< 1.5x) to form a step".into()
+        };
+        out.find(
+            &format!("hierarchy.L{level}.missing"),
+            format!(
+                "sysfs lists an L{level} of {}, but the latency curve shows no level ending \
+                 near it: {why}.",
+                bytes(size)
+            ),
+            Some(size as f64),
+        );
+    }
+}
+
+fn minor_steps(out: &mut Measured, found: &Hierarchy) {
+    for (k, s) in found.minor_steps.iter().enumerate() {
+        out.find(
+            &format!("hierarchy.minor_step.{k}"),
+            format!(
+                "A {:.2}x rise after {} is counted inside its level, not as a cache (levels \
+                 must differ by at least 1.5x): typically a TLB's reach or over-full sets.",
+                s.ratio,
+                bytes(s.at_bytes)
+            ),
+            Some(s.at_bytes as f64),
+        );
+    }
+}
+
+/// The subtracted loop overhead, so the report says what was subtracted.
+pub fn overhead(s: &Sampler, out: &mut Measured) {
+    out.find(
+        "loop_overhead_ns_per_load",
+        format!(
+            "Subtracted from every point: loop control {:.4} ns per load (the chase loop \
+             without loads; one dec+jnz per 16 loads, which in fact overlaps the loads) and \
+             the {:.0} ns timer pair spread over the sample's loads.",
+            s.loop_ns, s.timer_ns
+        ),
+        Some(s.loop_ns),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::hierarchy::Config;
+
+    #[test]
+    fn sizes_read_naturally() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(48 * 1024), "48 KiB");
+        assert_eq!(bytes(1536 * 1024), "1.5 MiB");
+        assert_eq!(bytes(1280), "1.25 KiB");
+    }
+
+    #[test]
+    fn levels_are_named_after_the_sysfs_caches_they_match() {
+        let kib = 1024u64;
+        let pts: Vec<(u64, f64)> = (12..30)
+            .map(|k| 1u64 << k)
+            .map(|s| {
+                (
+                    s,
+                    if s <= 32 * kib {
+                        1.0
+                    } else if s <= 512 * kib {
+                        4.0
+                    } else {
+                        80.0
+                    },
+                )
+            })
+            .collect();
+        let found = hierarchy::detect(&pts, &Config::default());
+        let caches = [(1, 32 * kib), (2, 512 * kib), (3, 32 * kib * kib)];
+        let (n, rows) = names(&found, &caches, 1 << 29);
+        assert_eq!(n, ["L1", "L2", "DRAM"]);
+        assert!(
+            rows.iter()
+                .any(|r| r.detected.is_none() && r.sysfs == Some(caches[2]))
+        );
+        let (n, _) = names(&found, &caches, 32 * kib * kib);
+        assert_eq!(n, ["L1", "L2", "last level"]);
+    }
+}

@@ -1,0 +1,96 @@
+//! Integration tests of the memory group: `bench mem --quick` yields the latency curves, the
+//! detected hierarchy, bandwidth figures and page-fault costs, with findings, in JSON.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn bench_mem_quick() -> Value {
+    let out = Command::cargo_bin("sysmeter")
+        .expect("binary")
+        .args(["bench", "mem", "--quick", "--no-store", "--format", "json"])
+        .env("NO_COLOR", "1")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).expect("JSON")
+}
+
+fn result<'a>(run: &'a Value, id: &str) -> &'a Value {
+    run["results"]
+        .as_array()
+        .and_then(|r| r.iter().find(|x| x["id"] == id))
+        .unwrap_or_else(|| panic!("{id} missing"))
+}
+
+fn finding_keys(r: &Value) -> Vec<String> {
+    r["findings"]
+        .as_array()
+        .map(|f| {
+            f.iter()
+                .filter_map(|x| x["key"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn bench_mem_quick_reports_curves_levels_bandwidth_and_faults() {
+    let run = bench_mem_quick();
+
+    let lat = result(&run, "mem.latency");
+    assert_eq!(lat["status"], "ok", "{lat}");
+    let series = lat["series"].as_array().expect("series");
+    assert!(series.len() >= 2, "random chain and strides expected");
+    for s in series {
+        let points = s["points"].as_array().expect("points");
+        assert!(points.len() >= 4, "{}", s["name"]);
+        assert_eq!(s["x_unit"], "bytes");
+        let xs: Vec<f64> = points.iter().filter_map(|p| p["x"].as_f64()).collect();
+        assert!(
+            xs.windows(2).all(|w| w[0] < w[1]),
+            "sizes ascending in {}",
+            s["name"]
+        );
+        assert!(
+            points
+                .iter()
+                .all(|p| p["summary"]["median"].as_f64().is_some_and(|m| m > 0.0))
+        );
+    }
+    // The random chain over the largest working set is slower than over the smallest.
+    let random = &series[0]["points"];
+    let first = random[0]["summary"]["median"].as_f64().expect("first");
+    let last = random.as_array().and_then(|p| p.last()).expect("last")["summary"]["median"]
+        .as_f64()
+        .expect("last median");
+    assert!(
+        last > 2.0 * first,
+        "DRAM ({last} ns) not slower than L1 ({first} ns)"
+    );
+    let keys = finding_keys(lat);
+    assert!(
+        keys.iter().any(|k| k.starts_with("hierarchy.")),
+        "no detected levels: {keys:?}"
+    );
+
+    let bw = result(&run, "mem.bandwidth");
+    assert_eq!(bw["status"], "ok", "{bw}");
+    let metrics = bw["metrics"].as_array().expect("metrics");
+    assert!(metrics.len() >= 4);
+    assert!(metrics.iter().all(|m| m["unit"] == "bytes_per_sec"
+        && m["summary"]["median"].as_f64().is_some_and(|v| v > 1e6)));
+    assert!(!finding_keys(bw).is_empty());
+
+    let pf = result(&run, "mem.pagefault");
+    assert_eq!(pf["status"], "ok", "{pf}");
+    let metrics = pf["metrics"].as_array().expect("metrics");
+    assert!(!metrics.is_empty());
+    assert!(
+        metrics
+            .iter()
+            .all(|m| m["summary"]["median"].as_f64().is_some_and(|v| v > 0.0))
+    );
+    assert!(!finding_keys(pf).is_empty());
+}
