@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod diagnose;
 pub mod experiments;
 pub mod harness;
 pub mod host;

@@ -15,11 +15,21 @@ fn main() -> ExitCode {
         Command::Bench(a) => commands::bench(a),
         Command::History(a) => commands::history(a),
         Command::Show(a) => commands::show(a),
+        Command::Run(a) => commands::run(a),
+        Command::Trace(a) => commands::trace(a),
+        Command::Profile(a) => commands::profile(a),
+        Command::Scale(a) => commands::scale(a),
+        Command::Compare(a) => commands::compare(a),
+        Command::Report(a) => commands::report(a),
+        Command::Export(a) => commands::export(a),
+        Command::Completions(a) => commands::completions(a),
+        Command::Man(a) => commands::man(a),
     };
     match result {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::MeasurementFailed) => ExitCode::from(1),
         Ok(Outcome::Interrupted) => ExitCode::from(130),
+        Ok(Outcome::Code(code)) => ExitCode::from(code),
         Err(e) if e.downcast_ref::<UsageError>().is_some() => {
             eprintln!("error: {e}");
             ExitCode::from(2)

@@ -7,6 +7,26 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::report::Format;
 
+mod compare;
+mod completions;
+mod export;
+mod man;
+mod profile;
+mod report;
+mod run;
+mod scale;
+mod trace;
+
+pub use compare::CompareArgs;
+pub use completions::CompletionsArgs;
+pub use export::ExportArgs;
+pub use man::ManArgs;
+pub use profile::ProfileArgs;
+pub use report::ReportArgs;
+pub use run::RunArgs;
+pub use scale::ScaleArgs;
+pub use trace::TraceArgs;
+
 /// Measure what every operation costs on this machine, and where a program's time goes.
 #[derive(Debug, Parser)]
 #[command(name = "sysmeter", version, about, long_about = None)]
@@ -29,6 +49,24 @@ pub enum Command {
     History(HistoryArgs),
     /// Show one stored run in full.
     Show(ShowArgs),
+    /// Run a command (or watch a PID): time split, resource use, timeline and a verdict.
+    Run(RunArgs),
+    /// Summarise the system calls of a command or a running process.
+    Trace(TraceArgs),
+    /// Sample a command's CPU profile: flat profile, call graph, flame graph.
+    Profile(ProfileArgs),
+    /// Time a command at growing input sizes and fit its complexity.
+    Scale(ScaleArgs),
+    /// Compare two runs metric by metric, with significance.
+    Compare(CompareArgs),
+    /// Write a self-contained HTML (or Markdown) report of a stored run.
+    Report(ReportArgs),
+    /// Export a stored run (OpenMetrics, JSON, CSV).
+    Export(ExportArgs),
+    /// Print a shell completion script.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff).
+    Man(ManArgs),
 }
 
 /// Where results are stored.

@@ -3,17 +3,35 @@
 //! here. Errors are `anyhow`; a [`UsageError`] inside one makes `main` exit with code 2.
 
 mod bench;
+mod compare;
+mod completions;
+mod export;
 mod history;
 mod host;
 mod list;
+mod man;
+mod profile;
 mod progress;
+mod report;
+mod run;
+mod scale;
 mod show;
+mod trace;
 
 pub use bench::bench;
+pub use compare::compare;
+pub use completions::completions;
+pub use export::export;
 pub use history::history;
 pub use host::host;
 pub use list::list;
+pub use man::man;
+pub use profile::profile;
+pub use report::report;
+pub use run::run;
+pub use scale::scale;
 pub use show::show;
+pub use trace::trace;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -35,6 +53,8 @@ pub enum Outcome {
     MeasurementFailed,
     /// Stopped by Ctrl-C (exit 130).
     Interrupted,
+    /// Exit with this code (e.g. `run -- CMD` passes the command's own exit code through).
+    Code(u8),
 }
 
 /// Whether stdout may carry ANSI colour (a terminal, and NO_COLOR unset).

@@ -12,8 +12,10 @@ mod csv;
 pub mod fixture;
 pub mod format;
 pub mod host_text;
+pub mod html;
 mod json;
 mod markdown;
+pub mod openmetrics;
 mod text;
 
 #[cfg(test)]

@@ -7,6 +7,8 @@
 //! nothing but `model` (for [`Summary`]), `fastrand` and `thiserror`.
 
 mod ci;
+pub mod compare;
+pub mod fit;
 pub mod hierarchy;
 mod outliers;
 mod sampling;

@@ -1,0 +1,7 @@
+//! Arguments of `sysmeter trace` (being written).
+
+use clap::Args;
+
+/// `sysmeter trace`.
+#[derive(Debug, Args)]
+pub struct TraceArgs {}

@@ -1,0 +1,10 @@
+//! Program diagnosis: `run` (time split, /proc timeline, verdict), `trace` (system-call
+//! summary), `profile` (sampling CPU profile) and `scale` (growth with input size).
+//! Each produces a [`crate::model::RunRecord`] so results are stored and rendered like bench
+//! runs.
+
+pub mod classify;
+pub mod profile;
+pub mod run;
+pub mod scale;
+pub mod trace;
