@@ -151,6 +151,21 @@ pub struct ExperimentResult {
     pub error: Option<String>,
     /// Wall time the experiment took, ns.
     pub elapsed_ns: u64,
+    /// Larger outputs that are not numbers (folded stacks, a flame graph SVG, a call graph).
+    /// Added in schema 1 without a bump: absent in older records.
+    #[serde(default)]
+    pub artifacts: Vec<Artifact>,
+}
+
+/// A named text output of an experiment or diagnosis (e.g. `folded` stacks, `flamegraph.svg`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Artifact {
+    /// Name, unique within the result (e.g. `folded`, `flamegraph`).
+    pub name: String,
+    /// Media type (`text/plain`, `image/svg+xml`, `application/json`).
+    pub media_type: String,
+    /// The content.
+    pub content: String,
 }
 
 /// What an experiment measures and how.

@@ -57,6 +57,8 @@ pub struct Measured {
     pub series: Vec<Series>,
     /// Findings.
     pub findings: Vec<Finding>,
+    /// Non-numeric outputs.
+    pub artifacts: Vec<crate::model::Artifact>,
 }
 
 impl Measured {

@@ -155,12 +155,14 @@ fn run_one(
         skip: None,
         error: None,
         elapsed_ns: 0,
+        artifacts: Vec::new(),
     };
     match outcome {
         Ok(m) => {
             result.metrics = m.metrics;
             result.series = m.series;
             result.findings = m.findings;
+            result.artifacts = m.artifacts;
         }
         Err(ExperimentError::Interrupted) => return None,
         Err(ExperimentError::Skipped { reason, hint }) => {

@@ -157,6 +157,7 @@ fn experiment(id: &str, status: Status, about: About) -> ExperimentResult {
         skip: None,
         error: None,
         elapsed_ns: 0,
+        artifacts: Vec::new(),
     }
 }
 

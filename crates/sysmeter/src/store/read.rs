@@ -209,7 +209,7 @@ impl Store {
             .conn
             .prepare(
                 "SELECT seq, exp_id, status, elapsed_ns, about_json, estimates_json,
-                        series_json, findings_json, skip_json, error
+                        series_json, findings_json, skip_json, error, artifacts_json
                  FROM results WHERE run_id = ?1 ORDER BY seq",
             )
             .map_err(fail)?;

@@ -158,6 +158,7 @@ pub(super) struct RawResult {
     elapsed_ns: u64,
     json: [String; 4],
     skip_json: Option<String>,
+    artifacts_json: String,
     error: Option<String>,
 }
 
@@ -171,6 +172,7 @@ impl RawResult {
             json: [row.get(4)?, row.get(5)?, row.get(6)?, row.get(7)?],
             skip_json: row.get(8)?,
             error: row.get(9)?,
+            artifacts_json: row.get(10)?,
         })
     }
 
@@ -195,6 +197,7 @@ impl RawResult {
             skip,
             error: self.error,
             elapsed_ns: self.elapsed_ns,
+            artifacts: d.json(&field("artifacts_json"), &self.artifacts_json)?,
             id: self.exp_id,
         })
     }

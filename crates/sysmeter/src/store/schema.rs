@@ -19,9 +19,14 @@ use super::{StoreError, open_error, sql_error};
 pub(crate) const APPLICATION_ID: i32 = 0x5379_4d74;
 
 /// The migrations, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub(crate) const MIGRATIONS: &[&str] = &[MIGRATION_1];
+pub(crate) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2];
 
 /// Version 1: runs, results, metrics.
+/// Schema 2: non-numeric outputs of a result (folded stacks, flame graphs) as JSON.
+const MIGRATION_2: &str = "
+ALTER TABLE results ADD COLUMN artifacts_json TEXT NOT NULL DEFAULT '[]';
+";
+
 const MIGRATION_1: &str = "
 PRAGMA application_id = 1400458612;
 

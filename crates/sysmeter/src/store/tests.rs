@@ -77,6 +77,11 @@ fn ok_result() -> ExperimentResult {
         skip: None,
         error: None,
         elapsed_ns: 1_234_567_890,
+        artifacts: vec![crate::model::Artifact {
+            name: "folded".into(),
+            media_type: "text/plain".into(),
+            content: "main;work 7\n".into(),
+        }],
     }
 }
 
@@ -95,6 +100,7 @@ fn skipped_result() -> ExperimentResult {
         }),
         error: None,
         elapsed_ns: 3_000,
+        artifacts: Vec::new(),
     }
 }
 

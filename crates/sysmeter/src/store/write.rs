@@ -109,6 +109,7 @@ fn insert_result(
     let estimates = encode(path, run_id, "estimates", &r.estimates)?;
     let series = encode(path, run_id, "series", &r.series)?;
     let findings = encode(path, run_id, "findings", &r.findings)?;
+    let artifacts = encode(path, run_id, "artifacts", &r.artifacts)?;
     let skip = r
         .skip
         .as_ref()
@@ -117,8 +118,9 @@ fn insert_result(
     let exec = || {
         tx.execute(
             "INSERT INTO results (run_id, seq, exp_id, status, elapsed_ns, about_json,
-                              estimates_json, series_json, findings_json, skip_json, error)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                              estimates_json, series_json, findings_json, skip_json, error,
+                              artifacts_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 run_id,
                 int(seq)?,
@@ -131,6 +133,7 @@ fn insert_result(
                 findings,
                 skip,
                 r.error,
+                artifacts,
             ],
         )
     };
