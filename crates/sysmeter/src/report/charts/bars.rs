@@ -15,7 +15,7 @@ const BAR: f64 = 14.0;
 /// Approximate width of one character of 12 px sans-serif, for layout.
 const CHAR_W: f64 = 6.4;
 /// Names longer than this are shortened (the full name stays in the tooltip).
-const MAX_NAME_CHARS: usize = 46;
+const MAX_NAME_CHARS: usize = 56;
 
 /// One bar.
 #[derive(Debug, Clone, PartialEq)]

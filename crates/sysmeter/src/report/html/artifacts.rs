@@ -5,8 +5,11 @@
 //! Why an iframe with a data URL: inferno's SVG carries JavaScript (`onload="init(evt)"` and
 //! global functions). Inlined into the page, two flame graphs clash and `evt` is undefined in
 //! an HTML document; in `srcdoc` the SVG is parsed as HTML and its script does not run. As a
-//! data URL the SVG is its own document (opaque origin, sandboxed) and keeps its search and
-//! zoom; verified in headless Chromium without console errors. Pure; no dependencies.
+//! data URL the SVG is its own document (an opaque origin: it cannot reach the page) and keeps
+//! its search and zoom. No `sandbox` attribute: Chromium then lays the frame out late and
+//! inferno's fluid-width script reads a width of 0 ("negative value -20"), so every label
+//! disappears; tests/html.rs loads two such frames in headless Chromium and fails on any
+//! console error. Pure; no dependencies.
 
 use crate::model::Artifact;
 
