@@ -17,6 +17,7 @@ mod json;
 mod markdown;
 pub mod openmetrics;
 mod text;
+mod timeline;
 
 #[cfg(test)]
 mod tests;
