@@ -241,7 +241,10 @@ mod tests {
     }
 
     #[test]
-    #[allow(clippy::zombie_processes, reason = "reaped by `reap` (wait4), not by std")]
+    #[allow(
+        clippy::zombie_processes,
+        reason = "reaped by `reap` (wait4), not by std"
+    )]
     fn a_child_is_seen_exited_before_it_is_reaped_then_reaped_with_usage() {
         let child = std::process::Command::new("sh")
             .args(["-c", "exit 3"])

@@ -22,7 +22,7 @@ Verdict, with r real, u user, s system time and q the time it waited for a CPU:
   d >= 0.8: kernel-bound if s > u (next: sysmeter trace), else CPU-bound (next: profile)
   d <  1/3: I/O-bound, on paging (>= 10 major faults/s, or swapping with major faults),
             disk (threads in disk wait in >= 25% of samples, or >= 1 MiB of own storage
-            I/O while the busiest disk was >= 20% busy), network (it held a socket), or
+            I/O while the busiest disk was >= 20% busy), network (it held a TCP or UDP socket), or
             waiting (timers, pipes, locks, other processes)
   otherwise mixed (both parts are named).";
 

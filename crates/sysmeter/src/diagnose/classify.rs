@@ -22,16 +22,21 @@
 //!    - *disk*: the command's threads were in uninterruptible disk wait (state D) in
 //!      ≥ [`DISK_WAIT_SHARE`] of the samples, or it moved ≥ [`DISK_MIN_BYTES`] to or from
 //!      storage while the busiest disk was busy ≥ [`DISK_BUSY_PCT`] % of the run;
-//!    - *network*: it held at least one socket;
+//!    - *network*: it held at least one TCP or UDP socket (a Unix socket is a local peer);
 //!    - otherwise *waiting*: sleeping on a timer, a pipe, a lock or another process
 //!      (voluntary context switches and the machine's idle share are given).
-//! 3. In between: **mixed** — the compute part (user or kernel) and the wait cause are both
-//!    named, and both next commands.
+//! 3. In between: **mixed** — the compute part (user CPU, kernel CPU when `s > u`, or
+//!    *waiting for a CPU* when `q > u + s`: other load) and the wait cause are both named,
+//!    with both next commands.
 //!
 //! Pure: numbers in, a [`Verdict`] out; no OS access. Depends on nothing but `report::format`
-//! for number formatting.
+//! for number formatting (in `advice`, the words of each verdict).
 
-use crate::report::format;
+mod advice;
+
+use advice::{
+    contention_fix, contention_next, cpu_parts, kernel_parts, time_split, wait_parts, wait_reason,
+};
 
 /// CPU demand at or above which a command counts as computing (CPU- or kernel-bound).
 pub const COMPUTE_DEMAND_MIN: f64 = 0.8;
@@ -47,6 +52,8 @@ pub const DISK_WAIT_SHARE: f64 = 0.25;
 pub const DISK_MIN_BYTES: u64 = 1 << 20;
 /// Busy percentage of the busiest disk that, with the command's own storage I/O, counts.
 pub const DISK_BUSY_PCT: f64 = 20.0;
+/// Share of real time spent waiting for a CPU from which the reason warns of contention.
+pub const CONTENTION_SHARE: f64 = 0.2;
 
 /// Load on one device (disk or network interface) over the run.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -62,6 +69,8 @@ pub struct DeviceLoad {
 /// Everything the verdict looks at, measured by `run`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Evidence {
+    /// How the next commands name the target: `-- CMD ARGS` or `-p PID` (empty: `-- CMD`).
+    pub target: String,
     /// Real (wall-clock) time, s.
     pub real_s: f64,
     /// User CPU time, s.
@@ -84,7 +93,7 @@ pub struct Evidence {
     pub disk: Option<DeviceLoad>,
     /// The busiest network interface during the run.
     pub net: Option<DeviceLoad>,
-    /// Most sockets the command held at once.
+    /// Most TCP or UDP sockets the command held at once (Unix sockets do not count).
     pub sockets: usize,
     /// Pages swapped in+out per second, machine-wide.
     pub swap_pages_per_s: f64,
@@ -101,13 +110,24 @@ pub enum Class {
     Kernel,
     /// Waiting most of the time, on this.
     Io(Wait),
-    /// Partly computing (`kernel`: mostly in the kernel), partly waiting.
+    /// Partly computing (or waiting for a CPU), partly waiting on something else.
     Mixed {
-        /// Whether system time exceeds user time.
-        kernel: bool,
+        /// What the computing part was.
+        compute: Compute,
         /// What the waiting part waited on.
         wait: Wait,
     },
+}
+
+/// The computing part of a mixed run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compute {
+    /// Mostly user time.
+    User,
+    /// More system than user time.
+    Kernel,
+    /// More time waiting for a CPU than running on one: other load.
+    Contention,
 }
 
 /// What an I/O-bound command waited on.
@@ -154,35 +174,20 @@ pub fn classify(e: &Evidence) -> Verdict {
     } else if demand < IO_DEMAND_MAX {
         Class::Io(wait_cause(e))
     } else {
+        let compute = if e.runqueue_s.unwrap_or(0.0) > cpu {
+            Compute::Contention
+        } else if kernel {
+            Compute::Kernel
+        } else {
+            Compute::User
+        };
         Class::Mixed {
-            kernel,
+            compute,
             wait: wait_cause(e),
         }
     };
     let mut reason = time_split(e, demand);
-    let (label, next, remedies) = match class {
-        Class::Cpu => cpu_parts(),
-        Class::Kernel => kernel_parts(),
-        Class::Io(w) => {
-            reason.push(' ');
-            reason.push_str(&wait_reason(e, w));
-            let (what, next, remedies) = wait_parts(e, w);
-            (format!("I/O-bound ({what})"), next, remedies)
-        }
-        Class::Mixed { kernel, wait } => {
-            reason.push(' ');
-            reason.push_str(&wait_reason(e, wait));
-            let (what, wnext, wrem) = wait_parts(e, wait);
-            let (_, cnext, crem) = if kernel { kernel_parts() } else { cpu_parts() };
-            let part = if kernel { "kernel" } else { "user" };
-            let label = format!("mixed ({part} CPU and waiting on {what})");
-            (
-                label,
-                format!("{cnext}; {wnext}"),
-                format!("{crem}; {wrem}"),
-            )
-        }
-    };
+    let (label, next, remedies) = words(e, class, &mut reason);
     Verdict {
         class,
         label,
@@ -191,6 +196,48 @@ pub fn classify(e: &Evidence) -> Verdict {
         remedies,
         demand,
         wait_share,
+    }
+}
+
+/// Label, next commands and remedies of `class`; appends the wait reason to `reason`.
+fn words(e: &Evidence, class: Class, reason: &mut String) -> (String, String, String) {
+    let target = if e.target.is_empty() {
+        "-- CMD"
+    } else {
+        e.target.as_str()
+    };
+    let wait = match class {
+        Class::Io(w) | Class::Mixed { wait: w, .. } => Some(w),
+        Class::Cpu | Class::Kernel => None,
+    };
+    if let Some(w) = wait {
+        reason.push(' ');
+        reason.push_str(&wait_reason(e, w));
+    }
+    match class {
+        Class::Cpu => cpu_parts(target),
+        Class::Kernel => kernel_parts(target),
+        Class::Io(w) => {
+            let (what, next, remedies) = wait_parts(e, w, target);
+            (format!("I/O-bound ({what})"), next, remedies)
+        }
+        Class::Mixed { compute, wait } => {
+            let (what, wnext, wrem) = wait_parts(e, wait, target);
+            let (part, (_, cnext, crem)) = match compute {
+                Compute::User => ("user CPU", cpu_parts(target)),
+                Compute::Kernel => ("kernel CPU", kernel_parts(target)),
+                Compute::Contention => (
+                    "waiting for a CPU",
+                    (String::new(), contention_next(), contention_fix()),
+                ),
+            };
+            let label = format!("mixed ({part} and waiting on {what})");
+            (
+                label,
+                format!("{cnext}; {wnext}"),
+                format!("{crem}; {wrem}"),
+            )
+        }
     }
 }
 
@@ -217,160 +264,6 @@ fn wait_cause(e: &Evidence) -> Wait {
         return Wait::Network;
     }
     Wait::Other
-}
-
-fn secs(s: f64) -> String {
-    format::duration_ns(s * 1e9)
-}
-
-/// "real 2.00 s, user 1.98 s, system 10.0 ms: 0.99 CPUs busy of 2 usable".
-fn time_split(e: &Evidence, demand: f64) -> String {
-    let cpu = e.user_s + e.system_s;
-    let busy = cpu / e.real_s.max(1e-9);
-    let mut text = format!(
-        "real {}, user {}, system {}: on average {} CPUs busy",
-        secs(e.real_s),
-        secs(e.user_s),
-        secs(e.system_s),
-        format::sig3(busy),
-    );
-    if e.cpus > 0 {
-        text.push_str(&format!(" of {} usable", e.cpus));
-    }
-    if let Some(q) = e.runqueue_s.filter(|&q| q > 0.0) {
-        text.push_str(&format!(
-            "; it also waited {} for a CPU (demand {} CPUs)",
-            secs(q),
-            format::sig3(demand)
-        ));
-    }
-    text.push('.');
-    text
-}
-
-fn cpu_parts() -> (String, String, String) {
-    (
-        "CPU-bound".into(),
-        "`sysmeter profile -- CMD` to see which functions take the time".into(),
-        "a better algorithm or data structure, less work per item, caching of computed \
-         results, a faster CPU or memory system, or more threads if the work can be split"
-            .into(),
-    )
-}
-
-fn kernel_parts() -> (String, String, String) {
-    (
-        "kernel-bound".into(),
-        "`sysmeter trace -- CMD` to see which system calls take the time".into(),
-        "fewer system calls (bigger buffers, batching, user-level caching of results such as \
-         stat or time), cheaper ones, or a faster CPU"
-            .into(),
-    )
-}
-
-/// What, concretely, the command waited on.
-fn wait_reason(e: &Evidence, w: Wait) -> String {
-    let real = e.real_s.max(1e-9);
-    match w {
-        Wait::Paging => format!(
-            "It waited on paging: {} major faults ({}/s), {} pages/s swapped.",
-            e.major_faults,
-            format::sig3(e.major_faults as f64 / real),
-            format::sig3(e.swap_pages_per_s)
-        ),
-        Wait::Disk => {
-            let mut t = "It waited on the disk".to_string();
-            if let Some(s) = e.disk_wait_share {
-                t.push_str(&format!(
-                    ": in disk wait (state D) in {:.0}% of the samples",
-                    s * 100.0
-                ));
-            }
-            if let Some(b) = e.storage_bytes {
-                t.push_str(&format!("; {} to or from storage", format::bytes(b as f64)));
-            }
-            if let Some(d) = &e.disk {
-                t.push_str(&format!("; {} {}", d.name, device_load(d)));
-            }
-            t.push('.');
-            t
-        }
-        Wait::Network => {
-            let mut t = format!("It waited with {} socket(s) open", e.sockets);
-            if let Some(n) = &e.net {
-                t.push_str(&format!(
-                    "; busiest interface {} {}",
-                    n.name,
-                    device_load(n)
-                ));
-            }
-            t.push('.');
-            t
-        }
-        Wait::Other => {
-            let mut t = format!(
-                "It slept on something else (a timer, a pipe, a lock or another process): {} \
-                 voluntary context switches ({}/s)",
-                e.voluntary_switches,
-                format::sig3(e.voluntary_switches as f64 / real)
-            );
-            if let Some(idle) = e.idle_pct {
-                t.push_str(&format!(", while the CPUs were {idle:.0}% idle"));
-            }
-            t.push('.');
-            t
-        }
-    }
-}
-
-fn device_load(d: &DeviceLoad) -> String {
-    match d.busy_pct {
-        Some(b) => format!("busy {b:.0}%, {}", format::rate(d.bytes_per_s)),
-        None => format!("moved {}", format::rate(d.bytes_per_s)),
-    }
-}
-
-/// (what, next, remedies) of a wait cause.
-fn wait_parts(e: &Evidence, w: Wait) -> (String, String, String) {
-    match w {
-        Wait::Paging => (
-            "paging".into(),
-            "`vmstat 1` while it runs, and `sysmeter bench mem.pagefault` for the cost of one \
-             fault"
-                .into(),
-            "more memory, a smaller working set, better locality, or less competing memory use"
-                .into(),
-        ),
-        Wait::Disk => {
-            let dev = e.disk.as_ref().map_or("DEVICE", |d| d.name.as_str());
-            (
-                format!("disk {dev}"),
-                format!("`iostat -x {dev} 1` while it runs, `sysmeter trace -e file -- CMD`"),
-                "caching (page cache, application cache), fewer and larger I/Os, better disk \
-                 data structures, or a faster device"
-                    .into(),
-            )
-        }
-        Wait::Network => {
-            let dev = e.net.as_ref().map_or("the network", |n| n.name.as_str());
-            (
-                format!("network {dev}"),
-                format!("`sysmeter trace -e network -- CMD` and the interface {dev} (`ss -tin`)"),
-                "caching of remote results, fewer round trips (batching, pipelining), a more \
-                 efficient protocol, or a faster link"
-                    .into(),
-            )
-        }
-        Wait::Other => (
-            "waiting".into(),
-            "`sysmeter trace -- CMD` to see which calls block (read, poll, futex, wait4, \
-             nanosleep)"
-                .into(),
-            "overlap the waiting with useful work, remove sleeps and polling, or speed up the \
-             process or service it waits for"
-                .into(),
-        ),
-    }
 }
 
 #[cfg(test)]

@@ -57,6 +57,15 @@ fn waiting_for_a_cpu_counts_as_demand() {
     let v = classify(&e);
     assert_eq!(v.class, Class::Cpu);
     assert!(v.reason.contains("waited 450 ms for a CPU"), "{}", v.reason);
+    assert!(
+        v.reason.contains("off a CPU for 45% of the run"),
+        "{}",
+        v.reason
+    );
+    // Below the contention share there is no warning.
+    e.runqueue_s = Some(0.19);
+    e.user_s = 0.7;
+    assert!(!classify(&e).reason.contains("Other load"));
 }
 
 #[test]
@@ -66,7 +75,7 @@ fn demand_boundaries() {
     assert!(matches!(
         classify(&times(1.0, 0.79, 0.0)).class,
         Class::Mixed {
-            kernel: false,
+            compute: Compute::User,
             wait: Wait::Other
         }
     ));
@@ -166,7 +175,7 @@ fn mixed_names_both_parts_and_both_next_commands() {
     assert_eq!(
         v.class,
         Class::Mixed {
-            kernel: true,
+            compute: Compute::Kernel,
             wait: Wait::Network
         }
     );
@@ -181,4 +190,38 @@ fn zero_real_time_does_not_divide_by_zero() {
     let v = classify(&times(0.0, 0.0, 0.0));
     assert!(v.demand.is_finite());
     assert_eq!(v.class, Class::Io(Wait::Other));
+}
+
+#[test]
+fn next_commands_name_the_target() {
+    let mut e = times(1.0, 0.9, 0.0);
+    assert!(classify(&e).next.contains("`sysmeter profile -- CMD`"));
+    e.target = "-p 42".into();
+    assert!(classify(&e).next.contains("`sysmeter profile -p 42`"));
+    e.target = "-- make -j2".into();
+    e.system_s = 0.95;
+    assert!(classify(&e).next.contains("`sysmeter trace -- make -j2`"));
+}
+
+#[test]
+fn mixed_with_more_run_queue_wait_than_cpu_is_contention() {
+    // The O_DIRECT dd seen on a loaded machine: little CPU, long waits for one, disk waits.
+    let mut e = times(1.44, 0.0099, 0.104);
+    e.runqueue_s = Some(0.49);
+    e.disk_wait_share = Some(0.71);
+    let v = classify(&e);
+    assert_eq!(
+        v.class,
+        Class::Mixed {
+            compute: Compute::Contention,
+            wait: Wait::Disk
+        }
+    );
+    assert!(
+        v.label
+            .starts_with("mixed (waiting for a CPU and waiting on disk"),
+        "{}",
+        v.label
+    );
+    assert!(v.remedies.contains("more CPUs"), "{}", v.remedies);
 }

@@ -127,6 +127,7 @@ pub fn attach(pid: i32, duration: Duration, interval: Duration) -> Result<Measur
         io: io_delta(first.io, last.io),
         disk_wait_share: tracker.disk_wait_share(),
         sockets: tracker.max_sockets().unwrap_or(0),
+        inet_sockets: tracker.max_inet_sockets().unwrap_or(0),
         points,
         totals,
         notes,

@@ -14,7 +14,7 @@
 use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
-use sysmeter_sys::rusage::{self, ExitKind, PidFd, PidWait, forward};
+use sysmeter_sys::rusage::{self, ChildUsage, ExitKind, PidFd, PidWait, forward};
 
 use super::RunError;
 use super::measure::{Measurement, Sampler, allowed_cpus};
@@ -126,6 +126,43 @@ fn max_rss(
     }
 }
 
+/// Samples every `interval` until child `pid` has exited (not reaped), forwarding signals
+/// sent to sysmeter alone. Returns the real time since `spawned_at`.
+fn sample_until_exit(
+    pid: i32,
+    spawned_at: Instant,
+    interval: Duration,
+    sampler: &mut Sampler,
+) -> Result<Duration, RunError> {
+    let pidfd = PidFd::open(pid).ok();
+    let exited = || rusage::has_exited(pid).unwrap_or(true);
+    let mut tick = 1u32;
+    loop {
+        let deadline = spawned_at + interval * tick;
+        let event = wait_until(pidfd.as_ref(), deadline, &exited)
+            .map_err(|source| RunError::Wait { pid, source })?;
+        match event {
+            Event::Exited => {
+                if exited() {
+                    return Ok(spawned_at.elapsed());
+                }
+            }
+            Event::Signal => {
+                let sig = forward::take_pending();
+                if sig != 0 {
+                    let _ = rusage::send_signal(pid, sig);
+                }
+            }
+            Event::Tick => {
+                sampler.sample();
+                // If sampling fell behind, skip the ticks already past.
+                let due = (spawned_at.elapsed().as_nanos() / interval.as_nanos().max(1)) as u32;
+                tick = (tick + 1).max(due + 1);
+            }
+        }
+    }
+}
+
 /// Runs `argv` to completion, sampling every `interval`.
 pub fn launch(argv: &[OsString], interval: Duration) -> Result<Launched, RunError> {
     forward::install().map_err(RunError::Signal)?;
@@ -147,38 +184,24 @@ pub fn launch(argv: &[OsString], interval: Duration) -> Result<Launched, RunErro
     drop(child);
     let mut guard = ChildGuard { pid, reaped: false };
     sampler.watch(pid, Some(ProcessSample::default()));
-    let pidfd = PidFd::open(pid).ok();
-    let wait_err = |source| RunError::Wait { pid, source };
-    let exited = || rusage::has_exited(pid).unwrap_or(true);
-    let mut tick = 1u32;
-    loop {
-        let deadline = spawned_at + interval * tick;
-        match wait_until(pidfd.as_ref(), deadline, &exited).map_err(wait_err)? {
-            Event::Exited => {
-                if exited() {
-                    break;
-                }
-            }
-            Event::Signal => {
-                let sig = forward::take_pending();
-                if sig != 0 {
-                    let _ = rusage::send_signal(pid, sig);
-                }
-            }
-            Event::Tick => {
-                sampler.sample();
-                // If sampling fell behind, skip the ticks already past.
-                let due = (spawned_at.elapsed().as_nanos() / interval.as_nanos().max(1)) as u32;
-                tick = (tick + 1).max(due + 1);
-            }
-        }
-    }
-    let real = spawned_at.elapsed();
+    let real = sample_until_exit(pid, spawned_at, interval, &mut sampler)?;
     // The zombie still shows its I/O accounting and per-thread schedstats: sample it once
     // more before reaping.
     sampler.sample();
-    let (exit, usage) = rusage::reap(pid).map_err(wait_err)?;
+    let (exit, usage) = rusage::reap(pid).map_err(|source| RunError::Wait { pid, source })?;
     guard.reaped = true;
+    let measurement = measurement(pid, real, &usage, own_hwm_kib, sampler);
+    Ok(Launched { measurement, exit })
+}
+
+/// The measurement of a reaped child from its rusage and the samples.
+fn measurement(
+    pid: i32,
+    real: Duration,
+    usage: &ChildUsage,
+    own_hwm_kib: Option<u64>,
+    sampler: Sampler,
+) -> Measurement {
     let (points, totals, tracker) = sampler.finish();
     let threads = tracker.thread_totals(true);
     let last = tracker.last.as_ref();
@@ -186,7 +209,8 @@ pub fn launch(argv: &[OsString], interval: Duration) -> Result<Launched, RunErro
     let io = last.and_then(|s| s.io);
     if io.is_none() {
         notes.push(format!(
-            "/proc/{pid}/io could not be read (kernel without task I/O accounting?): no byte counts"
+            "/proc/{pid}/io could not be read (kernel without task I/O accounting?): no byte \
+             counts"
         ));
     }
     let max_rss_kib = max_rss(
@@ -200,7 +224,7 @@ pub fn launch(argv: &[OsString], interval: Duration) -> Result<Launched, RunErro
         .iter()
         .chain(last)
         .find_map(|s| s.status.cpus_allowed_list.clone());
-    let measurement = Measurement {
+    Measurement {
         real_ns: real.as_nanos() as u64,
         user_ns: usage.user_ns,
         system_ns: usage.system_ns,
@@ -214,10 +238,10 @@ pub fn launch(argv: &[OsString], interval: Duration) -> Result<Launched, RunErro
         io,
         disk_wait_share: tracker.disk_wait_share(),
         sockets: tracker.max_sockets().unwrap_or(0),
+        inet_sockets: tracker.max_inet_sockets().unwrap_or(0),
         points,
         totals,
         notes,
         signal: forward::received(),
-    };
-    Ok(Launched { measurement, exit })
+    }
 }

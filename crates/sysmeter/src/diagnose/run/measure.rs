@@ -23,6 +23,7 @@ pub struct Tracker {
     /// Thread samples seen running, in disk wait (D), and otherwise (sleeping, stopped).
     states: [u64; 3],
     max_sockets: Option<usize>,
+    max_inet: Option<usize>,
     max_hwm_kib: Option<u64>,
 }
 
@@ -56,6 +57,9 @@ impl Tracker {
         if let Some(n) = s.sockets {
             self.max_sockets = Some(self.max_sockets.map_or(n, |m| m.max(n)));
         }
+        if let Some(n) = s.inet_sockets {
+            self.max_inet = Some(self.max_inet.map_or(n, |m| m.max(n)));
+        }
         if self.first.is_none() {
             self.first = Some(s.clone());
         }
@@ -76,6 +80,11 @@ impl Tracker {
     /// Most sockets held at once.
     pub fn max_sockets(&self) -> Option<usize> {
         self.max_sockets
+    }
+
+    /// Most TCP/UDP sockets held at once.
+    pub fn max_inet_sockets(&self) -> Option<usize> {
+        self.max_inet
     }
 
     /// Sums over every thread ever seen: from zero (`from_start`, a launched command) or
@@ -213,6 +222,8 @@ pub struct Measurement {
     pub disk_wait_share: Option<f64>,
     /// Most sockets held at once.
     pub sockets: usize,
+    /// Most TCP/UDP sockets held at once.
+    pub inet_sockets: usize,
     /// The timeline.
     pub points: Vec<Point>,
     /// Whole-run system totals.

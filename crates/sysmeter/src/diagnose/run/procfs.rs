@@ -262,6 +262,14 @@ pub fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
     Some((f.next()??, f.next()??))
 }
 
+/// The socket inodes listed in /proc/PID/net/{tcp,tcp6,udp,udp6} (the 10th column).
+pub fn parse_socket_inodes(text: &str) -> Vec<u64> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().nth(9)?.parse().ok())
+        .collect()
+}
+
 #[cfg(test)]
 #[path = "procfs_tests.rs"]
 mod tests;

@@ -78,3 +78,10 @@ fn io_status_and_schedstat() {
     assert_eq!(parse_schedstat("0 1244053 1\n"), Some((0, 1_244_053)));
     assert_eq!(parse_schedstat("x"), None);
 }
+
+#[test]
+fn socket_inodes_from_net_tcp() {
+    let text = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 41234 1 0000000000000000 100 0 0 10 0\n";
+    assert_eq!(parse_socket_inodes(text), vec![41234]);
+    assert!(parse_socket_inodes("header only\n").is_empty());
+}

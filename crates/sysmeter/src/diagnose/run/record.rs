@@ -7,6 +7,7 @@
 
 use super::Target;
 use super::measure::Measurement;
+use super::procfs::PidIo;
 use super::timeline;
 use crate::diagnose::classify::{self, Evidence, Verdict};
 use crate::model::{
@@ -18,9 +19,18 @@ use crate::stats::summarize;
 /// Seed of the single-sample summaries.
 const SEED: u64 = 1;
 
+/// How the next commands name the target.
+fn target_args(target: &Target) -> String {
+    match target {
+        Target::Launch(argv) => format!("-- {}", super::command_line(argv)),
+        Target::Attach { pid, .. } => format!("-p {pid}"),
+    }
+}
+
 /// The verdict's inputs, from a measurement.
-pub fn evidence(m: &Measurement) -> Evidence {
+pub fn evidence(m: &Measurement, target: &Target) -> Evidence {
     Evidence {
+        target: target_args(target),
         real_s: m.real_ns as f64 / 1e9,
         user_s: m.user_ns as f64 / 1e9,
         system_s: m.system_ns as f64 / 1e9,
@@ -32,7 +42,7 @@ pub fn evidence(m: &Measurement) -> Evidence {
         disk_wait_share: m.disk_wait_share,
         disk: m.totals.disk.clone(),
         net: m.totals.net.clone(),
-        sockets: m.sockets,
+        sockets: m.inet_sockets,
         swap_pages_per_s: m.totals.swap_pages_per_s,
         idle_pct: m.totals.cpu.map(|c| c[3]),
     }
@@ -53,90 +63,36 @@ fn single(name: &str, unit: Unit, value: f64, note: &str) -> Option<Metric> {
 }
 
 fn metrics(m: &Measurement, v: &Verdict) -> Vec<Metric> {
+    use Unit::{Bytes, Count, Ns};
     let real = m.real_ns as f64;
     let cpu = (m.user_ns + m.system_ns) as f64;
     let busy = if real > 0.0 { cpu / real } else { 0.0 };
     let util = busy / m.cpus.max(1) as f64 * 100.0;
-    let opt = |x: Option<u64>| x.map(|v| v as f64);
+    let f = |x: Option<u64>| x.map(|v| v as f64);
+    let io = |pick: fn(&PidIo) -> u64| m.io.as_ref().map(|i| pick(i) as f64);
     let cpus_note = format!("% of {} usable CPUs", m.cpus);
-    let rows: Vec<(&str, Unit, Option<f64>, &str)> = vec![
-        ("real time", Unit::Ns, Some(real), "wall clock"),
-        ("user time", Unit::Ns, Some(m.user_ns as f64), ""),
-        ("system time", Unit::Ns, Some(m.system_ns as f64), ""),
-        (
-            "run-queue wait",
-            Unit::Ns,
-            opt(m.runqueue_ns),
-            "runnable, waiting for a CPU",
-        ),
-        (
-            "CPUs busy",
-            Unit::Count,
-            Some(busy),
-            "(user + system) / real",
-        ),
-        ("CPU utilisation", Unit::Count, Some(util), &cpus_note),
-        (
-            "CPU demand",
-            Unit::Count,
-            Some(v.demand),
-            "(user + system + run-queue) / real",
-        ),
-        (
-            "max RSS",
-            Unit::Bytes,
-            opt(m.max_rss_kib).map(|k| k * 1024.0),
-            "peak resident set",
-        ),
-        ("minor faults", Unit::Count, opt(m.minor_faults), ""),
-        (
-            "major faults",
-            Unit::Count,
-            opt(m.major_faults),
-            "needed I/O",
-        ),
-        (
-            "voluntary switches",
-            Unit::Count,
-            opt(m.voluntary),
-            "blocked",
-        ),
-        (
-            "involuntary switches",
-            Unit::Count,
-            opt(m.involuntary),
-            "preempted",
-        ),
-        (
-            "bytes read",
-            Unit::Bytes,
-            m.io.map(|i| i.rchar as f64),
-            "read calls, any file",
-        ),
-        (
-            "bytes written",
-            Unit::Bytes,
-            m.io.map(|i| i.wchar as f64),
-            "write calls, any file",
-        ),
-        (
-            "storage read",
-            Unit::Bytes,
-            m.io.map(|i| i.read_bytes as f64),
-            "from the device",
-        ),
-        (
-            "storage written",
-            Unit::Bytes,
-            m.io.map(|i| i.write_bytes as f64),
-            "toward the device",
-        ),
-        (
-            "sockets held",
-            Unit::Count,
-            Some(m.sockets as f64),
-            "most at one sample",
-        ),
+    // One row per figure; kept one per line so the table reads like the report.
+    #[rustfmt::skip]
+    let rows: [(&str, Unit, Option<f64>, &str); 19] = [
+        ("real time", Ns, Some(real), "wall clock"),
+        ("user time", Ns, Some(m.user_ns as f64), ""),
+        ("system time", Ns, Some(m.system_ns as f64), ""),
+        ("run-queue wait", Ns, f(m.runqueue_ns), "runnable, waiting for a CPU"),
+        ("CPUs busy", Count, Some(busy), "(user + system) / real"),
+        ("CPU utilisation", Count, Some(util), &cpus_note),
+        ("CPU demand", Count, Some(v.demand), "(user + system + run-queue) / real"),
+        ("max RSS", Bytes, f(m.max_rss_kib).map(|k| k * 1024.0), "peak resident set"),
+        ("minor faults", Count, f(m.minor_faults), ""),
+        ("major faults", Count, f(m.major_faults), "needed I/O"),
+        ("voluntary switches", Count, f(m.voluntary), "blocked"),
+        ("involuntary switches", Count, f(m.involuntary), "preempted"),
+        ("bytes read", Bytes, io(|i| i.rchar), "read calls, any file"),
+        ("bytes written", Bytes, io(|i| i.wchar), "write calls, any file"),
+        ("storage read", Bytes, io(|i| i.read_bytes), "from the device"),
+        ("storage written", Bytes, io(|i| i.write_bytes), "toward the device"),
+        ("sockets held", Count, Some(m.sockets as f64), "most at one sample"),
+        ("TCP/UDP sockets", Count, Some(m.inet_sockets as f64), "most at one sample"),
+        ("disk-wait samples", Count, m.disk_wait_share.map(|s| s * 100.0), "% in state D"),
     ];
     rows.into_iter()
         .filter_map(|(name, unit, value, note)| single(name, unit, value?, note))
@@ -247,7 +203,7 @@ pub struct Parts<'a> {
 /// The run record of kind `run`, with its verdict.
 pub fn build(p: Parts<'_>) -> (RunRecord, Verdict) {
     let m = p.measurement;
-    let verdict = classify::classify(&evidence(m));
+    let verdict = classify::classify(&evidence(m, p.target));
     let result = ExperimentResult {
         id: "run".to_string(),
         status: Status::Ok,

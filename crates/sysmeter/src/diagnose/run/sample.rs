@@ -134,6 +134,8 @@ pub struct ProcessSample {
     pub threads: BTreeMap<u32, ThreadSample>,
     /// Sockets among its open descriptors (`None` when /proc/PID/fd is not readable).
     pub sockets: Option<usize>,
+    /// Of those, TCP or UDP sockets (the rest are local: Unix, netlink, ...).
+    pub inet_sockets: Option<usize>,
 }
 
 /// Reads process `pid`; `None` when its /proc/PID/stat cannot be read (gone or hidden).
@@ -141,6 +143,7 @@ pub fn read_process(pid: i32, t: Duration) -> Option<ProcessSample> {
     let base = format!("/proc/{pid}");
     let stat = procfs::parse_pid_stat(&fs::read_to_string(format!("{base}/stat")).ok()?)?;
     let read = |p: &str| fs::read_to_string(format!("{base}/{p}")).ok();
+    let sockets = socket_inodes(&base);
     Some(ProcessSample {
         t,
         stat,
@@ -149,7 +152,8 @@ pub fn read_process(pid: i32, t: Duration) -> Option<ProcessSample> {
             .map(|s| procfs::parse_pid_status(&s))
             .unwrap_or_default(),
         threads: read_threads(&base),
-        sockets: count_sockets(&base),
+        sockets: sockets.as_ref().map(Vec::len),
+        inet_sockets: sockets.map(|s| count_inet(&base, &s)),
     })
 }
 
@@ -177,13 +181,31 @@ fn read_threads(base: &str) -> BTreeMap<u32, ThreadSample> {
         .collect()
 }
 
-fn count_sockets(base: &str) -> Option<usize> {
+/// Inodes of the sockets among the open descriptors (`socket:[INODE]` links).
+fn socket_inodes(base: &str) -> Option<Vec<u64>> {
     let entries = fs::read_dir(format!("{base}/fd")).ok()?;
     Some(
         entries
             .take(MAX_FDS)
             .filter_map(|e| fs::read_link(e.ok()?.path()).ok())
-            .filter(|target| target.to_string_lossy().starts_with("socket:"))
-            .count(),
+            .filter_map(|target| {
+                let t = target.to_string_lossy().into_owned();
+                t.strip_prefix("socket:[")?.strip_suffix(']')?.parse().ok()
+            })
+            .collect(),
     )
+}
+
+/// How many of `inodes` are TCP or UDP sockets, from the process's own network namespace
+/// view (/proc/PID/net/...). Read only when it has sockets at all, to keep sampling cheap.
+fn count_inet(base: &str, inodes: &[u64]) -> usize {
+    if inodes.is_empty() {
+        return 0;
+    }
+    let inet: Vec<u64> = ["tcp", "tcp6", "udp", "udp6"]
+        .iter()
+        .filter_map(|t| fs::read_to_string(format!("{base}/net/{t}")).ok())
+        .flat_map(|text| procfs::parse_socket_inodes(&text))
+        .collect();
+    inodes.iter().filter(|i| inet.contains(i)).count()
 }
