@@ -268,3 +268,20 @@ fn sigint_to_sysmeter_is_forwarded_and_the_run_is_still_reported_and_stored() {
     let h: Value = serde_json::from_slice(&o.stdout).expect("history json");
     assert_eq!(h[0]["kind"], "run");
 }
+
+#[test]
+fn every_format_renders_the_verdict() {
+    for format in ["text", "csv", "markdown"] {
+        let o = sysmeter()
+            .args(["run", "--no-store", "--format", format, "--", "true"])
+            .output()
+            .expect("run");
+        assert_eq!(o.status.code(), Some(0), "{format}");
+        assert!(o.stdout.is_empty(), "{format}: stdout is the command's");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("real time"), "{format}: {err}");
+        if format != "csv" {
+            assert!(err.contains("Verdict: "), "{format}: {err}");
+        }
+    }
+}
