@@ -146,6 +146,8 @@ fn sample_until_exit(
                 if exited() {
                     return Ok(spawned_at.elapsed());
                 }
+                // Readable pidfd but no exit to collect should not happen; never spin on it.
+                std::thread::sleep(FALLBACK_POLL);
             }
             Event::Signal => {
                 let sig = forward::take_pending();
