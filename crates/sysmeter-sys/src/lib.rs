@@ -14,6 +14,7 @@ pub mod kernels;
 pub mod membw;
 pub mod memory;
 pub mod process;
+pub mod rusage;
 pub mod sched;
 pub mod signal;
 pub mod syscall;

@@ -18,6 +18,7 @@ mod json;
 mod markdown;
 pub mod openmetrics;
 mod text;
+mod timeline;
 
 #[cfg(test)]
 mod tests;
