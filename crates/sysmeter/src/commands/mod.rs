@@ -44,6 +44,21 @@ use crate::store::{self, Store};
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// Whether `e` is bad input (exit code 2): a [`UsageError`], or a run reference that names
+/// no run or several (`show`, `compare`, `export`, `report` all take one), which is the same
+/// kind of mistake as an unknown experiment id.
+pub fn is_usage_error(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<UsageError>().is_some()
+        || matches!(
+            e.downcast_ref::<store::StoreError>(),
+            Some(
+                store::StoreError::RunNotFound { .. }
+                    | store::StoreError::AmbiguousRun { .. }
+                    | store::StoreError::BadReference { .. }
+            )
+        )
+}
+
 /// How a command ended, for the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {

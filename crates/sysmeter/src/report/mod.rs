@@ -8,6 +8,7 @@
 //!
 //! [`HostInfo`]: crate::model::HostInfo
 
+pub mod compare_text;
 mod csv;
 pub mod fixture;
 pub mod format;
