@@ -224,3 +224,36 @@ fn no_color_is_honoured_on_a_terminal() {
         assert!(out.len() > 40, "{command} printed too little:\n{out}");
     }
 }
+
+#[test]
+fn a_reader_that_stops_reading_is_not_a_crash() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (db, _) = db_with_run(dir.path());
+    let db = db.to_string_lossy().to_string();
+    let commands: [&[&str]; 9] = [
+        &["man"],
+        &["history", "--db", &db],
+        &["completions", "bash"],
+        &["list"],
+        &["host"],
+        &["show", "--db", &db],
+        &["export", "--openmetrics", "--db", &db],
+        &["compare", "latest", "latest", "--db", &db],
+        &["bench", "--quick", "--only", "cpu.loop", "--no-store"],
+    ];
+    for args in commands {
+        // A pipe whose read end is already closed: the first write fails with EPIPE.
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysmeter"))
+            .args(args)
+            .env_remove("SYSMETER_DB")
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .expect("run sysmeter");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}

@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::{Outcome, UsageError, color_allowed, open_store};
+use super::{Outcome, UsageError, color_allowed, emit, open_store};
 use crate::cli::CompareArgs;
 use crate::model::{RunRecord, SCHEMA_VERSION};
 use crate::report::compare_text;
@@ -38,7 +38,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
         .into());
     }
     let text = compare_text::render(&cmp, &a, &b, args.format, color_allowed())?;
-    print!("{text}");
+    emit(&text)?;
     let regressions = cmp.regressions().count();
     if regressions > 0 {
         eprintln!(

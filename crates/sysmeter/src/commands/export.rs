@@ -6,7 +6,7 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use super::{Outcome, UsageError, open_store};
+use super::{Outcome, UsageError, emit, open_store};
 use crate::cli::{ExportArgs, ExportFormat};
 use crate::report::{self, Format, openmetrics};
 
@@ -21,7 +21,7 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
     };
     match &args.out {
         Some(path) => write_atomically(path, &text)?,
-        None => print!("{text}"),
+        None => emit(&text)?,
     }
     Ok(Outcome::Success)
 }

@@ -6,22 +6,18 @@
 //! clap_mangen renders one page per command with `.SH` headings; the subcommand parts are
 //! rendered by it and demoted under `.SS` here, so their formatting stays clap_mangen's.
 
-use std::io::Write;
-
 use anyhow::Context;
 use clap::CommandFactory;
 use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, roman};
 
-use super::Outcome;
+use super::{Outcome, emit};
 use crate::cli::{Cli, ManArgs};
 
 /// Print the man page (roff) on stdout.
 pub fn man(_args: &ManArgs) -> anyhow::Result<Outcome> {
     let page = man_page().context("rendering the man page")?;
-    std::io::stdout()
-        .write_all(&page)
-        .context("writing the man page to stdout")?;
+    emit(&String::from_utf8_lossy(&page))?;
     Ok(Outcome::Success)
 }
 

@@ -77,6 +77,17 @@ pub fn color_allowed() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
+/// Writes `text` to stdout. A reader that stopped reading (`sysmeter history | head -1`)
+/// is not an error: a closed pipe ends the output quietly, where `print!` would panic.
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other.map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?),
+    }
+}
+
 /// The database path from `--db`/`SYSMETER_DB` or the default in the user's data directory.
 fn db_path(db: &DbArgs) -> anyhow::Result<PathBuf> {
     match &db.db {
