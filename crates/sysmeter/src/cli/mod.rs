@@ -19,7 +19,7 @@ mod trace;
 
 pub use compare::CompareArgs;
 pub use completions::CompletionsArgs;
-pub use export::ExportArgs;
+pub use export::{ExportArgs, ExportFormat};
 pub use man::ManArgs;
 pub use profile::ProfileArgs;
 pub use report::ReportArgs;

@@ -5,7 +5,7 @@ use std::io::Write;
 use anyhow::Context;
 
 use super::progress::BenchObserver;
-use super::{Outcome, UsageError, color_allowed, db_path};
+use super::{Outcome, UsageError, color_allowed, db_path, emit};
 use crate::cli::BenchArgs;
 use crate::harness::{Params, Profile, RunOptions, choose_cpu, run_experiments};
 use crate::model::Status;
@@ -75,7 +75,7 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
     let text = report::render(&run, args.format, out_file.is_none() && color_allowed())?;
     match out_file.as_mut() {
         Some(f) => f.write_all(text.as_bytes()).context("writing --out")?,
-        None => print!("{text}"),
+        None => emit(&text)?,
     }
     for e in &store_errors {
         eprintln!("warning: results were printed but not stored: {e}");

@@ -5,22 +5,26 @@ use comfy_table::Table;
 use crate::cli::{HistoryArgs, SimpleFormat};
 use crate::store::RunListing;
 
-use super::{Outcome, open_store};
+use std::fmt::Write;
+
+use super::{Outcome, emit, open_store};
 
 /// Print the run list.
 pub fn history(args: &HistoryArgs) -> anyhow::Result<Outcome> {
     let store = open_store(&args.db)?;
     let runs = store.list_runs(args.limit)?;
+    let mut out = String::new();
     match args.format {
         SimpleFormat::Json => {
             let v: Vec<serde_json::Value> = runs.iter().map(listing_json).collect();
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         }
         SimpleFormat::Text if runs.is_empty() => {
-            println!(
+            writeln!(
+                out,
                 "No runs in {} yet; `sysmeter bench` makes one.",
                 store.path().display()
-            );
+            )?;
         }
         SimpleFormat::Text => {
             let mut t = Table::new();
@@ -51,14 +55,16 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<Outcome> {
                     },
                 ]);
             }
-            println!("{t}");
-            println!(
+            writeln!(out, "{t}")?;
+            writeln!(
+                out,
                 "{} run(s) in {}; `sysmeter show RUN` shows one.",
                 runs.len(),
                 store.path().display()
-            );
+            )?;
         }
     }
+    emit(&out)?;
     Ok(Outcome::Success)
 }
 

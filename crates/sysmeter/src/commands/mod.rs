@@ -44,6 +44,21 @@ use crate::store::{self, Store};
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// Whether `e` is bad input (exit code 2): a [`UsageError`], or a run reference that names
+/// no run or several (`show`, `compare`, `export`, `report` all take one), which is the same
+/// kind of mistake as an unknown experiment id.
+pub fn is_usage_error(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<UsageError>().is_some()
+        || matches!(
+            e.downcast_ref::<store::StoreError>(),
+            Some(
+                store::StoreError::RunNotFound { .. }
+                    | store::StoreError::AmbiguousRun { .. }
+                    | store::StoreError::BadReference { .. }
+            )
+        )
+}
+
 /// How a command ended, for the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -60,6 +75,17 @@ pub enum Outcome {
 /// Whether stdout may carry ANSI colour (a terminal, and NO_COLOR unset).
 pub fn color_allowed() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Writes `text` to stdout. A reader that stopped reading (`sysmeter history | head -1`)
+/// is not an error: a closed pipe ends the output quietly, where `print!` would panic.
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other.map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?),
+    }
 }
 
 /// The database path from `--db`/`SYSMETER_DB` or the default in the user's data directory.

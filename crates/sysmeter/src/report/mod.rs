@@ -9,6 +9,7 @@
 //! [`HostInfo`]: crate::model::HostInfo
 
 pub mod charts;
+pub mod compare_text;
 mod csv;
 pub mod fixture;
 pub mod format;
