@@ -5,11 +5,10 @@ use std::io::Write;
 use anyhow::Context;
 
 use super::progress::BenchObserver;
-use super::{Outcome, UsageError, color_allowed, db_path, emit};
+use super::{Outcome, UsageError, color_allowed, emit, open_store};
 use crate::cli::BenchArgs;
 use crate::harness::{Params, Profile, RunOptions, choose_cpu, run_experiments};
 use crate::model::Status;
-use crate::store::Store;
 use crate::{experiments, host, report};
 
 /// Run the benchmark.
@@ -43,8 +42,7 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
     let store = if args.no_store {
         None
     } else {
-        let path = db_path(&args.db)?;
-        Some(Store::open(&path)?)
+        Some(open_store(&args.db)?)
     };
     let params = Params {
         max_size: args.max_size,

@@ -88,7 +88,8 @@ pub fn emit(text: &str) -> anyhow::Result<()> {
     }
 }
 
-/// The database path from `--db`/`SYSMETER_DB` or the default in the user's data directory.
+/// The database from `--db`/`SYSMETER_DB` (a path, or a `postgres://` URL kept as a path) or
+/// the default file in the user's data directory.
 fn db_path(db: &DbArgs) -> anyhow::Result<PathBuf> {
     match &db.db {
         Some(p) => Ok(p.clone()),
@@ -101,9 +102,21 @@ fn db_path(db: &DbArgs) -> anyhow::Result<PathBuf> {
     }
 }
 
-/// Open the store named by `db`.
+/// Open the store named by `db` (a file, or a `postgres://` URL). In a fleet database
+/// `latest` and `latest~N` mean this machine's runs.
 fn open_store(db: &DbArgs) -> anyhow::Result<Store> {
     let path = db_path(db)?;
-    // Store errors already name the path and the fix.
-    Ok(Store::open(&path)?)
+    // Store errors already name the database and the fix; a URL this build cannot use is the
+    // user's to change (exit 2).
+    let mut store = Store::open(&path).map_err(|e| {
+        if e.is_usage() {
+            anyhow::Error::new(UsageError(e.to_string()))
+        } else {
+            anyhow::Error::new(e)
+        }
+    })?;
+    if store.is_fleet() {
+        store.set_home_host(Some(crate::host::hostname()));
+    }
+    Ok(store)
 }
