@@ -17,6 +17,7 @@ pub mod process;
 pub mod sched;
 pub mod signal;
 pub mod syscall;
+pub mod waitchild;
 
 /// The calling thread's `errno` after a failed libc call, as an `io::Error`.
 pub(crate) fn last_error() -> std::io::Error {
