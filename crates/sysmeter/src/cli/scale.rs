@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{ArgGroup, Args};
 
 use super::DbArgs;
-use crate::diagnose::scale::TimeBasis;
+use crate::diagnose::scale::{FitStat, TimeBasis};
 use crate::report::Format;
 
 /// Most sizes one `scale` run may have (each is run `--repeat` times).
@@ -45,6 +45,10 @@ pub struct ScaleArgs {
     /// when other work competes for the CPUs, blind to waiting).
     #[arg(long, value_enum, default_value_t = TimeBasis::Wall)]
     pub time: TimeBasis,
+    /// Which run of each size to fit: the median, or min (the fastest: steadier when
+    /// interference only ever slows runs down).
+    #[arg(long, value_enum, default_value_t = FitStat::Median)]
+    pub stat: FitStat,
     /// Seed of the run order and of the bootstrap statistics.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

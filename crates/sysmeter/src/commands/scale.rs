@@ -104,6 +104,7 @@ fn config(args: &ScaleArgs) -> anyhow::Result<ScaleConfig> {
         show_output: args.show_output,
         predict: args.predict.clone(),
         basis: args.time,
+        stat: args.stat,
     };
     cfg.validate()
         .map_err(|e| anyhow::Error::new(UsageError(e)))?;

@@ -47,6 +47,17 @@ impl TimeBasis {
     }
 }
 
+/// Which statistic of each size's runs is fitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum FitStat {
+    /// The median run (the default): the typical time.
+    #[default]
+    Median,
+    /// The fastest run: steadier where interference only ever slows runs down (a busy or
+    /// shared machine), at the price of describing the luckiest run.
+    Min,
+}
+
 /// What to run and how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScaleConfig {
@@ -68,6 +79,8 @@ pub struct ScaleConfig {
     pub predict: Vec<u64>,
     /// The time that is fitted.
     pub basis: TimeBasis,
+    /// The statistic of each size's runs that is fitted.
+    pub stat: FitStat,
 }
 
 impl ScaleConfig {
@@ -191,7 +204,17 @@ pub fn measure(
         if step.is_some() {
             progress(index, order.len(), size);
         }
-        match child::run_once(cfg, size)? {
+        let ran = match child::run_once(cfg, size) {
+            Ok(ran) => ran,
+            // A command that never starts is a usage problem; one that stops starting
+            // halfway (out of processes or memory) is a failed measurement.
+            Err(e) if out.runs.is_empty() => return Err(e),
+            Err(e) => {
+                out.stop = Some(Stop::Failed(e.to_string()));
+                break;
+            }
+        };
+        match ran {
             Ok(t) if step.is_some() => out.runs.push(RunSample { order: index, ..t }),
             Ok(_) => {}
             Err(why) => {

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::findings;
-use super::{Measured, RunSample, ScaleConfig, Stop, TimeBasis};
+use super::{FitStat, Measured, RunSample, ScaleConfig, Stop, TimeBasis};
 use crate::model::{About, Artifact, ExperimentResult, Metric, Series, SeriesPoint, Status, Unit};
 use crate::stats::fit::knee::{self, KneeRule, KneeScan};
 use crate::stats::fit::{self, Class, ClassFit, Complexity, SelectRule};
@@ -23,9 +23,12 @@ pub(super) struct SizeRuns {
 }
 
 impl SizeRuns {
-    /// Median of the fitted time.
-    pub fn median(&self) -> f64 {
-        crate::stats::median(&self.fitted).unwrap_or(f64::NAN)
+    /// The fitted statistic of the fitted time.
+    pub fn value(&self, stat: FitStat) -> f64 {
+        match stat {
+            FitStat::Median => crate::stats::median(&self.fitted).unwrap_or(f64::NAN),
+            FitStat::Min => self.fitted.iter().copied().fold(f64::NAN, f64::min),
+        }
     }
 }
 
@@ -59,12 +62,12 @@ pub fn analyse(cfg: &ScaleConfig, measured: &Measured) -> ExperimentResult {
         result.error = Some(why.clone());
     }
     let xs: Vec<f64> = sizes.iter().map(|s| s.n as f64).collect();
-    let ts: Vec<f64> = sizes.iter().map(SizeRuns::median).collect();
+    let ts: Vec<f64> = sizes.iter().map(|s| s.value(cfg.stat)).collect();
     let (fit, fit_error) = match fit::fit_all(&xs, &ts, SelectRule::default()) {
         Ok(f) => (Some(f), None),
         Err(e) => (None, Some(e.to_string())),
     };
-    let knee = fit.as_ref().map(|f| knee_scan(f.best(), &xs, &ts));
+    let knee = fit.as_ref().map(|f| knee_scan(f.best(), &sizes, &xs, &ts));
     let analysis = Analysis {
         cfg,
         sizes,
@@ -100,12 +103,34 @@ fn group(runs: &[RunSample], basis: TimeBasis) -> Vec<SizeRuns> {
     by.into_values().collect()
 }
 
-/// The knee scan of the median times: time per element, or per 2^N when the best fit is
+/// The knee scan of the fitted times: time per element, or per 2^N when the best fit is
 /// exponential (its log-log slope grows without bound, which is no knee).
-fn knee_scan(best: &ClassFit, xs: &[f64], ts: &[f64]) -> KneeScan {
+fn knee_scan(best: &ClassFit, sizes: &[SizeRuns], xs: &[f64], ts: &[f64]) -> KneeScan {
     let exponential = best.class == Class::Exponential;
     let unit = |n: f64| if exponential { n.exp2() } else { n };
-    knee::detect(xs, ts, unit, best.nrms, KneeRule::default())
+    let baseline: Vec<f64> = xs
+        .iter()
+        .map(|&n| best.predict(n).unwrap_or(f64::NAN))
+        .collect();
+    knee::detect(xs, ts, unit, &baseline, noise(sizes), KneeRule::default())
+}
+
+/// Typical relative uncertainty of one size's fitted value: the median over sizes of the
+/// runs' robust spread (1.4826·MAD, the stddev of normal data) over their median, ÷ √runs.
+/// 0 when no size has two runs.
+fn noise(sizes: &[SizeRuns]) -> f64 {
+    let spreads: Vec<f64> = sizes
+        .iter()
+        .filter(|s| s.fitted.len() > 1)
+        .filter_map(|s| {
+            let median = crate::stats::median(&s.fitted).ok()?;
+            let deviations: Vec<f64> = s.fitted.iter().map(|x| (x - median).abs()).collect();
+            let mad = crate::stats::median(&deviations).ok()?;
+            let relative = 1.4826 * mad / median / (s.fitted.len() as f64).sqrt();
+            relative.is_finite().then_some(relative)
+        })
+        .collect();
+    crate::stats::median(&spreads).unwrap_or(0.0)
 }
 
 fn about(cfg: &ScaleConfig, m: &Measured) -> About {
@@ -124,12 +149,17 @@ fn about(cfg: &ScaleConfig, m: &Measured) -> About {
             "Each run is timed from just before the spawn to the moment the kernel reports \
              the exit (waitid), so process start-up is inside and ends up in the fixed cost b; \
              user+sys CPU time comes from wait4. All runs go in one random order (seed {}) \
-             after {} untimed warm-up run(s). Every class is fitted to the median time per \
-             size by least squares on relative errors with a, b ≥ 0; nRMS is the RMS relative \
+             after {} untimed warm-up run(s). Every class is fitted to the {} time per size by least squares on relative errors with a, b ≥ 0; nRMS is the RMS relative \
              error. A more complex class must lower nRMS by over 20% and 0.5 points to win. A \
              knee is the best split of log time-per-element vs log N into two fitted lines where \
-             the cost rises ≥ 1.5× over the first line's trend while no class fits within 5%.",
-            cfg.seed, cfg.warmup
+             the cost rises ≥ 1.5× over the first line's trend while no class fits within 5% \
+             and 3× the run-to-run noise.",
+            cfg.seed,
+            cfg.warmup,
+            match cfg.stat {
+                FitStat::Median => "median",
+                FitStat::Min => "fastest (--stat min)",
+            }
         ),
         references: vec![
             "time-performance chapter §4.2 Algorithm Complexity".into(),
@@ -197,7 +227,7 @@ fn single(name: String, unit: Unit, value: f64, note: String, seed: u64) -> Opti
 }
 
 fn metrics(f: &Complexity, a: &Analysis<'_>, seed: u64) -> Vec<Metric> {
-    use super::text::{count, formula};
+    use super::text::{count, formula, percent};
     let best = f.best();
     let mut out = Vec::new();
     let term = if best.class == Class::Constant {
@@ -220,12 +250,12 @@ fn metrics(f: &Complexity, a: &Analysis<'_>, seed: u64) -> Vec<Metric> {
         seed,
     ));
     for c in &f.fits {
-        let mark = if c.class == best.class { "best; " } else { "" };
+        let mark = if c.class == best.class { "; best" } else { "" };
         out.extend(single(
             format!("nRMS {}", c.class.label()),
             Unit::Count,
             c.nrms,
-            format!("{mark}t ≈ {}", formula(c)),
+            format!("{}{mark}; t ≈ {}", percent(c.nrms), formula(c)),
             seed,
         ));
     }

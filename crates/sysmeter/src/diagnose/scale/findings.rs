@@ -6,7 +6,7 @@
 
 use super::analyse::{Analysis, SizeRuns};
 use super::text::{count, duration, formula, percent};
-use super::{Measured, Stop, TimeBasis};
+use super::{FitStat, Measured, Stop, TimeBasis};
 use crate::model::Finding;
 use crate::stats::fit::knee::{KneeScan, NoKnee};
 use crate::stats::fit::{Class, ClassFit, Complexity};
@@ -47,7 +47,7 @@ pub(super) fn all(a: &Analysis<'_>, m: &Measured) -> Vec<Finding> {
         out.extend(fit_findings(f));
         out.extend(a.knee.as_ref().map(knee_finding));
         out.extend(predictions(f.best(), a));
-        out.extend(fixed_cost(f.best(), &a.sizes));
+        out.extend(fixed_cost(f.best(), &a.sizes, a.cfg.stat));
     }
     out.extend(noise(&a.sizes));
     out.extend(cpu_share(m, a.cfg.basis));
@@ -131,17 +131,27 @@ fn knee_finding(scan: &KneeScan) -> Finding {
                     count(k.at),
                     count(k.rise)
                 ),
+                NoKnee::StartUpDominates => format!(
+                    "the smallest sizes, up to N = {}, are mostly fixed cost (time per element \
+                     falls there), so a rise after them cannot be told from the class's own \
+                     growth; start the sizes higher",
+                    count(k.at)
+                ),
                 NoKnee::OneLineSuffices => {
                     "two segments fit its log-log curve no better than one line".to_string()
                 }
-                NoKnee::ClassFits => {
-                    "the best complexity class fits it within 5%, so no change of regime is \
-                     needed to explain it"
-                        .to_string()
-                }
-                NoKnee::NoBetterThanClass => format!(
-                    "a split at N = {} fits it no better than the best complexity class",
-                    count(k.at)
+                NoKnee::ClassFits { class_nrms } => format!(
+                    "the best complexity class fits it within {} (a knee needs a misfit of 5% \
+                     and 3× the run-to-run noise or more)",
+                    percent(*class_nrms)
+                ),
+                NoKnee::NoBetterThanClass { class_error } => format!(
+                    "a split at N = {} (a rise of {}×) misses the times by {}, the \
+                     best complexity class by {}: not clearly better",
+                    count(k.at),
+                    count(k.rise),
+                    percent(k.error),
+                    percent(*class_error)
                 ),
             };
             finding(
@@ -203,8 +213,8 @@ fn predictions(best: &ClassFit, a: &Analysis<'_>) -> Vec<Finding> {
         .collect()
 }
 
-fn fixed_cost(best: &ClassFit, sizes: &[SizeRuns]) -> Option<Finding> {
-    let smallest = sizes.first()?.median();
+fn fixed_cost(best: &ClassFit, sizes: &[SizeRuns], stat: FitStat) -> Option<Finding> {
+    let smallest = sizes.first()?.value(stat);
     let share = best.b / smallest;
     (best.class != Class::Constant && share > 0.5).then(|| {
         finding(
@@ -236,7 +246,8 @@ fn noise(sizes: &[SizeRuns]) -> Option<Finding> {
             "noisy_sizes",
             format!(
                 "runs at N = {} vary by more than {} (CV up to {}): the machine is busy or \
-                 the command's time varies; raise --repeat",
+                 the command's time varies; raise --repeat, or fit the fastest run of each \
+                 size with --stat min",
                 ns.join(", "),
                 percent(NOISY_CV),
                 percent(worst)

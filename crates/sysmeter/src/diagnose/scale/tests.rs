@@ -15,6 +15,7 @@ fn config(command: &[&str], sizes: &[u64]) -> ScaleConfig {
         show_output: false,
         predict: vec![],
         basis: TimeBasis::Wall,
+        stat: FitStat::Median,
     }
 }
 
@@ -171,4 +172,35 @@ fn the_record_is_a_scale_run() {
     assert_eq!(run.config.selected, vec!["./prog {n}".to_string()]);
     assert_eq!(run.results.len(), 1);
     assert_eq!(run.results[0].id, "scale");
+}
+
+#[test]
+fn the_fastest_run_can_be_fitted_instead_of_the_median() {
+    // Two of three runs at every other size are slowed 30% by interference: the medians
+    // zig-zag, the minima lie on the line.
+    let sizes: Vec<u64> = (0..8).map(|i| 1000 << i).collect();
+    let mut all = runs(&sizes, 3, |n| 50.0 * n + 1e6);
+    for r in all
+        .iter_mut()
+        .filter(|r| (r.size / 1000).trailing_zeros() % 2 == 1)
+    {
+        if r.order % 3 != 0 {
+            r.wall_ns *= 1.3;
+        }
+    }
+    let measured = Measured {
+        runs: all,
+        planned: 24,
+        stop: None,
+    };
+    let mut cfg = config(&["./prog", "{n}"], &sizes);
+    let nrms = |r: &crate::model::ExperimentResult| {
+        let m = r.metrics.iter().find(|m| m.name == "nRMS O(N)");
+        m.map(|m| m.summary.median).expect("nRMS O(N)")
+    };
+    let median = nrms(&analyse(&cfg, &measured));
+    cfg.stat = FitStat::Min;
+    let min = nrms(&analyse(&cfg, &measured));
+    assert!(median > 0.1, "the medians zig-zag: {median}");
+    assert!(min < 0.03, "the minima lie on the line: {min}");
 }
