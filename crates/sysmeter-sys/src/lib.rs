@@ -18,6 +18,7 @@ pub mod rusage;
 pub mod sched;
 pub mod signal;
 pub mod syscall;
+pub mod waitchild;
 
 /// The calling thread's `errno` after a failed libc call, as an `io::Error`.
 pub(crate) fn last_error() -> std::io::Error {
