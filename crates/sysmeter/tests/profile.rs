@@ -1,8 +1,9 @@
 //! Integration tests of `sysmeter profile`: a C fixture with a known 70/30 split of CPU work
 //! between `hot_a` and `hot_b` (both called by `driver`, called by `main`) is profiled; the
 //! flat profile must show the split within ±5 percentage points, the call graph the right
-//! callers, the flame graph must be well-formed SVG naming both functions. Also: children
-//! are followed through `sh -c`, the command's stdout and exit code pass through untouched,
+//! callers, the flame graph must be well-formed SVG naming both functions. Also: a library
+//! loaded with dlopen and unloaded before exit is named, children are followed through
+//! `sh -c`, the command's stdout and exit code pass through untouched,
 //! attaching with `-p` leaves the process running, the stored run renders in every format,
 //! and bad targets are usage errors.
 //!
@@ -21,14 +22,20 @@ fn sysmeter() -> Command {
     c
 }
 
-/// Compiles the fixture into `dir`, or says why the test must be skipped.
-fn fixture(dir: &Path) -> Result<PathBuf, String> {
+/// Compiles fixture `source` into `dir/out` with the frame-pointer flags and `extra`
+/// arguments, after checking perf events are permitted; `Err` says why the test must be
+/// skipped.
+fn compile(dir: &Path, source: &str, out: &str, extra: &[&str]) -> Result<PathBuf, String> {
     sysmeter::diagnose::profile::perf_available()
         .map_err(|e| format!("perf events are not permitted here: {e}"))?;
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/programs/profile_split.c");
-    let out = dir.join("profile_split");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/programs")
+        .join(source);
+    let out = dir.join(out);
     let status = std::process::Command::new("cc")
-        .args(["-O1", "-g", "-fno-omit-frame-pointer", "-o"])
+        .args(["-O1", "-g", "-fno-omit-frame-pointer"])
+        .args(extra)
+        .arg("-o")
         .arg(&out)
         .arg(&src)
         .status()
@@ -37,6 +44,11 @@ fn fixture(dir: &Path) -> Result<PathBuf, String> {
         return Err(format!("cc failed on {}", src.display()));
     }
     Ok(out)
+}
+
+/// The 70/30 fixture.
+fn fixture(dir: &Path) -> Result<PathBuf, String> {
+    compile(dir, "profile_split.c", "profile_split", &[])
 }
 
 macro_rules! fixture_or_skip {
@@ -306,6 +318,53 @@ fn attaching_to_a_pid_samples_it_and_leaves_it_running() {
         still_running,
         "the attached process must survive the profile"
     );
+}
+
+#[test]
+fn library_loaded_late_and_unloaded_is_still_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let built = compile(
+        dir.path(),
+        "profile_late.c",
+        "libprofile_late.so",
+        &["-fPIC", "-shared", "-DLATE_LIBRARY"],
+    )
+    .and_then(|lib| {
+        Ok((
+            lib,
+            compile(dir.path(), "profile_late.c", "profile_late", &["-ldl"])?,
+        ))
+    });
+    let (lib, prog) = match built {
+        Ok(b) => b,
+        Err(reason) => {
+            println!("skipped: {reason}");
+            return;
+        }
+    };
+    let json_path = dir.path().join("run.json");
+    sysmeter()
+        .args(["profile", "--no-store", "--format", "json", "--out"])
+        .arg(&json_path)
+        .arg("--")
+        .arg(&prog)
+        .arg(&lib)
+        .arg("150")
+        .assert()
+        .success();
+    let run: Value =
+        serde_json::from_slice(&std::fs::read(&json_path).expect("report")).expect("JSON report");
+    let main = result(&run, "profile");
+    let flat: Value = serde_json::from_str(artifact(main, "flat")).expect("flat JSON");
+    let late = flat
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["function"] == "late_hot"))
+        .unwrap_or_else(|| panic!("late_hot not named: {flat}"));
+    assert_eq!(late["module"], "libprofile_late.so");
+    let samples = metric(main, "samples").expect("samples");
+    let share = late["self_samples"].as_f64().unwrap_or(0.0) / samples;
+    assert!(share > 0.8, "late_hot has {:.0}% of samples", 100.0 * share);
+    assert!(artifact(main, "folded").contains("main;late_hot"));
 }
 
 #[test]

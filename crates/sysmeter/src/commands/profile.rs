@@ -105,7 +105,7 @@ fn progress_printer() -> impl FnMut(u64, Duration) {
 /// at once, not after a long profile).
 struct Outputs {
     report: Option<std::fs::File>,
-    flamegraph: Option<(std::fs::File, &'static str)>,
+    flamegraph: Option<std::fs::File>,
     folded: Option<std::fs::File>,
 }
 
@@ -116,17 +116,16 @@ impl Outputs {
         };
         Ok(Outputs {
             report: open(&args.out, "--out")?,
-            flamegraph: open(&args.flamegraph, "--flamegraph")?.map(|f| (f, "--flamegraph")),
+            flamegraph: open(&args.flamegraph, "--flamegraph")?,
             folded: open(&args.folded, "--folded")?,
         })
     }
 
     /// Writes the flame graph and folded stacks, then the report (to stderr without --out).
     fn write(self, prof: &profile::Profile, report: &str) -> anyhow::Result<()> {
-        if let Some((mut f, what)) = self.flamegraph {
-            let svg = prof.flamegraph.as_deref().unwrap_or("");
-            f.write_all(svg.as_bytes())
-                .with_context(|| format!("writing {what}"))?;
+        if let Some(mut f) = self.flamegraph {
+            f.write_all(prof.flamegraph.as_bytes())
+                .context("writing --flamegraph")?;
         }
         if let Some(mut f) = self.folded {
             f.write_all(prof.folded.as_bytes())

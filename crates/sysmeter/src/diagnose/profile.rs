@@ -134,8 +134,8 @@ pub struct Profile {
     pub interrupted: bool,
     /// Folded stacks (`a;b;c N` lines).
     pub folded: String,
-    /// The flame graph SVG (`None` when there were no samples).
-    pub flamegraph: Option<String>,
+    /// The flame graph SVG.
+    pub flamegraph: String,
 }
 
 /// Whether this process may sample a child with `perf_event_open`: `Err` says why not and
@@ -154,17 +154,8 @@ pub fn profile(
     let calibration = overhead::calibrate()?;
     let recording = session::record(target, settings, progress)?;
     let analysis = aggregate::analyse(&recording.raw, &recording.maps_at_start);
-    let flamegraph = match analysis.stacks.total() {
-        0 => None,
-        _ => Some(flame::render(&analysis.stacks, &flame_title(target))?),
-    };
-    let results = result::build(
-        &recording,
-        &analysis,
-        &calibration,
-        settings,
-        flamegraph.as_deref(),
-    );
+    let flamegraph = flame::render(&analysis.stacks, &flame_title(target))?;
+    let results = result::build(&recording, &analysis, &calibration, settings, &flamegraph);
     Ok(Profile {
         results,
         exit: recording.exit,

@@ -123,7 +123,7 @@ fn header(run: &RunRecord, r: &ExperimentResult) -> Vec<String> {
     ) {
         parts.push(format!("overhead {share:.2}% in target ({cost}/sample)"));
     }
-    if let Some(reader) = metric(r, "profiler CPU (% of target CPU)") {
+    if let Some(reader) = metric(r, "profiler CPU (% of sampled CPU)") {
         parts.push(format!("profiler {reader:.2}% CPU"));
     }
     let mut lines = vec![first, parts.join(" · ")];
@@ -172,10 +172,14 @@ fn flat_table(r: &ExperimentResult, total: f64) -> Option<String> {
         }
     }
     let mut text = table.to_string();
-    if rows.len() > shown {
+    let with_self = rows
+        .iter()
+        .filter(|r| r["self_samples"].as_f64().unwrap_or(0.0) > 0.0)
+        .count();
+    if with_self > shown {
         text.push_str(&format!(
-            "\n({} more functions; all of them are in the stored run: --format json)",
-            rows.len() - shown
+            "\n({} more functions with self samples; --format json lists them all)",
+            with_self - shown
         ));
     }
     Some(text)

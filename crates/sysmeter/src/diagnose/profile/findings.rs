@@ -214,13 +214,12 @@ fn losses(rec: &Recording) -> Vec<Finding> {
 fn overhead(rec: &Recording, cal: &Calibration) -> Finding {
     let share = 100.0 * cal.in_target_share(rec.frequency);
     let reader = rec
-        .target_cpu_ns
-        .filter(|&c| c > 0)
-        .map(|c| {
+        .profiler_share()
+        .map(|share| {
             format!(
-                "; reading the ring buffers took {:.2}% of the target's CPU time, on another CPU \
-                 when one is free",
-                100.0 * rec.profiler_cpu_ns as f64 / c as f64
+                "; reading the ring buffers took CPU time equal to {:.2}% of the CPU time \
+                 sampled, on another CPU when one is free",
+                100.0 * share
             )
         })
         .unwrap_or_default();

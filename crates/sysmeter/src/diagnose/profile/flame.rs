@@ -7,8 +7,12 @@ use inferno::flamegraph::{self, Options};
 use super::ProfileError;
 use super::stacks::Stacks;
 
-/// The flame graph SVG of `stacks` titled `title`.
+/// The flame graph SVG of `stacks` titled `title` (a small SVG saying so when there are no
+/// samples: inferno refuses empty input, and `--flamegraph FILE` should still get an image).
 pub fn render(stacks: &Stacks, title: &str) -> Result<String, ProfileError> {
+    if stacks.total() == 0 {
+        return Ok(EMPTY_SVG.to_string());
+    }
     let folded = stacks.folded();
     let mut opts = Options::default();
     opts.title = title.to_string();
@@ -19,6 +23,11 @@ pub fn render(stacks: &Stacks, title: &str) -> Result<String, ProfileError> {
         .map_err(|e| ProfileError::Flame(e.to_string()))?;
     String::from_utf8(svg).map_err(|e| ProfileError::Flame(e.to_string()))
 }
+
+const EMPTY_SVG: &str = "<?xml version=\"1.0\" standalone=\"no\"?>\n\
+<svg version=\"1.1\" width=\"600\" height=\"60\" xmlns=\"http://www.w3.org/2000/svg\">\
+<text x=\"10\" y=\"35\" font-family=\"Verdana\" font-size=\"14\">No samples: the program used \
+no CPU time while it was sampled.</text></svg>\n";
 
 #[cfg(test)]
 mod tests {
@@ -44,5 +53,7 @@ mod tests {
         assert!(svg.trim_end().ends_with("</svg>"));
         assert!(svg.contains("hot_a") && svg.contains("hot_b"));
         assert!(!svg.contains("<1>"), "title must be escaped");
+        let empty = render(&Stacks::default(), "t").expect("svg");
+        assert!(empty.starts_with("<?xml") && empty.trim_end().ends_with("</svg>"));
     }
 }

@@ -38,14 +38,14 @@ pub fn build(
     a: &Analysis,
     cal: &Calibration,
     settings: &Settings,
-    flamegraph: Option<&str>,
+    flamegraph: &str,
 ) -> Vec<ExperimentResult> {
     let entries = callgraph::entries(
         &a.stacks,
         settings.call_graph_min_share,
         settings.call_graph_entries,
     );
-    let mut artifacts = vec![
+    let artifacts = vec![
         artifact("folded", "text/plain", a.stacks.folded()),
         artifact(
             "callgraph",
@@ -53,10 +53,8 @@ pub fn build(
             callgraph::render(&a.stacks, &entries),
         ),
         artifact("flat", "application/json", flat_json(a)),
+        artifact("flamegraph", "image/svg+xml", flamegraph.to_string()),
     ];
-    if let Some(svg) = flamegraph {
-        artifacts.push(artifact("flamegraph", "image/svg+xml", svg.to_string()));
-    }
     let main = ExperimentResult {
         id: "profile".into(),
         status: Status::Ok,
@@ -189,12 +187,14 @@ fn summary_metrics(rec: &Recording, a: &Analysis, cal: &Calibration) -> Vec<Metr
             "target CPU time",
             Unit::Ns,
             cpu as f64,
-            Some("user + system".into()),
+            Some("user + system of the command and the children it waited for".into()),
         ));
+    }
+    if let Some(share) = rec.profiler_share() {
         m.push(single(
-            "profiler CPU (% of target CPU)",
+            "profiler CPU (% of sampled CPU)",
             Unit::Count,
-            100.0 * rec.profiler_cpu_ns as f64 / cpu as f64,
+            100.0 * share,
             Some("reading ring buffers; competes only when all CPUs are busy".into()),
         ));
     }

@@ -3,7 +3,8 @@
 //! command exits, `--duration` passes, the process disappears, or Ctrl-C.
 //!
 //! The command keeps this process group, so a terminal's Ctrl-C reaches it as usual; a
-//! SIGINT/SIGTERM sent to sysmeter alone is passed on as SIGINT. After `--duration` the
+//! SIGINT/SIGTERM sent to sysmeter alone is passed on as SIGINT, and a command still running
+//! [`GRACE`] later is killed (its own children only see the terminal's signal). After `--duration` the
 //! events are closed and the command runs on unobserved to its end (its exit code is passed
 //! through). Reading is a sleep-and-drain loop: at 1 kHz a ring buffer of 32 KiB or more
 //! holds far longer than one [`POLL`] of samples. Wall time and this process's CPU time are
@@ -22,6 +23,8 @@ use super::{ProfileError, Settings, Target};
 
 /// How long the reader sleeps between drains of the ring buffers.
 const POLL: Duration = Duration::from_millis(20);
+/// How long a command may take to exit after Ctrl-C before it is killed.
+const GRACE: Duration = Duration::from_secs(3);
 /// How often the progress callback runs.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
@@ -61,6 +64,20 @@ pub struct Recording {
     pub target_cpu_ns: Option<u64>,
     /// Threads observed (attached) or CPUs observed (launched).
     pub events: usize,
+}
+
+impl Recording {
+    /// CPU time the samples stand for: samples × period, ns.
+    pub fn sampled_cpu_ns(&self) -> f64 {
+        self.raw.samples.len() as f64 * 1e9 / self.frequency.max(1) as f64
+    }
+
+    /// This process's CPU time while sampling as a share of the CPU time sampled (0.01 =
+    /// 1%); `None` without samples.
+    pub fn profiler_share(&self) -> Option<f64> {
+        let sampled = self.sampled_cpu_ns();
+        (sampled > 0.0).then(|| self.profiler_cpu_ns as f64 / sampled)
+    }
 }
 
 fn process_cpu_ns() -> u64 {
@@ -111,9 +128,6 @@ fn record_child(
             break Stop::Ended;
         }
         if sysmeter_sys::signal::interrupted() {
-            // The terminal's Ctrl-C reached the command too; a signal sent to sysmeter
-            // alone did not, so pass it on (a second SIGINT is harmless).
-            let _ = child.signal(libc::SIGINT);
             break Stop::Interrupted;
         }
         if settings.duration.is_some_and(|d| start.elapsed() >= d) {
@@ -129,7 +143,7 @@ fn record_child(
     // Close the events before waiting, so a command that runs on is not sampled for nothing.
     drop(events);
     if exit.is_none() {
-        exit = child.wait(true).map_err(wait_error)?;
+        exit = wait_for_end(&mut child).map_err(wait_error)?;
     }
     Ok(Recording {
         raw,
@@ -144,6 +158,31 @@ fn record_child(
         profiler_cpu_ns,
         events: cpus,
     })
+}
+
+/// Waits for the command to end. Once Ctrl-C arrived (before or during the wait), passes
+/// SIGINT on to the command (the terminal's Ctrl-C reached it already, a signal sent to
+/// sysmeter alone did not; a second SIGINT is harmless) and kills it if it is still running
+/// [`GRACE`] later, so sysmeter never hangs on a command that ignores SIGINT.
+fn wait_for_end(child: &mut PendingChild) -> std::io::Result<Option<ExitInfo>> {
+    let mut interrupted_at: Option<Instant> = None;
+    loop {
+        if let Some(info) = child.wait(false)? {
+            return Ok(Some(info));
+        }
+        match interrupted_at {
+            None if sysmeter_sys::signal::interrupted() => {
+                let _ = child.signal(libc::SIGINT);
+                interrupted_at = Some(Instant::now());
+            }
+            Some(at) if at.elapsed() >= GRACE => {
+                let _ = child.signal(libc::SIGKILL);
+                return child.wait(true);
+            }
+            _ => {}
+        }
+        std::thread::sleep(POLL);
+    }
 }
 
 fn elapsed_ns(start: Instant) -> u64 {
