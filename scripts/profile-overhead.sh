@@ -48,7 +48,7 @@ awk -v pw="$pw" -v pc="$pc" -v qw="$qw" -v qc="$qc" 'BEGIN {
   printf "overhead:   wall %+.2f%%, CPU %+.2f%%\n", 100*(qw-pw)/pw, 100*(qc-pc)/pc }'
 echo "all runs (wall_ns cpu_ns), unprofiled:"; sed 's/^/  /' "$TMP/plain"
 echo "all runs (wall_ns cpu_ns), profiled:";   sed 's/^/  /' "$TMP/prof"
-echo "sysmeter's own estimate per run (in-target overhead, cost per sample):"
+echo "sysmeter's own lower-bound estimate per run (cost per sample measured at 10 kHz × -F):"
 grep -h "overhead .* in target" "$TMP"/report.* | sed 's/.*overhead/  overhead/; s/ · profiler.*//'
 
 echo
@@ -65,8 +65,8 @@ for f in ("hot_a", "hot_b"):
 EOF
 if command -v perf >/dev/null; then
   perf record -q -F "$FREQ" -g -o "$TMP/perf.data" -- "$TMP/split" "$ITERS" 2>/dev/null
-  perf report -i "$TMP/perf.data" --stdio --no-children --sort symbol 2>/dev/null \
-    | awk '/^ +[0-9.]+%/ && /hot_[ab]/ {printf "perf:     %s self %6s\n", $NF, $1}
+  perf report -i "$TMP/perf.data" --stdio --no-children --sort symbol -g none 2>/dev/null \
+    | awk '/^ +[0-9.]+%/ && /hot_[ab]/ {printf "perf:     %s self %6s\n", $3, $1}
            /^# Samples/ {print "perf:     " $0}'
 else
   echo "perf is not installed: no cross-check"

@@ -226,9 +226,11 @@ fn overhead(rec: &Recording, cal: &Calibration) -> Finding {
     finding(
         "overhead",
         format!(
-            "Overhead: one sample costs the target {:.2} µs (measured), {share:.2}% of its CPU \
-             time at {} Hz{reader}.",
+            "Overhead: one sample cost the target {:.2} µs (measured at {} Hz before the run), \
+             so at least {share:.2}% of its CPU time at {} Hz (samples at lower rates cost \
+             more: scripts/profile-overhead.sh measures the real slowdown side by side){reader}.",
             cal.per_sample_ns / 1000.0,
+            cal.frequency,
             rec.frequency
         ),
         Some(share),
@@ -245,6 +247,18 @@ fn scope(rec: &Recording, a: &Analysis) -> Vec<Finding> {
                 a.processes, a.threads
             ),
             Some(a.threads as f64),
+        ));
+    }
+    if let Some(exit) = rec.exit {
+        let how = match (exit.code, exit.signal) {
+            (Some(c), _) => format!("exited with code {c}"),
+            (None, Some(s)) => format!("was killed by signal {s}"),
+            (None, None) => "ended".to_string(),
+        };
+        out.push(finding(
+            "exit",
+            format!("The command {how}."),
+            Some(f64::from(exit.shell_code())),
         ));
     }
     match (rec.stop, rec.exit.is_some()) {
