@@ -51,6 +51,16 @@ fn fixture(dir: &Path) -> Result<PathBuf, String> {
     compile(dir, "profile_split.c", "profile_split", &[])
 }
 
+/// Sampling tests run one at a time: CPU-bound fixtures of parallel tests would contend for
+/// the CPUs and push samples into the scheduler (see [`check_split`]).
+static SAMPLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn sampling_lock() -> std::sync::MutexGuard<'static, ()> {
+    SAMPLING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 macro_rules! fixture_or_skip {
     ($dir:expr) => {
         match fixture($dir) {
@@ -160,6 +170,11 @@ fn assert_well_formed_xml(svg: &str) {
 }
 
 /// The flat profile shows the 70/30 split; returns the sample count.
+///
+/// The split is judged between the two functions (their self samples): on a contended
+/// machine some samples land in the kernel's context-switch path instead (reported as the
+/// `preemption` finding), which shrinks both shares alike but not their ratio. Those and any
+/// other samples must stay a minority (≤ 25%).
 fn check_split(run: &Value) -> f64 {
     assert_eq!(run["kind"], "profile");
     let main = result(run, "profile");
@@ -170,16 +185,32 @@ fn check_split(run: &Value) -> f64 {
     );
     assert!(metric(main, "lost samples").is_some());
     let flat = result(run, "profile.flat");
-    let share = |f: &str| 100.0 * metric(flat, f).unwrap_or(0.0) / samples;
-    let (a, b) = (share("hot_a"), share("hot_b"));
-    println!("flat profile: hot_a {a:.1}%, hot_b {b:.1}% of {samples} samples");
+    let own = |f: &str| metric(flat, f).unwrap_or(0.0);
+    let both = own("hot_a") + own("hot_b");
+    let (a, b) = (100.0 * own("hot_a") / both, 100.0 * own("hot_b") / both);
+    let covered = 100.0 * both / samples;
+    println!(
+        "flat profile: hot_a {:.1}%, hot_b {:.1}% of {samples} samples; split {a:.1}/{b:.1}",
+        100.0 * own("hot_a") / samples,
+        100.0 * own("hot_b") / samples
+    );
+    // On failure, show the whole flat profile and the findings.
+    let context = format!(
+        "\nflat: {}\nfindings: {}",
+        artifact(main, "flat"),
+        main["findings"]
+    );
     assert!(
         (a - 70.0).abs() <= 5.0,
-        "hot_a has {a:.1}% of samples, expected 70 ± 5"
+        "hot_a has {a:.1}% of the two, expected 70 ± 5{context}"
     );
     assert!(
         (b - 30.0).abs() <= 5.0,
-        "hot_b has {b:.1}% of samples, expected 30 ± 5"
+        "hot_b has {b:.1}% of the two, expected 30 ± 5{context}"
+    );
+    assert!(
+        covered >= 75.0,
+        "hot_a and hot_b have only {covered:.1}% of samples{context}"
     );
     samples
 }
@@ -240,6 +271,7 @@ fn check_show(db: &Path) {
 
 #[test]
 fn fixture_split_call_graph_and_flame_graph() {
+    let _serial = sampling_lock();
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = fixture_or_skip!(dir.path());
     let path = |name: &str| dir.path().join(name);
@@ -269,6 +301,7 @@ fn fixture_split_call_graph_and_flame_graph() {
 
 #[test]
 fn children_are_followed_and_stdout_and_exit_code_pass_through() {
+    let _serial = sampling_lock();
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = fixture_or_skip!(dir.path());
     let json_path = dir.path().join("run.json");
@@ -293,6 +326,7 @@ fn children_are_followed_and_stdout_and_exit_code_pass_through() {
 
 #[test]
 fn attaching_to_a_pid_samples_it_and_leaves_it_running() {
+    let _serial = sampling_lock();
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = fixture_or_skip!(dir.path());
     let mut child = std::process::Command::new(&prog)
@@ -322,6 +356,7 @@ fn attaching_to_a_pid_samples_it_and_leaves_it_running() {
 
 #[test]
 fn library_loaded_late_and_unloaded_is_still_named() {
+    let _serial = sampling_lock();
     let dir = tempfile::tempdir().expect("tempdir");
     let built = compile(
         dir.path(),

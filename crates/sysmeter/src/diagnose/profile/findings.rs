@@ -69,6 +69,7 @@ pub fn all(rec: &Recording, a: &Analysis, cal: &Calibration) -> Vec<Finding> {
         ));
     }
     out.push(kernel(rec, a, total));
+    out.extend(preemption(&a.stacks, total));
     out.extend(losses(rec));
     out.push(overhead(rec, cal));
     out.extend(scope(rec, a));
@@ -184,6 +185,46 @@ fn kernel(rec: &Recording, a: &Analysis, total: u64) -> Finding {
     }
 }
 
+/// Kernel functions of the path that switches a task out and back in.
+const SWITCH_PATH: [&str; 7] = [
+    "asm_sysvec_reschedule_ipi",
+    "irqentry_exit_to_user_mode",
+    "__schedule",
+    "schedule",
+    "preempt_schedule",
+    "preempt_schedule_irq",
+    "finish_task_switch",
+];
+
+/// Samples taken while the target was being switched out or back in: on a contended
+/// machine the CPU-clock timer, stopped at the switch, fires again just after the target
+/// resumes, still in the kernel. Those samples are charged to the scheduler, not to the
+/// program's functions, whose shares shrink by as much (their ratios do not change).
+fn preemption(stacks: &Stacks, total: u64) -> Option<Finding> {
+    let n = stacks.kernel_samples_through(|f| {
+        SWITCH_PATH.iter().any(|p| {
+            f.name == *p
+                || f.name
+                    .strip_prefix(p)
+                    .is_some_and(|rest| rest.starts_with('.'))
+        })
+    });
+    (pct(n, total) >= 1.0).then(|| {
+        finding(
+            "preemption",
+            format!(
+                "{} ({:.1}%) were taken in the kernel while the target was switched out or \
+                 back in (reschedule interrupt, context switch): the CPUs were contended. The \
+                 program's own functions lose that share of samples; their ratios are not \
+                 affected. Profile on an idle machine for cleaner shares.",
+                samples(n),
+                pct(n, total)
+            ),
+            Some(n as f64 / total as f64),
+        )
+    })
+}
+
 fn losses(rec: &Recording) -> Vec<Finding> {
     let mut out = Vec::new();
     if rec.raw.lost > 0 {
@@ -277,4 +318,41 @@ fn scope(rec: &Recording, a: &Analysis) -> Vec<Finding> {
         _ => {}
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnose::profile::stacks::Frame;
+
+    fn frame(name: &str, kernel: bool) -> Frame {
+        Frame {
+            name: name.into(),
+            module: if kernel { "[kernel]" } else { "p" }.into(),
+            kernel,
+            known: true,
+        }
+    }
+
+    #[test]
+    fn preemption_counts_samples_in_the_switch_path_only() {
+        let mut s = Stacks::default();
+        let ids: Vec<u32> = [
+            frame("main", false),
+            frame("hot", false),
+            frame("finish_task_switch.isra.0", true),
+            frame("do_syscall_64", true),
+            frame("schedule_timeout", true),
+        ]
+        .into_iter()
+        .map(|f| s.intern(f))
+        .collect();
+        s.add(vec![ids[0], ids[1]], 90);
+        s.add(vec![ids[0], ids[1], ids[2]], 8);
+        s.add(vec![ids[0], ids[3], ids[4]], 2);
+        let f = preemption(&s, 100).expect("8% is reported");
+        assert_eq!(f.value, Some(0.08));
+        assert!(f.text.starts_with("8 samples (8.0%)"), "{}", f.text);
+        assert!(preemption(&s, 10_000).is_none(), "below 1% is not reported");
+    }
 }

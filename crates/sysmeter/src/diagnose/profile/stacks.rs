@@ -198,6 +198,22 @@ impl Stacks {
         out
     }
 
+    /// Samples whose leaf is a kernel function and whose kernel part holds a frame for which
+    /// `pred` is true.
+    pub fn kernel_samples_through(&self, pred: impl Fn(&Frame) -> bool) -> u64 {
+        self.counts
+            .iter()
+            .filter(|(stack, _)| {
+                stack.last().is_some_and(|&leaf| self.frame(leaf).kernel)
+                    && stack.iter().any(|&f| {
+                        let frame = self.frame(f);
+                        frame.kernel && pred(frame)
+                    })
+            })
+            .map(|(_, &count)| count)
+            .sum()
+    }
+
     /// Which stacks stop before an entry point (frame pointers missing somewhere below).
     pub fn truncation(&self) -> Truncation {
         let mut t = Truncation::default();
@@ -302,6 +318,32 @@ mod tests {
         });
         s.add(vec![main, k], 2);
         assert_eq!(s.folded(), "main;a 7\nmain;b 3\nmain;do_syscall_64_[k] 2\n");
+    }
+
+    #[test]
+    fn kernel_samples_through_a_frame() {
+        let mut s = stacks(&[(&["main", "a"], 10)]);
+        let k = |s: &mut Stacks, n: &str| {
+            s.intern(Frame {
+                name: n.into(),
+                module: "[kernel]".into(),
+                kernel: true,
+                known: true,
+            })
+        };
+        let (main, a) = (s.intern(frame("main")), s.intern(frame("a")));
+        let (ipi, exit, sys) = (
+            k(&mut s, "asm_sysvec_reschedule_ipi"),
+            k(&mut s, "irqentry_exit_to_user_mode"),
+            k(&mut s, "do_syscall_64"),
+        );
+        s.add(vec![main, a, ipi, exit], 3);
+        s.add(vec![main, a, sys], 2);
+        assert_eq!(
+            s.kernel_samples_through(|f| f.name.contains("reschedule")),
+            3
+        );
+        assert_eq!(s.kernel_samples_through(|f| f.name == "main"), 0);
     }
 
     #[test]
