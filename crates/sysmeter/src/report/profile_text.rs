@@ -118,10 +118,10 @@ fn header(run: &RunRecord, r: &ExperimentResult) -> Vec<String> {
         parts.push(format!("{wall} wall"));
     }
     if let (Some(share), Some(cost)) = (
-        metric(r, "in-target overhead ≥ (%)"),
+        metric(r, "in-target overhead (%)"),
         value("cost per sample", format::duration_ns),
     ) {
-        parts.push(format!("overhead ≥ {share:.2}% in target ({cost}/sample)"));
+        parts.push(format!("overhead ≈ {share:.2}% in target ({cost}/sample)"));
     }
     if let Some(reader) = metric(r, "profiler CPU (% of sampled CPU)") {
         parts.push(format!("profiler {reader:.2}% CPU"));

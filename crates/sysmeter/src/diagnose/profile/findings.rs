@@ -268,8 +268,9 @@ fn overhead(rec: &Recording, cal: &Calibration) -> Finding {
         "overhead",
         format!(
             "Overhead: one sample cost the target {:.2} µs (measured at {} Hz before the run), \
-             so at least {share:.2}% of its CPU time at {} Hz (samples at lower rates cost \
-             more: scripts/profile-overhead.sh measures the real slowdown side by side){reader}.",
+             so about {share:.2}% of its CPU time at {} Hz (an estimate: at low rates a sample \
+             can cost up to twice as much; scripts/profile-overhead.sh measures the slowdown \
+             side by side){reader}.",
             cal.per_sample_ns / 1000.0,
             cal.frequency,
             rec.frequency

@@ -11,13 +11,16 @@
 //! of (sampled − unsampled CPU time) / samples taken. The in-target overhead of a profile at
 //! frequency F is then estimated as `cost × F` of its CPU time.
 //!
-//! This is a lower bound, and reported as one: side by side on this project's VM
-//! (`scripts/profile-overhead.sh`, CPU time of the same workload with and without profiling)
-//! a 999 Hz profile cost about 2.5% where this estimate said 0.8% — a sample at 1 kHz costs
-//! more than one at 10 kHz (colder caches and TLB for the stack walk; `perf record -g` shows
-//! the same ~2%, without `-g` ~0.5%), and calibrating at 1 kHz directly needs seconds to rise
-//! above the noise of a busy machine. A kernel with IRQ time accounting would also charge
-//! interrupt time to no thread. The reader's own CPU time is measured separately (session).
+//! How good is the estimate? Side by side on this project's 2-vCPU VM
+//! (`scripts/profile-overhead.sh`: CPU time of the same workload with and without
+//! profiling, medians of 7–11 alternating pairs, release build): at 4999 Hz the target's CPU
+//! time grew 3.4–4.6% against an estimate of 3.9–4.2%; at 999 Hz it grew 0.5–2.5% over four
+//! runs of the script against estimates of 0.7–1.1% — a sample at 1 kHz can cost up to about
+//! twice one at 10 kHz (colder caches for the stack walk: `perf record -g` costs the same
+//! ~2%, without `-g` ~0.5%), and calibrating at 1 kHz directly needs seconds to rise above
+//! the noise of a busy machine. A kernel with IRQ time accounting would also charge
+//! interrupt time to no thread and lower the estimate. The reader's own CPU time is
+//! measured separately (session).
 
 use perf_event::Sampler;
 use sysmeter_sys::clock::{ClockId, clock_gettime_ns};

@@ -96,9 +96,10 @@ fn about(rec: &Recording) -> About {
              the mappings recorded while sampling. DWARF unwinding is not done: stacks through \
              code without frame pointers end early and are counted in the findings. Overhead: \
              cost per sample measured before the run (a spin loop's thread CPU time with and \
-             without sampling at 10 kHz, median of 10 pairs) × frequency, a lower bound (a \
-             sample at 1 kHz costs more; scripts/profile-overhead.sh measures the slowdown side \
-             by side); the reader's own CPU time measured around the run.",
+             without sampling at 10 kHz, median of 10 pairs) × frequency, an estimate (a \
+             sample at 1 kHz can cost up to about twice as much; scripts/profile-overhead.sh \
+             measures the slowdown side by side); the reader's own CPU time measured around \
+             the run.",
             rec.frequency,
             match rec.exit {
                 Some(_) => "a command, its threads and children (inherited per-CPU events)",
@@ -177,10 +178,10 @@ fn summary_metrics(rec: &Recording, a: &Analysis, cal: &Calibration) -> Vec<Metr
             Some(format!("measured at {} Hz before the run", cal.frequency)),
         ),
         single(
-            "in-target overhead ≥ (%)",
+            "in-target overhead (%)",
             Unit::Count,
             100.0 * cal.in_target_share(rec.frequency),
-            Some("cost per sample × frequency: a lower bound".into()),
+            Some("estimate: cost per sample × frequency".into()),
         ),
     ];
     if let Some(cpu) = rec.target_cpu_ns.filter(|&c| c > 0) {
