@@ -1,9 +1,9 @@
 //! `sysmeter profile`: a sampling CPU profile of a command or a running process.
 //!
 //! The pipeline, one submodule per step:
-//! - [`sampling`] and [`records`]: `perf_event_open` on the software CPU clock (works in VMs without hardware
-//!   counters) with frame-pointer call chains, and the MMAP2/COMM/FORK side-band records that
-//!   let us symbolise after the process is gone;
+//! - [`sampling`] and [`records`]: `perf_event_open` on the software CPU clock (works in VMs
+//!   without hardware counters) with frame-pointer call chains, and the MMAP2/COMM/FORK
+//!   side-band records that let us symbolise after the process is gone;
 //! - [`session`]: start a command paused before `execve` (so the events exist before it runs)
 //!   or attach to every thread of a pid, read the ring buffers until it ends, `--duration`
 //!   passes or Ctrl-C;
@@ -19,7 +19,8 @@
 //!
 //! Call stacks come from the kernel's frame-pointer walk only: DWARF unwinding is not done,
 //! and stacks that end early (code without frame pointers) are counted and named instead.
-//! Depends on `model`, `stats` and `sysmeter-sys` (launching); never prints.
+//! Depends on `model`, `host` (the CPU-list parser) and `sysmeter-sys` (launching, clocks);
+//! never prints.
 
 pub mod aggregate;
 pub mod callgraph;
