@@ -11,6 +11,7 @@ pub mod chase;
 pub mod clock;
 pub mod futex;
 pub mod kernels;
+pub mod launch;
 pub mod membw;
 pub mod memory;
 pub mod process;

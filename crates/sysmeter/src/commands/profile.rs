@@ -1,9 +1,204 @@
-//! `sysmeter profile` (being written).
+//! `sysmeter profile`: validate, sample (`diagnose::profile`), store, write the flame graph
+//! and folded stacks, and print the report to stderr (or `--out`): the profiled command owns
+//! stdout. Exits with the command's exit code (130 when Ctrl-C stopped it).
 
-use super::{Outcome, UsageError};
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use super::{Outcome, UsageError, db_path};
 use crate::cli::ProfileArgs;
+use crate::diagnose::profile::{self, Settings, Target, result};
+use crate::report::{self, Format, profile_text};
+use crate::store::Store;
+
+fn usage(message: String) -> anyhow::Error {
+    anyhow::Error::new(UsageError(message))
+}
+
+/// What to profile, checked: the program exists, the pid is a live process.
+fn target(args: &ProfileArgs) -> anyhow::Result<Target> {
+    if let Some(pid) = args.pid {
+        if pid <= 0 || !Path::new(&format!("/proc/{pid}/task")).exists() {
+            return Err(usage(format!(
+                "process {pid} does not exist; give the pid of a running process to -p"
+            )));
+        }
+        return Ok(Target::Pid(pid));
+    }
+    let Some(program) = args.command.first() else {
+        return Err(usage(
+            "no command to profile; write `sysmeter profile -- CMD ARGS…` or `-p PID`".into(),
+        ));
+    };
+    let resolved = sysmeter_sys::launch::resolve_program(program).filter(|p| p.is_file());
+    let Some(path) = resolved else {
+        return Err(usage(format!(
+            "command not found: {}; check the name and PATH",
+            program.to_string_lossy()
+        )));
+    };
+    Ok(Target::Command {
+        program: path,
+        argv: args.command.clone(),
+    })
+}
+
+fn max_sample_rate() -> Option<u64> {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn settings(args: &ProfileArgs) -> anyhow::Result<Settings> {
+    let max = max_sample_rate().unwrap_or(100_000);
+    if args.frequency == 0 || args.frequency > max {
+        return Err(usage(format!(
+            "-F {} is outside 1..={max} (kernel.perf_event_max_sample_rate); choose a frequency \
+             in that range, e.g. -F 999",
+            args.frequency
+        )));
+    }
+    let duration = match args.duration {
+        None => None,
+        Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Some(Duration::from_secs_f64(s)),
+        Some(s) => {
+            return Err(usage(format!(
+                "--duration {s} is not a positive number of seconds; write e.g. --duration 10"
+            )));
+        }
+    };
+    Ok(Settings {
+        frequency: args.frequency,
+        duration,
+        ..Settings::default()
+    })
+}
+
+fn create(path: &Path, what: &str) -> anyhow::Result<std::fs::File> {
+    std::fs::File::create(path).map_err(|e| {
+        usage(format!(
+            "cannot write {what} {}: {e}; choose a writable path",
+            path.display()
+        ))
+    })
+}
+
+/// A live sample counter on stderr, only when stderr is a terminal.
+fn progress_printer() -> impl FnMut(u64, Duration) {
+    let tty = std::io::stderr().is_terminal();
+    move |samples, elapsed| {
+        if tty {
+            eprint!(
+                "\rprofiling: {samples} samples, {:.1} s ",
+                elapsed.as_secs_f64()
+            );
+        }
+    }
+}
+
+/// The files named on the command line, created before anything runs (so a bad path fails
+/// at once, not after a long profile).
+struct Outputs {
+    report: Option<std::fs::File>,
+    flamegraph: Option<std::fs::File>,
+    folded: Option<std::fs::File>,
+}
+
+impl Outputs {
+    fn create(args: &ProfileArgs) -> anyhow::Result<Outputs> {
+        let open = |p: &Option<std::path::PathBuf>, what| {
+            p.as_deref().map(|p| create(p, what)).transpose()
+        };
+        Ok(Outputs {
+            report: open(&args.out, "--out")?,
+            flamegraph: open(&args.flamegraph, "--flamegraph")?,
+            folded: open(&args.folded, "--folded")?,
+        })
+    }
+
+    /// Writes the flame graph and folded stacks, then the report (to stderr without --out).
+    fn write(self, prof: &profile::Profile, report: &str) -> anyhow::Result<()> {
+        if let Some(mut f) = self.flamegraph {
+            f.write_all(prof.flamegraph.as_bytes())
+                .context("writing --flamegraph")?;
+        }
+        if let Some(mut f) = self.folded {
+            f.write_all(prof.folded.as_bytes())
+                .context("writing --folded")?;
+        }
+        match self.report {
+            Some(mut f) => f.write_all(report.as_bytes()).context("writing --out")?,
+            None => eprint!("{report}"),
+        }
+        Ok(())
+    }
+}
+
+/// Whether the report may carry ANSI bold: it goes to a terminal's stderr and NO_COLOR is
+/// unset.
+fn stderr_color(args: &ProfileArgs) -> bool {
+    args.out.is_none()
+        && std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
 
 /// Run `sysmeter profile`.
-pub fn profile(_args: &ProfileArgs) -> anyhow::Result<Outcome> {
-    Err(UsageError("`sysmeter profile` is not available yet".into()).into())
+pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
+    let target = target(args)?;
+    let settings = settings(args)?;
+    let outputs = Outputs::create(args)?;
+    let mut store = match args.no_store {
+        true => None,
+        false => Some(Store::open(&db_path(&args.db)?)?),
+    };
+    sysmeter_sys::signal::install_interrupt_flag().context("installing the Ctrl-C handler")?;
+    let started_ns = jiff::Timestamp::now().as_nanosecond() as i64;
+    let mut progress = progress_printer();
+    let prof = profile::profile(&target, &settings, &mut progress)?;
+    if std::io::stderr().is_terminal() {
+        eprint!("\r{:40}\r", "");
+    }
+    // For -p, Ctrl-C is the normal way to stop: the run is complete, not interrupted.
+    let interrupted = prof.interrupted && matches!(target, Target::Command { .. });
+    let host = crate::host::read_host();
+    let results = prof.results.clone();
+    let run = result::run_record(&target, &settings, host, started_ns, results, interrupted);
+    let stored = store.as_mut().map(|s| store_run(s, &run));
+    let text = match args.format {
+        Format::Text => profile_text::render(&run, stderr_color(args))
+            .map_or_else(|| report::render(&run, Format::Text, false), Ok)?,
+        f => report::render(&run, f, false)?,
+    };
+    outputs.write(&prof, &text)?;
+    if let Some(Err(e)) = &stored {
+        eprintln!("warning: the profile was printed but not stored: {e}");
+        return Ok(Outcome::MeasurementFailed);
+    }
+    Ok(outcome(&prof, interrupted))
+}
+
+fn store_run(store: &mut Store, run: &crate::model::RunRecord) -> anyhow::Result<()> {
+    store.begin_run(run)?;
+    for (seq, r) in run.results.iter().enumerate() {
+        store.add_result(&run.id, seq, r)?;
+    }
+    store.finish_run(&run.id, run.finished_ns, run.interrupted)?;
+    eprintln!("stored as run {} in {}", run.id, store.path().display());
+    Ok(())
+}
+
+/// The command's exit code passes through; 130 when Ctrl-C stopped a launched command.
+fn outcome(prof: &profile::Profile, interrupted: bool) -> Outcome {
+    if interrupted {
+        return Outcome::Interrupted;
+    }
+    match prof.exit.map(|e| e.shell_code()) {
+        None | Some(0) => Outcome::Success,
+        Some(code) => Outcome::Code(code.clamp(1, 255) as u8),
+    }
 }

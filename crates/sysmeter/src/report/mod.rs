@@ -18,6 +18,7 @@ pub mod html;
 mod json;
 mod markdown;
 pub mod openmetrics;
+pub mod profile_text;
 mod text;
 mod timeline;
 

@@ -1,0 +1,314 @@
+//! Address spaces over time: which file (and offset in it) an instruction address meant in a
+//! process at the moment of a sample.
+//!
+//! Built from the side-band records kept while sampling (and `/proc/PID/maps` read when
+//! attaching), so symbolisation still works after the process exited or exec'd, and a
+//! library loaded late (`dlopen`) is found. Rules: the latest mapping of the pid that covers
+//! the address and is not newer than the sample wins; an `execve` discards older mappings;
+//! a forked child that has not exec'd sees its parent's mappings as they were at the fork.
+//! Pure: no I/O except [`parse_proc_maps`]'s input text.
+
+use std::collections::HashMap;
+
+/// An executable mapping appeared (PERF_RECORD_MMAP2, or a line of `/proc/PID/maps`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MapEvent {
+    /// Process id.
+    pub pid: u32,
+    /// When (perf clock, ns; 0 for mappings that existed before sampling began).
+    pub time: u64,
+    /// First address.
+    pub start: u64,
+    /// Length in bytes.
+    pub len: u64,
+    /// File offset of `start`.
+    pub pgoff: u64,
+    /// File path, or a label such as `[vdso]` or `//anon`.
+    pub path: String,
+}
+
+/// A process called `execve`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExecEvent {
+    /// Process id.
+    pub pid: u32,
+    /// When (perf clock, ns).
+    pub time: u64,
+}
+
+/// A new process was forked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ForkEvent {
+    /// The child.
+    pub pid: u32,
+    /// The parent.
+    pub ppid: u32,
+    /// When (perf clock, ns).
+    pub time: u64,
+}
+
+/// Where an address points: a module (index into [`AddressSpaces::modules`]) and the file
+/// offset inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Location {
+    /// Index of the module's path.
+    pub module: u32,
+    /// Offset in the file.
+    pub offset: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    time: u64,
+    start: u64,
+    end: u64,
+    pgoff: u64,
+    module: u32,
+}
+
+/// The mappings of every process seen, for [`AddressSpaces::lookup`].
+#[derive(Debug, Clone, Default)]
+pub struct AddressSpaces {
+    modules: Vec<String>,
+    module_index: HashMap<String, u32>,
+    /// Per pid, in time order.
+    entries: HashMap<u32, Vec<Entry>>,
+    /// Per pid, exec times in order.
+    execs: HashMap<u32, Vec<u64>>,
+    /// Per pid: parent and fork time.
+    forks: HashMap<u32, (u32, u64)>,
+}
+
+/// Fork chains longer than this are not followed (a guard against cycles from pid reuse).
+const MAX_FORK_DEPTH: usize = 64;
+
+impl AddressSpaces {
+    /// Builds the table from all mapping, exec and fork events (in any order).
+    pub fn new(maps: &[MapEvent], execs: &[ExecEvent], forks: &[ForkEvent]) -> AddressSpaces {
+        let mut spaces = AddressSpaces::default();
+        for m in maps {
+            let module = spaces.intern(&m.path);
+            spaces.entries.entry(m.pid).or_default().push(Entry {
+                time: m.time,
+                start: m.start,
+                end: m.start.saturating_add(m.len),
+                pgoff: m.pgoff,
+                module,
+            });
+        }
+        for list in spaces.entries.values_mut() {
+            // Stable: records of equal time keep their reading order.
+            list.sort_by_key(|e| e.time);
+        }
+        for e in execs {
+            spaces.execs.entry(e.pid).or_default().push(e.time);
+        }
+        for list in spaces.execs.values_mut() {
+            list.sort_unstable();
+        }
+        for f in forks {
+            spaces.forks.insert(f.pid, (f.ppid, f.time));
+        }
+        spaces
+    }
+
+    fn intern(&mut self, path: &str) -> u32 {
+        if let Some(&i) = self.module_index.get(path) {
+            return i;
+        }
+        let i = self.modules.len() as u32;
+        self.modules.push(path.to_string());
+        self.module_index.insert(path.to_string(), i);
+        i
+    }
+
+    /// Paths (or labels) of all modules, indexed by [`Location::module`].
+    pub fn modules(&self) -> &[String] {
+        &self.modules
+    }
+
+    /// The state of `pid`'s own mappings at `time`: equal keys resolve every address the
+    /// same way (used to memoise whole call chains).
+    pub fn epoch(&self, pid: u32, time: u64) -> (usize, usize) {
+        let maps = self
+            .entries
+            .get(&pid)
+            .map_or(0, |l| l.partition_point(|e| e.time <= time));
+        let execs = self
+            .execs
+            .get(&pid)
+            .map_or(0, |l| l.partition_point(|&t| t <= time));
+        (maps, execs)
+    }
+
+    /// The module and file offset `addr` meant in process `pid` at `time`.
+    pub fn lookup(&self, pid: u32, time: u64, addr: u64) -> Option<Location> {
+        let (mut pid, mut time) = (pid, time);
+        for _ in 0..MAX_FORK_DEPTH {
+            let last_exec = self
+                .execs
+                .get(&pid)
+                .and_then(|l| l[..l.partition_point(|&t| t <= time)].last().copied());
+            if let Some(list) = self.entries.get(&pid) {
+                let visible = &list[..list.partition_point(|e| e.time <= time)];
+                let hit = visible
+                    .iter()
+                    .rev()
+                    .take_while(|e| last_exec.is_none_or(|x| e.time >= x))
+                    .find(|e| e.start <= addr && addr < e.end);
+                if let Some(e) = hit {
+                    return Some(Location {
+                        module: e.module,
+                        offset: addr - e.start + e.pgoff,
+                    });
+                }
+            }
+            // Not mapped by the process itself: inherited from the parent, unless an exec
+            // since replaced the whole address space.
+            match self.forks.get(&pid) {
+                Some(&(ppid, fork_time)) if last_exec.is_none() && fork_time <= time => {
+                    (pid, time) = (ppid, fork_time);
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+}
+
+/// The executable mappings of `/proc/PID/maps` text as events at time 0 (for attaching to a
+/// running process, whose existing mappings produce no records).
+pub fn parse_proc_maps(pid: u32, text: &str) -> Vec<MapEvent> {
+    text.lines()
+        .filter_map(|line| {
+            let mut parts = line.split_whitespace();
+            let range = parts.next()?;
+            let perms = parts.next()?;
+            let offset = parts.next()?;
+            let _dev = parts.next()?;
+            let _inode = parts.next()?;
+            let path = parts.collect::<Vec<_>>().join(" ");
+            if !perms.contains('x') {
+                return None;
+            }
+            let (lo, hi) = range.split_once('-')?;
+            let start = u64::from_str_radix(lo, 16).ok()?;
+            let end = u64::from_str_radix(hi, 16).ok()?;
+            Some(MapEvent {
+                pid,
+                time: 0,
+                start,
+                len: end.checked_sub(start)?,
+                pgoff: u64::from_str_radix(offset, 16).ok()?,
+                path: if path.is_empty() {
+                    "//anon".into()
+                } else {
+                    path
+                },
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pid: u32, time: u64, start: u64, len: u64, pgoff: u64, path: &str) -> MapEvent {
+        MapEvent {
+            pid,
+            time,
+            start,
+            len,
+            pgoff,
+            path: path.into(),
+        }
+    }
+
+    #[test]
+    fn latest_covering_mapping_wins_and_offsets_include_pgoff() {
+        let maps = [
+            map(1, 10, 0x1000, 0x1000, 0x0, "/bin/a"),
+            map(1, 20, 0x5000, 0x1000, 0x2000, "/lib/late.so"),
+        ];
+        let s = AddressSpaces::new(&maps, &[], &[]);
+        let at = |t, a| {
+            s.lookup(1, t, a)
+                .map(|l| (s.modules()[l.module as usize].clone(), l.offset))
+        };
+        assert_eq!(at(15, 0x1010), Some(("/bin/a".into(), 0x10)));
+        // The late library is unknown before it was mapped, known after.
+        assert_eq!(at(15, 0x5010), None);
+        assert_eq!(at(25, 0x5010), Some(("/lib/late.so".into(), 0x2010)));
+        assert_eq!(at(25, 0x9000), None);
+    }
+
+    #[test]
+    fn exec_discards_older_mappings_but_not_for_older_samples() {
+        let maps = [
+            map(1, 10, 0x1000, 0x1000, 0, "/bin/sh"),
+            map(1, 31, 0x1000, 0x1000, 0, "/bin/prog"),
+            map(1, 5, 0x8000, 0x1000, 0, "/lib/old.so"),
+        ];
+        let execs = [ExecEvent { pid: 1, time: 30 }];
+        let s = AddressSpaces::new(&maps, &execs, &[]);
+        let module = |t, a| {
+            s.lookup(1, t, a)
+                .map(|l| s.modules()[l.module as usize].clone())
+        };
+        assert_eq!(module(20, 0x1000), Some("/bin/sh".into()));
+        assert_eq!(module(40, 0x1000), Some("/bin/prog".into()));
+        assert_eq!(
+            module(40, 0x8000),
+            None,
+            "pre-exec library must not survive exec"
+        );
+        assert_ne!(s.epoch(1, 20), s.epoch(1, 40));
+    }
+
+    #[test]
+    fn forked_child_inherits_parent_mappings_until_it_execs() {
+        let maps = [
+            map(1, 0, 0x1000, 0x1000, 0, "/bin/parent"),
+            map(1, 50, 0x2000, 0x1000, 0, "/lib/after-fork.so"),
+            map(2, 70, 0x1000, 0x1000, 0, "/bin/child"),
+        ];
+        let forks = [ForkEvent {
+            pid: 2,
+            ppid: 1,
+            time: 40,
+        }];
+        let execs = [ExecEvent { pid: 2, time: 60 }];
+        let s = AddressSpaces::new(&maps, &execs, &forks);
+        let module = |t, a| {
+            s.lookup(2, t, a)
+                .map(|l| s.modules()[l.module as usize].clone())
+        };
+        assert_eq!(module(45, 0x1000), Some("/bin/parent".into()));
+        assert_eq!(
+            module(55, 0x2000),
+            None,
+            "mapped by the parent after the fork"
+        );
+        assert_eq!(module(80, 0x1000), Some("/bin/child".into()));
+    }
+
+    #[test]
+    fn proc_maps_lines_become_executable_mappings() {
+        let text = "\
+55d0c0000000-55d0c0001000 r--p 00000000 fe:01 123 /usr/bin/prog
+55d0c0001000-55d0c0005000 r-xp 00001000 fe:01 123 /usr/bin/prog
+7ffd1000-7ffd3000 r-xp 00000000 00:00 0 [vdso]
+7f0000000000-7f0000001000 r-xp 00000000 00:00 0
+7f0000002000-7f0000003000 r-xp 00002000 fe:01 9 /tmp/a b (deleted)
+";
+        let maps = parse_proc_maps(7, text);
+        assert_eq!(maps.len(), 4);
+        assert_eq!(maps[0].start, 0x55d0c0001000);
+        assert_eq!(maps[0].len, 0x4000);
+        assert_eq!(maps[0].pgoff, 0x1000);
+        assert_eq!(maps[1].path, "[vdso]");
+        assert_eq!(maps[2].path, "//anon");
+        assert_eq!(maps[3].path, "/tmp/a b (deleted)");
+    }
+}

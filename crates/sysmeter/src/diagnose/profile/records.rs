@@ -1,0 +1,222 @@
+//! Records read from the ring buffers, kept as plain data: samples (pid, tid, time, an
+//! interned call chain) and the side-band records (MMAP2, COMM with the exec flag, FORK,
+//! LOST, THROTTLE) needed to name addresses after the process is gone. Also splits a raw
+//! call chain into user and kernel frames. No system calls here.
+
+use std::collections::HashMap;
+
+use perf_event::data::Record;
+
+use super::maps::{ExecEvent, ForkEvent, MapEvent};
+
+/// Call-chain entries at or above this are context markers (`PERF_CONTEXT_*`), not
+/// addresses.
+pub const PERF_CONTEXT_MAX: u64 = (-4095i64) as u64;
+/// Marker: the entries that follow are kernel addresses.
+pub const PERF_CONTEXT_KERNEL: u64 = (-128i64) as u64;
+/// Marker: the entries that follow are user addresses.
+pub const PERF_CONTEXT_USER: u64 = (-512i64) as u64;
+
+const RECORD_MMAP2: u32 = 10;
+const RECORD_COMM: u32 = 3;
+const RECORD_FORK: u32 = 7;
+const RECORD_LOST: u32 = 2;
+const RECORD_SAMPLE: u32 = 9;
+const RECORD_THROTTLE: u32 = 5;
+const RECORD_LOST_SAMPLES: u32 = 13;
+/// `PERF_RECORD_MISC_COMM_EXEC`: this COMM record comes from an `execve`.
+const MISC_COMM_EXEC: u16 = 1 << 13;
+
+/// One sample: who, when, and which call chain (an index into [`RawData::chains`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawSample {
+    /// Process id.
+    pub pid: u32,
+    /// Thread id.
+    pub tid: u32,
+    /// Kernel timestamp (perf clock), ns.
+    pub time: u64,
+    /// Index of the call chain (leaf first, with context markers) in [`RawData::chains`].
+    pub chain: u32,
+}
+
+/// Everything read from the ring buffers.
+#[derive(Debug, Default, Clone)]
+pub struct RawData {
+    /// Distinct call chains, leaf first, context markers kept.
+    pub chains: Vec<Vec<u64>>,
+    chain_index: HashMap<Vec<u64>, u32>,
+    /// Samples in reading order (per CPU in time order, not merged).
+    pub samples: Vec<RawSample>,
+    /// Executable mappings created while sampling.
+    pub maps: Vec<MapEvent>,
+    /// `execve`s (COMM records with the exec flag).
+    pub execs: Vec<ExecEvent>,
+    /// New processes (not threads).
+    pub forks: Vec<ForkEvent>,
+    /// Last command name seen per pid.
+    pub comms: HashMap<u32, String>,
+    /// Samples the kernel dropped because a ring buffer was full.
+    pub lost: u64,
+    /// Times the kernel throttled sampling (interrupts took too long at this frequency).
+    pub throttles: u64,
+    /// Records that could not be parsed (should stay 0).
+    pub unparsed: u64,
+}
+
+impl RawData {
+    /// Adds a sample with call chain `chain` (interned).
+    pub fn push_sample(&mut self, pid: u32, tid: u32, time: u64, chain: &[u64]) {
+        let next = self.chains.len() as u32;
+        let index = match self.chain_index.get(chain) {
+            Some(&i) => i,
+            None => {
+                self.chain_index.insert(chain.to_vec(), next);
+                self.chains.push(chain.to_vec());
+                next
+            }
+        };
+        self.samples.push(RawSample {
+            pid,
+            tid,
+            time,
+            chain: index,
+        });
+    }
+}
+
+/// The time of a non-sample record from its trailing `sample_id`. With `sample_id_all` and
+/// our sample type (TID | TIME, no ID/STREAM_ID/CPU/IDENTIFIER) the trailer is
+/// `{ u32 pid, u32 tid; u64 time }`, so the time is the record's last 8 bytes
+/// (perf_event_open(2), "sample_id").
+fn trailer_time(bytes: &[u8]) -> u64 {
+    bytes
+        .len()
+        .checked_sub(8)
+        .and_then(|at| bytes.get(at..))
+        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+        .map_or(0, u64::from_ne_bytes)
+}
+
+pub(super) fn handle(rec: &perf_event::Record<'_>, raw: &mut RawData) {
+    let ty = rec.ty();
+    if !matches!(
+        ty,
+        RECORD_SAMPLE
+            | RECORD_MMAP2
+            | RECORD_COMM
+            | RECORD_FORK
+            | RECORD_LOST
+            | RECORD_LOST_SAMPLES
+            | RECORD_THROTTLE
+    ) {
+        return;
+    }
+    let Ok(parsed) = rec.parse_record() else {
+        raw.unparsed += 1;
+        return;
+    };
+    match parsed {
+        Record::Sample(s) => {
+            let (pid, tid, time) = (s.pid().unwrap_or(0), s.tid().unwrap_or(0), s.time());
+            let ip = s.ip().unwrap_or(0);
+            let chain = s
+                .callchain()
+                .filter(|c| !c.is_empty())
+                .unwrap_or(std::slice::from_ref(&ip));
+            raw.push_sample(pid, tid, time.unwrap_or(0), chain);
+        }
+        Record::Mmap2(m) => raw.maps.push(MapEvent {
+            pid: m.pid,
+            time: trailer_time(&rec.to_contiguous()),
+            start: m.addr,
+            len: m.len,
+            pgoff: m.pgoff,
+            path: String::from_utf8_lossy(&m.filename).into_owned(),
+        }),
+        Record::Comm(c) => {
+            if rec.misc() & MISC_COMM_EXEC != 0 && c.pid == c.tid {
+                let time = trailer_time(&rec.to_contiguous());
+                raw.execs.push(ExecEvent { pid: c.pid, time });
+            }
+            raw.comms
+                .insert(c.pid, String::from_utf8_lossy(&c.comm).into_owned());
+        }
+        // A FORK with pid == ppid is a new thread of the same process: nothing to track.
+        Record::Fork(f) if f.pid != f.ppid => raw.forks.push(ForkEvent {
+            pid: f.pid,
+            ppid: f.ppid,
+            time: f.time,
+        }),
+        Record::Lost(l) => raw.lost += l.lost,
+        Record::LostSamples(l) => raw.lost += l.lost,
+        Record::Throttle(_) => raw.throttles += 1,
+        _ => {}
+    }
+}
+
+/// Splits a raw call chain into frames: `(address, is_kernel)`, leaf first, markers
+/// removed. Entries before any marker count as user addresses when the sample has no
+/// markers at all (a plain IP).
+pub fn frames(chain: &[u64]) -> Vec<(u64, bool)> {
+    let mut kernel = false;
+    let mut out = Vec::with_capacity(chain.len());
+    for &entry in chain {
+        if entry >= PERF_CONTEXT_MAX {
+            kernel = entry == PERF_CONTEXT_KERNEL;
+            if entry != PERF_CONTEXT_KERNEL && entry != PERF_CONTEXT_USER {
+                // Guest or unknown contexts: neither our kernel nor our process.
+                kernel = false;
+            }
+            continue;
+        }
+        out.push((entry, kernel));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_drop_markers_and_tag_kernel_entries() {
+        let chain = [
+            PERF_CONTEXT_KERNEL,
+            0xffff_8001,
+            0xffff_8002,
+            PERF_CONTEXT_USER,
+            0x40_1000,
+            0x40_2000,
+        ];
+        assert_eq!(
+            frames(&chain),
+            vec![
+                (0xffff_8001, true),
+                (0xffff_8002, true),
+                (0x40_1000, false),
+                (0x40_2000, false)
+            ]
+        );
+        assert_eq!(frames(&[0x1234]), vec![(0x1234, false)]);
+    }
+
+    #[test]
+    fn chains_are_interned() {
+        let mut raw = RawData::default();
+        raw.push_sample(1, 1, 10, &[1, 2, 3]);
+        raw.push_sample(1, 2, 11, &[1, 2, 3]);
+        raw.push_sample(1, 2, 12, &[4]);
+        assert_eq!(raw.chains.len(), 2);
+        assert_eq!(raw.samples[1].chain, 0);
+        assert_eq!(raw.samples[2].chain, 1);
+    }
+
+    #[test]
+    fn trailer_time_reads_the_last_eight_bytes() {
+        let mut bytes = vec![0u8; 16];
+        bytes.extend_from_slice(&42u64.to_ne_bytes());
+        assert_eq!(trailer_time(&bytes), 42);
+        assert_eq!(trailer_time(&[1, 2]), 0);
+    }
+}

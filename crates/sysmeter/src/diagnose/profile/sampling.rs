@@ -1,0 +1,205 @@
+//! Sampling with `perf_event_open` (perf-event2): the software CPU clock at a fixed
+//! frequency, each sample carrying pid/tid, time and the kernel's frame-pointer call chain,
+//! plus the side-band records that make offline symbolisation possible (MMAP2 for every
+//! executable mapping, COMM with the exec flag, FORK).
+//!
+//! A launched command gets one event per CPU on its pid with `inherit` (the kernel refuses
+//! to mmap an inherited per-task event, so `perf record`'s layout is the only one) and
+//! `enable_on_exec`; an attached process gets one per-task event per thread. Kernel call
+//! chains are asked for first and dropped when `perf_event_paranoid` forbids them. Nothing
+//! here interprets addresses: see `maps` and `symbolize`.
+
+use std::io;
+
+use perf_event::events::Software;
+use perf_event::{Builder, SampleFlag, Sampler};
+
+use super::ProfileError;
+use super::records::{RawData, handle};
+
+/// The open events and their ring buffers.
+pub struct EventSet {
+    samplers: Vec<Sampler>,
+    /// Whether kernel frames are sampled (privileged or `perf_event_paranoid` ≤ 1).
+    pub kernel: bool,
+    frequency: u64,
+}
+
+/// Ring-buffer sizes tried per event, largest first: unprivileged users share a small
+/// locked-memory budget (`perf_event_mlock_kb`, 516 KiB by default) across all events.
+const RING_BYTES: [usize; 4] = [512 << 10, 128 << 10, 64 << 10, 32 << 10];
+
+pub(super) fn builder(frequency: u64, kernel: bool) -> Builder<'static> {
+    let mut b = Builder::new(Software::CPU_CLOCK);
+    b.sample_frequency(frequency)
+        .sample(SampleFlag::IP | SampleFlag::TID | SampleFlag::TIME | SampleFlag::CALLCHAIN)
+        .mmap(true)
+        .mmap2(true)
+        .comm(true)
+        .task(true)
+        .sample_id_all(true)
+        .exclude_callchain_kernel(!kernel);
+    if kernel {
+        b.include_kernel();
+    }
+    b
+}
+
+pub(super) fn is_permission(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM))
+}
+
+/// What to do about an error of `perf_event_open` or its mmap.
+fn hint_for(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => "run as root, or allow perf for users with \
+             `sysctl kernel.perf_event_paranoid=2` (user space) or `=1` (with kernel); attaching \
+             to another user's process needs root"
+            .into(),
+        Some(libc::ENOENT) | Some(libc::ENODEV) | Some(libc::EOPNOTSUPP) => {
+            "this kernel has no software CPU-clock event; it needs CONFIG_PERF_EVENTS".into()
+        }
+        Some(libc::EINVAL) => "the frequency may exceed kernel.perf_event_max_sample_rate; \
+             choose a lower -F"
+            .into(),
+        Some(libc::ESRCH) => "the process has exited".into(),
+        Some(libc::ENOMEM) => "raise kernel.perf_event_mlock_kb or `ulimit -l`".into(),
+        _ => "check `perf record` works on this machine".into(),
+    }
+}
+
+pub(super) fn open_error(what: String, cause: io::Error) -> ProfileError {
+    let hint = hint_for(&cause);
+    ProfileError::PerfOpen { what, cause, hint }
+}
+
+/// Builds the counter described by `configure(builder)` and maps its ring buffer, trying
+/// smaller buffers when locked memory is short.
+pub(super) fn open_sampler(b: &Builder<'_>) -> io::Result<Sampler> {
+    let mut last = io::Error::other("no ring-buffer size was tried");
+    for bytes in RING_BYTES {
+        let counter = b.build()?;
+        match counter.sampled(bytes) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// The CPUs that are online (all of them may run the target, whatever our affinity).
+fn online_cpus() -> Vec<usize> {
+    std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|t| crate::host::cpulist::parse_cpu_list(&t))
+        .map(|v| v.into_iter().map(|c| c as usize).collect())
+        .unwrap_or_else(|| {
+            let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+            (0..n).collect()
+        })
+}
+
+impl EventSet {
+    /// One inherited event per CPU on `pid`, enabled by the kernel at its next `execve`.
+    pub fn for_child(pid: i32, frequency: u64) -> Result<EventSet, ProfileError> {
+        let cpus = online_cpus();
+        let mut kernel = true;
+        let mut samplers = Vec::with_capacity(cpus.len());
+        for &cpu in &cpus {
+            let what = format!("pid {pid} on CPU {cpu}");
+            let mut b = builder(frequency, kernel);
+            b.observe_pid(pid)
+                .one_cpu(cpu)
+                .inherit(true)
+                .enable_on_exec(true);
+            let sampler = match open_sampler(&b) {
+                Err(e) if kernel && samplers.is_empty() && is_permission(&e) => {
+                    // Kernel sampling is not allowed here: user space only.
+                    kernel = false;
+                    let mut b = builder(frequency, false);
+                    b.observe_pid(pid)
+                        .one_cpu(cpu)
+                        .inherit(true)
+                        .enable_on_exec(true);
+                    open_sampler(&b).map_err(|e| open_error(what, e))?
+                }
+                other => other.map_err(|e| open_error(what, e))?,
+            };
+            samplers.push(sampler);
+        }
+        Ok(EventSet {
+            samplers,
+            kernel,
+            frequency,
+        })
+    }
+
+    /// An empty set for attaching thread by thread ([`EventSet::add_thread`]).
+    pub fn for_attach(frequency: u64) -> EventSet {
+        EventSet {
+            samplers: Vec::new(),
+            kernel: true,
+            frequency,
+        }
+    }
+
+    /// One per-task event on thread `tid`, enabled at once. `Ok(false)` when the thread has
+    /// already exited.
+    pub fn add_thread(&mut self, tid: i32) -> Result<bool, ProfileError> {
+        let what = format!("thread {tid}");
+        let open = |kernel: bool| {
+            let mut b = builder(self.frequency, kernel);
+            b.observe_pid(tid).any_cpu().inherit(false);
+            open_sampler(&b)
+        };
+        let result = match open(self.kernel) {
+            Err(e) if self.kernel && self.samplers.is_empty() && is_permission(&e) => {
+                self.kernel = false;
+                open(false)
+            }
+            other => other,
+        };
+        match result {
+            Ok(mut s) => {
+                s.enable().map_err(|e| open_error(what, e))?;
+                self.samplers.push(s);
+                Ok(true)
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(false),
+            Err(e) => Err(open_error(what, e)),
+        }
+    }
+
+    /// Number of open events.
+    pub fn len(&self) -> usize {
+        self.samplers.len()
+    }
+
+    /// Whether no event is open.
+    pub fn is_empty(&self) -> bool {
+        self.samplers.is_empty()
+    }
+
+    /// Reads every record now in the ring buffers into `raw`; returns how many.
+    pub fn drain(&mut self, raw: &mut RawData) -> usize {
+        let mut n = 0;
+        for s in &mut self.samplers {
+            while let Some(rec) = s.next_record() {
+                handle(&rec, raw);
+                n += 1;
+                // Dropping `rec` hands the space back to the kernel.
+            }
+        }
+        n
+    }
+}
+
+/// Opens (and closes) a sampling event on this process, as a launched child would need:
+/// `Err` says why sampling is impossible here.
+pub fn probe() -> Result<(), ProfileError> {
+    let mut b = builder(99, false);
+    b.observe_self().any_cpu();
+    open_sampler(&b)
+        .map(drop)
+        .map_err(|e| open_error("this process".to_string(), e))
+}

@@ -1,0 +1,292 @@
+//! One sampling session: start the command paused before `execve` (or find the threads of a
+//! running pid), open the events, then read the ring buffers every [`POLL`] until the
+//! command exits, `--duration` passes, the process disappears, or Ctrl-C.
+//!
+//! The command keeps this process group, so a terminal's Ctrl-C reaches it as usual; a
+//! SIGINT/SIGTERM sent to sysmeter alone is passed on as SIGINT, and a command still running
+//! [`GRACE`] later is killed (its own children only see the terminal's signal). After `--duration` the
+//! events are closed and the command runs on unobserved to its end (its exit code is passed
+//! through). Reading is a sleep-and-drain loop: at 1 kHz a ring buffer of 32 KiB or more
+//! holds far longer than one [`POLL`] of samples. Wall time and this process's CPU time are
+//! measured around the loop, for the overhead report.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
+use sysmeter_sys::launch::{ExitInfo, PendingChild};
+
+use super::maps::{MapEvent, parse_proc_maps};
+use super::records::RawData;
+use super::sampling::EventSet;
+use super::{ProfileError, Settings, Target};
+
+/// How long the reader sleeps between drains of the ring buffers.
+const POLL: Duration = Duration::from_millis(20);
+/// How long a command may take to exit after Ctrl-C before it is killed.
+const GRACE: Duration = Duration::from_secs(3);
+/// How often the progress callback runs.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+/// Why sampling stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// The command exited (or the attached process disappeared).
+    Ended,
+    /// `--duration` passed.
+    Duration,
+    /// Ctrl-C (SIGINT/SIGTERM).
+    Interrupted,
+}
+
+/// What a session collected.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    /// Samples and side-band records.
+    pub raw: RawData,
+    /// Mappings that existed when sampling began (attach only).
+    pub maps_at_start: Vec<MapEvent>,
+    /// Whether kernel frames were sampled.
+    pub kernel: bool,
+    /// Sampling frequency, Hz.
+    pub frequency: u64,
+    /// Exit status of a launched command.
+    pub exit: Option<ExitInfo>,
+    /// Ctrl-C arrived.
+    pub interrupted: bool,
+    /// Why sampling stopped.
+    pub stop: Stop,
+    /// Wall time from release (or attach) to the end of sampling, ns.
+    pub wall_ns: u64,
+    /// CPU time this process spent while sampling (reading the ring buffers), ns.
+    pub profiler_cpu_ns: u64,
+    /// CPU time of the target while sampled (launched: its rusage; attached: /proc), ns.
+    pub target_cpu_ns: Option<u64>,
+    /// Threads observed (attached) or CPUs observed (launched).
+    pub events: usize,
+}
+
+impl Recording {
+    /// CPU time the samples stand for: samples × period, ns.
+    pub fn sampled_cpu_ns(&self) -> f64 {
+        self.raw.samples.len() as f64 * 1e9 / self.frequency.max(1) as f64
+    }
+
+    /// This process's CPU time while sampling as a share of the CPU time sampled (0.01 =
+    /// 1%); `None` without samples.
+    pub fn profiler_share(&self) -> Option<f64> {
+        let sampled = self.sampled_cpu_ns();
+        (sampled > 0.0).then(|| self.profiler_cpu_ns as f64 / sampled)
+    }
+}
+
+fn process_cpu_ns() -> u64 {
+    clock_gettime_ns(ClockId::ProcessCputime).max(0) as u64
+}
+
+/// Samples `target` as `settings` say.
+pub fn record(
+    target: &Target,
+    settings: &Settings,
+    progress: &mut dyn FnMut(u64, Duration),
+) -> Result<Recording, ProfileError> {
+    match target {
+        Target::Command { program, argv } => {
+            let args: Vec<&std::ffi::OsStr> = argv.iter().map(|a| a.as_os_str()).collect();
+            let command = program.display().to_string();
+            let launch = |cause| ProfileError::Launch {
+                command: command.clone(),
+                cause,
+            };
+            let mut child = PendingChild::spawn(program, &args).map_err(launch)?;
+            // If opening the events fails, dropping `child` kills and reaps it unreleased.
+            let events = EventSet::for_child(child.pid(), settings.frequency)?;
+            child.release().map_err(launch)?;
+            record_child(child, events, settings, progress)
+        }
+        Target::Pid(pid) => record_pid(*pid, settings, progress),
+    }
+}
+
+/// Reads `events` until the command ends, the duration passes or Ctrl-C.
+fn record_child(
+    mut child: PendingChild,
+    mut events: EventSet,
+    settings: &Settings,
+    progress: &mut dyn FnMut(u64, Duration),
+) -> Result<Recording, ProfileError> {
+    let pid = child.pid();
+    let wait_error = |cause| ProfileError::Wait { pid, cause };
+    let (start, cpu0) = (Instant::now(), process_cpu_ns());
+    let mut raw = RawData::default();
+    let mut last_progress = start;
+    let mut exit = None;
+    let stop = loop {
+        events.drain(&mut raw);
+        if let Some(info) = child.wait(false).map_err(wait_error)? {
+            exit = Some(info);
+            break Stop::Ended;
+        }
+        if sysmeter_sys::signal::interrupted() {
+            break Stop::Interrupted;
+        }
+        if settings.duration.is_some_and(|d| start.elapsed() >= d) {
+            break Stop::Duration;
+        }
+        tick(&raw, start, &mut last_progress, progress);
+        std::thread::sleep(POLL);
+    };
+    events.drain(&mut raw);
+    let (wall_ns, profiler_cpu_ns) = (elapsed_ns(start), process_cpu_ns().saturating_sub(cpu0));
+    let kernel = events.kernel;
+    let cpus = events.len();
+    // Close the events before waiting, so a command that runs on is not sampled for nothing.
+    drop(events);
+    if exit.is_none() {
+        exit = wait_for_end(&mut child).map_err(wait_error)?;
+    }
+    Ok(Recording {
+        raw,
+        maps_at_start: Vec::new(),
+        kernel,
+        frequency: settings.frequency,
+        target_cpu_ns: exit.map(|e| e.user_ns + e.system_ns),
+        exit,
+        interrupted: stop == Stop::Interrupted,
+        stop,
+        wall_ns,
+        profiler_cpu_ns,
+        events: cpus,
+    })
+}
+
+/// Waits for the command to end. Once Ctrl-C arrived (before or during the wait), passes
+/// SIGINT on to the command (the terminal's Ctrl-C reached it already, a signal sent to
+/// sysmeter alone did not; a second SIGINT is harmless) and kills it if it is still running
+/// [`GRACE`] later, so sysmeter never hangs on a command that ignores SIGINT.
+fn wait_for_end(child: &mut PendingChild) -> std::io::Result<Option<ExitInfo>> {
+    let mut interrupted_at: Option<Instant> = None;
+    loop {
+        if let Some(info) = child.wait(false)? {
+            return Ok(Some(info));
+        }
+        match interrupted_at {
+            None if sysmeter_sys::signal::interrupted() => {
+                let _ = child.signal(libc::SIGINT);
+                interrupted_at = Some(Instant::now());
+            }
+            Some(at) if at.elapsed() >= GRACE => {
+                let _ = child.signal(libc::SIGKILL);
+                return child.wait(true);
+            }
+            _ => {}
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+fn elapsed_ns(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+fn tick(
+    raw: &RawData,
+    start: Instant,
+    last: &mut Instant,
+    progress: &mut dyn FnMut(u64, Duration),
+) {
+    if last.elapsed() >= PROGRESS_EVERY {
+        *last = Instant::now();
+        progress(raw.samples.len() as u64, start.elapsed());
+    }
+}
+
+/// Thread ids of `pid` now.
+fn threads(pid: i32) -> Vec<i32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|dir| {
+            dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// User + system CPU time of all threads of `pid` so far, from `/proc/PID/stat`, ns.
+fn stat_cpu_ns(pid: i32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may contain spaces) in parentheses.
+    let rest = &text[text.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let (utime, stime): (u64, u64) = (fields.get(11)?.parse().ok()?, fields.get(12)?.parse().ok()?);
+    // /proc reports clock ticks of USER_HZ, which is 100 on every Linux architecture.
+    Some((utime + stime) * 10_000_000)
+}
+
+/// Attaches to every thread of `pid` (rescanning for new ones) and reads until it exits,
+/// the duration passes or Ctrl-C.
+fn record_pid(
+    pid: i32,
+    settings: &Settings,
+    progress: &mut dyn FnMut(u64, Duration),
+) -> Result<Recording, ProfileError> {
+    let mut known: HashSet<i32> = HashSet::new();
+    let mut events = EventSet::for_attach(settings.frequency);
+    let maps_text = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    let maps_at_start = parse_proc_maps(pid as u32, &maps_text);
+    let mut raw = RawData::default();
+    if let Ok(comm) = std::fs::read_to_string(format!("/proc/{pid}/comm")) {
+        raw.comms.insert(pid as u32, comm.trim_end().to_string());
+    }
+    attach_new_threads(pid, &mut events, &mut known)?;
+    if events.is_empty() {
+        return Err(ProfileError::NoSuchPid { pid });
+    }
+    let (start, cpu0, target0) = (Instant::now(), process_cpu_ns(), stat_cpu_ns(pid));
+    let mut target_last = target0;
+    let mut last_progress = start;
+    let stop = loop {
+        events.drain(&mut raw);
+        if sysmeter_sys::signal::interrupted() {
+            break Stop::Interrupted;
+        }
+        if settings.duration.is_some_and(|d| start.elapsed() >= d) {
+            break Stop::Duration;
+        }
+        match stat_cpu_ns(pid) {
+            Some(t) => target_last = Some(t),
+            None => break Stop::Ended,
+        }
+        attach_new_threads(pid, &mut events, &mut known)?;
+        tick(&raw, start, &mut last_progress, progress);
+        std::thread::sleep(POLL);
+    };
+    events.drain(&mut raw);
+    Ok(Recording {
+        raw,
+        maps_at_start,
+        kernel: events.kernel,
+        frequency: settings.frequency,
+        exit: None,
+        interrupted: stop == Stop::Interrupted,
+        stop,
+        wall_ns: elapsed_ns(start),
+        profiler_cpu_ns: process_cpu_ns().saturating_sub(cpu0),
+        target_cpu_ns: target0.zip(target_last).map(|(a, b)| b.saturating_sub(a)),
+        events: events.len(),
+    })
+}
+
+/// Opens an event for each thread of `pid` not seen before. Threads that exit in between
+/// are skipped; threads that live shorter than one rescan are missed (said in the report).
+fn attach_new_threads(
+    pid: i32,
+    events: &mut EventSet,
+    known: &mut HashSet<i32>,
+) -> Result<(), ProfileError> {
+    for tid in threads(pid) {
+        if known.insert(tid) {
+            events.add_thread(tid)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,207 @@
+//! Names for addresses, via blazesym: user frames from the ELF file of their module at a
+//! file offset (so it works after the process exited, gotcha 4 of DEPENDENCIES.md), kernel
+//! frames from `/proc/kallsyms` (readable with addresses only when privileged), and the vDSO
+//! through this process's own copy (the kernel maps the same image into every process).
+//!
+//! Frames that cannot be named keep their module (`[unknown in libfoo.so]`), so a stripped
+//! library still shows up as one block. Depends on blazesym only; no aggregation here.
+
+use std::path::Path;
+
+use blazesym::symbolize::source::{Elf, Kernel, Process, Source};
+use blazesym::symbolize::{Input, Symbolized};
+use blazesym::{MaybeDefault, Pid};
+
+/// A named address: the function and where the address is inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// Demangled function name.
+    pub name: String,
+    /// Offset of the address from the function's first byte.
+    pub offset_in_function: u64,
+}
+
+/// Wraps one blazesym symbolizer (it caches parsed files across calls).
+pub struct Symbols {
+    inner: blazesym::symbolize::Symbolizer,
+    /// Start of this process's vDSO, for vDSO frames of the target.
+    own_vdso: Option<u64>,
+}
+
+impl Default for Symbols {
+    fn default() -> Self {
+        Symbols::new()
+    }
+}
+
+impl Symbols {
+    /// A symbolizer without source lines or inlined frames (names are all a profile needs,
+    /// and DWARF line tables are the slow part).
+    pub fn new() -> Symbols {
+        let inner = blazesym::symbolize::Symbolizer::builder()
+            .enable_code_info(false)
+            .enable_inlined_fns(false)
+            .build();
+        Symbols {
+            inner,
+            own_vdso: own_vdso_start(),
+        }
+    }
+
+    /// Names for `offsets` (file offsets) in the module at `path`; `None` where unknown.
+    pub fn module(&self, path: &str, offsets: &[u64]) -> Vec<Option<Resolved>> {
+        if path == "[vdso]" {
+            return self.vdso(offsets);
+        }
+        if !path.starts_with('/') || path.ends_with(" (deleted)") || !Path::new(path).exists() {
+            return vec![None; offsets.len()];
+        }
+        // ELF symbol tables first: cheap, and enough for most code. DWARF (and separate
+        // debug files in /usr/lib/debug) only for what they could not name, because
+        // looking for debug information costs far more than reading a symbol table.
+        let mut names = self.elf(path, offsets, false);
+        let missing: Vec<usize> = (0..offsets.len()).filter(|&i| names[i].is_none()).collect();
+        if !missing.is_empty() {
+            let retry: Vec<u64> = missing.iter().map(|&i| offsets[i]).collect();
+            for (i, r) in missing.into_iter().zip(self.elf(path, &retry, true)) {
+                names[i] = r;
+            }
+        }
+        names
+    }
+
+    fn elf(&self, path: &str, offsets: &[u64], debug_syms: bool) -> Vec<Option<Resolved>> {
+        let mut elf = Elf::new(path);
+        elf.debug_syms = debug_syms;
+        match self
+            .inner
+            .symbolize(&Source::Elf(elf), Input::FileOffset(offsets))
+        {
+            Ok(found) => found.into_iter().map(resolved).collect(),
+            Err(_) => vec![None; offsets.len()],
+        }
+    }
+
+    /// vDSO offsets resolved in this process's own vDSO.
+    fn vdso(&self, offsets: &[u64]) -> Vec<Option<Resolved>> {
+        let Some(base) = self.own_vdso else {
+            return vec![None; offsets.len()];
+        };
+        let addrs: Vec<u64> = offsets.iter().map(|o| base + o).collect();
+        let mut process = Process::new(Pid::Slf);
+        // Reading /proc/self/map_files needs CAP_SYS_ADMIN; the vDSO needs neither.
+        process.map_files = false;
+        match self
+            .inner
+            .symbolize(&Source::Process(process), Input::AbsAddr(&addrs))
+        {
+            Ok(found) => found.into_iter().map(resolved).collect(),
+            Err(_) => vec![None; offsets.len()],
+        }
+    }
+
+    /// Names for kernel addresses from `/proc/kallsyms`; `None` where unknown (all of them
+    /// when kallsyms hides addresses from this user).
+    pub fn kernel(&self, addrs: &[u64]) -> Vec<Option<Resolved>> {
+        let kernel = Kernel {
+            kallsyms: MaybeDefault::Default,
+            // No vmlinux search: it is rarely installed and slow to parse.
+            vmlinux: MaybeDefault::None,
+            kaslr_offset: None,
+            debug_syms: false,
+            ..Default::default()
+        };
+        match self
+            .inner
+            .symbolize(&Source::Kernel(kernel), Input::AbsAddr(addrs))
+        {
+            Ok(found) => found.into_iter().map(resolved).collect(),
+            Err(_) => vec![None; addrs.len()],
+        }
+    }
+}
+
+fn resolved(s: Symbolized<'_>) -> Option<Resolved> {
+    match s {
+        Symbolized::Sym(sym) => Some(Resolved {
+            name: sym.name.into_owned(),
+            offset_in_function: sym.offset as u64,
+        }),
+        Symbolized::Unknown(_) => None,
+    }
+}
+
+/// Start address of this process's `[vdso]` mapping.
+fn own_vdso_start() -> Option<u64> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let line = maps.lines().find(|l| l.ends_with("[vdso]"))?;
+    let (start, _) = line.split_once('-')?;
+    u64::from_str_radix(start, 16).ok()
+}
+
+/// The last path component of a module (`/usr/lib/x86_64-linux-gnu/libc.so.6` →
+/// `libc.so.6`); labels such as `[vdso]` stay as they are, anonymous memory (JIT code) is
+/// `[anon]`.
+pub fn short_module(path: &str) -> &str {
+    let path = path.strip_suffix(" (deleted)").unwrap_or(path);
+    if path.starts_with("//anon") || path.is_empty() {
+        return "[anon]";
+    }
+    if path.starts_with('[') {
+        return path;
+    }
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Reads `len` bytes at file offset `offset` of `path` (for looking at a function's first
+/// instructions); `None` when unreadable.
+pub fn read_bytes(path: &str, offset: u64, len: usize) -> Option<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path).ok()?;
+    file.seek(SeekFrom::Start(offset)).ok()?;
+    let mut buf = vec![0u8; len];
+    file.read_exact(&mut buf).ok()?;
+    Some(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_module_names() {
+        assert_eq!(
+            short_module("/usr/lib/x86_64-linux-gnu/libc.so.6"),
+            "libc.so.6"
+        );
+        assert_eq!(short_module("[vdso]"), "[vdso]");
+        assert_eq!(short_module("/tmp/prog (deleted)"), "prog");
+        assert_eq!(short_module("//anon"), "[anon]");
+    }
+
+    #[test]
+    fn own_executable_symbolizes_by_file_offset() {
+        // This test binary's own `main`-adjacent function: find our mapping of ourselves
+        // and symbolise the address of a function we know.
+        let maps = std::fs::read_to_string("/proc/self/maps").expect("maps");
+        let exe = std::fs::read_link("/proc/self/exe").expect("exe");
+        let exe = exe.to_string_lossy().to_string();
+        let here = own_executable_symbolizes_by_file_offset as *const () as u64;
+        let events = super::super::maps::parse_proc_maps(1, &maps);
+        let m = events
+            .iter()
+            .find(|m| m.path == exe && m.start <= here && here < m.start + m.len)
+            .expect("our text mapping");
+        let offset = here - m.start + m.pgoff;
+        let names = Symbols::new().module(&exe, &[offset]);
+        let name = names[0]
+            .as_ref()
+            .map(|r| r.name.clone())
+            .unwrap_or_default();
+        assert!(
+            name.contains("own_executable_symbolizes_by_file_offset"),
+            "got {name:?}"
+        );
+        assert_eq!(names[0].as_ref().map(|r| r.offset_in_function), Some(0));
+    }
+}

@@ -1,0 +1,186 @@
+//! Terminal text for a `profile` run, laid out like gprof's report: a summary line, the flat
+//! profile (self %, cumulative %, self and total samples, total %), the call graph, the
+//! findings. The generic table shows the same numbers less readably (the flat profile as a
+//! metric per function), so `sysmeter profile` prints this instead; `show` of a stored
+//! profile uses the generic renderer.
+//!
+//! Pure: reads only the record, in particular the `profile` result's `flat` (JSON) and
+//! `callgraph` (text) artifacts. Depends on `model` and `report::format`.
+
+use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+
+use super::format;
+use crate::model::{ExperimentResult, RunRecord, Status};
+
+/// Rows of the flat profile shown.
+const FLAT_ROWS: usize = 25;
+
+/// The run as text; `None` when it holds no successful `profile` result (render it with the
+/// generic renderer then).
+pub fn render(run: &RunRecord, color: bool) -> Option<String> {
+    let result = run
+        .results
+        .iter()
+        .find(|r| r.id == "profile" && r.status == Status::Ok)?;
+    let mut lines = header(run, result);
+    let total = metric(result, "samples").unwrap_or(0.0);
+    if let Some(table) = flat_table(result, total) {
+        lines.push(String::new());
+        let period = run_period_ms(run);
+        lines.push(bold(
+            format!("Flat profile (each sample ≈ {period} of CPU time):"),
+            color,
+        ));
+        lines.push(table);
+    }
+    if let Some(cg) = artifact(result, "callgraph").filter(|c| !c.trim().is_empty()) {
+        lines.push(String::new());
+        lines.push(bold(
+            "Call graph (caller lines: samples through that caller; callee lines: samples \
+             through that callee):"
+                .to_string(),
+            color,
+        ));
+        lines.push(cg.trim_end().to_string());
+    }
+    lines.push(String::new());
+    lines.push(bold("Findings:".to_string(), color));
+    lines.extend(result.findings.iter().map(|f| format!("  • {}", f.text)));
+    let mut out = lines.join("\n");
+    out.push('\n');
+    Some(out)
+}
+
+fn bold(text: String, color: bool) -> String {
+    if color {
+        format!("\x1b[1m{text}\x1b[0m")
+    } else {
+        text
+    }
+}
+
+fn metric(r: &ExperimentResult, name: &str) -> Option<f64> {
+    r.metrics
+        .iter()
+        .find(|m| m.name == name)
+        .map(|m| m.summary.median)
+}
+
+fn artifact<'a>(r: &'a ExperimentResult, name: &str) -> Option<&'a str> {
+    r.artifacts
+        .iter()
+        .find(|a| a.name == name)
+        .map(|a| a.content.as_str())
+}
+
+/// The sample period from the configured frequency (`999 Hz` → `1.00 ms`).
+fn run_period_ms(run: &RunRecord) -> String {
+    let hz: f64 = run
+        .config
+        .profile
+        .trim_end_matches(" Hz")
+        .parse()
+        .unwrap_or(0.0);
+    if hz > 0.0 {
+        format::duration_ns(1e9 / hz)
+    } else {
+        "one period".to_string()
+    }
+}
+
+fn header(run: &RunRecord, r: &ExperimentResult) -> Vec<String> {
+    let target = run.config.selected.first().map_or("?", String::as_str);
+    let mut first = format!(
+        "sysmeter profile run {} · {} · {} · started {}",
+        run.id,
+        target,
+        run.config.profile,
+        super::text::timestamp(run.started_ns)
+    );
+    if run.interrupted {
+        first.push_str(" · INTERRUPTED");
+    }
+    let value = |name: &str, f: fn(f64) -> String| metric(r, name).map(f);
+    let mut parts = vec![
+        format!(
+            "{} samples",
+            value("samples", format::count).unwrap_or_default()
+        ),
+        format!(
+            "{} lost",
+            value("lost samples", format::count).unwrap_or_default()
+        ),
+    ];
+    if let Some(cpu) = value("CPU time sampled", format::duration_ns) {
+        parts.push(format!("{cpu} CPU sampled"));
+    }
+    if let Some(wall) = value("wall time", format::duration_ns) {
+        parts.push(format!("{wall} wall"));
+    }
+    if let (Some(share), Some(cost)) = (
+        metric(r, "in-target overhead (%)"),
+        value("cost per sample", format::duration_ns),
+    ) {
+        parts.push(format!("overhead ≈ {share:.2}% in target ({cost}/sample)"));
+    }
+    if let Some(reader) = metric(r, "profiler CPU (% of sampled CPU)") {
+        parts.push(format!("profiler {reader:.2}% CPU"));
+    }
+    let mut lines = vec![first, parts.join(" · ")];
+    lines.extend(run.host.warnings.iter().map(|w| format!("warning: {w}")));
+    lines
+}
+
+/// The flat profile table from the `flat` artifact, `None` if absent or empty.
+fn flat_table(r: &ExperimentResult, total: f64) -> Option<String> {
+    let rows: Vec<serde_json::Value> = serde_json::from_str(artifact(r, "flat")?).ok()?;
+    let total = total.max(1.0);
+    let mut table = Table::new();
+    table
+        .force_no_tty()
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_header(vec![
+            "% self", "cumul. %", "self", "total", "% total", "function", "module",
+        ]);
+    let mut cumulative = 0.0;
+    let mut shown = 0;
+    for row in rows.iter().take(FLAT_ROWS) {
+        let own = row["self_samples"].as_f64().unwrap_or(0.0);
+        let all = row["total_samples"].as_f64().unwrap_or(0.0);
+        if own == 0.0 && shown > 0 {
+            // Rows without self samples are callers only: the call graph shows them.
+            break;
+        }
+        cumulative += own;
+        shown += 1;
+        table.add_row(vec![
+            format!("{:.1}", 100.0 * own / total),
+            format!("{:.1}", 100.0 * cumulative / total),
+            format!("{own:.0}"),
+            format!("{all:.0}"),
+            format!("{:.1}", 100.0 * all / total),
+            row["function"].as_str().unwrap_or("?").to_string(),
+            row["module"].as_str().unwrap_or("").to_string(),
+        ]);
+    }
+    if shown == 0 {
+        return None;
+    }
+    for index in 0..=4 {
+        if let Some(column) = table.column_mut(index) {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let mut text = table.to_string();
+    let with_self = rows
+        .iter()
+        .filter(|r| r["self_samples"].as_f64().unwrap_or(0.0) > 0.0)
+        .count();
+    if with_self > shown {
+        text.push_str(&format!(
+            "\n({} more functions with self samples; --format json lists them all)",
+            with_self - shown
+        ));
+    }
+    Some(text)
+}
