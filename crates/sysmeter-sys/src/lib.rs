@@ -14,9 +14,12 @@ pub mod kernels;
 pub mod membw;
 pub mod memory;
 pub mod process;
+pub mod ptrace;
 pub mod sched;
+pub mod seccomp;
 pub mod signal;
 pub mod syscall;
+pub mod tracepoint;
 
 /// The calling thread's `errno` after a failed libc call, as an `io::Error`.
 pub(crate) fn last_error() -> std::io::Error {

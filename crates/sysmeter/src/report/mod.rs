@@ -16,6 +16,7 @@ pub mod html;
 mod json;
 mod markdown;
 pub mod openmetrics;
+pub mod syscalls;
 mod text;
 
 #[cfg(test)]
