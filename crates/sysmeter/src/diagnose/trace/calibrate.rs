@@ -121,8 +121,10 @@ pub(super) fn ptrace_overhead(seccomp: bool, cpu: Option<usize>) -> io::Result<O
     })
 }
 
-/// The tracepoint backend's overhead (events on every CPU in `cpus`).
-pub(super) fn tracepoint_overhead(ids: Ids, cpus: &[usize]) -> io::Result<Overhead> {
+/// The tracepoint backend's overhead (events on every CPU in `cpus`), and the calibration's
+/// events: keep them open until the trace's own events are open, so the kernel does not
+/// unregister and register the tracepoints in between (each costs tens of ms here).
+pub(super) fn tracepoint_overhead(ids: Ids, cpus: &[usize]) -> io::Result<(Overhead, Rings)> {
     let untraced_ns = untraced(None)?;
     let mut child = spawn_calibration(CHUNKS, CALLS_CHEAP, CalibrationMode::Untraced, None)?;
     let nr = getppid_key().1 as u32;
@@ -140,10 +142,11 @@ pub(super) fn tracepoint_overhead(ids: Ids, cpus: &[usize]) -> io::Result<Overhe
     child.wait()?;
     let mut collector = Collector::new(getppid_only(), 0.0);
     rings.pump(&mut collector, true);
-    Ok(Overhead {
+    let overhead = Overhead {
         untraced_ns,
         traced_ns: per_call(&times, CALLS_CHEAP)?,
         interval_ns: median_interval(&collector)?,
         calls: CHUNKS as u64 * CALLS_CHEAP,
-    })
+    };
+    Ok((overhead, rings))
 }

@@ -4,8 +4,10 @@
 //! The tracee never stops: the kernel writes a small record per entry and exit into ring
 //! buffers that this process drains every few milliseconds.
 //!
-//! Entry samples carry the thread id and time; exit samples also the raw record (call
-//! number and return value, at offsets read from tracefs). Records from all rings are merged
+//! All events of one CPU write into one ring (`PERF_EVENT_IOC_SET_OUTPUT`): fewer rings to
+//! drain, and fewer to tear down (each munmap of a perf ring waited ~10 ms here). Entry
+//! samples carry the thread id and time (16 bytes); exit samples also the raw record (call
+//! number and return value, at offsets read from tracefs), which is how they are told apart. Records from all rings are merged
 //! by time (CLOCK_MONOTONIC, `use_clockid`) before pairing, because a thread that migrates
 //! between CPUs may enter on one ring and exit on another; only records older than the
 //! previous drain are paired, so a record still being written elsewhere cannot be skipped.
@@ -22,7 +24,7 @@ use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use perf_event::events::Tracepoint;
-use perf_event::{Builder, Clock, SampleFlag, Sampler};
+use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
 use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 
 use super::names::Arch;
@@ -30,10 +32,14 @@ use super::summary::Collector;
 
 /// How often the rings are drained.
 pub(super) const DRAIN_PERIOD: Duration = Duration::from_millis(10);
-/// Ring buffer memory for all rings together; each ring gets a power-of-two share.
-const RING_BUDGET: usize = 64 << 20;
-const RING_MIN: usize = 64 << 10;
-const RING_MAX: usize = 8 << 20;
+/// Ring buffer memory for all rings together; each ring gets a power-of-two share. Rings
+/// are drained every [`DRAIN_PERIOD`], so 2 MiB (≈ 35 000 exit records) per ring leaves a
+/// wide margin even when the reader is kept off the CPU for a while; larger rings cost
+/// start-up and tear-down time (the kernel allocates, zeroes and frees every page: ~10 ms
+/// per 8 MiB munmap measured in this VM).
+const RING_BUDGET: usize = 16 << 20;
+const RING_MIN: usize = 128 << 10;
+const RING_MAX: usize = 2 << 20;
 
 const PERF_RECORD_LOST: u32 = 2;
 const PERF_RECORD_SAMPLE: u32 = 9;
@@ -62,8 +68,10 @@ struct Event {
 
 /// The open events and their rings.
 pub(super) struct Rings {
-    enter: Vec<Sampler>,
-    exit: Vec<Sampler>,
+    /// One ring per CPU, owned by the first exit event opened on that CPU.
+    rings: Vec<(usize, Sampler)>,
+    /// Every other event; they write into their CPU's ring.
+    others: Vec<Counter>,
     ids: Ids,
     /// Bytes per ring.
     ring: usize,
@@ -85,14 +93,7 @@ pub(super) fn filter_for(numbers: &[u32]) -> Option<CString> {
         .flatten()
 }
 
-fn open_one(
-    id: u64,
-    tid: i32,
-    cpu: usize,
-    exit: bool,
-    spec: &OpenSpec,
-    ring: usize,
-) -> io::Result<Sampler> {
+fn open_one(id: u64, tid: i32, cpu: usize, exit: bool, spec: &OpenSpec) -> io::Result<Counter> {
     let mut flags = SampleFlag::TID | SampleFlag::TIME;
     if exit {
         flags |= SampleFlag::RAW;
@@ -111,7 +112,7 @@ fn open_one(
     if let Some(f) = &spec.filter {
         sysmeter_sys::tracepoint::set_filter(counter.as_raw_fd(), f)?;
     }
-    counter.sampled(ring)
+    Ok(counter)
 }
 
 /// Bytes per ring when `rings` rings share [`RING_BUDGET`] (a power of two, at least
@@ -126,8 +127,8 @@ impl Rings {
     /// No events yet; rings of `ring` bytes will be opened by [`Rings::add`].
     pub fn empty(ids: Ids, ring: usize) -> Rings {
         Rings {
-            enter: Vec::new(),
-            exit: Vec::new(),
+            rings: Vec::new(),
+            others: Vec::new(),
             ids,
             ring,
             pending: Vec::new(),
@@ -136,13 +137,28 @@ impl Rings {
         }
     }
 
-    /// Opens the entry and exit events of thread `tid` on every CPU of `spec`.
+    /// Opens the entry and exit events of thread `tid` on every CPU of `spec`, writing into
+    /// that CPU's ring (created with the first exit event of the CPU).
     pub fn add(&mut self, tid: i32, spec: &OpenSpec) -> io::Result<()> {
         for &cpu in spec.cpus {
-            let enter = open_one(self.ids.enter, tid, cpu, false, spec, self.ring)?;
-            let exit = open_one(self.ids.exit, tid, cpu, true, spec, self.ring)?;
-            self.enter.push(enter);
-            self.exit.push(exit);
+            let exit = open_one(self.ids.exit, tid, cpu, true, spec)?;
+            let enter = open_one(self.ids.enter, tid, cpu, false, spec)?;
+            let ring_fd = match self.rings.iter().find(|(c, _)| *c == cpu) {
+                Some((_, ring)) => {
+                    let fd = ring.as_raw_fd();
+                    sysmeter_sys::tracepoint::set_output(exit.as_raw_fd(), fd)?;
+                    self.others.push(exit);
+                    fd
+                }
+                None => {
+                    let ring = exit.sampled(self.ring)?;
+                    let fd = ring.as_raw_fd();
+                    self.rings.push((cpu, ring));
+                    fd
+                }
+            };
+            sysmeter_sys::tracepoint::set_output(enter.as_raw_fd(), ring_fd)?;
+            self.others.push(enter);
         }
         Ok(())
     }
@@ -150,7 +166,7 @@ impl Rings {
     /// Opens the events of every target of `spec` (disabled unless `enable_on_exec` fires
     /// later; see [`Rings::enable`]).
     pub fn open(ids: Ids, spec: &OpenSpec) -> io::Result<Rings> {
-        let mut rings = Rings::empty(ids, ring_size(spec.targets.len() * spec.cpus.len() * 2));
+        let mut rings = Rings::empty(ids, ring_size(spec.cpus.len()));
         for &tid in spec.targets {
             rings.add(tid, spec)?;
         }
@@ -159,16 +175,22 @@ impl Rings {
 
     /// Enables every event now.
     pub fn enable(&mut self) -> io::Result<()> {
-        for s in self.enter.iter_mut().chain(self.exit.iter_mut()) {
+        for (_, s) in &mut self.rings {
             s.as_counter_mut().enable()?;
+        }
+        for c in &mut self.others {
+            c.enable()?;
         }
         Ok(())
     }
 
     /// Disables every event (tracing stops; the targets are not affected).
     pub fn disable(&mut self) {
-        for s in self.enter.iter_mut().chain(self.exit.iter_mut()) {
+        for (_, s) in &mut self.rings {
             let _ = s.as_counter_mut().disable();
+        }
+        for c in &mut self.others {
+            let _ = c.disable();
         }
     }
 
@@ -177,11 +199,8 @@ impl Rings {
     pub fn pump(&mut self, c: &mut Collector, all: bool) {
         let started = clock_gettime_ns(ClockId::Monotonic);
         let ids = self.ids;
-        for s in &mut self.enter {
-            self.lost += drain(s, &ids, false, &mut self.pending);
-        }
-        for s in &mut self.exit {
-            self.lost += drain(s, &ids, true, &mut self.pending);
+        for (_, s) in &mut self.rings {
+            self.lost += drain(s, &ids, &mut self.pending);
         }
         self.pending.sort_by_key(|e| e.time);
         let cut = if all {
@@ -211,11 +230,14 @@ fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_ne_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
+/// Body of an entry sample: `pid, tid: u32; time: u64`; exit samples add the raw record.
+const ENTER_BODY: usize = 16;
+
 /// Parses one sample body: `pid, tid: u32; time: u64; [size: u32, raw…]`.
-fn parse_sample(b: &[u8], ids: &Ids, exit: bool) -> Option<Event> {
+fn parse_sample(b: &[u8], ids: &Ids) -> Option<Event> {
     let tid = u32_at(b, 4)? as i32;
     let time = u64_at(b, 8)? as i64;
-    let exit = if exit {
+    let exit = if b.len() > ENTER_BODY {
         let raw = 20;
         let nr = u64_at(b, raw + ids.exit_id_offset)?;
         let ret = u64_at(b, raw + ids.exit_ret_offset)? as i64;
@@ -227,12 +249,12 @@ fn parse_sample(b: &[u8], ids: &Ids, exit: bool) -> Option<Event> {
 }
 
 /// Moves every record of one ring into `out`; returns the number of lost records reported.
-fn drain(s: &mut Sampler, ids: &Ids, exit: bool, out: &mut Vec<Event>) -> u64 {
+fn drain(s: &mut Sampler, ids: &Ids, out: &mut Vec<Event>) -> u64 {
     let mut lost = 0;
     while let Some(rec) = s.next_record() {
         let body = rec.to_contiguous();
         match rec.ty() {
-            PERF_RECORD_SAMPLE => out.extend(parse_sample(&body, ids, exit)),
+            PERF_RECORD_SAMPLE => out.extend(parse_sample(&body, ids)),
             PERF_RECORD_LOST => lost += u64_at(&body, 8).unwrap_or(0),
             _ => {}
         }
@@ -284,11 +306,11 @@ mod tests {
         b.extend([0u8; 8]); // common fields
         b.extend(3u64.to_ne_bytes()); // id
         b.extend((-9i64).to_ne_bytes()); // ret
-        let e = parse_sample(&b, &ids, true).unwrap();
+        let e = parse_sample(&b, &ids).unwrap();
         assert_eq!((e.tid, e.time, e.exit), (9, 1234, Some((3, -9))));
-        let e = parse_sample(&b[..16], &ids, false).unwrap();
+        let e = parse_sample(&b[..16], &ids).unwrap();
         assert_eq!(e.exit, None);
-        assert!(parse_sample(&b[..20], &ids, true).is_none());
+        assert!(parse_sample(&b[..20], &ids).is_none());
     }
 
     #[test]

@@ -76,7 +76,8 @@ pub(super) fn launch(
     let program_c = to_c(&program.clone().into_os_string())?;
     let argv_c = argv.iter().map(to_c).collect::<Result<Vec<_>, _>>()?;
     let cpus = online_cpus();
-    let overhead = calibrate::tracepoint_overhead(ids, &cpus).map_err(open_failed)?;
+    let (overhead, calibration) =
+        calibrate::tracepoint_overhead(ids, &cpus).map_err(open_failed)?;
     let mut collector = Collector::new(cfg.selection.clone(), overhead.inside_ns());
     let mut child = GatedChild::spawn(&program_c, &argv_c, None)
         .map_err(TraceError::io(format!("starting {}", program.display())))?;
@@ -88,6 +89,7 @@ pub(super) fn launch(
         filter: kernel_filter(cfg),
     };
     let mut rings = Rings::open(ids, &spec).map_err(open_failed)?;
+    drop(calibration);
     child
         .go()
         .map_err(TraceError::io("letting the command start"))?;
@@ -113,10 +115,7 @@ pub(super) fn launch(
 
 /// Opens events on every thread of `pid`, rescanning until no new thread appears.
 fn open_all_threads(ids: Ids, pid: i32, spec: &OpenSpec) -> Result<(Rings, usize), TraceError> {
-    let initial = std::fs::read_dir(format!("/proc/{pid}/task"))
-        .map_err(|_| TraceError::NoProcess(pid))?
-        .count();
-    let mut rings = Rings::empty(ids, tracepoint::ring_size(initial * spec.cpus.len() * 2));
+    let mut rings = Rings::empty(ids, tracepoint::ring_size(spec.cpus.len()));
     let mut seen = std::collections::BTreeSet::new();
     loop {
         let tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
@@ -146,7 +145,8 @@ pub(super) fn attach(
     attached: &mut dyn FnMut(&str),
 ) -> Result<Outcome, TraceError> {
     let cpus = online_cpus();
-    let overhead = calibrate::tracepoint_overhead(ids, &cpus).map_err(open_failed)?;
+    let (overhead, calibration) =
+        calibrate::tracepoint_overhead(ids, &cpus).map_err(open_failed)?;
     let mut collector = Collector::new(cfg.selection.clone(), overhead.inside_ns());
     let spec = OpenSpec {
         targets: &[],
@@ -157,6 +157,7 @@ pub(super) fn attach(
     };
     let (mut rings, threads) = open_all_threads(ids, pid, &spec)?;
     rings.enable().map_err(open_failed)?;
+    drop(calibration);
     attached(&super::attached_text(pid, threads, "tracepoints"));
     let mut stop = StopWhen::new(cfg);
     tracepoint::follow(
