@@ -162,3 +162,45 @@ fn attach_and_detach_by_sigint_leaves_the_process_unharmed_20_times() {
         }
     }
 }
+
+/// `-p PID --duration`: tracing stops by itself, detaches, and the process finishes.
+fn duration_once(bin: &Path, backend: &str) {
+    let (mut child, mut out) = start_counter(bin);
+    let output = Command::new(assert_cmd::cargo::cargo_bin("sysmeter"))
+        .args([
+            "trace",
+            "--no-store",
+            "--backend",
+            backend,
+            "--duration",
+            "0.3",
+        ])
+        .args(["-p", &child.id().to_string()])
+        .output()
+        .expect("sysmeter runs");
+    let report = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{backend}: {report}");
+    assert!(
+        report.contains("stopped after --duration"),
+        "{backend}: {report}"
+    );
+    assert!(report.contains("nanosleep"), "{backend}: {report}");
+    let mut rest = String::new();
+    out.read_to_string(&mut rest)
+        .expect("the rest of the output");
+    let expected: String = (2..=LINES).map(|i| format!("line {i}\n")).collect();
+    assert_eq!(rest, expected, "{backend}: output damaged");
+    assert_eq!(child.wait().expect("fixture ends").code(), Some(3));
+}
+
+#[test]
+fn duration_ends_an_attached_trace_and_the_process_finishes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(bin) = build("trace_counter", dir.path()) else {
+        return;
+    };
+    duration_once(&bin, "ptrace");
+    if tracepoints_permitted() {
+        duration_once(&bin, "tracepoint");
+    }
+}

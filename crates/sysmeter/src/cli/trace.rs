@@ -21,7 +21,8 @@ use crate::report::Format;
 pub struct TraceArgs {
     /// Count only these calls: names and classes (file, network, process, memory, signal,
     /// ipc, desc), comma separated, e.g. `-e file,read`. With a launched command and the
-    /// ptrace backend, only these calls stop it (seccomp filter).
+    /// ptrace backend, only these calls stop it (a seccomp filter, which also sets
+    /// no_new_privs: setuid programs then run without their privileges).
     #[arg(short = 'e', long = "calls", value_name = "SET")]
     pub calls: Vec<String>,
     /// Follow child processes too (threads are always followed).

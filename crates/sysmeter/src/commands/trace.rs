@@ -5,11 +5,12 @@
 use std::io::Write;
 
 use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{Outcome, UsageError, db_path};
 use crate::cli::TraceArgs;
 use crate::diagnose::trace::{
-    self, BackendChoice, CommandState, Selection, Target, TraceConfig, TraceOutput,
+    self, BackendChoice, CommandState, Selection, Target, TraceConfig, TraceObserver, TraceOutput,
 };
 use crate::model::{RunConfig, RunKind, RunRecord, SCHEMA_VERSION};
 use crate::store::Store;
@@ -54,6 +55,34 @@ fn config(args: &TraceArgs) -> anyhow::Result<TraceConfig> {
         duration: args.duration,
         pin: !args.no_pin,
     })
+}
+
+/// Shows an attached trace: the "tracing PID …" sentence, then (only when stderr is a
+/// terminal; indicatif hides itself otherwise) a live count of the calls traced.
+struct LiveCount {
+    bar: ProgressBar,
+}
+
+impl LiveCount {
+    fn new() -> LiveCount {
+        let bar = ProgressBar::new_spinner();
+        if let Ok(style) = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}") {
+            bar.set_style(style);
+        }
+        LiveCount { bar }
+    }
+}
+
+impl TraceObserver for LiveCount {
+    fn attached(&mut self, text: &str) {
+        // Printed even without a terminal: scripts and tests wait for it.
+        eprintln!("{text}");
+    }
+
+    fn progress(&mut self, calls: u64) {
+        self.bar.set_message(format!("{calls} system calls traced"));
+        self.bar.tick();
+    }
 }
 
 fn new_run_id() -> String {
@@ -128,7 +157,10 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
         Some(Store::open(&db_path(&args.db)?)?)
     };
     let started_ns = now_ns();
-    let output = trace::trace(&cfg, &mut |msg| eprintln!("{msg}")).map_err(|e| {
+    let mut live = LiveCount::new();
+    let traced = trace::trace(&cfg, &mut live);
+    live.bar.finish_and_clear();
+    let output = traced.map_err(|e| {
         if e.is_usage() {
             usage(e.to_string())
         } else {

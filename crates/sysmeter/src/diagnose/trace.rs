@@ -218,12 +218,23 @@ pub fn resolve_program(name: &std::ffi::OsStr) -> Result<PathBuf, TraceError> {
         .ok_or_else(shown)
 }
 
+/// Told what a trace of a running process (`-p`) is doing, so the command layer can show
+/// it (`diagnose` never prints).
+pub trait TraceObserver {
+    /// Tracing has begun (one sentence saying what and how to stop).
+    fn attached(&mut self, text: &str);
+    /// Calls counted so far (a few times a second at most).
+    fn progress(&mut self, calls: u64);
+}
+
 /// Traces `cfg.target` to the end (or Ctrl-C, or `--duration`) and summarises its system
-/// calls. The caller installs the Ctrl-C flag (`sysmeter_sys::signal`) first. `attached`
-/// is told (one sentence) when tracing of a running process (`-p`) has begun.
-pub fn trace(cfg: &TraceConfig, attached: &mut dyn FnMut(&str)) -> Result<TraceOutput, TraceError> {
+/// calls. The caller installs the Ctrl-C flag (`sysmeter_sys::signal`) first.
+pub fn trace(
+    cfg: &TraceConfig,
+    observer: &mut dyn TraceObserver,
+) -> Result<TraceOutput, TraceError> {
     let started = std::time::Instant::now();
-    let out = run::run(cfg, attached)?;
+    let out = run::run(cfg, observer)?;
     let result = record::build(&out, cfg, started.elapsed());
     Ok(TraceOutput {
         result,

@@ -111,7 +111,7 @@ pub(super) fn ptrace_overhead(seccomp: bool, cpu: Option<usize>) -> io::Result<O
     let mut session = Session::launched(child.pid(), seccomp, false, false);
     child.go()?;
     session.start()?;
-    session.run(&mut collector, &mut || false)?;
+    session.run(&mut collector, &mut |_| false)?;
     child.reaped();
     Ok(Overhead {
         untraced_ns,

@@ -157,13 +157,13 @@ impl Session {
     pub fn run(
         &mut self,
         c: &mut Collector,
-        stop_requested: &mut dyn FnMut() -> bool,
+        stop_requested: &mut dyn FnMut(&Collector) -> bool,
     ) -> io::Result<End> {
         loop {
             if self.tasks.is_empty() {
                 return Ok(End::AllGone);
             }
-            if stop_requested() {
+            if stop_requested(c) {
                 return Ok(End::Requested);
             }
             let (stop, at) = pt::wait_any()?;

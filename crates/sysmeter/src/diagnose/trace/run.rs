@@ -6,7 +6,7 @@
 mod ptrace_paths;
 mod tracepoint_paths;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use sysmeter_sys::ptrace::{TracedChild, wait_exit_code};
 use sysmeter_sys::tracepoint::GatedChild;
@@ -15,7 +15,9 @@ use super::calibrate::Overhead;
 use super::ptrace::{Session, SessionStats};
 use super::summary::Collector;
 use super::tracepoint::{self, Ids};
-use super::{Backend, BackendChoice, CommandState, Ended, Target, TraceConfig, TraceError};
+use super::{
+    Backend, BackendChoice, CommandState, Ended, Target, TraceConfig, TraceError, TraceObserver,
+};
 
 /// Everything a trace produced, before it becomes a result.
 #[derive(Debug)]
@@ -70,7 +72,7 @@ impl Pending {
             }
             PendingKind::Silent(mut session, mut child) => {
                 let mut idle = Collector::new(None, 0.0);
-                session.run(&mut idle, &mut || false).map_err(fail)?;
+                session.run(&mut idle, &mut |_| false).map_err(fail)?;
                 child.reaped();
                 Ok(session.exit_code.unwrap_or(0))
             }
@@ -79,23 +81,38 @@ impl Pending {
     }
 }
 
-/// Ctrl-C and `--duration`, checked between stops or drains.
-pub(super) struct StopWhen {
+/// How often the observer hears the running count.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+/// Ctrl-C and `--duration`, checked between stops or drains; also passes the running count
+/// to the observer of an attached trace.
+pub(super) struct StopWhen<'o> {
     deadline: Option<Instant>,
+    observer: Option<&'o mut dyn TraceObserver>,
+    next_progress: Instant,
     /// What stopped the trace, once it did.
     pub why: Option<Ended>,
 }
 
-impl StopWhen {
-    fn new(cfg: &TraceConfig) -> StopWhen {
+impl<'o> StopWhen<'o> {
+    fn new(cfg: &TraceConfig, observer: Option<&'o mut dyn TraceObserver>) -> StopWhen<'o> {
         StopWhen {
             deadline: cfg.duration.map(|d| Instant::now() + d),
+            observer,
+            next_progress: Instant::now(),
             why: None,
         }
     }
 
-    /// Whether to stop now (remembering why).
-    pub fn check(&mut self) -> bool {
+    /// Whether to stop now (remembering why), given the tally so far.
+    pub fn check(&mut self, c: &Collector) -> bool {
+        if let Some(o) = self.observer.as_mut() {
+            let now = Instant::now();
+            if now >= self.next_progress {
+                self.next_progress = now + PROGRESS_EVERY;
+                o.progress(c.total_calls());
+            }
+        }
         if sysmeter_sys::signal::interrupted() {
             self.why = Some(Ended::Interrupted);
         } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -198,7 +215,7 @@ pub(super) fn last_cpu(pid: i32) -> Option<usize> {
 /// Runs the trace `cfg` describes.
 pub(super) fn run(
     cfg: &TraceConfig,
-    attached: &mut dyn FnMut(&str),
+    observer: &mut dyn TraceObserver,
 ) -> Result<Outcome, TraceError> {
     if let Target::Attach(pid) = cfg.target {
         check_target(pid)?;
@@ -209,10 +226,10 @@ pub(super) fn run(
             tracepoint_paths::launch(cfg, argv, ids)?
         }
         (Backend::Tracepoint, Target::Attach(pid), Some(ids)) => {
-            tracepoint_paths::attach(cfg, *pid, ids, attached)?
+            tracepoint_paths::attach(cfg, *pid, ids, observer)?
         }
         (_, Target::Launch { argv }, _) => ptrace_paths::launch(cfg, argv)?,
-        (_, Target::Attach(pid), _) => ptrace_paths::attach(cfg, *pid, attached)?,
+        (_, Target::Attach(pid), _) => ptrace_paths::attach(cfg, *pid, observer)?,
     };
     out.why = why;
     out.notes.extend(note);

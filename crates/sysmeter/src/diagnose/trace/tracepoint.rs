@@ -268,7 +268,7 @@ pub(super) fn follow(
     rings: &mut Rings,
     c: &mut Collector,
     done: &mut dyn FnMut() -> bool,
-    stop: &mut dyn FnMut() -> bool,
+    stop: &mut dyn FnMut(&Collector) -> bool,
 ) -> bool {
     loop {
         std::thread::sleep(DRAIN_PERIOD);
@@ -277,7 +277,7 @@ pub(super) fn follow(
             rings.pump(c, true);
             return false;
         }
-        if stop() {
+        if stop(c) {
             rings.disable();
             rings.pump(c, true);
             c.drop_open_entries();

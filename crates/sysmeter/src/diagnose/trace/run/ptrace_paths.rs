@@ -14,7 +14,9 @@ use super::super::calibrate;
 use super::super::names::Arch;
 use super::super::ptrace::{AttachError, End, Session};
 use super::super::summary::Collector;
-use super::super::{Backend, CommandState, Ended, TraceConfig, TraceError, resolve_program};
+use super::super::{
+    Backend, CommandState, Ended, TraceConfig, TraceError, TraceObserver, resolve_program,
+};
 use super::{Outcome, Pending, PendingKind, StopWhen, last_cpu};
 
 /// How often a blocked `waitpid` wakes up to check Ctrl-C and `--duration`.
@@ -87,9 +89,9 @@ pub(super) fn launch(cfg: &TraceConfig, argv: &[OsString]) -> Result<Outcome, Tr
         },
     };
     let (child, mut session) = start(&spec, cfg.follow_forks, &program)?;
-    let mut stop = StopWhen::new(cfg);
+    let mut stop = StopWhen::new(cfg, None);
     let end = session
-        .run(&mut collector, &mut || stop.check())
+        .run(&mut collector, &mut |c| stop.check(c))
         .map_err(TraceError::io("waiting for the traced command"))?;
     let mut out = outcome(collector, overhead, cpu);
     out.seccomp = seccomp;
@@ -169,7 +171,7 @@ fn detach(
 pub(super) fn attach(
     cfg: &TraceConfig,
     pid: i32,
-    attached: &mut dyn FnMut(&str),
+    observer: &mut dyn TraceObserver,
 ) -> Result<Outcome, TraceError> {
     let cpu = if cfg.pin { pin_to(last_cpu(pid)) } else { None };
     let overhead = calibrate::ptrace_overhead(false, None).map_err(TraceError::io(
@@ -186,10 +188,10 @@ pub(super) fn attach(
             source,
         },
     })?;
-    attached(&super::attached_text(pid, session.task_count(), "ptrace"));
-    let mut stop = StopWhen::new(cfg);
+    observer.attached(&super::attached_text(pid, session.task_count(), "ptrace"));
+    let mut stop = StopWhen::new(cfg, Some(observer));
     let end = session
-        .run(&mut collector, &mut || stop.check())
+        .run(&mut collector, &mut |c| stop.check(c))
         .map_err(TraceError::io(format!("following PID {pid}")))?;
     let mut out = outcome(collector, overhead, cpu);
     out.ended = stop.why.unwrap_or(Ended::Finished);

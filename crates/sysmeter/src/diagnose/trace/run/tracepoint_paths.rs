@@ -12,7 +12,9 @@ use super::super::calibrate;
 use super::super::names::Arch;
 use super::super::summary::Collector;
 use super::super::tracepoint::{self, Ids, OpenSpec, Rings};
-use super::super::{Backend, CommandState, Ended, TraceConfig, TraceError, resolve_program};
+use super::super::{
+    Backend, CommandState, Ended, TraceConfig, TraceError, TraceObserver, resolve_program,
+};
 use super::{Outcome, Pending, PendingKind, StopWhen, process_gone};
 
 /// The CPUs events must cover: every online CPU (a tracee may move anywhere).
@@ -93,7 +95,7 @@ pub(super) fn launch(
     child
         .go()
         .map_err(TraceError::io("letting the command start"))?;
-    let mut stop = StopWhen::new(cfg);
+    let mut stop = StopWhen::new(cfg, None);
     let mut exited = None;
     let stopped = tracepoint::follow(
         &mut rings,
@@ -102,7 +104,7 @@ pub(super) fn launch(
             exited = child.try_wait().unwrap_or(Some(0));
             exited.is_some()
         },
-        &mut || stop.check(),
+        &mut |c| stop.check(c),
     );
     let mut out = outcome(collector, overhead, &rings);
     out.ended = stop.why.unwrap_or(Ended::Finished);
@@ -142,7 +144,7 @@ pub(super) fn attach(
     cfg: &TraceConfig,
     pid: i32,
     ids: Ids,
-    attached: &mut dyn FnMut(&str),
+    observer: &mut dyn TraceObserver,
 ) -> Result<Outcome, TraceError> {
     let cpus = online_cpus();
     let (overhead, calibration) =
@@ -158,13 +160,13 @@ pub(super) fn attach(
     let (mut rings, threads) = open_all_threads(ids, pid, &spec)?;
     rings.enable().map_err(open_failed)?;
     drop(calibration);
-    attached(&super::attached_text(pid, threads, "tracepoints"));
-    let mut stop = StopWhen::new(cfg);
+    observer.attached(&super::attached_text(pid, threads, "tracepoints"));
+    let mut stop = StopWhen::new(cfg, Some(observer));
     tracepoint::follow(
         &mut rings,
         &mut collector,
         &mut || process_gone(pid),
-        &mut || stop.check(),
+        &mut |c| stop.check(c),
     );
     let mut out = outcome(collector, overhead, &rings);
     out.ended = stop.why.unwrap_or(Ended::Finished);
