@@ -234,6 +234,12 @@ pub fn interrupt(tid: i32) -> io::Result<()> {
     request(libc::PTRACE_INTERRUPT, tid, 0, 0).map(drop)
 }
 
+/// `PTRACE_LISTEN`: leave a seized thread in its group-stop (it stays stopped, as without
+/// a tracer, until SIGCONT) while the tracer keeps waiting for its next event.
+pub fn listen(tid: i32) -> io::Result<()> {
+    request(libc::PTRACE_LISTEN, tid, 0, 0).map(drop)
+}
+
 /// `PTRACE_DETACH` a thread that is in a ptrace-stop, delivering `signal` (0 = none).
 pub fn detach(tid: i32, signal: i32) -> io::Result<()> {
     request(libc::PTRACE_DETACH, tid, 0, signal.max(0) as usize).map(drop)

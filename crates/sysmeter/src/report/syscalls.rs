@@ -177,8 +177,8 @@ mod tests {
             openat.contains("ENOENT×4") && openat.contains(" 4 "),
             "{openat}"
         );
-        let total = t.lines().find(|l| l.contains("total")).unwrap();
-        assert!(total.contains("310") && total.contains("100.00"), "{total}");
+        let total = t.lines().find(|l| l.contains("100.00")).unwrap();
+        assert!(total.contains("310") && total.contains("total"), "{total}");
         let md = markdown(&result("trace")).unwrap();
         assert_eq!(md.lines().count(), 2 + 3);
     }

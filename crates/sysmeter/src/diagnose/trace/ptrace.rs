@@ -244,6 +244,13 @@ impl Session {
                 self.stats.signals += u64::from(signal != 0);
                 self.resume(tid, signal, c);
             }
+            Stop::EventStop { signal, .. } if self.seized && is_stop_signal(signal) => {
+                // A group-stop (SIGSTOP, Ctrl-Z…) of an attached process: let it stay
+                // stopped, as it would without us, until SIGCONT.
+                if pt::listen(tid).is_err() {
+                    self.gone(tid, c);
+                }
+            }
             Stop::EventStop { .. } | Stop::OtherEvent { .. } => self.resume(tid, 0, c),
             Stop::Interrupted | Stop::NoTasks => {}
         }
@@ -317,6 +324,14 @@ impl Session {
         }
         self.gone(tid, c);
     }
+}
+
+/// Whether `signal` stops a process (the signal a group-stop reports).
+fn is_stop_signal(signal: i32) -> bool {
+    matches!(
+        signal,
+        libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU
+    )
 }
 
 /// Whether call `nr` of `arch` is execve or execveat.

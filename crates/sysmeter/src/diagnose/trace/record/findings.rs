@@ -130,7 +130,7 @@ fn backend(out: &Outcome, cfg: &TraceConfig) -> Finding {
             Some(c) => text.push_str(&format!(
                 "; tracer pinned to CPU {c}{}",
                 if matches!(cfg.target, super::super::Target::Launch { .. }) {
-                    " with the command"
+                    " with the command (its threads share that CPU; --no-pin lets them spread)"
                 } else {
                     ", where the process last ran"
                 }
