@@ -1,11 +1,11 @@
 //! The `sysmeter` binary: parse the command line, dispatch, map the outcome to an exit code
-//! (0 success, 1 measurement failure, 2 usage error, 130 interrupted).
+//! (0 success, 1 measurement or regression failure, 2 usage error, 130 interrupted).
 
 use std::process::ExitCode;
 
 use clap::Parser;
 use sysmeter::cli::{Cli, Command};
-use sysmeter::commands::{self, Outcome, UsageError};
+use sysmeter::commands::{self, Outcome};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
         Ok(Outcome::MeasurementFailed) => ExitCode::from(1),
         Ok(Outcome::Interrupted) => ExitCode::from(130),
         Ok(Outcome::Code(code)) => ExitCode::from(code),
-        Err(e) if e.downcast_ref::<UsageError>().is_some() => {
+        Err(e) if commands::is_usage_error(&e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
         }

@@ -269,11 +269,12 @@ fn unreadable_database_is_a_clear_error() {
             predicate::str::contains("not a sysmeter database")
                 .or(predicate::str::contains("not a database")),
         );
+    // An unknown run is bad input, like an unknown experiment (exit 2).
     sysmeter()
         .args(["show", "no-such-run", "--db"])
         .arg(dir.path().join("fresh.db"))
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains("sysmeter history"));
 }
 

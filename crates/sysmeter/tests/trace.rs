@@ -258,7 +258,6 @@ fn bad_targets_are_usage_errors_with_one_clear_sentence() {
     for args in [
         vec!["trace", "--no-store"],
         vec!["trace", "--no-store", "-e", "frobnicate", "--", "true"],
-        vec!["trace", "--no-store", "--", "/no/such/program"],
         vec!["trace", "--no-store", "-p", "1", "--", "true"],
     ] {
         let out = sysmeter()
@@ -274,6 +273,27 @@ fn bad_targets_are_usage_errors_with_one_clear_sentence() {
             "{args:?}: {text}"
         );
     }
+}
+
+#[test]
+fn commands_that_cannot_start_exit_like_a_shell() {
+    let out = sysmeter()
+        .args(["trace", "--no-store", "--", "/no/such/program"])
+        .assert()
+        .code(127)
+        .get_output()
+        .stderr
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("cannot run `/no/such/program`"), "{text}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plain = dir.path().join("not-executable");
+    std::fs::write(&plain, "#!/bin/sh\n").expect("write");
+    sysmeter()
+        .args(["trace", "--no-store", "--"])
+        .arg(&plain)
+        .assert()
+        .code(126);
 }
 
 #[test]

@@ -1,7 +1,85 @@
-//! Arguments of `sysmeter compare` (being written).
+//! Arguments of `sysmeter compare`: two runs (stored or JSON files), the noise threshold,
+//! the regression gate for CI and the output format. The statistical rules are spelled out
+//! in the long help, because a CI gate must say exactly when it fails.
 
 use clap::Args;
 
-/// `sysmeter compare`.
+use super::DbArgs;
+use crate::report::compare_text::CompareFormat;
+
+/// `sysmeter compare A B`.
 #[derive(Debug, Args)]
-pub struct CompareArgs {}
+#[command(after_long_help = RULES)]
+pub struct CompareArgs {
+    /// Baseline: a run id, a unique id prefix, `latest`, `latest~N`, or a JSON file written
+    /// by `--format json` of bench/show (a name ending in `.json` or containing `/`; `-` reads
+    /// standard input).
+    #[arg(value_name = "A")]
+    pub a: String,
+    /// Candidate, compared against A; same forms as A.
+    #[arg(value_name = "B")]
+    pub b: String,
+    /// Noise threshold in percent: a change of the median up to PCT is "no change".
+    #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = parse_percent)]
+    pub threshold: f64,
+    /// Exit with status 1 when a metric is slower beyond PCT with significance: verdict
+    /// "slower" and the whole 95% CI of the ratio of medians beyond 1 + PCT/100 (for rates,
+    /// below 1 - PCT/100).
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub fail_above: Option<f64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+    pub format: CompareFormat,
+    /// Database holding the runs (not opened when A and B are both files).
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Seed of the bootstrap resampling (the CIs are reproducible for a seed).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// The rules of the verdicts, shown by `sysmeter compare --help`.
+const RULES: &str = "\
+How metrics are compared (matched by experiment id and metric name):
+  change       median(B) / median(A) - 1.
+  95% CI       percentile bootstrap of that ratio, resampling both raw sample sets
+               (2000 resamples, --seed).
+  p            two-sided Mann-Whitney U test (exact for tie-free samples of up to 50,
+               else the normal approximation with tie correction).
+  significant  p < 0.05 and the CI of the ratio excludes 1.
+  verdict      'no change' unless significant and |change| > --threshold; then
+               'slower' or 'faster' (times: larger is slower; rates: larger is faster;
+               counts and sizes: 'higher' or 'lower').
+  --fail-above a metric fails when it is 'slower' and its whole CI lies beyond PCT
+               (times: CI low > 1 + PCT/100; rates: CI high < 1 - PCT/100).
+Runs from different machines are compared too; what differs (CPU, caches, kernel,
+virtualization, ...) is listed first.
+Exit status: 0 compared (and no regression), 1 a regression under --fail-above, or an
+unreadable database, 2 bad input (unknown run, unreadable JSON file, bad flag, or
+--fail-above with no metric in common).";
+
+/// Parses a non-negative percentage such as `5` or `2.5` into a fraction (0.05, 0.025).
+pub fn parse_percent(text: &str) -> Result<f64, String> {
+    let t = text.trim().trim_end_matches('%');
+    match t.parse::<f64>() {
+        Ok(p) if p.is_finite() && p >= 0.0 => Ok(p / 100.0),
+        _ => Err(format!(
+            "'{text}' is not a percentage; write a non-negative number such as 5 or 2.5"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_percent;
+
+    #[test]
+    fn percentages_become_fractions() {
+        assert_eq!(parse_percent("5"), Ok(0.05));
+        assert_eq!(parse_percent("2.5%"), Ok(0.025));
+        assert_eq!(parse_percent("0"), Ok(0.0));
+        assert!(parse_percent("-1").is_err());
+        assert!(parse_percent("NaN").is_err());
+        assert!(parse_percent("five").is_err());
+    }
+}

@@ -1,7 +1,52 @@
-//! Arguments of `sysmeter export` (being written).
+//! Arguments of `sysmeter export`: a stored run in a machine-readable format (OpenMetrics
+//! for Prometheus' node_exporter textfile collector, or the JSON/CSV of `show`), to stdout or
+//! atomically to a file.
 
-use clap::Args;
+use std::path::PathBuf;
 
-/// `sysmeter export`.
+use clap::{Args, ValueEnum};
+
+use super::DbArgs;
+
+/// `sysmeter export [RUN]`.
 #[derive(Debug, Args)]
-pub struct ExportArgs {}
+pub struct ExportArgs {
+    /// Run id, unique id prefix, `latest` or `latest~N`.
+    #[arg(default_value = "latest")]
+    pub run: String,
+    /// Shorthand for `--format openmetrics`.
+    #[arg(long, conflicts_with = "format")]
+    pub openmetrics: bool,
+    /// Export format.
+    #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+    pub format: ExportFormat,
+    /// Write to FILE (replaced atomically, so a textfile collector never reads half a file)
+    /// instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Database to read.
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+/// Formats of `sysmeter export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// Prometheus text exposition / OpenMetrics 1.0, ending in `# EOF`.
+    Openmetrics,
+    /// The run record (docs/json-schema.md).
+    Json,
+    /// One row per metric and per curve point.
+    Csv,
+}
+
+impl ExportArgs {
+    /// The format asked for, `--openmetrics` included.
+    pub fn effective_format(&self) -> ExportFormat {
+        if self.openmetrics {
+            ExportFormat::Openmetrics
+        } else {
+            self.format
+        }
+    }
+}

@@ -19,7 +19,7 @@ mod trace;
 
 pub use compare::CompareArgs;
 pub use completions::CompletionsArgs;
-pub use export::ExportArgs;
+pub use export::{ExportArgs, ExportFormat};
 pub use man::ManArgs;
 pub use profile::ProfileArgs;
 pub use report::ReportArgs;
@@ -73,8 +73,9 @@ pub enum Command {
 #[derive(Debug, Args, Clone)]
 pub struct DbArgs {
     /// SQLite database file (default: $XDG_DATA_HOME/sysmeter/sysmeter.db or
-    /// ~/.local/share/sysmeter/sysmeter.db).
-    #[arg(long, env = "SYSMETER_DB", value_name = "PATH")]
+    /// ~/.local/share/sysmeter/sysmeter.db), or a PostgreSQL database shared by a fleet:
+    /// postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (needs a build with `--features pg`).
+    #[arg(long, env = "SYSMETER_DB", value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 
@@ -151,6 +152,10 @@ pub struct HistoryArgs {
     /// Show at most N runs.
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
+    /// In a fleet (PostgreSQL) database, list every machine's runs, not only this one's
+    /// (an SQLite database always lists all its runs).
+    #[arg(long)]
+    pub all_hosts: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = SimpleFormat::Text)]
     pub format: SimpleFormat,

@@ -5,16 +5,20 @@ use std::io::Write;
 use anyhow::Context;
 
 use super::progress::BenchObserver;
-use super::{Outcome, UsageError, color_allowed, db_path};
+use super::{Outcome, UsageError, color_allowed, emit, open_store};
 use crate::cli::BenchArgs;
 use crate::harness::{Params, Profile, RunOptions, choose_cpu, run_experiments};
 use crate::model::Status;
-use crate::store::Store;
 use crate::{experiments, host, report};
 
 /// Run the benchmark.
 pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
     sysmeter_sys::signal::install_interrupt_flag().context("installing the Ctrl-C handler")?;
+    if cfg!(debug_assertions) {
+        // Unoptimised loops cost tens of ns per turn, so subtracted overheads swamp cheap
+        // operations: the numbers still come out, but only a release build's mean much.
+        eprintln!("warning: this is a debug build; measure with `cargo run --release -- bench`");
+    }
     let selected = experiments::select(&args.names, &args.only)
         .map_err(|e| anyhow::Error::new(UsageError(e.to_string())))?;
     let (cpus, cpu) = choose_cpu(args.cpu).map_err(|e| anyhow::Error::new(UsageError(e)))?;
@@ -38,8 +42,7 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
     let store = if args.no_store {
         None
     } else {
-        let path = db_path(&args.db)?;
-        Some(Store::open(&path)?)
+        Some(open_store(&args.db)?)
     };
     let params = Params {
         max_size: args.max_size,
@@ -70,7 +73,7 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
     let text = report::render(&run, args.format, out_file.is_none() && color_allowed())?;
     match out_file.as_mut() {
         Some(f) => f.write_all(text.as_bytes()).context("writing --out")?,
-        None => print!("{text}"),
+        None => emit(&text)?,
     }
     for e in &store_errors {
         eprintln!("warning: results were printed but not stored: {e}");

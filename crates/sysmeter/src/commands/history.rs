@@ -1,26 +1,37 @@
-//! `sysmeter history`: the stored runs, newest first.
+//! `sysmeter history`: the stored runs, newest first. In a fleet (PostgreSQL) database only
+//! this machine's runs unless `--all-hosts`; an SQLite database lists all its runs.
 
 use comfy_table::Table;
 
 use crate::cli::{HistoryArgs, SimpleFormat};
 use crate::store::RunListing;
 
-use super::{Outcome, open_store};
+use std::fmt::Write;
+
+use super::{Outcome, emit, open_store};
 
 /// Print the run list.
 pub fn history(args: &HistoryArgs) -> anyhow::Result<Outcome> {
     let store = open_store(&args.db)?;
-    let runs = store.list_runs(args.limit)?;
+    // open_store sets the home host only for a fleet database.
+    let host = store.home_host().filter(|_| !args.all_hosts);
+    let runs = store.list_host_runs(args.limit, host)?;
+    let mut out = String::new();
+    let scope = match host {
+        Some(h) => format!("of host {h} "),
+        None => String::new(),
+    };
     match args.format {
         SimpleFormat::Json => {
             let v: Vec<serde_json::Value> = runs.iter().map(listing_json).collect();
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         }
         SimpleFormat::Text if runs.is_empty() => {
-            println!(
-                "No runs in {} yet; `sysmeter bench` makes one.",
+            writeln!(
+                out,
+                "No runs {scope}in {} yet; `sysmeter bench` makes one.",
                 store.path().display()
-            );
+            )?;
         }
         SimpleFormat::Text => {
             let mut t = Table::new();
@@ -51,14 +62,21 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<Outcome> {
                     },
                 ]);
             }
-            println!("{t}");
-            println!(
-                "{} run(s) in {}; `sysmeter show RUN` shows one.",
+            writeln!(out, "{t}")?;
+            let others = if host.is_some() {
+                " (`--all-hosts` lists every machine's)"
+            } else {
+                ""
+            };
+            writeln!(
+                out,
+                "{} run(s) {scope}in {}{others}; `sysmeter show RUN` shows one.",
                 runs.len(),
                 store.path().display()
-            );
+            )?;
         }
     }
+    emit(&out)?;
     Ok(Outcome::Success)
 }
 

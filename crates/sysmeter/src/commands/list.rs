@@ -3,11 +3,14 @@
 use crate::cli::{ListArgs, SimpleFormat};
 use crate::experiments::{GROUPS, all};
 
-use super::Outcome;
+use std::fmt::Write;
+
+use super::{Outcome, emit};
 
 /// Print the experiment list.
 pub fn list(args: &ListArgs) -> anyhow::Result<Outcome> {
     let exps = all();
+    let mut out = String::new();
     match args.format {
         SimpleFormat::Json => {
             let v: Vec<serde_json::Value> = exps
@@ -22,20 +25,24 @@ pub fn list(args: &ListArgs) -> anyhow::Result<Outcome> {
                     })
                 })
                 .collect();
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         }
         SimpleFormat::Text => {
             for (group, about) in GROUPS {
-                println!("{group} — {about}");
+                writeln!(out, "{group} — {about}")?;
                 for e in exps
                     .iter()
                     .filter(|e| e.id().split('.').next() == Some(group))
                 {
-                    println!("  {:<12} {}", e.id(), e.about().title);
+                    writeln!(out, "  {:<12} {}", e.id(), e.about().title)?;
                 }
             }
-            println!("\nRun `sysmeter bench GROUP…` or `sysmeter bench --only ID`.");
+            writeln!(
+                out,
+                "\nRun `sysmeter bench GROUP…` or `sysmeter bench --only ID`."
+            )?;
         }
     }
+    emit(&out)?;
     Ok(Outcome::Success)
 }

@@ -44,6 +44,21 @@ use crate::store::{self, Store};
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// Whether `e` is bad input (exit code 2): a [`UsageError`], or a run reference that names
+/// no run or several (`show`, `compare`, `export`, `report` all take one), which is the same
+/// kind of mistake as an unknown experiment id.
+pub fn is_usage_error(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<UsageError>().is_some()
+        || matches!(
+            e.downcast_ref::<store::StoreError>(),
+            Some(
+                store::StoreError::RunNotFound { .. }
+                    | store::StoreError::AmbiguousRun { .. }
+                    | store::StoreError::BadReference { .. }
+            )
+        )
+}
+
 /// How a command ended, for the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -62,7 +77,19 @@ pub fn color_allowed() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-/// The database path from `--db`/`SYSMETER_DB` or the default in the user's data directory.
+/// Writes `text` to stdout. A reader that stopped reading (`sysmeter history | head -1`)
+/// is not an error: a closed pipe ends the output quietly, where `print!` would panic.
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other.map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?),
+    }
+}
+
+/// The database from `--db`/`SYSMETER_DB` (a path, or a `postgres://` URL kept as a path) or
+/// the default file in the user's data directory.
 fn db_path(db: &DbArgs) -> anyhow::Result<PathBuf> {
     match &db.db {
         Some(p) => Ok(p.clone()),
@@ -75,9 +102,21 @@ fn db_path(db: &DbArgs) -> anyhow::Result<PathBuf> {
     }
 }
 
-/// Open the store named by `db`.
+/// Open the store named by `db` (a file, or a `postgres://` URL). In a fleet database
+/// `latest` and `latest~N` mean this machine's runs.
 fn open_store(db: &DbArgs) -> anyhow::Result<Store> {
     let path = db_path(db)?;
-    // Store errors already name the path and the fix.
-    Ok(Store::open(&path)?)
+    // Store errors already name the database and the fix; a URL this build cannot use is the
+    // user's to change (exit 2).
+    let mut store = Store::open(&path).map_err(|e| {
+        if e.is_usage() {
+            anyhow::Error::new(UsageError(e.to_string()))
+        } else {
+            anyhow::Error::new(e)
+        }
+    })?;
+    if store.is_fleet() {
+        store.set_home_host(Some(crate::host::hostname()));
+    }
+    Ok(store)
 }

@@ -3,12 +3,12 @@
 use crate::cli::ShowArgs;
 use crate::report::render;
 
-use super::{Outcome, color_allowed, open_store};
+use super::{Outcome, color_allowed, emit, open_store};
 
 /// Print a stored run.
 pub fn show(args: &ShowArgs) -> anyhow::Result<Outcome> {
     let store = open_store(&args.db)?;
     let run = store.load_run(&args.run)?;
-    print!("{}", render(&run, args.format, color_allowed())?);
+    emit(&render(&run, args.format, color_allowed())?)?;
     Ok(Outcome::Success)
 }

@@ -2,7 +2,7 @@
 //! the summary to stderr (or --out) so the command's stdout stays untouched, then pass the
 //! command's exit code through.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -85,6 +85,11 @@ impl TraceObserver for LiveCount {
     }
 }
 
+/// Whether the summary (on stderr) may carry ANSI colour.
+fn stderr_color() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 fn new_run_id() -> String {
     let now = jiff::Timestamp::now();
     format!(
@@ -160,15 +165,23 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
     let mut live = LiveCount::new();
     let traced = trace::trace(&cfg, &mut live);
     live.bar.finish_and_clear();
-    let output = traced.map_err(|e| {
-        if e.is_usage() {
-            usage(e.to_string())
-        } else {
-            anyhow::Error::new(e)
+    let output = match traced {
+        Ok(o) => o,
+        Err(e) => {
+            if let Some(code) = e.exit_code() {
+                eprintln!("error: {e}");
+                return Ok(Outcome::Code(code));
+            }
+            return Err(if e.is_usage() {
+                usage(e.to_string())
+            } else {
+                anyhow::Error::new(e)
+            });
         }
-    })?;
+    };
     let run = record(&output, started_ns);
-    let text = report::render(&run, args.format, false)?;
+    let color = out_file.is_none() && stderr_color();
+    let text = report::render(&run, args.format, color)?;
     match out_file.as_mut() {
         Some(f) => f.write_all(text.as_bytes()).context("writing --out")?,
         None => eprint!("{text}"),

@@ -1,1 +1,185 @@
-//! (being written)
+//! `sysmeter run`: run a command (or watch a running process for a while) and say where its
+//! time went — real, user and system time, CPU use relative to the CPUs it may use, peak
+//! memory, page faults, context switches, bytes read and written — with a timeline of the
+//! machine sampled from /proc while it ran (the vmstat / iostat / netstat view) and a
+//! verdict from [`super::classify`].
+//!
+//! Submodules: `launch` (spawn, sample, reap with wait4), `attach` (/proc deltas of a running
+//! process), `sample` (the only file reading), `procfs` and `timeline` (pure parsing and
+//! rates), `measure` (the sampling loop's state), `record` (the [`RunRecord`]). Depends on
+//! `model`, `stats`, `host`, `report::format` (through classify) and `sysmeter_sys::rusage`;
+//! never prints, never stores: the command does that.
+
+mod attach;
+mod launch;
+mod measure;
+mod procfs;
+mod record;
+mod sample;
+mod timeline;
+
+use std::ffi::{OsStr, OsString};
+use std::time::Duration;
+
+pub use measure::Measurement;
+pub use sysmeter_sys::rusage::ExitKind;
+
+use crate::diagnose::classify::Verdict;
+use crate::model::{HostInfo, RunRecord};
+
+/// What to measure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// Run this command (program and arguments) to completion.
+    Launch(Vec<OsString>),
+    /// Watch this process for this long.
+    Attach {
+        /// Process id.
+        pid: i32,
+        /// How long to watch.
+        duration: Duration,
+    },
+}
+
+/// Why `run` could not measure.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Nothing after `--`.
+    #[error("no command to run; put it after `--`, e.g. `sysmeter run -- sleep 1`")]
+    NoCommand,
+    /// The command could not be started.
+    #[error("cannot run `{command}`: {source}; check the name, PATH and the execute permission")]
+    Spawn {
+        /// The program.
+        command: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// No such process.
+    #[error("process {pid} does not exist; check the PID (e.g. with `ps -e`)")]
+    NoProcess {
+        /// The pid.
+        pid: i32,
+    },
+    /// /proc/PID cannot be read.
+    #[error(
+        "cannot read /proc/{pid}/stat: {source}; the process may be hidden (hidepid) or \
+         another user's: run as its owner or as root"
+    )]
+    Unreadable {
+        /// The pid.
+        pid: i32,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Waiting for or polling the process failed.
+    #[error("waiting for process {pid} failed: {source}")]
+    Wait {
+        /// The pid.
+        pid: i32,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The SIGINT/SIGTERM handler could not be installed.
+    #[error("cannot install the Ctrl-C handler: {0}")]
+    Signal(std::io::Error),
+}
+
+impl RunError {
+    fn spawn(program: &OsStr, source: std::io::Error) -> RunError {
+        RunError::Spawn {
+            command: program.to_string_lossy().into_owned(),
+            source,
+        }
+    }
+
+    /// The shell's exit code for a command that could not be started: 127 when it was not
+    /// found, 126 when it could not be executed; `None` for the other errors.
+    pub fn spawn_exit_code(&self) -> Option<u8> {
+        match self {
+            RunError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                Some(127)
+            }
+            RunError::Spawn { .. } => Some(126),
+            _ => None,
+        }
+    }
+}
+
+/// The finished run.
+#[derive(Debug)]
+pub struct RunOutput {
+    /// The record to store and render (kind `run`, one result `run`).
+    pub record: RunRecord,
+    /// The verdict (also in the record's findings).
+    pub verdict: Verdict,
+    /// How a launched command ended (`None` when attached).
+    pub exit: Option<ExitKind>,
+    /// Whether sysmeter received SIGINT/SIGTERM during the run.
+    pub interrupted: bool,
+}
+
+/// The command line as one shell-like string (for titles and findings).
+pub fn command_line(argv: &[OsString]) -> String {
+    argv.iter()
+        .map(|a| {
+            let s = a.to_string_lossy();
+            if s.is_empty() || s.contains(|c: char| c.is_whitespace() || "'\"$\\".contains(c)) {
+                format!("'{}'", s.replace('\'', r"'\''"))
+            } else {
+                s.into_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Runs or watches `target`, sampling every `interval`.
+pub fn run(target: &Target, interval: Duration, host: HostInfo) -> Result<RunOutput, RunError> {
+    let interval = interval.max(Duration::from_millis(1));
+    let started_ns = jiff::Timestamp::now().as_nanosecond() as i64;
+    let (measurement, exit) = match target {
+        Target::Launch(argv) => {
+            let l = launch::launch(argv, interval)?;
+            (l.measurement, Some(l.exit))
+        }
+        Target::Attach { pid, duration } => (attach::attach(*pid, *duration, interval)?, None),
+    };
+    let finished_ns = jiff::Timestamp::now().as_nanosecond() as i64;
+    let interrupted = measurement.signal != 0;
+    let (record, verdict) = record::build(record::Parts {
+        target,
+        measurement: &measurement,
+        exit: exit.map(ExitKind::shell_code),
+        interval_ms: interval.as_millis() as u64,
+        host,
+        started_ns,
+        finished_ns,
+    });
+    Ok(RunOutput {
+        record,
+        verdict,
+        exit,
+        interrupted,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_lines_quote_what_a_shell_would_split() {
+        let argv: Vec<OsString> = ["sh", "-c", "exit 7", "it's"].map(OsString::from).to_vec();
+        assert_eq!(command_line(&argv), r"sh -c 'exit 7' 'it'\''s'");
+    }
+
+    #[test]
+    fn spawn_errors_map_to_shell_codes() {
+        let nf = RunError::spawn(OsStr::new("x"), std::io::ErrorKind::NotFound.into());
+        assert_eq!(nf.spawn_exit_code(), Some(127));
+        let denied = RunError::spawn(OsStr::new("x"), std::io::ErrorKind::PermissionDenied.into());
+        assert_eq!(denied.spawn_exit_code(), Some(126));
+        assert_eq!(RunError::NoProcess { pid: 1 }.spawn_exit_code(), None);
+    }
+}

@@ -131,11 +131,12 @@ pub struct TraceOutput {
 /// Why a trace could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
-    /// The command is not an executable file or not in PATH.
-    #[error(
-        "cannot run `{0}`: no such executable file here or in PATH; check the name or give its path"
-    )]
+    /// The command is not in PATH, or its path does not exist (exit code 127, as a shell).
+    #[error("cannot run `{0}`: no such file here or in PATH; check the name or give its path")]
     CommandNotFound(String),
+    /// The command exists but is not an executable file (exit code 126, as a shell).
+    #[error("cannot run `{0}`: it is not an executable file; check its permissions (chmod +x)")]
+    NotExecutable(String),
     /// No such process.
     #[error("no process with PID {0} exists; check the PID (e.g. `ps -p {0}`)")]
     NoProcess(i32),
@@ -185,12 +186,21 @@ impl TraceError {
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            TraceError::CommandNotFound(_)
-                | TraceError::NoProcess(_)
+            TraceError::NoProcess(_)
                 | TraceError::SelfTrace(_)
                 | TraceError::AlreadyTraced { .. }
                 | TraceError::AttachRefused { .. }
         )
+    }
+
+    /// The exit code a shell would give when the command cannot be started (127 not found,
+    /// 126 not executable), like `sysmeter run`.
+    pub fn exit_code(&self) -> Option<u8> {
+        match self {
+            TraceError::CommandNotFound(_) => Some(127),
+            TraceError::NotExecutable(_) => Some(126),
+            _ => None,
+        }
     }
 
     fn io(what: impl Into<String>) -> impl FnOnce(io::Error) -> TraceError {
@@ -206,10 +216,15 @@ pub fn resolve_program(name: &std::ffi::OsStr) -> Result<PathBuf, TraceError> {
     let executable = |p: &std::path::Path| {
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     };
-    let shown = || TraceError::CommandNotFound(name.to_string_lossy().into_owned());
+    let text = name.to_string_lossy().into_owned();
+    let shown = || TraceError::CommandNotFound(text.clone());
     if name.as_encoded_bytes().contains(&b'/') {
         let p = PathBuf::from(name);
-        return if executable(&p) { Ok(p) } else { Err(shown()) };
+        return match p.exists() {
+            true if executable(&p) => Ok(p),
+            true => Err(TraceError::NotExecutable(text)),
+            false => Err(shown()),
+        };
     }
     let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
     std::env::split_paths(&path)

@@ -17,7 +17,7 @@ mod read;
 pub mod sysfs;
 pub mod warnings;
 
-pub use read::{read_host, read_host_for_dir};
+pub use read::{hostname, read_host, read_host_for_dir};
 
 use serde::{Deserialize, Serialize};
 

@@ -39,7 +39,7 @@ pub fn read_host_for_dir(dir: &Path) -> HostInfo {
         .and_then(|t| parse_os_release(&t))
         .unwrap_or_default();
     let mut host = HostInfo {
-        hostname: read_trimmed("/proc/sys/kernel/hostname").unwrap_or_default(),
+        hostname: hostname(),
         arch: std::env::consts::ARCH.to_string(),
         kernel: read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_default(),
         os,
@@ -66,6 +66,17 @@ pub fn read_host_for_dir(dir: &Path) -> HostInfo {
         host.warnings.push(w);
     }
     host
+}
+
+/// The name runs of this machine are stored under: `SYSMETER_HOSTNAME` if set and not empty
+/// (for containers, whose hostnames are random, and for tests that play several machines),
+/// else the kernel's hostname.
+pub fn hostname() -> String {
+    std::env::var("SYSMETER_HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| read_trimmed("/proc/sys/kernel/hostname"))
+        .unwrap_or_default()
 }
 
 fn read(path: &str) -> Option<String> {

@@ -25,9 +25,33 @@ fn row(key: impl Into<String>, value: impl Into<String>) -> (String, String) {
     (key.into(), value.into())
 }
 
+/// The description as titled groups of (key, value) rows in display order, warnings not
+/// included, for renderers that lay the rows out themselves (the HTML report). A row with an
+/// empty key is a note.
+pub fn host_sections(h: &HostInfo) -> Vec<(&'static str, Vec<(String, String)>)> {
+    sections(h).into_iter().map(|s| (s.title, s.rows)).collect()
+}
+
 /// Renders `h` as the human-readable machine description (ends with a newline).
 pub fn render_host_text(h: &HostInfo) -> String {
-    let sections = [
+    let sections = sections(h);
+    let width = key_width(&sections);
+    let mut out = String::new();
+    for s in &sections {
+        write_section(&mut out, s, width);
+    }
+    out.push_str("Warnings\n");
+    if h.warnings.is_empty() {
+        out.push_str("  none\n");
+    }
+    for w in &h.warnings {
+        out.push_str(&format!("  - {w}\n"));
+    }
+    out
+}
+
+fn sections(h: &HostInfo) -> [Section; 12] {
+    [
         cpu(h),
         caches(&h.caches),
         memory(h),
@@ -49,20 +73,7 @@ pub fn render_host_text(h: &HostInfo) -> String {
             )],
         ),
         capabilities(h),
-    ];
-    let width = key_width(&sections);
-    let mut out = String::new();
-    for s in &sections {
-        write_section(&mut out, s, width);
-    }
-    out.push_str("Warnings\n");
-    if h.warnings.is_empty() {
-        out.push_str("  none\n");
-    }
-    for w in &h.warnings {
-        out.push_str(&format!("  - {w}\n"));
-    }
-    out
+    ]
 }
 
 /// One key column for the whole page, so values line up across sections.

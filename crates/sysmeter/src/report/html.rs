@@ -1,1 +1,73 @@
-//! (being written)
+//! The HTML report (`sysmeter report RUN --html FILE`): one self-contained page — inline CSS,
+//! inline SVG charts, flame graphs as data URLs, no script of its own and nothing fetched
+//! from the network — with the run and machine description first, then per experiment
+//! about → methodology → estimate → results table → charts → findings (or why it was
+//! skipped or failed).
+//!
+//! Pure: a [`RunRecord`] in, a string out. The page layout is the askama template
+//! `templates/report.html`, which HTML-escapes every value except the `*_html` fields: chart
+//! SVG (escaped by `charts::svg`) and prose with `code` spans (escaped by `rich`). Depends on `model`, `report::format`, `report::charts`.
+
+mod artifacts;
+mod header;
+mod rich;
+mod view;
+
+use askama::Template;
+
+use crate::model::RunRecord;
+use header::HeaderView;
+use view::ExperimentView;
+
+/// Why the HTML report could not be rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum HtmlError {
+    /// The template engine failed (a formatting error; not expected with valid data).
+    #[error("could not render the HTML report of run {run}: {source}; please report this as a bug")]
+    Template {
+        /// Run id.
+        run: String,
+        /// Underlying error.
+        source: askama::Error,
+    },
+}
+
+/// The page.
+#[derive(Template)]
+#[template(path = "report.html")]
+struct Page {
+    /// Browser tab title.
+    title: String,
+    /// Run and machine.
+    header: HeaderView,
+    /// One section per experiment, in run order.
+    experiments: Vec<ExperimentView>,
+    /// `sysmeter x.y.z` that wrote the page.
+    generator: String,
+}
+
+/// Renders `run` as one self-contained HTML page.
+pub fn render(run: &RunRecord) -> Result<String, HtmlError> {
+    let page = Page {
+        title: format!(
+            "sysmeter {} run {} on {}",
+            run.kind.as_str(),
+            run.id,
+            run.host.hostname
+        ),
+        header: header::header(run),
+        experiments: run
+            .results
+            .iter()
+            .map(|r| view::experiment(r, &run.host.caches))
+            .collect(),
+        generator: format!("sysmeter {}", env!("CARGO_PKG_VERSION")),
+    };
+    page.render().map_err(|source| HtmlError::Template {
+        run: run.id.clone(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -8,6 +8,8 @@
 //!
 //! [`HostInfo`]: crate::model::HostInfo
 
+pub mod charts;
+pub mod compare_text;
 mod csv;
 pub mod fixture;
 pub mod format;
@@ -18,6 +20,7 @@ mod markdown;
 pub mod openmetrics;
 pub mod syscalls;
 mod text;
+mod timeline;
 
 #[cfg(test)]
 mod tests;

@@ -158,10 +158,14 @@ fn measured(r: &ExperimentResult) -> Vec<String> {
         let rows = r.metrics.iter().map(format::metric_cells);
         lines.push(table(METRIC_HEADERS.map(str::to_string), rows));
     }
-    for series in &r.series {
-        lines.push(format!("{} by {}:", series.name, series.x_label));
-        let rows = series.points.iter().map(|p| format::point_cells(series, p));
-        lines.push(table(format::series_headers(series), rows));
+    if super::timeline::is_timeline(&r.series) {
+        lines.extend(super::timeline::render(&r.series));
+    } else {
+        for series in &r.series {
+            lines.push(format!("{} by {}:", series.name, series.x_label));
+            let rows = series.points.iter().map(|p| format::point_cells(series, p));
+            lines.push(table(format::series_headers(series), rows));
+        }
     }
     if r.metrics.is_empty() && r.series.is_empty() {
         lines.push("no metrics recorded".to_string());

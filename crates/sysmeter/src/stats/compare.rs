@@ -1,1 +1,243 @@
-//! (being written)
+//! Comparing two sample sets of the same metric (a baseline A and a candidate B): the
+//! relative change of the medians with a bootstrap 95% CI of their ratio, a two-sided
+//! Mann-Whitney U test, and a verdict (faster / slower / no change) inside a noise threshold.
+//! [`runs::compare_runs`] applies it to every metric two runs share.
+//!
+//! The rules, precisely (they are also the `sysmeter compare --help` text):
+//! - ratio = median(B) / median(A); change = ratio − 1. Undefined when median(A) ≤ 0.
+//! - CI: percentile bootstrap of the ratio, resampling both raw sample sets
+//!   ([`CompareOptions::resamples`] times, seeded, so the output is reproducible).
+//! - significant: Mann-Whitney p < α (0.05) **and** the CI of the ratio excludes 1.
+//! - verdict: "no change" unless significant and |change| > threshold (default 2%); then
+//!   slower/faster by the unit's direction (time: larger is slower; rate: larger is faster;
+//!   counts and sizes have no direction and are "higher"/"lower").
+//! - regression beyond PCT (for `--fail-above`): verdict slower and the *whole* CI beyond
+//!   PCT (time: CI low > 1 + PCT; rate: CI high < 1 − PCT).
+//!
+//! Pure: no OS access; randomness only from the caller's seed. Depends on `model` (units,
+//! run records) and the rest of `stats`.
+
+mod mann_whitney;
+pub mod runs;
+
+#[cfg(test)]
+mod tests;
+
+pub use mann_whitney::{EXACT_MAX, MannWhitney, mann_whitney};
+pub use runs::{MetricComparison, RunComparison, RunSide, Unmatched, compare_runs};
+
+use serde::{Deserialize, Serialize};
+
+use super::ci::resampled_median;
+use super::{StatsError, quantile_sorted, sorted_copy, validate};
+use crate::model::Unit;
+
+/// Default noise threshold: changes of the median up to 2% are "no change".
+pub const DEFAULT_THRESHOLD: f64 = 0.02;
+/// Significance level of the Mann-Whitney test.
+pub const ALPHA: f64 = 0.05;
+/// Bootstrap resamples for the CI of the ratio of medians.
+pub const RATIO_RESAMPLES: usize = 2000;
+
+/// Settings of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CompareOptions {
+    /// Noise threshold as a fraction (0.02 = 2%).
+    pub threshold: f64,
+    /// Significance level of the Mann-Whitney test (0.05).
+    pub alpha: f64,
+    /// Bootstrap resamples for the CI of the ratio.
+    pub resamples: usize,
+    /// Seed of the bootstrap.
+    pub seed: u64,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            threshold: DEFAULT_THRESHOLD,
+            alpha: ALPHA,
+            resamples: RATIO_RESAMPLES,
+            seed: 1,
+        }
+    }
+}
+
+/// Which way is better for a metric, from its unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Times: a larger value is slower.
+    LowerIsBetter,
+    /// Rates: a larger value is faster.
+    HigherIsBetter,
+    /// Counts and sizes: neither is better.
+    Neutral,
+}
+
+impl Direction {
+    /// The direction of a metric measured in `unit`.
+    pub fn of(unit: Unit) -> Direction {
+        match unit {
+            Unit::Ns => Direction::LowerIsBetter,
+            Unit::BytesPerSec => Direction::HigherIsBetter,
+            Unit::Bytes | Unit::Count => Direction::Neutral,
+        }
+    }
+}
+
+/// What the comparison concludes about B relative to A.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Significantly better beyond the threshold (less time, or more throughput).
+    Faster,
+    /// Significantly worse beyond the threshold.
+    Slower,
+    /// Within the threshold, or not significant.
+    NoChange,
+    /// A metric without direction grew significantly beyond the threshold.
+    Higher,
+    /// A metric without direction shrank significantly beyond the threshold.
+    Lower,
+}
+
+impl Verdict {
+    /// The word shown to people (`no change`, `slower`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoChange => "no change",
+            Verdict::Higher => "higher",
+            Verdict::Lower => "lower",
+        }
+    }
+}
+
+/// The comparison of two sample sets of one metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleComparison {
+    /// Number of samples of A.
+    pub n_a: usize,
+    /// Number of samples of B.
+    pub n_b: usize,
+    /// Median of A.
+    pub median_a: f64,
+    /// Median of B.
+    pub median_b: f64,
+    /// median(B) / median(A); `None` when median(A) ≤ 0 (no meaningful relative change).
+    pub ratio: Option<f64>,
+    /// Bootstrap 95% CI of the ratio; `None` when the ratio is undefined, or when a
+    /// resampled median of A is ≤ 0.
+    pub ratio_ci95: Option<(f64, f64)>,
+    /// The Mann-Whitney test of B against A.
+    pub test: MannWhitney,
+    /// p < α and the CI of the ratio excludes 1.
+    pub significant: bool,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+impl SampleComparison {
+    /// Relative change of the median, `ratio − 1` (0.1 = 10% larger in B).
+    pub fn change(&self) -> Option<f64> {
+        self.ratio.map(|r| r - 1.0)
+    }
+
+    /// Whether this is a regression beyond `fraction` (0.05 = 5%) that `--fail-above` fails
+    /// on: the verdict is `slower` and the whole CI of the ratio lies beyond it.
+    pub fn regressed_beyond(&self, direction: Direction, fraction: f64) -> bool {
+        let Some((lo, hi)) = self.ratio_ci95 else {
+            return false;
+        };
+        self.verdict == Verdict::Slower
+            && match direction {
+                Direction::LowerIsBetter => lo > 1.0 + fraction,
+                Direction::HigherIsBetter => hi < 1.0 - fraction,
+                Direction::Neutral => false,
+            }
+    }
+}
+
+/// Compares the raw samples `b` (candidate) against `a` (baseline) of a metric whose better
+/// direction is `direction`, with the rules of the module documentation.
+pub fn compare_samples(
+    a: &[f64],
+    b: &[f64],
+    direction: Direction,
+    opts: &CompareOptions,
+) -> Result<SampleComparison, StatsError> {
+    validate(a)?;
+    validate(b)?;
+    let (sorted_a, sorted_b) = (sorted_copy(a), sorted_copy(b));
+    let median_a = quantile_sorted(&sorted_a, 0.5);
+    let median_b = quantile_sorted(&sorted_b, 0.5);
+    let ratio = (median_a > 0.0).then(|| median_b / median_a);
+    let ratio_ci95 = match ratio {
+        Some(_) => ratio_ci(&sorted_a, &sorted_b, opts.resamples, opts.seed),
+        None => None,
+    };
+    let test = mann_whitney(&sorted_b, &sorted_a);
+    let excludes_one = ratio_ci95.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0);
+    let significant = test.p_value < opts.alpha && excludes_one;
+    let verdict = verdict(ratio, significant, direction, opts.threshold);
+    Ok(SampleComparison {
+        n_a: a.len(),
+        n_b: b.len(),
+        median_a,
+        median_b,
+        ratio,
+        ratio_ci95,
+        test,
+        significant,
+        verdict,
+    })
+}
+
+/// The verdict for a ratio of medians (see the module documentation).
+fn verdict(ratio: Option<f64>, significant: bool, direction: Direction, threshold: f64) -> Verdict {
+    let Some(change) = ratio.map(|r| r - 1.0) else {
+        return Verdict::NoChange;
+    };
+    if !significant || change.abs() <= threshold {
+        return Verdict::NoChange;
+    }
+    match (direction, change > 0.0) {
+        (Direction::LowerIsBetter, true) | (Direction::HigherIsBetter, false) => Verdict::Slower,
+        (Direction::LowerIsBetter, false) | (Direction::HigherIsBetter, true) => Verdict::Faster,
+        (Direction::Neutral, true) => Verdict::Higher,
+        (Direction::Neutral, false) => Verdict::Lower,
+    }
+}
+
+/// Percentile bootstrap 95% CI of median(B)/median(A) from sorted, non-empty, finite data:
+/// each resample draws a median of a resample of A and one of B (exactly, in O(1) each, see
+/// [`resampled_median`]). `None` when a resampled median of A is ≤ 0, where the ratio has no
+/// meaning. For `resamples == 0` the interval is the point ratio.
+pub fn ratio_ci(
+    sorted_a: &[f64],
+    sorted_b: &[f64],
+    resamples: usize,
+    seed: u64,
+) -> Option<(f64, f64)> {
+    if resamples == 0 {
+        let r = quantile_sorted(sorted_b, 0.5) / quantile_sorted(sorted_a, 0.5);
+        return Some((r, r));
+    }
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut ratios = Vec::with_capacity(resamples);
+    for _ in 0..resamples {
+        let ma = resampled_median(sorted_a, &mut rng);
+        let mb = resampled_median(sorted_b, &mut rng);
+        if ma <= 0.0 {
+            return None;
+        }
+        ratios.push(mb / ma);
+    }
+    ratios.sort_unstable_by(f64::total_cmp);
+    Some((
+        quantile_sorted(&ratios, 0.025),
+        quantile_sorted(&ratios, 0.975),
+    ))
+}

@@ -1,12 +1,14 @@
-//! The errors of the store. Each message names the database path, says what was attempted
-//! and how to fix it, because it reaches the user unchanged through `main`.
+//! The errors of the store. Each message names the database (file path, or PostgreSQL URL
+//! without its password), says what was attempted and how to fix it, because it reaches the
+//! user unchanged through `main`.
 //!
 //! The underlying error is part of the message and deliberately not exposed as
 //! `Error::source`, so printing the error with `{}` or with anyhow's `{:#}` gives the same one
 //! sentence instead of repeating the cause.
 //!
 //! [`sql_hint`] turns an SQLite error code into the advice part of a message, so callers only
-//! say what they were doing.
+//! say what they were doing (the PostgreSQL equivalent is in `pg/mod.rs`, next to the
+//! driver it needs).
 
 use std::path::PathBuf;
 
@@ -124,6 +126,62 @@ pub enum StoreError {
         /// The database file.
         path: PathBuf,
     },
+    /// A PostgreSQL URL was given to a build without the `pg` feature.
+    #[error(
+        "cannot use database {url}: this sysmeter was built without PostgreSQL support; \
+         rebuild with `cargo build --features pg`"
+    )]
+    PgNotBuilt {
+        /// The URL, without its password.
+        url: String,
+    },
+    /// The PostgreSQL URL could not be parsed.
+    #[error(
+        "{url} is not a valid PostgreSQL URL ({reason}); write it as \
+         postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+    )]
+    BadUrl {
+        /// The URL, without its password.
+        url: String,
+        /// What the driver said.
+        reason: String,
+    },
+    /// The PostgreSQL server could not be reached or refused the login.
+    #[error("cannot connect to PostgreSQL database {url}: {reason}; {hint}")]
+    Connect {
+        /// The URL, without its password.
+        url: String,
+        /// What the driver said.
+        reason: String,
+        /// How to fix it.
+        hint: &'static str,
+    },
+    /// A statement failed on a PostgreSQL database.
+    #[error("cannot {action} in database {url}: {reason}; {hint}")]
+    Server {
+        /// What was being done (e.g. `store run 2026…`).
+        action: String,
+        /// The URL, without its password.
+        url: String,
+        /// What the server or the driver said.
+        reason: String,
+        /// How to fix it, derived from the SQLSTATE.
+        hint: &'static str,
+    },
+    /// `latest` / `latest~N` found no run of this machine in a fleet database.
+    #[error(
+        "no run '{reference}' of host {hostname} in {}; `sysmeter history --all-hosts` lists \
+         every machine's runs, and `sysmeter show ID` shows any of them",
+        .path.display()
+    )]
+    NoRunOfHost {
+        /// The reference as given.
+        reference: String,
+        /// The machine whose runs were searched.
+        hostname: String,
+        /// The database searched.
+        path: PathBuf,
+    },
     /// A value of the result model could not be encoded for storage.
     #[error(
         "cannot encode {field} of run {run_id} for database {}: {cause}; this is a bug in \
@@ -135,11 +193,23 @@ pub enum StoreError {
         run_id: String,
         /// Which value.
         field: String,
-        /// What serde_json said.
-        cause: serde_json::Error,
+        /// What went wrong (serde_json's message, or a number out of range).
+        cause: String,
         /// The database file.
         path: PathBuf,
     },
+}
+
+// PostgreSQL: variants exist in every build, so messages and callers need no cfg.
+impl StoreError {
+    /// Whether the error is about the `--db` value itself (a PostgreSQL URL this build
+    /// cannot use), which commands report as a usage error (exit 2).
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            StoreError::PgNotBuilt { .. } | StoreError::BadUrl { .. }
+        )
+    }
 }
 
 /// The advice part of an [`StoreError::Sql`] message, chosen from SQLite's error code.

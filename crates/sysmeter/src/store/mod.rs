@@ -1,7 +1,9 @@
 //! The result store: the only module that knows SQL. Runs, their experiment results, the
-//! metric summaries and every raw sample live in one SQLite file (default
-//! `$XDG_DATA_HOME/sysmeter/sysmeter.db`), so `history`, `show` and `compare` work on past runs
-//! and statistics can be recomputed later.
+//! metric summaries and every raw sample live in a database, so `history`, `show` and
+//! `compare` work on past runs and statistics can be recomputed later. Two backends keep the
+//! same tables: an embedded SQLite file (the default, `$XDG_DATA_HOME/sysmeter/sysmeter.db`)
+//! and, for fleets, a PostgreSQL server named by a `postgres://` URL (cargo feature `pg`)
+//! where many machines store their runs side by side.
 //!
 //! A run is written incrementally: [`Store::begin_run`] inserts the run row,
 //! [`Store::add_result`] commits each experiment in its own transaction as soon as it finishes
@@ -9,43 +11,87 @@
 //! end. [`Store::load_run`] rebuilds the exact [`RunRecord`](crate::model::RunRecord)
 //! (bit-exact for floats inside the JSON columns only with serde_json's `float_roundtrip`
 //! feature; summary columns and raw samples are always exact).
-//! Numbers are stored as integers (ns, bytes) or REAL and never as formatted strings; the store
-//! never formats anything for people. Depends only on `model` and rusqlite/serde_json.
+//! Numbers are stored as integers (ns, bytes) or floating-point columns and never as
+//! formatted strings; the store never formats anything for people. Depends only on `model`,
+//! rusqlite, postgres and serde_json.
 //!
-//! Layout: `schema` (numbered migrations), `write`, `read`, `rows` (row ↔ model), `error`.
+//! Layout: `target` (path or URL), `rows` (model ↔ rows, shared by both backends), `read` and
+//! `write` (the backend-independent API), `sqlite/` and `pg/` (SQL, schema and migrations of
+//! each backend), `error`.
 
 mod error;
+#[cfg(feature = "pg")]
+mod pg;
 mod read;
 mod rows;
-mod schema;
+mod sqlite;
+mod target;
 mod write;
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_file;
+#[cfg(test)]
+mod tests_hosts;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-use rusqlite::{Connection, ErrorCode};
 
 pub use error::StoreError;
 pub use read::RunListing;
+pub use target::{DbTarget, PgUrl};
 
-/// How long a statement waits for another process holding the database before giving up.
-/// Several sysmeter processes may share one file (a bench while `history` runs); commits are
-/// small, so 10 s only expires when something is really stuck.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// The schema version this build writes (the number of migrations; the same for both
+/// backends, whose version N has the same tables and columns).
+pub const DB_SCHEMA_VERSION: usize = sqlite::MIGRATIONS.len();
+
+// A schema version means the same tables and columns in both backends, so a migration is
+// always added to both.
+#[cfg(feature = "pg")]
+const _: () = assert!(
+    pg::MIGRATIONS.len() == DB_SCHEMA_VERSION,
+    "add the new migration to both store/sqlite/schema.rs and store/pg/schema.rs"
+);
 
 /// An open sysmeter database.
 #[derive(Debug)]
 pub struct Store {
-    conn: Connection,
-    /// Where the database lives (`:memory:` for [`Store::open_in_memory`]); used in messages.
-    path: PathBuf,
+    backend: Backend,
+    /// The machine whose runs `latest` / `latest~N` count (see [`Store::set_home_host`]).
+    home_host: Option<String>,
 }
+
+/// The database behind a [`Store`].
+#[derive(Debug)]
+enum Backend {
+    Sqlite(sqlite::Sqlite),
+    #[cfg(feature = "pg")]
+    Pg(pg::Pg),
+}
+
+/// Calls the same method on whichever backend the store has (`&` access).
+macro_rules! on_backend {
+    ($store:expr, $b:ident => $call:expr) => {
+        match &$store.backend {
+            $crate::store::Backend::Sqlite($b) => $call,
+            #[cfg(feature = "pg")]
+            $crate::store::Backend::Pg($b) => $call,
+        }
+    };
+}
+
+/// Calls the same method on whichever backend the store has (`&mut` access).
+macro_rules! on_backend_mut {
+    ($store:expr, $b:ident => $call:expr) => {
+        match &mut $store.backend {
+            $crate::store::Backend::Sqlite($b) => $call,
+            #[cfg(feature = "pg")]
+            $crate::store::Backend::Pg($b) => $call,
+        }
+    };
+}
+pub(crate) use {on_backend, on_backend_mut};
 
 /// The default database file: `$XDG_DATA_HOME/sysmeter/sysmeter.db`, else
 /// `$HOME/.local/share/sysmeter/sysmeter.db`; `None` when neither variable is usable.
@@ -64,98 +110,81 @@ fn db_path_from(xdg_data_home: Option<OsString>, home: Option<OsString>) -> Opti
 }
 
 impl Store {
-    /// Opens (creating it and its parent directories if needed) the database at `path`,
-    /// brings its schema up to date and refuses files that are not sysmeter databases or were
-    /// written by a newer sysmeter.
+    /// Opens the database named by a `--db` value: a `postgres://` / `postgresql://` URL is
+    /// a PostgreSQL server (see [`DbTarget::parse`]), anything else an SQLite file. See
+    /// [`Store::open_target`].
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|cause| StoreError::CreateDir {
-                path: dir.to_path_buf(),
-                cause,
-            })?;
-        }
-        // Two sysmeter processes opening a new database at once (a bench and a `history`)
-        // can meet SQLITE_BUSY where SQLite does not call the busy handler (switching to WAL,
-        // upgrading a read to a write). Such a meeting is brief: retry the whole open.
-        let mut attempt = 0;
-        loop {
-            let conn = Connection::open(path).map_err(|source| open_error(path, source))?;
-            match Store::init(conn, path.to_path_buf()) {
-                Err(e) if attempt < OPEN_RETRIES && is_busy(&e) => {
-                    attempt += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(10 * attempt as u64));
-                }
-                other => return other,
-            }
-        }
+        Store::open_target(&DbTarget::parse(path.as_os_str()))
     }
 
-    /// Opens a fresh database that lives only in memory (for tests and `--no-store` paths
-    /// that still want the same code).
+    /// Opens (creating it if needed) the database `target`, brings its schema up to date and
+    /// refuses databases that are not sysmeter's or were written by a newer sysmeter. An
+    /// SQLite file gets its parent directories created; a PostgreSQL URL needs a build with
+    /// the `pg` feature ([`StoreError::PgNotBuilt`] otherwise).
+    pub fn open_target(target: &DbTarget) -> Result<Store, StoreError> {
+        let backend = match target {
+            DbTarget::File(path) => Backend::Sqlite(sqlite::Sqlite::open(path)?),
+            DbTarget::Postgres(url) => open_postgres(url)?,
+        };
+        Ok(Store {
+            backend,
+            home_host: None,
+        })
+    }
+
+    /// Opens a fresh SQLite database that lives only in memory (for tests and `--no-store`
+    /// paths that still want the same code).
     pub fn open_in_memory() -> Result<Store, StoreError> {
-        let path = PathBuf::from(":memory:");
-        let conn = Connection::open_in_memory().map_err(|source| open_error(&path, source))?;
-        Store::init(conn, path)
+        Ok(Store {
+            backend: Backend::Sqlite(sqlite::Sqlite::open_in_memory()?),
+            home_host: None,
+        })
     }
 
-    /// The file this store reads and writes (`:memory:` for an in-memory store).
+    /// Where this store reads and writes, for messages: the SQLite file (`:memory:` for an
+    /// in-memory store), or the PostgreSQL URL without its password.
     pub fn path(&self) -> &Path {
-        &self.path
+        on_backend!(self, b => b.location())
     }
 
-    fn init(mut conn: Connection, path: PathBuf) -> Result<Store, StoreError> {
-        let fail = |source| open_error(&path, source);
-        // Set before anything else touches the file, so even the first read waits for a
-        // concurrent writer (e.g. another sysmeter creating the same database).
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
-        // WAL lets `history` read while a bench writes, and a commit never rewrites what is
-        // already stored. An in-memory database answers "memory"; that is fine.
-        // This is also the first statement that reads the file, so a file that is not a
-        // database fails here.
-        conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0))
-            .map_err(fail)?;
-        // Off by default in SQLite; the cascades from runs to results to metrics need it.
-        conn.pragma_update(None, "foreign_keys", true)
-            .map_err(fail)?;
-        schema::migrate(&mut conn, &path)?;
-        Ok(Store { conn, path })
+    /// Whether this is a database shared by many machines (PostgreSQL). Commands then scope
+    /// `history` and `latest` to this machine unless told otherwise.
+    pub fn is_fleet(&self) -> bool {
+        !matches!(self.backend, Backend::Sqlite(_))
+    }
+
+    /// Makes `latest` and `latest~N` in [`Store::load_run`] count only the runs of machine
+    /// `hostname` (`None`: every run). Run ids and id prefixes still find any machine's run.
+    pub fn set_home_host(&mut self, hostname: Option<String>) {
+        self.home_host = hostname;
+    }
+
+    /// The machine set by [`Store::set_home_host`].
+    pub fn home_host(&self) -> Option<&str> {
+        self.home_host.as_deref()
     }
 }
 
-/// How often [`Store::open`] retries when another process holds the database briefly
-/// (10 ms, 20 ms, ... between attempts: about 4 s in all).
-const OPEN_RETRIES: u32 = 28;
-
-/// Whether an open failed only because another connection held a lock at that moment.
-fn is_busy(e: &StoreError) -> bool {
-    let text = e.to_string();
-    text.contains("database is locked") || text.contains("database is busy")
+#[cfg(feature = "pg")]
+fn open_postgres(url: &PgUrl) -> Result<Backend, StoreError> {
+    Ok(Backend::Pg(pg::Pg::connect(url)?))
 }
 
-/// Classifies an error met while opening: a file that is not (or no longer) a database gets
-/// the "not a sysmeter database" message, everything else the "cannot open" one.
-fn open_error(path: &Path, cause: rusqlite::Error) -> StoreError {
-    // rusqlite appends the path to some open errors; the message already names it.
-    let text = cause.to_string();
-    let reason = text
-        .strip_suffix(&format!(": {}", path.display()))
-        .unwrap_or(&text)
-        .to_string();
-    let path = path.to_path_buf();
-    match cause.sqlite_error_code() {
-        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
-            StoreError::NotSysmeter { path, reason }
+#[cfg(not(feature = "pg"))]
+fn open_postgres(url: &PgUrl) -> Result<Backend, StoreError> {
+    Err(StoreError::PgNotBuilt {
+        url: url.shown().to_string(),
+    })
+}
+
+#[cfg(test)]
+impl Store {
+    /// The SQLite connection, for tests that look under the hood.
+    fn sqlite_conn(&self) -> &rusqlite::Connection {
+        match &self.backend {
+            Backend::Sqlite(s) => &s.conn,
+            #[cfg(feature = "pg")]
+            Backend::Pg(_) => panic!("not an SQLite store"),
         }
-        _ => StoreError::Open { path, reason },
-    }
-}
-
-/// Wraps a failed statement into [`StoreError::Sql`] with a hint chosen from its error code.
-fn sql_error(path: &Path, action: &str, cause: rusqlite::Error) -> StoreError {
-    StoreError::Sql {
-        action: action.to_string(),
-        path: path.to_path_buf(),
-        hint: error::sql_hint(&cause),
-        cause: Box::new(cause),
     }
 }

@@ -1,142 +1,178 @@
-//! Conversions between table rows and the result model, shared by `read` and `write`:
-//! integer and REAL columns (SQLite has only i64 and NaN-less doubles), raw-sample BLOBs, and
-//! the raw rows of `results` and `metrics` before their text columns are decoded.
+//! The rows of the three tables as plain values, and their conversion from and to the result
+//! model. Both backends bind and read exactly these values, which is what keeps their schemas
+//! the same in spirit: integers as i64 (ns, bytes, counts), statistics as nullable doubles
+//! (NaN is stored as NULL, as SQLite must), raw samples as little-endian f64 bytes, and the
+//! parts of the model nobody queries as JSON text.
 //!
 //! No SQL statements and no formatting for people live here.
 
-use rusqlite::Row;
+use std::path::Path;
+
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::{Store, StoreError};
-use crate::model::{ExperimentResult, Metric, Summary};
+use super::StoreError;
+use crate::model::{ExperimentResult, Metric, RunRecord, Summary};
 
-/// A `usize`/`u64` of the model as an SQLite integer (i64). rusqlite is built without its
-/// `fallible_uint` feature, so the range check is done here; it only fails past 2^63.
-pub(super) fn int<T: TryInto<i64> + Copy + std::fmt::Display>(v: T) -> rusqlite::Result<i64> {
-    v.try_into().map_err(|_| {
-        rusqlite::Error::ToSqlConversionFailure(
-            format!("{v} does not fit an SQLite integer").into(),
-        )
-    })
+/// A `runs` row.
+#[derive(Debug, Clone)]
+pub(super) struct RunRow {
+    pub id: String,
+    pub schema: i64,
+    pub kind: String,
+    pub started_ns: i64,
+    pub finished_ns: Option<i64>,
+    pub interrupted: bool,
+    pub tool_version: String,
+    pub hostname: String,
+    pub host_json: String,
+    pub config_json: String,
+}
+
+/// A `results` row; `metrics` are its `metrics` rows (empty when read, until attached).
+#[derive(Debug, Clone)]
+pub(super) struct ResultRow {
+    pub seq: i64,
+    pub exp_id: String,
+    pub status: String,
+    pub elapsed_ns: i64,
+    pub about_json: String,
+    pub estimates_json: String,
+    pub series_json: String,
+    pub findings_json: String,
+    pub skip_json: Option<String>,
+    pub error: Option<String>,
+    pub artifacts_json: String,
+    pub metrics: Vec<MetricRow>,
+}
+
+/// A `metrics` row.
+#[derive(Debug, Clone)]
+pub(super) struct MetricRow {
+    pub seq: i64,
+    pub idx: i64,
+    pub name: String,
+    pub unit: String,
+    pub n: i64,
+    /// min, p5, median, mean, p95, p99, max, stddev, cv, ci_lo, ci_hi (the column order).
+    pub stats: [Option<f64>; 11],
+    pub outliers: i64,
+    pub cycles_json: Option<String>,
+    pub subtracted_overhead_ns: Option<f64>,
+    pub ops_per_sample: i64,
+    pub note: Option<String>,
+    pub samples: Vec<u8>,
+}
+
+/// Turns model values into rows, naming the run and field when one cannot be encoded.
+pub(super) struct Encoder<'a> {
+    pub db: &'a Path,
+    pub run_id: &'a str,
+}
+
+impl Encoder<'_> {
+    fn error(&self, field: &str, cause: String) -> StoreError {
+        StoreError::Encode {
+            run_id: self.run_id.to_string(),
+            field: field.to_string(),
+            cause,
+            path: self.db.to_path_buf(),
+        }
+    }
+
+    /// A JSON column.
+    fn json<T: Serialize + ?Sized>(&self, field: &str, value: &T) -> Result<String, StoreError> {
+        serde_json::to_string(value).map_err(|e| self.error(field, e.to_string()))
+    }
+
+    /// A `usize`/`u64` of the model as an i64 column; only fails past 2^63.
+    fn int<T: TryInto<i64> + Copy + std::fmt::Display>(
+        &self,
+        field: &str,
+        v: T,
+    ) -> Result<i64, StoreError> {
+        v.try_into()
+            .map_err(|_| self.error(field, format!("{v} does not fit a 64-bit integer")))
+    }
+
+    /// The `runs` row of `run` (its results are separate rows).
+    pub fn run(&self, run: &RunRecord) -> Result<RunRow, StoreError> {
+        Ok(RunRow {
+            id: run.id.clone(),
+            schema: i64::from(run.schema),
+            kind: run.kind.as_str().to_string(),
+            started_ns: run.started_ns,
+            finished_ns: run.finished_ns,
+            interrupted: run.interrupted,
+            tool_version: run.tool_version.clone(),
+            hostname: run.host.hostname.clone(),
+            host_json: self.json("host", &run.host)?,
+            config_json: self.json("config", &run.config)?,
+        })
+    }
+
+    /// The `results` row of result number `seq`, with its `metrics` rows.
+    pub fn result(&self, seq: usize, r: &ExperimentResult) -> Result<ResultRow, StoreError> {
+        let seq = self.int("seq", seq)?;
+        let metrics = r
+            .metrics
+            .iter()
+            .enumerate()
+            .map(|(idx, m)| self.metric(seq, idx, m))
+            .collect::<Result<_, _>>()?;
+        Ok(ResultRow {
+            seq,
+            exp_id: r.id.clone(),
+            status: r.status.as_str().to_string(),
+            elapsed_ns: self.int("elapsed_ns", r.elapsed_ns)?,
+            about_json: self.json("about", &r.about)?,
+            estimates_json: self.json("estimates", &r.estimates)?,
+            series_json: self.json("series", &r.series)?,
+            findings_json: self.json("findings", &r.findings)?,
+            skip_json: r.skip.as_ref().map(|s| self.json("skip", s)).transpose()?,
+            error: r.error.clone(),
+            artifacts_json: self.json("artifacts", &r.artifacts)?,
+            metrics,
+        })
+    }
+
+    fn metric(&self, seq: i64, idx: usize, m: &Metric) -> Result<MetricRow, StoreError> {
+        let field = |what: &str| format!("{what} of metric {}", m.name);
+        let s = &m.summary;
+        let stats = [
+            s.min, s.p5, s.median, s.mean, s.p95, s.p99, s.max, s.stddev, s.cv, s.ci95.0, s.ci95.1,
+        ];
+        Ok(MetricRow {
+            seq,
+            idx: self.int(&field("index"), idx)?,
+            name: m.name.clone(),
+            unit: m.unit.as_str().to_string(),
+            n: self.int(&field("n"), s.n)?,
+            stats: stats.map(not_nan),
+            outliers: self.int(&field("outliers"), s.outliers)?,
+            cycles_json: m
+                .cycles
+                .as_ref()
+                .map(|c| self.json(&field("cycles"), c))
+                .transpose()?,
+            subtracted_overhead_ns: not_nan(m.subtracted_overhead_ns),
+            ops_per_sample: self.int(&field("ops_per_sample"), m.ops_per_sample)?,
+            note: m.note.clone(),
+            samples: samples_to_blob(&m.samples),
+        })
+    }
+}
+
+/// NaN as NULL: SQLite cannot store NaN, and PostgreSQL follows so that queries like
+/// `avg(median)` behave the same on both.
+fn not_nan(x: f64) -> Option<f64> {
+    (!x.is_nan()).then_some(x)
 }
 
 /// Raw samples as consecutive little-endian f64: exact, compact, and independent of the
 /// platform that reads them back.
 pub(super) fn samples_to_blob(samples: &[f64]) -> Vec<u8> {
     samples.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// Turns stored text back into model values, naming the run and column when it cannot.
-pub(super) struct Decoder<'a> {
-    pub(super) store: &'a Store,
-    pub(super) id: &'a str,
-}
-
-impl Decoder<'_> {
-    pub(super) fn error(&self, field: &str, detail: String) -> StoreError {
-        StoreError::Decode {
-            run_id: self.id.to_string(),
-            field: field.to_string(),
-            detail,
-            path: self.store.path.clone(),
-        }
-    }
-
-    /// A JSON column.
-    pub(super) fn json<T: DeserializeOwned>(
-        &self,
-        field: &str,
-        text: &str,
-    ) -> Result<T, StoreError> {
-        serde_json::from_str(text).map_err(|e| self.error(field, e.to_string()))
-    }
-
-    /// An enum stored as its lower-case name (kind, status, unit). Parsed through serde so
-    /// the names have one source of truth: the model's `#[serde(rename_all)]`.
-    pub(super) fn word<T: DeserializeOwned>(
-        &self,
-        field: &str,
-        word: String,
-    ) -> Result<T, StoreError> {
-        serde_json::from_value(serde_json::Value::String(word))
-            .map_err(|e| self.error(field, e.to_string()))
-    }
-}
-
-/// A `metrics` row before its text and BLOB columns are decoded.
-pub(super) struct RawMetric {
-    pub(super) seq: usize,
-    name: String,
-    unit: String,
-    summary: Summary,
-    cycles_json: Option<String>,
-    subtracted_overhead_ns: f64,
-    ops_per_sample: u64,
-    note: Option<String>,
-    samples: Vec<u8>,
-}
-
-impl RawMetric {
-    pub(super) fn from_row(row: &Row<'_>) -> rusqlite::Result<RawMetric> {
-        Ok(RawMetric {
-            seq: uint(row, 0)?,
-            name: row.get(1)?,
-            unit: row.get(2)?,
-            summary: Summary {
-                n: uint(row, 3)?,
-                min: real(row, 4)?,
-                p5: real(row, 5)?,
-                median: real(row, 6)?,
-                mean: real(row, 7)?,
-                p95: real(row, 8)?,
-                p99: real(row, 9)?,
-                max: real(row, 10)?,
-                stddev: real(row, 11)?,
-                cv: real(row, 12)?,
-                ci95: (real(row, 13)?, real(row, 14)?),
-                outliers: uint(row, 15)?,
-            },
-            cycles_json: row.get(16)?,
-            subtracted_overhead_ns: real(row, 17)?,
-            ops_per_sample: uint(row, 18)?,
-            note: row.get(19)?,
-            samples: row.get(20)?,
-        })
-    }
-
-    pub(super) fn decode(self, d: &Decoder<'_>) -> Result<Metric, StoreError> {
-        let field = |what: &str| format!("{what} of metric '{}'", self.name);
-        let cycles = match &self.cycles_json {
-            Some(text) => Some(d.json(&field("cycles_json"), text)?),
-            None => None,
-        };
-        let samples = blob_to_samples(&self.samples).ok_or_else(|| {
-            let detail = format!("{} bytes, not a whole number of f64", self.samples.len());
-            d.error(&field("samples"), detail)
-        })?;
-        Ok(Metric {
-            unit: d.word(&field("unit"), self.unit)?,
-            name: self.name,
-            summary: self.summary,
-            cycles,
-            subtracted_overhead_ns: self.subtracted_overhead_ns,
-            ops_per_sample: self.ops_per_sample,
-            note: self.note,
-            samples,
-        })
-    }
-}
-
-/// A REAL column of the statistics. SQLite stores NaN as NULL, so NULL reads back as NaN.
-pub(super) fn real(row: &Row<'_>, idx: usize) -> rusqlite::Result<f64> {
-    Ok(row.get::<_, Option<f64>>(idx)?.unwrap_or(f64::NAN))
-}
-
-/// An INTEGER column holding a `usize`/`u64` of the model. rusqlite is built without its
-/// `fallible_uint` feature, so the range check is done here.
-pub(super) fn uint<T: TryFrom<i64>>(row: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
-    let v: i64 = row.get(idx)?;
-    T::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(idx, v))
 }
 
 /// Inverse of [`samples_to_blob`]; `None` if the length is not a multiple of 8.
@@ -150,55 +186,132 @@ pub(super) fn blob_to_samples(blob: &[u8]) -> Option<Vec<f64>> {
         .collect()
 }
 
-/// A `results` row before its JSON columns are decoded.
-pub(super) struct RawResult {
-    pub(super) seq: usize,
-    exp_id: String,
-    status: String,
-    elapsed_ns: u64,
-    json: [String; 4],
-    skip_json: Option<String>,
-    artifacts_json: String,
-    error: Option<String>,
+/// Turns stored rows back into model values, naming the run and column when it cannot.
+pub(super) struct Decoder<'a> {
+    pub db: &'a Path,
+    pub id: &'a str,
 }
 
-impl RawResult {
-    pub(super) fn from_row(row: &Row<'_>) -> rusqlite::Result<RawResult> {
-        Ok(RawResult {
-            seq: uint(row, 0)?,
-            exp_id: row.get(1)?,
-            status: row.get(2)?,
-            elapsed_ns: uint(row, 3)?,
-            json: [row.get(4)?, row.get(5)?, row.get(6)?, row.get(7)?],
-            skip_json: row.get(8)?,
-            error: row.get(9)?,
-            artifacts_json: row.get(10)?,
+impl Decoder<'_> {
+    pub(super) fn error(&self, field: &str, detail: String) -> StoreError {
+        StoreError::Decode {
+            run_id: self.id.to_string(),
+            field: field.to_string(),
+            detail,
+            path: self.db.to_path_buf(),
+        }
+    }
+
+    /// A JSON column.
+    fn json<T: DeserializeOwned>(&self, field: &str, text: &str) -> Result<T, StoreError> {
+        serde_json::from_str(text).map_err(|e| self.error(field, e.to_string()))
+    }
+
+    /// An enum stored as its lower-case name (kind, status, unit). Parsed through serde so
+    /// the names have one source of truth: the model's `#[serde(rename_all)]`.
+    fn word<T: DeserializeOwned>(&self, field: &str, word: String) -> Result<T, StoreError> {
+        serde_json::from_value(serde_json::Value::String(word))
+            .map_err(|e| self.error(field, e.to_string()))
+    }
+
+    /// An i64 column holding a `usize`/`u64`/`u32` of the model.
+    fn uint<T: TryFrom<i64>>(&self, field: &str, v: i64) -> Result<T, StoreError> {
+        T::try_from(v).map_err(|_| self.error(field, format!("{v} is out of range")))
+    }
+
+    /// The run of `row` with `results` (each with its metrics already attached).
+    pub fn run(
+        &self,
+        row: RunRow,
+        results: Vec<ExperimentResult>,
+    ) -> Result<RunRecord, StoreError> {
+        Ok(RunRecord {
+            schema: self.uint("schema", row.schema)?,
+            kind: self.word("kind", row.kind)?,
+            started_ns: row.started_ns,
+            finished_ns: row.finished_ns,
+            interrupted: row.interrupted,
+            tool_version: row.tool_version,
+            host: self.json("host_json", &row.host_json)?,
+            config: self.json("config_json", &row.config_json)?,
+            id: row.id,
+            results,
         })
     }
 
-    pub(super) fn decode(
-        self,
-        d: &Decoder<'_>,
-        metrics: Vec<Metric>,
-    ) -> Result<ExperimentResult, StoreError> {
-        let field = |what: &str| format!("{what} of result {} ({})", self.seq, self.exp_id);
-        let [about, estimates, series, findings] = &self.json;
-        let skip = match &self.skip_json {
-            Some(text) => Some(d.json(&field("skip_json"), text)?),
+    /// The result of `row` with its `metrics` rows.
+    pub fn result(&self, row: ResultRow) -> Result<ExperimentResult, StoreError> {
+        let field = |what: &str| format!("{what} of result {} ({})", row.seq, row.exp_id);
+        let skip = match &row.skip_json {
+            Some(text) => Some(self.json(&field("skip_json"), text)?),
             None => None,
         };
+        let metrics = row
+            .metrics
+            .into_iter()
+            .map(|m| self.metric(m))
+            .collect::<Result<_, _>>()?;
         Ok(ExperimentResult {
-            status: d.word(&field("status"), self.status.clone())?,
-            about: d.json(&field("about_json"), about)?,
-            estimates: d.json(&field("estimates_json"), estimates)?,
+            status: self.word(&field("status"), row.status.clone())?,
+            about: self.json(&field("about_json"), &row.about_json)?,
+            estimates: self.json(&field("estimates_json"), &row.estimates_json)?,
             metrics,
-            series: d.json(&field("series_json"), series)?,
-            findings: d.json(&field("findings_json"), findings)?,
+            series: self.json(&field("series_json"), &row.series_json)?,
+            findings: self.json(&field("findings_json"), &row.findings_json)?,
             skip,
-            error: self.error,
-            elapsed_ns: self.elapsed_ns,
-            artifacts: d.json(&field("artifacts_json"), &self.artifacts_json)?,
-            id: self.exp_id,
+            error: row.error,
+            elapsed_ns: self.uint(&field("elapsed_ns"), row.elapsed_ns)?,
+            artifacts: self.json(&field("artifacts_json"), &row.artifacts_json)?,
+            id: row.exp_id,
+        })
+    }
+
+    fn metric(&self, row: MetricRow) -> Result<Metric, StoreError> {
+        let field = |what: &str| format!("{what} of metric '{}'", row.name);
+        let samples = blob_to_samples(&row.samples).ok_or_else(|| {
+            let detail = format!("{} bytes, not a whole number of f64", row.samples.len());
+            self.error(&field("samples"), detail)
+        })?;
+        let [
+            min,
+            p5,
+            median,
+            mean,
+            p95,
+            p99,
+            max,
+            stddev,
+            cv,
+            ci_lo,
+            ci_hi,
+        ] = row.stats.map(|x| x.unwrap_or(f64::NAN));
+        let summary = Summary {
+            n: self.uint(&field("n"), row.n)?,
+            min,
+            p5,
+            median,
+            mean,
+            p95,
+            p99,
+            max,
+            stddev,
+            cv,
+            ci95: (ci_lo, ci_hi),
+            outliers: self.uint(&field("outliers"), row.outliers)?,
+        };
+        let cycles = match &row.cycles_json {
+            Some(text) => Some(self.json(&field("cycles_json"), text)?),
+            None => None,
+        };
+        Ok(Metric {
+            unit: self.word(&field("unit"), row.unit)?,
+            summary,
+            cycles,
+            subtracted_overhead_ns: row.subtracted_overhead_ns.unwrap_or(f64::NAN),
+            ops_per_sample: self.uint(&field("ops_per_sample"), row.ops_per_sample)?,
+            note: row.note,
+            samples,
+            name: row.name,
         })
     }
 }

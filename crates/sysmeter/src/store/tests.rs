@@ -356,7 +356,7 @@ fn damaged_json_is_a_decode_error() {
     let mut store = Store::open_in_memory().expect("open");
     store_run(&mut store, &fixture_run("r1", 1));
     store
-        .conn
+        .sqlite_conn()
         .execute("UPDATE results SET about_json = '{' WHERE seq = 1", [])
         .expect("damage");
     let msg = store.load_run("r1").expect_err("damaged").to_string();

@@ -19,12 +19,12 @@ fn open_creates_parent_dirs_and_uses_wal() {
     assert!(path.is_file());
     assert_eq!(store.path(), path);
     let mode: String = store
-        .conn
+        .sqlite_conn()
         .pragma_query_value(None, "journal_mode", |r| r.get(0))
         .expect("journal_mode");
     assert_eq!(mode, "wal");
     let fk: bool = store
-        .conn
+        .sqlite_conn()
         .pragma_query_value(None, "foreign_keys", |r| r.get(0))
         .expect("foreign_keys");
     assert!(fk);
@@ -59,10 +59,10 @@ fn reopening_keeps_data_and_does_not_rerun_migrations() {
     let store = Store::open(&path).expect("second open");
     assert_eq!(store.load_run("r1").expect("load"), run);
     let version: i64 = store
-        .conn
+        .sqlite_conn()
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .expect("user_version");
-    assert_eq!(version, schema::MIGRATIONS.len() as i64);
+    assert_eq!(version, DB_SCHEMA_VERSION as i64);
 }
 
 #[test]
@@ -70,7 +70,7 @@ fn newer_schema_is_refused() {
     let (_dir, path) = temp_db();
     let store = Store::open(&path).expect("open");
     store
-        .conn
+        .sqlite_conn()
         .pragma_update(None, "user_version", 99)
         .expect("set user_version");
     drop(store);
@@ -83,7 +83,7 @@ fn newer_schema_is_refused() {
         "database {} was written by a newer sysmeter (schema 99, this build knows {}); \
          upgrade sysmeter or use another --db",
         path.display(),
-        schema::MIGRATIONS.len()
+        DB_SCHEMA_VERSION
     );
     assert_eq!(err.to_string(), expected);
 }

@@ -13,7 +13,8 @@ use std::path::Path;
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::{StoreError, open_error, sql_error};
+use super::{open_error, sql_error};
+use crate::store::StoreError;
 
 /// Marks a file as a sysmeter database (`PRAGMA application_id`; ASCII "SyMt").
 pub(crate) const APPLICATION_ID: i32 = 0x5379_4d74;
@@ -21,12 +22,12 @@ pub(crate) const APPLICATION_ID: i32 = 0x5379_4d74;
 /// The migrations, in order. `MIGRATIONS.len()` is the schema version this build writes.
 pub(crate) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2];
 
-/// Version 1: runs, results, metrics.
 /// Schema 2: non-numeric outputs of a result (folded stacks, flame graphs) as JSON.
 const MIGRATION_2: &str = "
 ALTER TABLE results ADD COLUMN artifacts_json TEXT NOT NULL DEFAULT '[]';
 ";
 
+/// Schema 1: runs, results, metrics.
 const MIGRATION_1: &str = "
 PRAGMA application_id = 1400458612;
 

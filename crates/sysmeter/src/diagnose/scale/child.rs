@@ -1,0 +1,207 @@
+//! One timed run of the command: spawn, wait for the exit without reaping (so the clock stops
+//! when the kernel reports the exit, and a watchdog may still kill the child by pid without
+//! hitting a recycled pid), stop the clock, then reap with `wait4` for the child's CPU time.
+//!
+//! The child is a RAII [`Guard`]: if anything fails before it is reaped it is killed and
+//! reaped on drop. The optional watchdog thread is started *before* the clock, so only a
+//! channel send is inside the timed interval.
+
+use std::io;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use sysmeter_sys::waitchild::{self, Reaped};
+
+use super::{RunSample, ScaleConfig, SpawnError};
+
+/// Why a run did not finish cleanly.
+#[derive(Debug)]
+pub(super) enum RunFailure {
+    /// Exited with a non-zero status.
+    Exit(i32),
+    /// Killed by a signal.
+    Signal(i32),
+    /// Killed by the watchdog after the timeout.
+    Timeout(Duration),
+    /// Waiting for the child failed.
+    Wait(io::Error),
+}
+
+impl RunFailure {
+    /// One sentence: what ran, what happened, what to do. `run` is (index, total) for timed
+    /// runs, `None` for the warm-up.
+    pub(super) fn describe(
+        &self,
+        cfg: &ScaleConfig,
+        n: u64,
+        run: Option<(usize, usize)>,
+    ) -> String {
+        let cmd = cfg.argv(n).join(" ");
+        let which = match run {
+            Some((i, total)) => format!("run {} of {total}, N = {n}", i + 1),
+            None => format!("warm-up run, N = {n}"),
+        };
+        let fix = "run it by hand to see why (or add --show-output)";
+        match self {
+            RunFailure::Exit(code) => {
+                format!("`{cmd}` exited with status {code} ({which}); {fix}")
+            }
+            RunFailure::Signal(sig) => {
+                format!("`{cmd}` was killed by signal {sig} ({which}); {fix}")
+            }
+            RunFailure::Timeout(d) => format!(
+                "`{cmd}` took longer than --timeout {} s and was killed ({which}); raise \
+                 --timeout or leave out the largest sizes",
+                d.as_secs_f64()
+            ),
+            RunFailure::Wait(e) => {
+                format!("waiting for `{cmd}` failed: {e} ({which}); run scale again")
+            }
+        }
+    }
+}
+
+/// Runs the command once at size `n` and times it. The outer error means it could not be
+/// started at all; the inner one that it ran but did not succeed.
+pub(super) fn run_once(
+    cfg: &ScaleConfig,
+    n: u64,
+) -> Result<Result<RunSample, RunFailure>, SpawnError> {
+    let argv = cfg.argv(n);
+    let (out, err) = if cfg.show_output {
+        (Stdio::inherit(), Stdio::inherit())
+    } else {
+        (Stdio::null(), Stdio::null())
+    };
+    let mut command = Command::new(&argv[0]);
+    command
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err);
+    let watchdog = cfg.timeout.map(Watchdog::arm);
+    let start = Instant::now();
+    let child = command.spawn().map_err(|source| SpawnError {
+        program: argv[0].clone(),
+        source,
+    })?;
+    let guard = Guard {
+        pid: child.id(),
+        reaped: false,
+    };
+    if let Some(w) = &watchdog {
+        w.watch(guard.pid);
+    }
+    let waited = waitchild::wait_exit_keep(guard.pid);
+    let wall = start.elapsed();
+    // Stop the watchdog before reaping: once reaped, the pid may belong to someone else.
+    let timed_out = watchdog.is_some_and(Watchdog::disarm);
+    if let Err(e) = waited {
+        return Ok(Err(RunFailure::Wait(e)));
+    }
+    let reaped = match guard.reap() {
+        Ok(r) => r,
+        Err(e) => return Ok(Err(RunFailure::Wait(e))),
+    };
+    Ok(classify(reaped, timed_out, cfg.timeout).map(|r| RunSample {
+        size: n,
+        order: 0,
+        wall_ns: wall.as_nanos() as f64,
+        user_ns: r.user_ns as f64,
+        system_ns: r.system_ns as f64,
+        max_rss_kib: r.max_rss_kib,
+    }))
+}
+
+fn classify(r: Reaped, timed_out: bool, timeout: Option<Duration>) -> Result<Reaped, RunFailure> {
+    let status = ExitStatus::from_raw(r.status);
+    match (status.code(), status.signal()) {
+        (Some(0), _) => Ok(r),
+        _ if timed_out => Err(RunFailure::Timeout(timeout.unwrap_or_default())),
+        (Some(code), _) => Err(RunFailure::Exit(code)),
+        (None, Some(sig)) => Err(RunFailure::Signal(sig)),
+        (None, None) => Err(RunFailure::Exit(-1)),
+    }
+}
+
+/// A spawned child not yet reaped; killed and reaped on drop.
+struct Guard {
+    pid: u32,
+    reaped: bool,
+}
+
+impl Guard {
+    fn reap(mut self) -> io::Result<Reaped> {
+        self.reaped = true;
+        waitchild::reap(self.pid)
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if !self.reaped {
+            // Not reaped yet, so the pid is still ours to signal.
+            let _ = waitchild::kill(self.pid);
+            let _ = waitchild::reap(self.pid);
+        }
+    }
+}
+
+enum Msg {
+    Watch(u32),
+    Done,
+}
+
+/// A thread that kills the watched child when the timeout passes; joined on disarm or drop.
+struct Watchdog {
+    tx: Option<Sender<Msg>>,
+    handle: Option<JoinHandle<bool>>,
+}
+
+impl Watchdog {
+    fn arm(timeout: Duration) -> Watchdog {
+        let (tx, rx) = mpsc::channel();
+        let handle = std::thread::spawn(move || {
+            let Ok(Msg::Watch(pid)) = rx.recv() else {
+                return false;
+            };
+            match rx.recv_timeout(timeout) {
+                Err(RecvTimeoutError::Timeout) => waitchild::kill(pid).is_ok(),
+                _ => false,
+            }
+        });
+        Watchdog {
+            tx: Some(tx),
+            handle: Some(handle),
+        }
+    }
+
+    fn watch(&self, pid: u32) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(Msg::Watch(pid));
+        }
+    }
+
+    /// Stops the thread; `true` if it killed the child.
+    fn disarm(mut self) -> bool {
+        self.stop()
+    }
+
+    fn stop(&mut self) -> bool {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(Msg::Done);
+        }
+        self.handle
+            .take()
+            .is_some_and(|h| h.join().unwrap_or(false))
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

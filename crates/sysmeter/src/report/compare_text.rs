@@ -1,0 +1,331 @@
+//! Rendering of `sysmeter compare`: a [`RunComparison`] as terminal text, GitHub markdown or
+//! JSON. Machine differences come first (they explain a change better than code does), then
+//! run-setting differences, one row per shared metric (the two medians, the relative change
+//! with its bootstrap 95% CI, the Mann-Whitney p-value, the verdict), what only one side
+//! measured, and a summary with the `--fail-above` outcome.
+//!
+//! Pure: builds strings from the comparison and the two records; never looks at the
+//! terminal (the caller decides `color`) and never queries the database.
+
+mod host_diff;
+mod markdown;
+#[cfg(test)]
+mod tests;
+
+pub use host_diff::{Difference, machine_differences, run_differences};
+
+use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+use serde::Serialize;
+
+use super::ReportError;
+use super::format;
+use super::text::timestamp;
+use crate::model::RunRecord;
+use crate::stats::compare::{
+    CompareOptions, MetricComparison, RunComparison, RunSide, Unmatched, Verdict,
+};
+
+/// Version of the `compare --format json` document (docs/json-schema.md). Bumped on any
+/// incompatible change, like the run record's schema.
+pub const COMPARE_SCHEMA: u32 = 1;
+
+/// Output format of `sysmeter compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum CompareFormat {
+    /// Terminal tables (the default).
+    #[default]
+    Text,
+    /// One JSON document (documented in docs/json-schema.md).
+    Json,
+    /// GitHub-flavoured markdown, e.g. for a pull-request comment.
+    Markdown,
+}
+
+/// Renders the comparison of `b` against baseline `a`. `color` allows bold headings in
+/// [`CompareFormat::Text`]; other formats ignore it.
+pub fn render(
+    cmp: &RunComparison,
+    a: &RunRecord,
+    b: &RunRecord,
+    format: CompareFormat,
+    color: bool,
+) -> Result<String, ReportError> {
+    let machine = machine_differences(&a.host, &b.host);
+    let run = run_differences(a, b);
+    match format {
+        CompareFormat::Json => json(cmp, machine, run),
+        CompareFormat::Text => Ok(text(cmp, &machine, &run, color)),
+        CompareFormat::Markdown => Ok(markdown::render(cmp, &machine, &run)),
+    }
+}
+
+/// Verdict counts of a comparison.
+#[derive(Debug, Serialize)]
+struct Counts {
+    slower: usize,
+    faster: usize,
+    no_change: usize,
+    higher: usize,
+    lower: usize,
+    not_compared: usize,
+    regressions: usize,
+}
+
+fn counts(cmp: &RunComparison) -> Counts {
+    let not_compared = cmp
+        .metrics
+        .iter()
+        .filter(|m| m.comparison.is_none())
+        .count();
+    Counts {
+        slower: cmp.count(Verdict::Slower),
+        faster: cmp.count(Verdict::Faster),
+        no_change: cmp.count(Verdict::NoChange) - not_compared,
+        higher: cmp.count(Verdict::Higher),
+        lower: cmp.count(Verdict::Lower),
+        not_compared,
+        regressions: cmp.regressions().count(),
+    }
+}
+
+/// The JSON document: the comparison plus the differences and counts.
+#[derive(Serialize)]
+struct Document<'a> {
+    schema: u32,
+    a: &'a RunSide,
+    b: &'a RunSide,
+    machine_differences: Vec<Difference>,
+    run_differences: Vec<Difference>,
+    options: &'a CompareOptions,
+    fail_above: Option<f64>,
+    summary: Counts,
+    metrics: &'a [MetricComparison],
+    only_in_a: &'a [Unmatched],
+    only_in_b: &'a [Unmatched],
+}
+
+fn json(
+    cmp: &RunComparison,
+    machine_differences: Vec<Difference>,
+    run_differences: Vec<Difference>,
+) -> Result<String, ReportError> {
+    let doc = Document {
+        schema: COMPARE_SCHEMA,
+        a: &cmp.a,
+        b: &cmp.b,
+        machine_differences,
+        run_differences,
+        options: &cmp.options,
+        fail_above: cmp.fail_above,
+        summary: counts(cmp),
+        metrics: &cmp.metrics,
+        only_in_a: &cmp.only_in_a,
+        only_in_b: &cmp.only_in_b,
+    };
+    let mut out = serde_json::to_string_pretty(&doc).map_err(|source| ReportError::Json {
+        run: format!("{} vs {}", cmp.a.id, cmp.b.id),
+        source,
+    })?;
+    out.push('\n');
+    Ok(out)
+}
+
+/// Headers of the metric table.
+const HEADERS: [&str; 7] = [
+    "experiment",
+    "metric",
+    "A median",
+    "B median",
+    "change [95% CI]",
+    "p",
+    "verdict",
+];
+
+/// A signed percentage with one decimal: `+10.0%`, `-2.3%`.
+fn signed_percent(fraction: f64) -> String {
+    format!("{:+.1}%", fraction * 100.0)
+}
+
+/// A p-value: `<0.001` or three decimals.
+fn p_value(p: f64) -> String {
+    if p < 0.001 {
+        "<0.001".to_string()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// The cells of one metric row.
+fn metric_cells(m: &MetricComparison, threshold: f64) -> [String; 7] {
+    let none = || format::NONE.to_string();
+    let Some(c) = &m.comparison else {
+        let note = m.note.clone().unwrap_or_default();
+        let [e, n] = [m.experiment.clone(), m.metric.clone()];
+        return [e, n, none(), none(), note, none(), "not compared".into()];
+    };
+    let change = match (c.change(), c.ratio_ci95) {
+        (Some(ch), Some((lo, hi))) => format!(
+            "{} [{}, {}]",
+            signed_percent(ch),
+            signed_percent(lo - 1.0),
+            signed_percent(hi - 1.0)
+        ),
+        (Some(ch), None) => format!("{} [no CI]", signed_percent(ch)),
+        (None, _) => "n/a (A's median ≤ 0)".to_string(),
+    };
+    let mut verdict = c.verdict.as_str().to_string();
+    if c.verdict == Verdict::NoChange && c.change().is_some_and(|ch| ch.abs() > threshold) {
+        verdict.push_str(" (not significant)");
+    }
+    if m.regression {
+        verdict.push_str(" — REGRESSION");
+    }
+    [
+        m.experiment.clone(),
+        m.metric.clone(),
+        format::value(c.median_a, m.unit),
+        format::value(c.median_b, m.unit),
+        change,
+        p_value(c.test.p_value),
+        verdict,
+    ]
+}
+
+fn side_line(label: &str, s: &RunSide) -> String {
+    format!(
+        "{label}: {} · {} · {} · {} · profile {} · sysmeter {}",
+        s.id,
+        s.kind.as_str(),
+        timestamp(s.started_ns),
+        s.hostname,
+        s.profile,
+        s.tool_version
+    )
+}
+
+fn unmatched_line(u: &Unmatched) -> String {
+    let mut s = match &u.metric {
+        Some(m) => format!("{} · {m}", u.experiment),
+        None => u.experiment.clone(),
+    };
+    if let Some(note) = &u.note {
+        s.push_str(&format!(" ({note})"));
+    }
+    s
+}
+
+/// What the verdicts mean and how they came out, then the `--fail-above` outcome.
+fn summary_lines(cmp: &RunComparison) -> Vec<String> {
+    let c = counts(cmp);
+    let mut parts = vec![
+        format!("{} slower", c.slower),
+        format!("{} faster", c.faster),
+        format!("{} no change", c.no_change),
+    ];
+    for (n, what) in [
+        (c.higher, "higher"),
+        (c.lower, "lower"),
+        (c.not_compared, "not compared"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    let mut lines = vec![
+        format!("{}.", parts.join(", ")),
+        format!(
+            "change = B median / A median − 1 with a bootstrap 95% CI; verdicts need |change| > {} \
+             and significance (Mann-Whitney p < {} and a CI that excludes 0).",
+            format::percent(cmp.options.threshold),
+            cmp.options.alpha
+        ),
+    ];
+    if let Some(f) = cmp.fail_above {
+        let regressions: Vec<String> = cmp
+            .regressions()
+            .map(|m| format!("{} · {}", m.experiment, m.metric))
+            .collect();
+        lines.push(if regressions.is_empty() {
+            format!(
+                "--fail-above {}: no regression beyond it.",
+                format::percent(f)
+            )
+        } else {
+            format!(
+                "--fail-above {}: {} regression(s) with the whole CI beyond it: {}.",
+                format::percent(f),
+                regressions.len(),
+                regressions.join("; ")
+            )
+        });
+    }
+    lines
+}
+
+fn text_table(headers: &[&str], rows: Vec<Vec<String>>, right: &[usize]) -> String {
+    let mut table = Table::new();
+    table
+        .force_no_tty()
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_header(headers.to_vec());
+    for row in rows {
+        table.add_row(row);
+    }
+    for &index in right {
+        if let Some(column) = table.column_mut(index) {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table.to_string()
+}
+
+fn diff_rows(d: &[Difference]) -> Vec<Vec<String>> {
+    d.iter()
+        .map(|d| vec![d.field.clone(), d.a.clone(), d.b.clone()])
+        .collect()
+}
+
+fn text(cmp: &RunComparison, machine: &[Difference], run: &[Difference], color: bool) -> String {
+    let bold = |s: &str| {
+        if color {
+            format!("\x1b[1m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    };
+    let mut out = vec![
+        side_line("A (baseline) ", &cmp.a),
+        side_line("B (candidate)", &cmp.b),
+    ];
+    if !machine.is_empty() {
+        out.push(String::new());
+        out.push(bold(
+            "Machine differences (a change below may come from these, not from the code):",
+        ));
+        out.push(text_table(&["machine", "A", "B"], diff_rows(machine), &[]));
+    }
+    if !run.is_empty() {
+        out.push(String::new());
+        out.push(bold("Run settings differ:"));
+        out.push(text_table(&["setting", "A", "B"], diff_rows(run), &[]));
+    }
+    out.push(String::new());
+    if cmp.metrics.is_empty() {
+        out.push("No metric is measured in both runs.".to_string());
+    } else {
+        let rows = cmp.metrics.iter();
+        let rows = rows.map(|m| metric_cells(m, cmp.options.threshold).to_vec());
+        out.push(text_table(&HEADERS, rows.collect(), &[2, 3, 4, 5]));
+    }
+    for (label, list) in [("only in A", &cmp.only_in_a), ("only in B", &cmp.only_in_b)] {
+        if !list.is_empty() {
+            let items: Vec<String> = list.iter().map(unmatched_line).collect();
+            out.push(format!("{label}: {}", items.join("; ")));
+        }
+    }
+    out.push(String::new());
+    out.extend(summary_lines(cmp));
+    let mut s = out.join("\n");
+    s.push('\n');
+    s
+}

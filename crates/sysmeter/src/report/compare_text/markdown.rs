@@ -1,0 +1,77 @@
+//! The markdown form of `sysmeter compare` (for a pull-request comment): the same parts as
+//! the terminal text, as GFM tables and lists.
+//!
+//! Pure: builds a string.
+
+use super::{
+    Difference, HEADERS, diff_rows, metric_cells, side_line, summary_lines, unmatched_line,
+};
+use crate::stats::compare::RunComparison;
+
+/// Makes text safe inside a markdown table cell.
+fn md_escape(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\r', '\n'], " ")
+}
+
+fn md_table(headers: &[&str], rows: Vec<Vec<String>>, right: &[usize]) -> String {
+    let line = |cells: Vec<String>| {
+        let cells: Vec<String> = cells.iter().map(|c| md_escape(c)).collect();
+        format!("| {} |", cells.join(" | "))
+    };
+    let rule: Vec<&str> = (0..headers.len())
+        .map(|i| if right.contains(&i) { "--:" } else { "---" })
+        .collect();
+    let mut lines = vec![
+        line(headers.iter().map(|h| h.to_string()).collect()),
+        format!("|{}|", rule.join("|")),
+    ];
+    lines.extend(rows.into_iter().map(line));
+    lines.join("\n")
+}
+
+/// The comparison as GitHub markdown.
+pub(super) fn render(cmp: &RunComparison, machine: &[Difference], run: &[Difference]) -> String {
+    let mut blocks = vec![
+        format!(
+            "# sysmeter compare {} → {}",
+            md_escape(&cmp.a.id),
+            md_escape(&cmp.b.id)
+        ),
+        format!(
+            "- {}\n- {}",
+            md_escape(&side_line("**A** (baseline)", &cmp.a)),
+            md_escape(&side_line("**B** (candidate)", &cmp.b))
+        ),
+    ];
+    if !machine.is_empty() {
+        blocks.push(
+            "**Machine differences** (a change below may come from these, not from the code):"
+                .into(),
+        );
+        blocks.push(md_table(&["machine", "A", "B"], diff_rows(machine), &[]));
+    }
+    if !run.is_empty() {
+        blocks.push("**Run settings differ:**".into());
+        blocks.push(md_table(&["setting", "A", "B"], diff_rows(run), &[]));
+    }
+    if cmp.metrics.is_empty() {
+        blocks.push("No metric is measured in both runs.".into());
+    } else {
+        let rows = cmp.metrics.iter();
+        let rows = rows.map(|m| metric_cells(m, cmp.options.threshold).to_vec());
+        blocks.push(md_table(&HEADERS, rows.collect(), &[2, 3, 4, 5]));
+    }
+    for (label, list) in [("Only in A", &cmp.only_in_a), ("Only in B", &cmp.only_in_b)] {
+        if !list.is_empty() {
+            let items: Vec<String> = list
+                .iter()
+                .map(|u| format!("- {}", md_escape(&unmatched_line(u))))
+                .collect();
+            blocks.push(format!("**{label}**\n\n{}", items.join("\n")));
+        }
+    }
+    blocks.push(summary_lines(cmp).join("\n\n"));
+    let mut out = blocks.join("\n\n");
+    out.push('\n');
+    out
+}

@@ -1,0 +1,77 @@
+//! Snapshot tests of the comparison in every format, on the fixture run against a copy with
+//! one metric 10% slower, another machine and another profile.
+
+use super::*;
+use crate::report::fixture::sample_run;
+use crate::stats::compare::{CompareOptions, compare_runs};
+
+/// Candidate run: "null (getppid)" 10% slower, a different kernel, the quick profile and
+/// one metric missing.
+fn pair() -> (RunRecord, RunRecord) {
+    let a = sample_run();
+    let mut b = sample_run();
+    b.id = "20261123T090000Z-77aa".into();
+    b.started_ns += 52_200_000_000_000;
+    b.host.kernel = "6.9.0-12-generic".into();
+    b.config.profile = "quick".into();
+    let null = &mut b.results[0].metrics[1];
+    for s in &mut null.samples {
+        *s *= 1.1;
+    }
+    b.results[0].metrics.remove(0);
+    (a, b)
+}
+
+fn rendered(format: CompareFormat) -> String {
+    let (a, b) = pair();
+    let cmp = compare_runs(&a, &b, &CompareOptions::default(), Some(0.05));
+    render(&cmp, &a, &b, format, false).unwrap()
+}
+
+#[test]
+fn compare_text_snapshot() {
+    insta::assert_snapshot!("compare_text", rendered(CompareFormat::Text));
+}
+
+#[test]
+fn compare_markdown_snapshot() {
+    insta::assert_snapshot!("compare_markdown", rendered(CompareFormat::Markdown));
+}
+
+#[test]
+fn compare_json_snapshot() {
+    insta::assert_snapshot!("compare_json", rendered(CompareFormat::Json));
+}
+
+#[test]
+fn json_has_the_schema_the_verdicts_and_the_differences() {
+    let v: serde_json::Value = serde_json::from_str(&rendered(CompareFormat::Json)).unwrap();
+    assert_eq!(v["schema"], COMPARE_SCHEMA);
+    assert_eq!(v["machine_differences"][0]["field"], "kernel");
+    assert_eq!(v["run_differences"][0]["field"], "profile");
+    assert_eq!(v["metrics"][0]["metric"], "null (getppid)");
+    assert_eq!(v["metrics"][0]["comparison"]["verdict"], "slower");
+    assert_eq!(v["metrics"][0]["regression"], true);
+    assert_eq!(v["summary"]["slower"], 1);
+    assert_eq!(v["summary"]["regressions"], 1);
+    assert_eq!(v["only_in_a"][0]["metric"], "function call");
+}
+
+#[test]
+fn text_lists_machine_differences_before_the_metrics() {
+    let out = rendered(CompareFormat::Text);
+    let machine = out.find("Machine differences").unwrap();
+    let metrics = out.find("null (getppid)").unwrap();
+    assert!(machine < metrics, "{out}");
+    assert!(out.contains("slower — REGRESSION"), "{out}");
+    assert!(
+        out.contains("only in A: os.syscall · function call"),
+        "{out}"
+    );
+    assert!(out.contains("--fail-above 5.0%: 1 regression(s)"), "{out}");
+    assert!(!out.contains('\x1b'));
+    let (a, b) = pair();
+    let cmp = compare_runs(&a, &b, &CompareOptions::default(), None);
+    let colored = render(&cmp, &a, &b, CompareFormat::Text, true).unwrap();
+    assert!(colored.contains("\x1b[1m"));
+}

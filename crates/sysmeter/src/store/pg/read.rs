@@ -1,0 +1,228 @@
+//! PostgreSQL queries that read: the run listing (of one machine or all), reference lookups
+//! and all rows of one run.
+
+use postgres::{IsolationLevel, Row};
+
+use super::Pg;
+use crate::store::StoreError;
+use crate::store::read::{PREFIX_MATCHES, RunListing, RunRows};
+use crate::store::rows::{MetricRow, ResultRow, RunRow};
+
+impl Pg {
+    pub(in crate::store) fn list_runs(
+        &self,
+        limit: i64,
+        hostname: Option<&str>,
+    ) -> Result<Vec<RunListing>, StoreError> {
+        let fail = |e: postgres::Error| self.error("list the runs", &e);
+        let rows = self
+            .client
+            .borrow_mut()
+            .query(
+                "SELECT r.id, r.kind, r.started_ns, r.finished_ns, r.interrupted, r.hostname,
+                        r.tool_version, count(x.seq),
+                        count(*) FILTER (WHERE x.status = 'ok'),
+                        count(*) FILTER (WHERE x.status = 'skipped'),
+                        count(*) FILTER (WHERE x.status = 'failed')
+                 FROM runs r LEFT JOIN results x ON x.run_id = r.id
+                 WHERE $2::text IS NULL OR r.hostname = $2
+                 GROUP BY r.id
+                 ORDER BY r.started_ns DESC, r.id DESC
+                 LIMIT $1",
+                &[&limit, &hostname],
+            )
+            .map_err(fail)?;
+        rows.iter()
+            .map(|row| listing(row).map_err(|e| self.read_error("list the runs", e)))
+            .collect()
+    }
+
+    /// The id `back` runs before the newest (of `hostname` if given).
+    pub(in crate::store) fn latest(
+        &self,
+        back: i64,
+        hostname: Option<&str>,
+    ) -> Result<Option<String>, StoreError> {
+        let fail = |e: postgres::Error| self.error(&format!("look up run 'latest~{back}'"), &e);
+        let row = self
+            .client
+            .borrow_mut()
+            .query_opt(
+                "SELECT id FROM runs WHERE $2::text IS NULL OR hostname = $2
+                 ORDER BY started_ns DESC, id DESC LIMIT 1 OFFSET $1",
+                &[&back, &hostname],
+            )
+            .map_err(fail)?;
+        row.map(|r| r.try_get(0)).transpose().map_err(fail)
+    }
+
+    /// Up to [`PREFIX_MATCHES`] ids starting with `prefix`, the exact id first.
+    pub(in crate::store) fn ids_with_prefix(
+        &self,
+        prefix: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        let fail = |e: postgres::Error| self.error(&format!("look up run '{prefix}'"), &e);
+        // left() rather than LIKE, whose `_` and `%` are wildcards.
+        let rows = self
+            .client
+            .borrow_mut()
+            .query(
+                "SELECT id FROM runs WHERE left(id, length($1)) = $1
+                 ORDER BY id = $1 DESC, id LIMIT $2",
+                &[&prefix, &PREFIX_MATCHES],
+            )
+            .map_err(fail)?;
+        rows.iter()
+            .map(|r| r.try_get(0))
+            .collect::<Result<_, _>>()
+            .map_err(fail)
+    }
+
+    /// The run row, its results and its metrics from one snapshot, so a result committed
+    /// meanwhile by a running bench is either wholly in or wholly out.
+    pub(in crate::store) fn load_rows(&self, id: &str) -> Result<RunRows, StoreError> {
+        let fail = |what: &str| {
+            let action = format!("read the {what} of run {id}");
+            move |e: postgres::Error| self.error(&action, &e)
+        };
+        let mut client = self.client.borrow_mut();
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(fail("rows"))?;
+        let run = tx
+            .query_one(
+                "SELECT id, schema, kind, started_ns, finished_ns, interrupted, tool_version,
+                        hostname, host_json::text, config_json::text
+                 FROM runs WHERE id = $1",
+                &[&id],
+            )
+            .and_then(|row| run_row(&row))
+            .map_err(fail("run row"))?;
+        let results = tx
+            .query(
+                "SELECT seq, exp_id, status, elapsed_ns, about_json, estimates_json,
+                        series_json, findings_json, skip_json, error, artifacts_json
+                 FROM results WHERE run_id = $1 ORDER BY seq",
+                &[&id],
+            )
+            .and_then(|rows| rows.iter().map(result_row).collect())
+            .map_err(fail("results"))?;
+        let metrics = tx
+            .query(
+                "SELECT seq, idx, name, unit, n, min, p5, median, mean, p95, p99, max, stddev,
+                        cv, ci_lo, ci_hi, outliers, cycles_json, subtracted_overhead_ns,
+                        ops_per_sample, note, samples
+                 FROM metrics WHERE run_id = $1 ORDER BY seq, idx",
+                &[&id],
+            )
+            .and_then(|rows| rows.iter().map(metric_row).collect())
+            .map_err(fail("metrics"))?;
+        tx.commit().map_err(fail("rows"))?;
+        Ok(RunRows {
+            run,
+            results,
+            metrics,
+        })
+    }
+
+    /// A row that does not convert (e.g. a count that does not fit `usize`).
+    fn read_error(&self, action: &str, e: ReadError) -> StoreError {
+        match e {
+            ReadError::Driver(e) => self.error(action, &e),
+            ReadError::Range(v) => StoreError::Server {
+                action: action.to_string(),
+                url: self.location.display().to_string(),
+                reason: format!("a count of {v} does not fit this machine's integers"),
+                hint: "this is a bug in sysmeter, please report it",
+            },
+        }
+    }
+}
+
+/// Why a listing row did not convert.
+enum ReadError {
+    Driver(postgres::Error),
+    Range(i64),
+}
+
+impl From<postgres::Error> for ReadError {
+    fn from(e: postgres::Error) -> ReadError {
+        ReadError::Driver(e)
+    }
+}
+
+fn listing(row: &Row) -> Result<RunListing, ReadError> {
+    let count = |idx: usize| -> Result<usize, ReadError> {
+        let v: i64 = row.try_get(idx)?;
+        usize::try_from(v).map_err(|_| ReadError::Range(v))
+    };
+    Ok(RunListing {
+        id: row.try_get(0)?,
+        kind: row.try_get(1)?,
+        started_ns: row.try_get(2)?,
+        finished_ns: row.try_get(3)?,
+        interrupted: row.try_get(4)?,
+        hostname: row.try_get(5)?,
+        tool_version: row.try_get(6)?,
+        experiments: count(7)?,
+        ok: count(8)?,
+        skipped: count(9)?,
+        failed: count(10)?,
+    })
+}
+
+fn run_row(row: &Row) -> Result<RunRow, postgres::Error> {
+    Ok(RunRow {
+        id: row.try_get(0)?,
+        schema: row.try_get(1)?,
+        kind: row.try_get(2)?,
+        started_ns: row.try_get(3)?,
+        finished_ns: row.try_get(4)?,
+        interrupted: row.try_get(5)?,
+        tool_version: row.try_get(6)?,
+        hostname: row.try_get(7)?,
+        host_json: row.try_get(8)?,
+        config_json: row.try_get(9)?,
+    })
+}
+
+fn result_row(row: &Row) -> Result<ResultRow, postgres::Error> {
+    Ok(ResultRow {
+        seq: row.try_get(0)?,
+        exp_id: row.try_get(1)?,
+        status: row.try_get(2)?,
+        elapsed_ns: row.try_get(3)?,
+        about_json: row.try_get(4)?,
+        estimates_json: row.try_get(5)?,
+        series_json: row.try_get(6)?,
+        findings_json: row.try_get(7)?,
+        skip_json: row.try_get(8)?,
+        error: row.try_get(9)?,
+        artifacts_json: row.try_get(10)?,
+        metrics: Vec::new(),
+    })
+}
+
+fn metric_row(row: &Row) -> Result<MetricRow, postgres::Error> {
+    let mut stats = [None; 11];
+    for (i, slot) in stats.iter_mut().enumerate() {
+        *slot = row.try_get(5 + i)?;
+    }
+    Ok(MetricRow {
+        seq: row.try_get(0)?,
+        idx: row.try_get(1)?,
+        name: row.try_get(2)?,
+        unit: row.try_get(3)?,
+        n: row.try_get(4)?,
+        stats,
+        outliers: row.try_get(16)?,
+        cycles_json: row.try_get(17)?,
+        subtracted_overhead_ns: row.try_get(18)?,
+        ops_per_sample: row.try_get(19)?,
+        note: row.try_get(20)?,
+        samples: row.try_get(21)?,
+    })
+}

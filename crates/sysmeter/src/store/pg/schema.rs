@@ -1,0 +1,177 @@
+//! The PostgreSQL schema as numbered migrations, tracked in `sysmeter_schema` (one row per
+//! applied migration; the highest `version` is the schema version), and the check that a
+//! database is ours.
+//!
+//! Migration N has the same tables and columns as SQLite's migration N (`sqlite/schema.rs`),
+//! with PostgreSQL types: BIGINT for SQLite's INTEGER (ns, bytes, counts), DOUBLE PRECISION for
+//! REAL, BOOLEAN for the 0/1 flag, BYTEA for the raw-sample BLOBs, JSONB for the host and
+//! config descriptions (so a fleet can ask e.g. `host_json->'cpu'->>'model'` in SQL) and TEXT
+//! for the result-level JSON, which is only ever read back whole and is kept byte for byte.
+//! Never edit a migration that has shipped: append a new one to both backends.
+//!
+//! All pending migrations run in one transaction (PostgreSQL's DDL is transactional) under an
+//! advisory lock, so two machines opening a new fleet database at once serialise, and the
+//! second finds the work done.
+
+use std::path::Path;
+
+use postgres::{Client, GenericClient};
+
+use super::server_error;
+use crate::store::StoreError;
+
+/// The migrations, in order. `MIGRATIONS.len()` is the schema version this build writes.
+pub(crate) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2];
+
+/// Key of the advisory lock taken while migrating (ASCII "SyMt", SQLite's application id).
+const MIGRATION_LOCK: i64 = 0x5379_4d74;
+
+/// Schema 1: runs, results, metrics.
+const MIGRATION_1: &str = "
+CREATE TABLE runs (
+    id           TEXT PRIMARY KEY,
+    schema       BIGINT NOT NULL,
+    kind         TEXT NOT NULL,
+    started_ns   BIGINT NOT NULL,
+    finished_ns  BIGINT,
+    interrupted  BOOLEAN NOT NULL,
+    tool_version TEXT NOT NULL,
+    hostname     TEXT NOT NULL,
+    host_json    JSONB NOT NULL,
+    config_json  JSONB NOT NULL
+);
+CREATE INDEX runs_by_start ON runs (started_ns);
+-- A fleet's `history` and `latest` look at one machine's runs.
+CREATE INDEX runs_by_host ON runs (hostname, started_ns);
+
+CREATE TABLE results (
+    run_id         TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq            BIGINT NOT NULL,
+    exp_id         TEXT NOT NULL,
+    status         TEXT NOT NULL,
+    elapsed_ns     BIGINT NOT NULL,
+    about_json     TEXT NOT NULL,
+    estimates_json TEXT NOT NULL,
+    series_json    TEXT NOT NULL,
+    findings_json  TEXT NOT NULL,
+    skip_json      TEXT,
+    error          TEXT,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE INDEX results_by_exp ON results (exp_id);
+
+-- Statistics columns are nullable: NaN (e.g. the cv of a zero mean) is stored as NULL, as in
+-- SQLite, so aggregates behave the same on both.
+CREATE TABLE metrics (
+    run_id                 TEXT NOT NULL,
+    seq                    BIGINT NOT NULL,
+    idx                    BIGINT NOT NULL,
+    name                   TEXT NOT NULL,
+    unit                   TEXT NOT NULL,
+    n                      BIGINT NOT NULL,
+    min                    DOUBLE PRECISION,
+    p5                     DOUBLE PRECISION,
+    median                 DOUBLE PRECISION,
+    mean                   DOUBLE PRECISION,
+    p95                    DOUBLE PRECISION,
+    p99                    DOUBLE PRECISION,
+    max                    DOUBLE PRECISION,
+    stddev                 DOUBLE PRECISION,
+    cv                     DOUBLE PRECISION,
+    ci_lo                  DOUBLE PRECISION,
+    ci_hi                  DOUBLE PRECISION,
+    outliers               BIGINT NOT NULL,
+    cycles_json            TEXT,
+    subtracted_overhead_ns DOUBLE PRECISION,
+    ops_per_sample         BIGINT NOT NULL,
+    note                   TEXT,
+    samples                BYTEA NOT NULL,
+    PRIMARY KEY (run_id, seq, idx),
+    FOREIGN KEY (run_id, seq) REFERENCES results (run_id, seq) ON DELETE CASCADE
+);
+";
+
+/// Schema 2: non-numeric outputs of a result (folded stacks, flame graphs) as JSON.
+const MIGRATION_2: &str = "
+ALTER TABLE results ADD COLUMN artifacts_json TEXT NOT NULL DEFAULT '[]';
+";
+
+/// Checks that the database is one this build can use, then applies the missing migrations.
+/// A database already at the current version is only read, so a user with read rights only
+/// can still run `history` and `show`.
+pub(super) fn migrate(client: &mut Client, location: &Path) -> Result<(), StoreError> {
+    let known = MIGRATIONS.len();
+    if read_version(client, location)? == known {
+        return Ok(());
+    }
+    let fail = |e: postgres::Error| server_error(location, "upgrade the schema", &e);
+    let mut tx = client.transaction().map_err(fail)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .map_err(fail)?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS sysmeter_schema (
+             version    BIGINT PRIMARY KEY,
+             applied_by TEXT NOT NULL,
+             applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+         )",
+    )
+    .map_err(fail)?;
+    // Read again under the lock: another process may have migrated meanwhile.
+    let current = read_version(&mut tx, location)?;
+    let applied_by = concat!("sysmeter ", env!("CARGO_PKG_VERSION"));
+    for (from, sql) in MIGRATIONS.iter().enumerate().skip(current) {
+        let to = from as i64 + 1;
+        let fail = |e: postgres::Error| {
+            server_error(location, &format!("upgrade the schema to version {to}"), &e)
+        };
+        tx.batch_execute(sql).map_err(fail)?;
+        tx.execute(
+            "INSERT INTO sysmeter_schema (version, applied_by) VALUES ($1, $2)",
+            &[&to, &applied_by],
+        )
+        .map_err(fail)?;
+    }
+    tx.commit().map_err(fail)
+}
+
+/// The schema version of a database that is sysmeter's (0 if still empty); refuses a newer
+/// schema and sysmeter's table names held by something else.
+fn read_version(client: &mut impl GenericClient, location: &Path) -> Result<usize, StoreError> {
+    let fail = |e: postgres::Error| server_error(location, "read the schema version", &e);
+    // to_regclass follows the search_path, as the unqualified names in the statements do.
+    let row = client
+        .query_one(
+            "SELECT to_regclass('sysmeter_schema') IS NOT NULL,
+                    to_regclass('runs') IS NOT NULL OR to_regclass('results') IS NOT NULL
+                        OR to_regclass('metrics') IS NOT NULL",
+            &[],
+        )
+        .map_err(fail)?;
+    let (tracked, taken): (bool, bool) =
+        (row.try_get(0).map_err(fail)?, row.try_get(1).map_err(fail)?);
+    if !tracked {
+        if taken {
+            return Err(StoreError::NotSysmeter {
+                path: location.to_path_buf(),
+                reason: "it has a table named runs, results or metrics but no sysmeter_schema; \
+                         give sysmeter a database of its own, or a schema of its own with \
+                         ?options=-csearch_path%3DNAME"
+                    .to_string(),
+            });
+        }
+        return Ok(0);
+    }
+    let found: i64 = client
+        .query_one("SELECT coalesce(max(version), 0) FROM sysmeter_schema", &[])
+        .and_then(|row| row.try_get(0))
+        .map_err(fail)?;
+    let known = MIGRATIONS.len();
+    match usize::try_from(found) {
+        Ok(v) if v <= known => Ok(v),
+        _ => Err(StoreError::NewerSchema {
+            path: location.to_path_buf(),
+            found,
+            known,
+        }),
+    }
+}

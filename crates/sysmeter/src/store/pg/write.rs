@@ -1,0 +1,172 @@
+//! PostgreSQL statements that write: the run row, one result with all its metrics, the end of
+//! a run.
+//!
+//! A result and its metrics go in ONE statement (the result inserted in a WITH clause, the
+//! metrics from column arrays through `unnest`): a single statement is its own transaction,
+//! so the result is stored whole or not at all, and it costs one round trip to the server
+//! whatever the number of metrics — a fleet database is often far away.
+
+use postgres::error::SqlState;
+use postgres::types::ToSql;
+
+use super::Pg;
+use crate::store::StoreError;
+use crate::store::rows::{MetricRow, ResultRow, RunRow};
+
+/// The result row ($1–$12) and the metrics, one array per column ($13–$33).
+const INSERT_RESULT: &str = "
+WITH result AS (
+    INSERT INTO results (run_id, seq, exp_id, status, elapsed_ns, about_json, estimates_json,
+                         series_json, findings_json, skip_json, error, artifacts_json)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+)
+INSERT INTO metrics (run_id, seq, idx, name, unit, n, min, p5, median, mean, p95, p99, max,
+                     stddev, cv, ci_lo, ci_hi, outliers, cycles_json, subtracted_overhead_ns,
+                     ops_per_sample, note, samples)
+SELECT $1, $2, m.*
+FROM unnest($13::bigint[], $14::text[], $15::text[], $16::bigint[],
+            $17::float8[], $18::float8[], $19::float8[], $20::float8[], $21::float8[],
+            $22::float8[], $23::float8[], $24::float8[], $25::float8[], $26::float8[],
+            $27::float8[], $28::bigint[], $29::text[], $30::float8[], $31::bigint[],
+            $32::text[], $33::bytea[]) AS m";
+
+impl Pg {
+    pub(in crate::store) fn begin_run(&mut self, run: &RunRow) -> Result<(), StoreError> {
+        self.client
+            .get_mut()
+            .execute(
+                "INSERT INTO runs (id, schema, kind, started_ns, finished_ns, interrupted,
+                                   tool_version, hostname, host_json, config_json)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::text::jsonb, $10::text::jsonb)",
+                &[
+                    &run.id,
+                    &run.schema,
+                    &run.kind,
+                    &run.started_ns,
+                    &run.finished_ns,
+                    &run.interrupted,
+                    &run.tool_version,
+                    &run.hostname,
+                    &run.host_json,
+                    &run.config_json,
+                ],
+            )
+            .map_err(|e| self.error(&format!("store run {}", run.id), &e))?;
+        Ok(())
+    }
+
+    pub(in crate::store) fn add_result(
+        &mut self,
+        run_id: &str,
+        r: &ResultRow,
+    ) -> Result<(), StoreError> {
+        let columns = MetricColumns::of(&r.metrics);
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![
+            &run_id,
+            &r.seq,
+            &r.exp_id,
+            &r.status,
+            &r.elapsed_ns,
+            &r.about_json,
+            &r.estimates_json,
+            &r.series_json,
+            &r.findings_json,
+            &r.skip_json,
+            &r.error,
+            &r.artifacts_json,
+        ];
+        columns.push_params(&mut params);
+        let outcome = self.client.get_mut().execute(INSERT_RESULT, &params);
+        match outcome {
+            Ok(_) => Ok(()),
+            Err(e) if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => {
+                Err(StoreError::RunNotFound {
+                    reference: run_id.to_string(),
+                    path: self.location.clone(),
+                })
+            }
+            Err(e) => {
+                let action = format!("store result {} ({}) of run {run_id}", r.seq, r.exp_id);
+                Err(self.error(&action, &e))
+            }
+        }
+    }
+
+    pub(in crate::store) fn finish_run(
+        &mut self,
+        run_id: &str,
+        finished_ns: Option<i64>,
+        interrupted: bool,
+    ) -> Result<(), StoreError> {
+        let changed = self
+            .client
+            .get_mut()
+            .execute(
+                "UPDATE runs SET finished_ns = $1, interrupted = $2 WHERE id = $3",
+                &[&finished_ns, &interrupted, &run_id],
+            )
+            .map_err(|e| self.error(&format!("finish run {run_id}"), &e))?;
+        if changed == 0 {
+            return Err(StoreError::RunNotFound {
+                reference: run_id.to_string(),
+                path: self.location.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The metrics of one result turned column-wise, for `unnest`.
+struct MetricColumns<'a> {
+    idx: Vec<i64>,
+    name: Vec<&'a str>,
+    unit: Vec<&'a str>,
+    n: Vec<i64>,
+    stats: Vec<Vec<Option<f64>>>,
+    outliers: Vec<i64>,
+    cycles_json: Vec<Option<&'a str>>,
+    subtracted_overhead_ns: Vec<Option<f64>>,
+    ops_per_sample: Vec<i64>,
+    note: Vec<Option<&'a str>>,
+    samples: Vec<&'a [u8]>,
+}
+
+impl<'a> MetricColumns<'a> {
+    fn of(metrics: &'a [MetricRow]) -> MetricColumns<'a> {
+        let column = |f: fn(&'a MetricRow) -> i64| metrics.iter().map(f).collect();
+        MetricColumns {
+            idx: column(|m| m.idx),
+            name: metrics.iter().map(|m| m.name.as_str()).collect(),
+            unit: metrics.iter().map(|m| m.unit.as_str()).collect(),
+            n: column(|m| m.n),
+            stats: (0..11)
+                .map(|i| metrics.iter().map(|m| m.stats[i]).collect())
+                .collect(),
+            outliers: column(|m| m.outliers),
+            cycles_json: metrics.iter().map(|m| m.cycles_json.as_deref()).collect(),
+            subtracted_overhead_ns: metrics.iter().map(|m| m.subtracted_overhead_ns).collect(),
+            ops_per_sample: column(|m| m.ops_per_sample),
+            note: metrics.iter().map(|m| m.note.as_deref()).collect(),
+            samples: metrics.iter().map(|m| m.samples.as_slice()).collect(),
+        }
+    }
+
+    /// Appends the 21 arrays in the column order of [`INSERT_RESULT`].
+    fn push_params<'p>(&'p self, params: &mut Vec<&'p (dyn ToSql + Sync)>) {
+        params.extend([
+            &self.idx as &(dyn ToSql + Sync),
+            &self.name,
+            &self.unit,
+            &self.n,
+        ]);
+        params.extend(self.stats.iter().map(|s| s as &(dyn ToSql + Sync)));
+        params.extend([
+            &self.outliers as &(dyn ToSql + Sync),
+            &self.cycles_json,
+            &self.subtracted_overhead_ns,
+            &self.ops_per_sample,
+            &self.note,
+            &self.samples,
+        ]);
+    }
+}

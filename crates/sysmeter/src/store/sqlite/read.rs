@@ -1,0 +1,193 @@
+//! SQLite queries that read: the run listing, reference lookups and all rows of one run.
+
+use rusqlite::{OptionalExtension, Row, params};
+
+use super::{Sqlite, sql_error};
+use crate::store::StoreError;
+use crate::store::read::{PREFIX_MATCHES, RunListing, RunRows};
+use crate::store::rows::{MetricRow, ResultRow, RunRow};
+
+impl Sqlite {
+    pub(in crate::store) fn list_runs(
+        &self,
+        limit: i64,
+        hostname: Option<&str>,
+    ) -> Result<Vec<RunListing>, StoreError> {
+        let fail = |e| sql_error(&self.path, "list the runs", e);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT r.id, r.kind, r.started_ns, r.finished_ns, r.interrupted, r.hostname,
+                        r.tool_version, count(x.seq),
+                        coalesce(sum(x.status = 'ok'), 0),
+                        coalesce(sum(x.status = 'skipped'), 0),
+                        coalesce(sum(x.status = 'failed'), 0)
+                 FROM runs r LEFT JOIN results x ON x.run_id = r.id
+                 WHERE ?2 IS NULL OR r.hostname = ?2
+                 GROUP BY r.id
+                 ORDER BY r.started_ns DESC, r.id DESC
+                 LIMIT ?1",
+            )
+            .map_err(fail)?;
+        let rows = stmt
+            .query_map(params![limit, hostname], |row| {
+                Ok(RunListing {
+                    id: row.get(0)?,
+                    kind: row.get(1)?,
+                    started_ns: row.get(2)?,
+                    finished_ns: row.get(3)?,
+                    interrupted: row.get(4)?,
+                    hostname: row.get(5)?,
+                    tool_version: row.get(6)?,
+                    experiments: count(row, 7)?,
+                    ok: count(row, 8)?,
+                    skipped: count(row, 9)?,
+                    failed: count(row, 10)?,
+                })
+            })
+            .map_err(fail)?;
+        rows.collect::<Result<_, _>>().map_err(fail)
+    }
+
+    /// The id `back` runs before the newest (of `hostname` if given).
+    pub(in crate::store) fn latest(
+        &self,
+        back: i64,
+        hostname: Option<&str>,
+    ) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT id FROM runs WHERE ?2 IS NULL OR hostname = ?2
+                 ORDER BY started_ns DESC, id DESC LIMIT 1 OFFSET ?1",
+                params![back, hostname],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(|e| sql_error(&self.path, &format!("look up run 'latest~{back}'"), e))
+    }
+
+    /// Up to [`PREFIX_MATCHES`] ids starting with `prefix`, the exact id first.
+    pub(in crate::store) fn ids_with_prefix(
+        &self,
+        prefix: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        let fail = |e| sql_error(&self.path, &format!("look up run '{prefix}'"), e);
+        // Compared with substr rather than LIKE, whose `_` and `%` are wildcards and which
+        // ignores case.
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id FROM runs WHERE substr(id, 1, length(?1)) = ?1
+                 ORDER BY id = ?1 DESC, id LIMIT ?2",
+            )
+            .map_err(fail)?;
+        stmt.query_map(params![prefix, PREFIX_MATCHES], |row| {
+            row.get::<_, String>(0)
+        })
+        .map_err(fail)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(fail)
+    }
+
+    /// The run row, its results and its metrics, in one read transaction so a result
+    /// committed meanwhile by a running bench is either wholly in or wholly out.
+    pub(in crate::store) fn load_rows(&self, id: &str) -> Result<RunRows, StoreError> {
+        let fail = |what: &str| {
+            let action = format!("read the {what} of run {id}");
+            move |e| sql_error(&self.path, &action, e)
+        };
+        let tx = self.conn.unchecked_transaction().map_err(fail("rows"))?;
+        let run = tx
+            .query_row(
+                "SELECT id, schema, kind, started_ns, finished_ns, interrupted, tool_version,
+                        hostname, host_json, config_json
+                 FROM runs WHERE id = ?1",
+                [id],
+                run_row,
+            )
+            .map_err(fail("run row"))?;
+        let results = tx
+            .prepare(
+                "SELECT seq, exp_id, status, elapsed_ns, about_json, estimates_json,
+                        series_json, findings_json, skip_json, error, artifacts_json
+                 FROM results WHERE run_id = ?1 ORDER BY seq",
+            )
+            .and_then(|mut s| s.query_map([id], result_row)?.collect())
+            .map_err(fail("results"))?;
+        let metrics = tx
+            .prepare(
+                "SELECT seq, idx, name, unit, n, min, p5, median, mean, p95, p99, max, stddev,
+                        cv, ci_lo, ci_hi, outliers, cycles_json, subtracted_overhead_ns,
+                        ops_per_sample, note, samples
+                 FROM metrics WHERE run_id = ?1 ORDER BY seq, idx",
+            )
+            .and_then(|mut s| s.query_map([id], metric_row)?.collect())
+            .map_err(fail("metrics"))?;
+        tx.finish().map_err(fail("rows"))?;
+        Ok(RunRows {
+            run,
+            results,
+            metrics,
+        })
+    }
+}
+
+/// A count as `usize`; rusqlite is built without its `fallible_uint` feature, so the range
+/// check is done here.
+fn count(row: &Row<'_>, idx: usize) -> rusqlite::Result<usize> {
+    let v: i64 = row.get(idx)?;
+    usize::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(idx, v))
+}
+
+fn run_row(row: &Row<'_>) -> rusqlite::Result<RunRow> {
+    Ok(RunRow {
+        id: row.get(0)?,
+        schema: row.get(1)?,
+        kind: row.get(2)?,
+        started_ns: row.get(3)?,
+        finished_ns: row.get(4)?,
+        interrupted: row.get(5)?,
+        tool_version: row.get(6)?,
+        hostname: row.get(7)?,
+        host_json: row.get(8)?,
+        config_json: row.get(9)?,
+    })
+}
+
+fn result_row(row: &Row<'_>) -> rusqlite::Result<ResultRow> {
+    Ok(ResultRow {
+        seq: row.get(0)?,
+        exp_id: row.get(1)?,
+        status: row.get(2)?,
+        elapsed_ns: row.get(3)?,
+        about_json: row.get(4)?,
+        estimates_json: row.get(5)?,
+        series_json: row.get(6)?,
+        findings_json: row.get(7)?,
+        skip_json: row.get(8)?,
+        error: row.get(9)?,
+        artifacts_json: row.get(10)?,
+        metrics: Vec::new(),
+    })
+}
+
+fn metric_row(row: &Row<'_>) -> rusqlite::Result<MetricRow> {
+    let mut stats = [None; 11];
+    for (i, slot) in stats.iter_mut().enumerate() {
+        *slot = row.get(5 + i)?;
+    }
+    Ok(MetricRow {
+        seq: row.get(0)?,
+        idx: row.get(1)?,
+        name: row.get(2)?,
+        unit: row.get(3)?,
+        n: row.get(4)?,
+        stats,
+        outliers: row.get(16)?,
+        cycles_json: row.get(17)?,
+        subtracted_overhead_ns: row.get(18)?,
+        ops_per_sample: row.get(19)?,
+        note: row.get(20)?,
+        samples: row.get(21)?,
+    })
+}

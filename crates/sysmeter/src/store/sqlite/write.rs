@@ -1,0 +1,164 @@
+//! SQLite statements that write: the run row, one result with its metrics in one IMMEDIATE
+//! transaction, the end of a run.
+
+use rusqlite::{Transaction, TransactionBehavior, params};
+
+use super::{Sqlite, sql_error};
+use crate::store::StoreError;
+use crate::store::rows::{MetricRow, ResultRow, RunRow};
+
+impl Sqlite {
+    pub(in crate::store) fn begin_run(&mut self, run: &RunRow) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO runs (id, schema, kind, started_ns, finished_ns, interrupted,
+                                   tool_version, hostname, host_json, config_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![
+                    run.id,
+                    run.schema,
+                    run.kind,
+                    run.started_ns,
+                    run.finished_ns,
+                    run.interrupted,
+                    run.tool_version,
+                    run.hostname,
+                    run.host_json,
+                    run.config_json,
+                ],
+            )
+            .map_err(|e| sql_error(&self.path, &format!("store run {}", run.id), e))?;
+        Ok(())
+    }
+
+    pub(in crate::store) fn add_result(
+        &mut self,
+        run_id: &str,
+        r: &ResultRow,
+    ) -> Result<(), StoreError> {
+        let Sqlite { conn, path } = self;
+        let action = format!("store result {} ({}) of run {run_id}", r.seq, r.exp_id);
+        let fail = |e: rusqlite::Error| {
+            if is_foreign_key_violation(&e) {
+                StoreError::RunNotFound {
+                    reference: run_id.to_string(),
+                    path: path.clone(),
+                }
+            } else {
+                sql_error(path, &action, e)
+            }
+        };
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        insert_result(&tx, run_id, r).map_err(fail)?;
+        for metric in &r.metrics {
+            insert_metric(&tx, run_id, metric).map_err(fail)?;
+        }
+        tx.commit().map_err(fail)
+    }
+
+    pub(in crate::store) fn finish_run(
+        &mut self,
+        run_id: &str,
+        finished_ns: Option<i64>,
+        interrupted: bool,
+    ) -> Result<(), StoreError> {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE runs SET finished_ns = ?1, interrupted = ?2 WHERE id = ?3",
+                params![finished_ns, interrupted, run_id],
+            )
+            .map_err(|e| sql_error(&self.path, &format!("finish run {run_id}"), e))?;
+        if changed == 0 {
+            return Err(StoreError::RunNotFound {
+                reference: run_id.to_string(),
+                path: self.path.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn insert_result(tx: &Transaction<'_>, run_id: &str, r: &ResultRow) -> rusqlite::Result<usize> {
+    tx.execute(
+        "INSERT INTO results (run_id, seq, exp_id, status, elapsed_ns, about_json,
+                              estimates_json, series_json, findings_json, skip_json, error,
+                              artifacts_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        params![
+            run_id,
+            r.seq,
+            r.exp_id,
+            r.status,
+            r.elapsed_ns,
+            r.about_json,
+            r.estimates_json,
+            r.series_json,
+            r.findings_json,
+            r.skip_json,
+            r.error,
+            r.artifacts_json,
+        ],
+    )
+}
+
+/// Inserts one `metrics` row (summary as columns, cycles as JSON, samples as a BLOB).
+fn insert_metric(tx: &Transaction<'_>, run_id: &str, m: &MetricRow) -> rusqlite::Result<usize> {
+    let [
+        min,
+        p5,
+        median,
+        mean,
+        p95,
+        p99,
+        max,
+        stddev,
+        cv,
+        ci_lo,
+        ci_hi,
+    ] = m.stats;
+    tx.execute(
+        "INSERT INTO metrics (run_id, seq, idx, name, unit, n, min, p5, median, mean, p95, p99,
+                              max, stddev, cv, ci_lo, ci_hi, outliers, cycles_json,
+                              subtracted_overhead_ns, ops_per_sample, note, samples)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                 ?18, ?19, ?20, ?21, ?22, ?23)",
+        params![
+            run_id,
+            m.seq,
+            m.idx,
+            m.name,
+            m.unit,
+            m.n,
+            min,
+            p5,
+            median,
+            mean,
+            p95,
+            p99,
+            max,
+            stddev,
+            cv,
+            ci_lo,
+            ci_hi,
+            m.outliers,
+            m.cycles_json,
+            m.subtracted_overhead_ns,
+            m.ops_per_sample,
+            m.note,
+            m.samples,
+        ],
+    )
+}
+
+/// `add_result` for a run that was never begun fails on the foreign key; that is a missing
+/// run, not a database problem.
+fn is_foreign_key_violation(e: &rusqlite::Error) -> bool {
+    matches!(
+        e,
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY
+    )
+}

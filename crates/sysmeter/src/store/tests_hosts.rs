@@ -1,0 +1,85 @@
+//! Store tests for several machines in one database (on SQLite; the same API on PostgreSQL is
+//! tested in `tests/pg.rs`): listings per host, `latest` of a home host, ids across hosts,
+//! and what opening a `postgres://` URL does in a build without the `pg` feature.
+
+use super::tests::fixture_run;
+use super::*;
+
+/// A store with runs `a1`, `a2` of host alpha and `b1` of beta, interleaved in time.
+fn two_hosts() -> Store {
+    let mut store = Store::open_in_memory().expect("open");
+    for (id, host, t) in [("a1", "alpha", 1), ("b1", "beta", 2), ("a2", "alpha", 3)] {
+        let mut run = fixture_run(id, t);
+        run.host.hostname = host.to_string();
+        store.begin_run(&run).expect("begin");
+    }
+    store
+}
+
+fn ids(list: &[RunListing]) -> Vec<&str> {
+    list.iter().map(|r| r.id.as_str()).collect()
+}
+
+#[test]
+fn listings_cover_every_host_or_one() {
+    let store = two_hosts();
+    assert_eq!(ids(&store.list_runs(10).expect("all")), ["a2", "b1", "a1"]);
+    let beta = store.list_host_runs(10, Some("beta")).expect("beta");
+    assert_eq!(ids(&beta), ["b1"]);
+    assert_eq!(beta[0].hostname, "beta");
+    let alpha = store.list_host_runs(1, Some("alpha")).expect("alpha");
+    assert_eq!(ids(&alpha), ["a2"]);
+    assert!(
+        store
+            .list_host_runs(10, Some("gamma"))
+            .expect("none")
+            .is_empty()
+    );
+}
+
+#[test]
+fn latest_counts_the_home_hosts_runs_and_ids_find_any() {
+    let mut store = two_hosts();
+    assert!(!store.is_fleet());
+    let id = |s: &Store, r: &str| s.load_run(r).map(|run| run.id);
+    assert_eq!(id(&store, "latest").expect("latest"), "a2");
+    store.set_home_host(Some("beta".into()));
+    assert_eq!(store.home_host(), Some("beta"));
+    assert_eq!(id(&store, "latest").expect("latest of beta"), "b1");
+    assert_eq!(id(&store, "a1").expect("another host's id"), "a1");
+    let err = store.load_run("latest~1").expect_err("beta has one run");
+    assert!(
+        matches!(&err, StoreError::NoRunOfHost { hostname, .. } if hostname == "beta"),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "no run 'latest~1' of host beta in :memory:; `sysmeter history --all-hosts` lists \
+         every machine's runs, and `sysmeter show ID` shows any of them"
+    );
+    // A missing id is not a host matter.
+    let err = store.load_run("zz").expect_err("no such id");
+    assert!(matches!(err, StoreError::RunNotFound { .. }), "{err:?}");
+    store.set_home_host(None);
+    assert_eq!(id(&store, "latest~1").expect("latest~1 of all"), "b1");
+}
+
+#[cfg(not(feature = "pg"))]
+#[test]
+fn a_postgres_url_needs_the_pg_feature() {
+    let err = Store::open(Path::new("postgres://u:secret@db.example:5432/fleet"))
+        .expect_err("no PostgreSQL support in this build");
+    assert!(err.is_usage());
+    assert_eq!(
+        err.to_string(),
+        "cannot use database postgres://u@db.example:5432/fleet: this sysmeter was built \
+         without PostgreSQL support; rebuild with `cargo build --features pg`"
+    );
+}
+
+#[test]
+fn file_errors_are_not_usage_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let err = Store::open(dir.path()).expect_err("a directory is not a database");
+    assert!(!err.is_usage(), "{err:?}");
+}

@@ -1,0 +1,45 @@
+//! A build without the `pg` feature (the default) given a `postgres://` database: one clear
+//! sentence and exit code 2, from `--db` and from `SYSMETER_DB`, before anything is measured.
+//! The PostgreSQL backend itself is tested in `pg.rs` (built with `--features pg`).
+#![cfg(not(feature = "pg"))]
+
+use assert_cmd::Command;
+
+const SENTENCE: &str = "this sysmeter was built without PostgreSQL support; rebuild with \
+                        `cargo build --features pg`";
+
+fn sysmeter() -> Command {
+    let mut c = Command::cargo_bin("sysmeter").expect("binary is built");
+    c.env_remove("SYSMETER_DB").env("NO_COLOR", "1");
+    c
+}
+
+fn stderr_of(assert: assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&assert.get_output().stderr).to_string()
+}
+
+#[test]
+fn a_postgres_url_is_a_usage_error_naming_the_feature() {
+    let url = "postgres://fleet:s3cret@db.example/sysmeter";
+    let bench = sysmeter()
+        .args(["bench", "--quick", "--only", "cpu.loop", "--db", url])
+        .assert()
+        .code(2)
+        .stdout("");
+    let err = stderr_of(bench);
+    assert_eq!(
+        err.trim_end(),
+        format!("error: cannot use database postgres://fleet@db.example/sysmeter: {SENTENCE}")
+    );
+    for args in [["history"], ["show"]] {
+        let err = stderr_of(
+            sysmeter()
+                .args(args)
+                .env("SYSMETER_DB", "postgresql://db.example/sysmeter")
+                .assert()
+                .code(2),
+        );
+        assert!(err.contains(SENTENCE), "{err}");
+        assert!(err.contains("postgresql://db.example/sysmeter"), "{err}");
+    }
+}
