@@ -152,15 +152,14 @@ pub enum TraceError {
         tracer: i32,
     },
     /// The kernel refused to attach.
-    #[error(
-        "cannot trace PID {pid}: {source}; run sysmeter as the process's owner or as root \
-         (with Yama, `sysctl kernel.yama.ptrace_scope=0` allows same-user attaching)"
-    )]
+    #[error("cannot trace PID {pid}: {error}; {hint}")]
     AttachRefused {
         /// Target.
         pid: i32,
-        /// The kernel's answer.
-        source: io::Error,
+        /// The kernel's answer (part of the message, so not a `source`).
+        error: io::Error,
+        /// What to do about it (differs for root).
+        hint: String,
     },
     /// `--backend tracepoint` but they cannot be used here.
     #[error("tracepoints unavailable: {reason}; {fix} (or use --backend ptrace)")]
@@ -171,12 +170,12 @@ pub enum TraceError {
         fix: String,
     },
     /// A system call of the tracer failed.
-    #[error("{what} failed: {source}")]
+    #[error("{what} failed: {error}")]
     Io {
         /// What was attempted.
         what: String,
-        /// The error.
-        source: io::Error,
+        /// The error (part of the message, so not a `source`).
+        error: io::Error,
     },
 }
 
@@ -203,9 +202,27 @@ impl TraceError {
         }
     }
 
+    /// The refusal to attach to `pid`, with the hint that fits who we are.
+    fn refused(pid: i32, error: io::Error) -> TraceError {
+        let root = std::fs::read_to_string("/proc/self/status")
+            .is_ok_and(|t| crate::host::procfs::parse_status(&t).is_root());
+        let hint = if root {
+            "the kernel refuses even root here (kernel threads, the init process of some \
+             namespaces, or a security module); pick another process"
+        } else {
+            "run sysmeter as the process's owner or as root (with Yama, \
+             `sysctl kernel.yama.ptrace_scope=0` allows same-user attaching)"
+        };
+        TraceError::AttachRefused {
+            pid,
+            error,
+            hint: hint.into(),
+        }
+    }
+
     fn io(what: impl Into<String>) -> impl FnOnce(io::Error) -> TraceError {
         let what = what.into();
-        move |source| TraceError::Io { what, source }
+        move |error| TraceError::Io { what, error }
     }
 }
 

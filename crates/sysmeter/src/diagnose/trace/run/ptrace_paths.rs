@@ -182,10 +182,10 @@ pub(super) fn attach(
         WaitTicker::start(TICK).map_err(TraceError::io("installing the SIGALRM ticker"))?;
     let mut session = Session::attach(pid, cfg.follow_forks).map_err(|e| match e {
         AttachError::NoProcess => TraceError::NoProcess(pid),
-        AttachError::Refused(source) => TraceError::AttachRefused { pid, source },
-        AttachError::Other(source) => TraceError::Io {
+        AttachError::Refused(error) => TraceError::refused(pid, error),
+        AttachError::Other(error) => TraceError::Io {
             what: format!("attaching to PID {pid}"),
-            source,
+            error,
         },
     })?;
     observer.attached(&super::attached_text(pid, session.task_count(), "ptrace"));

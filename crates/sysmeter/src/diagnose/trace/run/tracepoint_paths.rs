@@ -51,6 +51,17 @@ fn outcome(collector: Collector, overhead: calibrate::Overhead, rings: &Rings) -
     }
 }
 
+/// A perf error: a permission problem says how to fix it; anything else names `what`.
+fn perf_failed(what: &'static str) -> impl Fn(std::io::Error) -> TraceError {
+    move |e| match e.raw_os_error() {
+        Some(libc::EACCES | libc::EPERM) => open_failed(e),
+        _ => TraceError::Io {
+            what: what.into(),
+            error: e,
+        },
+    }
+}
+
 fn open_failed(e: std::io::Error) -> TraceError {
     match e.raw_os_error() {
         Some(libc::EACCES | libc::EPERM) => TraceError::TracepointsUnavailable {
@@ -59,7 +70,7 @@ fn open_failed(e: std::io::Error) -> TraceError {
         },
         _ => TraceError::Io {
             what: "opening the raw_syscalls perf events".into(),
-            source: e,
+            error: e,
         },
     }
 }
@@ -78,8 +89,8 @@ pub(super) fn launch(
     let program_c = to_c(&program.clone().into_os_string())?;
     let argv_c = argv.iter().map(to_c).collect::<Result<Vec<_>, _>>()?;
     let cpus = online_cpus();
-    let (overhead, calibration) =
-        calibrate::tracepoint_overhead(ids, &cpus).map_err(open_failed)?;
+    let (overhead, calibration) = calibrate::tracepoint_overhead(ids, &cpus)
+        .map_err(perf_failed("calibrating the tracepoint overhead"))?;
     let mut collector = Collector::new(cfg.selection.clone(), overhead.inside_ns());
     let mut child = GatedChild::spawn(&program_c, &argv_c, None)
         .map_err(TraceError::io(format!("starting {}", program.display())))?;
@@ -147,8 +158,8 @@ pub(super) fn attach(
     observer: &mut dyn TraceObserver,
 ) -> Result<Outcome, TraceError> {
     let cpus = online_cpus();
-    let (overhead, calibration) =
-        calibrate::tracepoint_overhead(ids, &cpus).map_err(open_failed)?;
+    let (overhead, calibration) = calibrate::tracepoint_overhead(ids, &cpus)
+        .map_err(perf_failed("calibrating the tracepoint overhead"))?;
     let mut collector = Collector::new(cfg.selection.clone(), overhead.inside_ns());
     let spec = OpenSpec {
         targets: &[],
