@@ -15,10 +15,13 @@ pub mod launch;
 pub mod membw;
 pub mod memory;
 pub mod process;
+pub mod ptrace;
 pub mod rusage;
 pub mod sched;
+pub mod seccomp;
 pub mod signal;
 pub mod syscall;
+pub mod tracepoint;
 pub mod waitchild;
 
 /// The calling thread's `errno` after a failed libc call, as an `io::Error`.

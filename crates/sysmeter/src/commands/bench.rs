@@ -14,11 +14,6 @@ use crate::{experiments, host, report};
 /// Run the benchmark.
 pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
     sysmeter_sys::signal::install_interrupt_flag().context("installing the Ctrl-C handler")?;
-    if cfg!(debug_assertions) {
-        // Unoptimised loops cost tens of ns per turn, so subtracted overheads swamp cheap
-        // operations: the numbers still come out, but only a release build's mean much.
-        eprintln!("warning: this is a debug build; measure with `cargo run --release -- bench`");
-    }
     let selected = experiments::select(&args.names, &args.only)
         .map_err(|e| anyhow::Error::new(UsageError(e.to_string())))?;
     let (cpus, cpu) = choose_cpu(args.cpu).map_err(|e| anyhow::Error::new(UsageError(e)))?;
@@ -53,6 +48,12 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
         seed: args.seed,
         params,
     };
+    // Said once the input is known to be good, just before measuring.
+    if cfg!(debug_assertions) {
+        // Unoptimised loops cost tens of ns per turn, so subtracted overheads swamp cheap
+        // operations: the numbers still come out, but only a release build's mean much.
+        eprintln!("warning: this is a debug build; measure with `cargo run --release -- bench`");
+    }
     let mut observer = BenchObserver::new(selected.len(), store);
     let run = run_experiments(
         &selected,

@@ -92,7 +92,9 @@ fn measured(r: &ExperimentResult) -> Vec<String> {
             .collect();
         blocks.push(lines.join("\n"));
     }
-    if !r.metrics.is_empty() {
+    if let Some(t) = super::syscalls::markdown(r) {
+        blocks.push(t);
+    } else if !r.metrics.is_empty() {
         let rows = r.metrics.iter().map(format::metric_cells);
         blocks.push(table(METRIC_HEADERS.map(str::to_string), rows));
     }

@@ -19,6 +19,7 @@ mod json;
 mod markdown;
 pub mod openmetrics;
 pub mod profile_text;
+pub mod syscalls;
 mod text;
 mod timeline;
 

@@ -152,7 +152,9 @@ fn measured(r: &ExperimentResult) -> Vec<String> {
         .iter()
         .map(|e| format!("estimate: {}", format::estimate_line(e, &r.metrics)))
         .collect();
-    if !r.metrics.is_empty() {
+    if let Some(t) = super::syscalls::text(r) {
+        lines.push(t);
+    } else if !r.metrics.is_empty() {
         let rows = r.metrics.iter().map(format::metric_cells);
         lines.push(table(METRIC_HEADERS.map(str::to_string), rows));
     }

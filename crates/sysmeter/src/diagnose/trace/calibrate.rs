@@ -1,0 +1,152 @@
+//! What tracing costs, measured before each trace with the backend and CPU placement the
+//! trace will use: a forked copy of sysmeter makes N `getppid` calls (the cheapest call that
+//! must enter the kernel), timing its own loop, once untraced and once traced.
+//!
+//! - *added per call* = traced loop time / N − untraced loop time / N: how much slower every
+//!   traced call makes the program (the slowdown the user sees);
+//! - *inside the interval* = median traced `getppid` duration as the backend measures it −
+//!   the untraced per-call cost: the part of the tracing cost that falls between the two
+//!   timestamps of a call. It is subtracted from every call's duration (clamped at 0). The
+//!   untraced cost includes kernel entry and exit, which the tracepoints do not time, so for
+//!   that backend the subtraction is slightly too small (conservative).
+
+use std::io;
+
+use sysmeter_sys::ptrace::{CalibrationMode, Options, spawn_calibration};
+use sysmeter_sys::seccomp::SeccompFilter;
+
+use super::classes::Selection;
+use super::names::{self, Arch};
+use super::ptrace::Session;
+use super::summary::Collector;
+use super::tracepoint::{self, Ids, OpenSpec, Rings};
+
+/// Chunks each calibration loop is timed in; the median chunk is used, so a preemption or
+/// a burst of other load during a few chunks does not move the result.
+const CHUNKS: usize = 20;
+/// Calls per chunk in the untraced and tracepoint-traced loops.
+const CALLS_CHEAP: u64 = 1_000;
+/// Calls per chunk in the ptrace-traced loop (each stops the tracee).
+const CALLS_PTRACE: u64 = 100;
+
+/// The measured tracing overhead.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Overhead {
+    /// Untraced getppid, ns per call.
+    pub untraced_ns: f64,
+    /// Traced getppid, ns per call as the program sees it.
+    pub traced_ns: f64,
+    /// Median duration of a traced getppid as the backend times it, ns.
+    pub interval_ns: f64,
+    /// Calls in the traced loop (all chunks).
+    pub calls: u64,
+}
+
+impl Overhead {
+    /// What tracing adds to every traced call, ns.
+    pub fn added_ns(&self) -> f64 {
+        (self.traced_ns - self.untraced_ns).max(0.0)
+    }
+
+    /// The part of it inside a call's timed interval (subtracted from every duration), ns.
+    pub fn inside_ns(&self) -> f64 {
+        (self.interval_ns - self.untraced_ns).max(0.0)
+    }
+}
+
+fn getppid_key() -> (u32, u64) {
+    let arch = Arch::native();
+    let nr = names::number(arch, "getppid").unwrap_or(0);
+    (arch.audit(), u64::from(nr))
+}
+
+fn getppid_only() -> Option<Selection> {
+    Selection::parse(&["getppid".to_string()]).ok()
+}
+
+/// Per-call time of the median chunk.
+fn per_call(chunks: &[u64], calls: u64) -> io::Result<f64> {
+    let times: Vec<f64> = chunks.iter().map(|&t| t as f64).collect();
+    let median = crate::stats::median(&times).map_err(io::Error::other)?;
+    Ok(median / calls as f64)
+}
+
+/// Untraced getppid, ns per call, in a child on `cpu`.
+fn untraced(cpu: Option<usize>) -> io::Result<f64> {
+    let mut child = spawn_calibration(CHUNKS, CALLS_CHEAP, CalibrationMode::Untraced, cpu)?;
+    child.go()?;
+    let times = child.chunk_times_ns()?;
+    child.wait()?;
+    per_call(&times, CALLS_CHEAP)
+}
+
+fn median_interval(c: &Collector) -> io::Result<f64> {
+    let stats = c
+        .call(getppid_key())
+        .ok_or_else(|| io::Error::other("the traced calibration loop recorded no getppid call"))?;
+    crate::stats::median(&stats.samples).map_err(io::Error::other)
+}
+
+/// The ptrace backend's overhead, with the seccomp filter when `seccomp`, tracee and
+/// tracer placed as for the trace (`cpu` for the tracee; the caller pinned itself).
+pub(super) fn ptrace_overhead(seccomp: bool, cpu: Option<usize>) -> io::Result<Overhead> {
+    let untraced_ns = untraced(cpu)?;
+    let options = Options {
+        follow_forks: false,
+        seccomp,
+        exit_kill: true,
+    };
+    let filter = if seccomp {
+        let nr = getppid_key().1 as u32;
+        SeccompFilter::trace_only(Arch::native().audit(), &[nr])
+    } else {
+        None
+    };
+    let mode = CalibrationMode::Ptrace {
+        options,
+        seccomp: filter.as_ref(),
+    };
+    let mut child = spawn_calibration(CHUNKS, CALLS_PTRACE, mode, cpu)?;
+    let mut collector = Collector::new(getppid_only(), 0.0);
+    let mut session = Session::launched(child.pid(), seccomp, false, false);
+    child.go()?;
+    session.start()?;
+    session.run(&mut collector, &mut |_| false)?;
+    child.reaped();
+    Ok(Overhead {
+        untraced_ns,
+        traced_ns: per_call(&child.chunk_times_ns()?, CALLS_PTRACE)?,
+        interval_ns: median_interval(&collector)?,
+        calls: CHUNKS as u64 * CALLS_PTRACE,
+    })
+}
+
+/// The tracepoint backend's overhead (events on every CPU in `cpus`), and the calibration's
+/// events: keep them open until the trace's own events are open, so the kernel does not
+/// unregister and register the tracepoints in between (each costs tens of ms here).
+pub(super) fn tracepoint_overhead(ids: Ids, cpus: &[usize]) -> io::Result<(Overhead, Rings)> {
+    let untraced_ns = untraced(None)?;
+    let mut child = spawn_calibration(CHUNKS, CALLS_CHEAP, CalibrationMode::Untraced, None)?;
+    let nr = getppid_key().1 as u32;
+    let spec = OpenSpec {
+        targets: &[child.pid()],
+        cpus,
+        follow_forks: false,
+        enable_on_exec: false,
+        filter: tracepoint::filter_for(&[nr]),
+    };
+    let mut rings = Rings::open(ids, &spec)?;
+    rings.enable()?;
+    child.go()?;
+    let times = child.chunk_times_ns()?;
+    child.wait()?;
+    let mut collector = Collector::new(getppid_only(), 0.0);
+    rings.pump(&mut collector, true);
+    let overhead = Overhead {
+        untraced_ns,
+        traced_ns: per_call(&times, CALLS_CHEAP)?,
+        interval_ns: median_interval(&collector)?,
+        calls: CHUNKS as u64 * CALLS_CHEAP,
+    };
+    Ok((overhead, rings))
+}

@@ -1,0 +1,154 @@
+//! Turns a finished trace into the `trace` [`ExperimentResult`]: one metric per system call
+//! (samples = per-call durations in ns after overhead subtraction, so `n` = the call count),
+//! sorted by total time like `strace -c` (then by count, then by name), with the error
+//! breakdown in the metric's note, and findings for the top call, errors, the measured
+//! overhead, the backend and why, and anything that limits the numbers.
+
+mod findings;
+
+use std::time::Duration;
+
+use super::run::Outcome;
+use super::summary::CallStats;
+use super::{Backend, Target, TraceConfig, errno, names};
+use crate::model::{About, ExperimentResult, Metric, Status, Summary, Unit};
+
+/// Seed for the bootstrap CI of every call's median.
+const SEED: u64 = 1;
+
+/// The command line or `PID n`, for titles.
+pub(super) fn target_text(cfg: &TraceConfig) -> String {
+    match &cfg.target {
+        Target::Launch { argv } => argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" "),
+        Target::Attach(pid) => format!("PID {pid}"),
+    }
+}
+
+fn methodology(out: &Outcome) -> String {
+    let timing = match out.backend {
+        Backend::Ptrace => {
+            "A call's time is the tracer's CLOCK_MONOTONIC from its entry stop (or seccomp \
+             stop) to its exit stop: wall time in the call, including blocking, plus one \
+             ptrace round trip"
+        }
+        Backend::Tracepoint => {
+            "A call's time is the difference of the kernel timestamps (CLOCK_MONOTONIC) of its \
+             raw_syscalls sys_enter and sys_exit records: wall time in the call, including \
+             blocking, plus part of the cost of writing the records"
+        }
+    };
+    format!(
+        "{timing}. The calibrated tracing cost inside that interval ({}) was subtracted from \
+         every call (clamped at 0). Calls that never return (exit, exit_group) are not \
+         counted, as in strace -c. Samples are per-call durations (up to {} per call kept; n, \
+         mean, min and max are exact over all calls).",
+        findings::dur(out.overhead.inside_ns()),
+        super::summary::MAX_SAMPLES
+    )
+}
+
+fn about(cfg: &TraceConfig, out: &Outcome) -> About {
+    About {
+        title: "System-call summary".into(),
+        measures: format!(
+            "Per system call of `{}`: count, errors, total and mean time and share of the \
+             total, via {}",
+            target_text(cfg),
+            out.backend.as_str()
+        ),
+        methodology: methodology(out),
+        references: vec![
+            "strace -c / truss -c: per-call counts, errors and time".into(),
+            "Khan & Nadgir, A Performance Optimization for C/C++ Systems That Employ \
+             Time-Stamping (2004): `truss -c -p PID` to find hot calls"
+                .into(),
+        ],
+    }
+}
+
+/// The error breakdown of a call: `ENOENT×12, EACCES×1`.
+pub(super) fn error_text(s: &CallStats) -> Option<String> {
+    if s.errors.is_empty() {
+        return None;
+    }
+    let mut parts: Vec<(u64, i64)> = s.errors.iter().map(|(&e, &n)| (n, e)).collect();
+    parts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let text = parts
+        .iter()
+        .map(|&(n, e)| format!("{}×{n}", errno::name(e)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(text)
+}
+
+/// Statistics of a call: quantiles and CI from the kept samples, n/mean/min/max exact.
+fn summary(s: &CallStats) -> Summary {
+    let mut summary = crate::stats::summarize(&s.samples, SEED).unwrap_or_default();
+    summary.n = s.count as usize;
+    summary.mean = s.total_ns / s.count.max(1) as f64;
+    summary.min = s.min_ns;
+    summary.max = s.max_ns;
+    summary
+}
+
+fn metric(name: String, s: &CallStats, overhead_ns: f64) -> Metric {
+    let note = error_text(s).map(|e| {
+        let n = s.error_count();
+        let word = if n == 1 { "error" } else { "errors" };
+        format!("{n} {word}: {e}")
+    });
+    Metric {
+        name,
+        unit: Unit::Ns,
+        summary: summary(s),
+        cycles: None,
+        subtracted_overhead_ns: overhead_ns,
+        ops_per_sample: 1,
+        note,
+        samples: s.samples.clone(),
+    }
+}
+
+/// The calls, sorted like `strace -c`: total time, then count, descending, then name.
+pub(super) fn sorted_calls(out: &Outcome) -> Vec<(String, &CallStats)> {
+    let mut calls: Vec<(String, &CallStats)> = out
+        .collector
+        .calls()
+        .iter()
+        .map(|(&(arch, nr), s)| (names::name(arch, nr).into_owned(), s))
+        .collect();
+    calls.sort_by(|a, b| {
+        b.1.total_ns
+            .total_cmp(&a.1.total_ns)
+            .then(b.1.count.cmp(&a.1.count))
+            .then(a.0.cmp(&b.0))
+    });
+    calls
+}
+
+/// Builds the result of a trace that took `elapsed`.
+pub(super) fn build(out: &Outcome, cfg: &TraceConfig, elapsed: Duration) -> ExperimentResult {
+    let overhead = out.overhead.inside_ns();
+    let calls = sorted_calls(out);
+    let metrics = calls
+        .iter()
+        .map(|(name, s)| metric(name.clone(), s, overhead))
+        .collect();
+    ExperimentResult {
+        id: "trace".into(),
+        status: Status::Ok,
+        about: about(cfg, out),
+        estimates: Vec::new(),
+        metrics,
+        series: Vec::new(),
+        findings: findings::all(out, cfg, &calls),
+        skip: None,
+        error: None,
+        elapsed_ns: elapsed.as_nanos() as u64,
+        artifacts: Vec::new(),
+    }
+}

@@ -1,0 +1,248 @@
+//! The findings of a trace: what dominates, what failed, what tracing cost and how it was
+//! done, and everything that limits the numbers (calls that never returned, lost records,
+//! a filter applied in user space, how tracing ended). Pure text from the outcome.
+
+use super::super::run::Outcome;
+use super::super::summary::CallStats;
+use super::super::{Backend, CommandState, Ended, TraceConfig};
+use super::error_text;
+use crate::model::Finding;
+
+/// A duration for people with 3 significant digits: `812 ns`, `6.10 µs`, `2.51 s`.
+/// (Local on purpose: `diagnose` does not depend on `report`.)
+pub(in crate::diagnose::trace) fn dur(ns: f64) -> String {
+    let (v, unit) = match ns.abs() {
+        a if a >= 1e9 => (ns / 1e9, "s"),
+        a if a >= 1e6 => (ns / 1e6, "ms"),
+        a if a >= 1e3 => (ns / 1e3, "µs"),
+        _ => (ns, "ns"),
+    };
+    match v.abs() {
+        a if a >= 100.0 => format!("{v:.0} {unit}"),
+        a if a >= 10.0 => format!("{v:.1} {unit}"),
+        _ => format!("{v:.2} {unit}"),
+    }
+}
+
+/// `1 call`, `2 calls`.
+fn n_calls(n: u64) -> String {
+    if n == 1 {
+        "1 call".into()
+    } else {
+        format!("{n} calls")
+    }
+}
+
+fn finding(key: &str, text: String, value: Option<f64>) -> Finding {
+    Finding {
+        key: key.into(),
+        text,
+        value,
+    }
+}
+
+/// Calls whose cost is usually avoidable when made very often (the time-stamping article:
+/// time(2) called ~10 000 times a second).
+const CHEAP_REPEATS: [&str; 6] = [
+    "time",
+    "gettimeofday",
+    "clock_gettime",
+    "getpid",
+    "getppid",
+    "gettid",
+];
+
+fn top(calls: &[(String, &CallStats)], total_ns: f64, total_calls: u64) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let Some((name, s)) = calls.first() else {
+        return out;
+    };
+    let share = if total_ns > 0.0 {
+        s.total_ns / total_ns
+    } else {
+        0.0
+    };
+    out.push(finding(
+        "top_call",
+        format!(
+            "{name} takes {:.1}% of the time in system calls: {}, {} each on average",
+            share * 100.0,
+            n_calls(s.count),
+            dur(s.total_ns / s.count.max(1) as f64)
+        ),
+        Some(share),
+    ));
+    if let Some((name, s)) = calls.iter().max_by_key(|(_, s)| s.count)
+        && CHEAP_REPEATS.contains(&name.as_str())
+        && s.count >= 1000
+        && s.count * 4 >= total_calls
+    {
+        out.push(finding(
+            "repeated_cheap_call",
+            format!(
+                "{name} is {} of the {total_calls} calls: cache its result (or read the \
+                 clock through the vDSO) instead of asking the kernel every time",
+                s.count
+            ),
+            Some(s.count as f64),
+        ));
+    }
+    out
+}
+
+fn errors(calls: &[(String, &CallStats)]) -> Option<Finding> {
+    let failing: Vec<String> = calls
+        .iter()
+        .filter_map(|(name, s)| error_text(s).map(|e| format!("{name} {} ({e})", s.error_count())))
+        .collect();
+    let total: u64 = calls.iter().map(|(_, s)| s.error_count()).sum();
+    (total > 0).then(|| {
+        finding(
+            "errors",
+            format!("{} failed: {}", n_calls(total), failing.join("; ")),
+            Some(total as f64),
+        )
+    })
+}
+
+fn overhead(out: &Outcome) -> Finding {
+    let o = &out.overhead;
+    finding(
+        "overhead",
+        format!(
+            "tracing adds {} to every traced call (getppid: {} untraced, {} traced, {} calls \
+             measured before the trace); {} of it falls between a call's two timestamps and \
+             was subtracted from every call",
+            dur(o.added_ns()),
+            dur(o.untraced_ns),
+            dur(o.traced_ns),
+            o.calls,
+            dur(o.inside_ns())
+        ),
+        Some(o.added_ns()),
+    )
+}
+
+fn backend(out: &Outcome, cfg: &TraceConfig) -> Finding {
+    let mut text = format!("backend: {} ({})", out.backend.as_str(), out.why);
+    if out.backend == Backend::Ptrace {
+        match out.pinned_cpu {
+            Some(c) => text.push_str(&format!(
+                "; tracer pinned to CPU {c}{}",
+                if matches!(cfg.target, super::super::Target::Launch { .. }) {
+                    " with the command (its threads share that CPU; --no-pin lets them spread)"
+                } else {
+                    ", where the process last ran"
+                }
+            )),
+            None => text.push_str("; not pinned"),
+        }
+    }
+    if cfg.selection.is_some() {
+        text.push_str(match (out.backend, out.seccomp) {
+            (Backend::Ptrace, true) => "; -e: a seccomp filter stopped only the selected calls",
+            (Backend::Tracepoint, _) => "; -e: a tracepoint filter kept only the selected calls",
+            (Backend::Ptrace, false) => "; -e: calls filtered by the tracer",
+        });
+    }
+    finding("backend", text, None)
+}
+
+fn limits(out: &Outcome) -> Vec<Finding> {
+    let mut v = Vec::new();
+    let unfinished: u64 = out.collector.unfinished.values().sum();
+    if unfinished > 0 {
+        let list: Vec<String> = out
+            .collector
+            .unfinished
+            .iter()
+            .map(|(n, c)| format!("{n} ×{c}"))
+            .collect();
+        v.push(finding(
+            "unfinished",
+            format!(
+                "{} never returned and not counted (as in strace -c): {}",
+                n_calls(unfinished),
+                list.join(", ")
+            ),
+            Some(unfinished as f64),
+        ));
+    }
+    if out.lost > 0 {
+        v.push(finding(
+            "lost",
+            format!(
+                "{} trace records were lost (a ring buffer was full): the counts are lower \
+                 bounds",
+                out.lost
+            ),
+            Some(out.lost as f64),
+        ));
+    }
+    v.extend(out.notes.iter().map(|n| finding("note", n.clone(), None)));
+    v
+}
+
+fn ending(out: &Outcome) -> Option<Finding> {
+    let how = match out.ended {
+        Ended::Finished => return None,
+        Ended::Interrupted => "tracing stopped by Ctrl-C",
+        Ended::Duration => "tracing stopped after --duration",
+    };
+    let then = match out.command {
+        CommandState::NotLaunched => "; the process was detached and keeps running",
+        CommandState::StillRunning(_) => "; the command keeps running",
+        CommandState::Exited(_) => "; the command ended meanwhile",
+    };
+    Some(finding("ended", format!("{how}{then}"), None))
+}
+
+/// Every finding of a trace, most important first.
+pub(super) fn all(
+    out: &Outcome,
+    cfg: &TraceConfig,
+    calls: &[(String, &CallStats)],
+) -> Vec<Finding> {
+    let total_ns: f64 = calls.iter().map(|(_, s)| s.total_ns).sum();
+    let total_calls: u64 = calls.iter().map(|(_, s)| s.count).sum();
+    let mut v = vec![finding(
+        "total",
+        format!(
+            "{} in {} of system-call time ({} distinct)",
+            n_calls(total_calls),
+            dur(total_ns),
+            calls.len()
+        ),
+        Some(total_calls as f64),
+    )];
+    if total_calls == 0 {
+        v.push(finding(
+            "no_calls",
+            "no system call was counted (check -e, or whether the process made any calls \
+             while it was traced)"
+                .into(),
+            None,
+        ));
+    }
+    v.extend(top(calls, total_ns, total_calls));
+    v.extend(errors(calls));
+    v.push(overhead(out));
+    v.push(backend(out, cfg));
+    v.extend(limits(out));
+    v.extend(ending(out));
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dur;
+
+    #[test]
+    fn durations_have_three_significant_digits() {
+        assert_eq!(dur(812.0), "812 ns");
+        assert_eq!(dur(6100.0), "6.10 µs");
+        assert_eq!(dur(2.51e9), "2.51 s");
+        assert_eq!(dur(12.34e6), "12.3 ms");
+        assert_eq!(dur(0.0), "0.00 ns");
+    }
+}

@@ -1,0 +1,237 @@
+//! Running a trace: choose the backend (and say why), check an attach target, decide the
+//! CPU placement, then hand over to the launch or attach path of that backend. Each path
+//! calibrates the overhead first, then traces until the target ends, Ctrl-C, or
+//! `--duration`, and returns an [`Outcome`] for the record.
+
+mod ptrace_paths;
+mod tracepoint_paths;
+
+use std::time::{Duration, Instant};
+
+use sysmeter_sys::ptrace::{TracedChild, wait_exit_code};
+use sysmeter_sys::tracepoint::GatedChild;
+
+use super::calibrate::Overhead;
+use super::ptrace::{Session, SessionStats};
+use super::summary::Collector;
+use super::tracepoint::{self, Ids};
+use super::{
+    Backend, BackendChoice, CommandState, Ended, Target, TraceConfig, TraceError, TraceObserver,
+};
+
+/// Everything a trace produced, before it becomes a result.
+#[derive(Debug)]
+pub(super) struct Outcome {
+    /// The tallies.
+    pub collector: Collector,
+    /// The measured overhead.
+    pub overhead: Overhead,
+    /// The backend used.
+    pub backend: Backend,
+    /// Why that backend.
+    pub why: String,
+    /// Whether a seccomp filter limited the stops to the selected calls.
+    pub seccomp: bool,
+    /// Extra facts for the findings (mounted tracefs, detach problems…).
+    pub notes: Vec<String>,
+    /// Why tracing ended.
+    pub ended: Ended,
+    /// What became of a launched command.
+    pub command: CommandState,
+    /// The CPU the tracer was pinned to.
+    pub pinned_cpu: Option<usize>,
+    /// Records lost by the tracepoint rings.
+    pub lost: u64,
+    /// ptrace session counters.
+    pub stats: Option<SessionStats>,
+}
+
+/// A launched command that outlived the trace; [`Pending::wait`] gives its exit code.
+#[derive(Debug)]
+pub struct Pending(PendingKind);
+
+#[derive(Debug)]
+enum PendingKind {
+    /// Detached from ptrace; still our child.
+    Detached(TracedChild),
+    /// Still traced because of its seccomp filter (without a tracer the selected calls
+    /// would fail with ENOSYS); followed silently to the end.
+    Silent(Box<Session>, TracedChild),
+    /// Traced by tracepoints, which are closed now.
+    Gated(GatedChild),
+}
+
+impl Pending {
+    /// Waits for the command to end; its exit code (128 + signal when killed).
+    pub fn wait(self) -> Result<i32, TraceError> {
+        let fail = TraceError::io("waiting for the traced command");
+        match self.0 {
+            PendingKind::Detached(mut child) => {
+                child.release();
+                wait_exit_code(child.pid()).map_err(fail)
+            }
+            PendingKind::Silent(mut session, mut child) => {
+                let mut idle = Collector::new(None, 0.0);
+                session.run(&mut idle, &mut |_| false).map_err(fail)?;
+                child.reaped();
+                Ok(session.exit_code.unwrap_or(0))
+            }
+            PendingKind::Gated(mut child) => child.wait().map_err(fail),
+        }
+    }
+}
+
+/// How often the observer hears the running count.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+/// Ctrl-C and `--duration`, checked between stops or drains; also passes the running count
+/// to the observer of an attached trace.
+pub(super) struct StopWhen<'o> {
+    deadline: Option<Instant>,
+    observer: Option<&'o mut dyn TraceObserver>,
+    next_progress: Instant,
+    /// What stopped the trace, once it did.
+    pub why: Option<Ended>,
+}
+
+impl<'o> StopWhen<'o> {
+    fn new(cfg: &TraceConfig, observer: Option<&'o mut dyn TraceObserver>) -> StopWhen<'o> {
+        StopWhen {
+            deadline: cfg.duration.map(|d| Instant::now() + d),
+            observer,
+            next_progress: Instant::now(),
+            why: None,
+        }
+    }
+
+    /// Whether to stop now (remembering why), given the tally so far.
+    pub fn check(&mut self, c: &Collector) -> bool {
+        if let Some(o) = self.observer.as_mut() {
+            let now = Instant::now();
+            if now >= self.next_progress {
+                self.next_progress = now + PROGRESS_EVERY;
+                o.progress(c.total_calls());
+            }
+        }
+        if sysmeter_sys::signal::interrupted() {
+            self.why = Some(Ended::Interrupted);
+        } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.why = Some(Ended::Duration);
+        }
+        self.why.is_some()
+    }
+}
+
+/// Picks the backend: `(backend, why, tracepoint ids, note)`.
+fn choose(cfg: &TraceConfig) -> Result<(Backend, String, Option<Ids>, Option<String>), TraceError> {
+    match cfg.backend {
+        BackendChoice::Ptrace => Ok((
+            Backend::Ptrace,
+            "chosen with --backend ptrace".into(),
+            None,
+            None,
+        )),
+        BackendChoice::Tracepoint => match tracepoint::probe(true) {
+            Ok((ids, note)) => Ok((
+                Backend::Tracepoint,
+                "chosen with --backend tracepoint".into(),
+                Some(ids),
+                note,
+            )),
+            Err(u) => Err(TraceError::TracepointsUnavailable {
+                reason: u.reason,
+                fix: u.fix,
+            }),
+        },
+        BackendChoice::Auto => match tracepoint::probe(true) {
+            Ok((ids, note)) => Ok((
+                Backend::Tracepoint,
+                "tracepoints are permitted here: no stops, lowest overhead".into(),
+                Some(ids),
+                note,
+            )),
+            Err(u) => Ok((
+                Backend::Ptrace,
+                format!("{} — {}; fell back to ptrace", u.reason, u.fix),
+                None,
+                None,
+            )),
+        },
+    }
+}
+
+/// Checks that `pid` can be attached to: it exists, is not us, has no other tracer.
+fn check_target(pid: i32) -> Result<(), TraceError> {
+    if pid <= 0 {
+        return Err(TraceError::NoProcess(pid));
+    }
+    if pid == std::process::id() as i32 {
+        return Err(TraceError::SelfTrace(pid));
+    }
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .map_err(|_| TraceError::NoProcess(pid))?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+            .map(str::to_string)
+    };
+    if field("State:").is_some_and(|s| s.starts_with('Z') || s.starts_with('X')) {
+        return Err(TraceError::NoProcess(pid));
+    }
+    match field("TracerPid:").and_then(|t| t.parse::<i32>().ok()) {
+        Some(tracer) if tracer != 0 => Err(TraceError::AlreadyTraced { pid, tracer }),
+        _ => Ok(()),
+    }
+}
+
+/// The sentence telling that tracing of PID `pid` has begun.
+pub(super) fn attached_text(pid: i32, threads: usize, backend: &str) -> String {
+    format!(
+        "tracing PID {pid} ({threads} thread(s)) with {backend}; Ctrl-C stops tracing and \
+         detaches, leaving it running"
+    )
+}
+
+/// Whether process `pid` is gone (no /proc entry, or a zombie).
+pub(super) fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(text) => text
+            .rsplit_once(") ")
+            .is_none_or(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+        Err(_) => true,
+    }
+}
+
+/// The CPU thread `pid` last ran on (field 39 of /proc/PID/stat).
+pub(super) fn last_cpu(pid: i32) -> Option<usize> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = text.rsplit_once(") ")?;
+    // Fields after the command start at field 3 (state).
+    rest.split_whitespace().nth(39 - 3)?.parse().ok()
+}
+
+/// Runs the trace `cfg` describes.
+pub(super) fn run(
+    cfg: &TraceConfig,
+    observer: &mut dyn TraceObserver,
+) -> Result<Outcome, TraceError> {
+    if let Target::Attach(pid) = cfg.target {
+        check_target(pid)?;
+    }
+    let (backend, why, ids, note) = choose(cfg)?;
+    let mut out = match (backend, &cfg.target, ids) {
+        (Backend::Tracepoint, Target::Launch { argv }, Some(ids)) => {
+            tracepoint_paths::launch(cfg, argv, ids)?
+        }
+        (Backend::Tracepoint, Target::Attach(pid), Some(ids)) => {
+            tracepoint_paths::attach(cfg, *pid, ids, observer)?
+        }
+        (_, Target::Launch { argv }, _) => ptrace_paths::launch(cfg, argv)?,
+        (_, Target::Attach(pid), _) => ptrace_paths::attach(cfg, *pid, observer)?,
+    };
+    out.why = why;
+    out.notes.extend(note);
+    Ok(out)
+}

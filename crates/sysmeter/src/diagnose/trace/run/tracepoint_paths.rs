@@ -1,0 +1,185 @@
+//! The tracepoint backend's two paths: launch a command (a gated child; events opened on
+//! its pid with `enable_on_exec` before it may exec) and attach to a running process (events
+//! per thread, rescanning `/proc/PID/task` until no new thread shows up). The tracee never
+//! stops, so nothing is pinned; stopping the trace just closes the events.
+
+use std::ffi::{CString, OsString};
+use std::os::unix::ffi::OsStrExt;
+
+use sysmeter_sys::tracepoint::GatedChild;
+
+use super::super::calibrate;
+use super::super::names::Arch;
+use super::super::summary::Collector;
+use super::super::tracepoint::{self, Ids, OpenSpec, Rings};
+use super::super::{
+    Backend, CommandState, Ended, TraceConfig, TraceError, TraceObserver, resolve_program,
+};
+use super::{Outcome, Pending, PendingKind, StopWhen, process_gone};
+
+/// The CPUs events must cover: every online CPU (a tracee may move anywhere).
+fn online_cpus() -> Vec<usize> {
+    std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|t| crate::host::cpulist::parse_cpu_list(t.trim()))
+        .map(|l| l.into_iter().map(|c| c as usize).collect())
+        .filter(|l: &Vec<usize>| !l.is_empty())
+        .or_else(|| sysmeter_sys::sched::allowed_cpus().ok())
+        .unwrap_or_else(|| vec![0])
+}
+
+fn kernel_filter(cfg: &TraceConfig) -> Option<CString> {
+    let arch = Arch::native();
+    cfg.selection
+        .as_ref()
+        .and_then(|s| tracepoint::filter_for(&s.numbers(arch)))
+}
+
+fn outcome(collector: Collector, overhead: calibrate::Overhead, rings: &Rings) -> Outcome {
+    Outcome {
+        collector,
+        overhead,
+        backend: Backend::Tracepoint,
+        why: String::new(),
+        seccomp: false,
+        notes: Vec::new(),
+        ended: Ended::Finished,
+        command: CommandState::NotLaunched,
+        pinned_cpu: None,
+        lost: rings.lost,
+        stats: None,
+    }
+}
+
+/// A perf error: a permission problem says how to fix it; anything else names `what`.
+fn perf_failed(what: &'static str) -> impl Fn(std::io::Error) -> TraceError {
+    move |e| match e.raw_os_error() {
+        Some(libc::EACCES | libc::EPERM) => open_failed(e),
+        _ => TraceError::Io {
+            what: what.into(),
+            error: e,
+        },
+    }
+}
+
+fn open_failed(e: std::io::Error) -> TraceError {
+    match e.raw_os_error() {
+        Some(libc::EACCES | libc::EPERM) => TraceError::TracepointsUnavailable {
+            reason: format!("perf_event_open refused the raw_syscalls events ({e})"),
+            fix: "run as root or `sysctl kernel.perf_event_paranoid=-1`".into(),
+        },
+        _ => TraceError::Io {
+            what: "opening the raw_syscalls perf events".into(),
+            error: e,
+        },
+    }
+}
+
+/// Launches `argv` with tracepoints on it from its execve on.
+pub(super) fn launch(
+    cfg: &TraceConfig,
+    argv: &[OsString],
+    ids: Ids,
+) -> Result<Outcome, TraceError> {
+    let program = resolve_program(&argv[0])?;
+    let to_c = |a: &OsString| {
+        CString::new(a.as_bytes())
+            .map_err(|_| TraceError::CommandNotFound(a.to_string_lossy().into()))
+    };
+    let program_c = to_c(&program.clone().into_os_string())?;
+    let argv_c = argv.iter().map(to_c).collect::<Result<Vec<_>, _>>()?;
+    let cpus = online_cpus();
+    let (overhead, calibration) = calibrate::tracepoint_overhead(ids, &cpus)
+        .map_err(perf_failed("calibrating the tracepoint overhead"))?;
+    let mut collector = Collector::new(cfg.selection.clone(), overhead.inside_ns());
+    let mut child = GatedChild::spawn(&program_c, &argv_c, None)
+        .map_err(TraceError::io(format!("starting {}", program.display())))?;
+    let spec = OpenSpec {
+        targets: &[child.pid()],
+        cpus: &cpus,
+        follow_forks: cfg.follow_forks,
+        enable_on_exec: true,
+        filter: kernel_filter(cfg),
+    };
+    let mut rings = Rings::open(ids, &spec).map_err(open_failed)?;
+    drop(calibration);
+    child
+        .go()
+        .map_err(TraceError::io("letting the command start"))?;
+    let mut stop = StopWhen::new(cfg, None);
+    let mut exited = None;
+    let stopped = tracepoint::follow(
+        &mut rings,
+        &mut collector,
+        &mut || {
+            exited = child.try_wait().unwrap_or(Some(0));
+            exited.is_some()
+        },
+        &mut |c| stop.check(c),
+    );
+    let mut out = outcome(collector, overhead, &rings);
+    out.ended = stop.why.unwrap_or(Ended::Finished);
+    out.command = match (stopped, exited) {
+        (false, Some(code)) => CommandState::Exited(code),
+        _ => CommandState::StillRunning(Pending(PendingKind::Gated(child))),
+    };
+    Ok(out)
+}
+
+/// Opens events on every thread of `pid`, rescanning until no new thread appears.
+fn open_all_threads(ids: Ids, pid: i32, spec: &OpenSpec) -> Result<(Rings, usize), TraceError> {
+    let mut rings = Rings::empty(ids, tracepoint::ring_size(spec.cpus.len()));
+    let mut seen = std::collections::BTreeSet::new();
+    loop {
+        let tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .map_err(|_| TraceError::NoProcess(pid))?
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .filter(|t| !seen.contains(t))
+            .collect();
+        if tids.is_empty() {
+            return Ok((rings, seen.len()));
+        }
+        for tid in tids {
+            match rings.add(tid, spec) {
+                Ok(()) => {}
+                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+                Err(e) => return Err(open_failed(e)),
+            }
+            seen.insert(tid);
+        }
+    }
+}
+
+/// Traces running process `pid` with tracepoints until it ends, Ctrl-C or `--duration`.
+pub(super) fn attach(
+    cfg: &TraceConfig,
+    pid: i32,
+    ids: Ids,
+    observer: &mut dyn TraceObserver,
+) -> Result<Outcome, TraceError> {
+    let cpus = online_cpus();
+    let (overhead, calibration) = calibrate::tracepoint_overhead(ids, &cpus)
+        .map_err(perf_failed("calibrating the tracepoint overhead"))?;
+    let mut collector = Collector::new(cfg.selection.clone(), overhead.inside_ns());
+    let spec = OpenSpec {
+        targets: &[],
+        cpus: &cpus,
+        follow_forks: cfg.follow_forks,
+        enable_on_exec: false,
+        filter: kernel_filter(cfg),
+    };
+    let (mut rings, threads) = open_all_threads(ids, pid, &spec)?;
+    rings.enable().map_err(open_failed)?;
+    drop(calibration);
+    observer.attached(&super::attached_text(pid, threads, "tracepoints"));
+    let mut stop = StopWhen::new(cfg, Some(observer));
+    tracepoint::follow(
+        &mut rings,
+        &mut collector,
+        &mut || process_gone(pid),
+        &mut |c| stop.check(c),
+    );
+    let mut out = outcome(collector, overhead, &rings);
+    out.ended = stop.why.unwrap_or(Ended::Finished);
+    Ok(out)
+}

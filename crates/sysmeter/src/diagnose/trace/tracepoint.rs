@@ -1,0 +1,323 @@
+//! The tracepoint backend: `raw_syscalls:sys_enter` and `sys_exit` sampled on every call
+//! through perf_event_open, one event per CPU per target thread, with `inherit` so threads
+//! (and with `-f` child processes, else `inherit_thread` only) created later are covered.
+//! The tracee never stops: the kernel writes a small record per entry and exit into ring
+//! buffers that this process drains every few milliseconds.
+//!
+//! All events of one CPU write into one ring (`PERF_EVENT_IOC_SET_OUTPUT`): fewer rings to
+//! drain, and fewer to tear down (each munmap of a perf ring waited ~10 ms here). Entry
+//! samples carry the thread id and time (16 bytes); exit samples also the raw record (call
+//! number and return value, at offsets read from tracefs), which is how they are told apart. Records from all rings are merged
+//! by time (CLOCK_MONOTONIC, `use_clockid`) before pairing, because a thread that migrates
+//! between CPUs may enter on one ring and exit on another; only records older than the
+//! previous drain are paired, so a record still being written elsewhere cannot be skipped.
+//! With `-e`, a tracepoint filter (`id == N || …`) makes the kernel drop the other calls.
+//! Lost records (full ring) are counted and reported.
+
+mod setup;
+
+pub(super) use setup::{Ids, probe};
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+use perf_event::events::Tracepoint;
+use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
+use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
+
+use super::names::Arch;
+use super::summary::Collector;
+
+/// How often the rings are drained.
+pub(super) const DRAIN_PERIOD: Duration = Duration::from_millis(10);
+/// Ring buffer memory for all rings together; each ring gets a power-of-two share. Rings
+/// are drained every [`DRAIN_PERIOD`], so 2 MiB (≈ 35 000 exit records) per ring leaves a
+/// wide margin even when the reader is kept off the CPU for a while; larger rings cost
+/// start-up and tear-down time (the kernel allocates, zeroes and frees every page: ~10 ms
+/// per 8 MiB munmap measured in this VM).
+const RING_BUDGET: usize = 16 << 20;
+const RING_MIN: usize = 128 << 10;
+const RING_MAX: usize = 2 << 20;
+
+const PERF_RECORD_LOST: u32 = 2;
+const PERF_RECORD_SAMPLE: u32 = 9;
+
+/// What to trace.
+pub(super) struct OpenSpec<'a> {
+    /// Threads to attach to (a launched child: its pid).
+    pub targets: &'a [i32],
+    /// CPUs to open one event per target on.
+    pub cpus: &'a [usize],
+    /// Inherit into child processes too (else into new threads only).
+    pub follow_forks: bool,
+    /// Enable at the target's next execve (launched commands) instead of right away.
+    pub enable_on_exec: bool,
+    /// Kernel filter expression, if any.
+    pub filter: Option<CString>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Event {
+    time: i64,
+    tid: i32,
+    /// Call number and return value (exit records only).
+    exit: Option<(u64, i64)>,
+}
+
+/// The open events and their rings.
+pub(super) struct Rings {
+    /// One ring per CPU, owned by the first exit event opened on that CPU.
+    rings: Vec<(usize, Sampler)>,
+    /// Every other event; they write into their CPU's ring.
+    others: Vec<Counter>,
+    ids: Ids,
+    /// Bytes per ring.
+    ring: usize,
+    pending: Vec<Event>,
+    last_drain: i64,
+    /// Records the kernel dropped because a ring was full.
+    pub lost: u64,
+}
+
+/// The kernel filter for a set of call numbers; `None` when it would not fit a page.
+pub(super) fn filter_for(numbers: &[u32]) -> Option<CString> {
+    let expr = numbers
+        .iter()
+        .map(|n| format!("id == {n}"))
+        .collect::<Vec<_>>()
+        .join(" || ");
+    (expr.len() < 4000)
+        .then(|| CString::new(expr).ok())
+        .flatten()
+}
+
+fn open_one(id: u64, tid: i32, cpu: usize, exit: bool, spec: &OpenSpec) -> io::Result<Counter> {
+    let mut flags = SampleFlag::TID | SampleFlag::TIME;
+    if exit {
+        flags |= SampleFlag::RAW;
+    }
+    let mut b = Builder::new(Tracepoint::with_id(id));
+    b.observe_pid(tid)
+        .one_cpu(cpu)
+        .inherit(true)
+        .inherit_thread(!spec.follow_forks)
+        .include_kernel()
+        .sample_period(1)
+        .sample(flags)
+        .clockid(Clock::MONOTONIC)
+        .enable_on_exec(spec.enable_on_exec);
+    let counter = b.build()?;
+    if let Some(f) = &spec.filter {
+        sysmeter_sys::tracepoint::set_filter(counter.as_raw_fd(), f)?;
+    }
+    Ok(counter)
+}
+
+/// Bytes per ring when `rings` rings share [`RING_BUDGET`] (a power of two, at least
+/// [`RING_MIN`], at most [`RING_MAX`]).
+pub(super) fn ring_size(rings: usize) -> usize {
+    let share = (RING_BUDGET / rings.max(1)).clamp(RING_MIN, RING_MAX);
+    // Round down to a power of two so the budget is not exceeded by rounding up.
+    1usize << (usize::BITS - 1 - share.leading_zeros())
+}
+
+impl Rings {
+    /// No events yet; rings of `ring` bytes will be opened by [`Rings::add`].
+    pub fn empty(ids: Ids, ring: usize) -> Rings {
+        Rings {
+            rings: Vec::new(),
+            others: Vec::new(),
+            ids,
+            ring,
+            pending: Vec::new(),
+            last_drain: clock_gettime_ns(ClockId::Monotonic),
+            lost: 0,
+        }
+    }
+
+    /// Opens the entry and exit events of thread `tid` on every CPU of `spec`, writing into
+    /// that CPU's ring (created with the first exit event of the CPU).
+    pub fn add(&mut self, tid: i32, spec: &OpenSpec) -> io::Result<()> {
+        for &cpu in spec.cpus {
+            let exit = open_one(self.ids.exit, tid, cpu, true, spec)?;
+            let enter = open_one(self.ids.enter, tid, cpu, false, spec)?;
+            let ring_fd = match self.rings.iter().find(|(c, _)| *c == cpu) {
+                Some((_, ring)) => {
+                    let fd = ring.as_raw_fd();
+                    sysmeter_sys::tracepoint::set_output(exit.as_raw_fd(), fd)?;
+                    self.others.push(exit);
+                    fd
+                }
+                None => {
+                    let ring = exit.sampled(self.ring)?;
+                    let fd = ring.as_raw_fd();
+                    self.rings.push((cpu, ring));
+                    fd
+                }
+            };
+            sysmeter_sys::tracepoint::set_output(enter.as_raw_fd(), ring_fd)?;
+            self.others.push(enter);
+        }
+        Ok(())
+    }
+
+    /// Opens the events of every target of `spec` (disabled unless `enable_on_exec` fires
+    /// later; see [`Rings::enable`]).
+    pub fn open(ids: Ids, spec: &OpenSpec) -> io::Result<Rings> {
+        let mut rings = Rings::empty(ids, ring_size(spec.cpus.len()));
+        for &tid in spec.targets {
+            rings.add(tid, spec)?;
+        }
+        Ok(rings)
+    }
+
+    /// Enables every event now.
+    pub fn enable(&mut self) -> io::Result<()> {
+        for (_, s) in &mut self.rings {
+            s.as_counter_mut().enable()?;
+        }
+        for c in &mut self.others {
+            c.enable()?;
+        }
+        Ok(())
+    }
+
+    /// Disables every event (tracing stops; the targets are not affected).
+    pub fn disable(&mut self) {
+        for (_, s) in &mut self.rings {
+            let _ = s.as_counter_mut().disable();
+        }
+        for c in &mut self.others {
+            let _ = c.disable();
+        }
+    }
+
+    /// Drains every ring and feeds the records older than the previous drain to the
+    /// collector in time order; `all` feeds everything (after the targets ended).
+    pub fn pump(&mut self, c: &mut Collector, all: bool) {
+        let started = clock_gettime_ns(ClockId::Monotonic);
+        let ids = self.ids;
+        for (_, s) in &mut self.rings {
+            self.lost += drain(s, &ids, &mut self.pending);
+        }
+        self.pending.sort_by_key(|e| e.time);
+        let cut = if all {
+            self.pending.len()
+        } else {
+            self.pending.partition_point(|e| e.time < self.last_drain)
+        };
+        let arch = Arch::native().audit();
+        for e in self.pending.drain(..cut) {
+            match e.exit {
+                None => c.enter(e.tid, None, e.time),
+                Some((nr, ret)) => {
+                    let is_error = (-4095..=-1).contains(&ret);
+                    c.exit(e.tid, Some((arch, nr)), ret, is_error, e.time);
+                }
+            }
+        }
+        self.last_drain = started;
+    }
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_ne_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// Body of an entry sample: `pid, tid: u32; time: u64`; exit samples add the raw record.
+const ENTER_BODY: usize = 16;
+
+/// Parses one sample body: `pid, tid: u32; time: u64; [size: u32, raw…]`.
+fn parse_sample(b: &[u8], ids: &Ids) -> Option<Event> {
+    let tid = u32_at(b, 4)? as i32;
+    let time = u64_at(b, 8)? as i64;
+    let exit = if b.len() > ENTER_BODY {
+        let raw = 20;
+        let nr = u64_at(b, raw + ids.exit_id_offset)?;
+        let ret = u64_at(b, raw + ids.exit_ret_offset)? as i64;
+        Some((nr, ret))
+    } else {
+        None
+    };
+    Some(Event { time, tid, exit })
+}
+
+/// Moves every record of one ring into `out`; returns the number of lost records reported.
+fn drain(s: &mut Sampler, ids: &Ids, out: &mut Vec<Event>) -> u64 {
+    let mut lost = 0;
+    while let Some(rec) = s.next_record() {
+        let body = rec.to_contiguous();
+        match rec.ty() {
+            PERF_RECORD_SAMPLE => out.extend(parse_sample(&body, ids)),
+            PERF_RECORD_LOST => lost += u64_at(&body, 8).unwrap_or(0),
+            _ => {}
+        }
+    }
+    lost
+}
+
+/// Drains until `done()` (the targets ended) or `stop()` (Ctrl-C, `--duration`); returns
+/// whether it was asked to stop.
+pub(super) fn follow(
+    rings: &mut Rings,
+    c: &mut Collector,
+    done: &mut dyn FnMut() -> bool,
+    stop: &mut dyn FnMut(&Collector) -> bool,
+) -> bool {
+    loop {
+        std::thread::sleep(DRAIN_PERIOD);
+        rings.pump(c, false);
+        if done() {
+            rings.pump(c, true);
+            return false;
+        }
+        if stop(c) {
+            rings.disable();
+            rings.pump(c, true);
+            c.drop_open_entries();
+            return true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_parse_with_offsets_from_the_format() {
+        let ids = Ids {
+            enter: 1,
+            exit: 2,
+            exit_id_offset: 8,
+            exit_ret_offset: 16,
+        };
+        let mut b = Vec::new();
+        b.extend(7u32.to_ne_bytes()); // pid
+        b.extend(9u32.to_ne_bytes()); // tid
+        b.extend(1234u64.to_ne_bytes()); // time
+        b.extend(28u32.to_ne_bytes()); // raw size
+        b.extend([0u8; 8]); // common fields
+        b.extend(3u64.to_ne_bytes()); // id
+        b.extend((-9i64).to_ne_bytes()); // ret
+        let e = parse_sample(&b, &ids).unwrap();
+        assert_eq!((e.tid, e.time, e.exit), (9, 1234, Some((3, -9))));
+        let e = parse_sample(&b[..16], &ids).unwrap();
+        assert_eq!(e.exit, None);
+        assert!(parse_sample(&b[..20], &ids).is_none());
+    }
+
+    #[test]
+    fn filters_list_the_numbers() {
+        let f = filter_for(&[0, 3]).unwrap();
+        assert_eq!(f.to_str().unwrap(), "id == 0 || id == 3");
+        let many: Vec<u32> = (0..500).collect();
+        assert!(filter_for(&many).is_none());
+    }
+}

@@ -1,0 +1,321 @@
+//! `sysmeter trace` on fixture programs built by the test (tests/fixtures/programs/trace_*.c)
+//! with known system calls: exact counts and errors over threads under both backends, fork
+//! following, `-e` (seccomp) filtering, pass-through of stdout and exit code, `--duration`
+//! on a launched command, storing and showing, and usage errors (attaching: trace_attach.rs).
+//! Tests needing a C compiler or tracepoint privileges print `skipped: <reason>` and return.
+
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn sysmeter() -> Command {
+    let mut c = Command::cargo_bin("sysmeter").expect("binary is built");
+    c.env_remove("SYSMETER_DB").env("NO_COLOR", "1");
+    c
+}
+
+/// Compiles fixture `name` (.c) into `dir`; `None` (after printing the reason) without cc.
+fn build(name: &str, dir: &Path) -> Option<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/programs")
+        .join(format!("{name}.c"));
+    let out = dir.join(name);
+    let status = StdCommand::new("cc")
+        .args(["-O1", "-g", "-fno-omit-frame-pointer", "-pthread", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status();
+    match status {
+        Ok(s) if s.success() => Some(out),
+        Ok(s) => panic!("cc failed on {}: {s}", src.display()),
+        Err(e) => {
+            println!("skipped: no C compiler (cc): {e}");
+            None
+        }
+    }
+}
+
+/// Whether the tracepoint backend may run here; prints the skip reason when not.
+fn tracepoints_permitted() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let root = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|u| u.split_whitespace().nth(1))
+        == Some("0");
+    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(2);
+    if !root && paranoid > -1 {
+        println!("skipped: tracepoints need root or perf_event_paranoid ≤ -1 (it is {paranoid})");
+        return false;
+    }
+    true
+}
+
+/// Runs `sysmeter trace ARGS -- CMD…` with the JSON summary written to a file; returns
+/// (the trace result, sysmeter's stdout, exit code).
+fn trace_json(args: &[&str], cmd: &[&str], dir: &Path) -> (Value, String, i32) {
+    let out = dir.join(format!("trace-{}.json", fastrand::u32(..)));
+    let output = sysmeter()
+        .arg("trace")
+        .args(args)
+        .args(["--no-store", "--format", "json", "--out"])
+        .arg(&out)
+        .arg("--")
+        .args(cmd)
+        .output()
+        .expect("sysmeter runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let text = std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("no JSON ({e}): {stderr}"));
+    let run: Value = serde_json::from_str(&text).expect("valid JSON");
+    assert_eq!(run["kind"], "trace");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    (
+        run["results"][0].clone(),
+        stdout,
+        output.status.code().unwrap_or(-1),
+    )
+}
+
+/// (calls, errors) of system call `name` in a trace result.
+fn calls_of(result: &Value, name: &str) -> Option<(u64, u64)> {
+    let m = result["metrics"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == name)?;
+    let n = m["summary"]["n"].as_u64()?;
+    let errors = m["note"]
+        .as_str()
+        .and_then(|t| t.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
+    Some((n, errors))
+}
+
+fn metric_names(result: &Value) -> Vec<String> {
+    result["metrics"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m["name"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn exact_counts(backend: &str) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(bin) = build("trace_threads", dir.path()) else {
+        return;
+    };
+    let bin = bin.to_string_lossy().into_owned();
+    let (n, m, k) = (4u64, 300u64, 25u64);
+    let cmd = [bin.as_str(), "4", "300", "25", "7"];
+    let (result, stdout, code) = trace_json(&["--backend", backend], &cmd, dir.path());
+    assert_eq!(
+        calls_of(&result, "getpgid"),
+        Some((n * m, n * k)),
+        "{result:#}"
+    );
+    assert_eq!(
+        stdout, "done 4 300 25\n",
+        "the command's stdout passes through"
+    );
+    assert_eq!(code, 7, "the command's exit code passes through");
+    let findings = result["findings"].to_string();
+    assert!(
+        findings.contains(&format!("backend: {backend}")),
+        "{findings}"
+    );
+    assert!(findings.contains("tracing adds"), "{findings}");
+    let getpgid = result["metrics"]
+        .as_array()
+        .and_then(|a| a.iter().find(|m| m["name"] == "getpgid"))
+        .expect("getpgid metric");
+    assert!(getpgid["note"].as_str().unwrap_or("").contains("ESRCH×100"));
+    assert_eq!(
+        getpgid["samples"].as_array().map(Vec::len),
+        Some((n * m) as usize)
+    );
+}
+
+#[test]
+fn ptrace_counts_every_call_of_every_thread_exactly() {
+    exact_counts("ptrace");
+}
+
+#[test]
+fn tracepoints_count_every_call_of_every_thread_exactly() {
+    if tracepoints_permitted() {
+        exact_counts("tracepoint");
+    }
+}
+
+fn fork_following(backend: &str) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(bin) = build("trace_fork", dir.path()) else {
+        return;
+    };
+    let bin = bin.to_string_lossy().into_owned();
+    let cmd = [bin.as_str(), "120", "30"];
+    let (followed, _, code) = trace_json(&["-f", "--backend", backend], &cmd, dir.path());
+    assert_eq!(code, 0);
+    assert_eq!(
+        calls_of(&followed, "getpgid"),
+        Some((150, 30)),
+        "{followed:#}"
+    );
+    let (alone, _, _) = trace_json(&["--backend", backend], &cmd, dir.path());
+    assert_eq!(calls_of(&alone, "getpgid"), Some((120, 0)), "{alone:#}");
+}
+
+#[test]
+fn ptrace_follows_forked_children_with_f() {
+    fork_following("ptrace");
+}
+
+#[test]
+fn tracepoints_follow_forked_children_with_f() {
+    if tracepoints_permitted() {
+        fork_following("tracepoint");
+    }
+}
+
+#[test]
+fn e_filter_counts_only_the_selected_calls_through_seccomp() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(bin) = build("trace_threads", dir.path()) else {
+        return;
+    };
+    let bin = bin.to_string_lossy().into_owned();
+    let cmd = [bin.as_str(), "2", "200", "10", "0"];
+    let (r, stdout, code) = trace_json(&["--backend", "ptrace", "-e", "getpgid"], &cmd, dir.path());
+    assert_eq!((stdout.as_str(), code), ("done 2 200 10\n", 0));
+    assert_eq!(metric_names(&r), vec!["getpgid"], "{r:#}");
+    assert_eq!(calls_of(&r, "getpgid"), Some((400, 20)));
+    assert!(
+        r["findings"].to_string().contains("seccomp filter"),
+        "{r:#}"
+    );
+    // A class: process calls only (the execve, clone3/clone for the threads; the threads'
+    // exit and the final exit_group never return and are not counted).
+    let (r, _, _) = trace_json(&["--backend", "ptrace", "-e", "process"], &cmd, dir.path());
+    let names = metric_names(&r);
+    assert!(names.iter().any(|n| n.starts_with("clone")), "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| ["clone", "clone3", "execve"].contains(&n.as_str())),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn duration_detaches_a_launched_command_which_finishes_normally() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(bin) = build("trace_counter", dir.path()) else {
+        return;
+    };
+    let output = sysmeter()
+        .args([
+            "trace",
+            "--no-store",
+            "--backend",
+            "ptrace",
+            "--duration",
+            "0.2",
+            "--",
+        ])
+        .arg(&bin)
+        .args(["30", "15"])
+        .output()
+        .expect("sysmeter runs");
+    let expected: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        expected,
+        "{stderr}"
+    );
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("stopped after --duration"), "{stderr}");
+}
+
+#[test]
+fn bad_targets_are_usage_errors_with_one_clear_sentence() {
+    let out = sysmeter()
+        .args(["trace", "--no-store", "-p", "999999999"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("no process with PID 999999999"), "{text}");
+    for args in [
+        vec!["trace", "--no-store"],
+        vec!["trace", "--no-store", "-e", "frobnicate", "--", "true"],
+        vec!["trace", "--no-store", "-p", "1", "--", "true"],
+    ] {
+        let out = sysmeter()
+            .args(&args)
+            .assert()
+            .code(2)
+            .get_output()
+            .stderr
+            .clone();
+        let text = String::from_utf8_lossy(&out);
+        assert!(
+            text.starts_with("error: ") && text.lines().count() == 1,
+            "{args:?}: {text}"
+        );
+    }
+}
+
+#[test]
+fn commands_that_cannot_start_exit_like_a_shell() {
+    let out = sysmeter()
+        .args(["trace", "--no-store", "--", "/no/such/program"])
+        .assert()
+        .code(127)
+        .get_output()
+        .stderr
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("cannot run `/no/such/program`"), "{text}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plain = dir.path().join("not-executable");
+    std::fs::write(&plain, "#!/bin/sh\n").expect("write");
+    sysmeter()
+        .args(["trace", "--no-store", "--"])
+        .arg(&plain)
+        .assert()
+        .code(126);
+}
+
+#[test]
+fn trace_runs_are_stored_and_shown_as_a_syscall_table() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("t.db");
+    sysmeter()
+        .args(["trace", "--backend", "ptrace", "--db"])
+        .arg(&db)
+        .args(["--", "true"])
+        .assert()
+        .success();
+    let out = sysmeter()
+        .args(["show", "latest", "--db"])
+        .arg(&db)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("sysmeter trace run"), "{text}");
+    assert!(text.contains("% time") && text.contains("execve"), "{text}");
+    assert!(text.contains("total"), "{text}");
+}

@@ -1,0 +1,206 @@
+//! `sysmeter trace -p`: a running fixture (tests/fixtures/programs/trace_counter.c, printing
+//! numbered lines with small sleeps) is attached, traced briefly, and detached by SIGINT —
+//! 20 times in a row with ptrace (3 with tracepoints where permitted) — and must still
+//! print every line in order and exit with its own code. Needs a C compiler (skipped with
+//! the reason otherwise).
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
+use std::time::Duration;
+
+/// Compiles fixture `name` (.c) into `dir`; `None` (after printing the reason) without cc.
+fn build(name: &str, dir: &Path) -> Option<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/programs")
+        .join(format!("{name}.c"));
+    let out = dir.join(name);
+    let status = Command::new("cc")
+        .args(["-O1", "-g", "-fno-omit-frame-pointer", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status();
+    match status {
+        Ok(s) if s.success() => Some(out),
+        Ok(s) => panic!("cc failed on {}: {s}", src.display()),
+        Err(e) => {
+            println!("skipped: no C compiler (cc): {e}");
+            None
+        }
+    }
+}
+
+/// Whether the tracepoint backend may run here; prints the skip reason when not.
+fn tracepoints_permitted() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let root = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|u| u.split_whitespace().nth(1))
+        == Some("0");
+    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(2);
+    if !root && paranoid > -1 {
+        println!("skipped: tracepoints need root or perf_event_paranoid ≤ -1 (it is {paranoid})");
+        return false;
+    }
+    true
+}
+
+/// Lines the counter prints, one every [`PAUSE_MS`] (long enough to attach and detach).
+const LINES: u32 = 120;
+const PAUSE_MS: u32 = 10;
+
+/// Starts the counter fixture with stdout piped and waits for its first line.
+fn start_counter(bin: &Path) -> (Child, BufReader<ChildStdout>) {
+    let mut child = Command::new(bin)
+        .args([LINES.to_string(), PAUSE_MS.to_string()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("fixture starts");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut first = String::new();
+    out.read_line(&mut first).expect("first line");
+    assert_eq!(first, "line 1\n");
+    (child, out)
+}
+
+fn tracer_of(pid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("TracerPid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Starts `sysmeter trace -p PID` and reads its stderr until it says it is tracing.
+fn start_tracer(pid: u32, backend: &str, round: usize) -> (Child, BufReader<ChildStderr>, String) {
+    let mut tracer = Command::new(assert_cmd::cargo::cargo_bin("sysmeter"))
+        .args([
+            "trace",
+            "--no-store",
+            "--backend",
+            backend,
+            "-p",
+            &pid.to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sysmeter starts");
+    let mut err = BufReader::new(tracer.stderr.take().expect("stderr"));
+    let mut said = String::new();
+    while !said.contains("Ctrl-C stops tracing") {
+        let mut line = String::new();
+        let n = err.read_line(&mut line).expect("stderr");
+        assert!(
+            n > 0,
+            "round {round}: sysmeter ended before tracing: {said}"
+        );
+        said.push_str(&line);
+    }
+    (tracer, err, said)
+}
+
+/// Attaches to a running counter, stops sysmeter with SIGINT, and checks the counter
+/// finishes every line with its own exit code.
+fn attach_once(bin: &Path, backend: &str, round: usize) {
+    let (mut child, mut out) = start_counter(bin);
+    let pid = child.id();
+    let (mut tracer, mut err, mut report) = start_tracer(pid, backend, round);
+    if backend == "ptrace" {
+        assert_eq!(
+            tracer_of(pid),
+            Some(tracer.id()),
+            "round {round}: not attached"
+        );
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let kill = Command::new("kill")
+        .args(["-INT", &tracer.id().to_string()])
+        .status();
+    assert!(
+        kill.is_ok_and(|s| s.success()),
+        "round {round}: kill -INT failed"
+    );
+    err.read_to_string(&mut report).expect("stderr");
+    let status = tracer.wait().expect("sysmeter ends");
+    assert_eq!(status.code(), Some(0), "round {round}: {report}");
+    assert!(report.contains("nanosleep"), "round {round}: {report}");
+    assert!(
+        report.contains("stopped by Ctrl-C"),
+        "round {round}: {report}"
+    );
+    assert_eq!(
+        tracer_of(pid).unwrap_or(0),
+        0,
+        "round {round}: still traced"
+    );
+    let mut rest = String::new();
+    out.read_to_string(&mut rest)
+        .expect("the rest of the output");
+    let code = child.wait().expect("fixture ends").code();
+    let expected: String = (2..=LINES).map(|i| format!("line {i}\n")).collect();
+    assert_eq!(rest, expected, "round {round}: output damaged");
+    assert_eq!(code, Some(3), "round {round}: exit code changed");
+}
+
+#[test]
+fn attach_and_detach_by_sigint_leaves_the_process_unharmed_20_times() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(bin) = build("trace_counter", dir.path()) else {
+        return;
+    };
+    for round in 0..20 {
+        attach_once(&bin, "ptrace", round);
+    }
+    if tracepoints_permitted() {
+        for round in 0..3 {
+            attach_once(&bin, "tracepoint", round);
+        }
+    }
+}
+
+/// `-p PID --duration`: tracing stops by itself, detaches, and the process finishes.
+fn duration_once(bin: &Path, backend: &str) {
+    let (mut child, mut out) = start_counter(bin);
+    let output = Command::new(assert_cmd::cargo::cargo_bin("sysmeter"))
+        .args([
+            "trace",
+            "--no-store",
+            "--backend",
+            backend,
+            "--duration",
+            "0.3",
+        ])
+        .args(["-p", &child.id().to_string()])
+        .output()
+        .expect("sysmeter runs");
+    let report = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{backend}: {report}");
+    assert!(
+        report.contains("stopped after --duration"),
+        "{backend}: {report}"
+    );
+    assert!(report.contains("nanosleep"), "{backend}: {report}");
+    let mut rest = String::new();
+    out.read_to_string(&mut rest)
+        .expect("the rest of the output");
+    let expected: String = (2..=LINES).map(|i| format!("line {i}\n")).collect();
+    assert_eq!(rest, expected, "{backend}: output damaged");
+    assert_eq!(child.wait().expect("fixture ends").code(), Some(3));
+}
+
+#[test]
+fn duration_ends_an_attached_trace_and_the_process_finishes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(bin) = build("trace_counter", dir.path()) else {
+        return;
+    };
+    duration_once(&bin, "ptrace");
+    if tracepoints_permitted() {
+        duration_once(&bin, "tracepoint");
+    }
+}
