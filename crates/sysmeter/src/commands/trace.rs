@@ -90,15 +90,6 @@ fn stderr_color() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-fn new_run_id() -> String {
-    let now = jiff::Timestamp::now();
-    format!(
-        "{}-{:04x}",
-        now.strftime("%Y%m%dT%H%M%SZ"),
-        fastrand::u16(..)
-    )
-}
-
 fn now_ns() -> i64 {
     jiff::Timestamp::now().as_nanosecond() as i64
 }
@@ -106,7 +97,7 @@ fn now_ns() -> i64 {
 fn record(output: &TraceOutput, started_ns: i64) -> RunRecord {
     RunRecord {
         schema: SCHEMA_VERSION,
-        id: new_run_id(),
+        id: crate::harness::new_run_id(),
         kind: RunKind::Trace,
         started_ns,
         finished_ns: Some(now_ns()),

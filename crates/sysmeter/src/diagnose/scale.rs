@@ -230,16 +230,6 @@ pub fn measure(
     Ok(out)
 }
 
-/// A new run id: UTC time to the second and 16 random bits, like bench runs.
-fn new_run_id() -> String {
-    let now = jiff::Timestamp::now();
-    format!(
-        "{}-{:04x}",
-        now.strftime("%Y%m%dT%H%M%SZ"),
-        fastrand::u16(..)
-    )
-}
-
 /// The run record of one `scale` invocation, with its single result.
 pub fn record(
     cfg: &ScaleConfig,
@@ -251,7 +241,7 @@ pub fn record(
     let interrupted = measured.stop == Some(Stop::Interrupted);
     RunRecord {
         schema: SCHEMA_VERSION,
-        id: new_run_id(),
+        id: crate::harness::new_run_id(),
         kind: RunKind::Scale,
         started_ns,
         finished_ns: (!interrupted).then_some(finished_ns),

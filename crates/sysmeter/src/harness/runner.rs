@@ -56,13 +56,15 @@ pub fn choose_cpu(requested: Option<usize>) -> Result<(Vec<usize>, usize), Strin
     }
 }
 
-fn new_run_id() -> String {
+/// A new run id: UTC start second, then 8 hex digits mixing this process's id with the
+/// clock's nanoseconds, so two processes (or machines) starting in the same second do not
+/// collide — 16 random bits did, in CI, when two benches started together.
+pub fn new_run_id() -> String {
     let now = jiff::Timestamp::now();
-    format!(
-        "{}-{:04x}",
-        now.strftime("%Y%m%dT%H%M%SZ"),
-        fastrand::u16(..)
-    )
+    let salt = (u64::from(std::process::id()) << 32 | u64::from(now.subsec_nanosecond() as u32))
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ^ fastrand::u64(..);
+    format!("{}-{:08x}", now.strftime("%Y%m%dT%H%M%SZ"), salt >> 32)
 }
 
 /// Run `experiments` in order and return the record. Stops early (marking the record

@@ -280,16 +280,6 @@ fn flat_result(a: &Analysis, max: usize, elapsed_ns: u64) -> ExperimentResult {
     }
 }
 
-/// A new run id: UTC time to the second and 4 random hex digits (as bench runs).
-fn new_run_id() -> String {
-    let now = jiff::Timestamp::now();
-    format!(
-        "{}-{:04x}",
-        now.strftime("%Y%m%dT%H%M%SZ"),
-        fastrand::u16(..)
-    )
-}
-
 /// The run record of a profile that started at `started_ns`.
 pub fn run_record(
     target: &Target,
@@ -301,7 +291,7 @@ pub fn run_record(
 ) -> RunRecord {
     RunRecord {
         schema: SCHEMA_VERSION,
-        id: new_run_id(),
+        id: crate::harness::new_run_id(),
         kind: RunKind::Profile,
         started_ns,
         finished_ns: Some(jiff::Timestamp::now().as_nanosecond() as i64),

@@ -219,7 +219,7 @@ pub fn build(p: Parts<'_>) -> (RunRecord, Verdict) {
     };
     let record = RunRecord {
         schema: SCHEMA_VERSION,
-        id: new_run_id(),
+        id: crate::harness::new_run_id(),
         kind: RunKind::Run,
         started_ns: p.started_ns,
         finished_ns: Some(p.finished_ns),
@@ -237,14 +237,4 @@ pub fn build(p: Parts<'_>) -> (RunRecord, Verdict) {
         results: vec![result],
     };
     (record, verdict)
-}
-
-/// A time-ordered run id like the bench runner's (`20261122T183242Z-3f9a`).
-fn new_run_id() -> String {
-    let now = jiff::Timestamp::now();
-    format!(
-        "{}-{:04x}",
-        now.strftime("%Y%m%dT%H%M%SZ"),
-        fastrand::u16(..)
-    )
 }
