@@ -107,7 +107,7 @@ pub enum SimpleFormat {
 /// `sysmeter bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Groups (cpu, os) or experiment ids (os.syscall) to run; none = the default set.
+    /// Groups (cpu, os, mem, ipc, net, fs) or experiment ids (os.syscall) to run; none = the default set.
     #[arg(value_name = "GROUP|ID")]
     pub names: Vec<String>,
     /// Run only these experiment ids (repeatable, or comma separated).
@@ -138,6 +138,16 @@ pub struct BenchArgs {
     /// enough for 8x the last-level cache for bandwidth).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_size: Option<u64>,
+    /// The `sysmeter serve` to measure the net group against, HOST[:PORT].
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub remote: Option<String>,
+    /// Directory for the fs group's test files (default: a temporary directory under the
+    /// working directory, so the file system measured is the one you are on).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// A network or FUSE mount for fs.remote_read (NFS, SSHFS, …).
+    #[arg(long, value_name = "DIR")]
+    pub remote_dir: Option<PathBuf>,
     /// Seed of the bootstrap resampling (statistics are reproducible for a seed).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

@@ -41,6 +41,9 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
     };
     let params = Params {
         max_size: args.max_size,
+        remote: args.remote.clone(),
+        dir: args.dir.clone(),
+        remote_dir: args.remote_dir.clone(),
     };
     let opts = RunOptions {
         profile,

@@ -33,6 +33,18 @@ pub const GROUPS: &[(&str, &str)] = &[
         "mem",
         "the memory hierarchy: cache and DRAM latency, bandwidth, page faults",
     ),
+    (
+        "ipc",
+        "between processes on this machine: pipe, unix, TCP and UDP round trips, bandwidth, connections",
+    ),
+    (
+        "net",
+        "across the network, against `sysmeter serve` on another host (--remote HOST[:PORT])",
+    ),
+    (
+        "fs",
+        "files and disks: uncached and cached reads, file cache size, contention, durability",
+    ),
 ];
 
 /// Every experiment, in run order.

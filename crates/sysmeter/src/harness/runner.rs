@@ -26,6 +26,13 @@ pub struct RunOptions {
 pub struct Params {
     /// Largest working set for memory experiments (`--max-size`), bytes.
     pub max_size: Option<u64>,
+    /// `sysmeter serve` endpoint for the net group (`--remote HOST[:PORT]`).
+    pub remote: Option<String>,
+    /// Directory the fs group creates its test files under (`--dir`; default: a temporary
+    /// directory on the file system of the working directory).
+    pub dir: Option<std::path::PathBuf>,
+    /// A network or FUSE mount for `fs.remote_read` (`--remote-dir`).
+    pub remote_dir: Option<std::path::PathBuf>,
 }
 
 /// Receives the run's events; the harness itself never prints or stores.
