@@ -1,6 +1,6 @@
 //! Integration tests of `sysmeter scale`: C fixtures of known complexity (a linear loop, a
-//! doubly nested loop, qsort of N random ints) are recognised as O(N), O(N²) and O(N log N);
-//! a program chasing pointers through an N KiB working set shows a knee past the caches; and
+//! doubly nested loop, a merge sort of N random ints) are recognised as O(N), O(N²) and
+//! O(N log N); a program chasing pointers through an N KiB working set shows a knee past the caches; and
 //! the command's errors, formats, storage and timeout behave.
 //!
 //! The fixtures fit the fastest run's CPU time (`--time cpu --stat min`): seven engineers
@@ -142,16 +142,38 @@ fn a_doubly_nested_loop_is_o_n_squared() {
 
 #[test]
 fn sorting_is_o_n_log_n() {
-    // Five runs per size; the fixture's comparisons carry fixed work so that N log N
-    // dominates the linear fill and start-up (plain qsort of ints left O(N) and O(N log N)
-    // within 0.3 points of nRMS here, and CI once picked O(N)).
-    let args = ["--range", "8k..1024k", "--repeat", "5", "--predict", "10M"];
-    let Some(r) = scale_fixture("scale_sort", &args) else {
-        return;
-    };
-    assert_eq!(best_class(&r), "O(N log N)", "{}", summary(&r));
-    let p = finding(&r, "prediction_10000000").expect("a prediction");
-    assert!(p["value"].as_f64().is_some_and(|t| t > 0.0), "{p}");
+    // A hand-written merge sort whose comparisons carry fixed work, over 2k..512k (log N
+    // from 11 to 19): here O(N log N) fits within ~2% and O(N) misses by ~10%. CI's VM once
+    // made the fastest of five runs swing 26% from size to size, which blurred the two (an
+    // earlier qsort fixture over 8k..1024k picked O(N)). So a run that the tool itself
+    // flags as noisy (`noisy_sizes`) is measured again, up to three times; a clean run that
+    // picks the wrong class fails at once.
+    let args = ["--range", "2k..512k", "--repeat", "5", "--predict", "10M"];
+    for attempt in 1..=3 {
+        let Some(r) = scale_fixture("scale_sort", &args) else {
+            return;
+        };
+        if best_class(&r) == "O(N log N)" {
+            let p = finding(&r, "prediction_10000000").expect("a prediction");
+            assert!(p["value"].as_f64().is_some_and(|t| t > 0.0), "{p}");
+            return;
+        }
+        assert!(
+            finding(&r, "noisy_sizes").is_some() && attempt < 3,
+            "attempt {attempt} picked {} from runs {}:{}",
+            best_class(&r),
+            if finding(&r, "noisy_sizes").is_some() {
+                "the tool flagged as noisy"
+            } else {
+                "it found clean"
+            },
+            summary(&r)
+        );
+        println!(
+            "attempt {attempt} picked {} from noisy runs; measuring again",
+            best_class(&r)
+        );
+    }
 }
 
 /// On this VM the *effective* last-level cache is far smaller than sysfs says (L3 32 MiB,
