@@ -1,7 +1,7 @@
 //! Integration tests of `sysmeter scale`: C fixtures of known complexity (a linear loop, a
 //! doubly nested loop, a merge sort of N random ints) are recognised as O(N), O(N²) and
-//! O(N log N); a program chasing pointers through an N KiB working set shows a knee past the caches; and
-//! the command's errors, formats, storage and timeout behave.
+//! O(N log N); a program chasing pointers through an N KiB working set shows a knee past the
+//! caches; and the command's errors, formats, storage and timeout behave.
 //!
 //! The fixtures fit the fastest run's CPU time (`--time cpu --stat min`): seven engineers
 //! share this machine's two CPUs (and other guests its host), waiting for a CPU makes wall
