@@ -1,15 +1,11 @@
 //! Integration tests that drive the `sysmeter` binary: list, host, bench of one experiment
 //! per group in every output format, history/show, and usage errors (exit 2).
 
-use assert_cmd::Command;
+mod common;
+use common::sysmeter;
+
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn sysmeter() -> Command {
-    let mut c = Command::cargo_bin("sysmeter").expect("binary is built");
-    c.env_remove("SYSMETER_DB").env("NO_COLOR", "1");
-    c
-}
 
 fn json_of(out: &[u8]) -> Value {
     serde_json::from_slice(out).expect("stdout is JSON")

@@ -3,18 +3,14 @@
 //! message by every command that opens it; damaged files give one clear error, never a
 //! panic.
 
+mod common;
+use common::sysmeter;
+
 use std::path::Path;
 use std::process::{Command as Process, Output, Stdio};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn sysmeter() -> Command {
-    let mut c = Command::cargo_bin("sysmeter").expect("binary is built");
-    c.env_remove("SYSMETER_DB").env("NO_COLOR", "1");
-    c
-}
 
 fn history(db: &Path) -> Vec<Value> {
     let out = sysmeter()

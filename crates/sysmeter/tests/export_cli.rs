@@ -2,17 +2,14 @@
 //! shell completions and man page, NO_COLOR under a real terminal, and the exit codes of
 //! SPEC §7 (0 success, 1 failure or regression, 2 usage error; 130 is in interrupt.rs).
 
+mod common;
+use common::sysmeter;
+
 use std::path::Path;
 
 use assert_cmd::Command;
 use predicates::prelude::*;
 use sysmeter::model::RunRecord;
-
-fn sysmeter() -> Command {
-    let mut c = Command::cargo_bin("sysmeter").expect("binary is built");
-    c.env_remove("SYSMETER_DB").env("NO_COLOR", "1");
-    c
-}
 
 fn stdout_of(cmd: &mut Command) -> String {
     let out = cmd.assert().success();

@@ -3,12 +3,14 @@
 //! file), escaping and flame graphs through a JSON file, usage errors, and the page loaded in
 //! headless Chromium (skipped with the reason where Chromium is missing or cannot start).
 
+mod common;
+use common::sysmeter;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as Process, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use sysmeter::model::{Artifact, RunRecord};
 use sysmeter::report::fixture::sample_run;
 
@@ -16,12 +18,6 @@ use sysmeter::report::fixture::sample_run;
 const EXPERIMENTS: [&str; 3] = ["cpu.loop", "os.syscall", "mem.latency"];
 /// Longest a headless Chromium may take to load the page.
 const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(120);
-
-fn sysmeter() -> Command {
-    let mut c = Command::cargo_bin("sysmeter").expect("binary is built");
-    c.env_remove("SYSMETER_DB").env("NO_COLOR", "1");
-    c
-}
 
 fn path_arg(p: &Path) -> &str {
     p.to_str().expect("temp paths are UTF-8")

@@ -2,17 +2,13 @@
 //! sentence and exit code 2, from `--db` and from `SYSMETER_DB`, before anything is measured.
 //! The PostgreSQL backend itself is tested in `pg.rs` (built with `--features pg`).
 #![cfg(not(feature = "pg"))]
+mod common;
+use common::sysmeter;
 
 use assert_cmd::Command;
 
 const SENTENCE: &str = "this sysmeter was built without PostgreSQL support; rebuild with \
                         `cargo build --features pg`";
-
-fn sysmeter() -> Command {
-    let mut c = Command::cargo_bin("sysmeter").expect("binary is built");
-    c.env_remove("SYSMETER_DB").env("NO_COLOR", "1");
-    c
-}
 
 fn stderr_of(assert: assert_cmd::assert::Assert) -> String {
     String::from_utf8_lossy(&assert.get_output().stderr).to_string()

@@ -10,45 +10,25 @@
 //! Tests that sample need perf events (and `cc` for the fixture): they print `skipped:` with
 //! the reason and return when either is missing.
 
+mod common;
+use common::{compile_fixture, sysmeter};
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn sysmeter() -> Command {
-    let mut c = Command::cargo_bin("sysmeter").expect("binary is built");
-    c.env_remove("SYSMETER_DB").env("NO_COLOR", "1");
-    c
-}
-
-/// Compiles fixture `source` into `dir/out` with the frame-pointer flags and `extra`
-/// arguments, after checking perf events are permitted; `Err` says why the test must be
-/// skipped.
-fn compile(dir: &Path, source: &str, out: &str, extra: &[&str]) -> Result<PathBuf, String> {
+/// Compiles fixture `name.c` with `extra` flags after checking perf events are permitted;
+/// `Err` says why the test must be skipped.
+fn compile(dir: &Path, name: &str, extra: &[&str]) -> Result<PathBuf, String> {
     sysmeter::diagnose::profile::perf_available()
         .map_err(|e| format!("perf events are not permitted here: {e}"))?;
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/programs")
-        .join(source);
-    let out = dir.join(out);
-    let status = std::process::Command::new("cc")
-        .args(["-O1", "-g", "-fno-omit-frame-pointer"])
-        .args(extra)
-        .arg("-o")
-        .arg(&out)
-        .arg(&src)
-        .status()
-        .map_err(|e| format!("no C compiler (cc): {e}"))?;
-    if !status.success() {
-        return Err(format!("cc failed on {}", src.display()));
-    }
-    Ok(out)
+    compile_fixture(name, dir, extra)
 }
 
 /// The 70/30 fixture.
 fn fixture(dir: &Path) -> Result<PathBuf, String> {
-    compile(dir, "profile_split.c", "profile_split", &[])
+    compile(dir, "profile_split", &[])
 }
 
 /// Sampling tests run one at a time: CPU-bound fixtures of parallel tests would contend for
@@ -358,17 +338,14 @@ fn attaching_to_a_pid_samples_it_and_leaves_it_running() {
 fn library_loaded_late_and_unloaded_is_still_named() {
     let _serial = sampling_lock();
     let dir = tempfile::tempdir().expect("tempdir");
-    let built = compile(
-        dir.path(),
-        "profile_late.c",
-        "libprofile_late.so",
-        &["-fPIC", "-shared", "-DLATE_LIBRARY"],
-    )
-    .and_then(|lib| {
-        Ok((
-            lib,
-            compile(dir.path(), "profile_late.c", "profile_late", &["-ldl"])?,
-        ))
+    // The library is built from the same source into a subdirectory, then named like one.
+    let libdir = dir.path().join("lib");
+    std::fs::create_dir(&libdir).expect("lib dir");
+    let library_flags = ["-fPIC", "-shared", "-DLATE_LIBRARY"];
+    let built = compile(&libdir, "profile_late", &library_flags).and_then(|built| {
+        let lib = dir.path().join("libprofile_late.so");
+        std::fs::rename(built, &lib).expect("rename the library");
+        Ok((lib, compile(dir.path(), "profile_late", &["-ldl"])?))
     });
     let (lib, prog) = match built {
         Ok(b) => b,

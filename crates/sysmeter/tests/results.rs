@@ -2,20 +2,16 @@
 //! with a known slowdown and on stored runs, `export` in every format, `completions`, the
 //! committed man page, NO_COLOR and the exit codes of SPEC §7.
 
+mod common;
+use common::sysmeter;
+
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 use sysmeter::model::RunRecord;
 use sysmeter::report::fixture::sample_run;
 use sysmeter::stats::summarize;
-
-fn sysmeter() -> Command {
-    let mut c = Command::cargo_bin("sysmeter").expect("binary is built");
-    c.env_remove("SYSMETER_DB").env("NO_COLOR", "1");
-    c
-}
 
 fn json_of(out: &[u8]) -> Value {
     serde_json::from_slice(out).expect("stdout is JSON")

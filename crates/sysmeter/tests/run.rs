@@ -3,17 +3,13 @@
 //! exit code, attaching to a running process, SIGINT forwarding, bad targets (exit 2), the
 //! JSON record with its timeline, and storage.
 
+mod common;
+use common::sysmeter;
+
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use serde_json::Value;
-
-fn sysmeter() -> Command {
-    let mut c = Command::cargo_bin("sysmeter").expect("binary is built");
-    c.env_remove("SYSMETER_DB").env("NO_COLOR", "1");
-    c
-}
 
 /// Runs `sysmeter run --no-store --format json --out FILE ARGS -- CMD` and returns the
 /// record and the exit code.

@@ -11,48 +11,22 @@
 //! itself). Sizes are chosen so most runs take 5–300 ms and process start-up (~1 ms) does
 //! not dominate.
 
-use std::path::{Path, PathBuf};
-use std::process::Command as StdCommand;
+mod common;
+use common::{compile_or_skip, sysmeter};
+
+use std::path::Path;
 use std::sync::Mutex;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 static HEAVY: Mutex<()> = Mutex::new(());
-
-fn sysmeter() -> Command {
-    let mut c = Command::cargo_bin("sysmeter").expect("binary is built");
-    c.env_remove("SYSMETER_DB").env("NO_COLOR", "1");
-    c
-}
-
-/// Compiles fixture `name` into `dir`; `None` (after printing why) when there is no `cc`.
-fn compile(name: &str, dir: &Path) -> Option<PathBuf> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/programs")
-        .join(format!("{name}.c"));
-    let exe = dir.join(name);
-    let status = StdCommand::new("cc")
-        .args(["-O1", "-g", "-fno-omit-frame-pointer", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .status();
-    match status {
-        Ok(s) if s.success() => Some(exe),
-        Ok(s) => panic!("cc failed on {}: {s}", src.display()),
-        Err(e) => {
-            println!("skipped: no C compiler (cc: {e})");
-            None
-        }
-    }
-}
 
 /// Runs `scale --format json --no-store --time cpu --stat min` with `args` on fixture `name`; returns the
 /// one result.
 fn scale_fixture(name: &str, args: &[&str]) -> Option<Value> {
     let _heavy = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().expect("temp dir");
-    let exe = compile(name, dir.path())?;
+    let exe = compile_or_skip(name, dir.path(), &[])?;
     let out = sysmeter()
         .args(["scale", "--format", "json", "--no-store", "--time", "cpu"])
         .args(["--stat", "min"])

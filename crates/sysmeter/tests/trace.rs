@@ -4,38 +4,12 @@
 //! on a launched command, storing and showing, and usage errors (attaching: trace_attach.rs).
 //! Tests needing a C compiler or tracepoint privileges print `skipped: <reason>` and return.
 
-use std::path::{Path, PathBuf};
-use std::process::Command as StdCommand;
+mod common;
+use common::{compile_or_skip, sysmeter};
 
-use assert_cmd::Command;
+use std::path::Path;
+
 use serde_json::Value;
-
-fn sysmeter() -> Command {
-    let mut c = Command::cargo_bin("sysmeter").expect("binary is built");
-    c.env_remove("SYSMETER_DB").env("NO_COLOR", "1");
-    c
-}
-
-/// Compiles fixture `name` (.c) into `dir`; `None` (after printing the reason) without cc.
-fn build(name: &str, dir: &Path) -> Option<PathBuf> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/programs")
-        .join(format!("{name}.c"));
-    let out = dir.join(name);
-    let status = StdCommand::new("cc")
-        .args(["-O1", "-g", "-fno-omit-frame-pointer", "-pthread", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .status();
-    match status {
-        Ok(s) if s.success() => Some(out),
-        Ok(s) => panic!("cc failed on {}: {s}", src.display()),
-        Err(e) => {
-            println!("skipped: no C compiler (cc): {e}");
-            None
-        }
-    }
-}
 
 /// Whether the tracepoint backend may run here; prints the skip reason when not.
 fn tracepoints_permitted() -> bool {
@@ -108,7 +82,7 @@ fn metric_names(result: &Value) -> Vec<String> {
 
 fn exact_counts(backend: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = build("trace_threads", dir.path()) else {
+    let Some(bin) = compile_or_skip("trace_threads", dir.path(), &["-pthread"]) else {
         return;
     };
     let bin = bin.to_string_lossy().into_owned();
@@ -156,7 +130,7 @@ fn tracepoints_count_every_call_of_every_thread_exactly() {
 
 fn fork_following(backend: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = build("trace_fork", dir.path()) else {
+    let Some(bin) = compile_or_skip("trace_fork", dir.path(), &["-pthread"]) else {
         return;
     };
     let bin = bin.to_string_lossy().into_owned();
@@ -187,7 +161,7 @@ fn tracepoints_follow_forked_children_with_f() {
 #[test]
 fn e_filter_counts_only_the_selected_calls_through_seccomp() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = build("trace_threads", dir.path()) else {
+    let Some(bin) = compile_or_skip("trace_threads", dir.path(), &["-pthread"]) else {
         return;
     };
     let bin = bin.to_string_lossy().into_owned();
@@ -216,7 +190,7 @@ fn e_filter_counts_only_the_selected_calls_through_seccomp() {
 #[test]
 fn duration_detaches_a_launched_command_which_finishes_normally() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = build("trace_counter", dir.path()) else {
+    let Some(bin) = compile_or_skip("trace_counter", dir.path(), &["-pthread"]) else {
         return;
     };
     let output = sysmeter()

@@ -4,31 +4,13 @@
 //! print every line in order and exit with its own code. Needs a C compiler (skipped with
 //! the reason otherwise).
 
+mod common;
+use common::compile_or_skip;
+
 use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
 use std::time::Duration;
-
-/// Compiles fixture `name` (.c) into `dir`; `None` (after printing the reason) without cc.
-fn build(name: &str, dir: &Path) -> Option<PathBuf> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/programs")
-        .join(format!("{name}.c"));
-    let out = dir.join(name);
-    let status = Command::new("cc")
-        .args(["-O1", "-g", "-fno-omit-frame-pointer", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .status();
-    match status {
-        Ok(s) if s.success() => Some(out),
-        Ok(s) => panic!("cc failed on {}: {s}", src.display()),
-        Err(e) => {
-            println!("skipped: no C compiler (cc): {e}");
-            None
-        }
-    }
-}
 
 /// Whether the tracepoint backend may run here; prints the skip reason when not.
 fn tracepoints_permitted() -> bool {
@@ -150,7 +132,7 @@ fn attach_once(bin: &Path, backend: &str, round: usize) {
 #[test]
 fn attach_and_detach_by_sigint_leaves_the_process_unharmed_20_times() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = build("trace_counter", dir.path()) else {
+    let Some(bin) = compile_or_skip("trace_counter", dir.path(), &[]) else {
         return;
     };
     for round in 0..20 {
@@ -196,7 +178,7 @@ fn duration_once(bin: &Path, backend: &str) {
 #[test]
 fn duration_ends_an_attached_trace_and_the_process_finishes() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = build("trace_counter", dir.path()) else {
+    let Some(bin) = compile_or_skip("trace_counter", dir.path(), &[]) else {
         return;
     };
     duration_once(&bin, "ptrace");

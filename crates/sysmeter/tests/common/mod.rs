@@ -1,0 +1,41 @@
+//! Helpers shared by the integration tests: the binary under test with a clean environment,
+//! and the C fixture programs under `tests/fixtures/programs`, compiled on demand.
+
+// Each test crate includes this module and uses a subset of it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// The `sysmeter` binary, with no database from the environment and no colour.
+pub fn sysmeter() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("sysmeter").expect("binary is built");
+    c.env_remove("SYSMETER_DB").env("NO_COLOR", "1");
+    c
+}
+
+/// Compiles fixture `name.c` into `dir/name` with debug info, frame pointers and `extra`
+/// flags. `Err` says why the test must be skipped (no C compiler); a source that does not
+/// compile is a test failure.
+pub fn compile_fixture(name: &str, dir: &Path, extra: &[&str]) -> Result<PathBuf, String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/programs")
+        .join(format!("{name}.c"));
+    let exe = dir.join(name);
+    let status = std::process::Command::new("cc")
+        .args(["-O1", "-g", "-fno-omit-frame-pointer"])
+        .args(extra)
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .map_err(|e| format!("no C compiler (cc: {e})"))?;
+    assert!(status.success(), "cc failed on {}: {status}", src.display());
+    Ok(exe)
+}
+
+/// [`compile_fixture`] for tests that skip without a compiler: prints the reason.
+pub fn compile_or_skip(name: &str, dir: &Path, extra: &[&str]) -> Option<PathBuf> {
+    compile_fixture(name, dir, extra)
+        .map_err(|reason| println!("skipped: {reason}"))
+        .ok()
+}
