@@ -79,6 +79,25 @@ pub struct DbArgs {
     pub db: Option<PathBuf>,
 }
 
+/// Where a measuring command's results go: the format, a file instead of the terminal, and
+/// the database (or none).
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Output format of the results.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the results to FILE instead of the terminal (stdout for bench and scale; stderr
+    /// for run, trace and profile, whose command keeps stdout).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Database to store the run in.
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Do not store the run.
+    #[arg(long, conflicts_with = "db")]
+    pub no_store: bool,
+}
+
 /// `sysmeter list`.
 #[derive(Debug, Args)]
 pub struct ListArgs {
@@ -119,18 +138,9 @@ pub struct BenchArgs {
     /// Longer budgets and more samples.
     #[arg(long)]
     pub thorough: bool,
-    /// Output format of the results on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Write the results to FILE instead of stdout.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Database to store the run in.
+    /// Output format, --out, and where the run is stored.
     #[command(flatten)]
-    pub db: DbArgs,
-    /// Do not store the run.
-    #[arg(long, conflicts_with = "db")]
-    pub no_store: bool,
+    pub output: OutputArgs,
     /// CPU to pin the measuring thread to (default: the last CPU this process may use).
     #[arg(long, value_name = "N")]
     pub cpu: Option<usize>,

@@ -5,8 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::DbArgs;
-use crate::report::Format;
+use super::OutputArgs;
 
 /// `sysmeter profile`: sample a command's (or a process's) CPU profile.
 #[derive(Debug, Args)]
@@ -39,18 +38,9 @@ pub struct ProfileArgs {
     /// Write the folded stacks (`a;b;c N` lines, for flamegraph.pl or inferno) to FILE.
     #[arg(long, value_name = "FILE")]
     pub folded: Option<PathBuf>,
-    /// Format of the report.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Write the report to FILE instead of stderr.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Database to store the profile in.
+    /// Output format, --out, and where the profile is stored.
     #[command(flatten)]
-    pub db: DbArgs,
-    /// Do not store the profile.
-    #[arg(long, conflicts_with = "db")]
-    pub no_store: bool,
+    pub output: OutputArgs,
     /// The command to profile and its arguments (after `--`).
     #[arg(
         value_name = "CMD",

@@ -2,13 +2,11 @@
 //! sampling interval of the timeline, and the usual output and storage flags.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 
-use super::DbArgs;
-use crate::report::Format;
+use super::OutputArgs;
 
 const RUN_HELP: &str = "\
 The command's stdin, stdout, stderr and exit code pass through unchanged: sysmeter's report
@@ -46,18 +44,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "MS", default_value_t = 100,
           value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub interval: u64,
-    /// Output format of the report.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Write the report to FILE instead of stderr.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Database to store the run in.
+    /// Output format, --out, and where the run is stored.
     #[command(flatten)]
-    pub db: DbArgs,
-    /// Do not store the run.
-    #[arg(long, conflicts_with = "db")]
-    pub no_store: bool,
+    pub output: OutputArgs,
     /// The command and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,

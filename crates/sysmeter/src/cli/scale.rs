@@ -1,13 +1,10 @@
 //! Arguments of `sysmeter scale` and the parsers of its size lists (`--sizes 1k,2k,4k`,
 //! `--range 1k..64k`, `--range 1000..10000+1000`).
 
-use std::path::PathBuf;
-
 use clap::{ArgGroup, Args};
 
-use super::DbArgs;
+use super::OutputArgs;
 use crate::diagnose::scale::{FitStat, TimeBasis};
-use crate::report::Format;
 
 /// Most sizes one `scale` run may have (each is run `--repeat` times).
 pub const MAX_SIZES: usize = 1000;
@@ -55,18 +52,9 @@ pub struct ScaleArgs {
     /// Let the command write to this terminal (default: its stdout and stderr are discarded).
     #[arg(long)]
     pub show_output: bool,
-    /// Output format of the results on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Write the results to FILE instead of stdout.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Database to store the run in.
+    /// Output format, --out, and where the run is stored.
     #[command(flatten)]
-    pub db: DbArgs,
-    /// Do not store the run.
-    #[arg(long, conflicts_with = "db")]
-    pub no_store: bool,
+    pub output: OutputArgs,
     // Help text cannot show the placeholder itself: clap prints "{n}" as a line break.
     /// The command, with the size placeholder (the letter n in curly braces) in at least one
     /// argument.

@@ -1,13 +1,11 @@
 //! Arguments of `sysmeter trace`.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use super::DbArgs;
-use crate::report::Format;
+use super::OutputArgs;
 
 /// `sysmeter trace`: a system-call summary (like `strace -c`) of a command or a process.
 #[derive(Debug, Args)]
@@ -44,18 +42,9 @@ pub struct TraceArgs {
     /// a VM), but confines a launched command's threads to that CPU.
     #[arg(long)]
     pub no_pin: bool,
-    /// Output format of the summary.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Write the summary to FILE instead of stderr.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Database to store the run in.
+    /// Output format, --out, and where the run is stored.
     #[command(flatten)]
-    pub db: DbArgs,
-    /// Do not store the run.
-    #[arg(long, conflicts_with = "db")]
-    pub no_store: bool,
+    pub output: OutputArgs,
     /// The command to launch and its arguments (after `--`).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,

@@ -5,7 +5,7 @@ use std::io::Write;
 use anyhow::Context;
 
 use super::progress::BenchObserver;
-use super::{Outcome, UsageError, color_allowed, emit, open_store};
+use super::{Outcome, UsageError, color_allowed, emit, open_outputs};
 use crate::cli::BenchArgs;
 use crate::harness::{Params, Profile, RunOptions, choose_cpu, run_experiments};
 use crate::model::Status;
@@ -25,20 +25,7 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
         Profile::default_profile()
     };
     // Fail on a bad --out or database before measuring anything.
-    let mut out_file = match &args.out {
-        Some(p) => Some(std::fs::File::create(p).map_err(|e| {
-            UsageError(format!(
-                "cannot write --out {}: {e}; choose a writable path",
-                p.display()
-            ))
-        })?),
-        None => None,
-    };
-    let store = if args.no_store {
-        None
-    } else {
-        Some(open_store(&args.db)?)
-    };
+    let (mut out_file, store) = open_outputs(&args.output)?;
     let params = Params {
         max_size: args.max_size,
         remote: args.remote.clone(),
@@ -74,7 +61,11 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
             Err(e) => store_errors.push(e.to_string()),
         }
     }
-    let text = report::render(&run, args.format, out_file.is_none() && color_allowed())?;
+    let text = report::render(
+        &run,
+        args.output.format,
+        out_file.is_none() && color_allowed(),
+    )?;
     match out_file.as_mut() {
         Some(f) => f.write_all(text.as_bytes()).context("writing --out")?,
         None => emit(&text)?,

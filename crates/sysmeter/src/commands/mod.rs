@@ -102,6 +102,34 @@ fn db_path(db: &DbArgs) -> anyhow::Result<PathBuf> {
     }
 }
 
+/// Creates `path` (named on the command line by `flag`) before anything is measured, so a
+/// bad path is a usage error at once rather than after a long run.
+fn create_output(path: &std::path::Path, flag: &str) -> anyhow::Result<std::fs::File> {
+    std::fs::File::create(path).map_err(|e| {
+        anyhow::Error::new(UsageError(format!(
+            "cannot write {flag} {}: {e}; choose a writable path",
+            path.display()
+        )))
+    })
+}
+
+/// The `--out` file (created now) and the store (opened now, unless `--no-store`) of a
+/// measuring command: both fail before anything runs.
+fn open_outputs(
+    output: &crate::cli::OutputArgs,
+) -> anyhow::Result<(Option<std::fs::File>, Option<Store>)> {
+    let file = output
+        .out
+        .as_deref()
+        .map(|p| create_output(p, "--out"))
+        .transpose()?;
+    let store = match output.no_store {
+        true => None,
+        false => Some(open_store(&output.db)?),
+    };
+    Ok((file, store))
+}
+
 /// Open the store named by `db` (a file, or a `postgres://` URL). In a fleet database
 /// `latest` and `latest~N` mean this machine's runs.
 fn open_store(db: &DbArgs) -> anyhow::Result<Store> {

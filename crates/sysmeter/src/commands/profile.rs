@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::{Outcome, UsageError, db_path};
+use super::{Outcome, UsageError, create_output, open_store};
 use crate::cli::ProfileArgs;
 use crate::diagnose::profile::{self, Settings, Target, result};
 use crate::report::{self, Format, profile_text};
@@ -79,15 +79,6 @@ fn settings(args: &ProfileArgs) -> anyhow::Result<Settings> {
     })
 }
 
-fn create(path: &Path, what: &str) -> anyhow::Result<std::fs::File> {
-    std::fs::File::create(path).map_err(|e| {
-        usage(format!(
-            "cannot write {what} {}: {e}; choose a writable path",
-            path.display()
-        ))
-    })
-}
-
 /// A live sample counter on stderr, only when stderr is a terminal.
 fn progress_printer() -> impl FnMut(u64, Duration) {
     let tty = std::io::stderr().is_terminal();
@@ -112,10 +103,10 @@ struct Outputs {
 impl Outputs {
     fn create(args: &ProfileArgs) -> anyhow::Result<Outputs> {
         let open = |p: &Option<std::path::PathBuf>, what| {
-            p.as_deref().map(|p| create(p, what)).transpose()
+            p.as_deref().map(|p| create_output(p, what)).transpose()
         };
         Ok(Outputs {
-            report: open(&args.out, "--out")?,
+            report: open(&args.output.out, "--out")?,
             flamegraph: open(&args.flamegraph, "--flamegraph")?,
             folded: open(&args.folded, "--folded")?,
         })
@@ -142,7 +133,7 @@ impl Outputs {
 /// Whether the report may carry ANSI bold: it goes to a terminal's stderr and NO_COLOR is
 /// unset.
 fn stderr_color(args: &ProfileArgs) -> bool {
-    args.out.is_none()
+    args.output.out.is_none()
         && std::io::stderr().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
@@ -152,9 +143,9 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
     let target = target(args)?;
     let settings = settings(args)?;
     let outputs = Outputs::create(args)?;
-    let mut store = match args.no_store {
+    let mut store = match args.output.no_store {
         true => None,
-        false => Some(Store::open(&db_path(&args.db)?)?),
+        false => Some(open_store(&args.output.db)?),
     };
     sysmeter_sys::signal::install_interrupt_flag().context("installing the Ctrl-C handler")?;
     let started_ns = jiff::Timestamp::now().as_nanosecond() as i64;
@@ -169,7 +160,7 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
     let results = prof.results.clone();
     let run = result::run_record(&target, &settings, host, started_ns, results, interrupted);
     let stored = store.as_mut().map(|s| store_run(s, &run));
-    let text = match args.format {
+    let text = match args.output.format {
         Format::Text => profile_text::render(&run, stderr_color(args))
             .map_or_else(|| report::render(&run, Format::Text, false), Ok)?,
         f => report::render(&run, f, false)?,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::{Outcome, UsageError, db_path};
+use super::{Outcome, UsageError, open_outputs};
 use crate::cli::RunArgs;
 use crate::diagnose::run::{self, RunError, RunOutput, Target};
 use crate::store::Store;
@@ -62,20 +62,7 @@ fn store(store: Option<Store>, out: &RunOutput) -> Option<String> {
 pub fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let target = target(args)?;
     // Fail on a bad --out or database before running anything.
-    let mut out_file = match &args.out {
-        Some(p) => Some(std::fs::File::create(p).map_err(|e| {
-            UsageError(format!(
-                "cannot write --out {}: {e}; choose a writable path",
-                p.display()
-            ))
-        })?),
-        None => None,
-    };
-    let store_handle = if args.no_store {
-        None
-    } else {
-        Some(Store::open(&db_path(&args.db)?)?)
-    };
+    let (mut out_file, store_handle) = open_outputs(&args.output)?;
     let interval = Duration::from_millis(args.interval);
     let output = match run::run(&target, interval, host::read_host()) {
         Ok(o) => o,
@@ -83,7 +70,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     };
     let store_error = store(store_handle, &output);
     let color = out_file.is_none() && stderr_color();
-    let text = report::render(&output.record, args.format, color)?;
+    let text = report::render(&output.record, args.output.format, color)?;
     match out_file.as_mut() {
         Some(f) => f.write_all(text.as_bytes()).context("writing --out")?,
         None => eprint!("{text}"),

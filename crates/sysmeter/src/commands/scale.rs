@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::{Outcome, UsageError, color_allowed, db_path};
+use super::{Outcome, UsageError, color_allowed, open_outputs};
 use crate::cli::ScaleArgs;
 use crate::diagnose::scale::{self, ScaleConfig, Stop};
 use crate::model::{RunRecord, Status};
@@ -18,20 +18,7 @@ pub fn scale(args: &ScaleArgs) -> anyhow::Result<Outcome> {
     sysmeter_sys::signal::install_interrupt_flag().context("installing the Ctrl-C handler")?;
     let cfg = config(args)?;
     // Fail on a bad --out or database before running anything.
-    let mut out_file = match &args.out {
-        Some(p) => Some(std::fs::File::create(p).map_err(|e| {
-            UsageError(format!(
-                "cannot write --out {}: {e}; choose a writable path",
-                p.display()
-            ))
-        })?),
-        None => None,
-    };
-    let mut store = if args.no_store {
-        None
-    } else {
-        Some(Store::open(&db_path(&args.db)?)?)
-    };
+    let (mut out_file, mut store) = open_outputs(&args.output)?;
     let started = now_ns();
     let bar = progress_bar();
     let measured = scale::measure(&cfg, &mut |done, total, n| {
@@ -43,7 +30,11 @@ pub fn scale(args: &ScaleArgs) -> anyhow::Result<Outcome> {
     let measured = measured.map_err(|e| anyhow::Error::new(UsageError(e.to_string())))?;
     let run = scale::record(&cfg, host::read_host(), started, now_ns(), &measured);
     let store_error = store.as_mut().and_then(|s| save(s, &run));
-    let text = report::render(&run, args.format, out_file.is_none() && color_allowed())?;
+    let text = report::render(
+        &run,
+        args.output.format,
+        out_file.is_none() && color_allowed(),
+    )?;
     match out_file.as_mut() {
         Some(f) => f.write_all(text.as_bytes()).context("writing --out")?,
         None => print!("{text}"),

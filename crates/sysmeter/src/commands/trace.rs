@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Write};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::{Outcome, UsageError, db_path};
+use super::{Outcome, UsageError, open_outputs};
 use crate::cli::TraceArgs;
 use crate::diagnose::trace::{
     self, BackendChoice, CommandState, Selection, Target, TraceConfig, TraceObserver, TraceOutput,
@@ -138,20 +138,7 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
     sysmeter_sys::signal::install_interrupt_flag().context("installing the Ctrl-C handler")?;
     let cfg = config(args)?;
     // Fail on a bad --out or database before tracing anything.
-    let mut out_file = match &args.out {
-        Some(p) => Some(std::fs::File::create(p).map_err(|e| {
-            usage(format!(
-                "cannot write --out {}: {e}; choose a writable path",
-                p.display()
-            ))
-        })?),
-        None => None,
-    };
-    let store = if args.no_store {
-        None
-    } else {
-        Some(Store::open(&db_path(&args.db)?)?)
-    };
+    let (mut out_file, store) = open_outputs(&args.output)?;
     let started_ns = now_ns();
     let mut live = LiveCount::new();
     let traced = trace::trace(&cfg, &mut live);
@@ -172,7 +159,7 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
     };
     let run = record(&output, started_ns);
     let color = out_file.is_none() && stderr_color();
-    let text = report::render(&run, args.format, color)?;
+    let text = report::render(&run, args.output.format, color)?;
     match out_file.as_mut() {
         Some(f) => f.write_all(text.as_bytes()).context("writing --out")?,
         None => eprint!("{text}"),
