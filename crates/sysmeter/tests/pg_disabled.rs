@@ -2,10 +2,9 @@
 //! sentence and exit code 2, from `--db` and from `SYSMETER_DB`, before anything is measured.
 //! The PostgreSQL backend itself is tested in `pg.rs` (built with `--features pg`).
 #![cfg(not(feature = "pg"))]
+
 mod common;
 use common::sysmeter;
-
-use assert_cmd::Command;
 
 const SENTENCE: &str = "this sysmeter was built without PostgreSQL support; rebuild with \
                         `cargo build --features pg`";
