@@ -10,10 +10,13 @@ mod cpu_ops;
 mod cpu_timer;
 mod estimate;
 mod fs_blocks;
+mod fs_cache;
+mod fs_cache_report;
 mod fs_contention;
 mod fs_files;
 mod fs_read;
 mod fs_read_findings;
+mod fs_remote;
 mod fs_write;
 mod mem_bandwidth;
 mod mem_latency;
@@ -67,8 +70,10 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &mem_bandwidth::MemBandwidth,
         &mem_pagefault::MemPagefault,
         &fs_read::FsRead,
+        &fs_cache::FsCacheSize,
         &fs_contention::FsContention,
         &fs_write::FsWrite,
+        &fs_remote::FsRemoteRead,
     ]
 }
 
