@@ -154,7 +154,7 @@ pub fn read_timed(
 pub fn throughput(per_block_ns: &[f64]) -> Vec<f64> {
     let mut v: Vec<f64> = per_block_ns
         .chunks_exact(THROUGHPUT_GROUP)
-        .map(|c| group_rate(c))
+        .map(group_rate)
         .collect();
     if v.is_empty() && !per_block_ns.is_empty() {
         v.push(group_rate(per_block_ns));
@@ -253,9 +253,7 @@ mod tests {
         assert_eq!(t.len(), 16);
         assert!(t.iter().all(|&x| x > 0.0));
         // Past the end: a short read is an error naming the file.
-        let e = time_blocks(&f, &path, &[16], far, 0, 0.0)
-            .err()
-            .expect("short");
+        let e = time_blocks(&f, &path, &[16], far, 0, 0.0).expect_err("short");
         assert!(e.to_string().contains("returned 0 bytes"), "{e}");
     }
 }

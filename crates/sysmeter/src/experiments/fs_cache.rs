@@ -43,8 +43,10 @@ impl Experiment for FsCacheSize {
                 quick; 1.25× RAM thorough); each extension is fsync'ed so its pages are clean. \
                 At each size the whole file is read once with 1 MiB reads (untimed, loading \
                 the cache), then again in 4 KiB reads timed in groups of 64 (one sample = the \
-                mean per block of a group, timer cost subtracted). mincore then counts the \
-                file's resident pages. The knee of the per-block time against size (stats' \
+                mean per block of a group, timer cost subtracted) with POSIX_FADV_RANDOM, so a \
+                block missing from the cache costs one device read instead of hiding behind \
+                readahead; a pass stops after 4× the profile's budget (only files past the \
+                cache take that long). mincore then counts the file's resident pages. The knee of the per-block time against size (stats' \
                 two-segment rule, judged against a flat line) gives the size; 'at least' the \
                 largest size when the cap came first. The file is removed afterwards, also on \
                 Ctrl-C."
@@ -166,7 +168,13 @@ pub struct Point {
 }
 
 fn measure(ctx: &Ctx<'_>, file: &File, path: &Path, size: u64) -> Result<Point, ExperimentError> {
+    use sysmeter_sys::files::{Pattern, fadvise};
+    fadvise(file, Pattern::Normal).map_err(io("posix_fadvise", path))?;
     super::fs_blocks::warm(file, path, size)?;
+    // No readahead in the timed pass: a block that is not cached costs one device read, so
+    // misses stand out instead of hiding behind readahead of their neighbours.
+    fadvise(file, Pattern::Random).map_err(io("posix_fadvise", path))?;
+    let stop = Instant::now() + ctx.profile.budget * 4;
     let timer = ctx.calib.timer_overhead_ns;
     let mut buf = vec![0u8; BLOCK];
     let blocks = size / BLOCK as u64;
@@ -184,6 +192,10 @@ fn measure(ctx: &Ctx<'_>, file: &File, path: &Path, size: u64) -> Result<Point, 
         let ns = t0.elapsed().as_nanos() as f64;
         samples.push(((ns - timer) / n as f64).max(0.0));
         b += n;
+        // Past the cache every block is a device read: a budget's worth tells that much.
+        if samples.len() >= 64 && Instant::now() >= stop {
+            break;
+        }
     }
     let resident = fs_files::resident_share(file, size, path)?;
     Ok(Point {

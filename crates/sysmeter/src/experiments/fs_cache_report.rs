@@ -35,6 +35,21 @@ pub fn report(ctx: &Ctx<'_>, points: &[Point], max: u64) -> Result<Measured, Exp
             knee_finding(&mut out, &xs, &means, k.at, k.next);
             (k.at.round() as u64, false)
         }
+        _ if resident_fit.is_some_and(|r| r < max) => {
+            let r = resident_fit.unwrap_or(max);
+            out.find(
+                "residency_drop",
+                format!(
+                    "The per-block times show no clear knee, but mincore does: files up to {} \
+                     stayed at least 90% resident after their second read and larger ones did \
+                     not, so the file cache holds about {} for this process.",
+                    human_bytes(r),
+                    human_bytes(r)
+                ),
+                Some(r as f64),
+            );
+            (r, false)
+        }
         _ => {
             out.find(
                 "at_least",

@@ -27,6 +27,7 @@ const CHUNK: usize = 1 << 20;
 const HEADROOM: u64 = 256 << 20;
 
 /// The directory the files of one experiment live in; removed with its contents on drop.
+#[derive(Debug)]
 pub struct TestDir {
     dir: tempfile::TempDir,
 }
@@ -244,17 +245,13 @@ mod tests {
 
     #[test]
     fn bad_directories_get_one_sentence_errors() {
-        let e = TestDir::create(Path::new("/nonexistent/x"), 1, "--dir")
-            .err()
-            .expect("err");
+        let e = TestDir::create(Path::new("/nonexistent/x"), 1, "--dir").expect_err("err");
         let msg = e.to_string();
         assert!(
             msg.contains("/nonexistent/x") && msg.contains("--dir"),
             "{msg}"
         );
-        let e = TestDir::create(Path::new("/"), u64::MAX / 4, "--dir")
-            .err()
-            .expect("err");
+        let e = TestDir::create(Path::new("/"), u64::MAX / 4, "--dir").expect_err("err");
         assert!(e.to_string().contains("free"), "{e}");
     }
 
