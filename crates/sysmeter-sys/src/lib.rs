@@ -9,6 +9,7 @@
 
 pub mod chase;
 pub mod clock;
+pub mod files;
 pub mod futex;
 pub mod kernels;
 pub mod launch;

@@ -32,6 +32,11 @@ fn list_names_every_experiment_and_group() {
         "mem.latency",
         "mem.bandwidth",
         "mem.pagefault",
+        "fs.read",
+        "fs.cache_size",
+        "fs.contention",
+        "fs.write",
+        "fs.remote_read",
     ];
     for id in ids {
         assert!(text.contains(id), "missing {id} in:\n{text}");

@@ -47,7 +47,9 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
     let mut observer = BenchObserver::new(selected.len(), store);
     let run = run_experiments(
         &selected,
-        host::read_host(),
+        args.dir
+            .as_deref()
+            .map_or_else(host::read_host, host::read_host_for_dir),
         &opts,
         &cpus,
         cpu,

@@ -9,6 +9,15 @@ mod cpu_loop;
 mod cpu_ops;
 mod cpu_timer;
 mod estimate;
+mod fs_blocks;
+mod fs_cache;
+mod fs_cache_report;
+mod fs_contention;
+mod fs_files;
+mod fs_read;
+mod fs_read_findings;
+mod fs_remote;
+mod fs_write;
 mod mem_bandwidth;
 mod mem_latency;
 mod mem_pagefault;
@@ -60,6 +69,11 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &mem_latency::MemLatency,
         &mem_bandwidth::MemBandwidth,
         &mem_pagefault::MemPagefault,
+        &fs_read::FsRead,
+        &fs_cache::FsCacheSize,
+        &fs_contention::FsContention,
+        &fs_write::FsWrite,
+        &fs_remote::FsRemoteRead,
     ]
 }
 

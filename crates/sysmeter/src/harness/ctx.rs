@@ -100,6 +100,17 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// This run's seed, for experiments that draw random orders or data (reproducible).
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Tell the progress display what is being measured now (for workloads that time
+    /// themselves instead of going through [`Ctx::measure`]).
+    pub fn progress(&mut self, what: &str) {
+        (self.progress)(what);
+    }
+
     /// Median of `metric` of experiment `id` if it ran earlier in this run.
     pub fn previous_median(&self, id: &str, metric: &str) -> Option<f64> {
         let r = self.previous.iter().find(|r| r.id == id)?;

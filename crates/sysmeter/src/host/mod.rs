@@ -14,6 +14,7 @@ pub mod meminfo;
 pub mod osinfo;
 pub mod procfs;
 mod read;
+pub mod storage;
 pub mod sysfs;
 pub mod warnings;
 
