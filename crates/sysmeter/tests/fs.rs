@@ -7,15 +7,15 @@
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
+mod common;
+use common::sysmeter;
+
 fn bench(args: &[&str]) -> (Value, i32) {
-    let out = Command::cargo_bin("sysmeter")
-        .expect("binary")
+    let out = sysmeter()
         .args(["bench", "--quick", "--no-store", "--format", "json"])
         .args(args)
-        .env("NO_COLOR", "1")
         .output()
         .expect("run");
     let v = serde_json::from_slice(&out.stdout)
