@@ -36,6 +36,14 @@ fn list_names_every_experiment_and_group() {
         "mem.latency",
         "mem.bandwidth",
         "mem.pagefault",
+        "ipc.pipe",
+        "ipc.unix",
+        "ipc.tcp",
+        "ipc.udp",
+        "net.rtt",
+        "net.bandwidth",
+        "net.connect",
+        "net.udp_rr",
     ];
     for id in ids {
         assert!(text.contains(id), "missing {id} in:\n{text}");

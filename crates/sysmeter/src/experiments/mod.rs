@@ -9,9 +9,11 @@ mod cpu_loop;
 mod cpu_ops;
 mod cpu_timer;
 mod estimate;
+mod ipc;
 mod mem_bandwidth;
 mod mem_latency;
 mod mem_pagefault;
+mod net;
 mod os_ctxsw;
 mod os_syscall;
 mod os_task;
@@ -60,6 +62,14 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &mem_latency::MemLatency,
         &mem_bandwidth::MemBandwidth,
         &mem_pagefault::MemPagefault,
+        &ipc::PIPE,
+        &ipc::UNIX,
+        &ipc::TCP,
+        &ipc::UDP,
+        &net::RTT,
+        &net::BANDWIDTH,
+        &net::CONNECT,
+        &net::UDP_RR,
     ]
 }
 
