@@ -75,9 +75,16 @@ fn bench_ipc_quick_measures_every_transport() {
                 assert_eq!(unit(r, &name).as_deref(), Some("ns"));
             }
         }
-        let bw = median(r, "bandwidth").expect("bandwidth");
-        assert_eq!(unit(r, "bandwidth").as_deref(), Some("bytes_per_sec"));
-        assert!(bw > 1e6 && bw < 1e12, "{id} bandwidth {bw} B/s");
+        let mut readers = vec!["same"];
+        if two_cpus {
+            readers.push("cross");
+        }
+        for place in readers {
+            let name = format!("bandwidth, reader {place} CPU");
+            let bw = median(r, &name).unwrap_or_else(|| panic!("{id}: {name} missing"));
+            assert_eq!(unit(r, &name).as_deref(), Some("bytes_per_sec"));
+            assert!(bw > 1e6 && bw < 1e12, "{id} {name} {bw} B/s");
+        }
         let k = keys(r);
         assert!(
             k.contains(&"cross_vs_same_cpu".to_string())

@@ -5,15 +5,15 @@
 
 mod connect;
 mod findings;
+mod stream;
 mod transport;
 
-use std::time::Duration;
-
+use stream::bandwidth;
 pub use transport::Transport;
-use transport::{Near, echo_peer, sink_peer};
+use transport::echo_peer;
 
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
-use crate::model::{About, Estimate, HostInfo, Metric, Unit};
+use crate::model::{About, Estimate, HostInfo, Metric};
 
 /// One transport's experiment.
 pub struct Ipc(pub Transport);
@@ -29,14 +29,6 @@ pub static UDP: Ipc = Ipc(Transport::Udp);
 
 /// Message sizes of the round trips: one byte, and 1 KiB.
 const SIZES: [(usize, &str); 2] = [(1, "1 B"), (1024, "1 KiB")];
-/// Write size of the stream transports' bandwidth test.
-const STREAM_WRITE: usize = 128 * 1024;
-/// Datagram size of UDP's bandwidth test: 8 KiB plus headers fits one 16 KiB kernel buffer,
-/// so the in-flight window stays well inside the default receive buffer (net.core.rmem_default).
-const DATAGRAM: usize = 8 * 1024;
-/// The UDP reader acknowledges every this many bytes; at most two windows are in flight.
-const UDP_WINDOW: usize = 4 * DATAGRAM;
-
 /// Name of the round-trip metric for a message size and CPU placement.
 pub fn rtt_name(size: &str, cross: bool) -> String {
     format!(
@@ -45,8 +37,14 @@ pub fn rtt_name(size: &str, cross: bool) -> String {
     )
 }
 
-/// Name of the bandwidth metric.
-pub const BANDWIDTH: &str = "bandwidth";
+/// Name of the bandwidth metric for a reader on the same or another CPU.
+pub fn bw_name(cross: bool) -> &'static str {
+    if cross {
+        "bandwidth, reader cross CPU"
+    } else {
+        "bandwidth, reader same CPU"
+    }
+}
 
 impl Experiment for Ipc {
     fn id(&self) -> &'static str {
@@ -79,9 +77,13 @@ impl Experiment for Ipc {
              process is pinned to the measuring CPU (same CPU: every round trip is two \
              context switches) or to another allowed CPU (cross CPU: two wake-ups across \
              CPUs, no switch away from a busy task). Bandwidth: a reader process, on \
-             another CPU when one is allowed, reads and discards; the timed interval is our \
-             writes of {} each, so after the warm-up has filled the kernel buffer the rate \
-             is the steady state of writer and reader together.",
+             the measuring CPU and again on another CPU when one is allowed, reads and \
+             discards; the timed interval is our \
+             writes of {} each, for a fixed time (0.1 s quick, 0.5 s default, 2 s \
+             thorough) after a warm-up that fills the kernel buffers; the rate is sampled \
+             every 10 ms (longer than a full socket buffer takes to drain, so a sample is \
+             not a burst into free buffer space), and the note gives the aggregate rate, \
+             total bytes over total time, which is what iperf3 reports.",
             if self.0.is_datagram() {
                 "8 KiB datagrams, at most two 32 KiB windows unacknowledged (the reader \
                  sends one byte per window: UDP has no flow control, and a sender without \
@@ -133,7 +135,10 @@ impl Experiment for Ipc {
                 None,
             );
         }
-        out.metrics.push(bandwidth(ctx, self.0, other.or(ctx.cpu))?);
+        out.metrics.push(bandwidth(ctx, self.0, ctx.cpu, false)?);
+        if let Some(o) = other {
+            out.metrics.push(bandwidth(ctx, self.0, Some(o), true)?);
+        }
         if self.0 == Transport::Tcp {
             connect::measure(ctx, &mut out)?;
         }
@@ -161,89 +166,4 @@ fn round_trip(
     });
     drop((near, child));
     m
-}
-
-fn bandwidth(
-    ctx: &mut Ctx<'_>,
-    t: Transport,
-    cpu: Option<usize>,
-) -> Result<Metric, ExperimentError> {
-    let (write, ack) = if t.is_datagram() {
-        (DATAGRAM, UDP_WINDOW)
-    } else {
-        (STREAM_WRITE, 0)
-    };
-    let (near, child) = sink_peer(t, write, ack, cpu)?;
-    let buf = vec![0xa5u8; write];
-    let mut flow = Flow::default();
-    let per_byte = ctx.try_measure(Spec::new(BANDWIDTH).ops(write as u64).own_loop(), |n| {
-        for _ in 0..n {
-            near.send(&buf)?;
-            if ack > 0 {
-                flow.sent(&near, write, ack)?;
-            }
-        }
-        Ok(())
-    });
-    drop((near, child));
-    let per_byte = per_byte?;
-    let samples = per_byte
-        .samples
-        .iter()
-        .filter(|&&s| s > 0.0)
-        .map(|s| 1e9 / s)
-        .collect();
-    let mut m = ctx.metric(BANDWIDTH, Unit::BytesPerSec, samples)?;
-    m.ops_per_sample = per_byte.ops_per_sample;
-    let place = cpu.map_or("unpinned".into(), |c| format!("on CPU {c}"));
-    m.note = Some(format!(
-        "{} KiB {}, reader {place}{}",
-        write / 1024,
-        if t.is_datagram() {
-            "datagrams"
-        } else {
-            "writes"
-        },
-        if flow.lost_windows > 0 {
-            format!(", {} lost windows", flow.lost_windows)
-        } else {
-            String::new()
-        }
-    ));
-    Ok(m)
-}
-
-/// Sender-side window accounting for the UDP bandwidth test.
-#[derive(Default)]
-struct Flow {
-    unacked: usize,
-    in_flight_windows: usize,
-    lost_windows: u64,
-}
-
-impl Flow {
-    /// After each datagram: once a window is complete, keep at most two outstanding by
-    /// waiting for the reader's acknowledgement of the oldest. A lost datagram delays an
-    /// acknowledgement past the short wait; the window is then written off and counted.
-    fn sent(&mut self, near: &Near, len: usize, window: usize) -> Result<(), ExperimentError> {
-        self.unacked += len;
-        if self.unacked < window {
-            return Ok(());
-        }
-        self.unacked -= window;
-        self.in_flight_windows += 1;
-        if self.in_flight_windows < 2 {
-            return Ok(());
-        }
-        let mut ack = [0u8; 1];
-        match near.recv(&mut ack) {
-            Ok(()) => self.in_flight_windows -= 1,
-            Err(_) => {
-                self.lost_windows += 1;
-                self.in_flight_windows = 0;
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        }
-        Ok(())
-    }
 }
