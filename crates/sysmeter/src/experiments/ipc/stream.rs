@@ -53,7 +53,6 @@ pub fn bandwidth(
         send(1)?;
     }
     let (samples, total) = sample(&mut send, write, Duration::from_millis(measure))?;
-    drop(send);
     drop((near, child));
     let name = bw_name(cross);
     let mut m = ctx.metric(name, Unit::BytesPerSec, samples)?;
