@@ -19,6 +19,7 @@ pub const ABOUT: (&str, &str, &str) = (
      and over 4 at once.",
     "Each stream is a thread with its own connection to the server's sink (upload: we write \
      128 KiB at a time) or source (download: the server writes 128 KiB at a time, we read). \
+     The stream threads may run on every allowed CPU (not pinned, like iperf3's). \
      The streams run for a warm-up (slow start, buffer autotuning) and then for the \
      measuring time (0.5 s quick, 2 s default, 5 s thorough); the bytes all streams moved \
      are counted and sampled every 50 ms, and each sample is that interval's rate. Upload is \
@@ -45,7 +46,7 @@ pub fn run(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(),
     let (measure, warm) = (Duration::from_millis(secs), Duration::from_millis(secs / 5));
     for upload in [true, false] {
         for streams in [1, STREAMS] {
-            let samples = flow(remote, upload, streams, warm, measure)?;
+            let samples = flow(ctx.cpus, remote, upload, streams, warm, measure)?;
             let nm = name(upload, streams);
             let mut m = ctx.metric(&nm, Unit::BytesPerSec, samples)?;
             m.note = Some(format!(
@@ -80,6 +81,7 @@ pub fn run(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(),
 
 /// Run `streams` streams, return the 50 ms rate samples taken after the warm-up.
 fn flow(
+    cpus: &[usize],
     remote: &Remote,
     upload: bool,
     streams: usize,
@@ -90,12 +92,17 @@ fn flow(
     let stop = Arc::new(AtomicBool::new(false));
     let secs = (warm + measure).as_secs() as u32 + 5;
     let mut workers = Vec::new();
+    // Streams may run on every allowed CPU, as iperf3's do: pinned to the measuring CPU,
+    // several streams would measure that one CPU rather than the network.
+    let cpus = cpus.to_vec();
     for _ in 0..streams {
         let test = if upload { Test::Sink } else { Test::Source };
         let s = remote.open(test, secs, (!upload).then_some(WRITE as u32))?;
         let (total, stop) = (Arc::clone(&total), Arc::clone(&stop));
         let fail = io_failed(remote, if upload { "an upload" } else { "a download" });
+        let cpus = cpus.clone();
         let h: JoinHandle<Result<(), ExperimentError>> = std::thread::spawn(move || {
+            let _ = sysmeter_sys::sched::set_current_thread_cpus(&cpus);
             let mut stream = s.stream;
             let mut buf = vec![0x33u8; WRITE];
             stream
