@@ -42,10 +42,15 @@ impl Serve {
         BufReader::new(out)
             .read_line(&mut line)
             .expect("first line");
-        let addr = line
+        let Some(addr) = line
             .split_whitespace()
             .find_map(|w| w.parse::<SocketAddr>().ok())
-            .unwrap_or_else(|| panic!("no address in {line:?}"));
+        else {
+            // Do not leave it running when the test fails here.
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("sysmeter serve printed no address: {line:?}");
+        };
         Serve {
             child: Some(child),
             addr,
