@@ -49,22 +49,7 @@ pub fn add(ctx: &Ctx<'_>, t: Transport, out: &mut Measured) {
                 );
             }
             tcp_connect(out, mine);
-            if let (Some(tcp), Some(unix)) = (
-                out.median(bw_name(false)),
-                ctx.previous_median("ipc.unix", bw_name(false)),
-            ) {
-                out.find(
-                    "unix_vs_tcp_bandwidth",
-                    format!(
-                        "Streaming with the reader on the same CPU: TCP loopback moves {:.2} \
-                         GB/s, a unix socket {:.2} GB/s, {} TCP's rate.",
-                        tcp / 1e9,
-                        unix / 1e9,
-                        ratio(unix, tcp).map_or("n/a".into(), |r| format!("{r:.2}x"))
-                    ),
-                    ratio(unix, tcp),
-                );
-            }
+            bandwidth_vs_unix(ctx, out);
         }
         Transport::Udp => {
             if let Some(tcp) = compare("ipc.tcp") {
@@ -181,5 +166,25 @@ fn placement(out: &mut Measured) {
             same / 1e9
         ),
         Some(r),
+    );
+}
+
+fn bandwidth_vs_unix(ctx: &Ctx<'_>, out: &mut Measured) {
+    let (Some(tcp), Some(unix)) = (
+        out.median(bw_name(false)),
+        ctx.previous_median("ipc.unix", bw_name(false)),
+    ) else {
+        return;
+    };
+    out.find(
+        "unix_vs_tcp_bandwidth",
+        format!(
+            "Streaming with the reader on the same CPU: TCP loopback moves {:.2} GB/s, a unix \
+             socket {:.2} GB/s, {} TCP's rate.",
+            tcp / 1e9,
+            unix / 1e9,
+            ratio(unix, tcp).map_or("n/a".into(), |r| format!("{r:.2}x"))
+        ),
+        ratio(unix, tcp),
     );
 }

@@ -91,46 +91,21 @@ fn flow(
     let total = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let secs = (warm + measure).as_secs() as u32 + 5;
+    let test = if upload { Test::Sink } else { Test::Source };
+    // Every connection first, so a refusal leaves no stream running.
+    let sessions = (0..streams)
+        .map(|_| remote.open(test, secs, (!upload).then_some(WRITE as u32)))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut workers = Vec::new();
-    // Streams may run on every allowed CPU, as iperf3's do: pinned to the measuring CPU,
-    // several streams would measure that one CPU rather than the network.
-    let cpus = cpus.to_vec();
-    for _ in 0..streams {
-        let test = if upload { Test::Sink } else { Test::Source };
-        let s = remote.open(test, secs, (!upload).then_some(WRITE as u32))?;
+    for s in sessions {
         let (total, stop) = (Arc::clone(&total), Arc::clone(&stop));
         let fail = io_failed(remote, if upload { "an upload" } else { "a download" });
-        let cpus = cpus.clone();
+        // Streams may run on every allowed CPU, as iperf3's do: pinned to the measuring
+        // CPU, several streams would measure that one CPU rather than the network.
+        let cpus = cpus.to_vec();
         let h: JoinHandle<Result<(), ExperimentError>> = std::thread::spawn(move || {
             let _ = sysmeter_sys::sched::set_current_thread_cpus(&cpus);
-            let mut stream = s.stream;
-            let mut buf = vec![0x33u8; WRITE];
-            stream
-                .set_read_timeout(Some(super::TIMEOUT))
-                .map_err(&fail)?;
-            stream
-                .set_write_timeout(Some(super::TIMEOUT))
-                .map_err(&fail)?;
-            while !stop.load(Ordering::Relaxed) {
-                let n = match if upload {
-                    stream.write(&buf)
-                } else {
-                    stream.read(&mut buf)
-                } {
-                    Ok(n) => n,
-                    // Blocked when told to stop: the measurement is over anyway.
-                    Err(_) if stop.load(Ordering::Relaxed) => return Ok(()),
-                    Err(e) => return Err(fail(e)),
-                };
-                if n == 0 {
-                    return Err(fail(std::io::Error::new(
-                        std::io::ErrorKind::UnexpectedEof,
-                        "the server closed the stream early",
-                    )));
-                }
-                total.fetch_add(n as u64, Ordering::Relaxed);
-            }
-            Ok(())
+            pump(s.stream, upload, &total, &stop).map_err(fail)
         });
         workers.push(h);
     }
@@ -141,6 +116,38 @@ fn flow(
             .map_err(|_| ExperimentError::Failed("a bandwidth stream thread panicked".into()))??;
     }
     samples
+}
+
+/// Write (upload) or read (download) 128 KiB at a time until `stop`, adding to `total`.
+fn pump(
+    mut stream: std::net::TcpStream,
+    upload: bool,
+    total: &AtomicU64,
+    stop: &AtomicBool,
+) -> std::io::Result<()> {
+    let mut buf = vec![0x33u8; WRITE];
+    stream.set_read_timeout(Some(super::TIMEOUT))?;
+    stream.set_write_timeout(Some(super::TIMEOUT))?;
+    while !stop.load(Ordering::Relaxed) {
+        let n = match if upload {
+            stream.write(&buf)
+        } else {
+            stream.read(&mut buf)
+        } {
+            Ok(n) => n,
+            // Blocked when told to stop: the measurement is over anyway.
+            Err(_) if stop.load(Ordering::Relaxed) => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the server closed the stream early",
+            ));
+        }
+        total.fetch_add(n as u64, Ordering::Relaxed);
+    }
+    Ok(())
 }
 
 fn sample(

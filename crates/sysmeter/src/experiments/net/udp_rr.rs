@@ -46,30 +46,7 @@ pub fn run(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(),
     sock.set_read_timeout(Some(super::TIMEOUT / 4))
         .map_err(&fail)?;
     let req = udp_request(cookie, REPLY, REQUEST - UDP_HEADER);
-    let mut buf = [0u8; 2048];
-    let (mut samples, mut lost) = (Vec::with_capacity(count), 0usize);
-    for i in 0..count + 10 {
-        if sysmeter_sys::signal::interrupted() {
-            return Err(ExperimentError::Interrupted);
-        }
-        let t0 = Instant::now();
-        sock.send(&req).map_err(&fail)?;
-        let ok = loop {
-            match sock.recv(&mut buf) {
-                // A late reply to an earlier, timed-out request has the same cookie and size;
-                // the lock-step protocol makes that rare enough to accept.
-                Ok(n) if n == usize::from(REPLY) && buf[..8] == req[..8] => break true,
-                Ok(_) => continue,
-                Err(_) => break false,
-            }
-        };
-        let ns = t0.elapsed().as_nanos() as f64;
-        match (ok, i >= 10) {
-            (true, true) => samples.push(ns),
-            (false, _) => lost += 1,
-            _ => {}
-        }
-    }
+    let (samples, lost) = exchange(&sock, &req, count, &fail)?;
     drop(session);
     if samples.len() < 3 {
         return Err(ExperimentError::Failed(format!(
@@ -89,4 +66,39 @@ pub fn run(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(),
         Some(lost as f64),
     );
     Ok(())
+}
+
+/// Send `count` requests (after 10 unmeasured) one at a time; return the times of the
+/// answered ones and how many went unanswered.
+fn exchange(
+    sock: &UdpSocket,
+    req: &[u8],
+    count: usize,
+    fail: &impl Fn(std::io::Error) -> ExperimentError,
+) -> Result<(Vec<f64>, usize), ExperimentError> {
+    let mut buf = [0u8; 2048];
+    let (mut samples, mut lost) = (Vec::with_capacity(count), 0usize);
+    for i in 0..count + 10 {
+        if sysmeter_sys::signal::interrupted() {
+            return Err(ExperimentError::Interrupted);
+        }
+        let t0 = Instant::now();
+        sock.send(req).map_err(fail)?;
+        let ok = loop {
+            match sock.recv(&mut buf) {
+                // A late reply to an earlier, timed-out request has the same cookie and size;
+                // the lock-step protocol makes that rare enough to accept.
+                Ok(n) if n == usize::from(REPLY) && buf[..8] == req[..8] => break true,
+                Ok(_) => continue,
+                Err(_) => break false,
+            }
+        };
+        let ns = t0.elapsed().as_nanos() as f64;
+        match (ok, i >= 10) {
+            (true, true) => samples.push(ns),
+            (false, _) => lost += 1,
+            _ => {}
+        }
+    }
+    Ok((samples, lost))
 }
