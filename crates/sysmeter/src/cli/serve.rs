@@ -11,7 +11,8 @@ use clap::Args;
     another host: TCP echo, sink, source and accept/close tests and a UDP responder on the \
     same port (default 7388). It binds 127.0.0.1 unless told otherwise: to be reachable from \
     another host, pass --bind 0.0.0.0:7388 (and consider --token). Prints the address it \
-    listens on, then one line per test on stderr. Ctrl-C or SIGTERM closes every connection \
+    listens on, then on stderr one line per refusal and per finished test (accept tests, \
+    which come by the hundred, excepted). Ctrl-C or SIGTERM closes every connection \
     and exits with code 130."
 )]
 pub struct ServeArgs {
