@@ -145,6 +145,13 @@ pub fn by_profile(ctx: &Ctx<'_>, quick: usize, default: usize, thorough: usize) 
     }
 }
 
+/// Longest a counted loop (connections, requests, echoes) may run: on a long path the counts
+/// would otherwise take minutes and outlive the server's test time cap.
+pub fn time_cap(ctx: &Ctx<'_>) -> std::time::Instant {
+    let secs = by_profile(ctx, 2, 10, 30) as u64;
+    std::time::Instant::now() + Duration::from_secs(secs)
+}
+
 /// An I/O error of a test against the server, as an experiment failure.
 pub fn io_failed(
     remote: &Remote,

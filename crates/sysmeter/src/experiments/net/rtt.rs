@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use sysmeter_sys::net::{IcmpKind, IcmpSocket};
 
-use super::{Remote, by_profile, io_failed};
+use super::{Remote, by_profile, io_failed, time_cap};
 use crate::harness::{Ctx, ExperimentError, Measured, Spec};
 use crate::model::Unit;
 use crate::server::protocol::Test;
@@ -80,9 +80,13 @@ fn icmp(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(), Ex
     };
     let count = by_profile(ctx, 20, 200, 1000);
     let (mut samples, mut lost) = (Vec::with_capacity(count), 0usize);
+    let until = time_cap(ctx);
     for seq in 0..count as u16 {
         if sysmeter_sys::signal::interrupted() {
             return Err(ExperimentError::Interrupted);
+        }
+        if seq > 10 && Instant::now() > until {
+            break;
         }
         let t0 = Instant::now();
         let got = sock
@@ -95,6 +99,7 @@ fn icmp(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(), Ex
             lost += 1;
         }
     }
+    let count = samples.len() + lost;
     if samples.len() < 3 {
         out.find("icmp_lost", format!("ICMP echo: {lost} of {count} requests got no reply (a firewall dropping ICMP?); no figure."), Some(lost as f64));
         return Ok(());

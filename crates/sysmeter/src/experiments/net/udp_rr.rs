@@ -4,7 +4,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, UdpSocket};
 use std::time::Instant;
 
-use super::{Remote, by_profile, io_failed};
+use super::{Remote, by_profile, io_failed, time_cap};
 use crate::harness::{Ctx, ExperimentError, Measured};
 use crate::model::Unit;
 use crate::server::protocol::{Test, UDP_HEADER, udp_request};
@@ -15,7 +15,8 @@ pub const ABOUT: (&str, &str, &str) = (
     "Round trip of a 40-byte UDP request answered with 120 bytes, the size of a typical DNS \
      query and answer.",
     "A `udp` session is opened over TCP (it carries the token and yields a cookie); then one \
-     request at a time (100 quick, 1000 default, 5000 thorough) is sent from a connected UDP \
+     request at a time (100 quick, 1000 default, 5000 thorough; fewer if they take longer \
+     than 2/10/30 s) is sent from a connected UDP \
      socket and timed until the reply with the same cookie arrives. A reply missing after \
      the timeout counts as lost and is reported, not timed.",
 );
@@ -46,7 +47,8 @@ pub fn run(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(),
     sock.set_read_timeout(Some(super::TIMEOUT / 4))
         .map_err(&fail)?;
     let req = udp_request(cookie, REPLY, REQUEST - UDP_HEADER);
-    let (samples, lost) = exchange(&sock, &req, count, &fail)?;
+    let (samples, lost) = exchange(&sock, &req, count, time_cap(ctx), &fail)?;
+    let count = samples.len() + lost;
     drop(session);
     if samples.len() < 3 {
         return Err(ExperimentError::Failed(format!(
@@ -68,12 +70,13 @@ pub fn run(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(),
     Ok(())
 }
 
-/// Send `count` requests (after 10 unmeasured) one at a time; return the times of the
+/// Send `count` requests (after 10 unmeasured) one at a time, stopping early at `until`; return the times of the
 /// answered ones and how many went unanswered.
 fn exchange(
     sock: &UdpSocket,
     req: &[u8],
     count: usize,
+    until: Instant,
     fail: &impl Fn(std::io::Error) -> ExperimentError,
 ) -> Result<(Vec<f64>, usize), ExperimentError> {
     let mut buf = [0u8; 2048];
@@ -81,6 +84,9 @@ fn exchange(
     for i in 0..count + 10 {
         if sysmeter_sys::signal::interrupted() {
             return Err(ExperimentError::Interrupted);
+        }
+        if i > 20 && Instant::now() > until {
+            break;
         }
         let t0 = Instant::now();
         sock.send(req).map_err(fail)?;
