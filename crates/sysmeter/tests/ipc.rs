@@ -156,3 +156,10 @@ fn an_unreachable_remote_fails_with_a_clear_message() {
         "{e}"
     );
 }
+
+#[test]
+fn the_pipe_round_trip_is_checked_against_os_ctxsw() {
+    let run = bench(&["--only", "os.ctxsw,ipc.pipe"]);
+    let k = keys(result(&run, "ipc.pipe"));
+    assert!(k.contains(&"pipe_vs_ctxsw".to_string()), "{k:?}");
+}

@@ -17,7 +17,7 @@ pub fn add(ctx: &Ctx<'_>, t: Transport, out: &mut Measured) {
     };
     let compare = |other: &str| ctx.previous_median(other, &me);
     match t {
-        Transport::Pipe => {}
+        Transport::Pipe => pipe_vs_ctxsw(ctx, out, mine),
         Transport::Unix => {
             if let Some(pipe) = compare("ipc.pipe") {
                 versus(
@@ -187,4 +187,27 @@ fn bandwidth_vs_unix(ctx: &Ctx<'_>, out: &mut Measured) {
         ),
         ratio(unix, tcp),
     );
+}
+
+/// The pipe round trip against os.ctxsw's measurement of the same operation.
+fn pipe_vs_ctxsw(ctx: &Ctx<'_>, out: &mut Measured, mine: f64) {
+    if let Some(ctxsw) = ctx.previous_median("os.ctxsw", super::super::os_ctxsw::PROC_RTT) {
+        let r = ratio(mine, ctxsw);
+        out.find(
+            "pipe_vs_ctxsw",
+            format!(
+                "The same-CPU pipe round trip ({mine:.0} ns) is {} os.ctxsw's process \
+                 round trip over pipes ({ctxsw:.0} ns), the same operation measured \
+                 by another experiment earlier in this run: {}.",
+                r.map_or("n/a x".into(), |r| format!("{r:.2}x")),
+                if r.is_some_and(|r| (0.8..=1.25).contains(&r)) {
+                    "they agree"
+                } else {
+                    "they differ by more than the usual noise; the machine's load \
+                     probably changed between the two"
+                }
+            ),
+            r,
+        );
+    }
 }
