@@ -15,6 +15,7 @@ pub mod kernels;
 pub mod launch;
 pub mod membw;
 pub mod memory;
+pub mod net;
 pub mod process;
 pub mod ptrace;
 pub mod rusage;

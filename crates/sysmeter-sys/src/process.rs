@@ -173,3 +173,70 @@ impl Drop for EchoChild {
         let _ = wait_for(self.pid);
     }
 }
+
+/// A forked child that reads from `fd` and discards the data until EOF: the reader of the
+/// streaming-bandwidth experiments. With `ack_bytes > 0` it writes one byte back on `fd`
+/// each time another `ack_bytes` bytes have arrived (flow control for datagram sockets,
+/// which have none of their own). Killed (SIGKILL) and reaped on drop.
+pub struct SinkChild {
+    pid: libc::pid_t,
+}
+
+impl SinkChild {
+    /// Fork the sink, pinned to `cpu` when given, reading with a buffer of `buf_len` bytes
+    /// (at least one datagram). `close_in_child` are the parent's descriptors the child must
+    /// close so that EOF propagates.
+    pub fn spawn(
+        fd: RawFd,
+        buf_len: usize,
+        ack_bytes: usize,
+        cpu: Option<usize>,
+        close_in_child: &[RawFd],
+    ) -> io::Result<SinkChild> {
+        let mut buf = vec![0u8; buf_len.max(1)];
+        // SAFETY: the child body makes only raw system calls (sched_setaffinity, close,
+        // read, write, _exit) on memory allocated before the fork.
+        let pid = unsafe { libc::fork() };
+        match pid {
+            -1 => Err(crate::last_error()),
+            0 => {
+                if let Some(c) = cpu {
+                    let _ = crate::sched::pin_current_thread(c);
+                }
+                for &fd in close_in_child {
+                    // SAFETY: closing an inherited descriptor in the child only.
+                    unsafe { libc::close(fd) };
+                }
+                sink_loop(fd, &mut buf, ack_bytes);
+                // SAFETY: _exit never returns and runs no destructors.
+                unsafe { libc::_exit(0) }
+            }
+            pid => Ok(SinkChild { pid }),
+        }
+    }
+}
+
+fn sink_loop(fd: RawFd, buf: &mut [u8], ack_bytes: usize) {
+    let mut since_ack = 0usize;
+    loop {
+        let n = crate::syscall::read(fd, buf);
+        if n <= 0 {
+            return;
+        }
+        since_ack += n as usize;
+        while ack_bytes > 0 && since_ack >= ack_bytes {
+            since_ack -= ack_bytes;
+            if crate::syscall::write(fd, b"a") != 1 {
+                return;
+            }
+        }
+    }
+}
+
+impl Drop for SinkChild {
+    fn drop(&mut self) {
+        // SAFETY: `pid` is our own child, not yet reaped (only drop reaps it).
+        unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        let _ = wait_for(self.pid);
+    }
+}

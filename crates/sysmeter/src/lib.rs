@@ -14,5 +14,6 @@ pub mod harness;
 pub mod host;
 pub mod model;
 pub mod report;
+pub mod server;
 pub mod stats;
 pub mod store;

@@ -15,6 +15,7 @@ mod profile;
 mod report;
 mod run;
 mod scale;
+mod serve;
 mod trace;
 
 pub use compare::CompareArgs;
@@ -25,6 +26,7 @@ pub use profile::ProfileArgs;
 pub use report::ReportArgs;
 pub use run::RunArgs;
 pub use scale::ScaleArgs;
+pub use serve::ServeArgs;
 pub use trace::TraceArgs;
 
 /// Measure what every operation costs on this machine, and where a program's time goes.
@@ -63,6 +65,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Export a stored run (OpenMetrics, JSON, CSV).
     Export(ExportArgs),
+    /// Answer the net group of another host's `bench --remote` (echo, sink, source, accept, UDP).
+    Serve(ServeArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
     /// Print the man page (roff).

@@ -15,6 +15,7 @@ mod progress;
 mod report;
 mod run;
 mod scale;
+mod serve;
 mod show;
 mod trace;
 
@@ -30,6 +31,7 @@ pub use profile::profile;
 pub use report::report;
 pub use run::run;
 pub use scale::scale;
+pub use serve::serve;
 pub use show::show;
 pub use trace::trace;
 

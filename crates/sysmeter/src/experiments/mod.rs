@@ -18,9 +18,11 @@ mod fs_read;
 mod fs_read_findings;
 mod fs_remote;
 mod fs_write;
+mod ipc;
 mod mem_bandwidth;
 mod mem_latency;
 mod mem_pagefault;
+mod net;
 mod os_ctxsw;
 mod os_syscall;
 mod os_task;
@@ -69,6 +71,14 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &mem_latency::MemLatency,
         &mem_bandwidth::MemBandwidth,
         &mem_pagefault::MemPagefault,
+        &ipc::PIPE,
+        &ipc::UNIX,
+        &ipc::TCP,
+        &ipc::UDP,
+        &net::RTT,
+        &net::BANDWIDTH,
+        &net::CONNECT,
+        &net::UDP_RR,
         &fs_read::FsRead,
         &fs_cache::FsCacheSize,
         &fs_contention::FsContention,

@@ -1,0 +1,91 @@
+//! `net.connect`: the cost of a short TCP connection to the remote host, split into the
+//! handshake and the request-and-close that follows.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Instant;
+
+use super::{Remote, by_profile, io_failed, time_cap};
+use crate::harness::{Ctx, ExperimentError, Measured};
+use crate::model::Unit;
+use crate::server::protocol::{Hello, Test, VERSION};
+
+/// Title, what it measures, methodology.
+pub const ABOUT: (&str, &str, &str) = (
+    "Network connection cost",
+    "Per short TCP connection to the remote host: the handshake (connect), and a one-line \
+     request answered with a close (the shape of an HTTP/1.0 exchange).",
+    "Connections one at a time (50 quick, 500 default, 2000 thorough, after 5 unmeasured; \
+     fewer if they take longer than 2/10/30 s), \
+     each timed individually. Setup: connect() until it returns, i.e. SYN out and SYN-ACK \
+     back, one network round trip plus both kernels' work. Request + close: write the \
+     server's `accept` hello, then read until end-of-file: the server's thread reads it, \
+     answers one line and closes, so this is one round trip plus the server's accept, \
+     thread start and close. The server closes first, so TIME_WAIT stays on the server and \
+     our ephemeral ports are never exhausted; the count is bounded besides.",
+);
+
+/// Metric names.
+pub const SETUP: &str = "connect (handshake)";
+const REQUEST: &str = "request + close seen";
+const TOTAL: &str = "whole short connection";
+
+/// Measure `count` connections.
+pub fn run(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(), ExperimentError> {
+    let count = by_profile(ctx, 50, 500, 2000);
+    let hello = Hello {
+        version: VERSION,
+        test: Test::Accept,
+        token: remote.token.clone(),
+        secs: None,
+        size: None,
+    }
+    .encode();
+    let fail = io_failed(remote, "a short connection");
+    let mut times = [Vec::new(), Vec::new(), Vec::new()];
+    let mut buf = [0u8; 512];
+    let until = time_cap(ctx);
+    for i in 0..count + 5 {
+        if sysmeter_sys::signal::interrupted() {
+            return Err(ExperimentError::Interrupted);
+        }
+        if i > 15 && Instant::now() > until {
+            break;
+        }
+        let t0 = Instant::now();
+        let mut s = TcpStream::connect_timeout(&remote.addr, super::TIMEOUT).map_err(&fail)?;
+        let t1 = Instant::now();
+        s.set_nodelay(true).map_err(&fail)?;
+        s.set_read_timeout(Some(super::TIMEOUT)).map_err(&fail)?;
+        s.write_all(hello.as_bytes()).map_err(&fail)?;
+        let mut reply = Vec::new();
+        loop {
+            let n = s.read(&mut buf).map_err(&fail)?;
+            if n == 0 {
+                break;
+            }
+            reply.extend_from_slice(&buf[..n]);
+        }
+        let t2 = Instant::now();
+        if !reply.starts_with(b"OK accept") {
+            return Err(ExperimentError::Failed(format!(
+                "the server at {} answered the accept test with '{}'",
+                remote.addr,
+                String::from_utf8_lossy(&reply).trim()
+            )));
+        }
+        if i >= 5 {
+            times[0].push((t1 - t0).as_nanos() as f64);
+            times[1].push((t2 - t1).as_nanos() as f64);
+            times[2].push((t2 - t0).as_nanos() as f64);
+        }
+    }
+    let done = times[0].len();
+    let [a, b, c] = times;
+    for (name, samples) in [(SETUP, a), (REQUEST, b), (TOTAL, c)] {
+        let mut m = ctx.metric(name, Unit::Ns, samples)?;
+        m.note = Some(format!("{done} connections to {}", remote.addr));
+        out.metrics.push(m);
+    }
+    Ok(())
+}

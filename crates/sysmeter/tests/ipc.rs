@@ -1,0 +1,165 @@
+//! Integration tests of the ipc group on loopback (`bench ipc --quick`): every transport
+//! reports round trips, bandwidth and (TCP) connection cost with sane units and values, the
+//! comparison findings appear, and the net group without --remote is skipped with a hint.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn bench(args: &[&str]) -> Value {
+    let out = Command::cargo_bin("sysmeter")
+        .expect("binary")
+        .args(["bench", "--quick", "--no-store", "--format", "json"])
+        .args(args)
+        .env("NO_COLOR", "1")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).expect("JSON")
+}
+
+fn result<'a>(run: &'a Value, id: &str) -> &'a Value {
+    run["results"]
+        .as_array()
+        .and_then(|r| r.iter().find(|x| x["id"] == id))
+        .unwrap_or_else(|| panic!("{id} missing"))
+}
+
+fn median(r: &Value, name: &str) -> Option<f64> {
+    r["metrics"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == name)
+        .and_then(|m| m["summary"]["median"].as_f64())
+}
+
+fn unit(r: &Value, name: &str) -> Option<String> {
+    r["metrics"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == name)
+        .and_then(|m| m["unit"].as_str().map(str::to_string))
+}
+
+fn keys(r: &Value) -> Vec<String> {
+    r["findings"].as_array().map_or(vec![], |f| {
+        f.iter()
+            .filter_map(|x| x["key"].as_str().map(str::to_string))
+            .collect()
+    })
+}
+
+#[test]
+fn bench_ipc_quick_measures_every_transport() {
+    let run = bench(&["ipc"]);
+    let two_cpus = run["results"][0]["metrics"]
+        .as_array()
+        .is_some_and(|m| m.iter().any(|x| x["name"] == "round trip 1 B, cross CPU"));
+    if !two_cpus {
+        println!("skipped: cross-CPU round trips (this process may use only one CPU)");
+    }
+    for id in ["ipc.pipe", "ipc.unix", "ipc.tcp", "ipc.udp"] {
+        let r = result(&run, id);
+        assert_eq!(r["status"], "ok", "{r}");
+        for size in ["1 B", "1 KiB"] {
+            let mut places = vec!["same"];
+            if two_cpus {
+                places.push("cross");
+            }
+            for place in places {
+                let name = format!("round trip {size}, {place} CPU");
+                let m = median(r, &name).unwrap_or_else(|| panic!("{id}: {name} missing"));
+                // Two system calls and a wake-up each way: above 100 ns, below 100 ms.
+                assert!(m > 100.0 && m < 1e8, "{id} {name} = {m} ns");
+                assert_eq!(unit(r, &name).as_deref(), Some("ns"));
+            }
+        }
+        let mut readers = vec!["same"];
+        if two_cpus {
+            readers.push("cross");
+        }
+        for place in readers {
+            let name = format!("bandwidth, reader {place} CPU");
+            let bw = median(r, &name).unwrap_or_else(|| panic!("{id}: {name} missing"));
+            assert_eq!(unit(r, &name).as_deref(), Some("bytes_per_sec"));
+            assert!(bw > 1e6 && bw < 1e12, "{id} {name} {bw} B/s");
+        }
+        let k = keys(r);
+        assert!(
+            k.contains(&"cross_vs_same_cpu".to_string())
+                || k.contains(&"cross_cpu_skipped".to_string()),
+            "{id}: {k:?}"
+        );
+        assert!(
+            r["about"]["methodology"]
+                .as_str()
+                .is_some_and(|m| m.len() > 200)
+        );
+    }
+    let tcp = result(&run, "ipc.tcp");
+    for name in ["connect+accept", "close seen by peer"] {
+        let m = median(tcp, name).unwrap_or_else(|| panic!("{name} missing"));
+        assert!(m > 100.0 && m < 1e8, "{name} = {m} ns");
+    }
+    assert!(keys(result(&run, "ipc.unix")).contains(&"pipe_vs_socket".to_string()));
+    let k = keys(tcp);
+    assert!(
+        k.contains(&"unix_vs_tcp".to_string()) && k.contains(&"connect_vs_round_trip".to_string()),
+        "{k:?}"
+    );
+    assert!(keys(result(&run, "ipc.udp")).contains(&"udp_vs_tcp".to_string()));
+}
+
+#[test]
+fn net_group_without_remote_is_skipped_with_a_hint() {
+    let run = bench(&["net"]);
+    for id in ["net.rtt", "net.bandwidth", "net.connect", "net.udp_rr"] {
+        let r = result(&run, id);
+        assert_eq!(r["status"], "skipped", "{r}");
+        let hint = r["skip"]["hint"].as_str().unwrap_or("");
+        assert!(
+            hint.contains("sysmeter serve") && hint.contains("--remote"),
+            "{hint}"
+        );
+    }
+}
+
+#[test]
+fn an_unreachable_remote_fails_with_a_clear_message() {
+    // Port 1 on loopback: nothing listens there, so connect is refused at once.
+    let out = Command::cargo_bin("sysmeter")
+        .expect("binary")
+        .args([
+            "bench",
+            "--quick",
+            "--no-store",
+            "--format",
+            "json",
+            "--only",
+            "net.rtt",
+            "--remote",
+            "127.0.0.1:1",
+        ])
+        .env("NO_COLOR", "1")
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let run: Value = serde_json::from_slice(&out).expect("JSON");
+    let r = result(&run, "net.rtt");
+    assert_eq!(r["status"], "failed");
+    let e = r["error"].as_str().unwrap_or("");
+    assert!(
+        e.contains("127.0.0.1:1") && e.contains("sysmeter serve"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_pipe_round_trip_is_checked_against_os_ctxsw() {
+    let run = bench(&["--only", "os.ctxsw,ipc.pipe"]);
+    let k = keys(result(&run, "ipc.pipe"));
+    assert!(k.contains(&"pipe_vs_ctxsw".to_string()), "{k:?}");
+}

@@ -1,0 +1,168 @@
+//! The net group against a real second host: a network namespace joined to this one by a
+//! veth pair with addresses the test picks, `sysmeter serve` started inside it, and
+//! `bench net --remote` run from here. Needs root and `ip` (iproute2); anywhere else it
+//! prints `skipped: <reason>`. Everything it creates is removed on drop, also on panic.
+
+mod serve_support;
+
+use std::process::Command;
+
+use assert_cmd::Command as BinCommand;
+use serde_json::Value;
+use serve_support::Serve;
+
+fn run(args: &[&str]) -> Result<(), String> {
+    let out = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .map_err(|e| format!("{}: {e}", args.join(" ")))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// A namespace and a veth pair, deleted on drop.
+struct Netns {
+    name: String,
+    veth: String,
+}
+
+impl Netns {
+    fn create(
+        name: &str,
+        veth: &str,
+        peer: &str,
+        host_ip: &str,
+        ns_ip: &str,
+    ) -> Result<Netns, String> {
+        run(&["ip", "netns", "add", name])?;
+        // From here on, dropping the guard cleans up whatever was made.
+        let ns = Netns {
+            name: name.into(),
+            veth: veth.into(),
+        };
+        run(&[
+            "ip", "link", "add", veth, "type", "veth", "peer", "name", peer,
+        ])?;
+        run(&["ip", "link", "set", peer, "netns", name])?;
+        run(&["ip", "addr", "add", &format!("{host_ip}/30"), "dev", veth])?;
+        run(&["ip", "link", "set", veth, "up"])?;
+        let exec = |cmd: &[&str]| {
+            let mut v = vec!["ip", "netns", "exec", name];
+            v.extend_from_slice(cmd);
+            run(&v)
+        };
+        exec(&["ip", "addr", "add", &format!("{ns_ip}/30"), "dev", peer])?;
+        exec(&["ip", "link", "set", peer, "up"])?;
+        exec(&["ip", "link", "set", "lo", "up"])?;
+        Ok(ns)
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        // Deleting one end of a veth pair deletes both.
+        let _ = run(&["ip", "link", "del", &self.veth]);
+        let _ = run(&["ip", "netns", "del", &self.name]);
+    }
+}
+
+fn why_not() -> Option<String> {
+    let uid = Command::new("id").arg("-u").output().ok()?;
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        return Some("needs root to create a network namespace".into());
+    }
+    if Command::new("ip").arg("-V").output().is_err() {
+        return Some("`ip` (iproute2) is not installed".into());
+    }
+    None
+}
+
+#[test]
+fn net_group_against_serve_in_a_network_namespace() {
+    if let Some(reason) = why_not() {
+        println!("skipped: {reason}");
+        return;
+    }
+    // Unique per run: the pid picks the names and a /30 inside 10.213.0.0/16.
+    let pid = std::process::id();
+    let (x, y) = ((pid / 64) % 250 + 1, (pid % 64) * 4);
+    let (host_ip, ns_ip) = (
+        format!("10.213.{x}.{}", y + 1),
+        format!("10.213.{x}.{}", y + 2),
+    );
+    let name = format!("sysmeter-test-{pid}");
+    let (veth, peer) = (format!("smh{pid}"), format!("smn{pid}"));
+    let ns = match Netns::create(&name, &veth, &peer, &host_ip, &ns_ip) {
+        Ok(ns) => ns,
+        Err(e) => {
+            println!("skipped: cannot build the namespace here: {e}");
+            return;
+        }
+    };
+    let server = Serve::start_with(
+        &["ip", "netns", "exec", &name],
+        &["--bind", &format!("{ns_ip}:0")],
+    );
+    let out = BinCommand::cargo_bin("sysmeter")
+        .expect("binary")
+        .args([
+            "bench",
+            "net",
+            "--quick",
+            "--no-store",
+            "--format",
+            "json",
+            "--remote",
+        ])
+        .arg(server.addr.to_string())
+        .env("NO_COLOR", "1")
+        .env_remove("SYSMETER_TOKEN")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let run: Value = serde_json::from_slice(&out).expect("JSON");
+    serve_support::check_net_results(&run);
+    check_icmp(&run);
+    let setup = run["results"]
+        .as_array()
+        .and_then(|r| r.iter().find(|x| x["id"] == "net.connect"))
+        .and_then(|r| r["metrics"][0]["summary"]["median"].as_f64())
+        .expect("setup");
+    assert!(setup < 100e6, "connection setup {setup} ns");
+    drop(server);
+    drop(ns);
+}
+
+/// As root the ICMP echo runs too (raw socket), unless raw sockets are denied (a container
+/// without CAP_NET_RAW): then a finding must say why.
+fn check_icmp(run: &Value) {
+    let rtt = run["results"]
+        .as_array()
+        .and_then(|r| r.iter().find(|x| x["id"] == "net.rtt"))
+        .expect("net.rtt");
+    let icmp = rtt["metrics"]
+        .as_array()
+        .and_then(|m| m.iter().find(|x| x["name"] == "ICMP echo round trip"));
+    match icmp {
+        Some(m) => assert!(
+            m["summary"]["median"].as_f64().is_some_and(|v| v > 0.0),
+            "{m}"
+        ),
+        None => {
+            let why = rtt["findings"]
+                .as_array()
+                .and_then(|f| f.iter().find(|x| x["key"] == "icmp_skipped"))
+                .unwrap_or_else(|| panic!("no ICMP figure and no reason: {rtt}"));
+            println!("skipped: ICMP echo ({})", why["text"]);
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! `sysmeter serve` over loopback: the protocol's refusals (token, version, client cap,
+//! slow hello), ten thousand random and truncated requests without a crash or a hang, a
+//! clean stop on SIGINT, and the net group measured against it.
+
+mod serve_support;
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use serde_json::Value;
+use serve_support::Serve;
+
+/// Send `line`, half-close, and return the server's answer line.
+fn ask(addr: SocketAddr, line: &[u8]) -> String {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    s.write_all(line).expect("send");
+    let _ = s.shutdown(Shutdown::Write);
+    // The first line is the answer; a granted test may send data after it (source).
+    let mut reply = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !reply.contains(&b'\n') {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => reply.extend_from_slice(&buf[..n]),
+        }
+    }
+    let end = reply
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(reply.len(), |p| p + 1);
+    String::from_utf8_lossy(&reply[..end]).into_owned()
+}
+
+/// Open a session and return the stream after checking the first reply line.
+fn session(addr: SocketAddr, line: &str, expect: &str) -> TcpStream {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    s.write_all(line.as_bytes()).expect("send");
+    let mut got = Vec::new();
+    let mut b = [0u8; 1];
+    while !got.ends_with(b"\n") && s.read(&mut b).expect("reply") == 1 {
+        got.push(b[0]);
+    }
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with(expect), "{line:?} answered {text:?}");
+    s
+}
+
+fn echo_works(addr: SocketAddr, token: &str) {
+    let mut s = session(addr, &format!("SYSMETER/1 echo token={token}\n"), "OK echo");
+    s.write_all(b"ping").expect("write");
+    let mut b = [0u8; 4];
+    s.read_exact(&mut b).expect("echo");
+    assert_eq!(&b, b"ping");
+}
+
+#[test]
+fn wrong_or_missing_token_and_other_versions_are_refused() {
+    let server = Serve::start(&["--bind", "127.0.0.1:0", "--token", "s3cret"]);
+    let a = server.addr;
+    assert!(ask(a, b"SYSMETER/1 echo\n").starts_with("ERR auth "));
+    assert!(ask(a, b"SYSMETER/1 echo token=nope\n").starts_with("ERR auth "));
+    assert!(ask(a, b"SYSMETER/9 echo token=s3cret\n").starts_with("ERR version "));
+    assert!(ask(a, b"SYSMETER/1 juggle token=s3cret\n").starts_with("ERR unknown-test "));
+    assert!(ask(a, &[b'x'; 2000]).starts_with("ERR too-long "));
+    echo_works(a, "s3cret");
+}
+
+#[test]
+fn clients_over_the_cap_are_refused_and_slots_come_back() {
+    let server = Serve::start(&["--bind", "127.0.0.1:0", "--max-clients", "2"]);
+    let a = server.addr;
+    let first = session(a, "SYSMETER/1 echo\n", "OK echo");
+    let second = session(a, "SYSMETER/1 sink\n", "OK sink");
+    assert!(ask(a, b"SYSMETER/1 echo\n").starts_with("ERR busy "));
+    drop((first, second));
+    // The slots free up once the server sees the closes.
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let r = ask(a, b"SYSMETER/1 accept\n");
+        if r.starts_with("OK accept") {
+            break;
+        }
+        assert!(Instant::now() < until, "slots never freed: {r:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_silent_client_is_dropped_after_the_hello_timeout() {
+    let server = Serve::start(&["--bind", "127.0.0.1:0", "--hello-timeout", "1"]);
+    let mut s = TcpStream::connect(server.addr).expect("connect");
+    s.write_all(b"SYSMETER/1 ec").expect("partial hello");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let t0 = Instant::now();
+    let mut reply = String::new();
+    let _ = s.read_to_string(&mut reply);
+    assert!(reply.starts_with("ERR timeout "), "{reply:?}");
+    assert!(t0.elapsed() < Duration::from_secs(8));
+}
+
+#[test]
+fn test_time_is_capped() {
+    let server = Serve::start(&["--bind", "127.0.0.1:0", "--max-test-secs", "1"]);
+    let mut s = session(
+        server.addr,
+        "SYSMETER/1 source secs=100 size=4096\n",
+        "OK source secs=1 size=4096",
+    );
+    let t0 = Instant::now();
+    let mut buf = vec![0u8; 65536];
+    let mut total = 0u64;
+    // The server stops sending (closes) after its one-second cap, long before 100 s.
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => total += n as u64,
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(15),
+            "source ran past its cap"
+        );
+    }
+    assert!(total > 0);
+}
+
+#[test]
+fn ten_thousand_random_and_truncated_requests_do_not_crash_it() {
+    let mut server = Serve::start(&["--bind", "127.0.0.1:0", "--max-clients", "32"]);
+    let addr = server.addr;
+    let valid: Vec<&[u8]> = vec![
+        b"SYSMETER/1 echo\n",
+        b"SYSMETER/1 source secs=1 size=100\n",
+        b"SYSMETER/1 udp secs=1\n",
+        b"SYSMETER/1 sink token=x secs=5\n",
+    ];
+    let threads: Vec<_> = (0..4u64)
+        .map(|t| {
+            let valid = valid.iter().map(|v| v.to_vec()).collect::<Vec<_>>();
+            std::thread::spawn(move || {
+                let mut rng = fastrand::Rng::with_seed(0x5eed + t);
+                let mut answered = 0;
+                for i in 0..2500 {
+                    let msg: Vec<u8> = match i % 3 {
+                        0 => (0..rng.usize(0..700)).map(|_| rng.u8(..)).collect(),
+                        1 => {
+                            let v = &valid[rng.usize(0..valid.len())];
+                            v[..rng.usize(0..v.len())].to_vec()
+                        }
+                        _ => {
+                            let mut v = valid[rng.usize(0..valid.len())].clone();
+                            let at = rng.usize(0..v.len());
+                            v[at] = rng.u8(..);
+                            v
+                        }
+                    };
+                    let r = ask(addr, &msg);
+                    if r.starts_with("ERR ") || r.starts_with("OK ") {
+                        answered += 1;
+                    }
+                }
+                answered
+            })
+        })
+        .collect();
+    let answered: usize = threads.into_iter().map(|t| t.join().expect("client")).sum();
+    assert!(server.alive(), "the server died");
+    // Every request gets one answer line (an empty message is answered too: ERR malformed).
+    assert_eq!(answered, 10_000);
+    echo_works(addr, "any");
+    let status = server.interrupt().expect("stopped within 10 s");
+    assert_eq!(status.code(), Some(130), "{status:?}");
+}
+
+#[test]
+fn the_net_group_measures_against_a_loopback_server() {
+    let server = Serve::start(&["--bind", "127.0.0.1:0", "--token", "tok"]);
+    let out = Command::cargo_bin("sysmeter")
+        .expect("binary")
+        .args([
+            "bench",
+            "net",
+            "--quick",
+            "--no-store",
+            "--format",
+            "json",
+            "--remote",
+        ])
+        .arg(server.addr.to_string())
+        .env("SYSMETER_TOKEN", "tok")
+        .env("NO_COLOR", "1")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let run: Value = serde_json::from_slice(&out).expect("JSON");
+    serve_support::check_net_results(&run);
+}
