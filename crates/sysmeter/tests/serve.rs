@@ -203,3 +203,25 @@ fn the_net_group_measures_against_a_loopback_server() {
     let run: Value = serde_json::from_slice(&out).expect("JSON");
     serve_support::check_net_results(&run);
 }
+
+#[test]
+fn a_wrong_token_fails_the_net_group_with_the_servers_reason() {
+    let server = Serve::start(&["--bind", "127.0.0.1:0", "--token", "tok"]);
+    let out = Command::cargo_bin("sysmeter")
+        .expect("binary")
+        .args(["bench", "--quick", "--no-store", "--format", "json"])
+        .args(["--only", "net.rtt", "--token", "wrong", "--remote"])
+        .arg(server.addr.to_string())
+        .env_remove("SYSMETER_TOKEN")
+        .env("NO_COLOR", "1")
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let run: Value = serde_json::from_slice(&out).expect("JSON");
+    let result = &run["results"][0];
+    assert_eq!(result["status"], "failed", "{result}");
+    let error = result["error"].as_str().unwrap_or_default();
+    assert!(error.contains("token"), "{error}");
+}

@@ -155,6 +155,9 @@ pub struct BenchArgs {
     /// The `sysmeter serve` to measure the net group against, HOST[:PORT].
     #[arg(long, value_name = "HOST[:PORT]")]
     pub remote: Option<String>,
+    /// Token the remote `sysmeter serve --token T` wants.
+    #[arg(long, value_name = "T", env = "SYSMETER_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
     /// Directory for the fs group's test files (default: a temporary directory under the
     /// working directory, so the file system measured is the one you are on).
     #[arg(long, value_name = "DIR")]

@@ -19,7 +19,7 @@ pub struct ServeArgs {
     /// Address and port for TCP and UDP (port 0 picks a free one, printed at start).
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:7388")]
     pub bind: SocketAddr,
-    /// Shared secret every client must send (the net group reads it from SYSMETER_TOKEN).
+    /// Shared secret every client must send (clients pass it with `bench --token T` or SYSMETER_TOKEN).
     #[arg(long, value_name = "T", env = "SYSMETER_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
     /// Connections served at once; more are refused with an error.

@@ -29,6 +29,7 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
     let params = Params {
         max_size: args.max_size,
         remote: args.remote.clone(),
+        token: args.token.clone().filter(|t| !t.is_empty()),
         dir: args.dir.clone(),
         remote_dir: args.remote_dir.clone(),
     };

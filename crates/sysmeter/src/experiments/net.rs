@@ -1,6 +1,6 @@
 //! `net.rtt`, `net.bandwidth`, `net.connect`, `net.udp_rr`: the ipc measurements across a
 //! network, against a `sysmeter serve` on another host (`--remote HOST[:PORT]`; a token, if
-//! the server wants one, comes from `SYSMETER_TOKEN`). Without `--remote` each is skipped
+//! the server wants one, from `--token` or `SYSMETER_TOKEN`). Without `--remote` each is skipped
 //! with the hint to start one. The measurements live in one submodule each.
 
 mod bandwidth;
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
 use crate::model::{About, Estimate, HostInfo};
-use crate::server::client::{self, Request, Session, TOKEN_ENV};
+use crate::server::client::{self, Request, Session};
 use crate::server::protocol::Test;
 
 /// Which net experiment.
@@ -98,7 +98,7 @@ impl Experiment for Net {
 pub struct Remote {
     /// Its address.
     pub addr: SocketAddr,
-    /// Token from the environment.
+    /// Token from `--token` or `SYSMETER_TOKEN`.
     pub token: Option<String>,
 }
 
@@ -115,7 +115,7 @@ impl Remote {
             });
         };
         let addr = client::resolve(r).map_err(|e| ExperimentError::Failed(e.to_string()))?;
-        let token = std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty());
+        let token = ctx.params.token.clone();
         Ok(Remote { addr, token })
     }
 

@@ -28,6 +28,8 @@ pub struct Params {
     pub max_size: Option<u64>,
     /// `sysmeter serve` endpoint for the net group (`--remote HOST[:PORT]`).
     pub remote: Option<String>,
+    /// Token the remote `sysmeter serve` wants (`--token`, or `SYSMETER_TOKEN`).
+    pub token: Option<String>,
     /// Directory the fs group creates its test files under (`--dir`; default: a temporary
     /// directory on the file system of the working directory).
     pub dir: Option<std::path::PathBuf>,

@@ -9,9 +9,6 @@ use std::time::{Duration, Instant};
 use super::DEFAULT_PORT;
 use super::protocol::{Granted, Hello, MAX_LINE, ProtocolError, Reply, Test, VERSION};
 
-/// The environment variable holding the token the net experiments send.
-pub const TOKEN_ENV: &str = "SYSMETER_TOKEN";
-
 /// Talking to a `sysmeter serve` failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
