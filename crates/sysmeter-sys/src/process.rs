@@ -104,7 +104,7 @@ pub fn spawn_wait(target: &ExecTarget) -> io::Result<i32> {
 /// A forked child that reads `msg_len` bytes from `read_fd` and writes them back to
 /// `write_fd`, forever, until its input closes. Killed (SIGKILL) and reaped on drop.
 pub struct EchoChild {
-    pid: libc::pid_t,
+    child: ForkedChild,
 }
 
 impl EchoChild {
@@ -118,30 +118,15 @@ impl EchoChild {
         close_in_child: &[RawFd],
     ) -> io::Result<EchoChild> {
         let mut buf = vec![0u8; msg_len.max(1)];
-        // SAFETY: the child body makes only raw system calls (sched_setaffinity, close,
-        // read, write, _exit) on memory allocated before the fork.
-        let pid = unsafe { libc::fork() };
-        match pid {
-            -1 => Err(crate::last_error()),
-            0 => {
-                if let Some(c) = cpu {
-                    let _ = crate::sched::pin_current_thread(c);
-                }
-                for &fd in close_in_child {
-                    // SAFETY: closing an inherited descriptor in the child only.
-                    unsafe { libc::close(fd) };
-                }
-                echo_loop(read_fd, write_fd, &mut buf);
-                // SAFETY: _exit never returns and runs no destructors.
-                unsafe { libc::_exit(0) }
-            }
-            pid => Ok(EchoChild { pid }),
-        }
+        let child = ForkedChild::spawn(cpu, close_in_child, || {
+            echo_loop(read_fd, write_fd, &mut buf)
+        })?;
+        Ok(EchoChild { child })
     }
 
     /// The child's pid.
     pub fn pid(&self) -> i32 {
-        self.pid
+        self.child.pid
     }
 }
 
@@ -166,20 +151,13 @@ fn echo_loop(read_fd: RawFd, write_fd: RawFd, buf: &mut [u8]) {
     }
 }
 
-impl Drop for EchoChild {
-    fn drop(&mut self) {
-        // SAFETY: `pid` is our own child, not yet reaped (only drop reaps it).
-        unsafe { libc::kill(self.pid, libc::SIGKILL) };
-        let _ = wait_for(self.pid);
-    }
-}
-
 /// A forked child that reads from `fd` and discards the data until EOF: the reader of the
 /// streaming-bandwidth experiments. With `ack_bytes > 0` it writes one byte back on `fd`
 /// each time another `ack_bytes` bytes have arrived (flow control for datagram sockets,
 /// which have none of their own). Killed (SIGKILL) and reaped on drop.
 pub struct SinkChild {
-    pid: libc::pid_t,
+    // Held for its Drop, which kills and reaps the sink.
+    _child: ForkedChild,
 }
 
 impl SinkChild {
@@ -194,25 +172,8 @@ impl SinkChild {
         close_in_child: &[RawFd],
     ) -> io::Result<SinkChild> {
         let mut buf = vec![0u8; buf_len.max(1)];
-        // SAFETY: the child body makes only raw system calls (sched_setaffinity, close,
-        // read, write, _exit) on memory allocated before the fork.
-        let pid = unsafe { libc::fork() };
-        match pid {
-            -1 => Err(crate::last_error()),
-            0 => {
-                if let Some(c) = cpu {
-                    let _ = crate::sched::pin_current_thread(c);
-                }
-                for &fd in close_in_child {
-                    // SAFETY: closing an inherited descriptor in the child only.
-                    unsafe { libc::close(fd) };
-                }
-                sink_loop(fd, &mut buf, ack_bytes);
-                // SAFETY: _exit never returns and runs no destructors.
-                unsafe { libc::_exit(0) }
-            }
-            pid => Ok(SinkChild { pid }),
-        }
+        let child = ForkedChild::spawn(cpu, close_in_child, || sink_loop(fd, &mut buf, ack_bytes))?;
+        Ok(SinkChild { _child: child })
     }
 }
 
@@ -233,7 +194,44 @@ fn sink_loop(fd: RawFd, buf: &mut [u8], ack_bytes: usize) {
     }
 }
 
-impl Drop for SinkChild {
+/// A forked peer process of the ping-pong and streaming experiments: it pins itself, closes
+/// the parent's descriptors it must not hold, runs its loop and exits. Killed (SIGKILL) and
+/// reaped on drop, so an interrupted experiment leaves no process behind.
+struct ForkedChild {
+    pid: libc::pid_t,
+}
+
+impl ForkedChild {
+    /// `body` must make only raw system calls on memory allocated before the fork (the
+    /// child of a multi-threaded process may not allocate or take locks).
+    fn spawn(
+        cpu: Option<usize>,
+        close_in_child: &[RawFd],
+        body: impl FnOnce(),
+    ) -> io::Result<Self> {
+        // SAFETY: the child runs only `body` (raw system calls on memory allocated before the
+        // fork, per this function's contract), sched_setaffinity and close, then _exit.
+        let pid = unsafe { libc::fork() };
+        match pid {
+            -1 => Err(crate::last_error()),
+            0 => {
+                if let Some(c) = cpu {
+                    let _ = crate::sched::pin_current_thread(c);
+                }
+                for &fd in close_in_child {
+                    // SAFETY: closing an inherited descriptor in the child only.
+                    unsafe { libc::close(fd) };
+                }
+                body();
+                // SAFETY: _exit never returns and runs no destructors.
+                unsafe { libc::_exit(0) }
+            }
+            pid => Ok(ForkedChild { pid }),
+        }
+    }
+}
+
+impl Drop for ForkedChild {
     fn drop(&mut self) {
         // SAFETY: `pid` is our own child, not yet reaped (only drop reaps it).
         unsafe { libc::kill(self.pid, libc::SIGKILL) };
