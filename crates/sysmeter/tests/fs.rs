@@ -10,7 +10,7 @@ use std::process::Command as StdCommand;
 use serde_json::Value;
 
 mod common;
-use common::sysmeter;
+use common::{result, sysmeter};
 
 fn bench(args: &[&str]) -> (Value, i32) {
     let out = sysmeter()
@@ -21,13 +21,6 @@ fn bench(args: &[&str]) -> (Value, i32) {
     let v = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("JSON: {e}: {}", String::from_utf8_lossy(&out.stderr)));
     (v, out.status.code().unwrap_or(-1))
-}
-
-fn result<'a>(run: &'a Value, id: &str) -> &'a Value {
-    run["results"]
-        .as_array()
-        .and_then(|r| r.iter().find(|x| x["id"] == id))
-        .unwrap_or_else(|| panic!("{id} missing"))
 }
 
 fn finding<'a>(r: &'a Value, key: &str) -> Option<&'a Value> {

@@ -2,29 +2,10 @@
 //! reports round trips, bandwidth and (TCP) connection cost with sane units and values, the
 //! comparison findings appear, and the net group without --remote is skipped with a hint.
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn bench(args: &[&str]) -> Value {
-    let out = Command::cargo_bin("sysmeter")
-        .expect("binary")
-        .args(["bench", "--quick", "--no-store", "--format", "json"])
-        .args(args)
-        .env("NO_COLOR", "1")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).expect("JSON")
-}
-
-fn result<'a>(run: &'a Value, id: &str) -> &'a Value {
-    run["results"]
-        .as_array()
-        .and_then(|r| r.iter().find(|x| x["id"] == id))
-        .unwrap_or_else(|| panic!("{id} missing"))
-}
+mod common;
+use common::{bench_json, result, sysmeter};
 
 fn median(r: &Value, name: &str) -> Option<f64> {
     r["metrics"]
@@ -52,7 +33,7 @@ fn keys(r: &Value) -> Vec<String> {
 
 #[test]
 fn bench_ipc_quick_measures_every_transport() {
-    let run = bench(&["ipc"]);
+    let run = bench_json(&["ipc"]);
     let two_cpus = run["results"][0]["metrics"]
         .as_array()
         .is_some_and(|m| m.iter().any(|x| x["name"] == "round trip 1 B, cross CPU"));
@@ -113,7 +94,7 @@ fn bench_ipc_quick_measures_every_transport() {
 
 #[test]
 fn net_group_without_remote_is_skipped_with_a_hint() {
-    let run = bench(&["net"]);
+    let run = bench_json(&["net"]);
     for id in ["net.rtt", "net.bandwidth", "net.connect", "net.udp_rr"] {
         let r = result(&run, id);
         assert_eq!(r["status"], "skipped", "{r}");
@@ -128,8 +109,7 @@ fn net_group_without_remote_is_skipped_with_a_hint() {
 #[test]
 fn an_unreachable_remote_fails_with_a_clear_message() {
     // Port 1 on loopback: nothing listens there, so connect is refused at once.
-    let out = Command::cargo_bin("sysmeter")
-        .expect("binary")
+    let out = sysmeter()
         .args([
             "bench",
             "--quick",
@@ -141,7 +121,6 @@ fn an_unreachable_remote_fails_with_a_clear_message() {
             "--remote",
             "127.0.0.1:1",
         ])
-        .env("NO_COLOR", "1")
         .assert()
         .code(1)
         .get_output()
@@ -159,7 +138,7 @@ fn an_unreachable_remote_fails_with_a_clear_message() {
 
 #[test]
 fn the_pipe_round_trip_is_checked_against_os_ctxsw() {
-    let run = bench(&["--only", "os.ctxsw,ipc.pipe"]);
+    let run = bench_json(&["--only", "os.ctxsw,ipc.pipe"]);
     let k = keys(result(&run, "ipc.pipe"));
     assert!(k.contains(&"pipe_vs_ctxsw".to_string()), "{k:?}");
 }

@@ -1,28 +1,10 @@
 //! Integration tests of the memory group: `bench mem --quick` yields the latency curves, the
 //! detected hierarchy, bandwidth figures and page-fault costs, with findings, in JSON.
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn bench_mem_quick() -> Value {
-    let out = Command::cargo_bin("sysmeter")
-        .expect("binary")
-        .args(["bench", "mem", "--quick", "--no-store", "--format", "json"])
-        .env("NO_COLOR", "1")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).expect("JSON")
-}
-
-fn result<'a>(run: &'a Value, id: &str) -> &'a Value {
-    run["results"]
-        .as_array()
-        .and_then(|r| r.iter().find(|x| x["id"] == id))
-        .unwrap_or_else(|| panic!("{id} missing"))
-}
+mod common;
+use common::{bench_json, result};
 
 fn finding_keys(r: &Value) -> Vec<String> {
     r["findings"]
@@ -37,7 +19,7 @@ fn finding_keys(r: &Value) -> Vec<String> {
 
 #[test]
 fn bench_mem_quick_reports_curves_levels_bandwidth_and_faults() {
-    let run = bench_mem_quick();
+    let run = bench_json(&["mem"]);
 
     let lat = result(&run, "mem.latency");
     assert_eq!(lat["status"], "ok", "{lat}");

@@ -2,13 +2,14 @@
 //! slow hello), ten thousand random and truncated requests without a crash or a hang, a
 //! clean stop on SIGINT, and the net group measured against it.
 
+mod common;
 mod serve_support;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
+use common::sysmeter;
 use serde_json::Value;
 use serve_support::Serve;
 
@@ -181,8 +182,7 @@ fn ten_thousand_random_and_truncated_requests_do_not_crash_it() {
 #[test]
 fn the_net_group_measures_against_a_loopback_server() {
     let server = Serve::start(&["--bind", "127.0.0.1:0", "--token", "tok"]);
-    let out = Command::cargo_bin("sysmeter")
-        .expect("binary")
+    let out = sysmeter()
         .args([
             "bench",
             "net",
@@ -194,7 +194,6 @@ fn the_net_group_measures_against_a_loopback_server() {
         ])
         .arg(server.addr.to_string())
         .env("SYSMETER_TOKEN", "tok")
-        .env("NO_COLOR", "1")
         .assert()
         .success()
         .get_output()
@@ -207,13 +206,11 @@ fn the_net_group_measures_against_a_loopback_server() {
 #[test]
 fn a_wrong_token_fails_the_net_group_with_the_servers_reason() {
     let server = Serve::start(&["--bind", "127.0.0.1:0", "--token", "tok"]);
-    let out = Command::cargo_bin("sysmeter")
-        .expect("binary")
+    let out = sysmeter()
         .args(["bench", "--quick", "--no-store", "--format", "json"])
         .args(["--only", "net.rtt", "--token", "wrong", "--remote"])
         .arg(server.addr.to_string())
         .env_remove("SYSMETER_TOKEN")
-        .env("NO_COLOR", "1")
         .assert()
         .code(1)
         .get_output()

@@ -39,3 +39,24 @@ pub fn compile_or_skip(name: &str, dir: &Path, extra: &[&str]) -> Option<PathBuf
         .map_err(|reason| println!("skipped: {reason}"))
         .ok()
 }
+
+/// `sysmeter bench --quick --no-store --format json ARGS`, which must succeed; its record.
+pub fn bench_json(args: &[&str]) -> serde_json::Value {
+    let out = sysmeter()
+        .args(["bench", "--quick", "--no-store", "--format", "json"])
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).expect("bench --format json prints JSON")
+}
+
+/// The result of experiment `id` in a run record (panics when it is missing).
+pub fn result<'a>(run: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    run["results"]
+        .as_array()
+        .and_then(|r| r.iter().find(|x| x["id"] == id))
+        .unwrap_or_else(|| panic!("{id} missing from the run"))
+}
