@@ -10,7 +10,7 @@ use std::process::Command as StdCommand;
 use serde_json::Value;
 
 mod common;
-use common::{result, sysmeter};
+use common::{is_root, result, sysmeter};
 
 fn bench(args: &[&str]) -> (Value, i32) {
     let out = sysmeter()
@@ -36,12 +36,6 @@ fn median(r: &Value, name: &str) -> f64 {
         .and_then(|m| m.iter().find(|x| x["name"] == name))
         .and_then(|m| m["summary"]["median"].as_f64())
         .unwrap_or_else(|| panic!("metric {name} missing in {}", r["id"]))
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .map(|s| s.lines().any(|l| l.starts_with("Uid:\t0\t")))
-        .unwrap_or(false)
 }
 
 /// File system type of the mount holding `dir` (longest mount point prefix in /proc/mounts).

@@ -5,30 +5,11 @@
 //! Tests needing a C compiler or tracepoint privileges print `skipped: <reason>` and return.
 
 mod common;
-use common::{compile_or_skip, sysmeter};
+use common::{compile_or_skip, sysmeter, tracepoints_permitted};
 
 use std::path::Path;
 
 use serde_json::Value;
-
-/// Whether the tracepoint backend may run here; prints the skip reason when not.
-fn tracepoints_permitted() -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let root = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|u| u.split_whitespace().nth(1))
-        == Some("0");
-    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-        .ok()
-        .and_then(|t| t.trim().parse().ok())
-        .unwrap_or(2);
-    if !root && paranoid > -1 {
-        println!("skipped: tracepoints need root or perf_event_paranoid ≤ -1 (it is {paranoid})");
-        return false;
-    }
-    true
-}
 
 /// Runs `sysmeter trace ARGS -- CMD…` with the JSON summary written to a file; returns
 /// (the trace result, sysmeter's stdout, exit code).

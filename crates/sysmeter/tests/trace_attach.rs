@@ -5,31 +5,12 @@
 //! the reason otherwise).
 
 mod common;
-use common::compile_or_skip;
+use common::{compile_or_skip, tracepoints_permitted};
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
 use std::time::Duration;
-
-/// Whether the tracepoint backend may run here; prints the skip reason when not.
-fn tracepoints_permitted() -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let root = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|u| u.split_whitespace().nth(1))
-        == Some("0");
-    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-        .ok()
-        .and_then(|t| t.trim().parse().ok())
-        .unwrap_or(2);
-    if !root && paranoid > -1 {
-        println!("skipped: tracepoints need root or perf_event_paranoid ≤ -1 (it is {paranoid})");
-        return false;
-    }
-    true
-}
 
 /// Lines the counter prints, one every [`PAUSE_MS`] (long enough to attach and detach).
 const LINES: u32 = 120;

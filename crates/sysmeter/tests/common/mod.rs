@@ -60,3 +60,23 @@ pub fn result<'a>(run: &'a serde_json::Value, id: &str) -> &'a serde_json::Value
         .and_then(|r| r.iter().find(|x| x["id"] == id))
         .unwrap_or_else(|| panic!("{id} missing from the run"))
 }
+
+/// Whether this process runs as root (real uid 0, from /proc/self/status).
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .map(|s| s.lines().any(|l| l.starts_with("Uid:\t0\t")))
+        .unwrap_or(false)
+}
+
+/// Whether the tracepoint backend of `trace` may run here; prints the skip reason when not.
+pub fn tracepoints_permitted() -> bool {
+    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(2);
+    if !is_root() && paranoid > -1 {
+        println!("skipped: tracepoints need root or perf_event_paranoid ≤ -1 (it is {paranoid})");
+        return false;
+    }
+    true
+}
