@@ -2,7 +2,7 @@
 //! per group in every output format, history/show, and usage errors (exit 2).
 
 mod common;
-use common::sysmeter;
+use common::{stdout_of, sysmeter};
 
 use predicates::prelude::*;
 use serde_json::Value;
@@ -13,14 +13,7 @@ fn json_of(out: &[u8]) -> Value {
 
 #[test]
 fn list_names_every_experiment_and_group() {
-    let out = sysmeter()
-        .arg("list")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8_lossy(&out);
+    let text = stdout_of(sysmeter().arg("list"));
     let ids = [
         "cpu.timer",
         "cpu.loop",
@@ -87,14 +80,7 @@ fn host_describes_this_machine_in_text_and_json() {
             "sysfs has caches"
         );
     }
-    let text = sysmeter()
-        .arg("host")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8_lossy(&text);
+    let text = stdout_of(sysmeter().arg("host"));
     assert!(!text.contains('\u{1b}'), "NO_COLOR output has escapes");
     assert!(text.to_lowercase().contains("cpu"));
 }

@@ -3,11 +3,12 @@
 //! `bench net --remote` run from here. Needs root and `ip` (iproute2); anywhere else it
 //! prints `skipped: <reason>`. Everything it creates is removed on drop, also on panic.
 
+mod common;
 mod serve_support;
 
 use std::process::Command;
 
-use assert_cmd::Command as BinCommand;
+use common::bench_json;
 use serde_json::Value;
 use serve_support::Serve;
 
@@ -110,26 +111,8 @@ fn net_group_against_serve_in_a_network_namespace() {
         &["ip", "netns", "exec", &name],
         &["--bind", &format!("{ns_ip}:0")],
     );
-    let out = BinCommand::cargo_bin("sysmeter")
-        .expect("binary")
-        .args([
-            "bench",
-            "net",
-            "--quick",
-            "--no-store",
-            "--format",
-            "json",
-            "--remote",
-        ])
-        .arg(server.addr.to_string())
-        .env("NO_COLOR", "1")
-        .env_remove("SYSMETER_TOKEN")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let run: Value = serde_json::from_slice(&out).expect("JSON");
+    let addr = server.addr.to_string();
+    let run = bench_json(&["net", "--remote", &addr]);
     serve_support::check_net_results(&run);
     check_icmp(&run);
     let setup = run["results"]

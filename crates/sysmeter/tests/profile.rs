@@ -11,7 +11,7 @@
 //! the reason and return when either is missing.
 
 mod common;
-use common::{compile_fixture, sysmeter};
+use common::{compile_fixture, stdout_of, sysmeter};
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -233,15 +233,11 @@ fn check_flame_and_folded(svg: &str, stored_svg: &str, folded: &str, samples: f6
 /// The stored run renders in every format.
 fn check_show(db: &Path) {
     for format in ["text", "json", "csv", "markdown"] {
-        let out = sysmeter()
-            .args(["show", "latest", "--format", format, "--db"])
-            .arg(db)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        let text = String::from_utf8_lossy(&out);
+        let text = stdout_of(
+            sysmeter()
+                .args(["show", "latest", "--format", format, "--db"])
+                .arg(db),
+        );
         assert!(
             text.contains("hot_a") && text.contains("hot_b"),
             "{format}:\n{text}"

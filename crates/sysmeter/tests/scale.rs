@@ -12,7 +12,7 @@
 //! not dominate.
 
 mod common;
-use common::{compile_or_skip, sysmeter};
+use common::{compile_or_skip, stderr_of, stdout_of, sysmeter};
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -225,15 +225,11 @@ fn results_are_stored_and_render_in_every_format() {
     let runs = r["artifacts"][0]["content"].as_str().expect("runs.csv");
     assert_eq!(runs.lines().count(), 13, "header + 12 runs: {runs}");
     for (format, needle) in [("csv", "wall time"), ("markdown", "| N |")] {
-        let out = sysmeter()
-            .args(["show", "latest", "--format", format, "--db"])
-            .arg(&db)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        let text = String::from_utf8_lossy(&out);
+        let text = stdout_of(
+            sysmeter()
+                .args(["show", "latest", "--format", format, "--db"])
+                .arg(&db),
+        );
         assert!(text.contains(needle), "{format}: {text}");
     }
 }
@@ -251,15 +247,7 @@ fn usage_errors_exit_2_with_one_sentence() {
         ),
     ];
     for (args, needle) in cases {
-        let out = sysmeter()
-            .args(["scale", "--no-store"])
-            .args(args)
-            .assert()
-            .code(2)
-            .get_output()
-            .stderr
-            .clone();
-        let err = String::from_utf8_lossy(&out);
+        let err = stderr_of(sysmeter().args(["scale", "--no-store"]).args(args), 2);
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
@@ -281,22 +269,19 @@ fn a_failing_run_stops_the_measurement_with_exit_1() {
 
 #[test]
 fn a_run_longer_than_the_timeout_is_killed() {
-    let out = sysmeter()
-        .args([
-            "scale",
-            "--no-store",
-            "--sizes",
-            "30,31,32",
-            "--timeout",
-            "0.2",
-        ])
-        .args(["--", "sleep", "{n}"])
-        .assert()
-        .code(1)
-        .get_output()
-        .stderr
-        .clone();
-    let err = String::from_utf8_lossy(&out);
+    let err = stderr_of(
+        sysmeter()
+            .args([
+                "scale",
+                "--no-store",
+                "--sizes",
+                "30,31,32",
+                "--timeout",
+                "0.2",
+            ])
+            .args(["--", "sleep", "{n}"]),
+        1,
+    );
     assert!(err.contains("took longer than --timeout 0.2 s"), "{err}");
     assert!(err.contains("warm-up run, N = 30"), "{err}");
 }

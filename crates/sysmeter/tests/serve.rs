@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use common::sysmeter;
+use common::{bench_json, sysmeter};
 use serde_json::Value;
 use serve_support::Serve;
 
@@ -182,35 +182,20 @@ fn ten_thousand_random_and_truncated_requests_do_not_crash_it() {
 #[test]
 fn the_net_group_measures_against_a_loopback_server() {
     let server = Serve::start(&["--bind", "127.0.0.1:0", "--token", "tok"]);
-    let out = sysmeter()
-        .args([
-            "bench",
-            "net",
-            "--quick",
-            "--no-store",
-            "--format",
-            "json",
-            "--remote",
-        ])
-        .arg(server.addr.to_string())
-        .env("SYSMETER_TOKEN", "tok")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let run: Value = serde_json::from_slice(&out).expect("JSON");
+    let addr = server.addr.to_string();
+    let run = bench_json(&["net", "--remote", &addr, "--token", "tok"]);
     serve_support::check_net_results(&run);
 }
 
 #[test]
 fn a_wrong_token_fails_the_net_group_with_the_servers_reason() {
+    // The token comes from SYSMETER_TOKEN here and from --token above: both reach the server.
     let server = Serve::start(&["--bind", "127.0.0.1:0", "--token", "tok"]);
     let out = sysmeter()
         .args(["bench", "--quick", "--no-store", "--format", "json"])
-        .args(["--only", "net.rtt", "--token", "wrong", "--remote"])
+        .args(["--only", "net.rtt", "--remote"])
         .arg(server.addr.to_string())
-        .env_remove("SYSMETER_TOKEN")
+        .env("SYSMETER_TOKEN", "wrong")
         .assert()
         .code(1)
         .get_output()

@@ -5,7 +5,7 @@
 //! Tests needing a C compiler or tracepoint privileges print `skipped: <reason>` and return.
 
 mod common;
-use common::{compile_or_skip, sysmeter, tracepoints_permitted};
+use common::{compile_or_skip, stderr_of, stdout_of, sysmeter, tracepoints_permitted};
 
 use std::path::Path;
 
@@ -201,28 +201,17 @@ fn duration_detaches_a_launched_command_which_finishes_normally() {
 
 #[test]
 fn bad_targets_are_usage_errors_with_one_clear_sentence() {
-    let out = sysmeter()
-        .args(["trace", "--no-store", "-p", "999999999"])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let text = String::from_utf8_lossy(&out);
+    let text = stderr_of(
+        sysmeter().args(["trace", "--no-store", "-p", "999999999"]),
+        2,
+    );
     assert!(text.contains("no process with PID 999999999"), "{text}");
     for args in [
         vec!["trace", "--no-store"],
         vec!["trace", "--no-store", "-e", "frobnicate", "--", "true"],
         vec!["trace", "--no-store", "-p", "1", "--", "true"],
     ] {
-        let out = sysmeter()
-            .args(&args)
-            .assert()
-            .code(2)
-            .get_output()
-            .stderr
-            .clone();
-        let text = String::from_utf8_lossy(&out);
+        let text = stderr_of(sysmeter().args(&args), 2);
         assert!(
             text.starts_with("error: ") && text.lines().count() == 1,
             "{args:?}: {text}"
@@ -232,14 +221,10 @@ fn bad_targets_are_usage_errors_with_one_clear_sentence() {
 
 #[test]
 fn commands_that_cannot_start_exit_like_a_shell() {
-    let out = sysmeter()
-        .args(["trace", "--no-store", "--", "/no/such/program"])
-        .assert()
-        .code(127)
-        .get_output()
-        .stderr
-        .clone();
-    let text = String::from_utf8_lossy(&out);
+    let text = stderr_of(
+        sysmeter().args(["trace", "--no-store", "--", "/no/such/program"]),
+        127,
+    );
     assert!(text.contains("cannot run `/no/such/program`"), "{text}");
     let dir = tempfile::tempdir().expect("tempdir");
     let plain = dir.path().join("not-executable");
@@ -261,15 +246,7 @@ fn trace_runs_are_stored_and_shown_as_a_syscall_table() {
         .args(["--", "true"])
         .assert()
         .success();
-    let out = sysmeter()
-        .args(["show", "latest", "--db"])
-        .arg(&db)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8_lossy(&out);
+    let text = stdout_of(sysmeter().args(["show", "latest", "--db"]).arg(&db));
     assert!(text.contains("sysmeter trace run"), "{text}");
     assert!(text.contains("% time") && text.contains("execve"), "{text}");
     assert!(text.contains("total"), "{text}");

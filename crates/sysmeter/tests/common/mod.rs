@@ -6,10 +6,12 @@
 
 use std::path::{Path, PathBuf};
 
-/// The `sysmeter` binary, with no database from the environment and no colour.
+/// The `sysmeter` binary, with no database or serve token from the environment and no colour.
 pub fn sysmeter() -> assert_cmd::Command {
     let mut c = assert_cmd::Command::cargo_bin("sysmeter").expect("binary is built");
-    c.env_remove("SYSMETER_DB").env("NO_COLOR", "1");
+    c.env_remove("SYSMETER_DB")
+        .env_remove("SYSMETER_TOKEN")
+        .env("NO_COLOR", "1");
     c
 }
 
@@ -79,4 +81,16 @@ pub fn tracepoints_permitted() -> bool {
         return false;
     }
     true
+}
+
+/// Runs `cmd`, which must succeed, and returns its stdout as text.
+pub fn stdout_of(cmd: &mut assert_cmd::Command) -> String {
+    let out = cmd.assert().success().get_output().stdout.clone();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Runs `cmd`, which must exit with `code`, and returns its stderr as text.
+pub fn stderr_of(cmd: &mut assert_cmd::Command, code: i32) -> String {
+    let out = cmd.assert().code(code).get_output().stderr.clone();
+    String::from_utf8_lossy(&out).into_owned()
 }
