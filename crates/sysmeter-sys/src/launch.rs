@@ -12,7 +12,7 @@
 
 use std::ffi::{CString, OsStr};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -84,16 +84,6 @@ fn cstring(bytes: &[u8]) -> io::Result<CString> {
     })
 }
 
-fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(crate::last_error());
-    }
-    // SAFETY: pipe2 succeeded, so both descriptors are open and owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
 impl PendingChild {
     /// Forks a child that will run `path` with `argv` (argv[0] included) and the current
     /// environment once released. The child stays in this process group, so the terminal's
@@ -106,8 +96,8 @@ impl PendingChild {
             .collect::<io::Result<Vec<_>>>()?;
         let mut ptrs: Vec<*const libc::c_char> = c_args.iter().map(|a| a.as_ptr()).collect();
         ptrs.push(std::ptr::null());
-        let (go_read, go_write) = pipe_cloexec()?;
-        let (err_read, err_write) = pipe_cloexec()?;
+        let (go_read, go_write) = crate::gate::pipe_cloexec()?;
+        let (err_read, err_write) = crate::gate::pipe_cloexec()?;
         // SAFETY: the child runs only `child_body`, which makes async-signal-safe calls on
         // data prepared above (the C strings and `ptrs` outlive the fork in both processes).
         let pid = unsafe { libc::fork() };

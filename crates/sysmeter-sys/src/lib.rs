@@ -11,6 +11,7 @@ pub mod chase;
 pub mod clock;
 pub mod files;
 pub mod futex;
+mod gate;
 pub mod kernels;
 pub mod launch;
 pub mod membw;

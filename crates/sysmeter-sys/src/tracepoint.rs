@@ -11,7 +11,7 @@
 
 use std::ffi::{CStr, CString};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::RawFd;
 
 // SAFETY: `environ` is the C runtime's environment array, valid for the process lifetime.
 unsafe extern "C" {
@@ -52,13 +52,12 @@ pub fn set_filter(fd: RawFd, filter: &CStr) -> io::Result<()> {
 #[derive(Debug)]
 pub struct GatedChild {
     pid: i32,
-    go: Option<OwnedFd>,
+    go: crate::gate::Opener,
     exit: Option<i32>,
 }
 
 fn gated_body(go: RawFd, program: &CStr, argv: &[*const libc::c_char], cpu: Option<usize>) -> ! {
-    let mut byte = [0u8; 1];
-    if crate::syscall::read(go, &mut byte) != 1 {
+    if !crate::gate::wait_in_child(go) {
         // SAFETY: _exit never returns. The parent gave up: leave without running anything.
         unsafe { libc::_exit(125) };
     }
@@ -77,21 +76,15 @@ impl GatedChild {
     pub fn spawn(program: &CStr, argv: &[CString], cpu: Option<usize>) -> io::Result<GatedChild> {
         let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
         ptrs.push(std::ptr::null());
-        let mut fds = [0; 2];
-        // SAFETY: `fds` is a valid array of two ints.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(crate::last_error());
-        }
-        // SAFETY: both descriptors were just created and are owned by nobody else.
-        let (go_r, go_w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let gate = crate::gate::Gate::new()?;
         // SAFETY: the child runs only `gated_body` (raw system calls on data prepared above).
         let pid = unsafe { libc::fork() };
         match pid {
             -1 => Err(crate::last_error()),
-            0 => gated_body(go_r.as_raw_fd(), program, &ptrs, cpu),
+            0 => gated_body(gate.child_fd(), program, &ptrs, cpu),
             pid => Ok(GatedChild {
                 pid,
-                go: Some(go_w),
+                go: gate.into_opener(),
                 exit: None,
             }),
         }
@@ -104,12 +97,7 @@ impl GatedChild {
 
     /// Lets the child exec (once).
     pub fn go(&mut self) -> io::Result<()> {
-        if let Some(fd) = self.go.take()
-            && crate::syscall::write(fd.as_raw_fd(), &[1]) != 1
-        {
-            return Err(crate::last_error());
-        }
-        Ok(())
+        self.go.open()
     }
 
     /// The exit code (128 + signal when killed) if the child has ended; never blocks.

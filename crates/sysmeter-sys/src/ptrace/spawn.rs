@@ -9,7 +9,7 @@
 
 use std::ffi::{CStr, CString};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 use super::{Options, wait::wait_for};
 use crate::seccomp::SeccompFilter;
@@ -154,19 +154,9 @@ pub enum CalibrationMode<'a> {
 pub struct CalibrationChild {
     pid: i32,
     chunks: usize,
-    go: Option<OwnedFd>,
+    go: crate::gate::Opener,
     result: OwnedFd,
     reaped: bool,
-}
-
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` is a valid array of two ints.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(crate::last_error());
-    }
-    // SAFETY: both descriptors were just created and are owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// Most chunks a calibration child may time (their times must fit the pipe at once).
@@ -188,8 +178,7 @@ fn calibration_child(plan: (usize, u64), go: i32, result: i32, mode: Calibration
             unsafe { libc::_exit(126) };
         }
     }
-    let mut byte = [0u8; 1];
-    if crate::syscall::read(go, &mut byte) != 1 {
+    if !crate::gate::wait_in_child(go) {
         // SAFETY: _exit never returns.
         unsafe { libc::_exit(125) };
     }
@@ -222,8 +211,8 @@ pub fn spawn_calibration(
     cpu: Option<usize>,
 ) -> io::Result<CalibrationChild> {
     let chunks = chunks.clamp(1, MAX_CHUNKS);
-    let (go_r, go_w) = pipe()?;
-    let (res_r, res_w) = pipe()?;
+    let gate = crate::gate::Gate::new()?;
+    let (res_r, res_w) = crate::gate::pipe_cloexec()?;
     // SAFETY: the child runs only `calibration_child` (raw system calls).
     let pid = unsafe { libc::fork() };
     if pid == -1 {
@@ -233,13 +222,13 @@ pub fn spawn_calibration(
         if let Some(c) = cpu {
             let _ = crate::sched::pin_current_thread(c);
         }
-        calibration_child((chunks, calls), go_r.as_raw_fd(), res_w.as_raw_fd(), mode);
+        calibration_child((chunks, calls), gate.child_fd(), res_w.as_raw_fd(), mode);
     }
-    drop((go_r, res_w));
+    drop(res_w);
     let mut child = CalibrationChild {
         pid,
         chunks,
-        go: Some(go_w),
+        go: gate.into_opener(),
         result: res_r,
         reaped: false,
     };
@@ -264,12 +253,7 @@ impl CalibrationChild {
 
     /// Tells the child to start its loop (once).
     pub fn go(&mut self) -> io::Result<()> {
-        if let Some(fd) = self.go.take()
-            && crate::syscall::write(fd.as_raw_fd(), &[1]) != 1
-        {
-            return Err(crate::last_error());
-        }
-        Ok(())
+        self.go.open()
     }
 
     /// Each chunk's elapsed ns, read from the pipe (blocks until the child wrote them; `Err`
