@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command as Process, Stdio};
 use std::time::{Duration, Instant};
 
+use sysmeter::model::fixture::sample_run;
 use sysmeter::model::{Artifact, RunRecord};
-use sysmeter::report::fixture::sample_run;
 
 /// The experiments of the real run: a bar chart each, and the latency curves.
 const EXPERIMENTS: [&str; 3] = ["cpu.loop", "os.syscall", "mem.latency"];

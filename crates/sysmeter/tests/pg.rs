@@ -173,7 +173,7 @@ fn library_round_trip_is_exact_and_references_resolve() {
 /// Listings and references with a second machine's runs, later in time, next to `run`.
 fn references_resolve_across_hosts(store: &mut Store, run: &RunRecord) {
     for (i, id) in ["b-1", "b-2"].iter().enumerate() {
-        let mut other = sysmeter::report::fixture::sample_run();
+        let mut other = sysmeter::model::fixture::sample_run();
         other.id = id.to_string();
         other.host.hostname = "beta".into();
         other.started_ns += 1_000 + i as i64;
@@ -229,7 +229,7 @@ fn migrations_are_tracked_idempotent_race_free_and_match_sqlite() {
     for t in threads {
         t.join().expect("thread").expect("concurrent first open");
     }
-    let mut run = sysmeter::report::fixture::sample_run();
+    let mut run = sysmeter::model::fixture::sample_run();
     run.results.truncate(1);
     let mut store = open(&db.url);
     store.begin_run(&run).expect("begin");

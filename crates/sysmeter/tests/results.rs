@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use predicates::prelude::*;
 use serde_json::Value;
 use sysmeter::model::RunRecord;
-use sysmeter::report::fixture::sample_run;
+use sysmeter::model::fixture::sample_run;
 use sysmeter::stats::summarize;
 
 fn json_of(out: &[u8]) -> Value {

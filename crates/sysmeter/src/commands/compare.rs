@@ -43,7 +43,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
     if regressions > 0 {
         eprintln!(
             "regression: {regressions} metric(s) slower than --fail-above {} with significance",
-            crate::report::format::percent(args.fail_above.unwrap_or_default())
+            crate::model::units::percent(args.fail_above.unwrap_or_default())
         );
         return Ok(Outcome::Code(1));
     }

@@ -29,7 +29,7 @@
 //!    *waiting for a CPU* when `q > u + s`: other load) and the wait cause are both named,
 //!    with both next commands.
 //!
-//! Pure: numbers in, a [`Verdict`] out; no OS access. Depends on nothing but `report::format`
+//! Pure: numbers in, a [`Verdict`] out; no OS access. Depends on nothing but `model::units`
 //! for number formatting (in `advice`, the words of each verdict).
 
 mod advice;

@@ -7,7 +7,7 @@
 //! Submodules: `launch` (spawn, sample, reap with wait4), `attach` (/proc deltas of a running
 //! process), `sample` (the only file reading), `procfs` and `timeline` (pure parsing and
 //! rates), `measure` (the sampling loop's state), `record` (the [`RunRecord`]). Depends on
-//! `model`, `stats`, `host`, `report::format` (through classify) and `sysmeter_sys::rusage`;
+//! `model`, `stats`, `host`, `model::units` (through classify) and `sysmeter_sys::rusage`;
 //! never prints, never stores: the command does that.
 
 mod attach;

@@ -6,6 +6,7 @@
 //! after the second pass confirms how much stayed resident. The estimate is checked against
 //! MemAvailable and the memory cgroup limit of the process (host/cgroup parses v1 and v2).
 
+use crate::model::units;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::Path;
@@ -13,7 +14,6 @@ use std::time::Instant;
 
 use super::fs_files::{self, BLOCK, TestDir, io};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
-use crate::host::warnings::human_bytes;
 use crate::model::{About, Estimate, HostInfo, Series, SeriesPoint, Unit};
 
 /// The experiment.
@@ -98,7 +98,7 @@ impl Experiment for FsCacheSize {
         let mut rng = fastrand::Rng::with_seed(ctx.seed());
         let mut points = Vec::new();
         for &size in &sizes {
-            ctx.progress(&format!("{} file", human_bytes(size)));
+            ctx.progress(&format!("{} file", units::size(size)));
             grow(&mut file, &path, size, &mut rng)?;
             points.push(measure(ctx, &file, &path, size)?);
         }

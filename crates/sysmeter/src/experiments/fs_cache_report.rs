@@ -4,9 +4,9 @@
 
 use super::fs_blocks;
 use super::fs_cache::{Point, series};
-use super::fs_files::ns_text;
+use crate::model::units;
+
 use crate::harness::{Ctx, ExperimentError, Measured};
-use crate::host::warnings::human_bytes;
 use crate::model::Unit;
 use crate::stats::fit::knee::KneeScan;
 
@@ -43,8 +43,8 @@ pub fn report(ctx: &Ctx<'_>, points: &[Point], max: u64) -> Result<Measured, Exp
                     "The per-block times show no clear knee, but mincore does: files up to {} \
                      stayed at least 90% resident after their second read and larger ones did \
                      not, so the file cache holds about {} for this process.",
-                    human_bytes(r),
-                    human_bytes(r)
+                    units::size(r),
+                    units::size(r)
                 ),
                 Some(r as f64),
             );
@@ -57,10 +57,10 @@ pub fn report(ctx: &Ctx<'_>, points: &[Point], max: u64) -> Result<Measured, Exp
                     "No knee up to {}: every second pass was served from memory ({} per block \
                      at the largest size), so the file cache holds at least {} here; raise \
                      --max-size (MemAvailable is {}) to find its end.",
-                    human_bytes(max),
-                    ns_text(means.last().copied().unwrap_or(0.0)),
-                    human_bytes(max),
-                    human_bytes(ctx.host.memory.available_bytes)
+                    units::size(max),
+                    units::duration_ns(means.last().copied().unwrap_or(0.0)),
+                    units::size(max),
+                    units::size(ctx.host.memory.available_bytes)
                 ),
                 Some(max as f64),
             );
@@ -69,7 +69,7 @@ pub fn report(ctx: &Ctx<'_>, points: &[Point], max: u64) -> Result<Measured, Exp
     };
     let mut m = ctx.metric("file cache size", Unit::Bytes, vec![size as f64])?;
     m.note = Some(if capped {
-        format!("≥ {} (the --max-size cap came first)", human_bytes(max))
+        format!("≥ {} (the --max-size cap came first)", units::size(max))
     } else {
         "largest file whose second pass came from memory".into()
     });
@@ -92,13 +92,13 @@ fn knee_finding(out: &mut Measured, xs: &[f64], means: &[f64], at: f64, next: f6
             "The second read of a file up to {} came from memory ({} per 4 KiB block); from \
              {} on it came from the device ({} per block, {:.1}x): the file cache holds \
              between {} and {} for this process.",
-            human_bytes(at.round() as u64),
-            ns_text(before),
-            human_bytes(next.round() as u64),
-            ns_text(after),
+            units::size(at.round() as u64),
+            units::duration_ns(before),
+            units::size(next.round() as u64),
+            units::duration_ns(after),
             after / before.max(1.0),
-            human_bytes(at.round() as u64),
-            human_bytes(next.round() as u64)
+            units::size(at.round() as u64),
+            units::size(next.round() as u64)
         ),
         Some(at),
     );
@@ -109,16 +109,16 @@ fn mincore_finding(out: &mut Measured, resident_fit: Option<u64>, size: u64, cap
         Some(r) if capped => format!(
             "mincore agrees: up to {} every file stayed at least 90% resident after its \
              second read.",
-            human_bytes(r)
+            units::size(r)
         ),
         Some(r) => {
             let agree = (r as f64) >= size as f64 * 0.7 && (r as f64) <= size as f64 * 1.3;
             format!(
                 "mincore: the largest file still at least 90% resident after its second read \
                  was {}, {} the {} from the timing knee.",
-                human_bytes(r),
+                units::size(r),
                 if agree { "confirming" } else { "unlike" },
-                human_bytes(size)
+                units::size(size)
             )
         }
         None => "mincore: no file stayed 90% resident after its second read, not even the \
@@ -139,7 +139,7 @@ fn cross_check(ctx: &Ctx<'_>, out: &mut Measured, size: u64, capped: bool) {
         return;
     }
     let limit_text = limit.map_or("no memory cgroup limit".to_string(), |l| {
-        format!("a memory cgroup limit of {}", human_bytes(l))
+        format!("a memory cgroup limit of {}", units::size(l))
     });
     let share = size as f64 / bound as f64;
     let verdict = if capped {
@@ -152,8 +152,8 @@ fn cross_check(ctx: &Ctx<'_>, out: &mut Measured, size: u64, capped: bool) {
         format!(
             "At the start MemAvailable was {} and this process had {limit_text}; the smaller, \
              {}, bounds the file cache: {verdict}.",
-            human_bytes(avail),
-            human_bytes(bound)
+            units::size(avail),
+            units::size(bound)
         ),
         Some(share),
     );

@@ -3,11 +3,12 @@
 //! knee where latency starts to climb (the device's parallelism is used up and requests
 //! queue).
 
+use crate::model::units;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::fs_blocks::{self, Order};
-use super::fs_files::{self, BLOCK, TestDir, ns_text, rate_text};
+use super::fs_files::{self, BLOCK, TestDir};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
 use crate::host::storage::storage_of;
 use crate::model::{About, Estimate, HostInfo, Series, SeriesPoint, Unit};
@@ -244,10 +245,10 @@ fn findings(out: &mut Measured, counts: &[usize], evicting: bool) {
                     "Mean per-block latency is {} with one reader and {} with {:.0}; past that \
                      it climbs faster ({} with {max_n}): the device's parallelism is used up \
                      and requests queue.",
-                    ns_text(first.unwrap_or(0.0)),
-                    ns_text(at),
+                    units::duration_ns(first.unwrap_or(0.0)),
+                    units::duration_ns(at),
                     k.at,
-                    ns_text(last.unwrap_or(0.0))
+                    units::duration_ns(last.unwrap_or(0.0))
                 ),
                 Some(k.at),
             )
@@ -259,8 +260,8 @@ fn findings(out: &mut Measured, counts: &[usize], evicting: bool) {
                     format!(
                         "No knee up to {max_n} threads: mean per-block latency goes from {} \
                          with one reader to {} with {max_n} ({:.1}x).",
-                        ns_text(a),
-                        ns_text(b),
+                        units::duration_ns(a),
+                        units::duration_ns(b),
                         b / a.max(1.0)
                     ),
                     None,
@@ -278,7 +279,7 @@ fn findings(out: &mut Measured, counts: &[usize], evicting: bool) {
             format!(
                 "Aggregate uncached 4 KiB random-read throughput peaks at {} with {:.0} \
                  threads ({:.0} reads per second).",
-                rate_text(p.summary.median),
+                units::rate(p.summary.median),
                 p.x,
                 p.summary.median / BLOCK as f64
             ),

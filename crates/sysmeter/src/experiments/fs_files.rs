@@ -7,6 +7,7 @@
 //! mounts: EINVAL at open) posix_fadvise(DONTNEED) eviction verified page by page with
 //! mincore.
 
+use crate::model::units;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -15,7 +16,6 @@ use std::path::{Path, PathBuf};
 use sysmeter_sys::memory::{self, FileMap};
 
 use crate::harness::{Ctx, ExperimentError};
-use crate::host::warnings::human_bytes;
 
 /// Block size of every read and of the O_DIRECT alignment.
 pub const BLOCK: usize = 4096;
@@ -54,9 +54,9 @@ impl TestDir {
             return Err(ExperimentError::Failed(format!(
                 "{shown} has {} free but the test files need {} plus {} headroom; free some \
                  space or pass a roomier directory with {what} (or a smaller --max-size)",
-                human_bytes(space.available),
-                human_bytes(need),
-                human_bytes(HEADROOM)
+                units::size(space.available),
+                units::size(need),
+                units::size(HEADROOM)
             )));
         }
         let dir = tempfile::Builder::new()
@@ -195,26 +195,6 @@ impl AlignedBlock {
     }
 }
 
-/// A duration in ns for findings: `812 ns`, `48.2 µs`, `1.31 ms`.
-pub fn ns_text(ns: f64) -> String {
-    match ns {
-        x if x >= 1e6 => format!("{:.2} ms", x / 1e6),
-        x if x >= 1e5 => format!("{:.0} µs", x / 1e3),
-        x if x >= 1e4 => format!("{:.1} µs", x / 1e3),
-        x if x >= 1e3 => format!("{:.2} µs", x / 1e3),
-        x => format!("{x:.0} ns"),
-    }
-}
-
-/// A rate for findings: `812 MB/s`.
-pub fn rate_text(bytes_per_sec: f64) -> String {
-    if bytes_per_sec >= 1e9 {
-        format!("{:.2} GB/s", bytes_per_sec / 1e9)
-    } else {
-        format!("{:.0} MB/s", bytes_per_sec / 1e6)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,12 +233,5 @@ mod tests {
         );
         let e = TestDir::create(Path::new("/"), u64::MAX / 4, "--dir").expect_err("err");
         assert!(e.to_string().contains("free"), "{e}");
-    }
-
-    #[test]
-    fn formats() {
-        assert_eq!(ns_text(812.0), "812 ns");
-        assert_eq!(ns_text(48_200.0), "48.2 µs");
-        assert_eq!(rate_text(8.12e8), "812 MB/s");
     }
 }

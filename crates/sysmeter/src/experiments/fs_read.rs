@@ -3,6 +3,7 @@
 //! is refused) and cached (from the page cache). [`measure_dir`] is the whole measurement
 //! for one directory, reused by `fs.remote_read`; the findings live in `fs_read_findings`.
 
+use crate::model::units;
 use std::fs::File;
 use std::path::Path;
 use std::time::Instant;
@@ -14,7 +15,6 @@ use super::fs_files::{self, BLOCK, Bypass, TestDir, io};
 use super::fs_read_findings as findings;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Profile};
 use crate::host::storage::{Storage, storage_of};
-use crate::host::warnings::human_bytes;
 use crate::model::{About, Estimate, HostInfo, Series, SeriesPoint, Unit};
 
 /// The experiment.
@@ -105,7 +105,7 @@ pub fn metric_name(cache: Cache, order: Order, size: u64) -> String {
         "{} {} 4 KiB read, {} file",
         cache.name(),
         order.name(),
-        human_bytes(size)
+        units::size(size)
     )
 }
 
@@ -291,7 +291,7 @@ fn record(
             "{} {} throughput, {} file",
             cache.name(),
             order.name(),
-            human_bytes(size)
+            units::size(size)
         ),
         Unit::BytesPerSec,
         rate,

@@ -4,10 +4,10 @@
 //! cost measured earlier in the run.
 
 use super::fs_blocks::Order;
-use super::fs_files::{Bypass, ns_text};
+use super::fs_files::Bypass;
 use super::fs_read::{Cache, DirResult, metric_name};
 use crate::harness::Ctx;
-use crate::host::warnings::human_bytes;
+use crate::model::units;
 use crate::stats;
 
 /// Add the findings to `r` (measured up to file size `largest`).
@@ -16,7 +16,7 @@ pub fn add(ctx: &Ctx<'_>, mut r: DirResult, largest: u64) -> DirResult {
     let useq = median(Cache::Uncached, Order::Sequential);
     let urand = median(Cache::Uncached, Order::Random);
     let crand = median(Cache::Cached, Order::Random);
-    let size = human_bytes(largest);
+    let size = units::size(largest);
     let mut found = Vec::new();
     let rotational = r.storage.rotational.map(|x| if x { 1.0 } else { 0.0 });
     found.push((
@@ -35,8 +35,8 @@ pub fn add(ctx: &Ctx<'_>, mut r: DirResult, largest: u64) -> DirResult {
             format!(
                 "Uncached random 4 KiB reads of the {size} file take {} per block, {x:.2}x \
                  sequential ones ({}): {}.",
-                ns_text(q),
-                ns_text(s),
+                units::duration_ns(q),
+                units::duration_ns(s),
                 if x < 1.3 {
                     "position hardly matters here"
                 } else {
@@ -53,8 +53,8 @@ pub fn add(ctx: &Ctx<'_>, mut r: DirResult, largest: u64) -> DirResult {
             "uncached_vs_cached",
             format!(
                 "An uncached random 4 KiB read ({}) costs {x:.1}x a page-cache hit ({}).",
-                ns_text(u),
-                ns_text(c)
+                units::duration_ns(u),
+                units::duration_ns(c)
             ),
             Some(x),
         ));
@@ -67,9 +67,9 @@ pub fn add(ctx: &Ctx<'_>, mut r: DirResult, largest: u64) -> DirResult {
             format!(
                 "A cached 4 KiB read ({}) is {:.0}x a null system call ({}): the rest is the \
                  page-cache lookup and the 4 KiB copy to user space.",
-                ns_text(c),
+                units::duration_ns(c),
                 c / sys.max(1e-9),
-                ns_text(sys)
+                units::duration_ns(sys)
             ),
             Some(c / sys.max(1e-9)),
         ));

@@ -5,6 +5,7 @@
 use super::fs_files;
 use super::fs_read::{self, METHODOLOGY, measure_dir};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
+use crate::model::units;
 use crate::model::{About, Estimate, HostInfo, Metric};
 
 /// The experiment.
@@ -87,8 +88,8 @@ fn ratios(out: &mut Measured, local: &[Metric]) {
             &key,
             format!(
                 "{name}: {} on the remote mount, {x:.2}x the local {}.",
-                fs_files::ns_text(rm),
-                fs_files::ns_text(lm)
+                units::duration_ns(rm),
+                units::duration_ns(lm)
             ),
             Some(x),
         );

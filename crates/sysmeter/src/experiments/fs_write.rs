@@ -2,15 +2,15 @@
 //! and with the final fsync that makes it durable, and the latency of one 4 KiB write
 //! followed by fsync (and by fdatasync, which skips metadata not needed to read the data).
 
+use crate::model::units;
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::Instant;
 
-use super::fs_files::{self, BLOCK, TestDir, io, ns_text, rate_text};
+use super::fs_files::{self, BLOCK, TestDir, io};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
-use crate::host::warnings::human_bytes;
 use crate::model::{About, Estimate, HostInfo, Unit};
 
 /// The experiment.
@@ -100,7 +100,7 @@ fn sequential(
         durable.push(size as f64 / total.max(1.0) * 1e9);
         sync.push(total - written);
     }
-    let s = human_bytes(size);
+    let s = units::size(size);
     let mut m = ctx.metric(
         &format!("sequential write, {s} (page cache)"),
         Unit::BytesPerSec,
@@ -186,7 +186,7 @@ fn sample(
 }
 
 fn findings(ctx: &Ctx<'_>, size: u64, out: &mut Measured) {
-    let s = human_bytes(size);
+    let s = units::size(size);
     let buffered = out.median(&format!("sequential write, {s} (page cache)"));
     let durable = out.median(&format!("sequential write + fsync, {s}"));
     if let (Some(b), Some(d)) = (buffered, durable) {
@@ -195,8 +195,8 @@ fn findings(ctx: &Ctx<'_>, size: u64, out: &mut Measured) {
             format!(
                 "Writing {s} into the page cache runs at {}; waiting for fsync brings it to \
                  {} — {:.1}x slower: durability costs the device's write bandwidth.",
-                rate_text(b),
-                rate_text(d),
+                units::rate(b),
+                units::rate(d),
                 b / d.max(1.0)
             ),
             Some(b / d.max(1.0)),
@@ -217,7 +217,7 @@ fn findings(ctx: &Ctx<'_>, size: u64, out: &mut Measured) {
             format!(
                 ", {:.1}x an uncached 4 KiB read ({})",
                 w / r.max(1.0),
-                ns_text(r)
+                units::duration_ns(r)
             )
         });
         out.find(
@@ -225,7 +225,7 @@ fn findings(ctx: &Ctx<'_>, size: u64, out: &mut Measured) {
             format!(
                 "Making one 4 KiB write durable takes {}{vs}; {:.0} such commits per second at \
                  most from one thread.",
-                ns_text(w),
+                units::duration_ns(w),
                 1e9 / w.max(1.0)
             ),
             Some(w),

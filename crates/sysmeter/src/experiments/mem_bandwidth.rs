@@ -11,8 +11,8 @@ use std::hint::black_box;
 use sysmeter_sys::{membw, sched};
 
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
-use crate::host::CacheInfo;
 use crate::host::cpulist::parse_cpu_list;
+use crate::model::CacheInfo;
 use crate::model::{About, Estimate, HostInfo, Metric, Unit};
 use team::{CHUNK, Lane, Team};
 

@@ -14,7 +14,7 @@ use sysmeter_sys::chase::ChaseBuffer;
 
 use super::estimate;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
-use crate::model::{About, Estimate, HostInfo, Series, Unit};
+use crate::model::{About, Estimate, HostInfo, Series, Unit, units};
 use crate::stats::hierarchy;
 use points::{Order, Sampler, measure_series, sizes};
 
@@ -93,7 +93,7 @@ impl Experiment for MemLatency {
         let mut buf = ChaseBuffer::new(plan.max as usize).map_err(|e| {
             let what = format!(
                 "map {} for the pointer-chase buffer (a smaller --max-size needs less)",
-                report::bytes(plan.max)
+                units::size(plan.max)
             );
             ExperimentError::io(&what, e)
         })?;
@@ -116,7 +116,7 @@ impl Experiment for MemLatency {
         out.series.push(series);
         for &stride in plan.strides {
             let xs = sizes(2 * stride as u64, plan.max, plan.stride_per_octave);
-            let name = format!("stride {}", report::bytes(stride as u64));
+            let name = format!("stride {}", units::size(stride as u64));
             let kind = (Order::Stride(stride), name.as_str());
             let (series, _) = measure_series(ctx, &mut buf, kind, &xs, plan.line, s, 1)?;
             // A --max-size below twice the stride leaves no point for it.
@@ -271,7 +271,7 @@ fn tlb_and_strides(out: &mut Measured) {
             format!(
                 "At {}, {stride} chains in address order take {v:.1} ns per load vs {w:.1} ns \
                  random: {effect}.",
-                report::bytes(x as u64),
+                units::size(x as u64),
             ),
             Some(v),
         );
@@ -299,7 +299,7 @@ fn tlb(out: &mut Measured, win: &Series, rnd: &Series) {
             format!(
                 "At {}, random loads each on a new 4 KiB page take {r:.1} ns vs {w:.1} ns \
                  inside 32-page windows: {effect}.",
-                report::bytes(x as u64),
+                units::size(x as u64),
             ),
             Some(r - w),
         );
@@ -316,7 +316,7 @@ fn tlb(out: &mut Measured, win: &Series, rnd: &Series) {
             format!(
                 "From {} on, TLB misses cost over 10% ({:.2}x there): about where a data \
                  TLB's reach with 4 KiB pages ends.",
-                report::bytes(x as u64),
+                units::size(x as u64),
                 r / w
             ),
             Some(x),

@@ -4,33 +4,10 @@
 //! the subtracted loop overhead.
 
 use crate::harness::{Ctx, Measured};
-use crate::model::{HostInfo, Metric};
+use crate::model::{HostInfo, Metric, units};
 use crate::stats::hierarchy::{self, Hierarchy, Level};
 
 use super::points::Sampler;
-
-/// A size in binary units: `512 B`, `48 KiB`, `1.5 MiB`.
-pub fn bytes(b: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < units.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    let num = format!("{v:.3}");
-    let num = num.trim_end_matches('0').trim_end_matches('.');
-    format!("{num} {}", units[u])
-}
-
-/// A latency with three significant digits: `1.23 ns`, `12.3 ns`, `123 ns`.
-fn ns(x: f64) -> String {
-    match x.abs() {
-        a if a >= 100.0 => format!("{x:.0} ns"),
-        a if a >= 10.0 => format!("{x:.1} ns"),
-        _ => format!("{x:.2} ns"),
-    }
-}
 
 /// Data and unified caches from sysfs as (level, size), ascending, one per level.
 pub fn sysfs_caches(host: &HostInfo) -> Vec<(u32, u64)> {
@@ -98,7 +75,7 @@ pub fn levels(ctx: &Ctx<'_>, found: &Hierarchy, metrics: &[Metric], max: u64, ou
         if let Some(i) = representative(level, &xs, metrics, last) {
             let mut m = metrics[i].clone();
             m.name = format!("{name} latency");
-            m.note = Some(format!("random chain at {}", bytes(xs[i])));
+            m.note = Some(format!("random chain at {}", units::size(xs[i])));
             out.metrics.push(m);
         }
         let mut cyc = ghz.map_or(String::new(), |g| {
@@ -116,22 +93,22 @@ pub fn levels(ctx: &Ctx<'_>, found: &Hierarchy, metrics: &[Metric], max: u64, ou
             &format!("hierarchy.{name}.latency_ns"),
             format!(
                 "{name}: {}{cyc}, {shape} {}–{}.",
-                ns(level.latency_ns),
-                bytes(level.first_size),
-                bytes(level.last_size)
+                units::duration_ns(level.latency_ns),
+                units::size(level.first_size),
+                units::size(level.last_size)
             ),
             Some(level.latency_ns),
         );
         let Some(end) = level.ends_at_bytes else {
-            table.push(format!("{name} {}", ns(level.latency_ns)));
+            table.push(format!("{name} {}", units::duration_ns(level.latency_ns)));
             continue;
         };
         let row = rows.iter().find(|r| r.detected == Some(end));
         let sysfs = row.and_then(|r| r.sysfs).map(|c| c.1);
         table.push(format!(
             "{name} ends {} (sysfs {})",
-            bytes(end),
-            sysfs.map_or("—".into(), bytes)
+            units::size(end),
+            sysfs.map_or("—".into(), units::size)
         ));
         size_findings(out, name, end, row, ctx.host.virtualization.as_deref());
     }
@@ -177,7 +154,7 @@ fn size_findings(
             format!(
                 "{name} ends at {} but sysfs lists no cache of about that size: an extra \
                  step (a TLB's reach, or a cache the kernel does not report).",
-                bytes(end)
+                units::size(end)
             ),
             Some(end as f64),
         );
@@ -188,8 +165,8 @@ fn size_findings(
         &format!("hierarchy.{name}.size_bytes"),
         format!(
             "{name} ends at {}, sysfs says {} ({verdict}: {ratio:.2}x).",
-            bytes(end),
-            bytes(*size)
+            units::size(end),
+            units::size(*size)
         ),
         Some(end as f64),
     );
@@ -217,8 +194,8 @@ fn disagreement(out: &mut Measured, level: u32, end: u64, size: u64, r: f64, vm:
         format!(
             "L{level}: detected end {} is {r:.2}x the sysfs size {}, outside a factor of 2: \
              {why}.",
-            bytes(end),
-            bytes(size)
+            units::size(end),
+            units::size(size)
         ),
         Some(r),
     );
@@ -232,7 +209,7 @@ fn missing(out: &mut Measured, rows: &[Row], max: u64) {
         let why = if 2 * size > max {
             format!(
                 "the largest working set ({}) is too small to pass it",
-                bytes(max)
+                units::size(max)
             )
         } else {
             "its latency is too close to a neighbouring level's (< 1.5x) to form a step".into()
@@ -242,7 +219,7 @@ fn missing(out: &mut Measured, rows: &[Row], max: u64) {
             format!(
                 "sysfs lists an L{level} of {}, but the latency curve shows no level ending \
                  near it: {why}.",
-                bytes(size)
+                units::size(size)
             ),
             Some(size as f64),
         );
@@ -257,7 +234,7 @@ fn minor_steps(out: &mut Measured, found: &Hierarchy) {
                 "A {:.2}x rise after {} is counted inside its level, not as a cache (levels \
                  must differ by at least 1.5x): typically a TLB's reach or over-full sets.",
                 s.ratio,
-                bytes(s.at_bytes)
+                units::size(s.at_bytes)
             ),
             Some(s.at_bytes as f64),
         );
@@ -282,14 +259,6 @@ pub fn overhead(s: &Sampler, out: &mut Measured) {
 mod tests {
     use super::*;
     use crate::stats::hierarchy::Config;
-
-    #[test]
-    fn sizes_read_naturally() {
-        assert_eq!(bytes(512), "512 B");
-        assert_eq!(bytes(48 * 1024), "48 KiB");
-        assert_eq!(bytes(1536 * 1024), "1.5 MiB");
-        assert_eq!(bytes(1280), "1.25 KiB");
-    }
 
     #[test]
     fn levels_are_named_after_the_sysfs_caches_they_match() {

@@ -9,8 +9,8 @@
 //! derived and says so. Depends on `procfs` and `sysfs` parsers, `libc` constants and
 //! `tempfile`; never on the measuring modules.
 
-use super::Capability;
 use super::procfs::{ProcStatus, cap};
+use crate::model::Capability;
 use std::fs::{self, OpenOptions};
 use std::io::ErrorKind;
 use std::os::unix::fs::OpenOptionsExt;

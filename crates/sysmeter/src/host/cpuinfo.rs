@@ -4,7 +4,7 @@
 //!
 //! Pure: text in, [`CpuInfo`] out. No file access; depends only on the host data types.
 
-use super::CpuInfo;
+use crate::model::CpuInfo;
 use std::collections::BTreeSet;
 
 /// Flags worth recording: the TSC ones decide whether TSC ticks can stand in for time,

@@ -2,7 +2,7 @@
 //!
 //! Pure: text in, [`MemoryInfo`] out. No file access; depends only on the host data types.
 
-use super::MemoryInfo;
+use crate::model::MemoryInfo;
 
 /// Value of one `Key:   123 kB` line, in bytes. The kernel always prints kB (KiB) for
 /// sizes; a line without a unit is taken as a plain count and returned unscaled.

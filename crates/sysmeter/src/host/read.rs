@@ -13,7 +13,7 @@ use super::osinfo::{VirtEvidence, detect_virtualization, parse_os_release};
 use super::procfs::{ProcStatus, parse_loadavg, parse_status};
 use super::sysfs::{self, parse_value};
 use super::warnings::{clocksource_warning, noise_warnings};
-use super::{CacheInfo, CgroupLimits, CpuInfo, DiskInfo, HostInfo, NicInfo};
+use crate::model::{CacheInfo, CgroupLimits, CpuInfo, DiskInfo, HostInfo, NicInfo};
 use std::fs;
 use std::path::{Path, PathBuf};
 

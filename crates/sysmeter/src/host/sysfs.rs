@@ -5,7 +5,7 @@
 //! Pure: a directory is handed in as a `read(file name) -> Option<content>` function, so
 //! tests feed fixtures and only the reader touches /sys. Depends only on the host types.
 
-use super::{CacheInfo, DiskInfo, NicInfo};
+use crate::model::{CacheInfo, DiskInfo, NicInfo};
 use std::collections::BTreeSet;
 use std::str::FromStr;
 

@@ -4,27 +4,10 @@
 //! Pure: a [`HostInfo`] and the load average in, sentences out. No file access; depends
 //! only on the host data types.
 
-use super::HostInfo;
+use crate::model::{HostInfo, units};
 
 /// A load average above this means other work competes with the measurement.
 const LOAD_THRESHOLD: f64 = 0.5;
-
-/// Sizes in binary units, as people read them: `32 KiB`, `23.5 GiB`, `512 B`. Whole
-/// numbers print without a fraction.
-pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if value.fract() == 0.0 {
-        format!("{value:.0} {}", UNITS[unit])
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
-}
 
 /// Every noise source found in `host`, plus a busy machine when `load1` (the 1-minute
 /// load average) is above 0.5. The `ht` cpuinfo flag is not used for SMT: VMs set it with
@@ -94,7 +77,7 @@ fn memory_warnings(host: &HostInfo, out: &mut Vec<String>) {
         out.push(format!(
             "{} of swap is in use: memory results may include page-in stalls; free memory \
              or run `sudo swapoff -a && sudo swapon -a` before measuring.",
-            human_bytes(used)
+            units::size(used)
         ));
     }
     if host.thp.as_deref() == Some("always") {
@@ -121,7 +104,7 @@ fn cgroup_warnings(host: &HostInfo, out: &mut Vec<String>) {
         out.push(format!(
             "A cgroup memory limit of {} applies: file-cache and memory experiments are \
              bounded by it rather than by RAM.",
-            human_bytes(m)
+            units::size(m)
         ));
     }
 }

@@ -1,7 +1,7 @@
 //! Unit tests of the noise warnings, one per source, on fixed hosts.
 
 use super::*;
-use crate::host::{CgroupLimits, CpuInfo, MemoryInfo};
+use crate::model::{CgroupLimits, CpuInfo, MemoryInfo};
 
 /// A quiet bare-metal host: performance governor, no boost, no SMT, no swap.
 fn quiet() -> HostInfo {
@@ -136,17 +136,6 @@ fn clocksource() {
     assert_eq!(clocksource_warning(""), None);
     let w = clocksource_warning("kvm-clock").unwrap_or_default();
     assert!(w.starts_with("The clocksource is `kvm-clock`"));
-}
-
-#[test]
-fn sizes() {
-    assert_eq!(human_bytes(0), "0 B");
-    assert_eq!(human_bytes(512), "512 B");
-    assert_eq!(human_bytes(32 << 10), "32 KiB");
-    assert_eq!(human_bytes(32 << 20), "32 MiB");
-    assert_eq!(human_bytes(24_683_656 * 1024), "23.5 GiB");
-    assert_eq!(human_bytes(256 << 30), "256 GiB");
-    assert_eq!(human_bytes(u64::MAX), "16384 PiB");
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! remaining scalar metrics as a horizontal bar chart per unit.
 //!
 //! Pure: an [`ExperimentResult`] (and the host's cache list) in, SVG strings out. Depends on
-//! `model`, `host` types and `report::format`. Drawn by hand rather than with plotters so that
+//! `model`, `host` types and `model::units`. Drawn by hand rather than with plotters so that
 //! every chart type shares one look, byte and time axes get the ticks people read (4 KiB,
 //! 16 KiB, …; decades of ns), and every text node goes through one tested escape function.
 //!
@@ -22,7 +22,7 @@ use axis::ScaleMode;
 use bars::{Bar, BarChart};
 use xy::{Line, Point, XyChart};
 
-use crate::host::CacheInfo;
+use crate::model::CacheInfo;
 use crate::model::{ExperimentResult, Metric, Series, Unit};
 
 /// One rendered chart.

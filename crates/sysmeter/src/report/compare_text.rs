@@ -14,6 +14,7 @@ mod tests;
 
 pub use host_diff::{Difference, machine_differences, run_differences};
 
+use crate::model::units;
 use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use serde::Serialize;
 
@@ -183,8 +184,8 @@ fn metric_cells(m: &MetricComparison, threshold: f64) -> [String; 7] {
     [
         m.experiment.clone(),
         m.metric.clone(),
-        format::value(c.median_a, m.unit),
-        format::value(c.median_b, m.unit),
+        units::value(c.median_a, m.unit),
+        units::value(c.median_b, m.unit),
         change,
         p_value(c.test.p_value),
         verdict,
@@ -236,7 +237,7 @@ fn summary_lines(cmp: &RunComparison) -> Vec<String> {
         format!(
             "change = B median / A median − 1 with a bootstrap 95% CI; verdicts need |change| > {} \
              and significance (Mann-Whitney p < {} and a CI that excludes 0).",
-            format::percent(cmp.options.threshold),
+            units::percent(cmp.options.threshold),
             cmp.options.alpha
         ),
     ];
@@ -248,12 +249,12 @@ fn summary_lines(cmp: &RunComparison) -> Vec<String> {
         lines.push(if regressions.is_empty() {
             format!(
                 "--fail-above {}: no regression beyond it.",
-                format::percent(f)
+                units::percent(f)
             )
         } else {
             format!(
                 "--fail-above {}: {} regression(s) with the whole CI beyond it: {}.",
-                format::percent(f),
+                units::percent(f),
                 regressions.len(),
                 regressions.join("; ")
             )

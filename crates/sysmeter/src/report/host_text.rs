@@ -3,10 +3,10 @@
 //! mitigations / perf / THP / capabilities / warnings.
 //!
 //! Pure: a [`HostInfo`] in, a string out; never reads the system. Depends only on `host`
-//! (its types and `human_bytes`).
+//! (its types and `units::size`).
 
-use crate::host::warnings::human_bytes;
-use crate::host::{CacheInfo, HostInfo};
+use crate::model::units;
+use crate::model::{CacheInfo, HostInfo};
 
 /// Keys longer than this do not widen the key column for everyone else.
 const MAX_KEY_WIDTH: usize = 26;
@@ -180,7 +180,7 @@ fn caches(list: &[CacheInfo]) -> Section {
     let mut rows: Vec<(String, String)> = list
         .iter()
         .map(|c| {
-            let mut parts = vec![human_bytes(c.size_bytes)];
+            let mut parts = vec![units::size(c.size_bytes)];
             parts.extend(c.ways.map(|w| format!("{w}-way")));
             parts.extend(c.line_bytes.map(|l| format!("{l} B lines")));
             if !c.shared_cpus.is_empty() {
@@ -202,8 +202,8 @@ fn memory(h: &HostInfo) -> Section {
     } else {
         format!(
             "{}, {} used",
-            human_bytes(m.swap_total_bytes),
-            human_bytes(m.swap_used_bytes)
+            units::size(m.swap_total_bytes),
+            units::size(m.swap_used_bytes)
         )
     };
     let speed = m.speed_mts.map_or_else(
@@ -213,8 +213,8 @@ fn memory(h: &HostInfo) -> Section {
     section(
         "Memory",
         vec![
-            row("total", human_bytes(m.total_bytes)),
-            row("available", human_bytes(m.available_bytes)),
+            row("total", units::size(m.total_bytes)),
+            row("available", units::size(m.available_bytes)),
             row("swap", swap),
             row("speed", speed),
         ],
@@ -234,7 +234,7 @@ fn disks(h: &HostInfo) -> Section {
             let model = d.model.as_deref().unwrap_or("model unknown");
             row(
                 d.name.clone(),
-                format!("{}, {kind}, {model}", human_bytes(d.size_bytes)),
+                format!("{}, {kind}, {model}", units::size(d.size_bytes)),
             )
         })
         .collect();
@@ -282,7 +282,7 @@ fn virt(h: &HostInfo) -> String {
 
 fn cgroup(h: &HostInfo) -> Section {
     let c = &h.cgroup;
-    let memory = c.memory_max_bytes.map_or("unlimited".into(), human_bytes);
+    let memory = c.memory_max_bytes.map_or("unlimited".into(), units::size);
     let cpu = c
         .cpu_max
         .map_or("unlimited".into(), |q| format!("{q:.2} CPUs"));

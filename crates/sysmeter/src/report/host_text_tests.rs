@@ -1,7 +1,7 @@
 //! Unit tests of the `sysmeter host` text layout on fixed machines.
 
 use super::*;
-use crate::host::{Capability, CgroupLimits, CpuInfo, DiskInfo, MemoryInfo, NicInfo};
+use crate::model::{Capability, CgroupLimits, CpuInfo, DiskInfo, MemoryInfo, NicInfo};
 
 fn cache(level: u32, kind: &str, size: u64, ways: u32, shared: &str) -> CacheInfo {
     CacheInfo {

@@ -6,7 +6,7 @@
 //!
 //! Pure: a [`RunRecord`] in, a string out. The page layout is the askama template
 //! `templates/report.html`, which HTML-escapes every value except the `*_html` fields: chart
-//! SVG (escaped by `charts::svg`) and prose with `code` spans (escaped by `rich`). Depends on `model`, `report::format`, `report::charts`.
+//! SVG (escaped by `charts::svg`) and prose with `code` spans (escaped by `rich`). Depends on `model`, `report::format`, `model::units`, `report::charts`.
 
 mod artifacts;
 mod header;

@@ -6,6 +6,7 @@
 
 use super::format::{self, METRIC_HEADERS};
 use super::text::timestamp;
+use crate::model::units;
 use crate::model::{ExperimentResult, RunRecord, Status};
 
 /// The whole run as markdown.
@@ -42,7 +43,7 @@ fn host_line(run: &RunRecord) -> String {
     if let Some(ghz) = run.config.calibration.as_ref().and_then(|c| c.tsc_ghz) {
         line.push_str(&format!(
             " · cycles are TSC ticks at {} GHz",
-            format::sig3(ghz)
+            units::sig3(ghz)
         ));
     }
     if run.interrupted {

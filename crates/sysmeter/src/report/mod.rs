@@ -2,7 +2,7 @@
 //! markdown) or a program parses (JSON, CSV).
 //!
 //! Pure: renderers never query the database and never measure; they see only the record
-//! they are given, so every format is snapshot-tested from [`fixture::sample_run`]. Depends
+//! they are given, so every format is snapshot-tested from `model::fixture::sample_run`. Depends
 //! on `model` and `stats` (noise rules) only. `host_text` renders a [`HostInfo`] on its own
 //! for `sysmeter host`.
 //!
@@ -11,7 +11,6 @@
 pub mod charts;
 pub mod compare_text;
 mod csv;
-pub mod fixture;
 pub mod format;
 pub mod host_text;
 pub mod html;

@@ -5,11 +5,11 @@
 //! profile uses the generic renderer.
 //!
 //! Pure: reads only the record, in particular the `profile` result's `flat` (JSON) and
-//! `callgraph` (text) artifacts. Depends on `model` and `report::format`.
+//! `callgraph` (text) artifacts. Depends on `model` and `model::units`.
 
+use crate::model::units;
 use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
-use super::format;
 use crate::model::{ExperimentResult, RunRecord, Status};
 
 /// Rows of the flat profile shown.
@@ -82,7 +82,7 @@ fn run_period_ms(run: &RunRecord) -> String {
         .parse()
         .unwrap_or(0.0);
     if hz > 0.0 {
-        format::duration_ns(1e9 / hz)
+        units::duration_ns(1e9 / hz)
     } else {
         "one period".to_string()
     }
@@ -104,22 +104,22 @@ fn header(run: &RunRecord, r: &ExperimentResult) -> Vec<String> {
     let mut parts = vec![
         format!(
             "{} samples",
-            value("samples", format::count).unwrap_or_default()
+            value("samples", units::count).unwrap_or_default()
         ),
         format!(
             "{} lost",
-            value("lost samples", format::count).unwrap_or_default()
+            value("lost samples", units::count).unwrap_or_default()
         ),
     ];
-    if let Some(cpu) = value("CPU time sampled", format::duration_ns) {
+    if let Some(cpu) = value("CPU time sampled", units::duration_ns) {
         parts.push(format!("{cpu} CPU sampled"));
     }
-    if let Some(wall) = value("wall time", format::duration_ns) {
+    if let Some(wall) = value("wall time", units::duration_ns) {
         parts.push(format!("{wall} wall"));
     }
     if let (Some(share), Some(cost)) = (
         metric(r, "in-target overhead (%)"),
-        value("cost per sample", format::duration_ns),
+        value("cost per sample", units::duration_ns),
     ) {
         parts.push(format!("overhead ≈ {share:.2}% in target ({cost}/sample)"));
     }

@@ -4,11 +4,11 @@
 //! The text and markdown renderers use it instead of the generic metric table for results
 //! with id `trace`; JSON and CSV carry the same numbers as ordinary metrics.
 //!
-//! Pure: strings from the result. Depends on `model` and `report::format`.
+//! Pure: strings from the result. Depends on `model` and `model::units`.
 
+use crate::model::units;
 use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
-use super::format;
 use crate::model::{ExperimentResult, Metric};
 
 /// The result id this table is for.
@@ -60,9 +60,9 @@ fn rows(r: &ExperimentResult) -> Vec<[String; 8]> {
         .map(|m| {
             [
                 share(total_ns(m)),
-                format::duration_ns(total_ns(m)),
-                format::duration_ns(m.summary.mean),
-                format::duration_ns(m.summary.median),
+                units::duration_ns(total_ns(m)),
+                units::duration_ns(m.summary.mean),
+                units::duration_ns(m.summary.median),
                 m.summary.n.to_string(),
                 match errors(m) {
                     0 => String::new(),
@@ -78,8 +78,8 @@ fn rows(r: &ExperimentResult) -> Vec<[String; 8]> {
     let mean = if calls > 0 { sum / calls as f64 } else { 0.0 };
     rows.push([
         "100.00".into(),
-        format::duration_ns(sum),
-        format::duration_ns(mean),
+        units::duration_ns(sum),
+        units::duration_ns(mean),
         String::new(),
         calls.to_string(),
         errs.to_string(),

@@ -1,9 +1,9 @@
 //! Snapshot tests of every format on the fixed run, plus the properties a snapshot cannot
 //! show (JSON round-trips, CSV row count, no ANSI escapes without colour).
 
-use super::fixture::sample_run;
 use super::{Format, render};
 use crate::model::RunRecord;
+use crate::model::fixture::sample_run;
 
 fn rendered(format: Format) -> String {
     render(&sample_run(), format, false).unwrap()

@@ -6,6 +6,7 @@
 //! e.g. from `NO_COLOR` and whether stdout is a TTY). With `color == false` there is not a
 //! single ANSI escape in the output.
 
+use crate::model::units;
 use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
 use super::format::{self, METRIC_HEADERS};
@@ -49,7 +50,7 @@ fn header(run: &RunRecord) -> Vec<String> {
         timestamp(run.started_ns)
     );
     if let Some(end) = run.finished_ns {
-        let took = format::duration_ns(end.saturating_sub(run.started_ns) as f64);
+        let took = units::duration_ns(end.saturating_sub(run.started_ns) as f64);
         run_line.push_str(&format!(" · took {took}"));
     }
     if run.interrupted {
@@ -87,13 +88,13 @@ fn calibration_line(cal: &Calibration) -> String {
     let mut line = format!(
         "calibration: {} · timer overhead {} · loop overhead {} · min sample {}",
         cal.clock,
-        format::duration_ns(cal.timer_overhead_ns),
-        format::duration_ns(cal.loop_overhead_ns),
-        format::duration_ns(cal.min_sample_ns),
+        units::duration_ns(cal.timer_overhead_ns),
+        units::duration_ns(cal.loop_overhead_ns),
+        units::duration_ns(cal.min_sample_ns),
     );
     if let Some(ghz) = cal.tsc_ghz {
         let source = cal.tsc_source.as_deref().unwrap_or("TSC");
-        line.push_str(&format!(" · TSC {} GHz ({source})", format::sig3(ghz)));
+        line.push_str(&format!(" · TSC {} GHz ({source})", units::sig3(ghz)));
     }
     line.push_str(
         "\nsubtracted from every sample: the timer pair, and the loop overhead per iteration \
@@ -115,9 +116,9 @@ fn tsc_note(run: &RunRecord, cal: &Calibration) -> Option<String> {
     Some(match scaling {
         Some(why) => format!(
             "cycles: TSC ticks at {} GHz, not core cycles: frequency scaling is active ({why})",
-            format::sig3(ghz)
+            units::sig3(ghz)
         ),
-        None => format!("cycles: TSC ticks at {} GHz", format::sig3(ghz)),
+        None => format!("cycles: TSC ticks at {} GHz", units::sig3(ghz)),
     })
 }
 

@@ -4,11 +4,11 @@
 //! out and named below the table; long runs are shown as at most [`MAX_ROWS`] rows, each
 //! the mean of consecutive intervals (the JSON output keeps every sample).
 //!
-//! Pure: series in, text out. Depends on `model` and `report::format`.
+//! Pure: series in, text out. Depends on `model` and `model::units`.
 
+use crate::model::units;
 use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
-use super::format;
 use crate::model::Series;
 
 /// The x label that marks a timeline.
@@ -60,7 +60,7 @@ pub fn render(series: &[Series]) -> Vec<String> {
                 .iter()
                 .map(|p| p.summary.median)
                 .collect();
-            cells.push(format::value(mean(&ys), s.y_unit));
+            cells.push(units::value(mean(&ys), s.y_unit));
         }
         table.add_row(cells);
     }

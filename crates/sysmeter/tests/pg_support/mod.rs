@@ -94,7 +94,7 @@ pub fn bench_concurrently(
 /// The fixture run with awkward values: a NaN statistic (stored as NULL), the smallest and
 /// largest doubles, non-decimal floats and -0.0 in the samples and in the JSON, a big integer.
 pub fn awkward_run() -> RunRecord {
-    let mut run = sysmeter::report::fixture::sample_run();
+    let mut run = sysmeter::model::fixture::sample_run();
     let m = &mut run.results[0].metrics[0];
     m.summary.cv = f64::NAN;
     m.summary.min = 5e-324;

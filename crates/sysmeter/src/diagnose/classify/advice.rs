@@ -2,10 +2,10 @@
 //! commands and the usual remedies for each class. Pure string building.
 
 use super::{CONTENTION_SHARE, DeviceLoad, Evidence, Wait};
-use crate::report::format;
+use crate::model::units;
 
 fn secs(s: f64) -> String {
-    format::duration_ns(s * 1e9)
+    units::duration_ns(s * 1e9)
 }
 
 /// "real 2.00 s, user 1.98 s, system 10.0 ms: 0.99 CPUs busy of 2 usable".
@@ -17,7 +17,7 @@ pub(super) fn time_split(e: &Evidence, demand: f64) -> String {
         secs(e.real_s),
         secs(e.user_s),
         secs(e.system_s),
-        format::sig3(busy),
+        units::sig3(busy),
     );
     if e.cpus > 0 {
         text.push_str(&format!(" of {} usable", e.cpus));
@@ -26,7 +26,7 @@ pub(super) fn time_split(e: &Evidence, demand: f64) -> String {
         text.push_str(&format!(
             "; it also waited {} for a CPU (demand {} CPUs)",
             secs(q),
-            format::sig3(demand)
+            units::sig3(demand)
         ));
         let share = q / e.real_s.max(1e-9);
         if share >= CONTENTION_SHARE {
@@ -68,8 +68,8 @@ pub(super) fn wait_reason(e: &Evidence, w: Wait) -> String {
         Wait::Paging => format!(
             "It waited on paging: {} major faults ({}/s), {} pages/s swapped.",
             e.major_faults,
-            format::sig3(e.major_faults as f64 / real),
-            format::sig3(e.swap_pages_per_s)
+            units::sig3(e.major_faults as f64 / real),
+            units::sig3(e.swap_pages_per_s)
         ),
         Wait::Disk => {
             let mut t = "It waited on the disk".to_string();
@@ -80,7 +80,7 @@ pub(super) fn wait_reason(e: &Evidence, w: Wait) -> String {
                 ));
             }
             if let Some(b) = e.storage_bytes {
-                t.push_str(&format!("; {} to or from storage", format::bytes(b as f64)));
+                t.push_str(&format!("; {} to or from storage", units::bytes(b as f64)));
             }
             if let Some(d) = &e.disk {
                 t.push_str(&format!("; {} {}", d.name, device_load(d)));
@@ -105,7 +105,7 @@ pub(super) fn wait_reason(e: &Evidence, w: Wait) -> String {
                 "It slept on something else (a timer, a pipe, a lock or another process): {} \
                  voluntary context switches ({}/s)",
                 e.voluntary_switches,
-                format::sig3(e.voluntary_switches as f64 / real)
+                units::sig3(e.voluntary_switches as f64 / real)
             );
             if let Some(idle) = e.idle_pct {
                 t.push_str(&format!(", while the CPUs were {idle:.0}% idle"));
@@ -118,8 +118,8 @@ pub(super) fn wait_reason(e: &Evidence, w: Wait) -> String {
 
 fn device_load(d: &DeviceLoad) -> String {
     match d.busy_pct {
-        Some(b) => format!("busy {b:.0}%, {}", format::rate(d.bytes_per_s)),
-        None => format!("moved {}", format::rate(d.bytes_per_s)),
+        Some(b) => format!("busy {b:.0}%, {}", units::rate(d.bytes_per_s)),
+        None => format!("moved {}", units::rate(d.bytes_per_s)),
     }
 }
 

@@ -227,7 +227,8 @@ fn single(name: String, unit: Unit, value: f64, note: String, seed: u64) -> Opti
 }
 
 fn metrics(f: &Complexity, a: &Analysis<'_>, seed: u64) -> Vec<Metric> {
-    use super::text::{count, formula, percent};
+    use super::text::formula;
+    use crate::model::units::{count, percent};
     let best = f.best();
     let mut out = Vec::new();
     let term = if best.class == Class::Constant {
@@ -278,7 +279,7 @@ fn metrics(f: &Complexity, a: &Analysis<'_>, seed: u64) -> Vec<Metric> {
 
 /// One metric per `--predict` size.
 fn predicted(best: &ClassFit, a: &Analysis<'_>, seed: u64) -> Vec<Metric> {
-    use super::text::count;
+    use crate::model::units::count;
     let largest = a.sizes.last().map_or(1.0, |s| s.n as f64);
     let mut out = Vec::new();
     for &n in &a.cfg.predict {

@@ -5,9 +5,10 @@
 //! Pure.
 
 use super::analyse::{Analysis, SizeRuns};
-use super::text::{count, duration, formula, percent};
+use super::text::formula;
 use super::{FitStat, Measured, Stop, TimeBasis};
 use crate::model::Finding;
+use crate::model::units::{count, duration_ns, percent};
 use crate::stats::fit::knee::{KneeScan, NoKnee};
 use crate::stats::fit::{Class, ClassFit, Complexity};
 
@@ -183,7 +184,7 @@ fn predictions(best: &ClassFit, a: &Analysis<'_>) -> Vec<Finding> {
                          size; a cache or memory limit beyond it would make this an \
                          underestimate)",
                         count(nf),
-                        duration(t),
+                        duration_ns(t),
                         best.class.label(),
                         count(nf / largest)
                     ),
@@ -194,7 +195,7 @@ fn predictions(best: &ClassFit, a: &Analysis<'_>) -> Vec<Finding> {
                     format!(
                         "predicted t(N = {}) ≈ {} by {}",
                         count(nf),
-                        duration(t),
+                        duration_ns(t),
                         best.class.label()
                     ),
                     Some(t),
@@ -222,7 +223,7 @@ fn fixed_cost(best: &ClassFit, sizes: &[SizeRuns], stat: FitStat) -> Option<Find
             format!(
                 "the fixed cost b ≈ {} is {} of the smallest run: sizes that small show \
                  start-up more than growth; start the range higher",
-                duration(best.b),
+                duration_ns(best.b),
                 percent(share)
             ),
             Some(share),

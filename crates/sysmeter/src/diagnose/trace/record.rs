@@ -46,7 +46,7 @@ fn methodology(out: &Outcome) -> String {
          every call (clamped at 0). Calls that never return (exit, exit_group) are not \
          counted, as in strace -c. Samples are per-call durations (up to {} per call kept; n, \
          mean, min and max are exact over all calls).",
-        findings::dur(out.overhead.inside_ns()),
+        crate::model::units::duration_ns(out.overhead.inside_ns()),
         super::summary::MAX_SAMPLES
     )
 }

@@ -1,7 +1,7 @@
 //! Unit tests of the size plan and naming of mem.bandwidth.
 
 use super::*;
-use crate::host::MemoryInfo;
+use crate::model::MemoryInfo;
 
 fn host(caches: &[(u32, &str, u64, &str)]) -> HostInfo {
     HostInfo {

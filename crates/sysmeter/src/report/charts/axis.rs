@@ -3,10 +3,10 @@
 //! Sizes on a log axis use base 2 (ticks at 4 KiB, 16 KiB, …, as caches are sized), every
 //! other unit base 10 (decades, with 2× and 5× ticks when the range is short). Linear axes
 //! start at zero for positive data, so bar lengths and bandwidths compare honestly.
-//! Pure; depends on `model::Unit` and `report::format` for labels.
+//! Pure; depends on `model::Unit` and `model::units` for labels.
 
 use crate::model::Unit;
-use crate::report::format;
+use crate::model::units;
 
 /// Largest/smallest value from which [`ScaleMode::Auto`] chooses a log axis.
 pub const AUTO_LOG_SPAN: f64 = 30.0;
@@ -146,9 +146,9 @@ fn log_ticks(lo: f64, hi: f64, base: f64) -> Vec<f64> {
     ticks
 }
 
-/// `format::value` with trailing zeros of the number removed: `20.0 GB/s` → `20 GB/s`.
+/// `units::value` with trailing zeros of the number removed: `20.0 GB/s` → `20 GB/s`.
 pub fn tick_label(v: f64, unit: Unit) -> String {
-    let text = format::value(v, unit);
+    let text = units::value(v, unit);
     let (number, suffix) = match text.find(' ') {
         Some(i) => text.split_at(i),
         None => (text.as_str(), ""),

@@ -2,12 +2,12 @@
 //! median) with the 95% CI as a whisker and the value printed at the end, on a log axis when
 //! the values span a wide range (a syscall beside a process creation) and linear otherwise.
 //!
-//! Pure: a description in, an SVG string out. Depends on `axis`, `svg` and `report::format`.
+//! Pure: a description in, an SVG string out. Depends on `axis`, `svg` and `model::units`.
 
 use super::axis::{AUTO_LOG_SPAN, Axis, ScaleMode};
 use super::svg::{Anchor, Svg, color};
 use crate::model::Unit;
-use crate::report::format;
+use crate::model::units;
 
 const WIDTH: f64 = 1040.0;
 const ROW: f64 = 22.0;
@@ -100,7 +100,7 @@ pub fn render(chart: &BarChart) -> Option<String> {
         draw_bar(&mut svg, bar, y, (left, px(bar.value)), chart.unit);
         let (lo, hi) = (px(bar.lo), px(bar.hi));
         draw_whisker(&mut svg, (lo, hi), y + BAR / 2.0, right);
-        let value = format::value(bar.value, chart.unit);
+        let value = units::value(bar.value, chart.unit);
         let end = px(bar.value).max(hi) + 6.0;
         let at = (end, y + BAR / 2.0 + 4.0);
         svg.text(at, Anchor::Start, "fill=\"#222\"", &value);
@@ -130,8 +130,8 @@ fn draw_bar(svg: &mut Svg, bar: &Bar, y: f64, (left, end): (f64, f64), unit: Uni
     let tip = format!(
         "{}: median {} (95% CI {})",
         bar.name,
-        format::value(bar.value, unit),
-        format::range(bar.lo, bar.hi, unit)
+        units::value(bar.value, unit),
+        units::range(bar.lo, bar.hi, unit)
     );
     svg.rect((left, y), (end - left, BAR), color(0), Some(&tip));
 }

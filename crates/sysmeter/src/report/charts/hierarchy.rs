@@ -6,9 +6,9 @@
 //! Pure; reads only the findings and the host's cache list.
 
 use super::xy::{Level, Marker};
-use crate::host::CacheInfo;
+use crate::model::CacheInfo;
 use crate::model::Finding;
-use crate::report::format;
+use crate::model::units;
 
 /// One detected level.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -67,7 +67,7 @@ pub fn annotations(findings: &[Finding], caches: &[CacheInfo]) -> (Vec<Marker>, 
         if let Some(size) = d.size_bytes {
             markers.push(Marker {
                 x: size,
-                label: format!("{} ends {}", d.name, format::bytes(size)),
+                label: format!("{} ends {}", d.name, units::bytes(size)),
                 detected: true,
             });
         }
@@ -76,7 +76,7 @@ pub fn annotations(findings: &[Finding], caches: &[CacheInfo]) -> (Vec<Marker>, 
                 y: latency,
                 from: previous_end,
                 to: d.size_bytes,
-                label: Some(format!("{} {}", d.name, format::duration_ns(latency))),
+                label: Some(format!("{} {}", d.name, units::duration_ns(latency))),
             });
         }
         previous_end = d.size_bytes.or(previous_end);
@@ -89,7 +89,7 @@ pub fn annotations(findings: &[Finding], caches: &[CacheInfo]) -> (Vec<Marker>, 
         };
         markers.push(Marker {
             x: c.size_bytes as f64,
-            label: format!("sysfs {name} {}", format::bytes(c.size_bytes as f64)),
+            label: format!("sysfs {name} {}", units::bytes(c.size_bytes as f64)),
             detected: false,
         });
     }

@@ -2,8 +2,8 @@
 //! mem.bandwidth and a later experiment's generic series.
 
 use super::*;
+use crate::model::fixture::sample_run;
 use crate::model::{Finding, SeriesPoint, Summary};
-use crate::report::fixture::sample_run;
 
 fn summary(median: f64) -> Summary {
     Summary {

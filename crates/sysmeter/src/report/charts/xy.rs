@@ -2,12 +2,12 @@
 //! tooltip per point, a legend, and optional annotations: vertical markers (detected cache
 //! sizes, sysfs sizes) and horizontal level segments (a cache level's latency plateau).
 //!
-//! Pure: a description in, an SVG string out. Depends on `axis`, `svg` and `report::format`.
+//! Pure: a description in, an SVG string out. Depends on `axis`, `svg` and `model::units`.
 
 use super::axis::{Axis, ScaleMode};
 use super::svg::{Anchor, Svg, color};
 use crate::model::Unit;
-use crate::report::format;
+use crate::model::units;
 
 const WIDTH: f64 = 1040.0;
 /// Height of the plot area itself; legend and annotation rows come on top.
@@ -257,9 +257,9 @@ fn curve(svg: &mut Svg, f: &Frame, line: &Line, stroke: &str, chart: &XyChart) {
         let tip = format!(
             "{}: {} at {} (95% CI {})",
             line.name,
-            format::value(p.y, chart.y_unit),
-            format::value(p.x, chart.x_unit),
-            format::range(p.lo, p.hi, chart.y_unit)
+            units::value(p.y, chart.y_unit),
+            units::value(p.x, chart.x_unit),
+            units::range(p.lo, p.hi, chart.y_unit)
         );
         svg.circle(*xy, 2.6, stroke, Some(&tip));
     }

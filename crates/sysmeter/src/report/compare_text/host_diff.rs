@@ -5,11 +5,12 @@
 //! Pure: compares two [`HostInfo`]s / [`RunRecord`]s. Values that change on every run of
 //! the same machine (free memory, current frequency, capability probes) are left out.
 
+use crate::model::units;
 use serde::{Deserialize, Serialize};
 
 use super::super::format;
-use crate::host::{CacheInfo, HostInfo};
 use crate::model::RunRecord;
+use crate::model::{CacheInfo, HostInfo};
 
 /// One field whose value differs between A and B.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,13 +49,10 @@ pub fn machine_differences(a: &HostInfo, b: &HostInfo) -> Vec<Difference> {
         ("kernel", |h| h.kernel.clone()),
         ("OS", |h| h.os.clone()),
         ("cgroup CPU limit", |h| {
-            opt(h
-                .cgroup
-                .cpu_max
-                .map(|c| format!("{} CPUs", format::sig3(c))))
+            opt(h.cgroup.cpu_max.map(|c| format!("{} CPUs", units::sig3(c))))
         }),
         ("cgroup memory limit", |h| {
-            opt(h.cgroup.memory_max_bytes.map(|b| format::bytes(b as f64)))
+            opt(h.cgroup.memory_max_bytes.map(|b| units::bytes(b as f64)))
         }),
         ("transparent huge pages", |h| opt(h.thp.clone())),
         ("perf_event_paranoid", |h| opt(h.perf_event_paranoid)),
@@ -131,7 +129,7 @@ fn cache(c: &CacheInfo) -> String {
         "Instruction" => "i",
         _ => "",
     };
-    let mut s = format!("L{}{kind} {}", c.level, format::bytes(c.size_bytes as f64));
+    let mut s = format!("L{}{kind} {}", c.level, units::bytes(c.size_bytes as f64));
     if let Some(ways) = c.ways {
         s.push_str(&format!(" {ways}-way"));
     }
@@ -149,14 +147,14 @@ fn caches(h: &HostInfo) -> String {
 
 fn memory(h: &HostInfo) -> String {
     let m = &h.memory;
-    let mut s = format::bytes(m.total_bytes as f64);
+    let mut s = units::bytes(m.total_bytes as f64);
     if let Some(speed) = m.speed_mts {
         s.push_str(&format!(" at {speed} MT/s"));
     }
     if m.swap_total_bytes > 0 {
         s.push_str(&format!(
             ", swap {}",
-            format::bytes(m.swap_total_bytes as f64)
+            units::bytes(m.swap_total_bytes as f64)
         ));
     }
     s
@@ -172,7 +170,7 @@ fn disks(h: &HostInfo) -> String {
                 Some(false) => " SSD",
                 None => "",
             };
-            format!("{} {}{kind}", d.name, format::bytes(d.size_bytes as f64))
+            format!("{} {}{kind}", d.name, units::bytes(d.size_bytes as f64))
         })
         .collect();
     all.join(", ")
@@ -213,7 +211,7 @@ fn only(x: &[String], y: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::sample_run;
+    use crate::model::fixture::sample_run;
 
     #[test]
     fn the_same_machine_has_no_differences() {

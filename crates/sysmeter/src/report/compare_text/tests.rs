@@ -2,7 +2,7 @@
 //! one metric 10% slower, another machine and another profile.
 
 use super::*;
-use crate::report::fixture::sample_run;
+use crate::model::fixture::sample_run;
 use crate::stats::compare::{CompareOptions, compare_runs};
 
 /// Candidate run: "null (getppid)" 10% slower, a different kernel, the quick profile and

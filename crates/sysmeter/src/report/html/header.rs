@@ -2,11 +2,11 @@
 //! the machine description (the same sections as `sysmeter host`, plus its warnings).
 //!
 //! Pure: built from a [`RunRecord`]; reuses `host_text` for the machine rows and
-//! `report::format` for numbers, so the page says what the terminal says.
+//! `model::units` for numbers, so the page says what the terminal says.
 
 use super::rich::rich;
+use crate::model::units;
 use crate::model::{Calibration, RunRecord};
-use crate::report::format;
 use crate::report::host_text::host_sections;
 use crate::report::text::timestamp;
 
@@ -97,7 +97,7 @@ fn run_rows(run: &RunRecord) -> Vec<KeyValue> {
     ];
     if let Some(end) = run.finished_ns {
         let took = end.saturating_sub(run.started_ns) as f64;
-        rows.push(kv("took", format::duration_ns(took)));
+        rows.push(kv("took", units::duration_ns(took)));
     }
     rows.push(kv("sysmeter", run.tool_version.clone()));
     if !c.profile.is_empty() {
@@ -112,7 +112,7 @@ fn run_rows(run: &RunRecord) -> Vec<KeyValue> {
     );
     rows.push(kv("measuring thread", pinned));
     if c.target_ci_width > 0.0 {
-        let width = format::percent(c.target_ci_width);
+        let width = units::percent(c.target_ci_width);
         let target = format!("95% CI of the median narrower than {width} of it");
         rows.push(kv("target", target));
     }
@@ -126,19 +126,19 @@ fn run_rows(run: &RunRecord) -> Vec<KeyValue> {
 fn calibration_rows(cal: &Calibration) -> Vec<KeyValue> {
     let mut rows = vec![
         kv("clock", cal.clock.clone()),
-        kv("timer overhead", format::duration_ns(cal.timer_overhead_ns)),
+        kv("timer overhead", units::duration_ns(cal.timer_overhead_ns)),
         kv(
             "timer granularity",
-            format::duration_ns(cal.timer_granularity_ns),
+            units::duration_ns(cal.timer_granularity_ns),
         ),
-        kv("loop overhead", format::duration_ns(cal.loop_overhead_ns)),
-        kv("shortest sample", format::duration_ns(cal.min_sample_ns)),
+        kv("loop overhead", units::duration_ns(cal.loop_overhead_ns)),
+        kv("shortest sample", units::duration_ns(cal.min_sample_ns)),
     ];
     if let Some(ghz) = cal.tsc_ghz {
         let source = cal.tsc_source.as_deref().unwrap_or("TSC");
         let value = format!(
             "{} GHz ({source}); the cycles columns are ticks of this counter",
-            format::sig3(ghz)
+            units::sig3(ghz)
         );
         rows.push(kv("time-stamp counter", value));
     }
@@ -148,7 +148,7 @@ fn calibration_rows(cal: &Calibration) -> Vec<KeyValue> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::sample_run;
+    use crate::model::fixture::sample_run;
 
     #[test]
     fn header_names_run_machine_and_calibration() {

@@ -2,8 +2,8 @@
 //! references, drawable charts, embedded flame graphs.
 
 use super::render;
+use crate::model::fixture::sample_run;
 use crate::model::{Artifact, Metric, RunRecord};
-use crate::report::fixture::sample_run;
 
 fn page(run: &RunRecord) -> String {
     match render(run) {

@@ -7,7 +7,8 @@
 
 use super::artifacts::{self, FlameView, TextView};
 use super::rich::rich;
-use crate::host::CacheInfo;
+use crate::model::CacheInfo;
+use crate::model::units;
 use crate::model::{ExperimentResult, Status};
 use crate::report::charts::{self, Chart};
 use crate::report::format::{self, METRIC_HEADERS};
@@ -146,7 +147,7 @@ fn elapsed(ns: u64) -> String {
     if ns == 0 {
         String::new()
     } else {
-        format::duration_ns(ns as f64)
+        units::duration_ns(ns as f64)
     }
 }
 
@@ -189,7 +190,7 @@ fn series_tables(r: &ExperimentResult) -> Vec<TableView> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::sample_run;
+    use crate::model::fixture::sample_run;
 
     #[test]
     fn anchors_are_safe_ids() {

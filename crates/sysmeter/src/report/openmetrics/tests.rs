@@ -1,7 +1,7 @@
 //! Snapshot and format tests of the OpenMetrics exposition on the fixture run.
 
 use super::*;
-use crate::report::fixture::sample_run;
+use crate::model::fixture::sample_run;
 
 #[test]
 fn openmetrics_snapshot() {

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::model::RunRecord;
-use crate::report::fixture::sample_run;
+use crate::model::fixture::sample_run;
 use crate::stats::summarize;
 
 /// Seeded normal samples (Box–Muller), independent of the code under test.

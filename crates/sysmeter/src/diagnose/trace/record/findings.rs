@@ -7,22 +7,7 @@ use super::super::summary::CallStats;
 use super::super::{Backend, CommandState, Ended, TraceConfig};
 use super::error_text;
 use crate::model::Finding;
-
-/// A duration for people with 3 significant digits: `812 ns`, `6.10 µs`, `2.51 s`.
-/// (Local on purpose: `diagnose` does not depend on `report`.)
-pub(in crate::diagnose::trace) fn dur(ns: f64) -> String {
-    let (v, unit) = match ns.abs() {
-        a if a >= 1e9 => (ns / 1e9, "s"),
-        a if a >= 1e6 => (ns / 1e6, "ms"),
-        a if a >= 1e3 => (ns / 1e3, "µs"),
-        _ => (ns, "ns"),
-    };
-    match v.abs() {
-        a if a >= 100.0 => format!("{v:.0} {unit}"),
-        a if a >= 10.0 => format!("{v:.1} {unit}"),
-        _ => format!("{v:.2} {unit}"),
-    }
-}
+use crate::model::units::duration_ns;
 
 /// `1 call`, `2 calls`.
 fn n_calls(n: u64) -> String {
@@ -68,7 +53,7 @@ fn top(calls: &[(String, &CallStats)], total_ns: f64, total_calls: u64) -> Vec<F
             "{name} takes {:.1}% of the time in system calls: {}, {} each on average",
             share * 100.0,
             n_calls(s.count),
-            dur(s.total_ns / s.count.max(1) as f64)
+            duration_ns(s.total_ns / s.count.max(1) as f64)
         ),
         Some(share),
     ));
@@ -113,11 +98,11 @@ fn overhead(out: &Outcome) -> Finding {
             "tracing adds {} to every traced call (getppid: {} untraced, {} traced, {} calls \
              measured before the trace); {} of it falls between a call's two timestamps and \
              was subtracted from every call",
-            dur(o.added_ns()),
-            dur(o.untraced_ns),
-            dur(o.traced_ns),
+            duration_ns(o.added_ns()),
+            duration_ns(o.untraced_ns),
+            duration_ns(o.traced_ns),
             o.calls,
-            dur(o.inside_ns())
+            duration_ns(o.inside_ns())
         ),
         Some(o.added_ns()),
     )
@@ -210,7 +195,7 @@ pub(super) fn all(
         format!(
             "{} in {} of system-call time ({} distinct)",
             n_calls(total_calls),
-            dur(total_ns),
+            duration_ns(total_ns),
             calls.len()
         ),
         Some(total_calls as f64),
@@ -231,18 +216,4 @@ pub(super) fn all(
     v.extend(limits(out));
     v.extend(ending(out));
     v
-}
-
-#[cfg(test)]
-mod tests {
-    use super::dur;
-
-    #[test]
-    fn durations_have_three_significant_digits() {
-        assert_eq!(dur(812.0), "812 ns");
-        assert_eq!(dur(6100.0), "6.10 µs");
-        assert_eq!(dur(2.51e9), "2.51 s");
-        assert_eq!(dur(12.34e6), "12.3 ms");
-        assert_eq!(dur(0.0), "0.00 ns");
-    }
 }

@@ -6,11 +6,11 @@
 //! with a fixed seed. The snapshot tests of `report` and the integration tests reuse it, so
 //! changing it means re-accepting snapshots.
 
-use crate::host::{CacheInfo, CpuInfo, MemoryInfo};
 use crate::model::{
     About, Calibration, Estimate, ExperimentResult, Finding, HostInfo, Metric, RunConfig, RunKind,
     RunRecord, SCHEMA_VERSION, Series, SeriesPoint, Skip, Status, Summary, Unit,
 };
+use crate::model::{CacheInfo, CpuInfo, MemoryInfo};
 use crate::stats::summarize;
 
 /// Seed of the fixture's bootstrap statistics.

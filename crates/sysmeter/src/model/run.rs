@@ -1,14 +1,11 @@
-//! The result model: the plain data types that flow measure → reduce → store → report.
+//! The run record: one invocation of sysmeter (a bench, run, trace, profile or scale), its
+//! configuration, and per experiment the metrics, series, estimates and findings.
 //!
-//! Every stage of the pipeline takes and returns these types, so any stage can be fed from a
-//! fixture and tested alone. This is also the JSON contract (`--format json`), versioned by
-//! [`SCHEMA_VERSION`] and documented in `docs/json-schema.md`. Times are stored in
-//! nanoseconds and sizes in bytes; nothing here holds a formatted string of a number.
-//! Pure: depends on nothing but serde.
+//! Pure data and constructors: depends on nothing but serde and [`HostInfo`] beside it.
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::host::HostInfo;
+use super::host::HostInfo;
 
 /// Version of the JSON/DB result schema. Bump it on any incompatible change and say so in
 /// docs/json-schema.md and the CHANGELOG.

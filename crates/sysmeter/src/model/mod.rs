@@ -1,0 +1,21 @@
+//! The result model: the plain data types that flow measure → reduce → store → report, the
+//! machine description stored with every run, and the one set of number formatters.
+//!
+//! Every stage of the pipeline takes and returns these types, so any stage can be fed from a
+//! fixture and tested alone. This is also the JSON contract (`--format json`), versioned by
+//! [`SCHEMA_VERSION`] and documented in `docs/json-schema.md`. Times are stored in
+//! nanoseconds and sizes in bytes; nothing here holds a formatted string of a number.
+//!
+//! The bottom layer: depends on nothing in this crate and nothing outside but serde (the
+//! test-only `fixture` computes its summaries with `stats`).
+
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixture;
+pub mod host;
+pub mod run;
+pub mod units;
+
+pub use host::{
+    CacheInfo, Capability, CgroupLimits, CpuInfo, DiskInfo, HostInfo, MemoryInfo, NicInfo,
+};
+pub use run::*;
