@@ -12,7 +12,7 @@ use crate::cli::TraceArgs;
 use crate::diagnose::trace::{
     self, BackendChoice, CommandState, Selection, Target, TraceConfig, TraceObserver, TraceOutput,
 };
-use crate::model::{RunConfig, RunKind, RunRecord, SCHEMA_VERSION};
+use crate::model::{RunConfig, RunKind, RunRecord};
 use crate::store::Store;
 use crate::{host, report};
 
@@ -95,25 +95,24 @@ fn now_ns() -> i64 {
 }
 
 fn record(output: &TraceOutput, started_ns: i64) -> RunRecord {
-    RunRecord {
-        schema: SCHEMA_VERSION,
-        id: crate::harness::new_run_id(),
-        kind: RunKind::Trace,
+    let config = RunConfig {
+        profile: "trace".into(),
+        cpu: output.pinned_cpu.map(|c| c as u32),
+        selected: vec!["trace".into()],
+        target_ci_width: 0.0,
+        calibration: None,
+        seed: 1,
+    };
+    let mut run = RunRecord::new(
+        crate::harness::new_run_id(),
+        RunKind::Trace,
         started_ns,
-        finished_ns: Some(now_ns()),
-        interrupted: false,
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        host: host::read_host(),
-        config: RunConfig {
-            profile: "trace".into(),
-            cpu: output.pinned_cpu.map(|c| c as u32),
-            selected: vec!["trace".into()],
-            target_ci_width: 0.0,
-            calibration: None,
-            seed: 1,
-        },
-        results: vec![output.result.clone()],
-    }
+        host::read_host(),
+        config,
+    );
+    run.finished_ns = Some(now_ns());
+    run.results = vec![output.result.clone()];
+    run
 }
 
 fn store_run(store: Option<Store>, run: &RunRecord) -> Vec<String> {

@@ -21,7 +21,7 @@ pub use analyse::analyse;
 
 use std::time::Duration;
 
-use crate::model::{HostInfo, RunConfig, RunKind, RunRecord, SCHEMA_VERSION};
+use crate::model::{HostInfo, RunConfig, RunKind, RunRecord};
 
 /// The placeholder replaced by the size in the command's arguments.
 pub const PLACEHOLDER: &str = "{n}";
@@ -239,25 +239,20 @@ pub fn record(
     measured: &Measured,
 ) -> RunRecord {
     let interrupted = measured.stop == Some(Stop::Interrupted);
-    RunRecord {
-        schema: SCHEMA_VERSION,
-        id: crate::harness::new_run_id(),
-        kind: RunKind::Scale,
-        started_ns,
-        finished_ns: (!interrupted).then_some(finished_ns),
-        interrupted,
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        host,
-        config: RunConfig {
-            profile: "scale".into(),
-            cpu: None,
-            selected: vec![cfg.command_line()],
-            target_ci_width: 0.0,
-            calibration: None,
-            seed: cfg.seed,
-        },
-        results: vec![analyse(cfg, measured)],
-    }
+    let config = RunConfig {
+        profile: "scale".into(),
+        cpu: None,
+        selected: vec![cfg.command_line()],
+        target_ci_width: 0.0,
+        calibration: None,
+        seed: cfg.seed,
+    };
+    let id = crate::harness::new_run_id();
+    let mut run = RunRecord::new(id, RunKind::Scale, started_ns, host, config);
+    run.finished_ns = (!interrupted).then_some(finished_ns);
+    run.interrupted = interrupted;
+    run.results = vec![analyse(cfg, measured)];
+    run
 }
 
 #[cfg(test)]

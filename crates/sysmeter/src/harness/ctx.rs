@@ -71,11 +71,7 @@ impl Measured {
     }
     /// Add a finding.
     pub fn find(&mut self, key: &str, text: String, value: Option<f64>) {
-        self.findings.push(Finding {
-            key: key.to_string(),
-            text,
-            value,
-        });
+        self.findings.push(Finding::new(key, text, value));
     }
 }
 

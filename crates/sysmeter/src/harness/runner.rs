@@ -4,9 +4,7 @@
 use std::time::Instant;
 
 use super::{Ctx, Experiment, ExperimentError, Profile, calibrate};
-use crate::model::{
-    ExperimentResult, HostInfo, RunConfig, RunKind, RunRecord, SCHEMA_VERSION, Skip, Status,
-};
+use crate::model::{ExperimentResult, HostInfo, RunConfig, RunKind, RunRecord, Skip, Status};
 
 /// Options of one bench run.
 #[derive(Debug, Clone)]
@@ -88,25 +86,16 @@ pub fn run_experiments(
 ) -> RunRecord {
     let pinned = sysmeter_sys::sched::pin_current_thread(cpu).is_ok();
     let calib = calibrate(&opts.profile);
-    let mut run = RunRecord {
-        schema: SCHEMA_VERSION,
-        id: new_run_id(),
-        kind: RunKind::Bench,
-        started_ns: jiff::Timestamp::now().as_nanosecond() as i64,
-        finished_ns: None,
-        interrupted: false,
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        host,
-        config: RunConfig {
-            profile: opts.profile.name.to_string(),
-            cpu: pinned.then_some(cpu as u32),
-            selected: experiments.iter().map(|e| e.id().to_string()).collect(),
-            target_ci_width: opts.profile.target_ci,
-            calibration: Some(calib),
-            seed: opts.seed,
-        },
-        results: Vec::new(),
+    let config = RunConfig {
+        profile: opts.profile.name.to_string(),
+        cpu: pinned.then_some(cpu as u32),
+        selected: experiments.iter().map(|e| e.id().to_string()).collect(),
+        target_ci_width: opts.profile.target_ci,
+        calibration: Some(calib),
+        seed: opts.seed,
     };
+    let started_ns = jiff::Timestamp::now().as_nanosecond() as i64;
+    let mut run = RunRecord::new(new_run_id(), RunKind::Bench, started_ns, host, config);
     observer.run_started(&run);
     for (i, exp) in experiments.iter().enumerate() {
         if sysmeter_sys::signal::interrupted() {
@@ -155,19 +144,8 @@ fn run_one(
     if let Some(c) = cpu {
         let _ = sysmeter_sys::sched::pin_current_thread(c);
     }
-    let mut result = ExperimentResult {
-        id: exp.id().to_string(),
-        status: Status::Ok,
-        about: exp.about(),
-        estimates: exp.estimate(&run.host, calib.tsc_ghz),
-        metrics: Vec::new(),
-        series: Vec::new(),
-        findings: Vec::new(),
-        skip: None,
-        error: None,
-        elapsed_ns: 0,
-        artifacts: Vec::new(),
-    };
+    let mut result = ExperimentResult::new(exp.id(), exp.about());
+    result.estimates = exp.estimate(&run.host, calib.tsc_ghz);
     match outcome {
         Ok(m) => {
             result.metrics = m.metrics;

@@ -36,6 +36,31 @@ pub struct RunRecord {
     pub results: Vec<ExperimentResult>,
 }
 
+impl RunRecord {
+    /// A new run of `kind` started at `started_ns` on `host`, not finished, with no results
+    /// yet, written by this build ([`SCHEMA_VERSION`], this crate's version).
+    pub fn new(
+        id: String,
+        kind: RunKind,
+        started_ns: i64,
+        host: HostInfo,
+        config: RunConfig,
+    ) -> RunRecord {
+        RunRecord {
+            schema: SCHEMA_VERSION,
+            id,
+            kind,
+            started_ns,
+            finished_ns: None,
+            interrupted: false,
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            host,
+            config,
+            results: Vec::new(),
+        }
+    }
+}
+
 /// Kind of run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -152,6 +177,25 @@ pub struct ExperimentResult {
     /// Added in schema 1 without a bump: absent in older records.
     #[serde(default)]
     pub artifacts: Vec<Artifact>,
+}
+
+impl ExperimentResult {
+    /// A measured (`ok`) result of experiment `id` with nothing in it yet.
+    pub fn new(id: &str, about: About) -> ExperimentResult {
+        ExperimentResult {
+            id: id.to_string(),
+            status: Status::Ok,
+            about,
+            estimates: Vec::new(),
+            metrics: Vec::new(),
+            series: Vec::new(),
+            findings: Vec::new(),
+            skip: None,
+            error: None,
+            elapsed_ns: 0,
+            artifacts: Vec::new(),
+        }
+    }
 }
 
 /// A named text output of an experiment or diagnosis (e.g. `folded` stacks, `flamegraph.svg`).
@@ -302,6 +346,17 @@ pub struct Finding {
     pub text: String,
     /// The number behind it, if any.
     pub value: Option<f64>,
+}
+
+impl Finding {
+    /// A finding with its stable `key`, its sentence and the number behind it.
+    pub fn new(key: &str, text: String, value: Option<f64>) -> Finding {
+        Finding {
+            key: key.to_string(),
+            text,
+            value,
+        }
+    }
 }
 
 /// Why an experiment could not run here.

@@ -11,14 +11,6 @@ use crate::model::Finding;
 /// Functions named in the hottest-function findings.
 const HOTTEST: usize = 3;
 
-fn finding(key: &str, text: String, value: Option<f64>) -> Finding {
-    Finding {
-        key: key.into(),
-        text,
-        value,
-    }
-}
-
 /// `1 sample`, `2 samples`.
 fn samples(n: u64) -> String {
     if n == 1 {
@@ -45,7 +37,7 @@ fn label(stacks: &Stacks, id: u32) -> String {
 pub fn all(rec: &Recording, a: &Analysis, cal: &Calibration) -> Vec<Finding> {
     let total = a.stacks.total();
     if total == 0 {
-        return vec![finding(
+        return vec![Finding::new(
             "no_samples",
             "No samples: the target used no CPU time while sampled (it slept or waited), or it \
              ended before its first sample; try a longer run or a higher -F."
@@ -57,7 +49,7 @@ pub fn all(rec: &Recording, a: &Analysis, cal: &Calibration) -> Vec<Finding> {
     out.push(truncation(&a.stacks, &a.stacks.truncation()));
     out.extend(frameless(&a.stacks, &a.frameless, total));
     if a.unknown_leaf > 0 {
-        out.push(finding(
+        out.push(Finding::new(
             "unknown_symbols",
             format!(
                 "{} samples ({:.1}%) are in code without symbols (shown as [unknown …]); \
@@ -84,7 +76,7 @@ fn hottest(stacks: &Stacks, total: u64) -> Vec<Finding> {
         .take(HOTTEST)
         .enumerate()
         .map(|(i, r)| {
-            finding(
+            Finding::new(
                 &format!("hottest_{}", i + 1),
                 format!(
                     "#{} {}: {:.1}% of samples in its own code, {:.1}% with its callees.",
@@ -115,7 +107,7 @@ fn frameless(stacks: &Stacks, list: &[(u32, u64)], total: u64) -> Option<Finding
     if list.len() > FRAMELESS_NAMED {
         names.push(format!("and {} more", list.len() - FRAMELESS_NAMED));
     }
-    Some(finding(
+    Some(Finding::new(
         "frameless_leaf",
         format!(
             "Hot functions that do not save the frame pointer on entry (x86-64 prologue check):              {}; {samples} samples ({:.1}%) in all. In those samples the function's immediate              caller is missing from the stack (the walk starts at the caller's frame), so the              call graph shows the caller's caller instead.",
@@ -128,7 +120,7 @@ fn frameless(stacks: &Stacks, list: &[(u32, u64)], total: u64) -> Option<Finding
 
 fn truncation(stacks: &Stacks, t: &Truncation) -> Finding {
     if t.truncated == 0 {
-        return finding(
+        return Finding::new(
             "truncated_stacks",
             format!(
                 "All {} user stacks reach an entry point (_start, libc's start code or a thread \
@@ -144,7 +136,7 @@ fn truncation(stacks: &Stacks, t: &Truncation) -> Finding {
         .take(3)
         .map(|&(id, n)| format!("{n} at {}", label(stacks, id)))
         .collect();
-    finding(
+    Finding::new(
         "truncated_stacks",
         format!(
             "{} of {} samples ({:.1}%) have stacks that end before an entry point ({} of them \
@@ -163,7 +155,7 @@ fn truncation(stacks: &Stacks, t: &Truncation) -> Finding {
 
 fn kernel(rec: &Recording, a: &Analysis, total: u64) -> Finding {
     if rec.kernel {
-        finding(
+        Finding::new(
             "kernel_samples",
             format!(
                 "Kernel call chains were sampled: {} ({:.1}%) were in the kernel (system \
@@ -174,7 +166,7 @@ fn kernel(rec: &Recording, a: &Analysis, total: u64) -> Finding {
             Some(a.kernel_leaf as f64 / total as f64),
         )
     } else {
-        finding(
+        Finding::new(
             "kernel_samples",
             "Kernel time was not sampled (not root and perf_event_paranoid > 1): time in system \
              calls is missing from every share; run as root or `sysctl \
@@ -210,7 +202,7 @@ fn preemption(stacks: &Stacks, total: u64) -> Option<Finding> {
         })
     });
     (pct(n, total) >= 1.0).then(|| {
-        finding(
+        Finding::new(
             "preemption",
             format!(
                 "{} ({:.1}%) were taken in the kernel while the target was switched out or \
@@ -228,7 +220,7 @@ fn preemption(stacks: &Stacks, total: u64) -> Option<Finding> {
 fn losses(rec: &Recording) -> Vec<Finding> {
     let mut out = Vec::new();
     if rec.raw.lost > 0 {
-        out.push(finding(
+        out.push(Finding::new(
             "lost_samples",
             format!(
                 "The kernel dropped {} samples because a ring buffer was full; shares can be \
@@ -239,7 +231,7 @@ fn losses(rec: &Recording) -> Vec<Finding> {
         ));
     }
     if rec.raw.throttles > 0 {
-        out.push(finding(
+        out.push(Finding::new(
             "throttled",
             format!(
                 "The kernel throttled sampling {} times (sample interrupts took too long at \
@@ -264,7 +256,7 @@ fn overhead(rec: &Recording, cal: &Calibration) -> Finding {
             )
         })
         .unwrap_or_default();
-    finding(
+    Finding::new(
         "overhead",
         format!(
             "Overhead: one sample cost the target {:.2} µs (measured at {} Hz before the run), \
@@ -282,7 +274,7 @@ fn overhead(rec: &Recording, cal: &Calibration) -> Finding {
 fn scope(rec: &Recording, a: &Analysis) -> Vec<Finding> {
     let mut out = Vec::new();
     if a.processes > 1 || a.threads > 1 {
-        out.push(finding(
+        out.push(Finding::new(
             "tasks",
             format!(
                 "Samples came from {} processes and {} threads.",
@@ -297,19 +289,19 @@ fn scope(rec: &Recording, a: &Analysis) -> Vec<Finding> {
             (None, Some(s)) => format!("was killed by signal {s}"),
             (None, None) => "ended".to_string(),
         };
-        out.push(finding(
+        out.push(Finding::new(
             "exit",
             format!("The command {how}."),
             Some(f64::from(exit.shell_code())),
         ));
     }
     match (rec.stop, rec.exit.is_some()) {
-        (Stop::Duration, true) => out.push(finding(
+        (Stop::Duration, true) => out.push(Finding::new(
             "stopped",
             "Sampling stopped at --duration; the command then ran on unobserved to its end.".into(),
             None,
         )),
-        (Stop::Duration | Stop::Interrupted, false) => out.push(finding(
+        (Stop::Duration | Stop::Interrupted, false) => out.push(Finding::new(
             "stopped",
             "Sampling stopped and detached; the process runs on unharmed. Threads that lived \
              shorter than a rescan (20 ms) and forked children were not sampled."

@@ -13,8 +13,8 @@ use super::overhead::Calibration;
 use super::session::Recording;
 use super::{Settings, Target, describe};
 use crate::model::{
-    About, Artifact, ExperimentResult, HostInfo, Metric, RunConfig, RunKind, RunRecord,
-    SCHEMA_VERSION, Status, Summary, Unit,
+    About, Artifact, ExperimentResult, HostInfo, Metric, RunConfig, RunKind, RunRecord, Summary,
+    Unit,
 };
 
 /// One flat-profile row as stored in the `flat` artifact (JSON array).
@@ -55,19 +55,11 @@ pub fn build(
         artifact("flat", "application/json", flat_json(a)),
         artifact("flamegraph", "image/svg+xml", flamegraph.to_string()),
     ];
-    let main = ExperimentResult {
-        id: "profile".into(),
-        status: Status::Ok,
-        about: about(rec),
-        estimates: Vec::new(),
-        metrics: summary_metrics(rec, a, cal),
-        series: Vec::new(),
-        findings: findings::all(rec, a, cal),
-        skip: None,
-        error: None,
-        elapsed_ns: rec.wall_ns,
-        artifacts,
-    };
+    let mut main = ExperimentResult::new("profile", about(rec));
+    main.metrics = summary_metrics(rec, a, cal);
+    main.findings = findings::all(rec, a, cal);
+    main.elapsed_ns = rec.wall_ns;
+    main.artifacts = artifacts;
     vec![main, flat_result(a, settings.flat_rows, rec.wall_ns)]
 }
 
@@ -258,26 +250,18 @@ fn flat_result(a: &Analysis, max: usize, elapsed_ns: u64) -> ExperimentResult {
             single(&name, Unit::Count, r.self_samples as f64, Some(note))
         })
         .collect();
-    ExperimentResult {
-        id: "profile.flat".into(),
-        status: Status::Ok,
-        about: About {
-            title: "Flat profile: self samples per function".into(),
-            measures: "Samples whose innermost frame is the function (its own code), with its \
+    let about = About {
+        title: "Flat profile: self samples per function".into(),
+        measures: "Samples whose innermost frame is the function (its own code), with its \
                        share and the share of samples with it anywhere on the stack."
-                .into(),
-            methodology: "Counted from the symbolised stacks of the `profile` result.".into(),
-            references: Vec::new(),
-        },
-        estimates: Vec::new(),
-        metrics,
-        series: Vec::new(),
-        findings: Vec::new(),
-        skip: None,
-        error: None,
-        elapsed_ns,
-        artifacts: Vec::new(),
-    }
+            .into(),
+        methodology: "Counted from the symbolised stacks of the `profile` result.".into(),
+        references: Vec::new(),
+    };
+    let mut flat = ExperimentResult::new("profile.flat", about);
+    flat.metrics = metrics;
+    flat.elapsed_ns = elapsed_ns;
+    flat
 }
 
 /// The run record of a profile that started at `started_ns`.
@@ -289,23 +273,18 @@ pub fn run_record(
     results: Vec<ExperimentResult>,
     interrupted: bool,
 ) -> RunRecord {
-    RunRecord {
-        schema: SCHEMA_VERSION,
-        id: crate::harness::new_run_id(),
-        kind: RunKind::Profile,
-        started_ns,
-        finished_ns: Some(jiff::Timestamp::now().as_nanosecond() as i64),
-        interrupted,
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        host,
-        config: RunConfig {
-            profile: format!("{} Hz", settings.frequency),
-            cpu: None,
-            selected: vec![describe(target)],
-            target_ci_width: 0.0,
-            calibration: None,
-            seed: 0,
-        },
-        results,
-    }
+    let config = RunConfig {
+        profile: format!("{} Hz", settings.frequency),
+        cpu: None,
+        selected: vec![describe(target)],
+        target_ci_width: 0.0,
+        calibration: None,
+        seed: 0,
+    };
+    let id = crate::harness::new_run_id();
+    let mut run = RunRecord::new(id, RunKind::Profile, started_ns, host, config);
+    run.finished_ns = Some(jiff::Timestamp::now().as_nanosecond() as i64);
+    run.interrupted = interrupted;
+    run.results = results;
+    run
 }

@@ -11,8 +11,7 @@ use super::procfs::PidIo;
 use super::timeline;
 use crate::diagnose::classify::{self, Evidence, Verdict};
 use crate::model::{
-    About, ExperimentResult, Finding, HostInfo, Metric, RunConfig, RunKind, RunRecord,
-    SCHEMA_VERSION, Status, Unit,
+    About, ExperimentResult, Finding, HostInfo, Metric, RunConfig, RunKind, RunRecord, Unit,
 };
 use crate::stats::summarize;
 
@@ -99,23 +98,15 @@ fn metrics(m: &Measurement, v: &Verdict) -> Vec<Metric> {
         .collect()
 }
 
-fn finding(key: &str, text: String, value: Option<f64>) -> Finding {
-    Finding {
-        key: key.to_string(),
-        text,
-        value,
-    }
-}
-
 fn findings(m: &Measurement, v: &Verdict, target: &Target, exit: Option<i32>) -> Vec<Finding> {
     let mut f = vec![
-        finding(
+        Finding::new(
             "verdict",
             format!("Verdict: {}. {}", v.label, v.reason),
             Some(v.demand),
         ),
-        finding("next", format!("Next: {}.", v.next), None),
-        finding("remedies", format!("Usual remedies: {}.", v.remedies), None),
+        Finding::new("next", format!("Next: {}.", v.next), None),
+        Finding::new("remedies", format!("Usual remedies: {}.", v.remedies), None),
     ];
     if let (Target::Launch(argv), Some(code)) = (target, exit) {
         let name = argv
@@ -129,17 +120,17 @@ fn findings(m: &Measurement, v: &Verdict, target: &Target, exit: Option<i32>) ->
         } else {
             format!("`{name}` exited with code {code}")
         };
-        f.push(finding("exit", text, Some(f64::from(code))));
+        f.push(Finding::new("exit", text, Some(f64::from(code))));
     }
     if m.signal != 0 {
-        f.push(finding(
+        f.push(Finding::new(
             "interrupted",
             format!("sysmeter received signal {} during the run", m.signal),
             Some(f64::from(m.signal)),
         ));
     }
     for (i, note) in m.notes.iter().enumerate() {
-        f.push(finding(&format!("note{}", i + 1), note.clone(), None));
+        f.push(Finding::new(&format!("note{}", i + 1), note.clone(), None));
     }
     f
 }
@@ -204,37 +195,23 @@ pub struct Parts<'a> {
 pub fn build(p: Parts<'_>) -> (RunRecord, Verdict) {
     let m = p.measurement;
     let verdict = classify::classify(&evidence(m, p.target));
-    let result = ExperimentResult {
-        id: "run".to_string(),
-        status: Status::Ok,
-        about: about(p.target, p.interval_ms),
-        estimates: Vec::new(),
-        metrics: metrics(m, &verdict),
-        series: timeline::to_series(&m.points),
-        findings: findings(m, &verdict, p.target, p.exit),
-        skip: None,
-        error: None,
-        elapsed_ns: m.real_ns,
-        artifacts: Vec::new(),
+    let mut result = ExperimentResult::new("run", about(p.target, p.interval_ms));
+    result.metrics = metrics(m, &verdict);
+    result.series = timeline::to_series(&m.points);
+    result.findings = findings(m, &verdict, p.target, p.exit);
+    result.elapsed_ns = m.real_ns;
+    let config = RunConfig {
+        profile: "run".to_string(),
+        cpu: None,
+        selected: vec!["run".to_string()],
+        target_ci_width: 0.0,
+        calibration: None,
+        seed: SEED,
     };
-    let record = RunRecord {
-        schema: SCHEMA_VERSION,
-        id: crate::harness::new_run_id(),
-        kind: RunKind::Run,
-        started_ns: p.started_ns,
-        finished_ns: Some(p.finished_ns),
-        interrupted: m.signal != 0,
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        host: p.host,
-        config: RunConfig {
-            profile: "run".to_string(),
-            cpu: None,
-            selected: vec!["run".to_string()],
-            target_ci_width: 0.0,
-            calibration: None,
-            seed: SEED,
-        },
-        results: vec![result],
-    };
+    let id = crate::harness::new_run_id();
+    let mut record = RunRecord::new(id, RunKind::Run, p.started_ns, p.host, config);
+    record.finished_ns = Some(p.finished_ns);
+    record.interrupted = m.signal != 0;
+    record.results = vec![result];
     (record, verdict)
 }

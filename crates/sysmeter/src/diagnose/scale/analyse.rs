@@ -44,19 +44,10 @@ pub(super) struct Analysis<'a> {
 /// The `scale` result: series per size, fit metrics, findings and the raw runs.
 pub fn analyse(cfg: &ScaleConfig, measured: &Measured) -> ExperimentResult {
     let sizes = group(&measured.runs, cfg.basis);
-    let mut result = ExperimentResult {
-        id: "scale".into(),
-        status: Status::Ok,
-        about: about(cfg, measured),
-        estimates: Vec::new(),
-        metrics: Vec::new(),
-        series: series(&sizes, cfg),
-        findings: Vec::new(),
-        skip: None,
-        error: None,
-        elapsed_ns: measured.runs.iter().map(|r| r.wall_ns as u64).sum(),
-        artifacts: vec![runs_csv(&measured.runs)],
-    };
+    let mut result = ExperimentResult::new("scale", about(cfg, measured));
+    result.series = series(&sizes, cfg);
+    result.elapsed_ns = measured.runs.iter().map(|r| r.wall_ns as u64).sum();
+    result.artifacts = vec![runs_csv(&measured.runs)];
     if let Some(Stop::Failed(why)) = &measured.stop {
         result.status = Status::Failed;
         result.error = Some(why.clone());

@@ -19,19 +19,11 @@ const POOR_NRMS: f64 = 0.10;
 /// A runner-up within this factor of the best nRMS makes the choice ambiguous.
 const CLOSE_RATIO: f64 = 1.5;
 
-fn finding(key: &str, text: String, value: Option<f64>) -> Finding {
-    Finding {
-        key: key.into(),
-        text,
-        value,
-    }
-}
-
 /// Every finding, most important first.
 pub(super) fn all(a: &Analysis<'_>, m: &Measured) -> Vec<Finding> {
     let mut out = Vec::new();
     if m.stop == Some(Stop::Interrupted) {
-        out.push(finding(
+        out.push(Finding::new(
             "interrupted",
             format!(
                 "interrupted after {} of {} runs; the fit uses the runs that finished",
@@ -42,7 +34,7 @@ pub(super) fn all(a: &Analysis<'_>, m: &Measured) -> Vec<Finding> {
         ));
     }
     if let Some(e) = &a.fit_error {
-        out.push(finding("no_fit", format!("no fit: {e}"), None));
+        out.push(Finding::new("no_fit", format!("no fit: {e}"), None));
     }
     if let Some(f) = &a.fit {
         out.extend(fit_findings(f));
@@ -57,7 +49,7 @@ pub(super) fn all(a: &Analysis<'_>, m: &Measured) -> Vec<Finding> {
 
 fn fit_findings(f: &Complexity) -> Vec<Finding> {
     let best = f.best();
-    let mut out = vec![finding(
+    let mut out = vec![Finding::new(
         "best_fit",
         format!(
             "best fit {}: t ≈ {} (nRMS {})",
@@ -76,7 +68,7 @@ fn fit_findings(f: &Complexity) -> Vec<Finding> {
     if let Some(r) = rival
         && r.nrms < best.nrms * CLOSE_RATIO
     {
-        out.push(finding(
+        out.push(Finding::new(
             "fit_ambiguous",
             format!(
                 "{} fits almost as well (nRMS {} vs {}); a wider range of sizes would tell \
@@ -89,7 +81,7 @@ fn fit_findings(f: &Complexity) -> Vec<Finding> {
         ));
     }
     if best.nrms > POOR_NRMS {
-        out.push(finding(
+        out.push(Finding::new(
             "fit_poor",
             format!(
                 "no class describes the times well (best nRMS {}): the growth changes over \
@@ -100,7 +92,7 @@ fn fit_findings(f: &Complexity) -> Vec<Finding> {
         ));
     }
     for s in &f.skipped {
-        out.push(finding(
+        out.push(Finding::new(
             &format!("not_fitted_{}", s.class.key()),
             format!("{} not fitted: {}", s.class.label(), s.reason),
             None,
@@ -111,7 +103,7 @@ fn fit_findings(f: &Complexity) -> Vec<Finding> {
 
 fn knee_finding(scan: &KneeScan) -> Finding {
     match scan {
-        KneeScan::Knee(k) => finding(
+        KneeScan::Knee(k) => Finding::new(
             "knee",
             format!(
                 "knee: between N = {} and {} the time per element rises, to {}× its earlier \
@@ -155,13 +147,13 @@ fn knee_finding(scan: &KneeScan) -> Finding {
                     percent(*class_error)
                 ),
             };
-            finding(
+            Finding::new(
                 "no_knee",
                 format!("no knee: the time per element follows one trend — {because}"),
                 None,
             )
         }
-        KneeScan::TooFewPoints { got, needed } => finding(
+        KneeScan::TooFewPoints { got, needed } => Finding::new(
             "no_knee",
             format!("knee detection needs at least {needed} sizes; {got} were measured"),
             None,
@@ -177,7 +169,7 @@ fn predictions(best: &ClassFit, a: &Analysis<'_>) -> Vec<Finding> {
         .map(|&n| {
             let nf = n as f64;
             match best.predict(nf) {
-                Some(t) if nf > largest => finding(
+                Some(t) if nf > largest => Finding::new(
                     &format!("prediction_{n}"),
                     format!(
                         "predicted t(N = {}) ≈ {} by {} (extrapolated {}× beyond the largest \
@@ -190,7 +182,7 @@ fn predictions(best: &ClassFit, a: &Analysis<'_>) -> Vec<Finding> {
                     ),
                     Some(t),
                 ),
-                Some(t) => finding(
+                Some(t) => Finding::new(
                     &format!("prediction_{n}"),
                     format!(
                         "predicted t(N = {}) ≈ {} by {}",
@@ -200,7 +192,7 @@ fn predictions(best: &ClassFit, a: &Analysis<'_>) -> Vec<Finding> {
                     ),
                     Some(t),
                 ),
-                None => finding(
+                None => Finding::new(
                     &format!("prediction_{n}"),
                     format!(
                         "no prediction for N = {}: {} overflows there",
@@ -218,7 +210,7 @@ fn fixed_cost(best: &ClassFit, sizes: &[SizeRuns], stat: FitStat) -> Option<Find
     let smallest = sizes.first()?.value(stat);
     let share = best.b / smallest;
     (best.class != Class::Constant && share > 0.5).then(|| {
-        finding(
+        Finding::new(
             "fixed_cost_dominates",
             format!(
                 "the fixed cost b ≈ {} is {} of the smallest run: sizes that small show \
@@ -243,7 +235,7 @@ fn noise(sizes: &[SizeRuns]) -> Option<Finding> {
     let worst = noisy.iter().map(|p| p.1).fold(0.0, f64::max);
     (!noisy.is_empty()).then(|| {
         let ns: Vec<String> = noisy.iter().map(|p| count(p.0 as f64)).collect();
-        finding(
+        Finding::new(
             "noisy_sizes",
             format!(
                 "runs at N = {} vary by more than {} (CV up to {}): the machine is busy or \
@@ -284,5 +276,5 @@ fn cpu_share(m: &Measured, basis: TimeBasis) -> Option<Finding> {
             percent(share)
         ),
     };
-    Some(finding("cpu_share", text, Some(share)))
+    Some(Finding::new("cpu_share", text, Some(share)))
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::run::Outcome;
 use super::summary::CallStats;
 use super::{Backend, Target, TraceConfig, errno, names};
-use crate::model::{About, ExperimentResult, Metric, Status, Summary, Unit};
+use crate::model::{About, ExperimentResult, Metric, Summary, Unit};
 
 /// Seed for the bootstrap CI of every call's median.
 const SEED: u64 = 1;
@@ -138,17 +138,9 @@ pub(super) fn build(out: &Outcome, cfg: &TraceConfig, elapsed: Duration) -> Expe
         .iter()
         .map(|(name, s)| metric(name.clone(), s, overhead))
         .collect();
-    ExperimentResult {
-        id: "trace".into(),
-        status: Status::Ok,
-        about: about(cfg, out),
-        estimates: Vec::new(),
-        metrics,
-        series: Vec::new(),
-        findings: findings::all(out, cfg, &calls),
-        skip: None,
-        error: None,
-        elapsed_ns: elapsed.as_nanos() as u64,
-        artifacts: Vec::new(),
-    }
+    let mut result = ExperimentResult::new("trace", about(cfg, out));
+    result.metrics = metrics;
+    result.findings = findings::all(out, cfg, &calls);
+    result.elapsed_ns = elapsed.as_nanos() as u64;
+    result
 }

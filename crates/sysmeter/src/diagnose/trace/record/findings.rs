@@ -18,14 +18,6 @@ fn n_calls(n: u64) -> String {
     }
 }
 
-fn finding(key: &str, text: String, value: Option<f64>) -> Finding {
-    Finding {
-        key: key.into(),
-        text,
-        value,
-    }
-}
-
 /// Calls whose cost is usually avoidable when made very often (the time-stamping article:
 /// time(2) called ~10 000 times a second).
 const CHEAP_REPEATS: [&str; 6] = [
@@ -47,7 +39,7 @@ fn top(calls: &[(String, &CallStats)], total_ns: f64, total_calls: u64) -> Vec<F
     } else {
         0.0
     };
-    out.push(finding(
+    out.push(Finding::new(
         "top_call",
         format!(
             "{name} takes {:.1}% of the time in system calls: {}, {} each on average",
@@ -62,7 +54,7 @@ fn top(calls: &[(String, &CallStats)], total_ns: f64, total_calls: u64) -> Vec<F
         && s.count >= 1000
         && s.count * 4 >= total_calls
     {
-        out.push(finding(
+        out.push(Finding::new(
             "repeated_cheap_call",
             format!(
                 "{name} is {} of the {total_calls} calls: cache its result (or read the \
@@ -82,7 +74,7 @@ fn errors(calls: &[(String, &CallStats)]) -> Option<Finding> {
         .collect();
     let total: u64 = calls.iter().map(|(_, s)| s.error_count()).sum();
     (total > 0).then(|| {
-        finding(
+        Finding::new(
             "errors",
             format!("{} failed: {}", n_calls(total), failing.join("; ")),
             Some(total as f64),
@@ -92,7 +84,7 @@ fn errors(calls: &[(String, &CallStats)]) -> Option<Finding> {
 
 fn overhead(out: &Outcome) -> Finding {
     let o = &out.overhead;
-    finding(
+    Finding::new(
         "overhead",
         format!(
             "tracing adds {} to every traced call (getppid: {} untraced, {} traced, {} calls \
@@ -130,7 +122,7 @@ fn backend(out: &Outcome, cfg: &TraceConfig) -> Finding {
             (Backend::Ptrace, false) => "; -e: calls filtered by the tracer",
         });
     }
-    finding("backend", text, None)
+    Finding::new("backend", text, None)
 }
 
 fn limits(out: &Outcome) -> Vec<Finding> {
@@ -143,7 +135,7 @@ fn limits(out: &Outcome) -> Vec<Finding> {
             .iter()
             .map(|(n, c)| format!("{n} ×{c}"))
             .collect();
-        v.push(finding(
+        v.push(Finding::new(
             "unfinished",
             format!(
                 "{} never returned and not counted (as in strace -c): {}",
@@ -154,7 +146,7 @@ fn limits(out: &Outcome) -> Vec<Finding> {
         ));
     }
     if out.lost > 0 {
-        v.push(finding(
+        v.push(Finding::new(
             "lost",
             format!(
                 "{} trace records were lost (a ring buffer was full): the counts are lower \
@@ -164,7 +156,11 @@ fn limits(out: &Outcome) -> Vec<Finding> {
             Some(out.lost as f64),
         ));
     }
-    v.extend(out.notes.iter().map(|n| finding("note", n.clone(), None)));
+    v.extend(
+        out.notes
+            .iter()
+            .map(|n| Finding::new("note", n.clone(), None)),
+    );
     v
 }
 
@@ -179,7 +175,7 @@ fn ending(out: &Outcome) -> Option<Finding> {
         CommandState::StillRunning(_) => "; the command keeps running",
         CommandState::Exited(_) => "; the command ended meanwhile",
     };
-    Some(finding("ended", format!("{how}{then}"), None))
+    Some(Finding::new("ended", format!("{how}{then}"), None))
 }
 
 /// Every finding of a trace, most important first.
@@ -190,7 +186,7 @@ pub(super) fn all(
 ) -> Vec<Finding> {
     let total_ns: f64 = calls.iter().map(|(_, s)| s.total_ns).sum();
     let total_calls: u64 = calls.iter().map(|(_, s)| s.count).sum();
-    let mut v = vec![finding(
+    let mut v = vec![Finding::new(
         "total",
         format!(
             "{} in {} of system-call time ({} distinct)",
@@ -201,7 +197,7 @@ pub(super) fn all(
         Some(total_calls as f64),
     )];
     if total_calls == 0 {
-        v.push(finding(
+        v.push(Finding::new(
             "no_calls",
             "no system call was counted (check -e, or whether the process made any calls \
              while it was traced)"
