@@ -12,6 +12,8 @@ pub mod diagnose;
 pub mod experiments;
 pub mod harness;
 pub mod host;
+#[cfg(test)]
+mod layers;
 pub mod model;
 pub mod report;
 pub mod server;

@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::{Outcome, UsageError, color_allowed, emit, open_store};
+use super::{Outcome, Stream, UsageError, emit, open_store};
 use crate::cli::CompareArgs;
 use crate::model::{RunRecord, SCHEMA_VERSION};
 use crate::report::compare_text;
@@ -37,7 +37,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
         ))
         .into());
     }
-    let text = compare_text::render(&cmp, &a, &b, args.format, color_allowed())?;
+    let text = compare_text::render(&cmp, &a, &b, args.format, Stream::Stdout.color())?;
     emit(&text)?;
     let regressions = cmp.regressions().count();
     if regressions > 0 {

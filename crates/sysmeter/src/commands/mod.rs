@@ -10,6 +10,7 @@ mod history;
 mod host;
 mod list;
 mod man;
+mod output;
 mod profile;
 mod progress;
 mod report;
@@ -27,6 +28,7 @@ pub use history::history;
 pub use host::host;
 pub use list::list;
 pub use man::man;
+pub use output::{Ending, Finished, Sink, Stream};
 pub use profile::profile;
 pub use report::report;
 pub use run::run;
@@ -35,7 +37,6 @@ pub use serve::serve;
 pub use show::show;
 pub use trace::trace;
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use crate::cli::DbArgs;
@@ -74,11 +75,6 @@ pub enum Outcome {
     Code(u8),
 }
 
-/// Whether stdout may carry ANSI colour (a terminal, and NO_COLOR unset).
-pub fn color_allowed() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
 /// Writes `text` to stdout. A reader that stopped reading (`sysmeter history | head -1`)
 /// is not an error: a closed pipe ends the output quietly, where `print!` would panic.
 pub fn emit(text: &str) -> anyhow::Result<()> {
@@ -113,23 +109,6 @@ fn create_output(path: &std::path::Path, flag: &str) -> anyhow::Result<std::fs::
             path.display()
         )))
     })
-}
-
-/// The `--out` file (created now) and the store (opened now, unless `--no-store`) of a
-/// measuring command: both fail before anything runs.
-fn open_outputs(
-    output: &crate::cli::OutputArgs,
-) -> anyhow::Result<(Option<std::fs::File>, Option<Store>)> {
-    let file = output
-        .out
-        .as_deref()
-        .map(|p| create_output(p, "--out"))
-        .transpose()?;
-    let store = match output.no_store {
-        true => None,
-        false => Some(open_store(&output.db)?),
-    };
-    Ok((file, store))
 }
 
 /// Open the store named by `db` (a file, or a `postgres://` URL). In a fleet database

@@ -8,11 +8,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::{Outcome, UsageError, create_output, open_store};
+use super::output::{Ending, Sink, Stream};
+use super::{Outcome, UsageError, create_output};
 use crate::cli::ProfileArgs;
 use crate::diagnose::profile::{self, Settings, Target, result};
-use crate::report::{self, Format, profile_text};
-use crate::store::Store;
 
 fn usage(message: String) -> anyhow::Error {
     anyhow::Error::new(UsageError(message))
@@ -92,28 +91,26 @@ fn progress_printer() -> impl FnMut(u64, Duration) {
     }
 }
 
-/// The files named on the command line, created before anything runs (so a bad path fails
-/// at once, not after a long profile).
-struct Outputs {
-    report: Option<std::fs::File>,
+/// The files of `--flamegraph` and `--folded`, created before anything runs (so a bad path
+/// fails at once, not after a long profile).
+struct Artifacts {
     flamegraph: Option<std::fs::File>,
     folded: Option<std::fs::File>,
 }
 
-impl Outputs {
-    fn create(args: &ProfileArgs) -> anyhow::Result<Outputs> {
+impl Artifacts {
+    fn create(args: &ProfileArgs) -> anyhow::Result<Artifacts> {
         let open = |p: &Option<std::path::PathBuf>, what| {
             p.as_deref().map(|p| create_output(p, what)).transpose()
         };
-        Ok(Outputs {
-            report: open(&args.output.out, "--out")?,
+        Ok(Artifacts {
             flamegraph: open(&args.flamegraph, "--flamegraph")?,
             folded: open(&args.folded, "--folded")?,
         })
     }
 
-    /// Writes the flame graph and folded stacks, then the report (to stderr without --out).
-    fn write(self, prof: &profile::Profile, report: &str) -> anyhow::Result<()> {
+    /// Writes the flame graph and the folded stacks.
+    fn write(self, prof: &profile::Profile) -> anyhow::Result<()> {
         if let Some(mut f) = self.flamegraph {
             f.write_all(prof.flamegraph.as_bytes())
                 .context("writing --flamegraph")?;
@@ -122,31 +119,16 @@ impl Outputs {
             f.write_all(prof.folded.as_bytes())
                 .context("writing --folded")?;
         }
-        match self.report {
-            Some(mut f) => f.write_all(report.as_bytes()).context("writing --out")?,
-            None => eprint!("{report}"),
-        }
         Ok(())
     }
-}
-
-/// Whether the report may carry ANSI bold: it goes to a terminal's stderr and NO_COLOR is
-/// unset.
-fn stderr_color(args: &ProfileArgs) -> bool {
-    args.output.out.is_none()
-        && std::io::stderr().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// Run `sysmeter profile`.
 pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
     let target = target(args)?;
     let settings = settings(args)?;
-    let outputs = Outputs::create(args)?;
-    let mut store = match args.output.no_store {
-        true => None,
-        false => Some(open_store(&args.output.db)?),
-    };
+    let sink = Sink::open(&args.output, Stream::Stderr)?;
+    let artifacts = Artifacts::create(args)?;
     sysmeter_sys::signal::install_interrupt_flag().context("installing the Ctrl-C handler")?;
     let started_ns = jiff::Timestamp::now().as_nanosecond() as i64;
     let mut progress = progress_printer();
@@ -159,37 +141,7 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
     let host = crate::host::read_host();
     let results = prof.results.clone();
     let run = result::run_record(&target, &settings, host, started_ns, results, interrupted);
-    let stored = store.as_mut().map(|s| store_run(s, &run));
-    let text = match args.output.format {
-        Format::Text => profile_text::render(&run, stderr_color(args))
-            .map_or_else(|| report::render(&run, Format::Text, false), Ok)?,
-        f => report::render(&run, f, false)?,
-    };
-    outputs.write(&prof, &text)?;
-    if let Some(Err(e)) = &stored {
-        eprintln!("warning: the profile was printed but not stored: {e}");
-        return Ok(Outcome::MeasurementFailed);
-    }
-    Ok(outcome(&prof, interrupted))
-}
-
-fn store_run(store: &mut Store, run: &crate::model::RunRecord) -> anyhow::Result<()> {
-    store.begin_run(run)?;
-    for (seq, r) in run.results.iter().enumerate() {
-        store.add_result(&run.id, seq, r)?;
-    }
-    store.finish_run(&run.id, run.finished_ns, run.interrupted)?;
-    eprintln!("stored as run {} in {}", run.id, store.path().display());
-    Ok(())
-}
-
-/// The command's exit code passes through; 130 when Ctrl-C stopped a launched command.
-fn outcome(prof: &profile::Profile, interrupted: bool) -> Outcome {
-    if interrupted {
-        return Outcome::Interrupted;
-    }
-    match prof.exit.map(|e| e.shell_code()) {
-        None | Some(0) => Outcome::Success,
-        Some(code) => Outcome::Code(code.clamp(1, 255) as u8),
-    }
+    artifacts.write(&prof)?;
+    let finished = sink.finish(&run, Ending::default())?;
+    Ok(finished.outcome(prof.exit.map(|e| e.shell_code())))
 }

@@ -2,16 +2,13 @@
 //! write the report to stderr or `--out` (stdout belongs to the command), then exit with
 //! the command's own exit code.
 
-use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
-use anyhow::Context;
-
-use super::{Outcome, UsageError, open_outputs};
+use super::output::{Ending, Sink, Stream};
+use super::{Outcome, UsageError};
 use crate::cli::RunArgs;
-use crate::diagnose::run::{self, RunError, RunOutput, Target};
-use crate::store::Store;
-use crate::{host, report};
+use crate::diagnose::run::{self, RunError, Target};
+use crate::host;
 
 /// How long `-p PID` watches without `--duration`: until it exits or Ctrl-C.
 const FOREVER: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
@@ -31,60 +28,18 @@ fn target(args: &RunArgs) -> Result<Target, UsageError> {
     }
 }
 
-/// Whether the report on stderr may carry ANSI colour.
-fn stderr_color() -> bool {
-    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
-/// Stores the record; returns the error text if that failed.
-fn store(store: Option<Store>, out: &RunOutput) -> Option<String> {
-    let mut s = store?;
-    let run = &out.record;
-    let stored = s
-        .begin_run(run)
-        .and_then(|()| {
-            run.results
-                .iter()
-                .enumerate()
-                .try_for_each(|(i, r)| s.add_result(&run.id, i, r))
-        })
-        .and_then(|()| s.finish_run(&run.id, run.finished_ns, run.interrupted));
-    match stored {
-        Ok(()) => {
-            eprintln!("stored as run {} in {}", run.id, s.path().display());
-            None
-        }
-        Err(e) => Some(e.to_string()),
-    }
-}
-
 /// Run `sysmeter run`.
 pub fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let target = target(args)?;
     // Fail on a bad --out or database before running anything.
-    let (mut out_file, store_handle) = open_outputs(&args.output)?;
+    let sink = Sink::open(&args.output, Stream::Stderr)?;
     let interval = Duration::from_millis(args.interval);
     let output = match run::run(&target, interval, host::read_host()) {
         Ok(o) => o,
         Err(e) => return failed(e),
     };
-    let store_error = store(store_handle, &output);
-    let color = out_file.is_none() && stderr_color();
-    let text = report::render(&output.record, args.output.format, color)?;
-    match out_file.as_mut() {
-        Some(f) => f.write_all(text.as_bytes()).context("writing --out")?,
-        None => eprint!("{text}"),
-    }
-    if let Some(e) = &store_error {
-        eprintln!("warning: the report was written but not stored: {e}");
-    }
-    Ok(match output.exit {
-        // The command's own exit code wins over anything of ours.
-        Some(exit) => Outcome::Code(u8::try_from(exit.shell_code()).unwrap_or(255)),
-        None if output.interrupted => Outcome::Interrupted,
-        None if store_error.is_some() => Outcome::MeasurementFailed,
-        None => Outcome::Success,
-    })
+    let finished = sink.finish(&output.record, Ending::default())?;
+    Ok(finished.outcome(output.exit.map(|e| e.shell_code())))
 }
 
 /// Maps a run error to the exit code: 126/127 like a shell when the command could not be

@@ -2,19 +2,17 @@
 //! the summary to stderr (or --out) so the command's stdout stays untouched, then pass the
 //! command's exit code through.
 
-use std::io::{IsTerminal, Write};
-
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::{Outcome, UsageError, open_outputs};
+use super::output::{Ending, Sink, Stream};
+use super::{Outcome, UsageError};
 use crate::cli::TraceArgs;
 use crate::diagnose::trace::{
     self, BackendChoice, CommandState, Selection, Target, TraceConfig, TraceObserver, TraceOutput,
 };
+use crate::host;
 use crate::model::{RunConfig, RunKind, RunRecord};
-use crate::store::Store;
-use crate::{host, report};
 
 fn usage(text: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(UsageError(text.into()))
@@ -85,11 +83,6 @@ impl TraceObserver for LiveCount {
     }
 }
 
-/// Whether the summary (on stderr) may carry ANSI colour.
-fn stderr_color() -> bool {
-    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
 fn now_ns() -> i64 {
     jiff::Timestamp::now().as_nanosecond() as i64
 }
@@ -103,33 +96,10 @@ fn record(output: &TraceOutput, started_ns: i64) -> RunRecord {
         calibration: None,
         seed: 1,
     };
-    let mut run = RunRecord::new(
-        crate::harness::new_run_id(),
-        RunKind::Trace,
-        started_ns,
-        host::read_host(),
-        config,
-    );
+    let mut run = RunRecord::new(RunKind::Trace, started_ns, host::read_host(), config);
     run.finished_ns = Some(now_ns());
     run.results = vec![output.result.clone()];
     run
-}
-
-fn store_run(store: Option<Store>, run: &RunRecord) -> Vec<String> {
-    let Some(mut s) = store else {
-        return Vec::new();
-    };
-    let stored = s
-        .begin_run(run)
-        .and_then(|()| s.add_result(&run.id, 0, &run.results[0]))
-        .and_then(|()| s.finish_run(&run.id, run.finished_ns, run.interrupted));
-    match stored {
-        Ok(()) => {
-            eprintln!("stored as run {} in {}", run.id, s.path().display());
-            Vec::new()
-        }
-        Err(e) => vec![e.to_string()],
-    }
 }
 
 /// Run `sysmeter trace`.
@@ -137,7 +107,7 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
     sysmeter_sys::signal::install_interrupt_flag().context("installing the Ctrl-C handler")?;
     let cfg = config(args)?;
     // Fail on a bad --out or database before tracing anything.
-    let (mut out_file, store) = open_outputs(&args.output)?;
+    let sink = Sink::open(&args.output, Stream::Stderr)?;
     let started_ns = now_ns();
     let mut live = LiveCount::new();
     let traced = trace::trace(&cfg, &mut live);
@@ -157,24 +127,13 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
         }
     };
     let run = record(&output, started_ns);
-    let color = out_file.is_none() && stderr_color();
-    let text = report::render(&run, args.output.format, color)?;
-    match out_file.as_mut() {
-        Some(f) => f.write_all(text.as_bytes()).context("writing --out")?,
-        None => eprint!("{text}"),
-    }
-    let store_errors = store_run(store, &run);
-    for e in &store_errors {
-        eprintln!("warning: the summary was printed but not stored: {e}");
-    }
+    let finished = sink.finish(&run, Ending::default())?;
+    // A command still running when tracing stopped (--duration) is waited for after the
+    // summary is out, so its exit code can still pass through.
     let code = match output.command {
         CommandState::NotLaunched => None,
         CommandState::Exited(code) => Some(code),
         CommandState::StillRunning(pending) => Some(pending.wait()?),
     };
-    Ok(match code {
-        Some(c) => Outcome::Code(c.clamp(0, 255) as u8),
-        None if !store_errors.is_empty() => Outcome::MeasurementFailed,
-        None => Outcome::Success,
-    })
+    Ok(finished.outcome(code))
 }

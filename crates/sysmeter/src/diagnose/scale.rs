@@ -247,8 +247,7 @@ pub fn record(
         calibration: None,
         seed: cfg.seed,
     };
-    let id = crate::harness::new_run_id();
-    let mut run = RunRecord::new(id, RunKind::Scale, started_ns, host, config);
+    let mut run = RunRecord::new(RunKind::Scale, started_ns, host, config);
     run.finished_ns = (!interrupted).then_some(finished_ns);
     run.interrupted = interrupted;
     run.results = vec![analyse(cfg, measured)];

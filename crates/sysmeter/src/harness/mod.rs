@@ -16,7 +16,7 @@ mod runner;
 pub use calibrate::{calibrate, reference_loop};
 pub use ctx::{Ctx, Measured, Spec};
 pub use profile::Profile;
-pub use runner::{Params, RunObserver, RunOptions, choose_cpu, new_run_id, run_experiments};
+pub use runner::{Params, RunObserver, RunOptions, choose_cpu, run_experiments};
 
 use crate::model::{About, Estimate, HostInfo};
 

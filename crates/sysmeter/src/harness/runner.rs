@@ -63,17 +63,6 @@ pub fn choose_cpu(requested: Option<usize>) -> Result<(Vec<usize>, usize), Strin
     }
 }
 
-/// A new run id: UTC start second, then 8 hex digits mixing this process's id with the
-/// clock's nanoseconds, so two processes (or machines) starting in the same second do not
-/// collide — 16 random bits did, in CI, when two benches started together.
-pub fn new_run_id() -> String {
-    let now = jiff::Timestamp::now();
-    let salt = (u64::from(std::process::id()) << 32 | u64::from(now.subsec_nanosecond() as u32))
-        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        ^ fastrand::u64(..);
-    format!("{}-{:08x}", now.strftime("%Y%m%dT%H%M%SZ"), salt >> 32)
-}
-
 /// Run `experiments` in order and return the record. Stops early (marking the record
 /// interrupted) when SIGINT/SIGTERM arrives; everything finished before is kept.
 pub fn run_experiments(
@@ -95,7 +84,7 @@ pub fn run_experiments(
         seed: opts.seed,
     };
     let started_ns = jiff::Timestamp::now().as_nanosecond() as i64;
-    let mut run = RunRecord::new(new_run_id(), RunKind::Bench, started_ns, host, config);
+    let mut run = RunRecord::new(RunKind::Bench, started_ns, host, config);
     observer.run_started(&run);
     for (i, exp) in experiments.iter().enumerate() {
         if sysmeter_sys::signal::interrupted() {

@@ -1,7 +1,8 @@
 //! The run record: one invocation of sysmeter (a bench, run, trace, profile or scale), its
 //! configuration, and per experiment the metrics, series, estimates and findings.
 //!
-//! Pure data and constructors: depends on nothing but serde and [`HostInfo`] beside it.
+//! Pure data and constructors: depends on nothing in this crate but [`HostInfo`] beside it
+//! (outside: serde, and jiff and fastrand for a new run id).
 
 use serde::{Deserialize, Serialize};
 
@@ -37,18 +38,13 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
-    /// A new run of `kind` started at `started_ns` on `host`, not finished, with no results
-    /// yet, written by this build ([`SCHEMA_VERSION`], this crate's version).
-    pub fn new(
-        id: String,
-        kind: RunKind,
-        started_ns: i64,
-        host: HostInfo,
-        config: RunConfig,
-    ) -> RunRecord {
+    /// A new run of `kind` started at `started_ns` on `host`, with a fresh id
+    /// ([`new_run_id`]), not finished, with no results yet, written by this build
+    /// ([`SCHEMA_VERSION`], this crate's version).
+    pub fn new(kind: RunKind, started_ns: i64, host: HostInfo, config: RunConfig) -> RunRecord {
         RunRecord {
             schema: SCHEMA_VERSION,
-            id,
+            id: new_run_id(),
             kind,
             started_ns,
             finished_ns: None,
@@ -59,6 +55,17 @@ impl RunRecord {
             results: Vec::new(),
         }
     }
+}
+
+/// A new run id: UTC start second, then 8 hex digits mixing this process's id with the
+/// clock's nanoseconds, so two processes (or machines) starting in the same second do not
+/// collide — 16 random bits did, in CI, when two benches started together.
+pub fn new_run_id() -> String {
+    let now = jiff::Timestamp::now();
+    let salt = (u64::from(std::process::id()) << 32 | u64::from(now.subsec_nanosecond() as u32))
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ^ fastrand::u64(..);
+    format!("{}-{:08x}", now.strftime("%Y%m%dT%H%M%SZ"), salt >> 32)
 }
 
 /// Kind of run.

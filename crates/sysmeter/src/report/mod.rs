@@ -25,7 +25,7 @@ mod timeline;
 #[cfg(test)]
 mod tests;
 
-use crate::model::RunRecord;
+use crate::model::{RunKind, RunRecord};
 
 /// Output format of a run report (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -70,10 +70,17 @@ pub enum ReportError {
     },
 }
 
-/// Renders `run` in `format`. `color` allows ANSI bold headers in [`Format::Text`]; when it
-/// is `false` the output contains no escape sequence at all. Other formats ignore it.
+/// Renders `run` in `format`, choosing the renderer by the run's kind: the one place that
+/// decides how a bench, run, trace, profile or scale reads. `color` allows ANSI bold headers
+/// in [`Format::Text`]; when it is `false` the output contains no escape sequence at all.
+/// Other formats ignore it.
 pub fn render(run: &RunRecord, format: Format, color: bool) -> Result<String, ReportError> {
     match format {
+        // A profile reads best as its flat profile and call graph; a record without them
+        // (an empty profile) falls back to the tables.
+        Format::Text if run.kind == RunKind::Profile => {
+            Ok(profile_text::render(run, color).unwrap_or_else(|| text::render(run, color)))
+        }
         Format::Text => Ok(text::render(run, color)),
         Format::Json => json::render(run),
         Format::Csv => csv::render(run),

@@ -40,6 +40,17 @@ impl Store {
         on_backend_mut!(self, b => b.finish_run(run_id, finished_ns, interrupted))
     }
 
+    /// Stores a whole run at once — the run row, every result in order, its end — for the
+    /// commands that have the record only when they are done (`run`, `trace`, `profile`,
+    /// `scale`). `bench` stores as it goes with the three calls above instead.
+    pub fn save_run(&mut self, run: &RunRecord) -> Result<(), StoreError> {
+        self.begin_run(run)?;
+        for (seq, result) in run.results.iter().enumerate() {
+            self.add_result(&run.id, seq, result)?;
+        }
+        self.finish_run(&run.id, run.finished_ns, run.interrupted)
+    }
+
     fn encoder<'a>(&'a self, run_id: &'a str) -> Encoder<'a> {
         Encoder {
             db: self.path(),

@@ -281,8 +281,7 @@ pub fn run_record(
         calibration: None,
         seed: 0,
     };
-    let id = crate::harness::new_run_id();
-    let mut run = RunRecord::new(id, RunKind::Profile, started_ns, host, config);
+    let mut run = RunRecord::new(RunKind::Profile, started_ns, host, config);
     run.finished_ns = Some(jiff::Timestamp::now().as_nanosecond() as i64);
     run.interrupted = interrupted;
     run.results = results;

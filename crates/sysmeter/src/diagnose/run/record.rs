@@ -208,8 +208,7 @@ pub fn build(p: Parts<'_>) -> (RunRecord, Verdict) {
         calibration: None,
         seed: SEED,
     };
-    let id = crate::harness::new_run_id();
-    let mut record = RunRecord::new(id, RunKind::Run, p.started_ns, p.host, config);
+    let mut record = RunRecord::new(RunKind::Run, p.started_ns, p.host, config);
     record.finished_ns = Some(p.finished_ns);
     record.interrupted = m.signal != 0;
     record.results = vec![result];
