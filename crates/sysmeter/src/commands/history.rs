@@ -86,10 +86,7 @@ fn utc(ns: i64) -> String {
         .unwrap_or_else(|_| ns.to_string())
 }
 
-fn listing_json(r: &RunListing) -> serde_json::Value {
-    serde_json::json!({
-        "id": r.id, "kind": r.kind, "started_ns": r.started_ns, "finished_ns": r.finished_ns,
-        "interrupted": r.interrupted, "hostname": r.hostname, "experiments": r.experiments,
-        "ok": r.ok, "skipped": r.skipped, "failed": r.failed, "tool_version": r.tool_version,
-    })
+/// One listed run as JSON (docs/json-schema.md), keys in alphabetical order.
+pub(super) fn listing_json(r: &RunListing) -> serde_json::Value {
+    serde_json::to_value(r).unwrap_or_default()
 }

@@ -5,7 +5,38 @@ use crate::experiments::{GROUPS, all};
 
 use std::fmt::Write;
 
+use serde::{Deserialize, Serialize};
+
 use super::{Outcome, emit};
+
+/// One experiment in `list --format json` (docs/json-schema.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ListEntry {
+    /// Experiment id, `group.name`.
+    pub id: String,
+    /// Its group.
+    pub group: Option<String>,
+    /// Short title.
+    pub title: String,
+    /// What it measures.
+    pub measures: String,
+}
+
+/// Every experiment, in run order, as listed.
+pub fn entries() -> Vec<ListEntry> {
+    all()
+        .iter()
+        .map(|e| {
+            let a = e.about();
+            ListEntry {
+                id: e.id().to_string(),
+                group: e.id().split('.').next().map(str::to_string),
+                title: a.title,
+                measures: a.measures,
+            }
+        })
+        .collect()
+}
 
 /// Print the experiment list.
 pub fn list(args: &ListArgs) -> anyhow::Result<Outcome> {
@@ -13,18 +44,10 @@ pub fn list(args: &ListArgs) -> anyhow::Result<Outcome> {
     let mut out = String::new();
     match args.format {
         SimpleFormat::Json => {
-            let v: Vec<serde_json::Value> = exps
+            let v: Vec<serde_json::Value> = entries()
                 .iter()
-                .map(|e| {
-                    let a = e.about();
-                    serde_json::json!({
-                        "id": e.id(),
-                        "group": e.id().split('.').next(),
-                        "title": a.title,
-                        "measures": a.measures,
-                    })
-                })
-                .collect();
+                .map(serde_json::to_value)
+                .collect::<Result<_, _>>()?;
             writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         }
         SimpleFormat::Text => {

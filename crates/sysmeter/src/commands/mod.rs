@@ -8,6 +8,8 @@ mod completions;
 mod export;
 mod history;
 mod host;
+#[cfg(test)]
+mod json_docs;
 mod list;
 mod man;
 mod output;

@@ -16,7 +16,7 @@ pub use host_diff::{Difference, machine_differences, run_differences};
 
 use crate::model::units;
 use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::ReportError;
 use super::format;
@@ -61,15 +61,22 @@ pub fn render(
 }
 
 /// Verdict counts of a comparison.
-#[derive(Debug, Serialize)]
-struct Counts {
-    slower: usize,
-    faster: usize,
-    no_change: usize,
-    higher: usize,
-    lower: usize,
-    not_compared: usize,
-    regressions: usize,
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Metrics slower in B.
+    pub slower: usize,
+    /// Metrics faster in B.
+    pub faster: usize,
+    /// Metrics compared without a significant change.
+    pub no_change: usize,
+    /// Neutral metrics (counts, sizes) higher in B.
+    pub higher: usize,
+    /// Neutral metrics lower in B.
+    pub lower: usize,
+    /// Metrics both runs have that could not be compared.
+    pub not_compared: usize,
+    /// Metrics that fail `--fail-above`.
+    pub regressions: usize,
 }
 
 fn counts(cmp: &RunComparison) -> Counts {
@@ -89,20 +96,32 @@ fn counts(cmp: &RunComparison) -> Counts {
     }
 }
 
-/// The JSON document: the comparison plus the differences and counts.
-#[derive(Serialize)]
-struct Document<'a> {
-    schema: u32,
-    a: &'a RunSide,
-    b: &'a RunSide,
-    machine_differences: Vec<Difference>,
-    run_differences: Vec<Difference>,
-    options: &'a CompareOptions,
-    fail_above: Option<f64>,
-    summary: Counts,
-    metrics: &'a [MetricComparison],
-    only_in_a: &'a [Unmatched],
-    only_in_b: &'a [Unmatched],
+/// The JSON document of `compare --format json` (docs/json-schema.md): the comparison plus
+/// the differences and counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareDocument {
+    /// Version of this document ([`COMPARE_SCHEMA`]).
+    pub schema: u32,
+    /// The baseline run.
+    pub a: RunSide,
+    /// The candidate run.
+    pub b: RunSide,
+    /// Machine fields that differ.
+    pub machine_differences: Vec<Difference>,
+    /// Run settings that differ.
+    pub run_differences: Vec<Difference>,
+    /// Thresholds and bootstrap settings.
+    pub options: CompareOptions,
+    /// `--fail-above` as a fraction.
+    pub fail_above: Option<f64>,
+    /// Verdict counts.
+    pub summary: Counts,
+    /// Every metric both runs measured.
+    pub metrics: Vec<MetricComparison>,
+    /// What only A measured.
+    pub only_in_a: Vec<Unmatched>,
+    /// What only B measured.
+    pub only_in_b: Vec<Unmatched>,
 }
 
 fn json(
@@ -110,18 +129,18 @@ fn json(
     machine_differences: Vec<Difference>,
     run_differences: Vec<Difference>,
 ) -> Result<String, ReportError> {
-    let doc = Document {
+    let doc = CompareDocument {
         schema: COMPARE_SCHEMA,
-        a: &cmp.a,
-        b: &cmp.b,
+        a: cmp.a.clone(),
+        b: cmp.b.clone(),
         machine_differences,
         run_differences,
-        options: &cmp.options,
+        options: cmp.options,
         fail_above: cmp.fail_above,
         summary: counts(cmp),
-        metrics: &cmp.metrics,
-        only_in_a: &cmp.only_in_a,
-        only_in_b: &cmp.only_in_b,
+        metrics: cmp.metrics.clone(),
+        only_in_a: cmp.only_in_a.clone(),
+        only_in_b: cmp.only_in_b.clone(),
     };
     let mut out = serde_json::to_string_pretty(&doc).map_err(|source| ReportError::Json {
         run: format!("{} vs {}", cmp.a.id, cmp.b.id),

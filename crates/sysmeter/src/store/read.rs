@@ -8,14 +8,14 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::rows::{Decoder, MetricRow, ResultRow, RunRow};
 use super::{Store, StoreError, on_backend};
 use crate::model::RunRecord;
 
 /// One line of `sysmeter history`: a run and how its experiments turned out.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunListing {
     /// Run id.
     pub id: String,
