@@ -14,7 +14,8 @@
 //! they also reach [`Limits::min_tick_evidence_ns`]: one stray tick in a 50 ms experiment is
 //! quantisation, not a finding. The null-syscall probe is recorded but not judged: it moves
 //! with the kernel's own state (page cache, mitigations, audit) as well as with the clock,
-//! and a clock change is already caught by (1).
+//! and the changes seen on the development machine come with a clock change (1) or a
+//! throughput change (2), which are judged.
 
 use super::counters::Beside;
 use super::sample::{ProbeSample, relative_change};
@@ -41,10 +42,38 @@ pub struct Limits {
     pub min_tick_evidence_ns: u64,
 }
 
-/// The thresholds `bench` uses. PLACEHOLDER_LIMITS_DOC
+/// The thresholds `bench` uses.
+///
+/// The probe's own repeatability on the development machine (200 back-to-back probes on
+/// CPU 1, release build, min of 5 repetitions each; "step" = |change| between neighbouring
+/// probes, the quantity a start/end comparison sees):
+///
+/// | condition | core_ghz CV, step p99 / max | throughput CV, step p99 / max | syscall CV |
+/// |---|---|---|---|
+/// | quiet guest (also with CPU 0 spinning) | 0.03%, 0.11% / 0.12% | 0.07%, 0.24% / 0.44% | 0.10% |
+/// | other builds running (load 3–4) | 0.16–0.72%, 0.4–3.5% / 0.8–5.3% | 5–21%, 20–66% | 4–9% |
+///
+/// Under load the core clock stays put (3.69 GHz) while the throughput is bimodal: 14.26
+/// adds/ns (3.9 per cycle, the four ALUs of this Zen 4 core) or 7.4–7.9 (half), with the
+/// null syscall 164 ns or 205–235 ns in step with it. Spinning our own CPU 0 does not cause
+/// it, so it is the host's SMT sibling of our vCPU being busy: real, and invisible to the
+/// latency chain. Hence:
+/// - `speed_change` **5%**: 40× the quiet step and above the loaded p99 (one loaded step in
+///   600 reached 5.3%); the host's clock changes seen in issue 12 are 20–40%; and with the
+///   experiment's clock taken as the mean of start and end, a 5% drift costs at most 2.5%
+///   in a normalised figure, inside the 3% reproducibility goal.
+/// - `throughput_change` **10%**: 20× the quiet maximum step, far below the ≈ 45% a busy
+///   sibling causes.
+/// - `steal_share` **5%**, `runqueue_share` **5%**: time taken straight out of the
+///   measuring thread's CPU; up to 5% of disturbed samples barely moves a median.
+/// - `other_share` **10%**: other tasks on the CPU while the measuring thread slept (IPC,
+///   I/O experiments) cost caches and wake-up latency but not the thread's time, so a little
+///   more is tolerated.
+/// - `min_tick_evidence_ns` **20 ms** (two USER_HZ ticks): below that a tick-based share is
+///   quantisation.
 pub const DEFAULT_LIMITS: Limits = Limits {
     speed_change: 0.05,
-    throughput_change: 0.08,
+    throughput_change: 0.10,
     steal_share: 0.05,
     other_share: 0.10,
     runqueue_share: 0.05,

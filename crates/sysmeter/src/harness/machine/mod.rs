@@ -13,7 +13,7 @@
 //! [`state`] (the serialised record), [`watch`] (start/finish around an experiment).
 //!
 //! **Timed interval** of a [`Watch`]: from just after the start probe and counter read to
-//! just before the end counter read and probe; the probes themselves (≈ 0.3 ms each) are
+//! just before the end counter read and probe; the probes themselves (≈ 0.2 ms each) are
 //! outside it. Depends on `sysmeter-sys` (the probe), `serde` and `thiserror`; not on
 //! `model`, `stats` or the experiments.
 
@@ -50,3 +50,6 @@ pub enum MachineError {
         what: String,
     },
 }
+
+#[cfg(test)]
+mod tests;

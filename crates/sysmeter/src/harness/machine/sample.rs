@@ -18,7 +18,7 @@
 //! How repeatable the probe is on the development machine, and the thresholds chosen from
 //! that, is documented on [`super::judge::Limits`].
 //!
-//! Pure apart from [`ProbeSample::take`], which runs the probe (≈ 0.3 ms) on the calling
+//! Pure apart from [`ProbeSample::take`], which runs the probe (≈ 0.2 ms) on the calling
 //! thread; the timed intervals are those of [`sysmeter_sys::probe`].
 
 use serde::{Deserialize, Serialize};
@@ -56,7 +56,7 @@ impl ProbeSample {
         }
     }
 
-    /// Run the standard probe on the calling thread (≈ 0.3 ms, at most 2 ms).
+    /// Run the standard probe on the calling thread (≈ 0.2 ms of work).
     pub fn take() -> ProbeSample {
         ProbeSample::from_reading(&probe::probe(), CYCLES_PER_MUL)
     }
