@@ -135,3 +135,27 @@ fn core_clock_three_ways() {
         .collect();
     println!("/proc/cpuinfo: {mhz:?}");
 }
+
+#[test]
+#[ignore = "a measurement of this machine, run by hand with --nocapture"]
+fn beside_on_a_quiet_interval() {
+    use super::counters::{Beside, Counters};
+    let cpu = pin_last_cpu();
+    for (what, spin) in [("sleeping 300 ms", false), ("spinning 300 ms", true)] {
+        let a = Counters::read(cpu).expect("/proc is readable");
+        let t = Instant::now();
+        if spin {
+            while t.elapsed().as_millis() < 300 {
+                black_box(probe::mul_chain(100, 3));
+            }
+        } else {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+        let b = Counters::read(cpu).expect("/proc is readable");
+        let d = Beside::between(&a, &b, t.elapsed().as_nanos() as u64);
+        println!(
+            "{what}: own {} ms, {d:?}",
+            (b.own_cpu_ns - a.own_cpu_ns) / 1_000_000
+        );
+    }
+}

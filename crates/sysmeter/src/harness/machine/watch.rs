@@ -112,4 +112,50 @@ mod tests {
         // Stability itself depends on the machine's load: only its consistency is checked.
         assert_eq!(s.stable, s.reason.is_none(), "{s:?}");
     }
+
+    /// The drift flag on a real interval: a thread spinning on the measuring CPU for the
+    /// second half of it takes about half of that half from the measuring thread, far above
+    /// every share limit, whatever else the machine is doing.
+    #[test]
+    fn a_spinner_on_the_measuring_cpu_makes_the_interval_unstable() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::time::{Duration, Instant};
+
+        let cpu = sysmeter_sys::sched::current_cpu().unwrap_or(0);
+        if sysmeter_sys::sched::pin_current_thread(cpu).is_err() {
+            eprintln!("skipped: cannot pin this thread");
+            return;
+        }
+        let w = Watch::start(cpu).expect("/proc is readable");
+        let busy_for = |d: Duration| {
+            let t = Instant::now();
+            while t.elapsed() < d {
+                std::hint::black_box(sysmeter_sys::probe::mul_chain(100, 3));
+            }
+        };
+        busy_for(Duration::from_millis(150));
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let spinner = std::thread::spawn(move || {
+            let pinned = sysmeter_sys::sched::pin_current_thread(cpu).is_ok();
+            while !flag.load(Ordering::Relaxed) {
+                std::hint::black_box(sysmeter_sys::probe::mul_chain(100, 5));
+            }
+            pinned
+        });
+        busy_for(Duration::from_millis(300));
+        stop.store(true, Ordering::Relaxed);
+        let pinned = spinner.join().expect("the spinner does not panic");
+        let s = w.finish(&DEFAULT_LIMITS).expect("/proc is readable");
+        assert!(pinned, "the spinner could be pinned to CPU {cpu}");
+        assert!(!s.stable, "{s:?}");
+        let reason = s.reason.unwrap_or_default();
+        eprintln!("unstable as expected: {reason}");
+        assert!(reason.contains(&format!("CPU {cpu}")), "{reason}");
+        assert!(
+            s.runqueue_wait_ns > 0 && s.involuntary_switches > 0,
+            "{reason}"
+        );
+    }
 }
