@@ -5,11 +5,11 @@
 //! chain), the ALU throughput (independent adds) and the null-syscall cost; a [`Watch`] takes
 //! it with the kernel's counters at the start of an experiment, and at the end produces the
 //! [`MachineState`] stored in the result (`ExperimentResult.machine`), whose `stable` flag
-//! and one-line `reason` come from the pure [`judge`].
+//! and one-line `reason` come from the pure [`judge()`].
 //!
 //! One job per file: [`sample`] (probe → [`ProbeSample`]), [`procfs`] (pure parsers of
 //! `/proc/stat`, `/proc/thread-self/status` and `schedstat`), [`counters`] (reading them and
-//! the differences over an interval), [`judge`] (thresholds and the stability verdict),
+//! the differences over an interval), [`mod@judge`] (thresholds and the stability verdict),
 //! [`state`] (the serialised record), [`watch`] (start/finish around an experiment).
 //!
 //! **Timed interval** of a [`Watch`]: from just after the start probe and counter read to
