@@ -17,6 +17,7 @@ pub mod launch;
 pub mod membw;
 pub mod memory;
 pub mod net;
+pub mod probe;
 pub mod process;
 pub mod ptrace;
 pub mod rusage;

@@ -10,6 +10,7 @@
 
 mod calibrate;
 mod ctx;
+pub mod machine;
 mod profile;
 mod runner;
 

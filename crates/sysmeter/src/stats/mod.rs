@@ -10,6 +10,7 @@ mod ci;
 pub mod compare;
 pub mod fit;
 pub mod hierarchy;
+pub mod normalise;
 mod outliers;
 mod sampling;
 

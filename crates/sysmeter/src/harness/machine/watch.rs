@@ -1,0 +1,161 @@
+//! [`Watch`]: the probe and the counters taken at the start of an experiment, and the
+//! [`MachineState`] produced at its end.
+//!
+//! Both [`Watch::start`] and [`Watch::finish`] must run on the measuring thread, pinned to
+//! the measuring CPU: the probe measures the CPU it runs on and `/proc/thread-self` is the
+//! caller's thread. **Timed interval**: from the end of the start probe and counter read to
+//! the end counter read, which happens before the end probe, so neither probe is inside it.
+//! [`Watch::finish_with`] is the pure half, for tests and for callers that probe themselves.
+
+use std::time::Instant;
+
+use super::MachineError;
+use super::counters::{Beside, Counters};
+use super::judge::{Limits, judge};
+use super::sample::ProbeSample;
+use super::state::MachineState;
+
+/// What was true when the experiment started.
+#[derive(Debug, Clone, Copy)]
+pub struct Watch {
+    probe: ProbeSample,
+    counters: Counters,
+    at: Instant,
+}
+
+impl Watch {
+    /// Probe the machine and read the counters for `cpu`, the CPU the calling thread is
+    /// pinned to.
+    pub fn start(cpu: usize) -> Result<Watch, MachineError> {
+        let probe = ProbeSample::take();
+        let counters = Counters::read(cpu)?;
+        Ok(Watch::from_parts(probe, counters))
+    }
+
+    /// A watch from a probe and counters taken now.
+    pub fn from_parts(probe: ProbeSample, counters: Counters) -> Watch {
+        Watch {
+            probe,
+            counters,
+            at: Instant::now(),
+        }
+    }
+
+    /// The start probe.
+    pub fn probe(&self) -> ProbeSample {
+        self.probe
+    }
+
+    /// Read the counters, probe again and judge.
+    pub fn finish(self, limits: &Limits) -> Result<MachineState, MachineError> {
+        let counters = Counters::read(self.counters.cpu)?;
+        let interval_ns = u64::try_from(self.at.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let probe = ProbeSample::take();
+        Ok(self.finish_with(probe, &counters, interval_ns, limits))
+    }
+
+    /// The pure half of [`Watch::finish`]: the state from the end probe and counters.
+    pub fn finish_with(
+        &self,
+        end: ProbeSample,
+        counters: &Counters,
+        interval_ns: u64,
+        limits: &Limits,
+    ) -> MachineState {
+        let beside = Beside::between(&self.counters, counters, interval_ns);
+        let verdict = judge(&self.probe, &end, &beside, limits);
+        MachineState::new(&self.probe, &end, &beside, verdict)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::machine::judge::DEFAULT_LIMITS;
+
+    #[test]
+    fn finish_with_judges_the_differences() {
+        let stat = |busy: u64| format!("cpu1 {busy} 0 0 100 0 0 0 0\n");
+        let status = "nonvoluntary_ctxt_switches:\t0\n";
+        let a = Counters::from_text(1, &stat(0), status, "0 0 0", 0).expect("parses");
+        let b = Counters::from_text(1, &stat(40), status, "0 0 3", 100_000_000).expect("parses");
+        let probe = ProbeSample {
+            core_ghz: 3.6,
+            throughput: 14.0,
+            syscall_ns: 230.0,
+        };
+        let w = Watch::from_parts(probe, a);
+        assert_eq!(w.probe(), probe);
+        // 400 ms busy, 100 ms of it the thread: 300 ms of 1 s by others.
+        let s = w.finish_with(probe, &b, 1_000_000_000, &DEFAULT_LIMITS);
+        assert!(!s.stable);
+        assert_eq!(
+            s.reason.as_deref(),
+            Some("other tasks ran 30% of the time on CPU 1")
+        );
+        let quiet = w.finish_with(probe, &a, 1_000_000_000, &DEFAULT_LIMITS);
+        assert!(quiet.stable && quiet.reason.is_none());
+    }
+
+    #[test]
+    fn a_real_watch_produces_a_state() {
+        let cpu = sysmeter_sys::sched::current_cpu().unwrap_or(0);
+        if sysmeter_sys::sched::pin_current_thread(cpu).is_err() {
+            eprintln!("skipped: cannot pin this thread");
+            return;
+        }
+        let w = Watch::start(cpu).expect("/proc is readable");
+        std::hint::black_box(sysmeter_sys::probe::mul_chain(1000, 3));
+        let s = w.finish(&DEFAULT_LIMITS).expect("/proc is readable");
+        assert!(s.core_ghz_start > 0.0 && s.core_ghz_end > 0.0, "{s:?}");
+        assert!(s.throughput_end > 0.0 && s.syscall_ns_end > 0.0, "{s:?}");
+        // Stability itself depends on the machine's load: only its consistency is checked.
+        assert_eq!(s.stable, s.reason.is_none(), "{s:?}");
+    }
+
+    /// The drift flag on a real interval: a thread spinning on the measuring CPU for the
+    /// second half of it takes about half of that half from the measuring thread, far above
+    /// every share limit, whatever else the machine is doing.
+    #[test]
+    fn a_spinner_on_the_measuring_cpu_makes_the_interval_unstable() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::time::{Duration, Instant};
+
+        let cpu = sysmeter_sys::sched::current_cpu().unwrap_or(0);
+        if sysmeter_sys::sched::pin_current_thread(cpu).is_err() {
+            eprintln!("skipped: cannot pin this thread");
+            return;
+        }
+        let w = Watch::start(cpu).expect("/proc is readable");
+        let busy_for = |d: Duration| {
+            let t = Instant::now();
+            while t.elapsed() < d {
+                std::hint::black_box(sysmeter_sys::probe::mul_chain(100, 3));
+            }
+        };
+        busy_for(Duration::from_millis(150));
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let spinner = std::thread::spawn(move || {
+            let pinned = sysmeter_sys::sched::pin_current_thread(cpu).is_ok();
+            while !flag.load(Ordering::Relaxed) {
+                std::hint::black_box(sysmeter_sys::probe::mul_chain(100, 5));
+            }
+            pinned
+        });
+        busy_for(Duration::from_millis(300));
+        stop.store(true, Ordering::Relaxed);
+        let pinned = spinner.join().expect("the spinner does not panic");
+        let s = w.finish(&DEFAULT_LIMITS).expect("/proc is readable");
+        assert!(pinned, "the spinner could be pinned to CPU {cpu}");
+        assert!(!s.stable, "{s:?}");
+        let reason = s.reason.unwrap_or_default();
+        eprintln!("unstable as expected: {reason}");
+        assert!(reason.contains(&format!("CPU {cpu}")), "{reason}");
+        assert!(
+            s.runqueue_wait_ns > 0 && s.involuntary_switches > 0,
+            "{reason}"
+        );
+    }
+}

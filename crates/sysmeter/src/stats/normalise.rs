@@ -1,0 +1,302 @@
+//! Normalising a change between two runs for the machine's speed: the arithmetic `compare`
+//! uses when the machine-state probes of runs A and B disagree, and the rule that decides,
+//! from data, whether a metric's cost scales with the core clock at all.
+//!
+//! - [`core_cycles`]: time × the probe's core clock = core cycles (not TSC ticks).
+//! - [`change`]: given the medians of a metric in runs A and B and the probe core clocks of
+//!   A and B, the machine ratio (speed B/A), the raw change and the *normalised* change,
+//!   i.e. the change of the metric in core cycles. For a time metric
+//!   `normalised = (b × ghz_b) / (a × ghz_a) − 1`; for a rate (per second) it is the rate
+//!   per cycle, `(b / ghz_b) / (a / ghz_a) − 1`. Normalising is only right for metrics whose
+//!   cost scales with the core clock; a DRAM miss or a disk read costs the same ns at any
+//!   clock, and normalising it would invent a change.
+//! - [`clock_scaling`]: that decision from several runs (or rounds) of one metric with
+//!   different probe values: the metric scales when its core-cycle count varies less (lower
+//!   CV) than its time does. If the metric costs a fixed number of cycles, multiplying by
+//!   the clock removes the clock's variation and the cycle CV is the measurement noise
+//!   alone, below the time CV; if it costs a fixed number of ns, multiplying adds the
+//!   clock's variation. The decision needs the probe itself to have moved clearly more than
+//!   its own repeatability ([`MIN_PROBE_CV`]) and at least [`MIN_POINTS`] points; otherwise
+//!   it is [`Scaling::Undecided`] and the caller keeps its documented default per metric.
+//!
+//! Pure: numbers in, numbers out. Depends on nothing but `thiserror`.
+
+/// Fewest (time, clock) points [`clock_scaling`] decides from.
+pub const MIN_POINTS: usize = 3;
+
+/// Smallest CV of the probe's core clock across the points for [`clock_scaling`] to decide:
+/// 2%, about 3× the probe's CV between back-to-back probes on a loaded machine (≤ 0.7%
+/// measured; 0.03% quiet). Below it the clock's variation is lost in the metric's noise.
+pub const MIN_PROBE_CV: f64 = 0.02;
+
+/// Why a change cannot be normalised.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NormaliseError {
+    /// A median or a probe clock is zero, negative, NaN or infinite.
+    #[error(
+        "cannot normalise: {what} is {value}, not a positive finite number (was the \
+         machine-state probe recorded for both runs?)"
+    )]
+    NotPositive {
+        /// Which input.
+        what: &'static str,
+        /// Its value.
+        value: f64,
+    },
+}
+
+/// Whether bigger is worse (a time) or better (a rate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A cost per operation in ns: scales as 1 / clock when it scales.
+    Time,
+    /// Operations or bytes per second: scales as the clock when it scales.
+    Rate,
+}
+
+/// Core cycles in `ns` nanoseconds at `ghz`: `ns × ghz`.
+pub fn core_cycles(ns: f64, ghz: f64) -> f64 {
+    ns * ghz
+}
+
+/// Speed of B relative to A from their probes' core clocks: `ghz_b / ghz_a` (0.76 = B's
+/// machine ran 24% slower). `None` unless both are positive and finite.
+pub fn machine_ratio(ghz_a: f64, ghz_b: f64) -> Option<f64> {
+    (positive(ghz_a) && positive(ghz_b)).then(|| ghz_b / ghz_a)
+}
+
+/// A change between runs A and B, raw and normalised for the machine's speed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Change {
+    /// Speed B/A of the machine (`ghz_b / ghz_a`).
+    pub machine_ratio: f64,
+    /// `b / a − 1`: +0.30 means B's value is 30% higher.
+    pub raw_change: f64,
+    /// The same after dividing out the machine ratio (the change in core cycles for a time,
+    /// in work per cycle for a rate).
+    pub normalised_change: f64,
+}
+
+/// The raw and normalised change of a metric whose medians are `median_a` and `median_b`,
+/// measured with probe core clocks `ghz_a` and `ghz_b`.
+pub fn change(
+    kind: Kind,
+    median_a: f64,
+    median_b: f64,
+    ghz_a: f64,
+    ghz_b: f64,
+) -> Result<Change, NormaliseError> {
+    for (what, value) in [
+        ("the median of run A", median_a),
+        ("the median of run B", median_b),
+        ("the core clock of run A", ghz_a),
+        ("the core clock of run B", ghz_b),
+    ] {
+        if !positive(value) {
+            return Err(NormaliseError::NotPositive { what, value });
+        }
+    }
+    let ratio = ghz_b / ghz_a;
+    let raw = median_b / median_a;
+    let normalised = match kind {
+        Kind::Time => raw * ratio,
+        Kind::Rate => raw / ratio,
+    };
+    Ok(Change {
+        machine_ratio: ratio,
+        raw_change: raw - 1.0,
+        normalised_change: normalised - 1.0,
+    })
+}
+
+fn positive(x: f64) -> bool {
+    x.is_finite() && x > 0.0
+}
+
+/// One run's (or round's) median of a time metric and its probe's core clock.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    /// The metric's median, ns per operation (convert rates to time per operation first).
+    pub ns: f64,
+    /// The probe's core clock for that run, GHz.
+    pub core_ghz: f64,
+}
+
+/// Whether a metric's cost follows the core clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scaling {
+    /// Its core-cycle count is steadier than its time: normalise it.
+    Scales,
+    /// Its time is steadier than its cycle count (memory, I/O, timers): do not normalise.
+    Fixed,
+    /// Too few points, or the clock did not move enough to tell.
+    Undecided,
+}
+
+/// The evidence behind a [`Scaling`] decision.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScalingEvidence {
+    /// CV of the metric's time across the points.
+    pub time_cv: f64,
+    /// CV of its core-cycle count (time × clock).
+    pub cycles_cv: f64,
+    /// CV of the probe's core clock.
+    pub probe_cv: f64,
+    /// Elasticity of the time to the clock: −slope of ln(time) against ln(clock) by least
+    /// squares; 1 = all cycles, 0 = all fixed ns, between = a mix. `None` when undefined.
+    pub elasticity: Option<f64>,
+    /// The decision.
+    pub verdict: Scaling,
+}
+
+/// Decide from `points` whether the metric scales with the core clock (see the module docs).
+/// Points with a non-positive or non-finite value are ignored.
+pub fn clock_scaling(points: &[Point]) -> ScalingEvidence {
+    let ok: Vec<Point> = points
+        .iter()
+        .copied()
+        .filter(|p| positive(p.ns) && positive(p.core_ghz))
+        .collect();
+    let times: Vec<f64> = ok.iter().map(|p| p.ns).collect();
+    let cycles: Vec<f64> = ok.iter().map(|p| core_cycles(p.ns, p.core_ghz)).collect();
+    let clocks: Vec<f64> = ok.iter().map(|p| p.core_ghz).collect();
+    let (time_cv, cycles_cv, probe_cv) = (cv(&times), cv(&cycles), cv(&clocks));
+    let verdict = if ok.len() < MIN_POINTS || probe_cv.is_nan() || probe_cv < MIN_PROBE_CV {
+        Scaling::Undecided
+    } else if cycles_cv < time_cv {
+        Scaling::Scales
+    } else {
+        Scaling::Fixed
+    };
+    ScalingEvidence {
+        time_cv,
+        cycles_cv,
+        probe_cv,
+        elasticity: elasticity(&ok),
+        verdict,
+    }
+}
+
+/// Sample coefficient of variation (n − 1); NaN for fewer than two values or a zero mean.
+fn cv(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return f64::NAN;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    var.sqrt() / mean
+}
+
+fn elasticity(points: &[Point]) -> Option<f64> {
+    let xs: Vec<f64> = points.iter().map(|p| p.core_ghz.ln()).collect();
+    let ys: Vec<f64> = points.iter().map(|p| p.ns.ln()).collect();
+    let n = xs.len() as f64;
+    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    (xs.len() >= 2 && sxx > 0.0).then(|| -sxy / sxx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn core_cycles_and_machine_ratio() {
+        assert_eq!(core_cycles(250.0, 4.0), 1000.0);
+        assert!(close(machine_ratio(4.5, 3.42).expect("positive"), 0.76));
+        assert_eq!(machine_ratio(0.0, 3.0), None);
+        assert_eq!(machine_ratio(3.0, f64::NAN), None);
+    }
+
+    #[test]
+    fn a_slower_machine_is_no_change_after_normalising() {
+        // 900 cycles at 4.5 GHz = 200 ns; the same 900 cycles at 3.42 GHz = 263.16 ns.
+        let c = change(Kind::Time, 200.0, 900.0 / 3.42, 4.5, 3.42).expect("valid");
+        assert!(close(c.machine_ratio, 0.76));
+        assert!(close(c.raw_change, 900.0 / 3.42 / 200.0 - 1.0));
+        assert!(c.raw_change > 0.3);
+        assert!(close(c.normalised_change, 0.0));
+        // A real 10% regression on the same slower machine.
+        let r = change(Kind::Time, 200.0, 1.1 * 900.0 / 3.42, 4.5, 3.42).expect("valid");
+        assert!(close(r.normalised_change, 0.1));
+        // Same machine speed: normalised equals raw.
+        let same = change(Kind::Time, 100.0, 120.0, 3.6, 3.6).expect("valid");
+        assert!(close(same.raw_change, same.normalised_change));
+    }
+
+    #[test]
+    fn rates_divide_by_the_clock() {
+        // 8 bytes per cycle: 36 GB/s at 4.5 GHz, 27.36 GB/s at 3.42 GHz.
+        let c = change(Kind::Rate, 36.0, 27.36, 4.5, 3.42).expect("valid");
+        assert!(close(c.raw_change, -0.24));
+        assert!(close(c.normalised_change, 0.0));
+    }
+
+    #[test]
+    fn invalid_inputs_are_named() {
+        let e = change(Kind::Time, 100.0, 0.0, 3.0, 3.0).unwrap_err();
+        assert!(e.to_string().contains("median of run B"), "{e}");
+        let e = change(Kind::Time, 100.0, 90.0, 3.0, f64::NAN).unwrap_err();
+        assert!(e.to_string().contains("core clock of run B"), "{e}");
+    }
+
+    /// Five runs on a drifting machine; `noise` is a deterministic ±1% pattern.
+    fn runs(cost: impl Fn(f64) -> f64) -> Vec<Point> {
+        let noise = [1.0, 1.01, 0.99, 1.005, 0.995];
+        [4.46, 4.52, 5.91, 4.50, 4.62]
+            .iter()
+            .zip(noise)
+            .map(|(&ghz, n)| Point {
+                ns: cost(ghz) * n,
+                core_ghz: ghz,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn cycle_bound_metrics_scale_and_fixed_ones_do_not() {
+        let cpu = clock_scaling(&runs(|ghz| 1000.0 / ghz));
+        assert_eq!(cpu.verdict, Scaling::Scales, "{cpu:?}");
+        assert!(cpu.cycles_cv < 0.01 && cpu.time_cv > 0.1, "{cpu:?}");
+        assert!(
+            (cpu.elasticity.expect("defined") - 1.0).abs() < 0.1,
+            "{cpu:?}"
+        );
+        let dram = clock_scaling(&runs(|_| 80.0));
+        assert_eq!(dram.verdict, Scaling::Fixed, "{dram:?}");
+        assert!(dram.elasticity.expect("defined").abs() < 0.1, "{dram:?}");
+        // A syscall: mostly cycles plus some fixed ns; decided by which CV is lower.
+        let mix = clock_scaling(&runs(|ghz| 700.0 / ghz + 40.0));
+        assert_eq!(mix.verdict, Scaling::Scales, "{mix:?}");
+        let e = mix.elasticity.expect("defined");
+        assert!(e > 0.5 && e < 1.0, "{mix:?}");
+    }
+
+    #[test]
+    fn too_little_evidence_is_undecided() {
+        let steady: Vec<Point> = [1.0, 1.02, 0.98, 1.01]
+            .iter()
+            .map(|n| Point {
+                ns: 100.0 * n,
+                core_ghz: 3.69,
+            })
+            .collect();
+        let s = clock_scaling(&steady);
+        assert_eq!(s.verdict, Scaling::Undecided, "{s:?}");
+        assert_eq!(s.elasticity, None);
+        let two = runs(|ghz| 1000.0 / ghz);
+        assert_eq!(clock_scaling(&two[..2]).verdict, Scaling::Undecided);
+        assert_eq!(clock_scaling(&[]).verdict, Scaling::Undecided);
+        let bad = [Point {
+            ns: f64::NAN,
+            core_ghz: 3.0,
+        }; 4];
+        assert_eq!(clock_scaling(&bad).verdict, Scaling::Undecided);
+    }
+}
