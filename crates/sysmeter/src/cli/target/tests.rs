@@ -106,10 +106,20 @@ fn duration_without_pid_follows_each_commands_rule() {
         args(None, Some(1), &["ls"]).target(LAX),
         Ok(Target::Launch(vec!["ls".into()]))
     );
-    let run = crate::cli::run::RUN_TARGET;
-    assert!(run.duration_needs_pid);
-    assert!(!crate::cli::trace::TRACE_TARGET.duration_needs_pid);
-    assert!(!crate::cli::profile::PROFILE_TARGET.duration_needs_pid);
+    let timed_command = args(None, Some(1), &["ls"]);
+    assert_eq!(
+        timed_command.target(crate::cli::run::RUN_TARGET),
+        Err(TargetError::DurationWithoutPid)
+    );
+    for rules in [
+        crate::cli::trace::TRACE_TARGET,
+        crate::cli::profile::PROFILE_TARGET,
+    ] {
+        assert_eq!(
+            timed_command.target(rules),
+            Ok(Target::Launch(vec!["ls".into()]))
+        );
+    }
 }
 
 fn target_of(argv: &[&str]) -> TargetArgs {
