@@ -2,31 +2,28 @@
 //!
 //! Thin, documented wrappers around what safe Rust cannot reach: the time-stamp counter,
 //! clocks read through the vDSO and through the real system call, raw system calls used as
-//! measurement subjects, process primitives (fork, posix_spawn, echo children), futexes,
-//! CPU affinity, the SIGINT flag, and hot kernels written in inline assembly so that they
-//! compile to exactly the instructions an experiment claims to time. Every `unsafe` block
+//! measurement subjects, processes (the gated fork-exec child, waiting, fork, posix_spawn,
+//! echo children), futexes, CPU affinity, the SIGINT flag, and hot kernels written in
+//! inline assembly so that they compile to exactly the instructions an experiment claims to
+//! time. Every `unsafe` block
 //! carries a `// SAFETY:` comment. Depends only on `libc`; knows nothing of sysmeter's model.
 
 pub mod chase;
 pub mod clock;
 pub mod files;
 pub mod futex;
-mod gate;
 pub mod kernels;
-pub mod launch;
 pub mod membw;
 pub mod memory;
 pub mod net;
 pub mod probe;
 pub mod process;
 pub mod ptrace;
-pub mod rusage;
 pub mod sched;
 pub mod seccomp;
 pub mod signal;
 pub mod syscall;
 pub mod tracepoint;
-pub mod waitchild;
 
 /// The calling thread's `errno` after a failed libc call, as an `io::Error`.
 pub(crate) fn last_error() -> std::io::Error {

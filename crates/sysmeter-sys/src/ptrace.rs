@@ -19,7 +19,7 @@ pub use spawn::{
     spawn_traced,
 };
 pub use ticker::WaitTicker;
-pub use wait::{wait_any, wait_exit_code};
+pub use wait::wait_any;
 
 use std::io;
 

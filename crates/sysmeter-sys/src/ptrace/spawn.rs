@@ -91,7 +91,7 @@ impl Drop for TracedChild {
         if self.armed {
             // SAFETY: `pid` is our own child, not yet reaped.
             unsafe { libc::kill(self.pid, libc::SIGKILL) };
-            let _ = super::wait_exit_code(self.pid);
+            let _ = crate::process::wait::reap(self.pid, true);
         }
     }
 }
@@ -154,7 +154,7 @@ pub enum CalibrationMode<'a> {
 pub struct CalibrationChild {
     pid: i32,
     chunks: usize,
-    go: crate::gate::Opener,
+    go: crate::process::gate::Opener,
     result: OwnedFd,
     reaped: bool,
 }
@@ -178,7 +178,7 @@ fn calibration_child(plan: (usize, u64), go: i32, result: i32, mode: Calibration
             unsafe { libc::_exit(126) };
         }
     }
-    if !crate::gate::wait_in_child(go) {
+    if !crate::process::gate::wait_in_child(go) {
         // SAFETY: _exit never returns.
         unsafe { libc::_exit(125) };
     }
@@ -211,8 +211,8 @@ pub fn spawn_calibration(
     cpu: Option<usize>,
 ) -> io::Result<CalibrationChild> {
     let chunks = chunks.clamp(1, MAX_CHUNKS);
-    let gate = crate::gate::Gate::new()?;
-    let (res_r, res_w) = crate::gate::pipe_cloexec()?;
+    let gate = crate::process::gate::Gate::new()?;
+    let (res_r, res_w) = crate::process::gate::pipe_cloexec()?;
     // SAFETY: the child runs only `calibration_child` (raw system calls).
     let pid = unsafe { libc::fork() };
     if pid == -1 {

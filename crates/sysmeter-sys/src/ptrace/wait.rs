@@ -1,7 +1,8 @@
 //! Waiting for tracees: [`wait_any`] (`waitpid(-1, __WALL)`) classifies each stop into a
 //! [`Stop`] and reads the system call at syscall and seccomp stops with
-//! `PTRACE_GET_SYSCALL_INFO` (arch-independent: no `orig_rax` vs `regs[8]`); plus waits for
-//! one child.
+//! `PTRACE_GET_SYSCALL_INFO` (arch-independent: no `orig_rax` vs `regs[8]`); plus the wait
+//! for one tracee's stop right after spawning (a child's exit is reaped with
+//! [`crate::process::wait::reap`]).
 
 use std::io;
 
@@ -92,20 +93,6 @@ pub(super) fn wait_for(tid: i32) -> io::Result<libc::c_int> {
         let err = crate::last_error();
         if err.kind() != io::ErrorKind::Interrupted {
             return Err(err);
-        }
-    }
-}
-
-/// Waits until our (possibly detached) child `pid` ends and returns its exit code, or
-/// 128 + signal when a signal killed it (as a shell reports it).
-pub fn wait_exit_code(pid: i32) -> io::Result<i32> {
-    loop {
-        let status = wait_for(pid)?;
-        if libc::WIFEXITED(status) {
-            return Ok(libc::WEXITSTATUS(status));
-        }
-        if libc::WIFSIGNALED(status) {
-            return Ok(128 + libc::WTERMSIG(status));
         }
     }
 }

@@ -16,18 +16,19 @@ mod report;
 mod run;
 mod scale;
 mod serve;
+pub mod target;
 mod trace;
 
 pub use compare::CompareArgs;
 pub use completions::CompletionsArgs;
 pub use export::{ExportArgs, ExportFormat};
 pub use man::ManArgs;
-pub use profile::ProfileArgs;
+pub use profile::{PROFILE_TARGET, ProfileArgs};
 pub use report::ReportArgs;
-pub use run::RunArgs;
+pub use run::{RUN_TARGET, RunArgs};
 pub use scale::ScaleArgs;
 pub use serve::ServeArgs;
-pub use trace::TraceArgs;
+pub use trace::{TRACE_TARGET, TraceArgs};
 
 /// Measure what every operation costs on this machine, and where a program's time goes.
 #[derive(Debug, Parser)]

@@ -1,11 +1,20 @@
-//! Arguments of `sysmeter profile`.
+//! Arguments of `sysmeter profile`: the target ([`TargetArgs`]; here the command may also
+//! follow without `--`), the sampling frequency, the flame graph and folded-stack files, and
+//! the usual output and storage flags.
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::OutputArgs;
+use super::target::{Rules, TargetArgs};
+
+/// What `profile` accepts of the target arguments (`--duration` also ends the sampling of a
+/// launched command, which then runs on).
+pub const PROFILE_TARGET: Rules = Rules {
+    duration_needs_pid: false,
+    missing: "no command to profile; write `sysmeter profile -- CMD ARGS…` or `-p PID`",
+};
 
 /// `sysmeter profile`: sample a command's (or a process's) CPU profile.
 #[derive(Debug, Args)]
@@ -16,6 +25,17 @@ use super::OutputArgs;
                   sysmeter profile -F 4999 --flamegraph flame.svg -- make -j2\n  \
                   sysmeter profile -p 1234 --duration 10"
 )]
+#[command(mut_arg("pid", |a| a.help(
+    "Attach to this running process (all its threads) instead of starting a command")))]
+#[command(mut_arg("duration", |a| a.help(
+    "Stop sampling after this long (e.g. 10, 2.5s, 500ms, 1m; a command then runs on to its \
+     end; -p detaches). Default: until the command exits, or Ctrl-C with -p")))]
+#[command(mut_arg("command", |a| a
+    .help("The command to profile and its arguments (after `--`)")
+    .last(false)
+    .trailing_var_arg(true)
+    .allow_hyphen_values(true)
+    .required_unless_present("pid")))]
 pub struct ProfileArgs {
     /// Samples per second of CPU time, per thread.
     #[arg(
@@ -25,13 +45,9 @@ pub struct ProfileArgs {
         default_value_t = 999
     )]
     pub frequency: u64,
-    /// Attach to this running process (all its threads) instead of starting a command.
-    #[arg(short = 'p', long, value_name = "PID", conflicts_with = "command")]
-    pub pid: Option<i32>,
-    /// Stop sampling after this many seconds (a command then runs on to its end; -p
-    /// detaches). Default: until the command exits, or Ctrl-C with -p.
-    #[arg(long, value_name = "S")]
-    pub duration: Option<f64>,
+    /// `-p PID`, `--duration` and the command.
+    #[command(flatten)]
+    pub target: TargetArgs,
     /// Write the flame graph (SVG) to FILE.
     #[arg(long, value_name = "FILE")]
     pub flamegraph: Option<PathBuf>,
@@ -41,12 +57,4 @@ pub struct ProfileArgs {
     /// Output format, --out, and where the profile is stored.
     #[command(flatten)]
     pub output: OutputArgs,
-    /// The command to profile and its arguments (after `--`).
-    #[arg(
-        value_name = "CMD",
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        required_unless_present = "pid"
-    )]
-    pub command: Vec<OsString>,
 }

@@ -1,12 +1,11 @@
-//! Arguments of `sysmeter run`: the command after `--` or `-p PID` with a duration, the
-//! sampling interval of the timeline, and the usual output and storage flags.
-
-use std::ffi::OsString;
-use std::time::Duration;
+//! Arguments of `sysmeter run`: the target (the command after `--`, or `-p PID` with a
+//! duration: [`TargetArgs`]), the sampling interval of the timeline, and the usual output and
+//! storage flags.
 
 use clap::Args;
 
 use super::OutputArgs;
+use super::target::{Rules, TargetArgs};
 
 const RUN_HELP: &str = "\
 The command's stdin, stdout, stderr and exit code pass through unchanged: sysmeter's report
@@ -24,22 +23,26 @@ Verdict, with r real, u user, s system time and q the time it waited for a CPU:
             waiting (timers, pipes, locks, other processes)
   otherwise mixed (both parts are named).";
 
+/// What `run` accepts of the target arguments.
+pub const RUN_TARGET: Rules = Rules {
+    duration_needs_pid: true,
+    missing: "no command to run: put it after `--` (e.g. `sysmeter run -- make -j2`), or watch \
+              a running process with `-p PID`",
+};
+
 /// `sysmeter run`.
 #[derive(Debug, Args)]
 #[command(after_long_help = RUN_HELP)]
+#[command(mut_arg("pid", |a| a.help(
+    "Watch this running process instead of running a command (read-only: it is never \
+     stopped or signalled)")))]
+#[command(mut_arg("duration", |a| a.help(
+    "With -p: watch for this long (e.g. 10, 2.5s, 500ms, 1m); default until it exits or \
+     Ctrl-C")))]
 pub struct RunArgs {
-    /// Watch this running process instead of running a command (read-only: it is never
-    /// stopped or signalled).
-    #[arg(
-        short = 'p',
-        long = "pid",
-        value_name = "PID",
-        conflicts_with = "command"
-    )]
-    pub pid: Option<i32>,
-    /// With -p: watch for S seconds (e.g. 0.5, 30); default until it exits or Ctrl-C.
-    #[arg(long, value_name = "S", value_parser = parse_seconds, requires = "pid")]
-    pub duration: Option<Duration>,
+    /// The command after `--`, or `-p PID` and `--duration`.
+    #[command(flatten)]
+    pub target: TargetArgs,
     /// Sampling interval of the timeline, ms.
     #[arg(long, value_name = "MS", default_value_t = 100,
           value_parser = clap::value_parser!(u64).range(1..=60_000))]
@@ -47,36 +50,4 @@ pub struct RunArgs {
     /// Output format, --out, and where the run is stored.
     #[command(flatten)]
     pub output: OutputArgs,
-    /// The command and its arguments, after `--`.
-    #[arg(last = true, value_name = "CMD")]
-    pub command: Vec<OsString>,
-}
-
-/// Parses a positive number of seconds (`0.5`, `30`).
-pub fn parse_seconds(text: &str) -> Result<Duration, String> {
-    let s: f64 = text
-        .trim()
-        .trim_end_matches('s')
-        .parse()
-        .map_err(|_| format!("'{text}' is not a number of seconds; write e.g. 0.5 or 30"))?;
-    if s.is_nan() || s <= 0.0 {
-        return Err(format!("'{text}' must be more than 0 seconds"));
-    }
-    Duration::try_from_secs_f64(s).map_err(|_| format!("'{text}' is too long a duration"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_seconds;
-    use std::time::Duration;
-
-    #[test]
-    fn seconds_parse() {
-        assert_eq!(parse_seconds("0.5"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_seconds("30s"), Ok(Duration::from_secs(30)));
-        assert!(parse_seconds("0").is_err());
-        assert!(parse_seconds("-1").is_err());
-        assert!(parse_seconds("NaN").is_err());
-        assert!(parse_seconds("abc").is_err());
-    }
 }

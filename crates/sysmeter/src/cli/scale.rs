@@ -35,9 +35,9 @@ pub struct ScaleArgs {
     /// Untimed runs of the smallest size before measuring (page cache, lazy binding).
     #[arg(long, default_value_t = 1, value_name = "K")]
     pub warmup: u32,
-    /// Kill a run that takes longer than this many seconds and stop.
-    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
-    pub timeout: Option<f64>,
+    /// Kill a run that takes longer than this and stop (e.g. 30, 0.5, 500ms, 1m).
+    #[arg(long, value_name = "SECS", value_parser = super::target::parse_duration)]
+    pub timeout: Option<std::time::Duration>,
     /// Which time to fit: wall (spawn to exit) or cpu (user+sys of the command; steadier
     /// when other work competes for the CPUs, blind to waiting).
     #[arg(long, value_enum, default_value_t = TimeBasis::Wall)]
@@ -155,16 +155,6 @@ fn check_count(sizes: Vec<u64>) -> Result<SizeList, String> {
         ));
     }
     Ok(SizeList(sizes))
-}
-
-/// Parse `--timeout`: positive seconds.
-fn parse_timeout(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
-        _ => Err(format!(
-            "'{text}' is not a timeout; give positive seconds, e.g. 30 or 0.5"
-        )),
-    }
 }
 
 #[cfg(test)]

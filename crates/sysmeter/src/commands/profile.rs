@@ -10,8 +10,9 @@ use anyhow::Context;
 
 use super::output::{Ending, Sink, Stream};
 use super::{Outcome, UsageError, create_output};
-use crate::cli::ProfileArgs;
-use crate::diagnose::profile::{self, Settings, Target, result};
+use crate::cli::{PROFILE_TARGET, ProfileArgs};
+use crate::diagnose::profile::{self, Settings, result};
+use crate::diagnose::target::{Target, Unresolved, resolve_program};
 
 fn usage(message: String) -> anyhow::Error {
     anyhow::Error::new(UsageError(message))
@@ -19,30 +20,30 @@ fn usage(message: String) -> anyhow::Error {
 
 /// What to profile, checked: the program exists, the pid is a live process.
 fn target(args: &ProfileArgs) -> anyhow::Result<Target> {
-    if let Some(pid) = args.pid {
-        if pid <= 0 || !Path::new(&format!("/proc/{pid}/task")).exists() {
-            return Err(usage(format!(
-                "process {pid} does not exist; give the pid of a running process to -p"
-            )));
+    let target = args
+        .target
+        .target(PROFILE_TARGET)
+        .map_err(|e| usage(e.to_string()))?;
+    match &target {
+        Target::Attach(pid) => {
+            let pid = *pid;
+            if pid <= 0 || !Path::new(&format!("/proc/{pid}/task")).exists() {
+                return Err(usage(format!(
+                    "process {pid} does not exist; give the pid of a running process to -p"
+                )));
+            }
         }
-        return Ok(Target::Pid(pid));
+        Target::Launch(argv) => {
+            let program = argv.first().map(|a| a.as_os_str()).unwrap_or_default();
+            if resolve_program(program) == Err(Unresolved::NotFound) {
+                return Err(usage(format!(
+                    "command not found: {}; check the name and PATH",
+                    program.to_string_lossy()
+                )));
+            }
+        }
     }
-    let Some(program) = args.command.first() else {
-        return Err(usage(
-            "no command to profile; write `sysmeter profile -- CMD ARGS…` or `-p PID`".into(),
-        ));
-    };
-    let resolved = sysmeter_sys::launch::resolve_program(program).filter(|p| p.is_file());
-    let Some(path) = resolved else {
-        return Err(usage(format!(
-            "command not found: {}; check the name and PATH",
-            program.to_string_lossy()
-        )));
-    };
-    Ok(Target::Command {
-        program: path,
-        argv: args.command.clone(),
-    })
+    Ok(target)
 }
 
 fn max_sample_rate() -> Option<u64> {
@@ -62,18 +63,9 @@ fn settings(args: &ProfileArgs) -> anyhow::Result<Settings> {
             args.frequency
         )));
     }
-    let duration = match args.duration {
-        None => None,
-        Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Some(Duration::from_secs_f64(s)),
-        Some(s) => {
-            return Err(usage(format!(
-                "--duration {s} is not a positive number of seconds; write e.g. --duration 10"
-            )));
-        }
-    };
     Ok(Settings {
         frequency: args.frequency,
-        duration,
+        duration: args.target.duration,
         ..Settings::default()
     })
 }
@@ -137,7 +129,7 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
         eprint!("\r{:40}\r", "");
     }
     // For -p, Ctrl-C is the normal way to stop: the run is complete, not interrupted.
-    let interrupted = prof.interrupted && matches!(target, Target::Command { .. });
+    let interrupted = prof.interrupted && matches!(target, Target::Launch(_));
     let host = crate::host::read_host();
     let results = prof.results.clone();
     let run = result::run_record(&target, &settings, host, started_ns, results, interrupted);

@@ -6,35 +6,21 @@ use std::time::Duration;
 
 use super::output::{Ending, Sink, Stream};
 use super::{Outcome, UsageError};
-use crate::cli::RunArgs;
-use crate::diagnose::run::{self, RunError, Target};
+use crate::cli::{RUN_TARGET, RunArgs};
+use crate::diagnose::run::{self, RunError};
 use crate::host;
-
-/// How long `-p PID` watches without `--duration`: until it exits or Ctrl-C.
-const FOREVER: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
-
-fn target(args: &RunArgs) -> Result<Target, UsageError> {
-    match (args.pid, args.command.is_empty()) {
-        (Some(pid), _) => Ok(Target::Attach {
-            pid,
-            duration: args.duration.unwrap_or(FOREVER),
-        }),
-        (None, false) => Ok(Target::Launch(args.command.clone())),
-        (None, true) => Err(UsageError(
-            "no command to run: put it after `--` (e.g. `sysmeter run -- make -j2`), or watch \
-             a running process with `-p PID`"
-                .into(),
-        )),
-    }
-}
 
 /// Run `sysmeter run`.
 pub fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
-    let target = target(args)?;
+    let target = args
+        .target
+        .target(RUN_TARGET)
+        .map_err(|e| UsageError(e.to_string()))?;
     // Fail on a bad --out or database before running anything.
     let sink = Sink::open(&args.output, Stream::Stderr)?;
     let interval = Duration::from_millis(args.interval);
-    let output = match run::run(&target, interval, host::read_host()) {
+    let duration = args.target.duration;
+    let output = match run::run(&target, duration, interval, host::read_host()) {
         Ok(o) => o,
         Err(e) => return failed(e),
     };

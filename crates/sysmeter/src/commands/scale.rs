@@ -1,7 +1,5 @@
 //! `sysmeter scale`: validate, measure every size, fit, store the run, print it.
 
-use std::time::Duration;
-
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -58,7 +56,7 @@ fn config(args: &ScaleArgs) -> anyhow::Result<ScaleConfig> {
         sizes,
         repeat: args.repeat,
         warmup: args.warmup,
-        timeout: args.timeout.map(Duration::from_secs_f64),
+        timeout: args.timeout,
         seed: args.seed,
         show_output: args.show_output,
         predict: args.predict.clone(),

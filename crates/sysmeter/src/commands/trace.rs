@@ -7,9 +7,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::output::{Ending, Sink, Stream};
 use super::{Outcome, UsageError};
-use crate::cli::TraceArgs;
+use crate::cli::{TRACE_TARGET, TraceArgs};
 use crate::diagnose::trace::{
-    self, BackendChoice, CommandState, Selection, Target, TraceConfig, TraceObserver, TraceOutput,
+    self, BackendChoice, CommandState, Selection, TraceConfig, TraceObserver, TraceOutput,
 };
 use crate::host;
 use crate::model::{RunConfig, RunKind, RunRecord};
@@ -20,21 +20,10 @@ fn usage(text: impl Into<String>) -> anyhow::Error {
 
 /// The validated configuration from the arguments.
 fn config(args: &TraceArgs) -> anyhow::Result<TraceConfig> {
-    let target = match (args.pid, args.command.is_empty()) {
-        (Some(_), false) => {
-            return Err(usage("give either -p PID or a command after --, not both"));
-        }
-        (Some(pid), true) => Target::Attach(pid),
-        (None, false) => Target::Launch {
-            argv: args.command.clone(),
-        },
-        (None, true) => {
-            return Err(usage(
-                "nothing to trace: give a command after -- (e.g. `sysmeter trace -- ls`) or \
-                 -p PID",
-            ));
-        }
-    };
+    let target = args
+        .target
+        .target(TRACE_TARGET)
+        .map_err(|e| usage(e.to_string()))?;
     let selection = if args.calls.is_empty() {
         None
     } else {
@@ -50,7 +39,7 @@ fn config(args: &TraceArgs) -> anyhow::Result<TraceConfig> {
         selection,
         follow_forks: args.follow_forks,
         backend,
-        duration: args.duration,
+        duration: args.target.duration,
         pin: !args.no_pin,
     })
 }

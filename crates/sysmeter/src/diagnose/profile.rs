@@ -35,7 +35,7 @@ pub mod session;
 pub mod stacks;
 pub mod symbolize;
 
-use std::path::PathBuf;
+pub use crate::diagnose::target::Target;
 use std::time::Duration;
 
 use crate::model::ExperimentResult;
@@ -82,20 +82,6 @@ pub enum ProfileError {
     Flame(String),
 }
 
-/// What to profile.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Target {
-    /// Start this program (resolved path) with these arguments (argv[0] included).
-    Command {
-        /// Path of the program to execute.
-        program: PathBuf,
-        /// The full argument vector.
-        argv: Vec<std::ffi::OsString>,
-    },
-    /// Attach to all threads of this running process.
-    Pid(i32),
-}
-
 /// Settings of one profile.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
@@ -130,7 +116,7 @@ pub struct Profile {
     /// `profile` (summary, findings, artifacts) and `profile.flat` (one metric per function).
     pub results: Vec<ExperimentResult>,
     /// Exit status of a launched command (`None` for `-p`, or when it was still running).
-    pub exit: Option<sysmeter_sys::launch::ExitInfo>,
+    pub exit: Option<sysmeter_sys::process::exit::Exit>,
     /// Ctrl-C stopped the profile.
     pub interrupted: bool,
     /// Folded stacks (`a;b;c N` lines).
@@ -159,7 +145,7 @@ pub fn profile(
     let results = result::build(&recording, &analysis, &calibration, settings, &flamegraph);
     Ok(Profile {
         results,
-        exit: recording.exit,
+        exit: recording.exit.map(|(exit, _)| exit),
         interrupted: recording.interrupted,
         folded: analysis.stacks.folded(),
         flamegraph,
@@ -174,11 +160,11 @@ fn flame_title(target: &Target) -> String {
 /// The target for people: the command line (argv joined by spaces) or `pid N`.
 pub fn describe(target: &Target) -> String {
     match target {
-        Target::Command { argv, .. } => argv
+        Target::Launch(argv) => argv
             .iter()
             .map(|a| a.to_string_lossy())
             .collect::<Vec<_>>()
             .join(" "),
-        Target::Pid(pid) => format!("pid {pid}"),
+        Target::Attach(pid) => format!("pid {pid}"),
     }
 }

@@ -7,7 +7,8 @@
 //! Submodules: `launch` (spawn, sample, reap with wait4), `attach` (/proc deltas of a running
 //! process), `sample` (the only file reading), `procfs` and `timeline` (pure parsing and
 //! rates), `measure` (the sampling loop's state), `record` (the [`RunRecord`]). Depends on
-//! `model`, `stats`, `host`, `model::units` (through classify) and `sysmeter_sys::rusage`;
+//! `model`, `stats`, `host`, `model::units` (through classify), [`super::target`] and
+//! `sysmeter_sys::process`;
 //! never prints, never stores: the command does that.
 
 mod attach;
@@ -22,24 +23,11 @@ use std::ffi::{OsStr, OsString};
 use std::time::Duration;
 
 pub use measure::Measurement;
-pub use sysmeter_sys::rusage::ExitKind;
+pub use sysmeter_sys::process::exit::Exit;
 
 use crate::diagnose::classify::Verdict;
+use crate::diagnose::target::Target;
 use crate::model::{HostInfo, RunRecord};
-
-/// What to measure.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// Run this command (program and arguments) to completion.
-    Launch(Vec<OsString>),
-    /// Watch this process for this long.
-    Attach {
-        /// Process id.
-        pid: i32,
-        /// How long to watch.
-        duration: Duration,
-    },
-}
 
 /// Why `run` could not measure.
 #[derive(Debug, thiserror::Error)]
@@ -114,7 +102,7 @@ pub struct RunOutput {
     /// The verdict (also in the record's findings).
     pub verdict: Verdict,
     /// How a launched command ended (`None` when attached).
-    pub exit: Option<ExitKind>,
+    pub exit: Option<Exit>,
     /// Whether sysmeter received SIGINT/SIGTERM during the run.
     pub interrupted: bool,
 }
@@ -134,8 +122,17 @@ pub fn command_line(argv: &[OsString]) -> String {
         .join(" ")
 }
 
-/// Runs or watches `target`, sampling every `interval`.
-pub fn run(target: &Target, interval: Duration, host: HostInfo) -> Result<RunOutput, RunError> {
+/// How long `-p PID` watches without `--duration`: until it exits or Ctrl-C.
+const FOREVER: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// Runs `target` to its end, or watches it for `duration` (default: until it exits or
+/// Ctrl-C), sampling every `interval`.
+pub fn run(
+    target: &Target,
+    duration: Option<Duration>,
+    interval: Duration,
+    host: HostInfo,
+) -> Result<RunOutput, RunError> {
     let interval = interval.max(Duration::from_millis(1));
     let started_ns = jiff::Timestamp::now().as_nanosecond() as i64;
     let (measurement, exit) = match target {
@@ -143,14 +140,17 @@ pub fn run(target: &Target, interval: Duration, host: HostInfo) -> Result<RunOut
             let l = launch::launch(argv, interval)?;
             (l.measurement, Some(l.exit))
         }
-        Target::Attach { pid, duration } => (attach::attach(*pid, *duration, interval)?, None),
+        Target::Attach(pid) => {
+            let duration = duration.unwrap_or(FOREVER);
+            (attach::attach(*pid, duration, interval)?, None)
+        }
     };
     let finished_ns = jiff::Timestamp::now().as_nanosecond() as i64;
     let interrupted = measurement.signal != 0;
     let (record, verdict) = record::build(record::Parts {
         target,
         measurement: &measurement,
-        exit: exit.map(ExitKind::shell_code),
+        exit: exit.map(Exit::shell_code),
         interval_ms: interval.as_millis() as u64,
         host,
         started_ns,

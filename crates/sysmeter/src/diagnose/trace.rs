@@ -22,7 +22,6 @@ mod run;
 pub mod summary;
 mod tracepoint;
 
-use std::ffi::OsString;
 use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -30,6 +29,9 @@ use std::time::Duration;
 pub use calibrate::Overhead;
 pub use classes::Selection;
 pub use run::Pending;
+
+pub use crate::diagnose::target::Target;
+use crate::diagnose::target::{Unresolved, resolve_program as resolve};
 
 use crate::model::ExperimentResult;
 
@@ -61,18 +63,6 @@ impl Backend {
             Backend::Tracepoint => "tracepoint",
         }
     }
-}
-
-/// What to trace.
-#[derive(Debug, Clone)]
-pub enum Target {
-    /// Start this command (program resolved through PATH; argv[0] is the name given).
-    Launch {
-        /// argv, argv[0] included.
-        argv: Vec<OsString>,
-    },
-    /// Attach to this running process.
-    Attach(i32),
 }
 
 /// A validated `trace` configuration.
@@ -226,28 +216,14 @@ impl TraceError {
     }
 }
 
-/// Resolves a command name like a shell: a name with a `/` is a path, others are looked up
-/// in PATH; the result must be an executable regular file.
+/// The file to execute for command `name`, from the one resolver
+/// ([`crate::diagnose::target::resolve_program`]), as a trace error when there is none.
 pub fn resolve_program(name: &std::ffi::OsStr) -> Result<PathBuf, TraceError> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &std::path::Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    let text = name.to_string_lossy().into_owned();
-    let shown = || TraceError::CommandNotFound(text.clone());
-    if name.as_encoded_bytes().contains(&b'/') {
-        let p = PathBuf::from(name);
-        return match p.exists() {
-            true if executable(&p) => Ok(p),
-            true => Err(TraceError::NotExecutable(text)),
-            false => Err(shown()),
-        };
-    }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|p| executable(p))
-        .ok_or_else(shown)
+    let text = || name.to_string_lossy().into_owned();
+    resolve(name).map_err(|e| match e {
+        Unresolved::NotFound => TraceError::CommandNotFound(text()),
+        Unresolved::NotExecutable(_) => TraceError::NotExecutable(text()),
+    })
 }
 
 /// Told what a trace of a running process (`-p`) is doing, so the command layer can show

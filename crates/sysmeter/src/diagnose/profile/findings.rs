@@ -283,8 +283,8 @@ fn scope(rec: &Recording, a: &Analysis) -> Vec<Finding> {
             Some(a.threads as f64),
         ));
     }
-    if let Some(exit) = rec.exit {
-        let how = match (exit.code, exit.signal) {
+    if let Some((exit, _)) = rec.exit {
+        let how = match (exit.code(), exit.signal()) {
             (Some(c), _) => format!("exited with code {c}"),
             (None, Some(s)) => format!("was killed by signal {s}"),
             (None, None) => "ended".to_string(),

@@ -14,12 +14,14 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
-use sysmeter_sys::launch::{ExitInfo, PendingChild};
+use sysmeter_sys::process::child::Child;
+use sysmeter_sys::process::exit::{ChildUsage, Exit};
 
 use super::maps::{MapEvent, parse_proc_maps};
 use super::records::RawData;
 use super::sampling::EventSet;
 use super::{ProfileError, Settings, Target};
+use crate::diagnose::target::{Unresolved, resolve_program};
 
 /// How long the reader sleeps between drains of the ring buffers.
 const POLL: Duration = Duration::from_millis(20);
@@ -51,7 +53,7 @@ pub struct Recording {
     /// Sampling frequency, Hz.
     pub frequency: u64,
     /// Exit status of a launched command.
-    pub exit: Option<ExitInfo>,
+    pub exit: Option<(Exit, ChildUsage)>,
     /// Ctrl-C arrived.
     pub interrupted: bool,
     /// Why sampling stopped.
@@ -91,26 +93,41 @@ pub fn record(
     progress: &mut dyn FnMut(u64, Duration),
 ) -> Result<Recording, ProfileError> {
     match target {
-        Target::Command { program, argv } => {
+        Target::Launch(argv) => {
+            let program = program_path(argv)?;
             let args: Vec<&std::ffi::OsStr> = argv.iter().map(|a| a.as_os_str()).collect();
             let command = program.display().to_string();
             let launch = |cause| ProfileError::Launch {
                 command: command.clone(),
                 cause,
             };
-            let mut child = PendingChild::spawn(program, &args).map_err(launch)?;
+            let mut child = Child::spawn(&program, &args).map_err(launch)?;
             // If opening the events fails, dropping `child` kills and reaps it unreleased.
             let events = EventSet::for_child(child.pid(), settings.frequency)?;
             child.release().map_err(launch)?;
             record_child(child, events, settings, progress)
         }
-        Target::Pid(pid) => record_pid(*pid, settings, progress),
+        Target::Attach(pid) => record_pid(*pid, settings, progress),
+    }
+}
+
+/// The file to execute for `argv`, found by the one resolver ([`resolve_program`]). The
+/// command layer has already refused names that resolve to nothing; a path to a file that is
+/// not executable is kept, so starting it reports the system's reason.
+fn program_path(argv: &[std::ffi::OsString]) -> Result<std::path::PathBuf, ProfileError> {
+    let name = argv.first().map(|a| a.as_os_str()).unwrap_or_default();
+    match resolve_program(name) {
+        Ok(path) | Err(Unresolved::NotExecutable(path)) => Ok(path),
+        Err(Unresolved::NotFound) => Err(ProfileError::Launch {
+            command: name.to_string_lossy().into_owned(),
+            cause: std::io::Error::from_raw_os_error(libc::ENOENT),
+        }),
     }
 }
 
 /// Reads `events` until the command ends, the duration passes or Ctrl-C.
 fn record_child(
-    mut child: PendingChild,
+    mut child: Child,
     mut events: EventSet,
     settings: &Settings,
     progress: &mut dyn FnMut(u64, Duration),
@@ -150,7 +167,7 @@ fn record_child(
         maps_at_start: Vec::new(),
         kernel,
         frequency: settings.frequency,
-        target_cpu_ns: exit.map(|e| e.user_ns + e.system_ns),
+        target_cpu_ns: exit.map(|(_, u)| u.user_ns + u.system_ns),
         exit,
         interrupted: stop == Stop::Interrupted,
         stop,
@@ -164,7 +181,7 @@ fn record_child(
 /// SIGINT on to the command (the terminal's Ctrl-C reached it already, a signal sent to
 /// sysmeter alone did not; a second SIGINT is harmless) and kills it if it is still running
 /// [`GRACE`] later, so sysmeter never hangs on a command that ignores SIGINT.
-fn wait_for_end(child: &mut PendingChild) -> std::io::Result<Option<ExitInfo>> {
+fn wait_for_end(child: &mut Child) -> std::io::Result<Option<(Exit, ChildUsage)>> {
     let mut interrupted_at: Option<Instant> = None;
     loop {
         if let Some(info) = child.wait(false)? {

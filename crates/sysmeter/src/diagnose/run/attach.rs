@@ -11,7 +11,8 @@
 
 use std::time::{Duration, Instant};
 
-use sysmeter_sys::rusage::{self, PidFd, forward};
+use sysmeter_sys::process::wait::PidFd;
+use sysmeter_sys::process::{self, forward};
 
 use super::RunError;
 use super::launch::{Event, wait_until};
@@ -29,7 +30,7 @@ fn check_target(pid: i32) -> Result<(), RunError> {
 }
 
 fn ticks_ns(ticks: u64) -> u64 {
-    ticks.saturating_mul(1_000_000_000) / rusage::clock_ticks_per_sec()
+    ticks.saturating_mul(1_000_000_000) / process::clock_ticks_per_sec()
 }
 
 fn io_delta(a: Option<PidIo>, b: Option<PidIo>) -> Option<PidIo> {

@@ -14,7 +14,9 @@
 use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
-use sysmeter_sys::rusage::{self, ChildUsage, ExitKind, PidFd, PidWait, forward};
+use sysmeter_sys::process::exit::{ChildUsage, Exit};
+use sysmeter_sys::process::forward;
+use sysmeter_sys::process::wait::{self, PidFd, PidWait};
 
 use super::RunError;
 use super::measure::{Measurement, Sampler, allowed_cpus};
@@ -29,7 +31,7 @@ pub struct Launched {
     /// The measurement.
     pub measurement: Measurement,
     /// How the command ended.
-    pub exit: ExitKind,
+    pub exit: Exit,
 }
 
 /// Our child until reaped: killed (SIGKILL) and reaped on drop if still unreaped.
@@ -41,8 +43,8 @@ struct ChildGuard {
 impl Drop for ChildGuard {
     fn drop(&mut self) {
         if !self.reaped {
-            let _ = rusage::send_signal(self.pid, libc::SIGKILL);
-            let _ = rusage::reap(self.pid);
+            let _ = wait::send_signal(self.pid, libc::SIGKILL);
+            let _ = wait::reap(self.pid, true);
         }
     }
 }
@@ -135,7 +137,7 @@ fn sample_until_exit(
     sampler: &mut Sampler,
 ) -> Result<Duration, RunError> {
     let pidfd = PidFd::open(pid).ok();
-    let exited = || rusage::has_exited(pid).unwrap_or(true);
+    let exited = || wait::wait_exited(pid, false).unwrap_or(true);
     let mut tick = 1u32;
     loop {
         let deadline = spawned_at + interval * tick;
@@ -152,7 +154,7 @@ fn sample_until_exit(
             Event::Signal => {
                 let sig = forward::take_pending();
                 if sig != 0 {
-                    let _ = rusage::send_signal(pid, sig);
+                    let _ = wait::send_signal(pid, sig);
                 }
             }
             Event::Tick => {
@@ -190,7 +192,12 @@ pub fn launch(argv: &[OsString], interval: Duration) -> Result<Launched, RunErro
     // The zombie still shows its I/O accounting and per-thread schedstats: sample it once
     // more before reaping.
     sampler.sample();
-    let (exit, usage) = rusage::reap(pid).map_err(|source| RunError::Wait { pid, source })?;
+    let (exit, usage) = wait::reap(pid, true)
+        .map_err(|source| RunError::Wait { pid, source })?
+        .ok_or_else(|| RunError::Wait {
+            pid,
+            source: std::io::Error::from(std::io::ErrorKind::WouldBlock),
+        })?;
     guard.reaped = true;
     let measurement = measurement(pid, real, &usage, own_hwm_kib, sampler);
     Ok(Launched { measurement, exit })

@@ -143,7 +143,7 @@ impl Sampler {
             devices,
             start,
             pid: None,
-            ticks_per_s: sysmeter_sys::rusage::clock_ticks_per_sec(),
+            ticks_per_s: sysmeter_sys::process::clock_ticks_per_sec(),
             prev_sys: first_sys.clone(),
             first_sys,
             prev_proc: None,

@@ -5,11 +5,11 @@
 //!
 //! Pure apart from nothing: all inputs are passed in (host, clock readings).
 
-use super::Target;
 use super::measure::Measurement;
 use super::procfs::PidIo;
 use super::timeline;
 use crate::diagnose::classify::{self, Evidence, Verdict};
+use crate::diagnose::target::Target;
 use crate::model::{
     About, ExperimentResult, Finding, HostInfo, Metric, RunConfig, RunKind, RunRecord, Unit,
 };
@@ -22,7 +22,7 @@ const SEED: u64 = 1;
 fn target_args(target: &Target) -> String {
     match target {
         Target::Launch(argv) => format!("-- {}", super::command_line(argv)),
-        Target::Attach { pid, .. } => format!("-p {pid}"),
+        Target::Attach(pid) => format!("-p {pid}"),
     }
 }
 
@@ -145,7 +145,7 @@ fn about(target: &Target, interval_ms: u64) -> About {
              exited child, read before it was reaped; run-queue wait from \
              /proc/PID/task/*/schedstat",
         ),
-        Target::Attach { pid, .. } => (
+        Target::Attach(pid) => (
             format!("Watch process {pid}: time split, resources, timeline and verdict"),
             format!("process {pid}"),
             "differences between the first and the last sample of /proc/PID/stat (utime, \

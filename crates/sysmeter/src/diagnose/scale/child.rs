@@ -1,4 +1,5 @@
-//! One timed run of the command: spawn, wait for the exit without reaping (so the clock stops
+//! One timed run of the command: spawn, wait for the exit without reaping
+//! (the wait pair of `sysmeter_sys::process::wait`) (so the clock stops
 //! when the kernel reports the exit, and a watchdog may still kill the child by pid without
 //! hitting a recycled pid), stop the clock, then reap with `wait4` for the child's CPU time.
 //!
@@ -7,13 +8,13 @@
 //! channel send is inside the timed interval.
 
 use std::io;
-use std::os::unix::process::ExitStatusExt;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use sysmeter_sys::waitchild::{self, Reaped};
+use sysmeter_sys::process::exit::{ChildUsage, Exit};
+use sysmeter_sys::process::wait;
 
 use super::{RunSample, ScaleConfig, SpawnError};
 
@@ -89,13 +90,13 @@ pub(super) fn run_once(
         source,
     })?;
     let guard = Guard {
-        pid: child.id(),
+        pid: i32::try_from(child.id()).unwrap_or(i32::MAX),
         reaped: false,
     };
     if let Some(w) = &watchdog {
         w.watch(guard.pid);
     }
-    let waited = waitchild::wait_exit_keep(guard.pid);
+    let waited = wait::wait_exited(guard.pid, true);
     let wall = start.elapsed();
     // Stop the watchdog before reaping: once reaped, the pid may belong to someone else.
     let timed_out = watchdog.is_some_and(Watchdog::disarm);
@@ -116,27 +117,29 @@ pub(super) fn run_once(
     }))
 }
 
-fn classify(r: Reaped, timed_out: bool, timeout: Option<Duration>) -> Result<Reaped, RunFailure> {
-    let status = ExitStatus::from_raw(r.status);
-    match (status.code(), status.signal()) {
-        (Some(0), _) => Ok(r),
+fn classify(
+    (exit, usage): (Exit, ChildUsage),
+    timed_out: bool,
+    timeout: Option<Duration>,
+) -> Result<ChildUsage, RunFailure> {
+    match exit {
+        Exit::Exited(0) => Ok(usage),
         _ if timed_out => Err(RunFailure::Timeout(timeout.unwrap_or_default())),
-        (Some(code), _) => Err(RunFailure::Exit(code)),
-        (None, Some(sig)) => Err(RunFailure::Signal(sig)),
-        (None, None) => Err(RunFailure::Exit(-1)),
+        Exit::Exited(code) => Err(RunFailure::Exit(code)),
+        Exit::Signaled { signal, .. } => Err(RunFailure::Signal(signal)),
     }
 }
 
 /// A spawned child not yet reaped; killed and reaped on drop.
 struct Guard {
-    pid: u32,
+    pid: i32,
     reaped: bool,
 }
 
 impl Guard {
-    fn reap(mut self) -> io::Result<Reaped> {
+    fn reap(mut self) -> io::Result<(Exit, ChildUsage)> {
         self.reaped = true;
-        waitchild::reap(self.pid)
+        wait::reap(self.pid, true)?.ok_or_else(|| io::Error::from(io::ErrorKind::WouldBlock))
     }
 }
 
@@ -144,14 +147,14 @@ impl Drop for Guard {
     fn drop(&mut self) {
         if !self.reaped {
             // Not reaped yet, so the pid is still ours to signal.
-            let _ = waitchild::kill(self.pid);
-            let _ = waitchild::reap(self.pid);
+            let _ = wait::send_signal(self.pid, libc::SIGKILL);
+            let _ = wait::reap(self.pid, true);
         }
     }
 }
 
 enum Msg {
-    Watch(u32),
+    Watch(i32),
     Done,
 }
 
@@ -169,7 +172,7 @@ impl Watchdog {
                 return false;
             };
             match rx.recv_timeout(timeout) {
-                Err(RecvTimeoutError::Timeout) => waitchild::kill(pid).is_ok(),
+                Err(RecvTimeoutError::Timeout) => wait::send_signal(pid, libc::SIGKILL).is_ok(),
                 _ => false,
             }
         });
@@ -179,7 +182,7 @@ impl Watchdog {
         }
     }
 
-    fn watch(&self, pid: u32) {
+    fn watch(&self, pid: i32) {
         if let Some(tx) = &self.tx {
             let _ = tx.send(Msg::Watch(pid));
         }

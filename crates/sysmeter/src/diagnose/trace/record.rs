@@ -19,7 +19,7 @@ const SEED: u64 = 1;
 /// The command line or `PID n`, for titles.
 pub(super) fn target_text(cfg: &TraceConfig) -> String {
     match &cfg.target {
-        Target::Launch { argv } => argv
+        Target::Launch(argv) => argv
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect::<Vec<_>>()

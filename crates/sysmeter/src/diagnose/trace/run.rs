@@ -8,8 +8,10 @@ mod tracepoint_paths;
 
 use std::time::{Duration, Instant};
 
-use sysmeter_sys::ptrace::{TracedChild, wait_exit_code};
-use sysmeter_sys::tracepoint::GatedChild;
+use sysmeter_sys::process::child::Child;
+use sysmeter_sys::process::exit::ChildUsage;
+use sysmeter_sys::process::wait::reap;
+use sysmeter_sys::ptrace::TracedChild;
 
 use super::calibrate::Overhead;
 use super::ptrace::{Session, SessionStats};
@@ -58,7 +60,7 @@ enum PendingKind {
     /// would fail with ENOSYS); followed silently to the end.
     Silent(Box<Session>, TracedChild),
     /// Traced by tracepoints, which are closed now.
-    Gated(GatedChild),
+    Gated(Child),
 }
 
 impl Pending {
@@ -68,7 +70,7 @@ impl Pending {
         match self.0 {
             PendingKind::Detached(mut child) => {
                 child.release();
-                wait_exit_code(child.pid()).map_err(fail)
+                exit_code(reap(child.pid(), true)).map_err(fail)
             }
             PendingKind::Silent(mut session, mut child) => {
                 let mut idle = Collector::new(None, 0.0);
@@ -76,9 +78,18 @@ impl Pending {
                 child.reaped();
                 Ok(session.exit_code.unwrap_or(0))
             }
-            PendingKind::Gated(mut child) => child.wait().map_err(fail),
+            PendingKind::Gated(mut child) => exit_code(child.wait(true)).map_err(fail),
         }
     }
+}
+
+/// The shell's exit code of a child that was waited for (blocking).
+pub(super) fn exit_code(
+    waited: std::io::Result<Option<(sysmeter_sys::process::exit::Exit, ChildUsage)>>,
+) -> std::io::Result<i32> {
+    waited?
+        .map(|(exit, _)| exit.shell_code())
+        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::WouldBlock))
 }
 
 /// How often the observer hears the running count.
@@ -222,13 +233,13 @@ pub(super) fn run(
     }
     let (backend, why, ids, note) = choose(cfg)?;
     let mut out = match (backend, &cfg.target, ids) {
-        (Backend::Tracepoint, Target::Launch { argv }, Some(ids)) => {
+        (Backend::Tracepoint, Target::Launch(argv), Some(ids)) => {
             tracepoint_paths::launch(cfg, argv, ids)?
         }
         (Backend::Tracepoint, Target::Attach(pid), Some(ids)) => {
             tracepoint_paths::attach(cfg, *pid, ids, observer)?
         }
-        (_, Target::Launch { argv }, _) => ptrace_paths::launch(cfg, argv)?,
+        (_, Target::Launch(argv), _) => ptrace_paths::launch(cfg, argv)?,
         (_, Target::Attach(pid), _) => ptrace_paths::attach(cfg, *pid, observer)?,
     };
     out.why = why;

@@ -4,9 +4,8 @@
 //! stops, so nothing is pinned; stopping the trace just closes the events.
 
 use std::ffi::{CString, OsString};
-use std::os::unix::ffi::OsStrExt;
 
-use sysmeter_sys::tracepoint::GatedChild;
+use sysmeter_sys::process::child::Child;
 
 use super::super::calibrate;
 use super::super::names::Arch;
@@ -82,17 +81,12 @@ pub(super) fn launch(
     ids: Ids,
 ) -> Result<Outcome, TraceError> {
     let program = resolve_program(&argv[0])?;
-    let to_c = |a: &OsString| {
-        CString::new(a.as_bytes())
-            .map_err(|_| TraceError::CommandNotFound(a.to_string_lossy().into()))
-    };
-    let program_c = to_c(&program.clone().into_os_string())?;
-    let argv_c = argv.iter().map(to_c).collect::<Result<Vec<_>, _>>()?;
+    let args: Vec<&std::ffi::OsStr> = argv.iter().map(OsString::as_os_str).collect();
     let cpus = online_cpus();
     let (overhead, calibration) = calibrate::tracepoint_overhead(ids, &cpus)
         .map_err(perf_failed("calibrating the tracepoint overhead"))?;
     let mut collector = Collector::new(cfg.selection.clone(), overhead.inside_ns());
-    let mut child = GatedChild::spawn(&program_c, &argv_c, None)
+    let mut child = Child::spawn(&program, &args)
         .map_err(TraceError::io(format!("starting {}", program.display())))?;
     let spec = OpenSpec {
         targets: &[child.pid()],
@@ -104,7 +98,7 @@ pub(super) fn launch(
     let mut rings = Rings::open(ids, &spec).map_err(open_failed)?;
     drop(calibration);
     child
-        .go()
+        .release()
         .map_err(TraceError::io("letting the command start"))?;
     let mut stop = StopWhen::new(cfg, None);
     let mut exited = None;
@@ -112,7 +106,10 @@ pub(super) fn launch(
         &mut rings,
         &mut collector,
         &mut || {
-            exited = child.try_wait().unwrap_or(Some(0));
+            exited = child
+                .wait(false)
+                .map(|e| e.map(|(exit, _)| exit.shell_code()))
+                .unwrap_or(Some(0));
             exited.is_some()
         },
         &mut |c| stop.check(c),

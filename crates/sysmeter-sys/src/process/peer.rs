@@ -1,5 +1,7 @@
-//! Process primitives for `os.task` and `os.ctxsw`: fork+exit+wait, fork+exec+wait,
-//! posix_spawn+wait, and [`EchoChild`], a forked process that echoes bytes over pipes.
+//! Process primitives that experiments time or use as peers: fork+exit+wait, fork+exec+wait
+//! and posix_spawn+wait for `os.task` (each returns the raw wait status), [`EchoChild`], a
+//! forked process that echoes bytes over pipes (`os.ctxsw`, `ipc.*`), and [`SinkChild`],
+//! the reader of the streaming experiments. Depends only on `libc` and [`super::wait`].
 //!
 //! A forked child of a possibly multi-threaded parent may only make async-signal-safe calls,
 //! so every child body here is plain system calls and `_exit`, with buffers and C strings
@@ -10,21 +12,6 @@ use std::ffi::CStr;
 use std::io;
 use std::os::fd::RawFd;
 
-fn wait_for(pid: libc::pid_t) -> io::Result<i32> {
-    let mut status = 0;
-    loop {
-        // SAFETY: `status` is a valid, writable int; `pid` is our child.
-        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if rc == pid {
-            return Ok(status);
-        }
-        let err = crate::last_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
-}
-
 /// `fork()`; the child `_exit(0)`s at once; the parent waits for it. Returns the wait status.
 pub fn fork_exit_wait() -> io::Result<i32> {
     // SAFETY: the child calls only _exit, which is async-signal-safe.
@@ -33,7 +20,7 @@ pub fn fork_exit_wait() -> io::Result<i32> {
         -1 => Err(crate::last_error()),
         // SAFETY: _exit never returns and runs no destructors or atexit handlers.
         0 => unsafe { libc::_exit(0) },
-        pid => wait_for(pid),
+        pid => super::wait::reap_status(pid),
     }
 }
 
@@ -76,7 +63,7 @@ pub fn fork_exec_wait(target: &ExecTarget) -> io::Result<i32> {
                 libc::_exit(127)
             }
         }
-        pid => wait_for(pid),
+        pid => super::wait::reap_status(pid),
     }
 }
 
@@ -98,7 +85,7 @@ pub fn spawn_wait(target: &ExecTarget) -> io::Result<i32> {
     if rc != 0 {
         return Err(io::Error::from_raw_os_error(rc));
     }
-    wait_for(pid)
+    super::wait::reap_status(pid)
 }
 
 /// A forked child that reads `msg_len` bytes from `read_fd` and writes them back to
@@ -235,6 +222,6 @@ impl Drop for ForkedChild {
     fn drop(&mut self) {
         // SAFETY: `pid` is our own child, not yet reaped (only drop reaps it).
         unsafe { libc::kill(self.pid, libc::SIGKILL) };
-        let _ = wait_for(self.pid);
+        let _ = super::wait::reap_status(self.pid);
     }
 }

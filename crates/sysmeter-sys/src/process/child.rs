@@ -1,78 +1,39 @@
-//! Starting a command that waits for the go-ahead: [`PendingChild`] forks a child that
-//! blocks on a pipe before it calls `execve`, so the parent can attach to its pid first
-//! (`perf_event_open` with `enable_on_exec`, which must exist before the exec) and then
-//! release it. `std::process::Command` cannot do this: `spawn()` returns only after the exec.
+//! The one gated fork-exec child of sysmeter: [`Child`] forks a child that blocks on a pipe
+//! before it calls `execve`, so the parent can attach to its pid first (`perf_event_open`
+//! with `enable_on_exec`, which must exist before the exec: `profile` and the tracepoint
+//! backend of `trace`) and then release it. `std::process::Command` cannot do this:
+//! `spawn()` returns only after the exec.
 //!
 //! The child body is async-signal-safe: every C string, pointer array and the error pipe are
 //! prepared before the fork, and the child only calls `close`, `read`, `sigaction`,
 //! `sigprocmask`, `execve`, `write` and `_exit`. An exec failure travels back over a
-//! close-on-exec pipe, so [`PendingChild::release`] reports "no such file" as an error
+//! close-on-exec pipe, so [`Child::release`] reports "no such file" as an error
 //! instead of a silent exit code 127. The child is killed and reaped on drop unless it was
-//! waited for. Depends only on `libc`.
+//! waited for. Depends only on `libc` and the sibling `gate`, `exit` and `wait` modules.
 
 use std::ffi::{CString, OsStr};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use super::exit::{ChildUsage, Exit};
 
 // SAFETY: `environ` is the C runtime's environment array, valid for the process lifetime.
 unsafe extern "C" {
     static environ: *const *const libc::c_char;
 }
 
-/// How a waited-for child ended, and what it cost.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ExitInfo {
-    /// Exit code when it exited normally.
-    pub code: Option<i32>,
-    /// Signal number when a signal killed it.
-    pub signal: Option<i32>,
-    /// User CPU time of the child and its waited-for descendants, ns.
-    pub user_ns: u64,
-    /// System CPU time of the child and its waited-for descendants, ns.
-    pub system_ns: u64,
-    /// Largest resident set size of the child or a waited-for descendant, bytes.
-    pub max_rss_bytes: u64,
-}
-
-impl ExitInfo {
-    /// The shell's view of the status: the exit code, or 128 + the signal number.
-    pub fn shell_code(&self) -> i32 {
-        match (self.code, self.signal) {
-            (Some(c), _) => c,
-            (None, Some(s)) => 128 + s,
-            (None, None) => 1,
-        }
-    }
-}
-
-/// A forked child blocked before `execve` until [`PendingChild::release`].
+/// A forked child blocked before `execve` until [`Child::release`].
 #[derive(Debug)]
-pub struct PendingChild {
+pub struct Child {
     pid: libc::pid_t,
     /// Write end of the go pipe; closing it without writing makes the child exit (127).
     go: Option<OwnedFd>,
     /// Read end of the exec-error pipe (close-on-exec in the child).
     err: Option<OwnedFd>,
-    reaped: bool,
-}
-
-/// Finds `program` the way `execvp` does: a name with a `/` is used as it is, anything else
-/// is looked up in `$PATH` (default `/usr/local/bin:/usr/bin:/bin`). Returns the first
-/// existing regular file that is executable by someone, else `None`.
-pub fn resolve_program(program: &OsStr) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    if program.as_bytes().contains(&b'/') {
-        return Some(PathBuf::from(program));
-    }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|p| {
-            p.metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+    /// How it ended, once reaped.
+    ended: Option<(Exit, ChildUsage)>,
 }
 
 fn cstring(bytes: &[u8]) -> io::Result<CString> {
@@ -84,11 +45,11 @@ fn cstring(bytes: &[u8]) -> io::Result<CString> {
     })
 }
 
-impl PendingChild {
+impl Child {
     /// Forks a child that will run `path` with `argv` (argv[0] included) and the current
     /// environment once released. The child stays in this process group, so the terminal's
     /// Ctrl-C reaches it as it would without sysmeter.
-    pub fn spawn(path: &Path, argv: &[&OsStr]) -> io::Result<PendingChild> {
+    pub fn spawn(path: &Path, argv: &[&OsStr]) -> io::Result<Child> {
         let c_path = cstring(path.as_os_str().as_bytes())?;
         let c_args = argv
             .iter()
@@ -96,8 +57,8 @@ impl PendingChild {
             .collect::<io::Result<Vec<_>>>()?;
         let mut ptrs: Vec<*const libc::c_char> = c_args.iter().map(|a| a.as_ptr()).collect();
         ptrs.push(std::ptr::null());
-        let (go_read, go_write) = crate::gate::pipe_cloexec()?;
-        let (err_read, err_write) = crate::gate::pipe_cloexec()?;
+        let (go_read, go_write) = super::gate::pipe_cloexec()?;
+        let (err_read, err_write) = super::gate::pipe_cloexec()?;
         // SAFETY: the child runs only `child_body`, which makes async-signal-safe calls on
         // data prepared above (the C strings and `ptrs` outlive the fork in both processes).
         let pid = unsafe { libc::fork() };
@@ -112,11 +73,11 @@ impl PendingChild {
                 };
                 child_body(&c_path, &ptrs, fds)
             }
-            pid => Ok(PendingChild {
+            pid => Ok(Child {
                 pid,
                 go: Some(go_write),
                 err: Some(err_read),
-                reaped: false,
+                ended: None,
             }),
         }
     }
@@ -128,7 +89,7 @@ impl PendingChild {
 
     /// Sends signal `sig` to the child (not after it was reaped, when its pid may be reused).
     pub fn signal(&self, sig: i32) -> io::Result<()> {
-        if self.reaped {
+        if self.ended.is_some() {
             return Err(io::Error::other("the child was already reaped"));
         }
         // SAFETY: `pid` is our own child and not yet reaped, so it cannot be a reused pid.
@@ -171,30 +132,13 @@ impl PendingChild {
     }
 
     /// Waits for the child to end, without blocking when `block` is false (`Ok(None)`: still
-    /// running). Reaps it, so a later drop does nothing.
-    pub fn wait(&mut self, block: bool) -> io::Result<Option<ExitInfo>> {
-        if self.reaped {
-            return Err(io::Error::other("the child was already reaped"));
+    /// running), and reaps it, so a later drop does nothing. Once it ended, every later call
+    /// returns the same answer.
+    pub fn wait(&mut self, block: bool) -> io::Result<Option<(Exit, ChildUsage)>> {
+        if self.ended.is_none() {
+            self.ended = super::wait::reap(self.pid, block)?;
         }
-        let mut status = 0;
-        // SAFETY: an all-zero rusage is a valid value of this plain C struct.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        let flags = if block { 0 } else { libc::WNOHANG };
-        loop {
-            // SAFETY: `status` and `usage` are valid and writable; `pid` is our child.
-            let rc = unsafe { libc::wait4(self.pid, &mut status, flags, &mut usage) };
-            if rc == 0 {
-                return Ok(None);
-            }
-            if rc == self.pid {
-                self.reaped = true;
-                return Ok(Some(exit_info(status, &usage)));
-            }
-            let e = crate::last_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        }
+        Ok(self.ended)
     }
 }
 
@@ -210,26 +154,9 @@ fn syscall_error(n: isize) -> io::Error {
     }
 }
 
-fn timeval_ns(tv: &libc::timeval) -> u64 {
-    (tv.tv_sec.max(0) as u64) * 1_000_000_000 + (tv.tv_usec.max(0) as u64) * 1000
-}
-
-fn exit_info(status: i32, usage: &libc::rusage) -> ExitInfo {
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    let signal = libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status));
-    ExitInfo {
-        code,
-        signal,
-        user_ns: timeval_ns(&usage.ru_utime),
-        system_ns: timeval_ns(&usage.ru_stime),
-        // Linux reports ru_maxrss in KiB.
-        max_rss_bytes: (usage.ru_maxrss.max(0) as u64) * 1024,
-    }
-}
-
-impl Drop for PendingChild {
+impl Drop for Child {
     fn drop(&mut self) {
-        if self.reaped {
+        if self.ended.is_some() {
             return;
         }
         // A child that was never released exits by itself when the go pipe closes; one that
@@ -299,26 +226,26 @@ fn reset_signals() {
 mod tests {
     use super::*;
 
-    fn spawn(args: &[&str]) -> io::Result<PendingChild> {
-        let path = resolve_program(OsStr::new(args[0])).expect("program on PATH");
+    fn spawn(args: &[&str]) -> io::Result<Child> {
         let argv: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
-        PendingChild::spawn(&path, &argv)
+        Child::spawn(Path::new("/bin/sh"), &argv)
     }
 
     #[test]
     fn released_child_runs_and_its_exit_code_comes_back() {
         let mut child = spawn(&["sh", "-c", "exit 7"]).expect("fork");
         child.release().expect("exec");
-        let info = child.wait(true).expect("wait").expect("exited");
-        assert_eq!(info.code, Some(7));
-        assert_eq!(info.shell_code(), 7);
+        let (exit, _) = child.wait(true).expect("wait").expect("exited");
+        assert_eq!(exit, Exit::Exited(7));
+        assert_eq!(exit.shell_code(), 7);
+        // Asking again gives the same answer.
+        assert_eq!(child.wait(false).expect("wait").map(|e| e.0), Some(exit));
     }
 
     #[test]
     fn exec_failure_is_reported_by_release() {
         let argv = [OsStr::new("/nonexistent/program")];
-        let mut child =
-            PendingChild::spawn(Path::new("/nonexistent/program"), &argv).expect("fork");
+        let mut child = Child::spawn(Path::new("/nonexistent/program"), &argv).expect("fork");
         let err = child.release().expect_err("exec must fail");
         assert_eq!(err.raw_os_error(), Some(libc::ENOENT));
     }
@@ -343,18 +270,18 @@ mod tests {
     fn killed_child_reports_its_signal() {
         let mut child = spawn(&["sh", "-c", "kill -TERM $$"]).expect("fork");
         child.release().expect("exec");
-        let info = child.wait(true).expect("wait").expect("exited");
-        assert_eq!(info.signal, Some(libc::SIGTERM));
-        assert_eq!(info.shell_code(), 128 + libc::SIGTERM);
+        let (exit, _) = child.wait(true).expect("wait").expect("exited");
+        assert_eq!(exit.signal(), Some(libc::SIGTERM));
+        assert_eq!(exit.shell_code(), 128 + libc::SIGTERM);
     }
 
     #[test]
-    fn resolve_finds_programs_on_path_and_keeps_paths() {
-        assert!(resolve_program(OsStr::new("sh")).is_some());
-        assert_eq!(
-            resolve_program(OsStr::new("./x")),
-            Some(PathBuf::from("./x"))
-        );
-        assert!(resolve_program(OsStr::new("no-such-program-sysmeter")).is_none());
+    fn a_running_child_is_not_waited_for_without_blocking() {
+        let mut child = spawn(&["sh", "-c", "sleep 30"]).expect("fork");
+        child.release().expect("exec");
+        assert_eq!(child.wait(false).expect("wait"), None);
+        child.signal(libc::SIGKILL).expect("kill");
+        let (exit, _) = child.wait(true).expect("wait").expect("exited");
+        assert_eq!(exit.signal(), Some(libc::SIGKILL));
     }
 }
