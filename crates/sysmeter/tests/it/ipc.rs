@@ -4,16 +4,8 @@
 
 use serde_json::Value;
 
-mod common;
-use common::{bench_json, result, sysmeter};
-
-fn median(r: &Value, name: &str) -> Option<f64> {
-    r["metrics"]
-        .as_array()?
-        .iter()
-        .find(|m| m["name"] == name)
-        .and_then(|m| m["summary"]["median"].as_f64())
-}
+use crate::support::skip::{Cap, Missing};
+use crate::support::{bench_json, finding_keys as keys, median, result, sysmeter};
 
 fn unit(r: &Value, name: &str) -> Option<String> {
     r["metrics"]
@@ -23,14 +15,6 @@ fn unit(r: &Value, name: &str) -> Option<String> {
         .and_then(|m| m["unit"].as_str().map(str::to_string))
 }
 
-fn keys(r: &Value) -> Vec<String> {
-    r["findings"].as_array().map_or(vec![], |f| {
-        f.iter()
-            .filter_map(|x| x["key"].as_str().map(str::to_string))
-            .collect()
-    })
-}
-
 #[test]
 fn bench_ipc_quick_measures_every_transport() {
     let run = bench_json(&["ipc"]);
@@ -38,16 +22,18 @@ fn bench_ipc_quick_measures_every_transport() {
         .as_array()
         .is_some_and(|m| m.iter().any(|x| x["name"] == "round trip 1 B, cross CPU"));
     if !two_cpus {
-        println!("skipped: cross-CPU round trips (this process may use only one CPU)");
+        Missing::new(Cap::Cpus2, "this process may use only one CPU")
+            .skip_part("cross-CPU round trips");
     }
+    let places: &[&str] = if two_cpus {
+        &["same", "cross"]
+    } else {
+        &["same"]
+    };
     for id in ["ipc.pipe", "ipc.unix", "ipc.tcp", "ipc.udp"] {
         let r = result(&run, id);
         assert_eq!(r["status"], "ok", "{r}");
         for size in ["1 B", "1 KiB"] {
-            let mut places = vec!["same"];
-            if two_cpus {
-                places.push("cross");
-            }
             for place in places {
                 let name = format!("round trip {size}, {place} CPU");
                 let m = median(r, &name).unwrap_or_else(|| panic!("{id}: {name} missing"));
@@ -56,11 +42,7 @@ fn bench_ipc_quick_measures_every_transport() {
                 assert_eq!(unit(r, &name).as_deref(), Some("ns"));
             }
         }
-        let mut readers = vec!["same"];
-        if two_cpus {
-            readers.push("cross");
-        }
-        for place in readers {
+        for place in places {
             let name = format!("bandwidth, reader {place} CPU");
             let bw = median(r, &name).unwrap_or_else(|| panic!("{id}: {name} missing"));
             assert_eq!(unit(r, &name).as_deref(), Some("bytes_per_sec"));

@@ -2,16 +2,14 @@
 //! slow hello), ten thousand random and truncated requests without a crash or a hang, a
 //! clean stop on SIGINT, and the net group measured against it.
 
-mod common;
-mod serve_support;
-
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use common::{bench_json, sysmeter};
 use serde_json::Value;
-use serve_support::Serve;
+
+use crate::support::serve::{Serve, check_net_results};
+use crate::support::{bench_json, sysmeter};
 
 /// Send `line`, half-close, and return the server's answer line.
 fn ask(addr: SocketAddr, line: &[u8]) -> String {
@@ -184,7 +182,7 @@ fn the_net_group_measures_against_a_loopback_server() {
     let server = Serve::start(&["--bind", "127.0.0.1:0", "--token", "tok"]);
     let addr = server.addr.to_string();
     let run = bench_json(&["net", "--remote", &addr, "--token", "tok"]);
-    serve_support::check_net_results(&run);
+    check_net_results(&run);
 }
 
 #[test]
