@@ -22,6 +22,28 @@ fn bin() -> std::path::PathBuf {
     assert_cmd::cargo::cargo_bin("sysmeter")
 }
 
+/// Starts `sysmeter bench ARGS --format json` with stdout and stderr made by `io`.
+fn start_bench(args: &[&str], io: fn() -> Stdio) -> std::process::Child {
+    Command::new(bin())
+        .arg("bench")
+        .args(args)
+        .args(["--format", "json"])
+        .env("NO_COLOR", "1")
+        .stdout(io())
+        .stderr(io())
+        .spawn()
+        .expect("start bench")
+}
+
+/// Sends SIGINT to `pid`, as Ctrl-C in a terminal would.
+fn sigint(pid: u32) {
+    let status = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+}
+
 fn stored_results(db: &std::path::Path) -> u64 {
     let out = Command::new(bin())
         .args(["history", "--format", "json", "--db"])
@@ -50,14 +72,8 @@ fn sigint_mid_run_keeps_finished_results_and_exits_130() {
     let db = dir.path().join("runs.db");
     // The default profile takes long enough that the signal lands mid-run; os.ctxsw (with
     // its echo children) runs last.
-    let mut child = Command::new(bin())
-        .args(["bench", "cpu", "os", "--format", "json", "--db"])
-        .arg(&db)
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start bench");
+    let db_arg = db.to_str().expect("UTF-8 temp path");
+    let mut child = start_bench(&["cpu", "os", "--db", db_arg], Stdio::piped);
     let pid = child.id();
     let deadline = Instant::now() + Duration::from_secs(120);
     while stored_results(&db) < 2 {
@@ -74,11 +90,7 @@ fn sigint_mid_run_keeps_finished_results_and_exits_130() {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    let status = Command::new("kill")
-        .args(["-INT", &pid.to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
+    sigint(pid);
     let out = child.wait_with_output().expect("wait for bench");
     assert_eq!(
         out.status.code(),
@@ -143,13 +155,7 @@ fn alive(pid: u32) -> bool {
 #[test]
 fn sigint_during_bench_ipc_leaves_no_child_behind() {
     let _alone = alone();
-    let mut child = Command::new(bin())
-        .args(["bench", "ipc", "--no-store", "--format", "json"])
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start bench");
+    let mut child = start_bench(&["ipc", "--no-store"], Stdio::null);
     let pid = child.id();
     // Wait until a peer process exists, so the signal lands while one is running.
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -166,11 +172,7 @@ fn sigint_during_bench_ipc_leaves_no_child_behind() {
         seen = children(pid);
         std::thread::sleep(Duration::from_millis(20));
     }
-    let status = Command::new("kill")
-        .args(["-INT", &pid.to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
+    sigint(pid);
     let until = Instant::now() + Duration::from_secs(30);
     let code = loop {
         if let Some(st) = child.try_wait().expect("poll") {

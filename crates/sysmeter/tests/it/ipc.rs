@@ -5,7 +5,8 @@
 use serde_json::Value;
 
 use crate::support::skip::{Cap, Missing};
-use crate::support::{bench_json, finding_keys as keys, median, result, sysmeter};
+use crate::support::{BENCH_JSON, bench_json, finding_keys as keys, json_out_code, median};
+use crate::support::{result, sysmeter};
 
 fn unit(r: &Value, name: &str) -> Option<String> {
     r["metrics"]
@@ -91,24 +92,12 @@ fn net_group_without_remote_is_skipped_with_a_hint() {
 #[test]
 fn an_unreachable_remote_fails_with_a_clear_message() {
     // Port 1 on loopback: nothing listens there, so connect is refused at once.
-    let out = sysmeter()
-        .args([
-            "bench",
-            "--quick",
-            "--no-store",
-            "--format",
-            "json",
-            "--only",
-            "net.rtt",
-            "--remote",
-            "127.0.0.1:1",
-        ])
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let run: Value = serde_json::from_slice(&out).expect("JSON");
+    let mut bench = sysmeter();
+    bench.args(BENCH_JSON);
+    let run = json_out_code(
+        bench.args(["--only", "net.rtt", "--remote", "127.0.0.1:1"]),
+        1,
+    );
     let r = result(&run, "net.rtt");
     assert_eq!(r["status"], "failed");
     let e = r["error"].as_str().unwrap_or("");

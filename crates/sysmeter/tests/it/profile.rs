@@ -27,6 +27,11 @@ fn compile(dir: &Path, name: &str, extra: &[&str]) -> Result<PathBuf, Missing> {
     compile_fixture(name, dir, extra)
 }
 
+/// The run record `profile --out` wrote to `path`.
+fn read_run(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).expect("report")).expect("JSON report")
+}
+
 /// The 70/30 fixture.
 fn fixture(dir: &Path) -> Result<PathBuf, Missing> {
     compile(dir, "profile_split", &[])
@@ -255,8 +260,7 @@ fn children_are_followed_and_stdout_and_exit_code_pass_through() {
         .get_output()
         .clone();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "from-the-command\n");
-    let run: Value =
-        serde_json::from_slice(&std::fs::read(&json_path).expect("report")).expect("JSON report");
+    let run = read_run(&json_path);
     let flat = result(&run, "profile.flat");
     assert!(
         metric(flat, "hot_a").is_some_and(|n| n > 0.0),
@@ -318,8 +322,7 @@ fn library_loaded_late_and_unloaded_is_still_named() {
         .arg("150")
         .assert()
         .success();
-    let run: Value =
-        serde_json::from_slice(&std::fs::read(&json_path).expect("report")).expect("JSON report");
+    let run = read_run(&json_path);
     let main = result(&run, "profile");
     let flat: Value = serde_json::from_str(artifact(main, "flat")).expect("flat JSON");
     let late = flat

@@ -6,10 +6,8 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use crate::support::serve::{Serve, check_net_results};
-use crate::support::{bench_json, sysmeter};
+use crate::support::{BENCH_JSON, bench_json, json_out_code, sysmeter};
 
 /// Send `line`, half-close, and return the server's answer line.
 fn ask(addr: SocketAddr, line: &[u8]) -> String {
@@ -189,17 +187,16 @@ fn the_net_group_measures_against_a_loopback_server() {
 fn a_wrong_token_fails_the_net_group_with_the_servers_reason() {
     // The token comes from SYSMETER_TOKEN here and from --token above: both reach the server.
     let server = Serve::start(&["--bind", "127.0.0.1:0", "--token", "tok"]);
-    let out = sysmeter()
-        .args(["bench", "--quick", "--no-store", "--format", "json"])
-        .args(["--only", "net.rtt", "--remote"])
-        .arg(server.addr.to_string())
-        .env("SYSMETER_TOKEN", "wrong")
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let run: Value = serde_json::from_slice(&out).expect("JSON");
+    let mut bench = sysmeter();
+    bench
+        .args(BENCH_JSON)
+        .args(["--only", "net.rtt", "--remote"]);
+    let run = json_out_code(
+        bench
+            .arg(server.addr.to_string())
+            .env("SYSMETER_TOKEN", "wrong"),
+        1,
+    );
     let result = &run["results"][0];
     assert_eq!(result["status"], "failed", "{result}");
     let error = result["error"].as_str().unwrap_or_default();

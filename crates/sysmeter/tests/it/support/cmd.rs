@@ -13,13 +13,12 @@ pub fn sysmeter() -> assert_cmd::Command {
     c
 }
 
+/// The arguments of a quick bench that prints its record as JSON and stores nothing.
+pub const BENCH_JSON: [&str; 5] = ["bench", "--quick", "--no-store", "--format", "json"];
+
 /// `sysmeter bench --quick --no-store --format json ARGS`, which must succeed; its record.
 pub fn bench_json(args: &[&str]) -> Value {
-    json_out(
-        sysmeter()
-            .args(["bench", "--quick", "--no-store", "--format", "json"])
-            .args(args),
-    )
+    json_out(sysmeter().args(BENCH_JSON).args(args))
 }
 
 /// Parses command output as JSON (panics when it is not).
@@ -29,7 +28,12 @@ pub fn json_of(out: &[u8]) -> Value {
 
 /// Runs `cmd`, which must succeed, and returns its stdout parsed as JSON.
 pub fn json_out(cmd: &mut assert_cmd::Command) -> Value {
-    json_of(&cmd.assert().success().get_output().stdout)
+    json_out_code(cmd, 0)
+}
+
+/// Runs `cmd`, which must exit with `code`, and returns its stdout parsed as JSON.
+pub fn json_out_code(cmd: &mut assert_cmd::Command, code: i32) -> Value {
+    json_of(&cmd.assert().code(code).get_output().stdout)
 }
 
 /// Runs `cmd`, which must succeed, and returns its stdout as text (which must be UTF-8).

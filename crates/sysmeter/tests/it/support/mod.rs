@@ -13,7 +13,9 @@ pub mod record;
 pub mod serve;
 pub mod skip;
 
-pub use cmd::{bench_json, json_of, json_out, stderr_of, stdout_of, sysmeter};
+pub use cmd::{
+    BENCH_JSON, bench_json, json_of, json_out, json_out_code, stderr_of, stdout_of, sysmeter,
+};
 pub use needs::{compile_fixture, is_root};
 pub use record::{finding_keys, median, result};
 pub(crate) use skip::{need, skip};
