@@ -44,14 +44,18 @@ fn sigint(pid: u32) {
     assert!(status.success());
 }
 
-fn stored_results(db: &std::path::Path) -> u64 {
+/// `history --format json` of `db` (null while there is no database yet).
+fn history(db: &std::path::Path) -> Value {
     let out = Command::new(bin())
         .args(["history", "--format", "json", "--db"])
         .arg(db)
         .output()
         .expect("run history");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    v[0]["experiments"].as_u64().unwrap_or(0)
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+fn stored_results(db: &std::path::Path) -> u64 {
+    history(db)[0]["experiments"].as_u64().unwrap_or(0)
 }
 
 /// Processes (other than `except`) whose executable is the sysmeter binary.
@@ -110,11 +114,7 @@ fn sigint_mid_run_keeps_finished_results_and_exits_130() {
             .iter()
             .all(|r| r["status"] == "ok")
     );
-    let history = Command::new(bin())
-        .args(["history", "--format", "json", "--db"])
-        .arg(&db)
-        .output();
-    let history: Value = serde_json::from_slice(&history.expect("history").stdout).expect("json");
+    let history = history(&db);
     assert_eq!(history[0]["interrupted"], true);
     assert_eq!(
         history[0]["experiments"].as_u64(),

@@ -17,7 +17,7 @@ use sysmeter::store::{DB_SCHEMA_VERSION, DbTarget, Store, StoreError};
 use crate::support::pg::{
     awkward_run, bench_concurrently, open, pg_columns, sqlite_columns, sysmeter_as, test_db,
 };
-use crate::support::{json_of, json_out, need, stdout_of};
+use crate::support::{json_of, json_out, need, stderr_of, stdout_of};
 
 #[test]
 fn bench_run_round_trips_through_the_binary() {
@@ -67,14 +67,8 @@ fn two_machines_write_concurrently_and_are_queried_together() {
             .to_string()
     };
 
-    let all = json_out(sysmeter_as("gamma").args([
-        "history",
-        "--all-hosts",
-        "--format",
-        "json",
-        "--db",
-        &db.url,
-    ]));
+    let history_json = ["history", "--format", "json", "--db", &db.url];
+    let all = json_out(sysmeter_as("gamma").args(history_json).arg("--all-hosts"));
     let mut hosts: Vec<&str> = all
         .as_array()
         .expect("list")
@@ -88,8 +82,7 @@ fn two_machines_write_concurrently_and_are_queried_together() {
 
     // By default a machine sees its own runs, and `latest` is its own latest run.
     for host in ["alpha", "beta"] {
-        let own =
-            json_out(sysmeter_as(host).args(["history", "--format", "json", "--db", &db.url]));
+        let own = json_out(sysmeter_as(host).args(history_json));
         assert_eq!(own.as_array().map(Vec::len), Some(1), "{own}");
         assert_eq!(own[0]["id"].as_str(), Some(id(host).as_str()));
         let mut latest = sysmeter_as(host);
@@ -97,20 +90,17 @@ fn two_machines_write_concurrently_and_are_queried_together() {
         assert_eq!(stdout_of(&mut latest), printed[host]);
     }
     // Any run loads by id from any machine.
-    let other = stdout_of(sysmeter_as("alpha").args([
-        "show",
-        &id("beta"),
-        "--format",
-        "json",
-        "--db",
-        &db.url,
-    ]));
+    let beta = id("beta");
+    let other = stdout_of(
+        sysmeter_as("alpha")
+            .args(["show", &beta, "--format", "json"])
+            .args(["--db", &db.url]),
+    );
     assert_eq!(other, printed["beta"]);
-    let none = sysmeter_as("gamma")
-        .args(["show", "latest", "--db", &db.url])
-        .assert()
-        .code(1);
-    let err = String::from_utf8_lossy(&none.get_output().stderr).to_string();
+    let err = stderr_of(
+        sysmeter_as("gamma").args(["show", "latest", "--db", &db.url]),
+        1,
+    );
     assert!(
         err.contains("no run 'latest' of host gamma") && err.contains("--all-hosts"),
         "{err}"

@@ -107,11 +107,14 @@ struct FuseMount {
 
 impl Drop for FuseMount {
     fn drop(&mut self) {
-        let _ = StdCommand::new("fusermount")
+        let unmounted = StdCommand::new("fusermount")
             .arg("-u")
             .arg(&self.dst)
-            .status();
-        let _ = StdCommand::new("umount").arg(&self.dst).status();
+            .status()
+            .is_ok_and(|s| s.success());
+        if !unmounted {
+            let _ = StdCommand::new("umount").arg(&self.dst).status();
+        }
     }
 }
 
