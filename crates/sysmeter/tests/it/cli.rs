@@ -1,15 +1,10 @@
 //! Integration tests that drive the `sysmeter` binary: list, host, bench of one experiment
 //! per group in every output format, history/show, and usage errors (exit 2).
 
-mod common;
-use common::{stdout_of, sysmeter};
-
 use predicates::prelude::*;
 use serde_json::Value;
 
-fn json_of(out: &[u8]) -> Value {
-    serde_json::from_slice(out).expect("stdout is JSON")
-}
+use crate::support::{json_out, stdout_of, sysmeter};
 
 #[test]
 fn list_names_every_experiment_and_group() {
@@ -42,28 +37,14 @@ fn list_names_every_experiment_and_group() {
     for id in ids {
         assert!(text.contains(id), "missing {id} in:\n{text}");
     }
-    let out = sysmeter()
-        .args(["list", "--format", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v = json_of(&out);
+    let v = json_out(sysmeter().args(["list", "--format", "json"]));
     assert_eq!(v.as_array().map(Vec::len), Some(ids.len()));
     assert!(v[0]["title"].as_str().is_some_and(|t| !t.is_empty()));
 }
 
 #[test]
 fn host_describes_this_machine_in_text_and_json() {
-    let out = sysmeter()
-        .args(["host", "--format", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v = json_of(&out);
+    let v = json_out(sysmeter().args(["host", "--format", "json"]));
     let threads = v["cpu"]["threads"].as_u64().expect("cpu.threads");
     let available = std::thread::available_parallelism()
         .map(|n| n.get() as u64)
@@ -85,16 +66,10 @@ fn host_describes_this_machine_in_text_and_json() {
     assert!(text.to_lowercase().contains("cpu"));
 }
 
-fn bench_json(db: &std::path::Path, id: &str) -> Value {
-    let out = sysmeter()
-        .args(["bench", "--quick", "--only", id, "--format", "json", "--db"])
-        .arg(db)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    json_of(&out)
+fn bench_into(db: &std::path::Path, id: &str) -> Value {
+    let mut bench = sysmeter();
+    bench.args(["bench", "--quick", "--only", id, "--format", "json", "--db"]);
+    json_out(bench.arg(db))
 }
 
 fn assert_complete_result(run: &Value, id: &str) {
@@ -139,34 +114,27 @@ fn bench_one_experiment_per_group_stores_and_reports() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("runs.db");
     for id in ["cpu.loop", "os.syscall"] {
-        let run = bench_json(&db, id);
+        let run = bench_into(&db, id);
         assert_complete_result(&run, id);
     }
-    let out = sysmeter()
-        .args(["history", "--format", "json", "--db"])
-        .arg(&db)
-        .assert()
-        .success();
-    let v = json_of(&out.get_output().stdout);
+    let v = json_out(
+        sysmeter()
+            .args(["history", "--format", "json", "--db"])
+            .arg(&db),
+    );
     let runs = v.as_array().expect("history list");
     assert_eq!(runs.len(), 2);
     assert!(
         runs.iter()
             .all(|r| r["ok"] == 1 && r["interrupted"] == false)
     );
-    let text = sysmeter()
-        .args(["history", "--db"])
-        .arg(&db)
-        .assert()
-        .success();
-    let text = String::from_utf8_lossy(&text.get_output().stdout).to_string();
+    let text = stdout_of(sysmeter().args(["history", "--db"]).arg(&db));
     assert!(text.contains(runs[0]["id"].as_str().expect("id")));
-    let shown = sysmeter()
-        .args(["show", "latest", "--format", "json", "--db"])
-        .arg(&db)
-        .assert()
-        .success();
-    let shown = json_of(&shown.get_output().stdout);
+    let shown = json_out(
+        sysmeter()
+            .args(["show", "latest", "--format", "json", "--db"])
+            .arg(&db),
+    );
     assert_eq!(shown["id"], runs[0]["id"]);
     assert_eq!(shown["results"][0]["id"], "os.syscall");
 }
@@ -175,19 +143,8 @@ fn bench_one_experiment_per_group_stores_and_reports() {
 fn every_output_format_parses() {
     let dir = tempfile::tempdir().expect("tempdir");
     let run = |fmt: &str| {
-        let out = sysmeter()
-            .args([
-                "bench",
-                "--quick",
-                "--only",
-                "cpu.loop",
-                "--no-store",
-                "--format",
-                fmt,
-            ])
-            .assert()
-            .success();
-        String::from_utf8(out.get_output().stdout.clone()).expect("utf-8")
+        let bench = ["bench", "--quick", "--only", "cpu.loop", "--no-store"];
+        stdout_of(sysmeter().args(bench).args(["--format", fmt]))
     };
     let v: Value = serde_json::from_str(&run("json")).expect("json parses");
     assert_eq!(v["results"][0]["id"], "cpu.loop");

@@ -7,65 +7,34 @@
 //! attaching with `-p` leaves the process running, the stored run renders in every format,
 //! and bad targets are usage errors.
 //!
-//! Tests that sample need perf events (and `cc` for the fixture): they print `skipped:` with
-//! the reason and return when either is missing.
-
-mod common;
-use common::{compile_fixture, stdout_of, sysmeter};
+//! Tests that sample need perf events and `cc` for the fixture (capabilities `perf`, `cc`).
+//! Sampling tests hold [`exclusive`]: CPU-bound work of parallel tests would contend for
+//! the CPUs and push samples into the scheduler (see [`check_split`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use serde_json::Value;
 
-/// Compiles fixture `name.c` with `extra` flags after checking perf events are permitted;
-/// `Err` says why the test must be skipped.
-fn compile(dir: &Path, name: &str, extra: &[&str]) -> Result<PathBuf, String> {
-    sysmeter::diagnose::profile::perf_available()
-        .map_err(|e| format!("perf events are not permitted here: {e}"))?;
+use crate::support::needs::perf;
+use crate::support::skip::Missing;
+use crate::support::sysmeter;
+use crate::support::{compile_fixture, exclusive, median as metric, need, result, stdout_of};
+
+/// Compiles fixture `name.c` with `extra` flags after checking perf events are permitted.
+fn compile(dir: &Path, name: &str, extra: &[&str]) -> Result<PathBuf, Missing> {
+    perf()?;
     compile_fixture(name, dir, extra)
 }
 
+/// The run record `profile --out` wrote to `path`.
+fn read_run(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).expect("report")).expect("JSON report")
+}
+
 /// The 70/30 fixture.
-fn fixture(dir: &Path) -> Result<PathBuf, String> {
+fn fixture(dir: &Path) -> Result<PathBuf, Missing> {
     compile(dir, "profile_split", &[])
-}
-
-/// Sampling tests run one at a time: CPU-bound fixtures of parallel tests would contend for
-/// the CPUs and push samples into the scheduler (see [`check_split`]).
-static SAMPLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn sampling_lock() -> std::sync::MutexGuard<'static, ()> {
-    SAMPLING
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-macro_rules! fixture_or_skip {
-    ($dir:expr) => {
-        match fixture($dir) {
-            Ok(p) => p,
-            Err(reason) => {
-                println!("skipped: {reason}");
-                return;
-            }
-        }
-    };
-}
-
-fn result<'a>(run: &'a Value, id: &str) -> &'a Value {
-    run["results"]
-        .as_array()
-        .and_then(|r| r.iter().find(|x| x["id"] == id))
-        .unwrap_or_else(|| panic!("no result {id} in {run}"))
-}
-
-fn metric(result: &Value, name: &str) -> Option<f64> {
-    result["metrics"]
-        .as_array()?
-        .iter()
-        .find(|m| m["name"] == name)?["summary"]["median"]
-        .as_f64()
 }
 
 fn artifact<'a>(result: &'a Value, name: &str) -> &'a str {
@@ -247,9 +216,9 @@ fn check_show(db: &Path) {
 
 #[test]
 fn fixture_split_call_graph_and_flame_graph() {
-    let _serial = sampling_lock();
+    let _alone = exclusive();
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = fixture_or_skip!(dir.path());
+    let prog = need!(fixture(dir.path()));
     let path = |name: &str| dir.path().join(name);
     sysmeter()
         .args(["profile", "-F", "2999", "--format", "json", "--db"])
@@ -277,9 +246,9 @@ fn fixture_split_call_graph_and_flame_graph() {
 
 #[test]
 fn children_are_followed_and_stdout_and_exit_code_pass_through() {
-    let _serial = sampling_lock();
+    let _alone = exclusive();
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = fixture_or_skip!(dir.path());
+    let prog = need!(fixture(dir.path()));
     let json_path = dir.path().join("run.json");
     let script = format!("{} 150 && echo from-the-command && exit 3", prog.display());
     let out = sysmeter()
@@ -291,8 +260,7 @@ fn children_are_followed_and_stdout_and_exit_code_pass_through() {
         .get_output()
         .clone();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "from-the-command\n");
-    let run: Value =
-        serde_json::from_slice(&std::fs::read(&json_path).expect("report")).expect("JSON report");
+    let run = read_run(&json_path);
     let flat = result(&run, "profile.flat");
     assert!(
         metric(flat, "hot_a").is_some_and(|n| n > 0.0),
@@ -302,9 +270,9 @@ fn children_are_followed_and_stdout_and_exit_code_pass_through() {
 
 #[test]
 fn attaching_to_a_pid_samples_it_and_leaves_it_running() {
-    let _serial = sampling_lock();
+    let _alone = exclusive();
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = fixture_or_skip!(dir.path());
+    let prog = need!(fixture(dir.path()));
     let mut child = std::process::Command::new(&prog)
         .arg("100000")
         .stdout(Stdio::null())
@@ -332,7 +300,7 @@ fn attaching_to_a_pid_samples_it_and_leaves_it_running() {
 
 #[test]
 fn library_loaded_late_and_unloaded_is_still_named() {
-    let _serial = sampling_lock();
+    let _alone = exclusive();
     let dir = tempfile::tempdir().expect("tempdir");
     // The library is built from the same source into a subdirectory, then named like one.
     let libdir = dir.path().join("lib");
@@ -343,13 +311,7 @@ fn library_loaded_late_and_unloaded_is_still_named() {
         std::fs::rename(built, &lib).expect("rename the library");
         Ok((lib, compile(dir.path(), "profile_late", &["-ldl"])?))
     });
-    let (lib, prog) = match built {
-        Ok(b) => b,
-        Err(reason) => {
-            println!("skipped: {reason}");
-            return;
-        }
-    };
+    let (lib, prog) = need!(built);
     let json_path = dir.path().join("run.json");
     sysmeter()
         .args(["profile", "--no-store", "--format", "json", "--out"])
@@ -360,8 +322,7 @@ fn library_loaded_late_and_unloaded_is_still_named() {
         .arg("150")
         .assert()
         .success();
-    let run: Value =
-        serde_json::from_slice(&std::fs::read(&json_path).expect("report")).expect("JSON report");
+    let run = read_run(&json_path);
     let main = result(&run, "profile");
     let flat: Value = serde_json::from_str(artifact(main, "flat")).expect("flat JSON");
     let late = flat

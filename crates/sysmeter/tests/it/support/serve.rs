@@ -1,8 +1,6 @@
 //! A `sysmeter serve` child for tests: started with arguments, its address read from the
 //! first line it prints, stopped with SIGINT (then SIGKILL) and reaped when dropped.
 
-#![allow(dead_code)]
-
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, ExitStatus, Stdio};

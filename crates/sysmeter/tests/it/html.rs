@@ -1,10 +1,7 @@
 //! Integration tests of `sysmeter report`: the HTML page and Markdown of a real
 //! `bench --quick cpu.loop os.syscall mem.latency` run (from the database and from a JSON
 //! file), escaping and flame graphs through a JSON file, usage errors, and the page loaded in
-//! headless Chromium (skipped with the reason where Chromium is missing or cannot start).
-
-mod common;
-use common::sysmeter;
+//! headless Chromium (`skip!` with capability `chromium` where it is missing or cannot start).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -13,6 +10,9 @@ use std::time::{Duration, Instant};
 
 use sysmeter::model::fixture::sample_run;
 use sysmeter::model::{Artifact, RunRecord};
+
+use crate::support::skip::{Cap, Missing};
+use crate::support::{need, sysmeter};
 
 /// The experiments of the real run: a bar chart each, and the latency curves.
 const EXPERIMENTS: [&str; 3] = ["cpu.loop", "os.syscall", "mem.latency"];
@@ -248,7 +248,7 @@ impl Drop for Browser {
 }
 
 /// The Chromium binary on PATH, or why there is none.
-fn find_chromium() -> Result<PathBuf, String> {
+fn find_chromium() -> Result<PathBuf, Missing> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     for name in ["chromium", "chromium-browser", "google-chrome"] {
         for dir in std::env::split_paths(&path) {
@@ -258,7 +258,10 @@ fn find_chromium() -> Result<PathBuf, String> {
             }
         }
     }
-    Err("chromium is not installed (Debian: apt-get install chromium; .ci/run does)".into())
+    Err(Missing::new(
+        Cap::Chromium,
+        "chromium is not installed (Debian: apt-get install chromium; .ci/run does)",
+    ))
 }
 
 /// Loads `page` in headless Chromium with `--dump-dom`: (DOM, browser log), or why Chromium
@@ -321,10 +324,7 @@ fn load_in_chromium(bin: &Path, page: &Path, profile: &Path) -> Result<(String, 
 
 #[test]
 fn html_report_of_a_real_run_loads_in_headless_chromium() {
-    let bin = match find_chromium() {
-        Ok(bin) => bin,
-        Err(reason) => return println!("skipped: {reason}"),
-    };
+    let bin = need!(find_chromium());
     let dir = tempfile::tempdir().expect("tempdir");
     let (_, json) = bench(dir.path());
     let mut run: RunRecord =
@@ -335,10 +335,8 @@ fn html_report_of_a_real_run_loads_in_headless_chromium() {
     std::fs::write(&json, serde_json::to_string(&run).expect("serialise")).expect("write");
     let html = report_html(path_arg(&json), None, dir.path(), "page");
     let profile = dir.path().join("chromium-profile");
-    let (dom, log) = match load_in_chromium(&bin, &dir.path().join("page.html"), &profile) {
-        Ok(loaded) => loaded,
-        Err(reason) => return println!("skipped: {reason}"),
-    };
+    let loaded = load_in_chromium(&bin, &dir.path().join("page.html"), &profile);
+    let (dom, log) = need!(loaded.map_err(|reason| Missing::new(Cap::Chromium, reason)));
     let charts = html.matches("<svg class=\"chart\"").count();
     assert!(charts >= 4);
     assert_eq!(

@@ -2,9 +2,6 @@
 //! with a known slowdown and on stored runs, `export` in every format, `completions`, the
 //! committed man page, NO_COLOR and the exit codes of SPEC §7.
 
-mod common;
-use common::sysmeter;
-
 use std::path::{Path, PathBuf};
 
 use predicates::prelude::*;
@@ -13,9 +10,7 @@ use sysmeter::model::RunRecord;
 use sysmeter::model::fixture::sample_run;
 use sysmeter::stats::summarize;
 
-fn json_of(out: &[u8]) -> Value {
-    serde_json::from_slice(out).expect("stdout is JSON")
-}
+use crate::support::{json_of, json_out, sysmeter};
 
 /// Seeded samples around `median` with 3% Gaussian noise and an occasional slow outlier,
 /// like real timings. Independent of the code under test (own Box–Muller).
@@ -144,14 +139,11 @@ fn compare_reads_standard_input_and_lists_machine_differences_first() {
 
 /// Runs `bench --quick --only cpu.loop` into `db` and returns the run id.
 fn bench_into(db: &Path) -> String {
-    let out = sysmeter()
-        .args([
-            "bench", "--quick", "--only", "cpu.loop", "--format", "json", "--db",
-        ])
-        .arg(db)
-        .assert()
-        .success();
-    json_of(&out.get_output().stdout)["id"]
+    let mut bench = sysmeter();
+    bench.args([
+        "bench", "--quick", "--only", "cpu.loop", "--format", "json", "--db",
+    ]);
+    json_out(bench.arg(db))["id"]
         .as_str()
         .expect("run id")
         .to_string()

@@ -2,19 +2,13 @@
 //! shell completions and man page, NO_COLOR under a real terminal, and the exit codes of
 //! SPEC §7 (0 success, 1 failure or regression, 2 usage error; 130 is in interrupt.rs).
 
-mod common;
-use common::sysmeter;
-
 use std::path::Path;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use sysmeter::model::RunRecord;
 
-fn stdout_of(cmd: &mut Command) -> String {
-    let out = cmd.assert().success();
-    String::from_utf8(out.get_output().stdout.clone()).expect("utf-8")
-}
+use crate::support::skip::{Cap, Missing};
+use crate::support::{need, stdout_of, sysmeter};
 
 /// A database holding one real `bench --quick --only cpu.loop` run, and that run as printed.
 fn db_with_run(dir: &Path) -> (std::path::PathBuf, RunRecord) {
@@ -165,8 +159,8 @@ fn exit_codes_follow_the_spec() {
 }
 
 /// Runs `command` (a shell command line) under a pseudo-terminal with `script`, with
-/// NO_COLOR set or not; `None` when `script` is not available.
-fn in_terminal(command: &str, no_color: bool) -> Option<String> {
+/// NO_COLOR set or not; `Err` when `script` is not available.
+fn in_terminal(command: &str, no_color: bool) -> Result<String, Missing> {
     let mut c = std::process::Command::new("script");
     c.args(["-qec", command, "/dev/null"])
         .env_remove("SYSMETER_DB");
@@ -175,13 +169,16 @@ fn in_terminal(command: &str, no_color: bool) -> Option<String> {
     } else {
         c.env_remove("NO_COLOR");
     }
-    let out = c.output().ok()?;
+    let out = c.output().map_err(|e| {
+        let why = format!("`script` (util-linux) is not runnable ({e}), so no terminal to test in");
+        Missing::new(Cap::Script, why)
+    })?;
     assert!(
         out.status.success(),
         "{command}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    Some(String::from_utf8_lossy(&out.stdout).to_string())
+    Ok(String::from_utf8_lossy(&out.stdout).to_string())
 }
 
 /// Whether `text` holds an SGR (colour / bold) escape sequence.
@@ -197,10 +194,10 @@ fn no_color_is_honoured_on_a_terminal() {
     let (db, run) = db_with_run(dir.path());
     let bin = assert_cmd::cargo::cargo_bin("sysmeter");
     let (bin, db) = (bin.display(), db.display());
-    let Some(colored) = in_terminal(&format!("'{bin}' show latest --db '{db}'"), false) else {
-        println!("skipped: `script` (util-linux) is not installed, so no terminal to test in");
-        return;
-    };
+    let colored = need!(in_terminal(
+        &format!("'{bin}' show latest --db '{db}'"),
+        false
+    ));
     // Without NO_COLOR a terminal gets bold headers: the check below can see escapes.
     assert!(has_sgr(&colored), "{colored}");
     let commands = [

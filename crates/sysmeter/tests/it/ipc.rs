@@ -4,16 +4,9 @@
 
 use serde_json::Value;
 
-mod common;
-use common::{bench_json, result, sysmeter};
-
-fn median(r: &Value, name: &str) -> Option<f64> {
-    r["metrics"]
-        .as_array()?
-        .iter()
-        .find(|m| m["name"] == name)
-        .and_then(|m| m["summary"]["median"].as_f64())
-}
+use crate::support::skip::{Cap, Missing};
+use crate::support::{BENCH_JSON, bench_json, finding_keys as keys, json_out_code, median};
+use crate::support::{result, sysmeter};
 
 fn unit(r: &Value, name: &str) -> Option<String> {
     r["metrics"]
@@ -23,14 +16,6 @@ fn unit(r: &Value, name: &str) -> Option<String> {
         .and_then(|m| m["unit"].as_str().map(str::to_string))
 }
 
-fn keys(r: &Value) -> Vec<String> {
-    r["findings"].as_array().map_or(vec![], |f| {
-        f.iter()
-            .filter_map(|x| x["key"].as_str().map(str::to_string))
-            .collect()
-    })
-}
-
 #[test]
 fn bench_ipc_quick_measures_every_transport() {
     let run = bench_json(&["ipc"]);
@@ -38,16 +23,18 @@ fn bench_ipc_quick_measures_every_transport() {
         .as_array()
         .is_some_and(|m| m.iter().any(|x| x["name"] == "round trip 1 B, cross CPU"));
     if !two_cpus {
-        println!("skipped: cross-CPU round trips (this process may use only one CPU)");
+        Missing::new(Cap::Cpus2, "this process may use only one CPU")
+            .skip_part("cross-CPU round trips");
     }
+    let places: &[&str] = if two_cpus {
+        &["same", "cross"]
+    } else {
+        &["same"]
+    };
     for id in ["ipc.pipe", "ipc.unix", "ipc.tcp", "ipc.udp"] {
         let r = result(&run, id);
         assert_eq!(r["status"], "ok", "{r}");
         for size in ["1 B", "1 KiB"] {
-            let mut places = vec!["same"];
-            if two_cpus {
-                places.push("cross");
-            }
             for place in places {
                 let name = format!("round trip {size}, {place} CPU");
                 let m = median(r, &name).unwrap_or_else(|| panic!("{id}: {name} missing"));
@@ -56,11 +43,7 @@ fn bench_ipc_quick_measures_every_transport() {
                 assert_eq!(unit(r, &name).as_deref(), Some("ns"));
             }
         }
-        let mut readers = vec!["same"];
-        if two_cpus {
-            readers.push("cross");
-        }
-        for place in readers {
+        for place in places {
             let name = format!("bandwidth, reader {place} CPU");
             let bw = median(r, &name).unwrap_or_else(|| panic!("{id}: {name} missing"));
             assert_eq!(unit(r, &name).as_deref(), Some("bytes_per_sec"));
@@ -109,24 +92,12 @@ fn net_group_without_remote_is_skipped_with_a_hint() {
 #[test]
 fn an_unreachable_remote_fails_with_a_clear_message() {
     // Port 1 on loopback: nothing listens there, so connect is refused at once.
-    let out = sysmeter()
-        .args([
-            "bench",
-            "--quick",
-            "--no-store",
-            "--format",
-            "json",
-            "--only",
-            "net.rtt",
-            "--remote",
-            "127.0.0.1:1",
-        ])
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let run: Value = serde_json::from_slice(&out).expect("JSON");
+    let mut bench = sysmeter();
+    bench.args(BENCH_JSON);
+    let run = json_out_code(
+        bench.args(["--only", "net.rtt", "--remote", "127.0.0.1:1"]),
+        1,
+    );
     let r = result(&run, "net.rtt");
     assert_eq!(r["status"], "failed");
     let e = r["error"].as_str().unwrap_or("");

@@ -1,6 +1,7 @@
-//! Helpers of the PostgreSQL tests: a database per test (`server`), the binary playing a
-//! given machine (alone or several at once), opening the store on a URL, an awkward run, and
-//! the column lists of both backends.
+//! Helpers of the PostgreSQL tests: a database per test (`server`; where none can be had,
+//! the `postgres` capability is missing), the binary playing a given machine (alone or
+//! several at once), opening the store on a URL, an awkward run, and the column lists of
+//! both backends.
 
 mod server;
 
@@ -9,47 +10,23 @@ use std::ffi::OsStr;
 use std::process::Stdio;
 
 use assert_cmd::Command;
-use serde_json::Value;
 use sysmeter::model::RunRecord;
 use sysmeter::store::{DbTarget, Store};
 
+use super::skip::{Cap, Missing};
+
 pub use server::TestDb;
 
-/// The test's database, or `None` after printing why there is none. With
-/// `SYSMETER_TEST_PG_REQUIRED` set (CI, which installs the server), no database is a failure.
-pub fn test_db() -> Option<TestDb> {
-    match TestDb::new() {
-        Ok(db) => Some(db),
-        Err(reason)
-            if std::env::var_os("SYSMETER_TEST_PG_REQUIRED").is_some_and(|v| !v.is_empty()) =>
-        {
-            panic!("SYSMETER_TEST_PG_REQUIRED is set but there is no PostgreSQL: {reason}")
-        }
-        Err(reason) => {
-            println!("skipped: {reason}");
-            None
-        }
-    }
+/// The test's database, or the `postgres` capability missing, with the reason.
+pub fn test_db() -> Result<TestDb, Missing> {
+    TestDb::new().map_err(|reason| Missing::new(Cap::Postgres, reason))
 }
 
 /// The binary, with no database from the environment, storing runs as machine `host`.
-pub fn sysmeter(host: &str) -> Command {
-    let mut c = Command::cargo_bin("sysmeter").expect("binary is built");
-    c.env_remove("SYSMETER_DB")
-        .env("NO_COLOR", "1")
-        .env("SYSMETER_HOSTNAME", host);
+pub fn sysmeter_as(host: &str) -> Command {
+    let mut c = super::sysmeter();
+    c.env("SYSMETER_HOSTNAME", host);
     c
-}
-
-/// Runs `c`, expects success, returns its stdout.
-pub fn stdout_of(c: &mut Command) -> String {
-    let out = c.assert().success().get_output().stdout.clone();
-    String::from_utf8(out).expect("stdout is UTF-8")
-}
-
-/// Parses command output as JSON.
-pub fn json(text: &str) -> Value {
-    serde_json::from_str(text).expect("stdout is JSON")
 }
 
 /// Opens the store at a PostgreSQL URL.

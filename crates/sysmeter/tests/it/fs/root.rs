@@ -5,7 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 
-use super::{bench, disk_dir, finding, fs_type, is_root, median, result};
+use super::{bench, disk_dir, finding, fs_type, median, result};
+use crate::support::needs::root;
+use crate::support::skip::{Cap, Missing};
+use crate::support::{need, skip};
 
 const LIMIT: u64 = 256 << 20;
 
@@ -16,7 +19,16 @@ struct Cgroup {
 
 impl Cgroup {
     /// v2 when the unified hierarchy has the memory controller, else v1's memory hierarchy.
-    fn create(limit: u64) -> Result<Cgroup, String> {
+    fn create(limit: u64) -> Result<Cgroup, Missing> {
+        Cgroup::try_create(limit).map_err(|e| {
+            Missing::new(
+                Cap::Cgroup,
+                format!("cannot make a memory-limited cgroup: {e}"),
+            )
+        })
+    }
+
+    fn try_create(limit: u64) -> Result<Cgroup, String> {
         let name = format!("sysmeter-test-{}", std::process::id());
         let v2 = ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"]
             .into_iter()
@@ -48,26 +60,13 @@ impl Drop for Cgroup {
 
 #[test]
 fn cache_size_in_a_memory_limited_cgroup_finds_the_limit() {
-    if !is_root() {
-        println!("skipped: needs root to create a memory cgroup");
-        return;
-    }
+    need!(root("create a memory cgroup"));
     let dir = disk_dir();
-    if matches!(fs_type(dir.path()).as_str(), "tmpfs" | "ramfs" | "overlay") {
-        println!(
-            "skipped: {} is on {}, not a disk",
-            dir.path().display(),
-            fs_type(dir.path())
-        );
-        return;
+    let on = fs_type(dir.path());
+    if matches!(on.as_str(), "tmpfs" | "ramfs" | "overlay") {
+        skip!(Disk, "{} is on {on}, not a disk", dir.path().display());
     }
-    let cg = match Cgroup::create(LIMIT) {
-        Ok(c) => c,
-        Err(e) => {
-            println!("skipped: cannot make a memory-limited cgroup: {e}");
-            return;
-        }
-    };
+    let cg = need!(Cgroup::create(LIMIT));
     let exe = assert_cmd::cargo::cargo_bin("sysmeter");
     let script = format!(
         "echo $$ > {}/cgroup.procs && exec {} bench fs.cache_size --no-store --format json \
@@ -108,28 +107,35 @@ struct FuseMount {
 
 impl Drop for FuseMount {
     fn drop(&mut self) {
-        let _ = StdCommand::new("fusermount")
+        let unmounted = StdCommand::new("fusermount")
             .arg("-u")
             .arg(&self.dst)
-            .status();
-        let _ = StdCommand::new("umount").arg(&self.dst).status();
+            .status()
+            .is_ok_and(|s| s.success());
+        if !unmounted {
+            let _ = StdCommand::new("umount").arg(&self.dst).status();
+        }
     }
 }
 
-fn fuse_mount(src: &Path, dst: &Path) -> Result<FuseMount, String> {
-    if !is_root() {
-        return Err("needs root to mount a FUSE file system".into());
-    }
+fn fuse_mount(src: &Path, dst: &Path) -> Result<FuseMount, Missing> {
+    root("mount a FUSE file system")?;
     let status = StdCommand::new("bindfs")
         .arg(src)
         .arg(dst)
         .status()
-        .map_err(|e| format!("bindfs not runnable ({e}); apt-get install bindfs"))?;
+        .map_err(|e| {
+            let why = format!("bindfs not runnable ({e}); apt-get install bindfs");
+            Missing::new(Cap::Bindfs, why)
+        })?;
     if !status.success() {
-        return Err(format!(
-            "bindfs {} {} failed: {status}",
-            src.display(),
-            dst.display()
+        return Err(Missing::new(
+            Cap::Bindfs,
+            format!(
+                "bindfs {} {} failed: {status}",
+                src.display(),
+                dst.display()
+            ),
         ));
     }
     Ok(FuseMount {
@@ -143,13 +149,9 @@ fn remote_read_against_a_fuse_mount_or_a_plain_directory() {
     let (src, dst) = (base.path().join("src"), base.path().join("mnt"));
     std::fs::create_dir(&src).expect("src");
     std::fs::create_dir(&dst).expect("mnt");
-    let mount = match fuse_mount(&src, &dst) {
-        Ok(m) => Some(m),
-        Err(e) => {
-            println!("skipped (FUSE part): {e}; measuring a plain directory instead");
-            None
-        }
-    };
+    let mount = fuse_mount(&src, &dst)
+        .inspect_err(|m| m.skip_part("the FUSE mount; measuring a plain directory instead"))
+        .ok();
     let local = base.path().to_str().expect("utf-8");
     let remote = dst.to_str().expect("utf-8");
     let (run, _) = bench(&["fs.remote_read", "--dir", local, "--remote-dir", remote]);

@@ -3,22 +3,20 @@
 //! message by every command that opens it; damaged files give one clear error, never a
 //! panic.
 
-mod common;
-use common::sysmeter;
-
 use std::path::Path;
 use std::process::{Command as Process, Output, Stdio};
 
 use predicates::prelude::*;
 use serde_json::Value;
 
+use crate::support::{json_out, sysmeter};
+
 fn history(db: &Path) -> Vec<Value> {
-    let out = sysmeter()
-        .args(["history", "--format", "json", "--db"])
-        .arg(db)
-        .assert()
-        .success();
-    let v: Value = serde_json::from_slice(&out.get_output().stdout).expect("history JSON");
+    let v = json_out(
+        sysmeter()
+            .args(["history", "--format", "json", "--db"])
+            .arg(db),
+    );
     v.as_array().expect("list").clone()
 }
 

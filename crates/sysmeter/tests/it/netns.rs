@@ -1,16 +1,17 @@
 //! The net group against a real second host: a network namespace joined to this one by a
 //! veth pair with addresses the test picks, `sysmeter serve` started inside it, and
 //! `bench net --remote` run from here. Needs root and `ip` (iproute2); anywhere else it
-//! prints `skipped: <reason>`. Everything it creates is removed on drop, also on panic.
-
-mod common;
-mod serve_support;
+//! says `skipped: <reason>` (capabilities `root`, `ip`, `netns`, and `rawsock` for the ICMP
+//! part). Everything it creates is removed on drop, also on panic.
 
 use std::process::Command;
 
-use common::bench_json;
 use serde_json::Value;
-use serve_support::Serve;
+
+use crate::support::needs::root;
+use crate::support::serve::{Serve, check_net_results};
+use crate::support::skip::{Cap, Missing};
+use crate::support::{bench_json, need, skip};
 
 fn run(args: &[&str]) -> Result<(), String> {
     let out = Command::new(args[0])
@@ -74,22 +75,11 @@ impl Drop for Netns {
     }
 }
 
-fn why_not() -> Option<String> {
-    let uid = Command::new("id").arg("-u").output().ok()?;
-    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
-        return Some("needs root to create a network namespace".into());
-    }
-    if Command::new("ip").arg("-V").output().is_err() {
-        return Some("`ip` (iproute2) is not installed".into());
-    }
-    None
-}
-
 #[test]
 fn net_group_against_serve_in_a_network_namespace() {
-    if let Some(reason) = why_not() {
-        println!("skipped: {reason}");
-        return;
+    need!(root("create a network namespace"));
+    if let Err(e) = Command::new("ip").arg("-V").output() {
+        skip!(Ip, "`ip` (iproute2) is not runnable: {e}");
     }
     // Unique per run: the pid picks the names and a /30 inside 10.213.0.0/16.
     let pid = std::process::id();
@@ -100,20 +90,17 @@ fn net_group_against_serve_in_a_network_namespace() {
     );
     let name = format!("sysmeter-test-{pid}");
     let (veth, peer) = (format!("smh{pid}"), format!("smn{pid}"));
-    let ns = match Netns::create(&name, &veth, &peer, &host_ip, &ns_ip) {
-        Ok(ns) => ns,
-        Err(e) => {
-            println!("skipped: cannot build the namespace here: {e}");
-            return;
-        }
-    };
+    let ns = Netns::create(&name, &veth, &peer, &host_ip, &ns_ip);
+    let ns = need!(ns.map_err(|e| {
+        Missing::new(Cap::Netns, format!("cannot build the namespace here: {e}"))
+    }));
     let server = Serve::start_with(
         &["ip", "netns", "exec", &name],
         &["--bind", &format!("{ns_ip}:0")],
     );
     let addr = server.addr.to_string();
     let run = bench_json(&["net", "--remote", &addr]);
-    serve_support::check_net_results(&run);
+    check_net_results(&run);
     check_icmp(&run);
     let setup = run["results"]
         .as_array()
@@ -145,7 +132,8 @@ fn check_icmp(run: &Value) {
                 .as_array()
                 .and_then(|f| f.iter().find(|x| x["key"] == "icmp_skipped"))
                 .unwrap_or_else(|| panic!("no ICMP figure and no reason: {rtt}"));
-            println!("skipped: ICMP echo ({})", why["text"]);
+            let why = why["text"].as_str().unwrap_or("no reason given");
+            Missing::new(Cap::Rawsock, why).skip_part("ICMP echo");
         }
     }
 }

@@ -10,7 +10,7 @@
 //!   `postgres` user when we are root (PostgreSQL refuses to run as root), else as
 //!   ourselves; stopped (`pg_ctl stop -m immediate`) and deleted on drop. It also gets a
 //!   fresh schema, so both ways run the same code.
-//! - else: a skip reason, which the test prints as `skipped: <reason>`.
+//! - else: a reason, which the test reports with `skip!` (capability `postgres`).
 
 use std::fs;
 use std::net::TcpListener;
@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use postgres::{Client, NoTls};
+
+use crate::support::is_root;
 
 /// A fresh, empty schema on a PostgreSQL server; dropped (and a private server stopped) on drop.
 pub struct TestDb {
@@ -235,11 +237,6 @@ fn server_bin_dir() -> Option<PathBuf> {
         return Some(dir);
     }
     std::env::split_paths(&std::env::var_os("PATH")?).find(|d| has_tools(d))
-}
-
-fn is_root() -> bool {
-    // The owner of /proc/self is our effective uid; no libc call needed in a test.
-    std::os::unix::fs::MetadataExt::uid(&fs::metadata("/proc/self").expect("/proc/self")) == 0
 }
 
 /// uid and gid of the `postgres` user, from /etc/passwd.

@@ -2,16 +2,12 @@
 //! slow hello), ten thousand random and truncated requests without a crash or a hang, a
 //! clean stop on SIGINT, and the net group measured against it.
 
-mod common;
-mod serve_support;
-
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use common::{bench_json, sysmeter};
-use serde_json::Value;
-use serve_support::Serve;
+use crate::support::serve::{Serve, check_net_results};
+use crate::support::{BENCH_JSON, bench_json, json_out_code, sysmeter};
 
 /// Send `line`, half-close, and return the server's answer line.
 fn ask(addr: SocketAddr, line: &[u8]) -> String {
@@ -184,24 +180,23 @@ fn the_net_group_measures_against_a_loopback_server() {
     let server = Serve::start(&["--bind", "127.0.0.1:0", "--token", "tok"]);
     let addr = server.addr.to_string();
     let run = bench_json(&["net", "--remote", &addr, "--token", "tok"]);
-    serve_support::check_net_results(&run);
+    check_net_results(&run);
 }
 
 #[test]
 fn a_wrong_token_fails_the_net_group_with_the_servers_reason() {
     // The token comes from SYSMETER_TOKEN here and from --token above: both reach the server.
     let server = Serve::start(&["--bind", "127.0.0.1:0", "--token", "tok"]);
-    let out = sysmeter()
-        .args(["bench", "--quick", "--no-store", "--format", "json"])
-        .args(["--only", "net.rtt", "--remote"])
-        .arg(server.addr.to_string())
-        .env("SYSMETER_TOKEN", "wrong")
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let run: Value = serde_json::from_slice(&out).expect("JSON");
+    let mut bench = sysmeter();
+    bench
+        .args(BENCH_JSON)
+        .args(["--only", "net.rtt", "--remote"]);
+    let run = json_out_code(
+        bench
+            .arg(server.addr.to_string())
+            .env("SYSMETER_TOKEN", "wrong"),
+        1,
+    );
     let result = &run["results"][0];
     assert_eq!(result["status"], "failed", "{result}");
     let error = result["error"].as_str().unwrap_or_default();

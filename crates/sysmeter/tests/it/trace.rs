@@ -2,14 +2,15 @@
 //! with known system calls: exact counts and errors over threads under both backends, fork
 //! following, `-e` (seccomp) filtering, pass-through of stdout and exit code, `--duration`
 //! on a launched command, storing and showing, and usage errors (attaching: trace_attach.rs).
-//! Tests needing a C compiler or tracepoint privileges print `skipped: <reason>` and return.
-
-mod common;
-use common::{compile_or_skip, stderr_of, stdout_of, sysmeter, tracepoints_permitted};
+//! Tests needing a C compiler or tracepoint privileges `skip!` (capabilities `cc`,
+//! `tracepoints`) where they are missing.
 
 use std::path::Path;
 
 use serde_json::Value;
+
+use crate::support::needs::tracepoints;
+use crate::support::{compile_fixture, need, stderr_of, stdout_of, sysmeter};
 
 /// Runs `sysmeter trace ARGS -- CMD…` with the JSON summary written to a file; returns
 /// (the trace result, sysmeter's stdout, exit code).
@@ -51,21 +52,15 @@ fn calls_of(result: &Value, name: &str) -> Option<(u64, u64)> {
 }
 
 fn metric_names(result: &Value) -> Vec<String> {
-    result["metrics"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m["name"].as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
+    let metrics = result["metrics"].as_array().into_iter().flatten();
+    metrics
+        .filter_map(|m| m["name"].as_str().map(String::from))
+        .collect()
 }
 
 fn exact_counts(backend: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = compile_or_skip("trace_threads", dir.path(), &["-pthread"]) else {
-        return;
-    };
+    let bin = need!(compile_fixture("trace_threads", dir.path(), &["-pthread"]));
     let bin = bin.to_string_lossy().into_owned();
     let (n, m, k) = (4u64, 300u64, 25u64);
     let cmd = [bin.as_str(), "4", "300", "25", "7"];
@@ -104,16 +99,13 @@ fn ptrace_counts_every_call_of_every_thread_exactly() {
 
 #[test]
 fn tracepoints_count_every_call_of_every_thread_exactly() {
-    if tracepoints_permitted() {
-        exact_counts("tracepoint");
-    }
+    need!(tracepoints());
+    exact_counts("tracepoint");
 }
 
 fn fork_following(backend: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = compile_or_skip("trace_fork", dir.path(), &["-pthread"]) else {
-        return;
-    };
+    let bin = need!(compile_fixture("trace_fork", dir.path(), &["-pthread"]));
     let bin = bin.to_string_lossy().into_owned();
     let cmd = [bin.as_str(), "120", "30"];
     let (followed, _, code) = trace_json(&["-f", "--backend", backend], &cmd, dir.path());
@@ -134,17 +126,14 @@ fn ptrace_follows_forked_children_with_f() {
 
 #[test]
 fn tracepoints_follow_forked_children_with_f() {
-    if tracepoints_permitted() {
-        fork_following("tracepoint");
-    }
+    need!(tracepoints());
+    fork_following("tracepoint");
 }
 
 #[test]
 fn e_filter_counts_only_the_selected_calls_through_seccomp() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = compile_or_skip("trace_threads", dir.path(), &["-pthread"]) else {
-        return;
-    };
+    let bin = need!(compile_fixture("trace_threads", dir.path(), &["-pthread"]));
     let bin = bin.to_string_lossy().into_owned();
     let cmd = [bin.as_str(), "2", "200", "10", "0"];
     let (r, stdout, code) = trace_json(&["--backend", "ptrace", "-e", "getpgid"], &cmd, dir.path());
@@ -171,9 +160,7 @@ fn e_filter_counts_only_the_selected_calls_through_seccomp() {
 #[test]
 fn duration_detaches_a_launched_command_which_finishes_normally() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = compile_or_skip("trace_counter", dir.path(), &["-pthread"]) else {
-        return;
-    };
+    let bin = need!(compile_fixture("trace_counter", dir.path(), &["-pthread"]));
     let output = sysmeter()
         .args([
             "trace",

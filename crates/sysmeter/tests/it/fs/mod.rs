@@ -9,8 +9,9 @@ use std::process::Command as StdCommand;
 
 use serde_json::Value;
 
-mod common;
-use common::{is_root, result, sysmeter};
+use crate::support::{is_root, result, skip, sysmeter};
+
+mod root;
 
 fn bench(args: &[&str]) -> (Value, i32) {
     let out = sysmeter()
@@ -31,10 +32,7 @@ fn finding<'a>(r: &'a Value, key: &str) -> Option<&'a Value> {
 }
 
 fn median(r: &Value, name: &str) -> f64 {
-    r["metrics"]
-        .as_array()
-        .and_then(|m| m.iter().find(|x| x["name"] == name))
-        .and_then(|m| m["summary"]["median"].as_f64())
+    crate::support::median(r, name)
         .unwrap_or_else(|| panic!("metric {name} missing in {}", r["id"]))
 }
 
@@ -113,8 +111,7 @@ fn bench_fs_quick_measures_everything_and_cleans_up() {
 fn memory_file_system_uses_and_reports_the_fallback() {
     let shm = Path::new("/dev/shm");
     if fs_type(shm) != "tmpfs" {
-        println!("skipped: /dev/shm is not a tmpfs here ({:?})", fs_type(shm));
-        return;
+        skip!(Shm, "/dev/shm is not a tmpfs here ({:?})", fs_type(shm));
     }
     let dir = tempfile::tempdir_in(shm).expect("dir in /dev/shm");
     let (run, _) = bench(&["fs.read", "--dir", dir.path().to_str().expect("utf-8")]);
@@ -162,8 +159,7 @@ fn a_read_only_dir_is_refused_with_the_fix() {
             .is_ok_and(|s| s.success());
     if !mounted {
         if is_root() {
-            println!("skipped: cannot mount a read-only tmpfs as root here");
-            return;
+            skip!(Mount, "cannot mount a read-only tmpfs as root here");
         }
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).expect("chmod");
@@ -180,6 +176,3 @@ fn a_read_only_dir_is_refused_with_the_fix() {
         "{err}"
     );
 }
-
-#[path = "fs_support/root.rs"]
-mod root;

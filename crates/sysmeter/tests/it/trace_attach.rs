@@ -1,16 +1,16 @@
 //! `sysmeter trace -p`: a running fixture (tests/fixtures/programs/trace_counter.c, printing
 //! numbered lines with small sleeps) is attached, traced briefly, and detached by SIGINT —
 //! 20 times in a row with ptrace (3 with tracepoints where permitted) — and must still
-//! print every line in order and exit with its own code. Needs a C compiler (skipped with
-//! the reason otherwise).
-
-mod common;
-use common::{compile_or_skip, tracepoints_permitted};
+//! print every line in order and exit with its own code. Needs a C compiler (capability
+//! `cc`); the tracepoint part needs capability `tracepoints`.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
 use std::time::Duration;
+
+use crate::support::needs::tracepoints;
+use crate::support::{compile_fixture, need};
 
 /// Lines the counter prints, one every [`PAUSE_MS`] (long enough to attach and detach).
 const LINES: u32 = 120;
@@ -113,16 +113,13 @@ fn attach_once(bin: &Path, backend: &str, round: usize) {
 #[test]
 fn attach_and_detach_by_sigint_leaves_the_process_unharmed_20_times() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = compile_or_skip("trace_counter", dir.path(), &[]) else {
-        return;
-    };
+    let bin = need!(compile_fixture("trace_counter", dir.path(), &[]));
     for round in 0..20 {
         attach_once(&bin, "ptrace", round);
     }
-    if tracepoints_permitted() {
-        for round in 0..3 {
-            attach_once(&bin, "tracepoint", round);
-        }
+    match tracepoints() {
+        Ok(()) => (0..3).for_each(|round| attach_once(&bin, "tracepoint", round)),
+        Err(missing) => missing.skip_part("3 rounds with tracepoints"),
     }
 }
 
@@ -159,11 +156,10 @@ fn duration_once(bin: &Path, backend: &str) {
 #[test]
 fn duration_ends_an_attached_trace_and_the_process_finishes() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = compile_or_skip("trace_counter", dir.path(), &[]) else {
-        return;
-    };
+    let bin = need!(compile_fixture("trace_counter", dir.path(), &[]));
     duration_once(&bin, "ptrace");
-    if tracepoints_permitted() {
-        duration_once(&bin, "tracepoint");
+    match tracepoints() {
+        Ok(()) => duration_once(&bin, "tracepoint"),
+        Err(missing) => missing.skip_part("the same with tracepoints"),
     }
 }

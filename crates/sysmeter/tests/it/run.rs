@@ -3,13 +3,12 @@
 //! exit code, attaching to a running process, SIGINT forwarding, bad targets (exit 2), the
 //! JSON record with its timeline, and storage.
 
-mod common;
-use common::sysmeter;
-
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+use crate::support::{median, sysmeter};
 
 /// Runs `sysmeter run --no-store --format json --out FILE ARGS -- CMD` and returns the
 /// record and the exit code.
@@ -42,11 +41,7 @@ fn finding<'a>(run: &'a Value, key: &str) -> &'a str {
 }
 
 fn metric(run: &Value, name: &str) -> f64 {
-    run["results"][0]["metrics"]
-        .as_array()
-        .and_then(|m| m.iter().find(|x| x["name"] == name))
-        .and_then(|x| x["summary"]["median"].as_f64())
-        .unwrap_or_else(|| panic!("no metric {name}"))
+    median(&run["results"][0], name).unwrap_or_else(|| panic!("no metric {name}"))
 }
 
 #[test]

@@ -4,32 +4,31 @@
 //! columns as SQLite), and refusal of newer schemas, foreign tables and unreachable servers.
 //!
 //! Compiled only with `--features pg`. Each test gets a fresh schema on the server named by
-//! `SYSMETER_TEST_PG`, or on a private server it starts (see `pg_support/server.rs`); where neither is
-//! possible it prints `skipped: <reason>` and returns (or fails, with `SYSMETER_TEST_PG_REQUIRED`
-//! set, as `.ci/run` does).
-#![cfg(feature = "pg")]
-
-mod pg_support;
+//! `SYSMETER_TEST_PG`, or on a private server it starts (see `support/pg/server.rs`); where
+//! neither is possible it says `skipped: <reason>` (capability `postgres`), or fails under
+//! `SYSMETER_TEST_REQUIRE=postgres` or `all`, as `.ci/run` sets.
 
 use std::ffi::OsStr;
 use std::path::Path;
 
-use pg_support::{
-    awkward_run, bench_concurrently, json, open, pg_columns, sqlite_columns, stdout_of, sysmeter,
-    test_db,
-};
 use sysmeter::model::RunRecord;
 use sysmeter::store::{DB_SCHEMA_VERSION, DbTarget, Store, StoreError};
 
+use crate::support::pg::{
+    awkward_run, bench_concurrently, open, pg_columns, sqlite_columns, sysmeter_as, test_db,
+};
+use crate::support::{json_of, json_out, need, stderr_of, stdout_of};
+
 #[test]
 fn bench_run_round_trips_through_the_binary() {
-    let Some(db) = test_db() else { return };
+    let db = need!(test_db());
     let bench = ["bench", "--quick", "--only", "cpu.loop", "--format", "json"];
-    let printed = stdout_of(sysmeter("alpha").args(bench).args(["--db", &db.url]));
-    let shown =
-        stdout_of(sysmeter("alpha").args(["show", "latest", "--format", "json", "--db", &db.url]));
+    let printed = stdout_of(sysmeter_as("alpha").args(bench).args(["--db", &db.url]));
+    let shown = stdout_of(
+        sysmeter_as("alpha").args(["show", "latest", "--format", "json", "--db", &db.url]),
+    );
     assert_eq!(shown, printed);
-    let run = json(&printed);
+    let run = json_of(printed.as_bytes());
     assert_eq!(run["results"][0]["id"], "cpu.loop");
     assert!(
         !run["results"][0]["metrics"][0]["samples"]
@@ -37,9 +36,8 @@ fn bench_run_round_trips_through_the_binary() {
             .expect("samples")
             .is_empty()
     );
-    let listed = json(&stdout_of(
-        sysmeter("alpha").args(["history", "--format", "json", "--db", &db.url]),
-    ));
+    let listed =
+        json_out(sysmeter_as("alpha").args(["history", "--format", "json", "--db", &db.url]));
     assert_eq!(listed[0]["id"], run["id"]);
     assert_eq!(listed[0]["ok"], 1);
     // The raw samples are stored, one little-endian f64 per 8 bytes.
@@ -59,19 +57,18 @@ fn bench_run_round_trips_through_the_binary() {
 
 #[test]
 fn two_machines_write_concurrently_and_are_queried_together() {
-    let Some(db) = test_db() else { return };
+    let db = need!(test_db());
     // Both start on an empty schema, so they also race to create the tables.
     let printed = bench_concurrently(&db.url, "cpu.timer,cpu.loop,cpu.call", &["alpha", "beta"]);
-    let id = |host: &str| json(&printed[host])["id"].as_str().expect("id").to_string();
+    let id = |host: &str| {
+        json_of(printed[host].as_bytes())["id"]
+            .as_str()
+            .expect("id")
+            .to_string()
+    };
 
-    let all = json(&stdout_of(sysmeter("gamma").args([
-        "history",
-        "--all-hosts",
-        "--format",
-        "json",
-        "--db",
-        &db.url,
-    ])));
+    let history_json = ["history", "--format", "json", "--db", &db.url];
+    let all = json_out(sysmeter_as("gamma").args(history_json).arg("--all-hosts"));
     let mut hosts: Vec<&str> = all
         .as_array()
         .expect("list")
@@ -80,35 +77,30 @@ fn two_machines_write_concurrently_and_are_queried_together() {
         .collect();
     hosts.sort_unstable();
     assert_eq!(hosts, ["alpha", "beta"]);
-    let table = stdout_of(sysmeter("gamma").args(["history", "--all-hosts", "--db", &db.url]));
+    let table = stdout_of(sysmeter_as("gamma").args(["history", "--all-hosts", "--db", &db.url]));
     assert!(table.contains("alpha") && table.contains("beta") && table.contains("host"));
 
     // By default a machine sees its own runs, and `latest` is its own latest run.
     for host in ["alpha", "beta"] {
-        let own = json(&stdout_of(
-            sysmeter(host).args(["history", "--format", "json", "--db", &db.url]),
-        ));
+        let own = json_out(sysmeter_as(host).args(history_json));
         assert_eq!(own.as_array().map(Vec::len), Some(1), "{own}");
         assert_eq!(own[0]["id"].as_str(), Some(id(host).as_str()));
-        let mut latest = sysmeter(host);
+        let mut latest = sysmeter_as(host);
         latest.args(["show", "latest", "--format", "json", "--db", &db.url]);
         assert_eq!(stdout_of(&mut latest), printed[host]);
     }
     // Any run loads by id from any machine.
-    let other = stdout_of(sysmeter("alpha").args([
-        "show",
-        &id("beta"),
-        "--format",
-        "json",
-        "--db",
-        &db.url,
-    ]));
+    let beta = id("beta");
+    let other = stdout_of(
+        sysmeter_as("alpha")
+            .args(["show", &beta, "--format", "json"])
+            .args(["--db", &db.url]),
+    );
     assert_eq!(other, printed["beta"]);
-    let none = sysmeter("gamma")
-        .args(["show", "latest", "--db", &db.url])
-        .assert()
-        .code(1);
-    let err = String::from_utf8_lossy(&none.get_output().stderr).to_string();
+    let err = stderr_of(
+        sysmeter_as("gamma").args(["show", "latest", "--db", &db.url]),
+        1,
+    );
     assert!(
         err.contains("no run 'latest' of host gamma") && err.contains("--all-hosts"),
         "{err}"
@@ -117,18 +109,9 @@ fn two_machines_write_concurrently_and_are_queried_together() {
     compare_across_hosts(&db.url, &id("alpha"), &id("beta"));
 }
 
-/// `compare` of two machines' runs lists their differences (the host first). Until the
-/// compare command exists this part says so and is skipped.
+/// `compare` of two machines' runs lists their differences (the host first).
 fn compare_across_hosts(url: &str, a: &str, b: &str) {
-    let help = sysmeter("alpha")
-        .args(["compare", "--help"])
-        .output()
-        .expect("compare --help");
-    if !String::from_utf8_lossy(&help.stdout).contains("--db") {
-        println!("skipped: compare across hosts (`sysmeter compare` is not built yet)");
-        return;
-    }
-    let out = sysmeter("alpha")
+    let out = sysmeter_as("alpha")
         .args(["compare", a, b, "--db", url])
         .output()
         .expect("run compare");
@@ -140,7 +123,7 @@ fn compare_across_hosts(url: &str, a: &str, b: &str) {
 
 #[test]
 fn library_round_trip_is_exact_and_references_resolve() {
-    let Some(db) = test_db() else { return };
+    let db = need!(test_db());
     let mut store = open(&db.url);
     assert!(store.is_fleet());
     let run = awkward_run();
@@ -218,7 +201,7 @@ fn references_resolve_across_hosts(store: &mut Store, run: &RunRecord) {
 
 #[test]
 fn migrations_are_tracked_idempotent_race_free_and_match_sqlite() {
-    let Some(db) = test_db() else { return };
+    let db = need!(test_db());
     // Four processes' worth of first opens at once on an empty schema.
     let threads: Vec<_> = (0..4)
         .map(|_| {
@@ -279,7 +262,7 @@ fn assert_same_columns_as_sqlite(client: &mut postgres::Client) {
 
 #[test]
 fn newer_schemas_and_foreign_tables_are_refused() {
-    let Some(db) = test_db() else { return };
+    let db = need!(test_db());
     let mut client = db.client();
     client
         .batch_execute("CREATE TABLE runs (x int)")
@@ -309,7 +292,7 @@ fn newer_schemas_and_foreign_tables_are_refused() {
         DB_SCHEMA_VERSION
     );
     assert_eq!(err.to_string(), expected);
-    let out = sysmeter("alpha")
+    let out = sysmeter_as("alpha")
         .args(["history", "--db", &db.url])
         .assert()
         .code(1);
@@ -324,7 +307,7 @@ fn unreachable_server_is_a_clear_error_without_the_password() {
         .expect("port")
         .port();
     let url = format!("postgres://fleet:s3cret@127.0.0.1:{port}/sysmeter");
-    let out = sysmeter("alpha")
+    let out = sysmeter_as("alpha")
         .args(["history", "--db", &url])
         .assert()
         .code(1);
@@ -336,7 +319,7 @@ fn unreachable_server_is_a_clear_error_without_the_password() {
     );
     assert!(err.contains("check that the server is running"), "{err}");
     assert!(!err.contains("s3cret"), "{err}");
-    let bad = sysmeter("alpha")
+    let bad = sysmeter_as("alpha")
         .args(["history", "--db", "postgres://h:notaport/db"])
         .assert()
         .code(2);

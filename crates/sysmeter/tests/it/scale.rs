@@ -7,26 +7,23 @@
 //! share this machine's two CPUs (and other guests its host), waiting for a CPU makes wall
 //! times too noisy to tell N from N log N, and interference only ever slows a run down —
 //! medians of five runs still swung ±10% from size to size here, minima did not. The heavy tests
-//! take a lock so they do not run side by side (the knee test also needs the caches to
-//! itself). Sizes are chosen so most runs take 5–300 ms and process start-up (~1 ms) does
+//! take the `exclusive` lock so they do not run side by side with each other or the
+//! profiler's (the knee test also needs the caches to itself). Sizes are chosen so most runs take 5–300 ms and process start-up (~1 ms) does
 //! not dominate.
 
-mod common;
-use common::{compile_or_skip, stderr_of, stdout_of, sysmeter};
-
 use std::path::Path;
-use std::sync::Mutex;
 
 use serde_json::Value;
 
-static HEAVY: Mutex<()> = Mutex::new(());
+use crate::support::skip::Missing;
+use crate::support::{compile_fixture, exclusive, need, stderr_of, stdout_of, sysmeter};
 
 /// Runs `scale --format json --no-store --time cpu --stat min` with `args` on fixture `name`; returns the
 /// one result.
-fn scale_fixture(name: &str, args: &[&str]) -> Option<Value> {
-    let _heavy = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+fn scale_fixture(name: &str, args: &[&str]) -> Result<Value, Missing> {
+    let _alone = exclusive();
     let dir = tempfile::tempdir().expect("temp dir");
-    let exe = compile_or_skip(name, dir.path(), &[])?;
+    let exe = compile_fixture(name, dir.path(), &[])?;
     let out = sysmeter()
         .args(["scale", "--format", "json", "--no-store", "--time", "cpu"])
         .args(["--stat", "min"])
@@ -43,7 +40,7 @@ fn scale_fixture(name: &str, args: &[&str]) -> Option<Value> {
     assert_eq!(run["kind"], "scale");
     let result = run["results"][0].clone();
     println!("{name}: {}", summary(&result));
-    Some(result)
+    Ok(result)
 }
 
 /// The fit table and findings, for the test log.
@@ -97,18 +94,17 @@ fn finding<'a>(result: &'a Value, key: &str) -> Option<&'a Value> {
 
 #[test]
 fn a_linear_loop_is_o_n() {
-    let Some(r) = scale_fixture("scale_linear", &["--range", "2M..128M", "--repeat", "3"]) else {
-        return;
-    };
+    let r = need!(scale_fixture(
+        "scale_linear",
+        &["--range", "2M..128M", "--repeat", "3"]
+    ));
     assert_eq!(best_class(&r), "O(N)", "{}", summary(&r));
 }
 
 #[test]
 fn a_doubly_nested_loop_is_o_n_squared() {
     let args = ["--range", "1000..8000x1.41421356", "--repeat", "3"];
-    let Some(r) = scale_fixture("scale_quadratic", &args) else {
-        return;
-    };
+    let r = need!(scale_fixture("scale_quadratic", &args));
     assert_eq!(best_class(&r), "O(N²)", "{}", summary(&r));
     // A clean power law has no knee, whatever start-up does to the smallest sizes.
     assert!(finding(&r, "knee").is_none(), "{}", summary(&r));
@@ -124,9 +120,7 @@ fn sorting_is_o_n_log_n() {
     // picks the wrong class fails at once.
     let args = ["--range", "2k..512k", "--repeat", "5", "--predict", "10M"];
     for attempt in 1..=3 {
-        let Some(r) = scale_fixture("scale_sort", &args) else {
-            return;
-        };
+        let r = need!(scale_fixture("scale_sort", &args));
         if best_class(&r) == "O(N log N)" {
             let p = finding(&r, "prediction_10000000").expect("a prediction");
             assert!(p["value"].as_f64().is_some_and(|t| t > 0.0), "{p}");
@@ -158,9 +152,7 @@ fn sorting_is_o_n_log_n() {
 #[test]
 fn a_random_working_set_shows_a_knee_past_the_caches() {
     let args = ["--range", "256..32768x1.41421356", "--repeat", "4"];
-    let Some(r) = scale_fixture("scale_workset", &args) else {
-        return;
-    };
+    let r = need!(scale_fixture("scale_workset", &args));
     let knee = finding(&r, "knee").unwrap_or_else(|| panic!("no knee:{}", summary(&r)));
     let at_kib = knee["value"].as_f64().expect("knee size");
     let metric = r["metrics"]

@@ -1,21 +1,7 @@
 //! Integration tests of the memory group: `bench mem --quick` yields the latency curves, the
 //! detected hierarchy, bandwidth figures and page-fault costs, with findings, in JSON.
 
-use serde_json::Value;
-
-mod common;
-use common::{bench_json, result};
-
-fn finding_keys(r: &Value) -> Vec<String> {
-    r["findings"]
-        .as_array()
-        .map(|f| {
-            f.iter()
-                .filter_map(|x| x["key"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
+use crate::support::{bench_json, finding_keys, result};
 
 #[test]
 fn bench_mem_quick_reports_curves_levels_bandwidth_and_faults() {

@@ -1,0 +1,27 @@
+//! The integration tests of `sysmeter`, one module per area, all in one test binary (the
+//! Ctrl-C tests, which must be alone, are `tests/interrupt.rs`). Shared helpers live in
+//! `support`; a test that cannot run here says `skipped: <reason>` through its `skip!`
+//! macro, and fails instead when `SYSMETER_TEST_REQUIRE` names the missing capability or is
+//! `all` (the list of capabilities is in `support/skip.rs`).
+
+mod support;
+
+mod cli;
+mod concurrency;
+mod export_cli;
+mod fs;
+mod html;
+mod ipc;
+mod mem;
+mod netns;
+#[cfg(feature = "pg")]
+mod pg;
+#[cfg(not(feature = "pg"))]
+mod pg_disabled;
+mod profile;
+mod results;
+mod run;
+mod scale;
+mod serve;
+mod trace;
+mod trace_attach;

@@ -1,0 +1,30 @@
+//! What the integration tests share: the binary under test with a clean environment and
+//! the run-and-read-output helpers (`cmd`), accessors of run records in JSON (`record`),
+//! the capabilities a test may need and the `skip!`/`need!` macros that report a missing
+//! one — or fail, under `SYSMETER_TEST_REQUIRE` (`skip`, `needs`), a `sysmeter serve` child
+//! (`serve`), one lock for tests that want the CPUs to themselves (`exclusive`), and the
+//! PostgreSQL test database (`pg`, with the `pg` feature).
+
+pub mod cmd;
+pub mod needs;
+#[cfg(feature = "pg")]
+pub mod pg;
+pub mod record;
+pub mod serve;
+pub mod skip;
+
+pub use cmd::{
+    BENCH_JSON, bench_json, json_of, json_out, json_out_code, stderr_of, stdout_of, sysmeter,
+};
+pub use needs::{compile_fixture, is_root};
+pub use record::{finding_keys, median, result};
+pub(crate) use skip::{need, skip};
+
+/// Tests that measure CPU time or caches (the profile's sampling, scale's fits) run one at a
+/// time: two CPU-bound fixtures side by side would contend for the CPUs and the caches.
+pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    static EXCLUSIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    EXCLUSIVE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -1,0 +1,69 @@
+//! Checks of the capabilities several test modules need, each giving the thing needed or
+//! the [`Missing`] capability for `need!`: root, a C compiler (the fixtures under
+//! `tests/fixtures/programs`, compiled on demand), perf events, tracepoints.
+
+use std::path::{Path, PathBuf};
+
+use super::skip::{Cap, Missing};
+
+/// Whether this process runs as root (real uid 0, from /proc/self/status).
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .map(|s| s.lines().any(|l| l.starts_with("Uid:\t0\t")))
+        .unwrap_or(false)
+}
+
+/// Root, or `Missing` root because a test needs it `to` do something.
+pub fn root(to: &str) -> Result<(), Missing> {
+    if is_root() {
+        Ok(())
+    } else {
+        Err(Missing::new(Cap::Root, format!("needs root to {to}")))
+    }
+}
+
+/// Compiles fixture `name.c` into `dir/name` with debug info, frame pointers and `extra`
+/// flags. `Err` when there is no C compiler; a source that does not compile is a test
+/// failure.
+pub fn compile_fixture(name: &str, dir: &Path, extra: &[&str]) -> Result<PathBuf, Missing> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/programs")
+        .join(format!("{name}.c"));
+    let exe = dir.join(name);
+    let status = std::process::Command::new("cc")
+        .args(["-O1", "-g", "-fno-omit-frame-pointer"])
+        .args(extra)
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .map_err(|e| Missing::new(Cap::Cc, format!("no C compiler (cc: {e})")))?;
+    assert!(status.success(), "cc failed on {}: {status}", src.display());
+    Ok(exe)
+}
+
+/// Whether perf events (the sampling profiler's) are permitted here.
+pub fn perf() -> Result<(), Missing> {
+    sysmeter::diagnose::profile::perf_available().map_err(|e| {
+        Missing::new(
+            Cap::Perf,
+            format!("perf events are not permitted here: {e}"),
+        )
+    })
+}
+
+/// Whether the tracepoint backend of `trace` may run here (root or
+/// perf_event_paranoid ≤ -1; as root sysmeter mounts tracefs itself when needed).
+pub fn tracepoints() -> Result<(), Missing> {
+    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(2);
+    if !is_root() && paranoid > -1 {
+        return Err(Missing::new(
+            Cap::Tracepoints,
+            format!("tracepoints need root or perf_event_paranoid ≤ -1 (it is {paranoid})"),
+        ));
+    }
+    Ok(())
+}

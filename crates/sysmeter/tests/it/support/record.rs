@@ -1,0 +1,30 @@
+//! Accessors of a run record in JSON: one experiment's result, a metric's median, the keys
+//! of the findings.
+
+use serde_json::Value;
+
+/// The result of experiment `id` in a run record (panics when it is missing).
+pub fn result<'a>(run: &'a Value, id: &str) -> &'a Value {
+    run["results"]
+        .as_array()
+        .and_then(|r| r.iter().find(|x| x["id"] == id))
+        .unwrap_or_else(|| panic!("{id} missing from the run: {run}"))
+}
+
+/// The median of metric `name` of a result, if it has that metric.
+pub fn median(result: &Value, name: &str) -> Option<f64> {
+    result["metrics"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == name)?["summary"]["median"]
+        .as_f64()
+}
+
+/// The keys of a result's findings, in order.
+pub fn finding_keys(result: &Value) -> Vec<String> {
+    result["findings"].as_array().map_or(vec![], |f| {
+        f.iter()
+            .filter_map(|x| x["key"].as_str().map(str::to_string))
+            .collect()
+    })
+}

@@ -1,0 +1,163 @@
+//! Skipping a test that cannot run here, and failing instead where it must run.
+//!
+//! `skip!(Cap, "reason {x}")` prints `skipped: <reason>` and returns from the test, unless
+//! the environment variable `SYSMETER_TEST_REQUIRE` names that capability (a comma-separated
+//! list of the names below) or is `all`: then it panics with
+//! `required capability <name> missing: <reason>`. `.ci/run` sets `all`, so nothing in CI
+//! passes by skipping. `need!(expr)` unwraps a `Result<T, Missing>` or skips with its
+//! [`Missing`]; [`Missing::skip_part`] reports a skipped *part* of a test that goes on
+//! without it (and fails the same way where the capability is required).
+//!
+//! The capabilities, by the name `SYSMETER_TEST_REQUIRE` uses:
+//!
+//! | name | what | on Debian |
+//! | --- | --- | --- |
+//! | `root` | running as root (uid 0) | run the tests as root |
+//! | `cc` | a C compiler for the fixtures in tests/fixtures/programs | `apt-get install gcc` |
+//! | `perf` | perf events permitted (sampling profiler) | root, or perf_event_paranoid ≤ 1 |
+//! | `tracepoints` | raw_syscalls tracepoints (root or perf_event_paranoid ≤ -1) | root |
+//! | `chromium` | a headless Chromium that renders a page | `apt-get install chromium` |
+//! | `bindfs` | a FUSE mount made with bindfs (needs root and /dev/fuse) | `apt-get install bindfs` |
+//! | `ip` | ip(8) from iproute2 | `apt-get install iproute2` |
+//! | `netns` | creating a network namespace and a veth pair (root) | root |
+//! | `rawsock` | raw ICMP sockets (CAP_NET_RAW) | root outside a restricted container |
+//! | `postgres` | a PostgreSQL server (`SYSMETER_TEST_PG` or the server binaries) | `apt-get install postgresql` |
+//! | `cpus2` | this process may run on two or more CPUs | a machine with 2+ CPUs |
+//! | `script` | script(1) from util-linux, for a pseudo-terminal | `apt-get install util-linux` |
+//! | `shm` | /dev/shm is a tmpfs | the default |
+//! | `mount` | mounting a tmpfs (root, not denied by the container) | root |
+//! | `disk` | the target directory is on a disk, not tmpfs or overlay | build on a real disk |
+//! | `cgroup` | a memory-limited cgroup can be made (root, memory controller) | root |
+
+/// A capability a test may lack; [`Cap::name`] is its name in `SYSMETER_TEST_REQUIRE`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cap {
+    Root,
+    Cc,
+    Perf,
+    Tracepoints,
+    Chromium,
+    Bindfs,
+    Ip,
+    Netns,
+    Rawsock,
+    Postgres,
+    Cpus2,
+    Script,
+    Shm,
+    Mount,
+    Disk,
+    Cgroup,
+}
+
+impl Cap {
+    /// The fixed name of the capability, as in the table of the module documentation.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cap::Root => "root",
+            Cap::Cc => "cc",
+            Cap::Perf => "perf",
+            Cap::Tracepoints => "tracepoints",
+            Cap::Chromium => "chromium",
+            Cap::Bindfs => "bindfs",
+            Cap::Ip => "ip",
+            Cap::Netns => "netns",
+            Cap::Rawsock => "rawsock",
+            Cap::Postgres => "postgres",
+            Cap::Cpus2 => "cpus2",
+            Cap::Script => "script",
+            Cap::Shm => "shm",
+            Cap::Mount => "mount",
+            Cap::Disk => "disk",
+            Cap::Cgroup => "cgroup",
+        }
+    }
+}
+
+/// Whether `list` (the value of `SYSMETER_TEST_REQUIRE`) requires `cap`.
+pub fn required_by(list: &str, cap: Cap) -> bool {
+    list.split(',')
+        .map(str::trim)
+        .any(|w| w == "all" || w == cap.name())
+}
+
+/// Why a test cannot run here: the capability that is missing and the reason.
+#[derive(Debug)]
+pub struct Missing {
+    /// What is missing.
+    pub cap: Cap,
+    /// Why, with the fix where there is one.
+    pub reason: String,
+}
+
+impl Missing {
+    /// `cap` is missing because of `reason`.
+    pub fn new(cap: Cap, reason: impl Into<String>) -> Missing {
+        Missing {
+            cap,
+            reason: reason.into(),
+        }
+    }
+
+    /// Prints `skipped: <reason>`, or panics when `SYSMETER_TEST_REQUIRE` requires the
+    /// capability. The caller returns from the test afterwards (see `skip!`).
+    pub fn report(&self) {
+        self.report_as(None);
+    }
+
+    /// Reports that `part` of a test is skipped (the rest runs): prints
+    /// `skipped: <part> (<reason>)`, or panics when the capability is required.
+    pub fn skip_part(&self, part: &str) {
+        self.report_as(Some(part));
+    }
+
+    fn report_as(&self, part: Option<&str>) {
+        let text = match part {
+            Some(part) => format!("{part} ({})", self.reason),
+            None => self.reason.clone(),
+        };
+        let list = std::env::var("SYSMETER_TEST_REQUIRE").unwrap_or_default();
+        if required_by(&list, self.cap) {
+            panic!("required capability {} missing: {text}", self.cap.name());
+        }
+        println!("skipped: {text}");
+    }
+}
+
+/// `skip!(Cap, "format", args…)`: report the missing capability and return from the test.
+/// `skip!(missing)` does the same for a [`Missing`] value.
+macro_rules! skip {
+    ($cap:ident, $($reason:tt)+) => {{
+        $crate::support::skip::Missing::new(
+            $crate::support::skip::Cap::$cap,
+            format!($($reason)+),
+        )
+        .report();
+        return;
+    }};
+    ($missing:expr) => {{
+        $missing.report();
+        return;
+    }};
+}
+
+/// `need!(expr)`: the `Ok` value of a `Result<T, Missing>`, or `skip!` with its `Err`.
+macro_rules! need {
+    ($result:expr) => {
+        match $result {
+            Ok(value) => value,
+            Err(missing) => $crate::support::skip::skip!(missing),
+        }
+    };
+}
+
+pub(crate) use {need, skip};
+
+#[test]
+fn the_require_list_names_capabilities_or_all() {
+    assert!(required_by("all", Cap::Chromium));
+    assert!(required_by("cc, postgres", Cap::Postgres));
+    assert!(!required_by("cc,postgres", Cap::Perf));
+    assert!(!required_by("", Cap::Root));
+    assert!(!required_by("rootx", Cap::Root));
+}
