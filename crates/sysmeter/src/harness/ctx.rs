@@ -242,6 +242,8 @@ impl Ctx<'_> {
             _ => None,
         };
         Ok(Metric {
+            core_cycles: None,
+            rounds: None,
             name: name.to_string(),
             unit,
             summary,

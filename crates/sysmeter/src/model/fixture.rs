@@ -125,6 +125,8 @@ fn config() -> RunConfig {
 fn time_metric(name: &str, samples: Vec<f64>, note: Option<&str>) -> Metric {
     let cycles: Vec<f64> = samples.iter().map(|ns| ns * TSC_GHZ).collect();
     Metric {
+        core_cycles: None,
+        rounds: None,
         name: name.to_string(),
         unit: Unit::Ns,
         summary: summary(&samples),
@@ -146,19 +148,9 @@ fn about(title: &str, measures: &str, methodology: &str) -> About {
 }
 
 fn experiment(id: &str, status: Status, about: About) -> ExperimentResult {
-    ExperimentResult {
-        id: id.to_string(),
-        status,
-        about,
-        estimates: Vec::new(),
-        metrics: Vec::new(),
-        series: Vec::new(),
-        findings: Vec::new(),
-        skip: None,
-        error: None,
-        elapsed_ns: 0,
-        artifacts: Vec::new(),
-    }
+    let mut result = ExperimentResult::new(id, about);
+    result.status = status;
+    result
 }
 
 fn syscall() -> ExperimentResult {

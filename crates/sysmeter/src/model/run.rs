@@ -184,6 +184,15 @@ pub struct ExperimentResult {
     /// Added in schema 1 without a bump: absent in older records.
     #[serde(default)]
     pub artifacts: Vec<Artifact>,
+    /// The machine's state around the experiment (the probe at its start and end, what else
+    /// ran on its CPU, whether it held still). Added in schema 1 without a bump: absent in
+    /// older records and in diagnoses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<MachineState>,
+    /// With `bench --rounds N`: the machine's state around this experiment in each round, in
+    /// round order (`machine` is then the last round's). Empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round_machines: Vec<MachineState>,
 }
 
 impl ExperimentResult {
@@ -201,7 +210,46 @@ impl ExperimentResult {
             error: None,
             elapsed_ns: 0,
             artifacts: Vec::new(),
+            machine: None,
+            round_machines: Vec::new(),
         }
+    }
+}
+
+/// The machine's state around one experiment: the machine-state probe at its start and end
+/// (`harness::machine`), what else ran on the measuring CPU, and whether it held still.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineState {
+    /// Effective core clock at the start, GHz (dependent multiply chain).
+    pub core_ghz_start: f64,
+    /// Effective core clock at the end, GHz.
+    pub core_ghz_end: f64,
+    /// Independent adds per ns at the start.
+    pub throughput_start: f64,
+    /// Independent adds per ns at the end.
+    pub throughput_end: f64,
+    /// Null system call at the start, ns.
+    pub syscall_ns_start: f64,
+    /// Null system call at the end, ns.
+    pub syscall_ns_end: f64,
+    /// Steal time on the measuring CPU during the experiment, ns (10 ms resolution).
+    pub steal_ns: u64,
+    /// Involuntary context switches of the measuring thread during the experiment.
+    pub involuntary_switches: u64,
+    /// Time the measuring thread waited on a run queue during the experiment, ns.
+    pub runqueue_wait_ns: u64,
+    /// Whether the machine held still (thresholds in `harness::machine::judge`).
+    pub stable: bool,
+    /// Why not, on one line; present only when `stable` is false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl MachineState {
+    /// The experiment's core clock: the mean of the start and end probes, GHz (what
+    /// `core_cycles` and normalisation use for this experiment).
+    pub fn core_ghz(&self) -> f64 {
+        (self.core_ghz_start + self.core_ghz_end) / 2.0
     }
 }
 
@@ -287,6 +335,26 @@ pub struct Metric {
     pub note: Option<String>,
     /// Raw per-operation samples after subtraction, in time order.
     pub samples: Vec<f64>,
+    /// The same statistics in core cycles: time × the effective core clock the machine-state
+    /// probe measured around this experiment (time metrics only; `cycles` counts TSC ticks,
+    /// which run at a fixed rate whatever the core's speed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_cycles: Option<Summary>,
+    /// With `bench --rounds N`: the metric's median in each round and how much they differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<RoundStats>,
+}
+
+/// A metric measured in several interleaved rounds (`bench --rounds N`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundStats {
+    /// The metric's median in each round, in round order.
+    pub medians: Vec<f64>,
+    /// The median of the round medians: the figure to quote.
+    pub median: f64,
+    /// Coefficient of variation of the round medians: how well the figure reproduces from
+    /// one pass to the next (the samples inside one round understate that).
+    pub cv: f64,
 }
 
 /// Descriptive statistics of a sample set (see `stats`).

@@ -131,6 +131,8 @@ mod tests {
 
     fn metric(name: &str, n: usize, mean: f64, note: Option<&str>) -> Metric {
         Metric {
+            core_cycles: None,
+            rounds: None,
             name: name.into(),
             unit: Unit::Ns,
             summary: Summary {
@@ -149,6 +151,8 @@ mod tests {
 
     fn result(id: &str) -> ExperimentResult {
         ExperimentResult {
+            machine: None,
+            round_machines: Vec::new(),
             id: id.into(),
             status: Status::Ok,
             about: About::default(),

@@ -8,11 +8,11 @@
 
 use std::path::Path;
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use super::StoreError;
-use crate::model::{ExperimentResult, Metric, RunRecord, Summary};
+use crate::model::{ExperimentResult, MachineState, Metric, RoundStats, RunRecord, Summary};
 
 /// A `runs` row.
 #[derive(Debug, Clone)]
@@ -43,6 +43,7 @@ pub(super) struct ResultRow {
     pub skip_json: Option<String>,
     pub error: Option<String>,
     pub artifacts_json: String,
+    pub machine_json: Option<String>,
     pub metrics: Vec<MetricRow>,
 }
 
@@ -58,6 +59,7 @@ pub(super) struct MetricRow {
     pub stats: [Option<f64>; 11],
     pub outliers: i64,
     pub cycles_json: Option<String>,
+    pub extra_json: Option<String>,
     pub subtracted_overhead_ns: Option<f64>,
     pub ops_per_sample: i64,
     pub note: Option<String>,
@@ -132,6 +134,10 @@ impl Encoder<'_> {
             skip_json: r.skip.as_ref().map(|s| self.json("skip", s)).transpose()?,
             error: r.error.clone(),
             artifacts_json: self.json("artifacts", &r.artifacts)?,
+            machine_json: match (&r.machine, r.round_machines.is_empty()) {
+                (None, true) => None,
+                _ => Some(self.json("machine", &MachineColumn::of(r))?),
+            },
             metrics,
         })
     }
@@ -155,6 +161,10 @@ impl Encoder<'_> {
                 .as_ref()
                 .map(|c| self.json(&field("cycles"), c))
                 .transpose()?,
+            extra_json: match (&m.core_cycles, &m.rounds) {
+                (None, None) => None,
+                _ => Some(self.json(&field("extra"), &MetricExtra::of(m))?),
+            },
             subtracted_overhead_ns: not_nan(m.subtracted_overhead_ns),
             ops_per_sample: self.int(&field("ops_per_sample"), m.ops_per_sample)?,
             note: m.note.clone(),
@@ -251,6 +261,10 @@ impl Decoder<'_> {
             .into_iter()
             .map(|m| self.metric(m))
             .collect::<Result<_, _>>()?;
+        let machine: MachineColumn = match &row.machine_json {
+            Some(text) => self.json(&field("machine_json"), text)?,
+            None => MachineColumn::default(),
+        };
         Ok(ExperimentResult {
             status: self.word(&field("status"), row.status.clone())?,
             about: self.json(&field("about_json"), &row.about_json)?,
@@ -262,6 +276,8 @@ impl Decoder<'_> {
             error: row.error,
             elapsed_ns: self.uint(&field("elapsed_ns"), row.elapsed_ns)?,
             artifacts: self.json(&field("artifacts_json"), &row.artifacts_json)?,
+            machine: machine.machine,
+            round_machines: machine.round_machines,
             id: row.exp_id,
         })
     }
@@ -303,7 +319,13 @@ impl Decoder<'_> {
             Some(text) => Some(self.json(&field("cycles_json"), text)?),
             None => None,
         };
+        let extra: MetricExtra = match &row.extra_json {
+            Some(text) => self.json(&field("extra_json"), text)?,
+            None => MetricExtra::default(),
+        };
         Ok(Metric {
+            core_cycles: extra.core_cycles,
+            rounds: extra.rounds,
             unit: self.word(&field("unit"), row.unit)?,
             summary,
             cycles,
@@ -313,5 +335,41 @@ impl Decoder<'_> {
             samples,
             name: row.name,
         })
+    }
+}
+
+/// The `results.machine_json` column (schema 3): a result's machine-state records.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct MachineColumn {
+    #[serde(default)]
+    machine: Option<MachineState>,
+    #[serde(default)]
+    round_machines: Vec<MachineState>,
+}
+
+impl MachineColumn {
+    fn of(r: &ExperimentResult) -> MachineColumn {
+        MachineColumn {
+            machine: r.machine.clone(),
+            round_machines: r.round_machines.clone(),
+        }
+    }
+}
+
+/// The `metrics.extra_json` column (schema 3): what a metric gained after schema 2.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct MetricExtra {
+    #[serde(default)]
+    core_cycles: Option<Summary>,
+    #[serde(default)]
+    rounds: Option<RoundStats>,
+}
+
+impl MetricExtra {
+    fn of(m: &Metric) -> MetricExtra {
+        MetricExtra {
+            core_cycles: m.core_cycles,
+            rounds: m.rounds.clone(),
+        }
     }
 }

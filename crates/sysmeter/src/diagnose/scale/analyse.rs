@@ -206,6 +206,8 @@ fn series(sizes: &[SizeRuns], cfg: &ScaleConfig) -> Vec<Series> {
 fn single(name: String, unit: Unit, value: f64, note: String, seed: u64) -> Option<Metric> {
     let summary = summarize(&[value], seed).ok()?;
     Some(Metric {
+        core_cycles: None,
+        rounds: None,
         name,
         unit,
         summary,

@@ -102,6 +102,8 @@ fn metric(name: String, s: &CallStats, overhead_ns: f64) -> Metric {
         format!("{n} {word}: {e}")
     });
     Metric {
+        core_cycles: None,
+        rounds: None,
         name,
         unit: Unit::Ns,
         summary: summary(s),

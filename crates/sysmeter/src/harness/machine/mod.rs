@@ -27,7 +27,7 @@ pub mod watch;
 pub use counters::{Beside, Counters};
 pub use judge::{Limits, Verdict, judge};
 pub use sample::{CYCLES_PER_MUL, ProbeSample};
-pub use state::MachineState;
+pub use state::{assemble, end_of, start_of};
 pub use watch::Watch;
 
 /// Why the machine state could not be read.

@@ -13,7 +13,8 @@ use super::MachineError;
 use super::counters::{Beside, Counters};
 use super::judge::{Limits, judge};
 use super::sample::ProbeSample;
-use super::state::MachineState;
+use super::state;
+use crate::model::MachineState;
 
 /// What was true when the experiment started.
 #[derive(Debug, Clone, Copy)]
@@ -64,7 +65,7 @@ impl Watch {
     ) -> MachineState {
         let beside = Beside::between(&self.counters, counters, interval_ns);
         let verdict = judge(&self.probe, &end, &beside, limits);
-        MachineState::new(&self.probe, &end, &beside, verdict)
+        state::assemble(&self.probe, &end, &beside, verdict)
     }
 }
 

@@ -144,6 +144,8 @@ mod tests {
 
     fn metric(name: &str, unit: Unit, median: f64) -> Metric {
         Metric {
+            core_cycles: None,
+            rounds: None,
             name: name.into(),
             unit,
             summary: Summary {

@@ -16,6 +16,8 @@ fn summary(median: f64) -> Summary {
 
 fn metric(name: &str, unit: Unit, median: f64) -> Metric {
     Metric {
+        core_cycles: None,
+        rounds: None,
         name: name.into(),
         unit,
         summary: summary(median),

@@ -104,7 +104,8 @@ impl Pg {
         let results = tx
             .query(
                 "SELECT seq, exp_id, status, elapsed_ns, about_json, estimates_json,
-                        series_json, findings_json, skip_json, error, artifacts_json
+                        series_json, findings_json, skip_json, error, artifacts_json,
+                        machine_json
                  FROM results WHERE run_id = $1 ORDER BY seq",
                 &[&id],
             )
@@ -114,7 +115,7 @@ impl Pg {
             .query(
                 "SELECT seq, idx, name, unit, n, min, p5, median, mean, p95, p99, max, stddev,
                         cv, ci_lo, ci_hi, outliers, cycles_json, subtracted_overhead_ns,
-                        ops_per_sample, note, samples
+                        ops_per_sample, note, samples, extra_json
                  FROM metrics WHERE run_id = $1 ORDER BY seq, idx",
                 &[&id],
             )
@@ -202,6 +203,7 @@ fn result_row(row: &Row) -> Result<ResultRow, postgres::Error> {
         skip_json: row.try_get(8)?,
         error: row.try_get(9)?,
         artifacts_json: row.try_get(10)?,
+        machine_json: row.try_get(11)?,
         metrics: Vec::new(),
     })
 }
@@ -224,5 +226,6 @@ fn metric_row(row: &Row) -> Result<MetricRow, postgres::Error> {
         ops_per_sample: row.try_get(19)?,
         note: row.try_get(20)?,
         samples: row.try_get(21)?,
+        extra_json: row.try_get(22)?,
     })
 }

@@ -21,7 +21,14 @@ use super::server_error;
 use crate::store::StoreError;
 
 /// The migrations, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub(crate) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2];
+pub(crate) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3];
+
+/// Schema 3: the machine's state around each result and what a metric gained (core cycles,
+/// round medians), both JSON text, NULL when absent (as in the SQLite schema 3).
+const MIGRATION_3: &str = "
+ALTER TABLE results ADD COLUMN machine_json TEXT;
+ALTER TABLE metrics ADD COLUMN extra_json TEXT;
+";
 
 /// Key of the advisory lock taken while migrating (ASCII "SyMt", SQLite's application id).
 const MIGRATION_LOCK: i64 = 0x5379_4d74;

@@ -13,22 +13,23 @@ use super::Pg;
 use crate::store::StoreError;
 use crate::store::rows::{MetricRow, ResultRow, RunRow};
 
-/// The result row ($1–$12) and the metrics, one array per column ($13–$33).
+/// The result row ($1–$13) and the metrics, one array per column ($14–$35).
 const INSERT_RESULT: &str = "
 WITH result AS (
     INSERT INTO results (run_id, seq, exp_id, status, elapsed_ns, about_json, estimates_json,
-                         series_json, findings_json, skip_json, error, artifacts_json)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                         series_json, findings_json, skip_json, error, artifacts_json,
+                         machine_json)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 )
 INSERT INTO metrics (run_id, seq, idx, name, unit, n, min, p5, median, mean, p95, p99, max,
                      stddev, cv, ci_lo, ci_hi, outliers, cycles_json, subtracted_overhead_ns,
-                     ops_per_sample, note, samples)
+                     ops_per_sample, note, samples, extra_json)
 SELECT $1, $2, m.*
-FROM unnest($13::bigint[], $14::text[], $15::text[], $16::bigint[],
-            $17::float8[], $18::float8[], $19::float8[], $20::float8[], $21::float8[],
-            $22::float8[], $23::float8[], $24::float8[], $25::float8[], $26::float8[],
-            $27::float8[], $28::bigint[], $29::text[], $30::float8[], $31::bigint[],
-            $32::text[], $33::bytea[]) AS m";
+FROM unnest($14::bigint[], $15::text[], $16::text[], $17::bigint[],
+            $18::float8[], $19::float8[], $20::float8[], $21::float8[], $22::float8[],
+            $23::float8[], $24::float8[], $25::float8[], $26::float8[], $27::float8[],
+            $28::float8[], $29::bigint[], $30::text[], $31::float8[], $32::bigint[],
+            $33::text[], $34::bytea[], $35::text[]) AS m";
 
 impl Pg {
     pub(in crate::store) fn begin_run(&mut self, run: &RunRow) -> Result<(), StoreError> {
@@ -74,6 +75,7 @@ impl Pg {
             &r.skip_json,
             &r.error,
             &r.artifacts_json,
+            &r.machine_json,
         ];
         columns.push_params(&mut params);
         let outcome = self.client.get_mut().execute(INSERT_RESULT, &params);
@@ -129,6 +131,7 @@ struct MetricColumns<'a> {
     ops_per_sample: Vec<i64>,
     note: Vec<Option<&'a str>>,
     samples: Vec<&'a [u8]>,
+    extra_json: Vec<Option<&'a str>>,
 }
 
 impl<'a> MetricColumns<'a> {
@@ -148,10 +151,11 @@ impl<'a> MetricColumns<'a> {
             ops_per_sample: column(|m| m.ops_per_sample),
             note: metrics.iter().map(|m| m.note.as_deref()).collect(),
             samples: metrics.iter().map(|m| m.samples.as_slice()).collect(),
+            extra_json: metrics.iter().map(|m| m.extra_json.as_deref()).collect(),
         }
     }
 
-    /// Appends the 21 arrays in the column order of [`INSERT_RESULT`].
+    /// Appends the 22 arrays in the column order of [`INSERT_RESULT`].
     fn push_params<'p>(&'p self, params: &mut Vec<&'p (dyn ToSql + Sync)>) {
         params.extend([
             &self.idx as &(dyn ToSql + Sync),
@@ -167,6 +171,7 @@ impl<'a> MetricColumns<'a> {
             &self.ops_per_sample,
             &self.note,
             &self.samples,
+            &self.extra_json,
         ]);
     }
 }

@@ -109,7 +109,8 @@ impl Sqlite {
         let results = tx
             .prepare(
                 "SELECT seq, exp_id, status, elapsed_ns, about_json, estimates_json,
-                        series_json, findings_json, skip_json, error, artifacts_json
+                        series_json, findings_json, skip_json, error, artifacts_json,
+                        machine_json
                  FROM results WHERE run_id = ?1 ORDER BY seq",
             )
             .and_then(|mut s| s.query_map([id], result_row)?.collect())
@@ -118,7 +119,7 @@ impl Sqlite {
             .prepare(
                 "SELECT seq, idx, name, unit, n, min, p5, median, mean, p95, p99, max, stddev,
                         cv, ci_lo, ci_hi, outliers, cycles_json, subtracted_overhead_ns,
-                        ops_per_sample, note, samples
+                        ops_per_sample, note, samples, extra_json
                  FROM metrics WHERE run_id = ?1 ORDER BY seq, idx",
             )
             .and_then(|mut s| s.query_map([id], metric_row)?.collect())
@@ -167,6 +168,7 @@ fn result_row(row: &Row<'_>) -> rusqlite::Result<ResultRow> {
         skip_json: row.get(8)?,
         error: row.get(9)?,
         artifacts_json: row.get(10)?,
+        machine_json: row.get(11)?,
         metrics: Vec::new(),
     })
 }
@@ -189,5 +191,6 @@ fn metric_row(row: &Row<'_>) -> rusqlite::Result<MetricRow> {
         ops_per_sample: row.get(19)?,
         note: row.get(20)?,
         samples: row.get(21)?,
+        extra_json: row.get(22)?,
     })
 }

@@ -20,7 +20,15 @@ use crate::store::StoreError;
 pub(crate) const APPLICATION_ID: i32 = 0x5379_4d74;
 
 /// The migrations, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub(crate) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2];
+pub(crate) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3];
+
+/// Schema 3: the machine's state around each result (`machine_json`: the probe at start and
+/// end, what else ran, per round with `--rounds`) and what a metric gained (`extra_json`:
+/// core cycles, round medians). Both JSON, NULL when absent.
+const MIGRATION_3: &str = "
+ALTER TABLE results ADD COLUMN machine_json TEXT;
+ALTER TABLE metrics ADD COLUMN extra_json TEXT;
+";
 
 /// Schema 2: non-numeric outputs of a result (folded stacks, flame graphs) as JSON.
 const MIGRATION_2: &str = "

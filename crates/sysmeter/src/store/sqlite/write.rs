@@ -85,8 +85,8 @@ fn insert_result(tx: &Transaction<'_>, run_id: &str, r: &ResultRow) -> rusqlite:
     tx.execute(
         "INSERT INTO results (run_id, seq, exp_id, status, elapsed_ns, about_json,
                               estimates_json, series_json, findings_json, skip_json, error,
-                              artifacts_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                              artifacts_json, machine_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         params![
             run_id,
             r.seq,
@@ -100,6 +100,7 @@ fn insert_result(tx: &Transaction<'_>, run_id: &str, r: &ResultRow) -> rusqlite:
             r.skip_json,
             r.error,
             r.artifacts_json,
+            r.machine_json,
         ],
     )
 }
@@ -122,9 +123,9 @@ fn insert_metric(tx: &Transaction<'_>, run_id: &str, m: &MetricRow) -> rusqlite:
     tx.execute(
         "INSERT INTO metrics (run_id, seq, idx, name, unit, n, min, p5, median, mean, p95, p99,
                               max, stddev, cv, ci_lo, ci_hi, outliers, cycles_json,
-                              subtracted_overhead_ns, ops_per_sample, note, samples)
+                              subtracted_overhead_ns, ops_per_sample, note, samples, extra_json)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                 ?18, ?19, ?20, ?21, ?22, ?23)",
+                 ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
         params![
             run_id,
             m.seq,
@@ -149,6 +150,7 @@ fn insert_metric(tx: &Transaction<'_>, run_id: &str, m: &MetricRow) -> rusqlite:
             m.ops_per_sample,
             m.note,
             m.samples,
+            m.extra_json,
         ],
     )
 }
