@@ -140,9 +140,14 @@ pub struct BenchArgs {
     /// Smoke-test budgets: the whole set in seconds, wider confidence intervals.
     #[arg(long, conflicts_with = "thorough")]
     pub quick: bool,
-    /// Longer budgets and more samples.
+    /// Longer budgets and more samples, in 3 interleaved rounds.
     #[arg(long)]
     pub thorough: bool,
+    /// Measure the selected experiments in N interleaved passes (ABAB…, not AA…BB): each
+    /// metric gets the median of its round medians and the between-round CV, the figure to
+    /// trust for reproducibility (default 1; 3 with --thorough).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub rounds: Option<u16>,
     /// Output format, --out, and where the run is stored.
     #[command(flatten)]
     pub output: OutputArgs,

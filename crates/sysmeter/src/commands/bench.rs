@@ -63,10 +63,12 @@ fn options(args: &BenchArgs, cpu: usize) -> RunOptions {
         dir: args.dir.clone(),
         remote_dir: args.remote_dir.clone(),
     };
+    let rounds = args.rounds.map_or(profile.rounds, usize::from);
     RunOptions {
         profile,
         cpu: Some(cpu),
         seed: args.seed,
         params,
+        rounds,
     }
 }

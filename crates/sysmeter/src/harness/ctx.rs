@@ -231,7 +231,7 @@ impl Ctx<'_> {
         unit: Unit,
         samples: Vec<f64>,
     ) -> Result<Metric, ExperimentError> {
-        let seed = self.seed ^ fnv1a(name);
+        let seed = metric_seed(self.seed, name);
         let summary = stats::summarize(&samples, seed)
             .map_err(|e| ExperimentError::Failed(format!("statistics of {name}: {e}")))?;
         let cycles = match (unit, self.calib.tsc_ghz) {
@@ -271,6 +271,11 @@ impl Ctx<'_> {
         m.subtracted_overhead_ns = from.subtracted_overhead_ns;
         Ok(m)
     }
+}
+
+/// The bootstrap seed of metric `name` in a run seeded with `seed`.
+pub(super) fn metric_seed(seed: u64, name: &str) -> u64 {
+    seed ^ fnv1a(name)
 }
 
 /// FNV-1a hash of a name: a stable per-metric seed offset.

@@ -12,7 +12,9 @@ mod calibrate;
 mod ctx;
 pub mod machine;
 mod profile;
+mod rounds;
 mod runner;
+pub mod watched;
 
 pub use calibrate::{calibrate, reference_loop};
 pub use ctx::{Ctx, Measured, Spec};
@@ -31,6 +33,12 @@ pub trait Experiment: Sync {
     fn estimate(&self, host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate>;
     /// Do the measurements through `ctx`.
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError>;
+    /// Whether the experiment puts helper processes or threads of its own on the measuring
+    /// CPU (a pipe peer, a forked child): the drift judgment then ignores other tasks and
+    /// run-queue wait on that CPU, which are the experiment itself.
+    fn shares_measuring_cpu(&self) -> bool {
+        false
+    }
 }
 
 /// Why an experiment produced no (complete) result.

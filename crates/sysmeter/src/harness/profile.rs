@@ -21,6 +21,11 @@ pub struct Profile {
     pub target_ci: f64,
     /// How long to count TSC ticks against CLOCK_MONOTONIC.
     pub tsc_window: Duration,
+    /// Interleaved passes over the experiments when `--rounds` is not given.
+    pub rounds: usize,
+    /// Measure an experiment again once when the machine did not hold still during it
+    /// (only with a single round: rounds already spread the drift).
+    pub remeasure_unstable: bool,
 }
 
 impl Profile {
@@ -35,6 +40,8 @@ impl Profile {
             warmup: Duration::from_millis(2),
             target_ci: 0.05,
             tsc_window: Duration::from_millis(20),
+            rounds: 1,
+            remeasure_unstable: false,
         }
     }
 
@@ -49,6 +56,8 @@ impl Profile {
             warmup: Duration::from_millis(10),
             target_ci: 0.02,
             tsc_window: Duration::from_millis(100),
+            rounds: 1,
+            remeasure_unstable: true,
         }
     }
 
@@ -63,6 +72,8 @@ impl Profile {
             warmup: Duration::from_millis(50),
             target_ci: 0.01,
             tsc_window: Duration::from_millis(500),
+            rounds: 3,
+            remeasure_unstable: true,
         }
     }
 

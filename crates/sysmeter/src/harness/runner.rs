@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::{Ctx, Experiment, ExperimentError, Profile, calibrate};
+use super::{Ctx, Experiment, ExperimentError, Profile, calibrate, rounds, watched};
 use crate::model::{ExperimentResult, HostInfo, RunConfig, RunKind, RunRecord, Skip, Status};
 
 /// Options of one bench run.
@@ -17,6 +17,8 @@ pub struct RunOptions {
     pub seed: u64,
     /// Experiment parameters from the command line.
     pub params: Params,
+    /// Interleaved passes over the experiments (`--rounds N`; the profile's when absent).
+    pub rounds: usize,
 }
 
 /// Parameters that individual experiments read (each documents which it uses).
@@ -86,18 +88,39 @@ pub fn run_experiments(
     let started_ns = jiff::Timestamp::now().as_nanosecond() as i64;
     let mut run = RunRecord::new(RunKind::Bench, started_ns, host, config);
     observer.run_started(&run);
-    for (i, exp) in experiments.iter().enumerate() {
-        if sysmeter_sys::signal::interrupted() {
-            run.interrupted = true;
-            break;
+    let cpu = pinned.then_some(cpu);
+    let rounds = opts.rounds.max(1);
+    // With one round each result is final (and stored) as soon as it exists; with more, an
+    // experiment is final after its last round, and Ctrl-C keeps the rounds that finished.
+    let mut per_exp: Vec<Vec<ExperimentResult>> = vec![Vec::new(); experiments.len()];
+    'rounds: for round in 0..rounds {
+        for (i, exp) in experiments.iter().enumerate() {
+            if sysmeter_sys::signal::interrupted() {
+                run.interrupted = true;
+                break 'rounds;
+            }
+            let total = experiments.len() * rounds;
+            observer.experiment_started(round * experiments.len() + i, total, exp.id());
+            let mut attempt = || run_one(*exp, &run, opts, cpus, cpu, observer);
+            let remeasure = opts.profile.remeasure_unstable && rounds == 1;
+            let Some(result) = watched::measured(*exp, cpu, remeasure, &mut attempt) else {
+                run.interrupted = true;
+                break 'rounds;
+            };
+            if rounds == 1 {
+                observer.experiment_finished(run.results.len(), &result);
+                run.results.push(result);
+            } else {
+                per_exp[i].push(result);
+            }
         }
-        observer.experiment_started(i, experiments.len(), exp.id());
-        let Some(result) = run_one(*exp, &run, opts, cpus, pinned.then_some(cpu), observer) else {
-            run.interrupted = true;
-            break;
-        };
-        observer.experiment_finished(run.results.len(), &result);
-        run.results.push(result);
+    }
+    let tsc = run.config.calibration.as_ref().and_then(|c| c.tsc_ghz);
+    for results in per_exp.into_iter().filter(|r| !r.is_empty()) {
+        if let Some(result) = rounds::combine(results, tsc, opts.seed) {
+            observer.experiment_finished(run.results.len(), &result);
+            run.results.push(result);
+        }
     }
     if !run.interrupted {
         run.finished_ns = Some(jiff::Timestamp::now().as_nanosecond() as i64);

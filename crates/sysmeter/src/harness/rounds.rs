@@ -1,0 +1,182 @@
+//! `bench --rounds N`: the results of one experiment from N interleaved passes (ABAB…, so a
+//! slow drift of the machine spreads over every experiment instead of landing on one)
+//! combined into one result.
+//!
+//! Per metric: the raw samples of every round pooled (so the summary, CI and percentiles
+//! describe all of them), the round medians with their median (the figure to quote) and
+//! their coefficient of variation — the between-round CV, which is the reproducibility a
+//! user gets from one run to the next, where the CI from the samples of one pass understates
+//! it. TSC and core cycles are recomputed from the pooled samples, each round's core cycles
+//! with that round's own probe clock. Everything that is not a metric (series, findings,
+//! artifacts, `machine`) is the last round's; `round_machines` keeps every round's machine
+//! state. Pure: depends on `model` and `stats`.
+
+use super::ctx::metric_seed;
+use crate::model::{ExperimentResult, MachineState, Metric, RoundStats, Status, Summary};
+use crate::stats;
+
+/// One result from the per-round results of an experiment, in round order. `tsc_ghz` is the
+/// run's TSC rate (for the TSC-cycle summary), `seed` the run's bootstrap seed.
+pub fn combine(
+    rounds: Vec<ExperimentResult>,
+    tsc_ghz: Option<f64>,
+    seed: u64,
+) -> Option<ExperimentResult> {
+    let machines: Vec<MachineState> = rounds.iter().filter_map(|r| r.machine.clone()).collect();
+    let elapsed: u64 = rounds.iter().map(|r| r.elapsed_ns).sum();
+    let ok: Vec<&ExperimentResult> = rounds.iter().filter(|r| r.status == Status::Ok).collect();
+    let mut result = match ok.last() {
+        Some(last) => (*last).clone(),
+        None => rounds.last()?.clone(),
+    };
+    result.elapsed_ns = elapsed;
+    result.round_machines = machines;
+    if ok.len() > 1 {
+        for m in result.metrics.iter_mut() {
+            let per_round: Vec<(&Metric, Option<f64>)> = ok
+                .iter()
+                .filter_map(|r| {
+                    let ghz = r.machine.as_ref().map(MachineState::core_ghz);
+                    r.metrics
+                        .iter()
+                        .find(|x| x.name == m.name)
+                        .map(|x| (x, ghz))
+                })
+                .collect();
+            pool(m, &per_round, tsc_ghz, seed);
+        }
+    }
+    Some(result)
+}
+
+/// Replaces `m`'s samples and statistics with those of every round.
+fn pool(m: &mut Metric, per_round: &[(&Metric, Option<f64>)], tsc_ghz: Option<f64>, seed: u64) {
+    if per_round.len() < 2 {
+        return;
+    }
+    let seed = metric_seed(seed, &m.name);
+    let samples: Vec<f64> = per_round
+        .iter()
+        .flat_map(|(x, _)| x.samples.iter().copied())
+        .collect();
+    let Ok(summary) = stats::summarize(&samples, seed) else {
+        return;
+    };
+    let medians: Vec<f64> = per_round.iter().map(|(x, _)| x.summary.median).collect();
+    m.rounds = round_stats(&medians);
+    m.cycles = match (m.cycles, tsc_ghz) {
+        (Some(_), Some(ghz)) => summarize_scaled(&samples, |_| ghz, seed),
+        _ => None,
+    };
+    let all_clocked = per_round.iter().all(|(_, g)| g.is_some());
+    m.core_cycles = match (m.core_cycles, all_clocked) {
+        (Some(_), true) => {
+            let core: Vec<f64> = per_round
+                .iter()
+                .flat_map(|(x, g)| x.samples.iter().map(move |s| s * g.unwrap_or(f64::NAN)))
+                .collect();
+            stats::summarize(&core, seed).ok()
+        }
+        _ => None,
+    };
+    m.summary = summary;
+    m.samples = samples;
+}
+
+fn summarize_scaled(samples: &[f64], k: impl Fn(f64) -> f64, seed: u64) -> Option<Summary> {
+    let scaled: Vec<f64> = samples.iter().map(|&s| s * k(s)).collect();
+    stats::summarize(&scaled, seed).ok()
+}
+
+/// The round medians, their median and their coefficient of variation.
+pub fn round_stats(medians: &[f64]) -> Option<RoundStats> {
+    let median = stats::median(medians).ok()?;
+    let n = medians.len() as f64;
+    let mean = medians.iter().sum::<f64>() / n;
+    let var = medians.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    let cv = if mean != 0.0 {
+        var.sqrt() / mean.abs()
+    } else {
+        f64::NAN
+    };
+    Some(RoundStats {
+        medians: medians.to_vec(),
+        median,
+        cv,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{About, Unit};
+
+    fn metric(name: &str, samples: Vec<f64>) -> Metric {
+        let summary = stats::summarize(&samples, 1).expect("finite samples");
+        Metric {
+            name: name.into(),
+            unit: Unit::Ns,
+            summary,
+            cycles: Some(summary),
+            subtracted_overhead_ns: 0.0,
+            ops_per_sample: 1,
+            note: None,
+            samples,
+            core_cycles: Some(summary),
+            rounds: None,
+        }
+    }
+
+    fn round(samples: Vec<f64>, ghz: f64) -> ExperimentResult {
+        let mut r = ExperimentResult::new("os.syscall", About::default());
+        r.metrics = vec![metric("null", samples)];
+        r.elapsed_ns = 10;
+        r.machine = Some(MachineState {
+            core_ghz_start: ghz,
+            core_ghz_end: ghz,
+            throughput_start: 14.0,
+            throughput_end: 14.0,
+            syscall_ns_start: 200.0,
+            syscall_ns_end: 200.0,
+            steal_ns: 0,
+            involuntary_switches: 0,
+            runqueue_wait_ns: 0,
+            stable: true,
+            reason: None,
+        });
+        r
+    }
+
+    #[test]
+    fn rounds_pool_samples_and_report_the_between_round_spread() {
+        let rounds = vec![
+            round(vec![100.0, 101.0, 99.0], 4.0),
+            round(vec![120.0, 121.0, 119.0], 3.0),
+            round(vec![110.0, 111.0, 109.0], 3.5),
+        ];
+        let r = combine(rounds, Some(2.5), 7).expect("three rounds");
+        let m = &r.metrics[0];
+        assert_eq!(m.samples.len(), 9);
+        let s = m.rounds.as_ref().expect("round statistics");
+        assert_eq!(s.medians, [100.0, 120.0, 110.0]);
+        assert_eq!(s.median, 110.0);
+        assert!((s.cv - 10.0 / 110.0).abs() < 1e-9, "cv {}", s.cv);
+        assert_eq!(r.round_machines.len(), 3);
+        assert_eq!(r.elapsed_ns, 30);
+        // Core cycles use each round's own clock: 400, 360, 385 cycles per op.
+        let c = m.core_cycles.expect("core cycles");
+        assert_eq!(c.median, 385.0);
+        assert_eq!(m.cycles.expect("tsc cycles").median, 110.0 * 2.5);
+    }
+
+    #[test]
+    fn failed_rounds_do_not_pool_and_a_single_round_is_unchanged() {
+        let mut bad = round(vec![1.0, 1.0, 1.0], 4.0);
+        bad.status = Status::Failed;
+        let good = round(vec![100.0, 101.0, 99.0], 4.0);
+        let r = combine(vec![bad, good.clone()], None, 7).expect("one good round");
+        assert_eq!(r.metrics, good.metrics);
+        assert_eq!(r.round_machines.len(), 2);
+        assert!(combine(Vec::new(), None, 7).is_none());
+    }
+}

@@ -1,0 +1,226 @@
+//! One experiment measured under the machine-state probe: a [`Watch`] around it, its
+//! `machine` record, the core-cycle equivalent of every time metric, and — where the profile
+//! asks for it — one more attempt when the machine did not hold still.
+//!
+//! The re-measurement rule: an `ok` experiment whose machine state is unstable is measured
+//! again once, after the probe has settled (two probes [`SETTLE_GAP`] apart that agree within
+//! the drift thresholds, waiting at most [`SETTLE_MAX`]); the second attempt is kept whatever
+//! it shows, with a `machine.remeasured` finding that quotes why the first was discarded.
+//! Depends on `model`, `stats` and `harness::machine`.
+
+use std::time::{Duration, Instant};
+
+use super::Experiment;
+use super::machine::judge::DEFAULT_LIMITS;
+use super::machine::sample::relative_change;
+use super::machine::{Limits, ProbeSample, Watch};
+use crate::model::{ExperimentResult, Finding, MachineState, Status, Summary, Unit};
+
+/// Pause between the probes that decide the machine has settled.
+pub const SETTLE_GAP: Duration = Duration::from_millis(100);
+
+/// Longest wait for the machine to settle before measuring again anyway.
+pub const SETTLE_MAX: Duration = Duration::from_secs(2);
+
+/// The drift thresholds for `exp`: experiments that put their own helper processes or
+/// threads on the measuring CPU (a pipe peer, a forked child) would otherwise always count
+/// those as "other tasks" and as run-queue wait, so for them only the probe and steal time
+/// are judged.
+pub fn limits_for(exp: &dyn Experiment) -> Limits {
+    if exp.shares_measuring_cpu() {
+        Limits {
+            other_share: f64::INFINITY,
+            runqueue_share: f64::INFINITY,
+            ..DEFAULT_LIMITS
+        }
+    } else {
+        DEFAULT_LIMITS
+    }
+}
+
+/// Runs `measure` (one attempt of `exp`) inside a watch on `cpu` and records the machine's
+/// state and core cycles in the result; `None` when the attempt was interrupted.
+pub fn watched(
+    exp: &dyn Experiment,
+    cpu: Option<usize>,
+    measure: &mut dyn FnMut() -> Option<ExperimentResult>,
+) -> Option<ExperimentResult> {
+    let watch = cpu.and_then(|c| Watch::start(c).ok());
+    let mut result = measure()?;
+    if let Some(w) = watch {
+        result.machine = w.finish(&limits_for(exp)).ok();
+    }
+    add_core_cycles(&mut result);
+    Some(result)
+}
+
+/// [`watched`], then once more after the machine settles when `remeasure` is set and the
+/// first attempt was measured on a machine that did not hold still.
+pub fn measured(
+    exp: &dyn Experiment,
+    cpu: Option<usize>,
+    remeasure: bool,
+    measure: &mut dyn FnMut() -> Option<ExperimentResult>,
+) -> Option<ExperimentResult> {
+    let first = watched(exp, cpu, measure)?;
+    let reason = match (&first.machine, first.status) {
+        (Some(m), Status::Ok) if remeasure && !m.stable => m.reason.clone().unwrap_or_default(),
+        _ => return Some(first),
+    };
+    settle(&limits_for(exp));
+    let mut again = watched(exp, cpu, measure)?;
+    again
+        .findings
+        .push(remeasured_finding(&reason, again.machine.as_ref()));
+    Some(again)
+}
+
+/// The finding that says an experiment was measured twice, and why.
+pub fn remeasured_finding(reason: &str, second: Option<&MachineState>) -> Finding {
+    let outcome = match second {
+        Some(m) if m.stable => "the machine held still for the second attempt",
+        Some(_) => "the machine moved again during the second attempt (see its reason)",
+        None => "the machine state of the second attempt could not be read",
+    };
+    Finding::new(
+        "machine.remeasured",
+        format!("Measured again: the first attempt was discarded because {reason}; {outcome}."),
+        None,
+    )
+}
+
+/// Waits until two probes [`SETTLE_GAP`] apart agree within the limits' clock and
+/// throughput thresholds, or [`SETTLE_MAX`] has passed. Returns whether it settled.
+pub fn settle(limits: &Limits) -> bool {
+    let until = Instant::now() + SETTLE_MAX;
+    let mut last = ProbeSample::take();
+    while Instant::now() < until {
+        std::thread::sleep(SETTLE_GAP);
+        let now = ProbeSample::take();
+        if agree(&last, &now, limits) {
+            return true;
+        }
+        last = now;
+    }
+    false
+}
+
+/// Whether two probes agree within the clock and throughput thresholds.
+pub fn agree(a: &ProbeSample, b: &ProbeSample, limits: &Limits) -> bool {
+    let within =
+        |x: f64, y: f64, limit: f64| relative_change(x, y).is_some_and(|c| c.abs() <= limit);
+    within(a.core_ghz, b.core_ghz, limits.speed_change)
+        && within(a.throughput, b.throughput, limits.throughput_change)
+}
+
+/// Sets `core_cycles` of every time metric: its statistics × the experiment's core clock
+/// (the mean of the start and end probes).
+pub fn add_core_cycles(result: &mut ExperimentResult) {
+    let Some(ghz) = result.machine.as_ref().map(MachineState::core_ghz) else {
+        return;
+    };
+    if !(ghz.is_finite() && ghz > 0.0) {
+        return;
+    }
+    for m in result.metrics.iter_mut().filter(|m| m.unit == Unit::Ns) {
+        m.core_cycles = Some(scaled(&m.summary, ghz));
+    }
+}
+
+/// A summary with every value multiplied by `k > 0` (the CV and counts do not change).
+pub fn scaled(s: &Summary, k: f64) -> Summary {
+    Summary {
+        min: s.min * k,
+        p5: s.p5 * k,
+        median: s.median * k,
+        mean: s.mean * k,
+        p95: s.p95 * k,
+        p99: s.p99 * k,
+        max: s.max * k,
+        stddev: s.stddev * k,
+        ci95: (s.ci95.0 * k, s.ci95.1 * k),
+        ..*s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metric(name: &str, unit: Unit, summary: Summary) -> crate::model::Metric {
+        crate::model::Metric {
+            name: name.into(),
+            unit,
+            summary,
+            cycles: None,
+            subtracted_overhead_ns: 0.0,
+            ops_per_sample: 1,
+            note: None,
+            samples: Vec::new(),
+            core_cycles: None,
+            rounds: None,
+        }
+    }
+
+    fn probe(ghz: f64, tp: f64) -> ProbeSample {
+        ProbeSample {
+            core_ghz: ghz,
+            throughput: tp,
+            syscall_ns: 200.0,
+        }
+    }
+
+    #[test]
+    fn probes_agree_within_the_thresholds_only() {
+        let l = DEFAULT_LIMITS;
+        assert!(agree(&probe(3.7, 14.0), &probe(3.6, 13.0), &l));
+        assert!(!agree(&probe(3.7, 14.0), &probe(3.0, 14.0), &l));
+        assert!(!agree(&probe(3.7, 14.0), &probe(3.7, 7.5), &l));
+    }
+
+    #[test]
+    fn core_cycles_scale_time_metrics_by_the_mean_clock() {
+        let mut r = ExperimentResult::new("x.y", Default::default());
+        let s = Summary {
+            n: 3,
+            median: 100.0,
+            ci95: (90.0, 110.0),
+            cv: 0.1,
+            ..Summary::default()
+        };
+        r.metrics = vec![metric("t", Unit::Ns, s), metric("b", Unit::BytesPerSec, s)];
+        add_core_cycles(&mut r);
+        assert!(
+            r.metrics[0].core_cycles.is_none(),
+            "no machine state, no core cycles"
+        );
+        r.machine = Some(MachineState {
+            core_ghz_start: 4.0,
+            core_ghz_end: 3.0,
+            throughput_start: 14.0,
+            throughput_end: 14.0,
+            syscall_ns_start: 1.0,
+            syscall_ns_end: 1.0,
+            steal_ns: 0,
+            involuntary_switches: 0,
+            runqueue_wait_ns: 0,
+            stable: false,
+            reason: Some("x".into()),
+        });
+        add_core_cycles(&mut r);
+        let c = r.metrics[0]
+            .core_cycles
+            .expect("time metric gets core cycles");
+        assert_eq!(c.median, 350.0);
+        assert_eq!(c.ci95, (315.0, 385.0));
+        assert_eq!(c.cv, 0.1);
+        assert!(r.metrics[1].core_cycles.is_none(), "a rate has no cycles");
+    }
+
+    #[test]
+    fn the_remeasured_finding_quotes_both_attempts() {
+        let f = remeasured_finding("machine speed changed 24% during this experiment", None);
+        assert_eq!(f.key, "machine.remeasured");
+        assert!(f.text.contains("24%") && f.text.contains("could not be read"));
+    }
+}
