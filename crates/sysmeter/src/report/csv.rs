@@ -8,7 +8,7 @@ use super::ReportError;
 use crate::model::{ExperimentResult, Metric, RunRecord, Series, SeriesPoint, Summary};
 
 /// Column names, in order.
-pub(super) const HEADER: [&str; 21] = [
+pub(super) const HEADER: [&str; 26] = [
     "run_id",
     "experiment",
     "status",
@@ -30,6 +30,11 @@ pub(super) const HEADER: [&str; 21] = [
     "cycles_median",
     "subtracted_overhead_ns",
     "x",
+    "core_cycles_median",
+    "round_median",
+    "round_cv",
+    "machine_core_ghz",
+    "machine_stable",
 ];
 
 /// The whole run as CSV with a header row.
@@ -113,7 +118,20 @@ fn metric_row(run: &RunRecord, result: &ExperimentResult, m: &Metric) -> Vec<Str
     row.push(cycles(m.cycles.as_ref()));
     row.push(m.subtracted_overhead_ns.to_string());
     row.push(String::new());
+    row.push(cycles(m.core_cycles.as_ref()));
+    let rounds = m.rounds.as_ref();
+    row.push(rounds.map(|r| r.median.to_string()).unwrap_or_default());
+    row.push(rounds.map(|r| r.cv.to_string()).unwrap_or_default());
+    row.extend(machine(result));
     row
+}
+
+/// `machine_core_ghz` and `machine_stable` of an experiment measured with the probe.
+fn machine(result: &ExperimentResult) -> [String; 2] {
+    match &result.machine {
+        Some(m) => [m.core_ghz().to_string(), m.stable.to_string()],
+        None => [String::new(), String::new()],
+    }
 }
 
 fn point_row(
@@ -127,5 +145,7 @@ fn point_row(
     row.push(cycles(p.cycles.as_ref()));
     row.push(String::new());
     row.push(p.x.to_string());
+    row.extend([String::new(), String::new(), String::new()]);
+    row.extend(machine(result));
     row
 }

@@ -5,7 +5,7 @@
 //! Pure: strings from results; depends only on `model` and `stats` (for the CI width).
 
 use crate::model::units::{cycles, duration_ns, percent, range, sig3, value};
-use crate::model::{Estimate, Metric, Series, SeriesPoint, Summary};
+use crate::model::{Estimate, ExperimentResult, Metric, Series, SeriesPoint, Summary};
 use crate::stats::{ratio, relative_ci_width};
 
 /// CV or relative CI width above which a metric is flagged as noisy.
@@ -88,6 +88,60 @@ pub fn metric_cells(m: &Metric) -> [String; 6] {
         cycles_cell(m.cycles.as_ref()),
         metric_notes(m),
     ]
+}
+
+/// The metric table of an experiment: headers and one row per metric. Runs measured
+/// without the machine-state probe or rounds get exactly [`METRIC_HEADERS`]. With the probe,
+/// `cycles` becomes `TSC cycles` (ticks of the fixed-rate counter) and a `core cycles` column
+/// follows (time × the probe's core clock during the experiment); with `--rounds`, the
+/// median is the median of the round medians and a `round CV` column follows it.
+pub fn metric_table(metrics: &[Metric]) -> (Vec<String>, Vec<Vec<String>>) {
+    let core = metrics.iter().any(|m| m.core_cycles.is_some());
+    let rounds = metrics.iter().any(|m| m.rounds.is_some());
+    let mut headers: Vec<String> = METRIC_HEADERS.map(str::to_string).to_vec();
+    if core {
+        headers[4] = "TSC cycles".to_string();
+        headers.insert(5, "core cycles".to_string());
+    }
+    if rounds {
+        headers[1] = "median of rounds".to_string();
+        headers.insert(2, "round CV".to_string());
+    }
+    let rows = metrics
+        .iter()
+        .map(|m| {
+            let mut cells = metric_cells(m).to_vec();
+            if core {
+                cells.insert(5, cycles_cell(m.core_cycles.as_ref()));
+            }
+            if rounds {
+                let r = m.rounds.as_ref();
+                if let Some(r) = r {
+                    cells[1] = value(r.median, m.unit);
+                }
+                cells.insert(2, r.map_or_else(|| NONE.to_string(), |r| percent(r.cv)));
+            }
+            cells
+        })
+        .collect();
+    (headers, rows)
+}
+
+/// One line on the machine's state around an experiment measured with the probe:
+/// `machine: 3.69 GHz core clock, held still` or `machine UNSTABLE: <reason>` (and the number
+/// of rounds whose machine moved, with `--rounds`).
+pub fn machine_line(r: &ExperimentResult) -> Option<String> {
+    let m = r.machine.as_ref()?;
+    let clock = format!("{} GHz core clock", sig3(m.core_ghz()));
+    let moved = r.round_machines.iter().filter(|x| !x.stable).count();
+    let rounds = match r.round_machines.len() {
+        0 | 1 => String::new(),
+        n => format!(" · {moved} of {n} rounds on a moving machine"),
+    };
+    Some(match (&m.reason, m.stable) {
+        (Some(reason), false) => format!("machine UNSTABLE ({clock}): {reason}{rounds}"),
+        _ => format!("machine: {clock}, held still{rounds}"),
+    })
 }
 
 /// Column headers of a series table: the x label instead of `metric`.

@@ -4,7 +4,7 @@
 //!
 //! Pure: builds a string from the record.
 
-use super::format::{self, METRIC_HEADERS};
+use super::format;
 use super::text::timestamp;
 use crate::model::units;
 use crate::model::{ExperimentResult, RunRecord, Status};
@@ -53,12 +53,14 @@ fn host_line(run: &RunRecord) -> String {
 }
 
 /// A GFM table; the first and last columns left-aligned, numbers right-aligned.
-fn table(headers: [String; 6], rows: impl Iterator<Item = [String; 6]>) -> String {
-    let line = |cells: &[String; 6]| {
+fn table(headers: Vec<String>, rows: impl Iterator<Item = Vec<String>>) -> String {
+    let line = |cells: &[String]| {
         let cells: Vec<String> = cells.iter().map(|c| escape(c)).collect();
         format!("| {} |", cells.join(" | "))
     };
-    let mut lines = vec![line(&headers), "|---|--:|--:|--:|--:|---|".to_string()];
+    // Numbers right-aligned: every column but the name and the notes.
+    let numbers = "--:|".repeat(headers.len().saturating_sub(2));
+    let mut lines = vec![line(&headers), format!("|---|{numbers}---|")];
     lines.extend(rows.map(|r| line(&r)));
     lines.join("\n")
 }
@@ -96,17 +98,21 @@ fn measured(r: &ExperimentResult) -> Vec<String> {
     if let Some(t) = super::syscalls::markdown(r) {
         blocks.push(t);
     } else if !r.metrics.is_empty() {
-        let rows = r.metrics.iter().map(format::metric_cells);
-        blocks.push(table(METRIC_HEADERS.map(str::to_string), rows));
+        let (headers, rows) = format::metric_table(&r.metrics);
+        blocks.push(table(headers, rows.into_iter()));
     }
+    blocks.extend(format::machine_line(r).map(|l| escape(&l)));
     for series in &r.series {
         blocks.push(format!(
             "### {} by {}",
             escape(&series.name),
             escape(&series.x_label)
         ));
-        let rows = series.points.iter().map(|p| format::point_cells(series, p));
-        blocks.push(table(format::series_headers(series), rows));
+        let rows = series
+            .points
+            .iter()
+            .map(|p| format::point_cells(series, p).to_vec());
+        blocks.push(table(format::series_headers(series).to_vec(), rows));
     }
     if !r.findings.is_empty() {
         let lines: Vec<String> = r.findings.iter().map(|f| format!("- {}", f.text)).collect();

@@ -49,7 +49,10 @@ fn csv_has_one_row_per_metric_point_and_unmeasured_experiment() {
     let rows: Vec<::csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     // 3 metrics of os.syscall + 3 points of mem.latency + skipped + failed.
     assert_eq!(rows.len(), 8);
-    assert!(rows.iter().all(|r| r.len() == 21 && r[0] == run.id));
+    assert!(
+        rows.iter()
+            .all(|r| r.len() == super::csv::HEADER.len() && r[0] == run.id)
+    );
     let skipped: Vec<_> = rows.iter().filter(|r| &r[2] == "skipped").collect();
     assert_eq!(skipped.len(), 1);
     assert!(skipped[0].iter().skip(3).all(str::is_empty));
@@ -85,4 +88,62 @@ fn text_shows_skip_failure_noise_and_units() {
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }
+}
+
+/// The fixture with the machine-state probe's records on os.syscall: a clock that moved,
+/// core cycles and two rounds.
+fn probed_run() -> RunRecord {
+    let mut run = sample_run();
+    let r = &mut run.results[0];
+    r.machine = Some(crate::model::MachineState {
+        core_ghz_start: 4.0,
+        core_ghz_end: 3.0,
+        throughput_start: 14.0,
+        throughput_end: 14.0,
+        syscall_ns_start: 160.0,
+        syscall_ns_end: 210.0,
+        steal_ns: 0,
+        involuntary_switches: 0,
+        runqueue_wait_ns: 0,
+        stable: false,
+        reason: Some("machine speed changed -25% during this experiment".into()),
+    });
+    for m in &mut r.metrics {
+        let mut c = m.summary;
+        c.median *= 3.5;
+        m.core_cycles = Some(c);
+        m.rounds = Some(crate::model::RoundStats {
+            medians: vec![m.summary.median, m.summary.median * 1.1],
+            median: m.summary.median,
+            cv: 0.067,
+        });
+    }
+    run
+}
+
+#[test]
+fn probed_results_show_both_cycle_kinds_round_spread_and_the_machine() {
+    let run = probed_run();
+    let text = render(&run, Format::Text, false).unwrap();
+    for want in [
+        "TSC cycles",
+        "core cycles",
+        "median of rounds",
+        "round CV",
+        "6.7%",
+        "machine UNSTABLE (3.50 GHz core clock): machine speed changed -25%",
+    ] {
+        assert!(text.contains(want), "text lacks {want:?}:\n{text}");
+    }
+    // The run without probe data keeps the old table.
+    let plain = rendered(Format::Text);
+    assert!(!plain.contains("core cycles") && !plain.contains("machine"));
+    let md = render(&run, Format::Markdown, false).unwrap();
+    assert!(md.contains("| core cycles |") && md.contains("machine UNSTABLE"));
+    let csv = render(&run, Format::Csv, false).unwrap();
+    let mut reader = ::csv::Reader::from_reader(csv.as_bytes());
+    let row = reader.records().next().unwrap().unwrap();
+    assert_eq!(&row[24], "3.5");
+    assert_eq!(&row[25], "false");
+    assert!(!row[21].is_empty() && !row[23].is_empty());
 }

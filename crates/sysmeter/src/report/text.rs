@@ -9,7 +9,7 @@
 use crate::model::units;
 use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
-use super::format::{self, METRIC_HEADERS};
+use super::format;
 use crate::model::{Calibration, ExperimentResult, RunRecord, Status};
 
 /// The whole run as terminal text.
@@ -156,16 +156,18 @@ fn measured(r: &ExperimentResult) -> Vec<String> {
     if let Some(t) = super::syscalls::text(r) {
         lines.push(t);
     } else if !r.metrics.is_empty() {
-        let rows = r.metrics.iter().map(format::metric_cells);
-        lines.push(table(METRIC_HEADERS.map(str::to_string), rows));
+        let (headers, rows) = format::metric_table(&r.metrics);
+        lines.push(table(headers, rows.into_iter()));
     }
+    lines.extend(format::machine_line(r));
     if super::timeline::is_timeline(&r.series) {
         lines.extend(super::timeline::render(&r.series));
     } else {
         for series in &r.series {
             lines.push(format!("{} by {}:", series.name, series.x_label));
             let rows = series.points.iter().map(|p| format::point_cells(series, p));
-            lines.push(table(format::series_headers(series), rows));
+            let rows = rows.map(|r| r.to_vec());
+            lines.push(table(format::series_headers(series).to_vec(), rows));
         }
     }
     if r.metrics.is_empty() && r.series.is_empty() {
@@ -177,16 +179,17 @@ fn measured(r: &ExperimentResult) -> Vec<String> {
 
 /// A table with numbers right-aligned. `force_no_tty` keeps comfy-table from probing the
 /// terminal width or styling cells, so the output depends only on the record.
-fn table(headers: [String; 6], rows: impl Iterator<Item = [String; 6]>) -> String {
+fn table(headers: Vec<String>, rows: impl Iterator<Item = Vec<String>>) -> String {
     let mut table = Table::new();
     table
         .force_no_tty()
         .load_style(UTF8_FULL_CONDENSED)
-        .set_header(headers.to_vec());
+        .set_header(headers.clone());
     for row in rows {
-        table.add_row(row.to_vec());
+        table.add_row(row);
     }
-    for index in 1..=4 {
+    // Every column but the name and the notes holds a number.
+    for index in 1..headers.len() - 1 {
         if let Some(column) = table.column_mut(index) {
             column.set_cell_alignment(CellAlignment::Right);
         }

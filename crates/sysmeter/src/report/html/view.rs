@@ -11,7 +11,7 @@ use crate::model::CacheInfo;
 use crate::model::units;
 use crate::model::{ExperimentResult, Status};
 use crate::report::charts::{self, Chart};
-use crate::report::format::{self, METRIC_HEADERS};
+use crate::report::format;
 
 /// One table row: its cells and whether the measurement is noisy.
 #[derive(Debug, Clone, PartialEq)]
@@ -155,14 +155,15 @@ fn metrics_table(r: &ExperimentResult) -> Option<TableView> {
     if r.metrics.is_empty() {
         return None;
     }
+    let (headers, rows) = format::metric_table(&r.metrics);
     Some(TableView {
-        caption: String::new(),
-        headers: METRIC_HEADERS.iter().map(|h| h.to_string()).collect(),
-        rows: r
-            .metrics
-            .iter()
-            .map(|m| Row {
-                cells: format::metric_cells(m).to_vec(),
+        caption: format::machine_line(r).unwrap_or_default(),
+        headers,
+        rows: rows
+            .into_iter()
+            .zip(&r.metrics)
+            .map(|(cells, m)| Row {
+                cells,
                 noisy: format::is_noisy(&m.summary),
             })
             .collect(),
