@@ -8,6 +8,7 @@ mod support;
 
 mod cli;
 mod concurrency;
+mod drift;
 mod export_cli;
 mod fs;
 mod html;
