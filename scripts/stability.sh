@@ -1,31 +1,94 @@
 #!/usr/bin/env bash
-# Run `sysmeter bench os` N times back to back and report, for the key metrics, each run's
-# median and the coefficient of variation of those medians (issue #2 asks for <= 5%).
-# Usage: scripts/stability.sh [N] [extra bench args...]
+# Reproducibility of sysmeter across back-to-back runs on this machine (issue 12).
+#
+#   scripts/stability.sh [RUNS] [BENCH ARGS...]      (default: 5 default-profile runs)
+#
+# Runs `sysmeter bench` RUNS times back to back (each into a throwaway database) and prints,
+# for named headline metrics of every group, the coefficient of variation of the medians
+# across the runs: raw (ns, B/s) and probe-normalised (core cycles: time × the core clock the
+# machine-state probe measured around that experiment in that run). A metric whose cost
+# scales with the core clock should be steadier normalised; one bound by DRAM, disks or the
+# network should not change much either way. Also prints the core clock of each run and,
+# per experiment, how many runs flagged it unstable.
 set -euo pipefail
-n=${1:-5}; shift || true
-bin=${SYSMETER:-target/release/sysmeter}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-for i in $(seq 1 "$n"); do
-  "$bin" bench os --no-store --format json "$@" > "$tmp/run$i.json" 2>/dev/null
+cd "$(dirname "$0")/.."
+runs=${1:-5}
+shift || true
+bin=target/release/sysmeter
+[ -x "$bin" ] || cargo build --release --locked >&2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+for i in $(seq 1 "$runs"); do
+    start=$(date +%s)
+    "$bin" bench --no-store --format json "$@" > "$dir/run$i.json" 2> "$dir/run$i.err" || {
+        echo "run $i failed:" >&2; tail -5 "$dir/run$i.err" >&2; exit 1; }
+    echo "run $i: $(( $(date +%s) - start )) s" >&2
 done
-python3 - "$tmp" "$n" <<'PY'
+python3 - "$dir" "$runs" <<'PY'
 import json, statistics, sys
-tmp, n = sys.argv[1], int(sys.argv[2])
-keys = [("os.syscall", "null (getppid)"), ("os.task", "thread create+join"),
-        ("os.ctxsw", "process round trip, same CPU (pipes)"),
-        ("os.ctxsw", "thread round trip, same CPU (pipes)"),
-        ("os.ctxsw", "process round trip, cross CPU (pipes)")]
-runs = [json.load(open(f"{tmp}/run{i}.json")) for i in range(1, n + 1)]
-for exp, name in keys:
-    meds = []
-    for r in runs:
-        for res in r["results"]:
-            for m in res["metrics"]:
-                if res["id"] == exp and m["name"] == name:
-                    meds.append(m["summary"]["median"])
-    if len(meds) < 2:
+d, n = sys.argv[1], int(sys.argv[2])
+runs = [json.load(open(f"{d}/run{i}.json")) for i in range(1, n + 1)]
+HEADLINE = [
+    ("cpu.timer", "clock_gettime(CLOCK_MONOTONIC)", "cpu"),
+    ("cpu.call", "call, 0 args", "cpu"),
+    ("cpu.ops", "int mul (dependent)", "cpu"),
+    ("cpu.ops", "float div (dependent)", "cpu"),
+    ("os.syscall", "null (getppid)", "cpu"),
+    ("os.syscall", "open+close /dev/null", "cpu"),
+    ("os.task", "thread create+join", "cpu"),
+    ("os.task", "fork+exit+wait", "cpu"),
+    ("os.ctxsw", "process context switch", "cpu"),
+    ("mem.latency", "L1 latency", "cpu"),
+    ("mem.latency", "L2 latency", "cpu"),
+    ("mem.latency", "DRAM latency", "memory"),
+    ("mem.bandwidth", "read, DRAM (256 MiB), 1 thread", "memory"),
+    ("mem.pagefault", "minor fault, 4 KiB page (THP off)", "cpu"),
+    ("ipc.pipe", "round trip 1 B, same CPU", "ipc"),
+    ("ipc.pipe", "round trip 1 B, cross CPU", "ipc"),
+    ("ipc.unix", "round trip 1 B, same CPU", "ipc"),
+    ("ipc.tcp", "round trip 1 B, same CPU", "ipc"),
+    ("ipc.tcp", "connect+accept", "ipc"),
+    ("ipc.udp", "round trip 1 B, same CPU", "ipc"),
+    ("fs.read", "uncached random 4 KiB read, 1 MiB file", "io"),
+    ("fs.read", "cached random 4 KiB read, 1 MiB file", "cpu"),
+    ("fs.write", "4 KiB write + fsync", "io"),
+]
+def find(run, exp, name):
+    r = next((x for x in run["results"] if x["id"] == exp), None)
+    if r is None or r["status"] != "ok":
+        return None, None
+    m = next((m for m in r["metrics"] if m["name"] == name), None)
+    if m is None:
+        return None, None
+    raw = (m.get("rounds") or {}).get("median", m["summary"]["median"])
+    core = (m.get("core_cycles") or {}).get("median")
+    return raw, core
+def cv(xs):
+    xs = [x for x in xs if x is not None]
+    if len(xs) < 2 or statistics.mean(xs) == 0:
+        return None
+    return statistics.stdev(xs) / abs(statistics.mean(xs))
+def pct(x):
+    return "   n/a" if x is None else f"{100 * x:5.1f}%"
+print(f"{n} runs; core clock per run (median over experiments, GHz):",
+      " ".join(f"{statistics.median([x['machine']['core_ghz_start'] for x in r['results'] if x.get('machine')]):.2f}"
+               for r in runs))
+print(f"{'experiment':14} {'metric':42} {'kind':7} {'median':>10} {'raw CV':>7} {'norm CV':>7}")
+for exp, name, kind in HEADLINE:
+    pairs = [find(r, exp, name) for r in runs]
+    raws = [p[0] for p in pairs]
+    cores = [p[1] for p in pairs]
+    if all(x is None for x in raws):
+        print(f"{exp:14} {name:42} {kind:7} {'(not measured)':>10}")
         continue
-    cv = statistics.stdev(meds) / statistics.mean(meds)
-    print(f"{exp:11} {name:40} medians(ns) {' '.join(f'{x:9.1f}' for x in meds)}  CV {100*cv:5.2f}%")
+    med = statistics.median([x for x in raws if x is not None])
+    print(f"{exp:14} {name[:42]:42} {kind:7} {med:10.4g} {pct(cv(raws)):>7} {pct(cv(cores)):>7}")
+flagged = {}
+for r in runs:
+    for x in r["results"]:
+        m = x.get("machine")
+        if m and not m["stable"]:
+            flagged[x["id"]] = flagged.get(x["id"], 0) + 1
+print("experiments flagged unstable (runs of", n, "):",
+      ", ".join(f"{k} {v}" for k, v in sorted(flagged.items())) or "none")
 PY
