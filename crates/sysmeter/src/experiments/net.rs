@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
 use crate::model::{About, Estimate, HostInfo};
-use crate::server::client::{self, Request, Session};
-use crate::server::protocol::Test;
+use crate::wire::client::{self, Request, Session};
+use crate::wire::protocol::Test;
 
 /// Which net experiment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,7 +110,7 @@ impl Remote {
                 hint: format!(
                     "start `sysmeter serve --bind 0.0.0.0:PORT` on the other host and pass \
                      --remote HOST:PORT (default port {})",
-                    crate::server::DEFAULT_PORT
+                    crate::wire::DEFAULT_PORT
                 ),
             });
         };

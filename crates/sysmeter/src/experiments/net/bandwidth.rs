@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::{Remote, by_profile, io_failed};
 use crate::harness::{Ctx, ExperimentError, Measured};
 use crate::model::Unit;
-use crate::server::protocol::Test;
+use crate::wire::protocol::Test;
 
 /// Title, what it measures, methodology.
 pub const ABOUT: (&str, &str, &str) = (

@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::{Remote, by_profile, io_failed, time_cap};
 use crate::harness::{Ctx, ExperimentError, Measured};
 use crate::model::Unit;
-use crate::server::protocol::{Hello, Test, VERSION};
+use crate::wire::protocol::{Hello, Test, VERSION};
 
 /// Title, what it measures, methodology.
 pub const ABOUT: (&str, &str, &str) = (

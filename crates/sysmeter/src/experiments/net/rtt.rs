@@ -10,7 +10,7 @@ use sysmeter_sys::net::{IcmpKind, IcmpSocket};
 use super::{Remote, by_profile, io_failed, time_cap};
 use crate::harness::{Ctx, ExperimentError, Measured, Spec};
 use crate::model::Unit;
-use crate::server::protocol::Test;
+use crate::wire::protocol::Test;
 
 /// Title, what it measures, methodology.
 pub const ABOUT: (&str, &str, &str) = (

@@ -7,7 +7,7 @@ use std::time::Instant;
 use super::{Remote, by_profile, io_failed, time_cap};
 use crate::harness::{Ctx, ExperimentError, Measured};
 use crate::model::Unit;
-use crate::server::protocol::{Test, UDP_HEADER, udp_request};
+use crate::wire::protocol::{Test, UDP_HEADER, udp_request};
 
 /// Title, what it measures, methodology.
 pub const ABOUT: (&str, &str, &str) = (

@@ -1,4 +1,5 @@
-//! The wire protocol of `sysmeter serve`, version 1: a pure codec, no I/O.
+//! The wire protocol of `sysmeter serve`, version 1: a pure codec, no I/O, depending on
+//! nothing else in the crate.
 //!
 //! One test per TCP connection. The client sends one ASCII line, the hello:
 //! `SYSMETER/1 <test> [token=T] [secs=N] [size=N]\n`, where test is `echo`, `sink`,
@@ -334,5 +335,4 @@ pub fn udp_parse(d: &[u8]) -> Option<(u64, usize)> {
 }
 
 #[cfg(test)]
-#[path = "protocol_tests.rs"]
 mod tests;

@@ -1,6 +1,6 @@
 //! The client side of the `serve` protocol, for the net experiments and the tests: resolve
 //! `HOST[:PORT]`, connect, send the hello and read the one-line reply without consuming any
-//! test data that follows it.
+//! test data that follows it. Depends on [`super::protocol`] and the standard library only.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
