@@ -143,33 +143,33 @@ fn metal_fixtures_fire_their_warnings() {
     use crate::host::{cgroup, cpuinfo, meminfo, sysfs};
     let mut h = HostInfo {
         cpu: cpuinfo::parse_cpuinfo(include_str!(
-            "../../tests/fixtures/host/x86_64-metal/cpuinfo"
+            "../../../tests/fixtures/host/x86_64-metal/cpuinfo"
         )),
         memory: meminfo::parse_meminfo(include_str!(
-            "../../tests/fixtures/host/x86_64-metal/meminfo"
+            "../../../tests/fixtures/host/x86_64-metal/meminfo"
         )),
         thp: sysfs::parse_thp(include_str!(
-            "../../tests/fixtures/host/x86_64-metal/thp-enabled"
+            "../../../tests/fixtures/host/x86_64-metal/thp-enabled"
         )),
         ..HostInfo::default()
     };
     h.cpu.governor = Some(
-        include_str!("../../tests/fixtures/host/x86_64-metal/cpufreq/scaling_governor")
+        include_str!("../../../tests/fixtures/host/x86_64-metal/cpufreq/scaling_governor")
             .trim()
             .to_string(),
     );
     h.cpu.max_mhz = sysfs::khz_to_mhz(include_str!(
-        "../../tests/fixtures/host/x86_64-metal/cpufreq/cpuinfo_max_freq"
+        "../../../tests/fixtures/host/x86_64-metal/cpufreq/cpuinfo_max_freq"
     ));
     h.cpu.boost = sysfs::parse_boost(
-        Some(include_str!("../../tests/fixtures/host/x86_64-metal/boost")),
+        Some(include_str!("../../../tests/fixtures/host/x86_64-metal/boost")),
         None,
     );
     h.cgroup.cpu_max = cgroup::parse_cpu_max_v2(include_str!(
-        "../../tests/fixtures/host/x86_64-metal/cgroup-v2/cpu.max"
+        "../../../tests/fixtures/host/x86_64-metal/cgroup-v2/cpu.max"
     ));
     let load = crate::host::procfs::parse_loadavg(include_str!(
-        "../../tests/fixtures/host/x86_64-metal/loadavg"
+        "../../../tests/fixtures/host/x86_64-metal/loadavg"
     ));
     let w = noise_warnings(&h, load);
     let starts = [

@@ -124,5 +124,4 @@ pub fn clocksource_warning(current: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-#[path = "warnings_tests.rs"]
 mod tests;

@@ -271,5 +271,4 @@ pub fn parse_socket_inodes(text: &str) -> Vec<u64> {
 }
 
 #[cfg(test)]
-#[path = "procfs_tests.rs"]
 mod tests;

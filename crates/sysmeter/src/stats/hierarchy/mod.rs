@@ -314,5 +314,4 @@ pub fn match_caches(detected: &[u64], sysfs: &[u64]) -> Vec<CacheMatch> {
 }
 
 #[cfg(test)]
-#[path = "hierarchy_tests.rs"]
 mod tests;

@@ -267,5 +267,4 @@ fn wait_cause(e: &Evidence) -> Wait {
 }
 
 #[cfg(test)]
-#[path = "classify_tests.rs"]
 mod tests;

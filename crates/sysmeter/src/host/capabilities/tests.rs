@@ -5,7 +5,7 @@ use crate::host::procfs::parse_status;
 
 fn kvm_root() -> CapabilityFacts {
     CapabilityFacts {
-        status: parse_status(include_str!("../../tests/fixtures/host/x86_64-kvm/status")),
+        status: parse_status(include_str!("../../../tests/fixtures/host/x86_64-kvm/status")),
         ptrace_scope: None,
         perf_event_paranoid: Some(2),
         pmu: None,
@@ -18,7 +18,7 @@ fn kvm_root() -> CapabilityFacts {
 fn metal_user() -> CapabilityFacts {
     CapabilityFacts {
         status: parse_status(include_str!(
-            "../../tests/fixtures/host/x86_64-metal/status"
+            "../../../tests/fixtures/host/x86_64-metal/status"
         )),
         ptrace_scope: Some(1),
         perf_event_paranoid: Some(4),

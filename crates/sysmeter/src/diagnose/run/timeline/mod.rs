@@ -255,5 +255,4 @@ pub fn to_series(points: &[Point]) -> Vec<Series> {
 }
 
 #[cfg(test)]
-#[path = "timeline_tests.rs"]
 mod tests;

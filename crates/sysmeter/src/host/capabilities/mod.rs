@@ -372,5 +372,4 @@ pub fn probe_capabilities(
 }
 
 #[cfg(test)]
-#[path = "capabilities_tests.rs"]
 mod tests;

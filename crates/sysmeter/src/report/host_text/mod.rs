@@ -342,5 +342,4 @@ fn capabilities(h: &HostInfo) -> Section {
 }
 
 #[cfg(test)]
-#[path = "host_text_tests.rs"]
 mod tests;
