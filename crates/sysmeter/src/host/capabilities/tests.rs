@@ -5,7 +5,9 @@ use crate::host::procfs::parse_status;
 
 fn kvm_root() -> CapabilityFacts {
     CapabilityFacts {
-        status: parse_status(include_str!("../../../tests/fixtures/host/x86_64-kvm/status")),
+        status: parse_status(include_str!(
+            "../../../tests/fixtures/host/x86_64-kvm/status"
+        )),
         ptrace_scope: None,
         perf_event_paranoid: Some(2),
         pmu: None,

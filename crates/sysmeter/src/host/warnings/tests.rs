@@ -162,7 +162,9 @@ fn metal_fixtures_fire_their_warnings() {
         "../../../tests/fixtures/host/x86_64-metal/cpufreq/cpuinfo_max_freq"
     ));
     h.cpu.boost = sysfs::parse_boost(
-        Some(include_str!("../../../tests/fixtures/host/x86_64-metal/boost")),
+        Some(include_str!(
+            "../../../tests/fixtures/host/x86_64-metal/boost"
+        )),
         None,
     );
     h.cgroup.cpu_max = cgroup::parse_cpu_max_v2(include_str!(

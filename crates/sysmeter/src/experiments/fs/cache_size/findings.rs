@@ -2,8 +2,8 @@
 //! confirmed by mincore residency), and the cross-check against MemAvailable and the memory
 //! cgroup limit.
 
-use super::fs_blocks;
-use super::fs_cache::{Point, series};
+use super::{Point, series};
+use crate::experiments::fs::blocks;
 use crate::model::units;
 
 use crate::harness::{Ctx, ExperimentError, Measured};
@@ -30,7 +30,7 @@ pub fn report(ctx: &Ctx<'_>, points: &[Point], max: u64) -> Result<Measured, Exp
         .filter(|p| p.resident >= CACHED)
         .map(|p| p.size)
         .max();
-    let (size, capped) = match fs_blocks::step_knee(&xs, &means) {
+    let (size, capped) = match blocks::step_knee(&xs, &means) {
         KneeScan::Knee(k) => {
             knee_finding(&mut out, &xs, &means, k.at, k.next);
             (k.at.round() as u64, false)

@@ -3,9 +3,9 @@
 //! uncached ÷ cached at the largest file size, and the cached read against the system-call
 //! cost measured earlier in the run.
 
-use super::fs_blocks::Order;
-use super::fs_files::Bypass;
-use super::fs_read::{Cache, DirResult, metric_name};
+use super::{Cache, DirResult, metric_name};
+use crate::experiments::fs::blocks::Order;
+use crate::experiments::fs::files::Bypass;
 use crate::harness::Ctx;
 use crate::model::units;
 use crate::stats;

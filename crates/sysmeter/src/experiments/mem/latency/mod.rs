@@ -1,18 +1,16 @@
 //! `mem.latency`: load-to-use latency by pointer chasing over working sets from 4 KiB to
 //! well beyond the last-level cache, the detected hierarchy (plateaus L1, L2, L3, DRAM with
 //! their latency and where each ends) cross-checked against sysfs, the TLB cost, and fixed
-//! strides as in lmbench's stride × size table. Chains and sampling live in
-//! `mem_latency_points.rs`; naming the detected levels and their findings in
-//! `mem_latency_report.rs`; the TLB and stride findings here.
+//! strides as in lmbench's stride × size table. Chains and sampling live in `points.rs`;
+//! naming the detected levels and their findings in `findings.rs`; the TLB and stride
+//! findings here.
 
-#[path = "mem_latency_points.rs"]
+mod findings;
 mod points;
-#[path = "mem_latency_report.rs"]
-mod report;
 
 use sysmeter_sys::chase::ChaseBuffer;
 
-use super::estimate;
+use crate::experiments::estimate;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
 use crate::model::{About, Estimate, HostInfo, Series, Unit, units};
 use crate::stats::hierarchy;
@@ -133,8 +131,8 @@ impl Experiment for MemLatency {
             .map(|p| (p.x as u64, p.summary.p5))
             .collect();
         let found = hierarchy::detect(&curve, &hierarchy::Config::default());
-        report::levels(ctx, &found, &metrics, plan.max, &mut out);
-        report::overhead(&plan.sampler, &mut out);
+        findings::levels(ctx, &found, &metrics, plan.max, &mut out);
+        findings::overhead(&plan.sampler, &mut out);
         tlb_and_strides(&mut out);
         Ok(out)
     }
@@ -144,7 +142,7 @@ impl Experiment for MemLatency {
 fn plan(ctx: &Ctx<'_>) -> Plan {
     let quick = ctx.profile.name == "quick";
     let thorough = ctx.profile.name == "thorough";
-    let caches = report::sysfs_caches(ctx.host);
+    let caches = findings::sysfs_caches(ctx.host);
     let llc = caches.last().map_or(0, |c| c.1);
     let line = ctx
         .host
@@ -190,7 +188,7 @@ fn plan(ctx: &Ctx<'_>) -> Plan {
 
 /// Typical load-to-use latencies of current cores, converted at the measured TSC rate.
 fn estimates(host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate> {
-    let caches = report::sysfs_caches(host);
+    let caches = findings::sysfs_caches(host);
     let line = host.caches.iter().find_map(|c| c.line_bytes).unwrap_or(64);
     let typical = [
         (

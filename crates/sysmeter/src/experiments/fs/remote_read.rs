@@ -2,8 +2,8 @@
 //! `--remote-dir`, with the ratio of each remote median to the local one (from `fs.read`
 //! earlier in the run, else measured here on `--dir` with the same sizes).
 
-use super::fs_files;
-use super::fs_read::{self, METHODOLOGY, measure_dir};
+use super::files;
+use super::read::{self, METHODOLOGY, measure_dir};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
 use crate::model::units;
 use crate::model::{About, Estimate, HostInfo, Metric};
@@ -45,12 +45,12 @@ impl Experiment for FsRemoteRead {
                     .into(),
             });
         };
-        let sizes: Vec<u64> = fs_read::sizes(ctx.profile).into_iter().take(2).collect();
+        let sizes: Vec<u64> = read::sizes(ctx.profile).into_iter().take(2).collect();
         let mut r = measure_dir(ctx, &remote, "--remote-dir", &sizes)?;
         let local: Vec<Metric> = match ctx.previous.iter().find(|x| x.id == "fs.read") {
             Some(prev) => prev.metrics.clone(),
             None => {
-                let base = fs_files::local_base(ctx);
+                let base = files::local_base(ctx);
                 measure_dir(ctx, &base, "--dir", &sizes)?.measured.metrics
             }
         };

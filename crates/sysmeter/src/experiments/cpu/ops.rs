@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use sysmeter_sys::kernels::{self, CHAIN_LEN, Chain};
 use sysmeter_sys::syscall;
 
-use super::estimate;
+use crate::experiments::estimate;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
 use crate::model::{About, Estimate, HostInfo};
 

@@ -12,7 +12,10 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use super::fs_files::{self, BLOCK, TestDir, io};
+mod findings;
+
+use super::blocks;
+use super::files::{self, BLOCK, TestDir, io};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
 use crate::model::{About, Estimate, HostInfo, Series, SeriesPoint, Unit};
 
@@ -86,7 +89,7 @@ impl Experiment for FsCacheSize {
             },
             max,
         );
-        let base = fs_files::local_base(ctx);
+        let base = files::local_base(ctx);
         let dir = TestDir::create(&base, max, "--dir")?;
         let path = dir.path().join("cache");
         let mut file = OpenOptions::new()
@@ -102,7 +105,7 @@ impl Experiment for FsCacheSize {
             grow(&mut file, &path, size, &mut rng)?;
             points.push(measure(ctx, &file, &path, size)?);
         }
-        super::fs_cache_report::report(ctx, &points, max)
+        findings::report(ctx, &points, max)
     }
 }
 
@@ -170,7 +173,7 @@ pub struct Point {
 fn measure(ctx: &Ctx<'_>, file: &File, path: &Path, size: u64) -> Result<Point, ExperimentError> {
     use sysmeter_sys::files::{Pattern, fadvise};
     fadvise(file, Pattern::Normal).map_err(io("posix_fadvise", path))?;
-    super::fs_blocks::warm(file, path, size)?;
+    blocks::warm(file, path, size)?;
     // No readahead in the timed pass: a block that is not cached costs one device read, so
     // misses stand out instead of hiding behind readahead of their neighbours.
     fadvise(file, Pattern::Random).map_err(io("posix_fadvise", path))?;
@@ -197,7 +200,7 @@ fn measure(ctx: &Ctx<'_>, file: &File, path: &Path, size: u64) -> Result<Point, 
             break;
         }
     }
-    let resident = fs_files::resident_share(file, size, path)?;
+    let resident = files::resident_share(file, size, path)?;
     Ok(Point {
         size,
         samples,

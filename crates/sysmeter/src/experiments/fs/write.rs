@@ -9,7 +9,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::Instant;
 
-use super::fs_files::{self, BLOCK, TestDir, io};
+use super::files::{self, BLOCK, TestDir, io};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
 use crate::model::{About, Estimate, HostInfo, Unit};
 
@@ -58,7 +58,7 @@ impl Experiment for FsWrite {
             "thorough" => 256 << 20,
             _ => 64 << 20,
         };
-        let base = fs_files::local_base(ctx);
+        let base = files::local_base(ctx);
         let dir = TestDir::create(&base, size + SYNC_FILE, "--dir")?;
         let mut out = Measured::default();
         sequential(ctx, &dir, size, &mut out)?;

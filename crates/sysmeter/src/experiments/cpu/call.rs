@@ -5,7 +5,7 @@ use std::hint::black_box;
 
 use sysmeter_sys::kernels::{self, Op, OpImpl};
 
-use super::estimate;
+use crate::experiments::estimate;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
 use crate::model::{About, Estimate, HostInfo};
 

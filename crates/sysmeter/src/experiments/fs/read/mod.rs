@@ -1,18 +1,19 @@
 //! `fs.read`: per-block latency and throughput of 4 KiB reads from files of several sizes,
 //! sequential and random, uncached (O_DIRECT, or evicted with posix_fadvise where O_DIRECT
 //! is refused) and cached (from the page cache). [`measure_dir`] is the whole measurement
-//! for one directory, reused by `fs.remote_read`; the findings live in `fs_read_findings`.
+//! for one directory, reused by `fs.remote_read`; the findings live in `findings.rs`.
 
 use crate::model::units;
 use std::fs::File;
 use std::path::Path;
 use std::time::Instant;
 
-use sysmeter_sys::files::{self, Pattern};
+use sysmeter_sys::files::{Pattern, fadvise};
 
-use super::fs_blocks::{self, Order};
-use super::fs_files::{self, BLOCK, Bypass, TestDir, io};
-use super::fs_read_findings as findings;
+mod findings;
+
+use super::blocks::{self, Order};
+use super::files::{self, BLOCK, Bypass, TestDir, io};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Profile};
 use crate::host::storage::{Storage, storage_of};
 use crate::model::{About, Estimate, HostInfo, Series, SeriesPoint, Unit};
@@ -48,7 +49,7 @@ impl Experiment for FsRead {
     }
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
-        let base = fs_files::local_base(ctx);
+        let base = files::local_base(ctx);
         let sizes = sizes(ctx.profile);
         Ok(measure_dir(ctx, &base, "--dir", &sizes)?.measured)
     }
@@ -203,13 +204,13 @@ fn measure_file(
     acc: &mut Acc,
 ) -> Result<(), ExperimentError> {
     let blocks = size / BLOCK as u64;
-    let (file, bypass) = fs_files::open_uncached(path, in_memory)?;
+    let (file, bypass) = files::open_uncached(path, in_memory)?;
     acc.bypass = Some(bypass);
     for order in [Order::Sequential, Order::Random] {
         let note = match bypass {
             Bypass::Direct => "O_DIRECT".to_string(),
             Bypass::EvictRefused | Bypass::EvictInMemory => {
-                let r = fs_files::evict(&file, size, path)?;
+                let r = files::evict(&file, size, path)?;
                 acc.resident = acc.resident.max(r);
                 let why = if bypass == Bypass::EvictRefused {
                     "O_DIRECT refused"
@@ -227,9 +228,9 @@ fn measure_file(
         record(ctx, acc, (Cache::Uncached, order, size), samples, &note)?;
     }
     let cached = File::open(path).map_err(io("open", path))?;
-    files::fadvise(&cached, Pattern::Normal).map_err(io("posix_fadvise", path))?;
-    fs_blocks::warm(&cached, path, size)?;
-    let resident = fs_files::resident_share(&cached, size, path)?;
+    fadvise(&cached, Pattern::Normal).map_err(io("posix_fadvise", path))?;
+    blocks::warm(&cached, path, size)?;
+    let resident = files::resident_share(&cached, size, path)?;
     let note = format!("page cache; {:.0}% resident (mincore)", resident * 100.0);
     for order in [Order::Sequential, Order::Random] {
         let samples = pass(ctx, &cached, path, blocks, order, Cache::Cached)?;
@@ -243,7 +244,7 @@ fn hint(file: &File, order: Order, path: &Path) -> Result<(), ExperimentError> {
         Order::Sequential => Pattern::Normal,
         Order::Random => Pattern::Random,
     };
-    files::fadvise(file, p).map_err(io("posix_fadvise", path))
+    fadvise(file, p).map_err(io("posix_fadvise", path))
 }
 
 /// One timed pass: uncached passes are capped at the profile's sample cap and budget,
@@ -263,10 +264,10 @@ fn pass(
         Cache::Cached => 4 * p.max_samples,
     };
     let seed = ctx.seed() ^ blocks ^ (order as u64) << 40;
-    let list = fs_blocks::block_order(order, blocks, cap, seed);
+    let list = blocks::block_order(order, blocks, cap, seed);
     let deadline = Instant::now() + p.budget;
     let min = (4 * p.min_samples).min(list.len());
-    fs_blocks::time_blocks(
+    blocks::time_blocks(
         file,
         path,
         &list,
@@ -283,7 +284,7 @@ fn record(
     samples: Vec<f64>,
     note: &str,
 ) -> Result<(), ExperimentError> {
-    let rate = fs_blocks::throughput(&samples);
+    let rate = blocks::throughput(&samples);
     let mut m = ctx.metric(&metric_name(cache, order, size), Unit::Ns, samples.clone())?;
     m.note = Some(note.to_string());
     let mut t = ctx.metric(
@@ -296,10 +297,10 @@ fn record(
         Unit::BytesPerSec,
         rate,
     )?;
-    t.ops_per_sample = fs_blocks::THROUGHPUT_GROUP as u64;
+    t.ops_per_sample = blocks::THROUGHPUT_GROUP as u64;
     t.note = Some(format!(
         "4 KiB × {} blocks per sample",
-        fs_blocks::THROUGHPUT_GROUP
+        blocks::THROUGHPUT_GROUP
     ));
     acc.metrics.extend([m, t]);
     acc.points.push((cache, order, size, samples));

@@ -11,7 +11,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::Instant;
 
-use super::fs_files::{AlignedBlock, BLOCK};
+use super::files::{AlignedBlock, BLOCK};
 use crate::harness::ExperimentError;
 use crate::stats::fit::knee::{self, KneeRule, KneeScan};
 use crate::stats::fit::{self, Class};
@@ -178,7 +178,7 @@ pub fn warm(file: &File, path: &Path, len: u64) -> Result<(), ExperimentError> {
         }
         let n = file
             .read_at(&mut buf, off)
-            .map_err(super::fs_files::io("read", path))?;
+            .map_err(super::files::io("read", path))?;
         if n == 0 {
             break;
         }

@@ -1,13 +1,18 @@
 //! `os.ctxsw`: context switch cost between processes and between threads on one CPU, the
-//! futex and sched_yield hand-offs, and the round trip between two CPUs.
+//! futex and sched_yield hand-offs, and the round trip between two CPUs. The forked echo
+//! process is the shared [`crate::experiments::peer`]; the thread peers are in `peers`.
+//! Depends on the harness, `model` and `stats`; on no other group.
+
+mod peers;
 
 use std::os::fd::AsRawFd;
 
 use sysmeter_sys::{sched, syscall};
 
-use super::pingpong::{EchoThread, FutexPeer, YieldPeer, echo_process};
+use crate::experiments::peer::pipe_echo_process;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
 use crate::model::{About, Estimate, HostInfo};
+use peers::{EchoThread, FutexPeer, YieldPeer};
 
 /// The experiment.
 pub struct OsCtxsw;
@@ -60,7 +65,7 @@ impl Experiment for OsCtxsw {
         out.metrics.push(pipe);
         let cpu = ctx.cpu;
         let mut buf = [0u8; 1];
-        let (ends, child) = echo_process(1, cpu)?;
+        let (ends, child) = pipe_echo_process(1, cpu)?;
         let rtt = ctx.try_measure(Spec::new(PROC_RTT).note("raw"), |n| {
             (0..n).try_for_each(|_| ends.round_trip(&mut buf))
         })?;
@@ -152,7 +157,7 @@ fn cross_cpu(ctx: &mut Ctx<'_>, out: &mut Measured) -> Result<(), ExperimentErro
         );
         return Ok(());
     };
-    let (ends, child) = echo_process(1, Some(other))?;
+    let (ends, child) = pipe_echo_process(1, Some(other))?;
     let mut buf = [0u8; 1];
     let m = ctx.try_measure(
         Spec::new(CROSS).note(&format!("peer on CPU {other}")),

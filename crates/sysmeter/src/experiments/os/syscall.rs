@@ -8,7 +8,8 @@ use std::os::fd::AsRawFd;
 
 use sysmeter_sys::syscall as sys;
 
-use super::{cpu_call::CALL0, estimate};
+use crate::experiments::cpu::call::CALL0;
+use crate::experiments::estimate;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
 use crate::model::{About, Estimate, HostInfo};
 

@@ -1,82 +1,31 @@
-//! Ping-pong peers for the context-switch experiments: a forked echo process or an echo
-//! thread on the other end of two pipes, a futex hand-off thread, and a sched_yield partner.
-//! Every peer stops and is reaped when dropped, even when the experiment is interrupted.
+//! The thread peers of `os.ctxsw`: an echo thread on the other end of two pipes, a futex
+//! hand-off thread, and a sched_yield partner. Each stops and is joined when dropped, even
+//! when the experiment is interrupted. The forked echo process is the shared one in
+//! [`crate::experiments::peer`]. Depends on `sysmeter-sys` and that peer module only.
 
-use std::io::{PipeReader, PipeWriter, Read, Write};
-use std::os::fd::{AsRawFd, RawFd};
+use std::fs::File;
+use std::io::{Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 
-use sysmeter_sys::{futex, process::EchoChild, sched, syscall};
+use sysmeter_sys::{futex, sched};
 
+use crate::experiments::peer::{self, Near};
 use crate::harness::ExperimentError;
-
-fn pipe() -> Result<(PipeReader, PipeWriter), ExperimentError> {
-    std::io::pipe().map_err(|e| ExperimentError::io("create a pipe", e))
-}
-
-/// Our two pipe ends: we write requests to `to_peer` and read replies from `from_peer`.
-pub struct Ends {
-    to_peer: PipeWriter,
-    from_peer: PipeReader,
-}
-
-impl Ends {
-    /// One round trip of `buf.len()` bytes: write them, read the echo back.
-    pub fn round_trip(&self, buf: &mut [u8]) -> Result<(), ExperimentError> {
-        let (w, r) = (self.to_peer.as_raw_fd(), self.from_peer.as_raw_fd());
-        transfer(buf.len(), |off| syscall::write(w, &buf[off..]))?;
-        transfer(buf.len(), |off| syscall::read(r, &mut buf[off..]))
-    }
-}
-
-fn transfer(len: usize, mut step: impl FnMut(usize) -> isize) -> Result<(), ExperimentError> {
-    let mut done = 0;
-    while done < len {
-        let n = step(done);
-        if n <= 0 {
-            return Err(ExperimentError::Failed(format!(
-                "ping-pong peer went away (pipe returned {n})"
-            )));
-        }
-        done += n as usize;
-    }
-    Ok(())
-}
-
-/// A forked process echoing `msg_len`-byte messages, pinned to `cpu`.
-pub fn echo_process(
-    msg_len: usize,
-    cpu: Option<usize>,
-) -> Result<(Ends, EchoChild), ExperimentError> {
-    let (req_r, req_w) = pipe()?;
-    let (rep_r, rep_w) = pipe()?;
-    let close: [RawFd; 2] = [req_w.as_raw_fd(), rep_r.as_raw_fd()];
-    let child = EchoChild::spawn(req_r.as_raw_fd(), rep_w.as_raw_fd(), msg_len, cpu, &close)
-        .map_err(|e| ExperimentError::io("fork the echo process", e))?;
-    // The child's ends are its own now; dropping ours lets EOF reach it if we go away.
-    drop((req_r, rep_w));
-    Ok((
-        Ends {
-            to_peer: req_w,
-            from_peer: rep_r,
-        },
-        child,
-    ))
-}
 
 /// An echo thread; joined on drop (closing our ends makes its read return EOF).
 pub struct EchoThread {
-    ends: Option<Ends>,
+    ends: Option<Near>,
     handle: Option<JoinHandle<()>>,
 }
 
 impl EchoThread {
     /// Start a thread echoing `msg_len`-byte messages, pinned to `cpu`.
     pub fn start(msg_len: usize, cpu: Option<usize>) -> Result<EchoThread, ExperimentError> {
-        let (mut req_r, req_w) = pipe()?;
-        let (rep_r, mut rep_w) = pipe()?;
+        let (near, far) = peer::pipes()?;
+        let (req_r, rep_w) = far.split()?;
+        let (mut req_r, mut rep_w) = (File::from(req_r), File::from(rep_w));
         let handle = std::thread::Builder::new()
             .name("echo".into())
             .spawn(move || {
@@ -88,16 +37,13 @@ impl EchoThread {
             })
             .map_err(|e| ExperimentError::io("start the echo thread", e))?;
         Ok(EchoThread {
-            ends: Some(Ends {
-                to_peer: req_w,
-                from_peer: rep_r,
-            }),
+            ends: Some(near),
             handle: Some(handle),
         })
     }
 
     /// Our ends of the pipes.
-    pub fn ends(&self) -> Option<&Ends> {
+    pub fn ends(&self) -> Option<&Near> {
         self.ends.as_ref()
     }
 }

@@ -1,31 +1,18 @@
-//! `ipc.pipe`, `ipc.unix`, `ipc.tcp`, `ipc.udp`: round trips of small and 1 KiB messages
-//! between two processes on the same CPU and on different CPUs, streaming bandwidth to a
-//! reader in another process, and for TCP the cost of a connection's setup and teardown.
-//! One experiment type serves the four transports; the transports live in `transport`.
+//! The one experiment type behind `ipc.pipe`, `ipc.unix`, `ipc.tcp` and `ipc.udp`: round
+//! trips of small and 1 KiB messages between two processes on the same CPU and on different
+//! CPUs, streaming bandwidth to a reader in another process (`stream.rs`), and for TCP the
+//! cost of a connection's setup and teardown (`tcp/connect.rs`). What differs per transport
+//! (its pair of descriptors, its about text, its findings) lives in the transport's file.
+//! Depends on the harness, `model` and the shared peer; on no other group.
 
-mod connect;
-mod findings;
-mod stream;
-mod transport;
-
-use stream::bandwidth;
-pub use transport::Transport;
-use transport::echo_peer;
-
+use super::stream::bandwidth;
+use super::transport::{Transport, echo_peer};
+use super::{findings, pipe, tcp, udp, unix};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
 use crate::model::{About, Estimate, HostInfo, Metric};
 
 /// One transport's experiment.
 pub struct Ipc(pub Transport);
-
-/// `ipc.pipe`.
-pub static PIPE: Ipc = Ipc(Transport::Pipe);
-/// `ipc.unix`.
-pub static UNIX: Ipc = Ipc(Transport::Unix);
-/// `ipc.tcp`.
-pub static TCP: Ipc = Ipc(Transport::Tcp);
-/// `ipc.udp`.
-pub static UDP: Ipc = Ipc(Transport::Udp);
 
 /// Message sizes of the round trips: one byte, and 1 KiB.
 const SIZES: [(usize, &str); 2] = [(1, "1 B"), (1024, "1 KiB")];
@@ -58,16 +45,10 @@ impl Experiment for Ipc {
 
     fn about(&self) -> About {
         let (title, what) = match self.0 {
-            Transport::Pipe => ("Pipe", "two anonymous pipes, one per direction"),
-            Transport::Unix => ("Unix socket", "a connected AF_UNIX stream socket pair"),
-            Transport::Tcp => (
-                "TCP loopback",
-                "a TCP connection over 127.0.0.1 with TCP_NODELAY on both ends",
-            ),
-            Transport::Udp => (
-                "UDP loopback",
-                "two UDP sockets on 127.0.0.1 connected to each other",
-            ),
+            Transport::Pipe => pipe::ABOUT,
+            Transport::Unix => unix::ABOUT,
+            Transport::Tcp => tcp::ABOUT,
+            Transport::Udp => udp::ABOUT,
         };
         let mut methodology = format!(
             "Transport: {what}. Round trip: the measuring process writes a message of 1 B \
@@ -93,7 +74,7 @@ impl Experiment for Ipc {
             }
         );
         if self.0 == Transport::Tcp {
-            methodology.push_str(connect::METHODOLOGY);
+            methodology.push_str(tcp::connect::METHODOLOGY);
         }
         About {
             title: format!("{title} round trip, bandwidth{}", if self.0 == Transport::Tcp { " and connection cost" } else { "" }),
@@ -140,7 +121,7 @@ impl Experiment for Ipc {
             out.metrics.push(bandwidth(ctx, self.0, Some(o), true)?);
         }
         if self.0 == Transport::Tcp {
-            connect::measure(ctx, &mut out)?;
+            tcp::connect::measure(ctx, &mut out)?;
         }
         findings::add(ctx, self.0, &mut out);
         Ok(out)

@@ -7,8 +7,8 @@ use crate::model::units;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::fs_blocks::{self, Order};
-use super::fs_files::{self, BLOCK, TestDir};
+use super::blocks::{self, Order};
+use super::files::{self, BLOCK, TestDir};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
 use crate::host::storage::storage_of;
 use crate::model::{About, Estimate, HostInfo, Series, SeriesPoint, Unit};
@@ -61,7 +61,7 @@ impl Experiment for FsContention {
             _ => (&[1, 2, 3, 4, 6, 8, 12, 16, 24, 32], 8 << 20),
         };
         let max = counts.iter().copied().max().unwrap_or(1);
-        let base = fs_files::local_base(ctx);
+        let base = files::local_base(ctx);
         let dir = TestDir::create(&base, max as u64 * file_size, "--dir")?;
         let in_memory = storage_of(dir.path()).in_memory;
         let mut paths = Vec::new();
@@ -106,25 +106,25 @@ fn round(
             .map(|(i, path)| {
                 s.spawn(move || {
                     let _ = sysmeter_sys::sched::set_current_thread_cpus(cpus);
-                    let (file, bypass) = fs_files::open_uncached(path, in_memory)?;
+                    let (file, bypass) = files::open_uncached(path, in_memory)?;
                     if bypass.evicts() {
-                        fs_files::evict(&file, size, path)?;
+                        files::evict(&file, size, path)?;
                         sysmeter_sys::files::fadvise(&file, sysmeter_sys::files::Pattern::Random)
-                            .map_err(fs_files::io("posix_fadvise", path))?;
+                            .map_err(files::io("posix_fadvise", path))?;
                     }
                     let seed = seed ^ (i as u64) << 32;
                     let order = if bypass.evicts() {
-                        fs_blocks::block_order(Order::Random, blocks, want, seed)
+                        blocks::block_order(Order::Random, blocks, want, seed)
                     } else {
-                        fs_blocks::cycled_order(blocks, want, seed)
+                        blocks::cycled_order(blocks, want, seed)
                     };
-                    let timing = fs_blocks::Timing {
+                    let timing = blocks::Timing {
                         deadline,
                         min: 8,
                         timer_ns: timer,
                         origin: Some(start),
                     };
-                    let (samples, done_ns) = fs_blocks::read_timed(&file, path, &order, &timing)?;
+                    let (samples, done_ns) = blocks::read_timed(&file, path, &order, &timing)?;
                     let run = ThreadRun { samples, done_ns };
                     Ok((run, bypass.evicts()))
                 })
@@ -234,7 +234,7 @@ fn findings(out: &mut Measured, counts: &[usize], evicting: bool) {
         .collect();
     let (first, last) = (means.first().copied(), means.last().copied());
     let max_n = counts.last().copied().unwrap_or(1);
-    match fs_blocks::step_knee(&xs, &means) {
+    match blocks::step_knee(&xs, &means) {
         KneeScan::Knee(k) => {
             let nearest = (0..xs.len())
                 .min_by(|&a, &b| (xs[a] - k.at).abs().total_cmp(&(xs[b] - k.at).abs()));
