@@ -133,23 +133,29 @@ pub fn pipes() -> Result<(Near, Far), ExperimentError> {
     Ok((near, far))
 }
 
-/// A forked process echoing `msg_len`-byte messages over `(near, far)`, pinned to `cpu`.
-pub fn echo_process(
+/// Fork a peer with `spawn`, which gets the peer's end and our descriptors (for the child
+/// to close), then close the peer's end here.
+pub fn fork<C>(
     (near, far): (Near, Far),
-    msg_len: usize,
-    cpu: Option<usize>,
-) -> Result<(Near, EchoChild), ExperimentError> {
-    let child = EchoChild::spawn(
-        far.read.as_raw_fd(),
-        far.write_fd(),
-        msg_len,
-        cpu,
-        &near.raw_fds(),
-    )
-    .map_err(|e| ExperimentError::io("fork the echo process", e))?;
+    spawn: impl FnOnce(&Far, &[RawFd]) -> std::io::Result<C>,
+    what: &str,
+) -> Result<(Near, C), ExperimentError> {
+    let child = spawn(&far, &near.raw_fds()).map_err(|e| ExperimentError::io(what, e))?;
     // The child's ends are its own now; dropping ours lets EOF reach it if we go away.
     drop(far);
     Ok((near, child))
+}
+
+/// A forked process echoing `msg_len`-byte messages over `(near, far)`, pinned to `cpu`.
+pub fn echo_process(
+    pair: (Near, Far),
+    msg_len: usize,
+    cpu: Option<usize>,
+) -> Result<(Near, EchoChild), ExperimentError> {
+    let spawn = |far: &Far, close: &[RawFd]| {
+        EchoChild::spawn(far.read.as_raw_fd(), far.write_fd(), msg_len, cpu, close)
+    };
+    fork(pair, spawn, "fork the echo process")
 }
 
 /// A forked process echoing `msg_len`-byte messages over two fresh pipes, pinned to `cpu`.

@@ -5,7 +5,7 @@
 //! reaped when dropped, so an interrupted experiment leaves no process behind. Depends on
 //! the shared peer and `sysmeter-sys`; on no other group.
 
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
 use sysmeter_sys::process::{EchoChild, SinkChild};
@@ -43,6 +43,17 @@ impl Transport {
     }
 }
 
+/// Our end and the peer's of a connected socket pair, with the reply timeout set on ours
+/// by `set_timeout` (the socket type's `set_read_timeout`).
+pub fn sockets<S: Into<OwnedFd>>(
+    (near, far): (S, S),
+    set_timeout: impl FnOnce(&S, Option<Duration>) -> std::io::Result<()>,
+    what: &str,
+) -> Result<(Near, Far), ExperimentError> {
+    set_timeout(&near, Some(REPLY_TIMEOUT)).map_err(io(what))?;
+    Ok((Near::socket(near.into()), Far::socket(far.into())))
+}
+
 /// A connected pair of `t`.
 fn pair(t: Transport) -> Result<(Near, Far), ExperimentError> {
     match t {
@@ -71,17 +82,10 @@ pub fn sink_peer(
     ack_bytes: usize,
     cpu: Option<usize>,
 ) -> Result<(Near, SinkChild), ExperimentError> {
-    let (near, far) = pair(t)?;
-    let child = SinkChild::spawn(
-        far.read.as_raw_fd(),
-        buf_len,
-        ack_bytes,
-        cpu,
-        &near.raw_fds(),
-    )
-    .map_err(|e| ExperimentError::io("fork the reading process", e))?;
-    drop(far);
-    Ok((near, child))
+    let spawn = |far: &Far, close: &[RawFd]| {
+        SinkChild::spawn(far.read.as_raw_fd(), buf_len, ack_bytes, cpu, close)
+    };
+    peer::fork(pair(t)?, spawn, "fork the reading process")
 }
 
 #[cfg(test)]

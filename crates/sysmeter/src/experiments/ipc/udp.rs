@@ -7,7 +7,7 @@ use std::net::{Ipv4Addr, UdpSocket};
 
 use super::experiment::Ipc;
 use super::findings::versus;
-use super::transport::{REPLY_TIMEOUT, Transport, io};
+use super::transport::{Transport, io, sockets};
 use crate::experiments::peer::{Far, Near};
 use crate::harness::{Ctx, ExperimentError, Measured};
 
@@ -31,9 +31,11 @@ pub fn pair() -> Result<(Near, Far), ExperimentError> {
     let addr = |s: &UdpSocket| s.local_addr().map_err(io("read a UDP socket's address"));
     a.connect(addr(&b)?).map_err(io("connect a UDP socket"))?;
     b.connect(addr(&a)?).map_err(io("connect a UDP socket"))?;
-    a.set_read_timeout(Some(REPLY_TIMEOUT))
-        .map_err(io("set a UDP receive timeout"))?;
-    Ok((Near::socket(a.into()), Far::socket(b.into())))
+    sockets(
+        (a, b),
+        UdpSocket::set_read_timeout,
+        "set a UDP receive timeout",
+    )
 }
 
 /// The UDP round trip against TCP's.

@@ -6,7 +6,7 @@ use std::os::unix::net::UnixStream;
 
 use super::experiment::Ipc;
 use super::findings::versus;
-use super::transport::{REPLY_TIMEOUT, Transport, io};
+use super::transport::{Transport, io, sockets};
 use crate::experiments::peer::{Far, Near};
 use crate::harness::{Ctx, ExperimentError, Measured};
 
@@ -18,10 +18,12 @@ pub const ABOUT: (&str, &str) = ("Unix socket", "a connected AF_UNIX stream sock
 
 /// A connected unix stream socket pair.
 pub fn pair() -> Result<(Near, Far), ExperimentError> {
-    let (a, b) = UnixStream::pair().map_err(io("create a unix socket pair"))?;
-    a.set_read_timeout(Some(REPLY_TIMEOUT))
-        .map_err(io("set a unix socket's receive timeout"))?;
-    Ok((Near::socket(a.into()), Far::socket(b.into())))
+    let pair = UnixStream::pair().map_err(io("create a unix socket pair"))?;
+    sockets(
+        pair,
+        UnixStream::set_read_timeout,
+        "set a unix socket's receive timeout",
+    )
 }
 
 /// The unix socket round trip against the pipe's.

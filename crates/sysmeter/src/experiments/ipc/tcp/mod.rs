@@ -9,7 +9,7 @@ use std::net::{Ipv4Addr, TcpListener, TcpStream};
 
 use super::experiment::{Ipc, bw_name};
 use super::findings::versus;
-use super::transport::{REPLY_TIMEOUT, Transport, io};
+use super::transport::{Transport, io, sockets};
 use crate::experiments::peer::{Far, Near};
 use crate::harness::{Ctx, ExperimentError, Measured};
 use crate::stats::ratio;
@@ -38,9 +38,11 @@ pub fn pair() -> Result<(Near, Far), ExperimentError> {
     for s in [&a, &b] {
         s.set_nodelay(true).map_err(io("set TCP_NODELAY"))?;
     }
-    a.set_read_timeout(Some(REPLY_TIMEOUT))
-        .map_err(io("set a TCP receive timeout"))?;
-    Ok((Near::socket(a.into()), Far::socket(b.into())))
+    sockets(
+        (a, b),
+        TcpStream::set_read_timeout,
+        "set a TCP receive timeout",
+    )
 }
 
 /// TCP against the unix socket (round trip and bandwidth), and a connection against a

@@ -176,21 +176,7 @@ fn readahead_faults(
     m.map
         .advise(Advice::Normal)
         .map_err(io("madvise(MADV_NORMAL)"))?;
-    let pages = m.map.pages();
-    let mut tally = Tally::default();
-    let (samples, _) = sample(ctx, MAX_DISCARDS, || {
-        if !m.evict(left)? {
-            return Ok(None);
-        }
-        Ok(Some(timed(ctx, &mut tally, pages, || {
-            black_box(m.map.touch(0, pages));
-        })?))
-    })?;
-    if !samples.is_empty() {
-        out.metrics
-            .push(metric(ctx, READAHEAD, samples, &tally, "page")?);
-    }
-    Ok(())
+    whole_map_faults(ctx, out, m, READAHEAD, || m.evict(left))
 }
 
 /// Pages in the page cache but not mapped: the fault only maps them (and fault-around maps
@@ -198,13 +184,31 @@ fn readahead_faults(
 fn cached_faults(ctx: &mut Ctx<'_>, out: &mut Measured, m: &Mapped) -> Result<(), ExperimentError> {
     let pages = m.map.pages();
     black_box(m.map.touch(0, pages));
-    let mut tally = Tally::default();
-    let (samples, _) = sample(ctx, MAX_DISCARDS, || {
+    whole_map_faults(ctx, out, m, CACHED, || {
         m.map
             .advise(Advice::DontNeed)
             .map_err(io("madvise(MADV_DONTNEED)"))?;
         if m.map.resident_pages().map_err(io("mincore"))? < pages {
             black_box(m.map.touch(0, pages));
+            return Ok(false);
+        }
+        Ok(true)
+    })
+}
+
+/// Time touching every page of the mapping, once per sample after `prepare` has set the
+/// page cache up (a sample is discarded when it returns false), as metric `name`.
+fn whole_map_faults(
+    ctx: &mut Ctx<'_>,
+    out: &mut Measured,
+    m: &Mapped,
+    name: &str,
+    mut prepare: impl FnMut() -> Result<bool, ExperimentError>,
+) -> Result<(), ExperimentError> {
+    let pages = m.map.pages();
+    let mut tally = Tally::default();
+    let (samples, _) = sample(ctx, MAX_DISCARDS, || {
+        if !prepare()? {
             return Ok(None);
         }
         Ok(Some(timed(ctx, &mut tally, pages, || {
@@ -213,7 +217,7 @@ fn cached_faults(ctx: &mut Ctx<'_>, out: &mut Measured, m: &Mapped) -> Result<()
     })?;
     if !samples.is_empty() {
         out.metrics
-            .push(metric(ctx, CACHED, samples, &tally, "page")?);
+            .push(metric(ctx, name, samples, &tally, "page")?);
     }
     Ok(())
 }
