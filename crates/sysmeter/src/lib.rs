@@ -19,3 +19,4 @@ pub mod report;
 pub mod server;
 pub mod stats;
 pub mod store;
+pub mod wire;

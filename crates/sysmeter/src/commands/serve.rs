@@ -6,7 +6,8 @@ use anyhow::Context;
 
 use super::{Outcome, UsageError, emit};
 use crate::cli::ServeArgs;
-use crate::server::{ServeConfig, Server, protocol};
+use crate::server::{ServeConfig, Server};
+use crate::wire::protocol;
 
 /// Run `sysmeter serve`. Exits 130 once stopped by SIGINT/SIGTERM.
 pub fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {

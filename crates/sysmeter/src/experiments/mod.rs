@@ -1,90 +1,62 @@
-//! The machine cost experiments of `sysmeter bench`, one file per family, and the registry
-//! that lists them and resolves a user's selection (groups, ids) to experiments.
+//! The machine cost experiments of `sysmeter bench` and the registry that lists them and
+//! resolves a user's selection (groups, ids) to experiments.
 //!
-//! Experiments own only the work; timing, sampling and statistics belong to the harness.
-//! Each documents its timing model in its `about().methodology`.
+//! One folder per group (`cpu`, `os`, `mem`, `ipc`, `net`, `fs`); its `mod.rs` holds the
+//! group's registry entry, and each experiment `group.id` lives in `group/id.rs` or
+//! `group/id/` with its findings. Shared by several groups: [`estimate`] and the pipe echo
+//! [`peer`]. Experiments own only the work; timing, sampling and statistics belong to the
+//! harness. Each documents its timing model in its `about().methodology`. Depends on the
+//! harness, `model`, `stats`, `host`, `wire` and `sysmeter-sys`; never on `commands`,
+//! `report`, `store` or `server`.
 
-mod cpu_call;
-mod cpu_loop;
-mod cpu_ops;
-mod cpu_timer;
+mod cpu;
 mod estimate;
-mod fs_blocks;
-mod fs_cache;
-mod fs_cache_report;
-mod fs_contention;
-mod fs_files;
-mod fs_read;
-mod fs_read_findings;
-mod fs_remote;
-mod fs_write;
+mod fs;
 mod ipc;
-mod mem_bandwidth;
-mod mem_latency;
-mod mem_pagefault;
+mod mem;
 mod net;
-mod os_ctxsw;
-mod os_syscall;
-mod os_task;
-mod pingpong;
+mod os;
+mod peer;
 
 use crate::harness::Experiment;
 
-/// The experiment groups, in run order, with a one-line description.
-pub const GROUPS: &[(&str, &str)] = &[
-    (
-        "cpu",
-        "the processor and the measurement itself: timers, loops, calls, instructions",
-    ),
-    (
-        "os",
-        "the operating system: system calls, process and thread creation, context switches",
-    ),
-    (
-        "mem",
-        "the memory hierarchy: cache and DRAM latency, bandwidth, page faults",
-    ),
-    (
-        "ipc",
-        "between processes on this machine: pipe, unix, TCP and UDP round trips, bandwidth, connections",
-    ),
-    (
-        "net",
-        "across the network, against `sysmeter serve` on another host (--remote HOST[:PORT])",
-    ),
-    (
-        "fs",
-        "files and disks: uncached and cached reads, file cache size, contention, durability",
-    ),
+/// One group's registry entry: its name, its description line, its experiments in run order.
+pub struct Group {
+    /// The group's name, the part of each id before the dot.
+    pub name: &'static str,
+    /// One line for `sysmeter list`.
+    pub description: &'static str,
+    /// The group's experiments, in run order.
+    pub experiments: &'static [&'static dyn Experiment],
+}
+
+/// Every group's entry, in run order.
+const ENTRIES: [&Group; 6] = [
+    &cpu::GROUP,
+    &os::GROUP,
+    &mem::GROUP,
+    &ipc::GROUP,
+    &net::GROUP,
+    &fs::GROUP,
 ];
+
+/// The experiment groups, in run order, with a one-line description.
+pub const GROUPS: &[(&str, &str)] = &{
+    let mut out = [("", ""); ENTRIES.len()];
+    let mut i = 0;
+    while i < ENTRIES.len() {
+        out[i] = (ENTRIES[i].name, ENTRIES[i].description);
+        i += 1;
+    }
+    out
+};
 
 /// Every experiment, in run order.
 pub fn all() -> Vec<&'static dyn Experiment> {
-    vec![
-        &cpu_timer::CpuTimer,
-        &cpu_loop::CpuLoop,
-        &cpu_call::CpuCall,
-        &cpu_ops::CpuOps,
-        &os_syscall::OsSyscall,
-        &os_task::OsTask,
-        &os_ctxsw::OsCtxsw,
-        &mem_latency::MemLatency,
-        &mem_bandwidth::MemBandwidth,
-        &mem_pagefault::MemPagefault,
-        &ipc::PIPE,
-        &ipc::UNIX,
-        &ipc::TCP,
-        &ipc::UDP,
-        &net::RTT,
-        &net::BANDWIDTH,
-        &net::CONNECT,
-        &net::UDP_RR,
-        &fs_read::FsRead,
-        &fs_cache::FsCacheSize,
-        &fs_contention::FsContention,
-        &fs_write::FsWrite,
-        &fs_remote::FsRemoteRead,
-    ]
+    ENTRIES
+        .iter()
+        .flat_map(|g| g.experiments.iter().copied())
+        .collect()
 }
 
 /// A selection named something that does not exist.
@@ -170,6 +142,16 @@ mod tests {
         );
         // --only takes ids, not groups
         assert!(select(&[], &["cpu".into()]).is_err());
+    }
+
+    #[test]
+    fn every_group_entry_holds_only_its_own_ids() {
+        for g in ENTRIES {
+            assert!(!g.experiments.is_empty(), "{}", g.name);
+            for e in g.experiments {
+                assert_eq!(e.id().split_once('.').map(|(x, _)| x), Some(g.name));
+            }
+        }
     }
 
     #[test]

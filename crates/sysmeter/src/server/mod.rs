@@ -1,18 +1,18 @@
-//! `sysmeter serve`: the remote end of the net group, and its wire protocol.
+//! `sysmeter serve`: the remote end of the net group. The wire protocol and the client live
+//! in [`crate::wire`], below both this module and the net experiments.
 //!
 //! A TCP listener and a UDP socket on the same address and port. Each TCP connection asks
-//! for one test in its hello line ([`protocol`]); a thread per connection runs it until the
+//! for one test in its hello line ([`crate::wire::protocol`]); a thread per connection runs it until the
 //! client closes, the granted time runs out, or the server stops. Everything a client can
 //! send is bounded: the hello line's length and arrival time, the number of connections at
 //! once, each test's duration; whatever is wrong is answered with one `ERR` line and a
 //! closed connection. The UDP socket answers only datagrams of a live `udp` session (cookie
-//! and source address checked), never larger than [`protocol::MAX_UDP_REPLY`], so the
+//! and source address checked), never larger than [`MAX_UDP_REPLY`](crate::wire::protocol::MAX_UDP_REPLY), so the
 //! server cannot be used to reflect traffic at a third host. Stops when SIGINT/SIGTERM
 //! arrive (or [`Server::stop_handle`] is set), closing every connection within a fraction
-//! of a second. Depends on `sysmeter-sys` for poll and the signal flag only.
+//! of a second. Depends on `wire` for the protocol and on `sysmeter-sys` for poll and the signal flag
+//! only.
 
-pub mod client;
-pub mod protocol;
 mod session;
 mod udp;
 
@@ -23,10 +23,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use protocol::{ErrorCode, ProtocolError, Reply};
+use crate::wire::protocol::{ErrorCode, ProtocolError, Reply};
 
-/// The port `serve` binds and `--remote HOST` connects to when none is given.
-pub const DEFAULT_PORT: u16 = 7388;
 /// How often blocked loops wake up to check for a stop and their deadline.
 const TICK: Duration = Duration::from_millis(200);
 

@@ -6,8 +6,8 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use super::protocol::{ErrorCode, Granted, Hello, MAX_LINE, ProtocolError, Reply, Test};
 use super::{Shared, TICK, UdpSession};
+use crate::wire::protocol::{ErrorCode, Granted, Hello, MAX_LINE, ProtocolError, Reply, Test};
 
 /// Seconds a test runs when the client does not say.
 const DEFAULT_SECS: u32 = 10;

@@ -6,7 +6,7 @@
 use std::net::UdpSocket;
 
 use super::Shared;
-use super::protocol::{MAX_UDP_REPLY, UDP_HEADER, udp_parse};
+use crate::wire::protocol::{MAX_UDP_REPLY, UDP_HEADER, udp_parse};
 
 /// Answer datagrams until the server stops.
 pub fn respond(sock: &UdpSocket, shared: &Shared) {

@@ -4,8 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use super::bw_name;
-use super::transport::{Near, Transport, sink_peer};
+use super::experiment::bw_name;
+use super::transport::{Transport, sink_peer};
+use crate::experiments::peer::Near;
 use crate::harness::{Ctx, ExperimentError};
 use crate::model::{Metric, Unit};
 

@@ -7,10 +7,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::{Remote, by_profile, io_failed};
+use super::experiment::{Kind, Net};
+use super::remote::{Remote, by_profile, io_failed};
 use crate::harness::{Ctx, ExperimentError, Measured};
 use crate::model::Unit;
-use crate::server::protocol::Test;
+use crate::wire::protocol::Test;
+
+/// `net.bandwidth`.
+pub static BANDWIDTH: Net = Net(Kind::Bandwidth);
 
 /// Title, what it measures, methodology.
 pub const ABOUT: (&str, &str, &str) = (
@@ -126,8 +130,8 @@ fn pump(
     stop: &AtomicBool,
 ) -> std::io::Result<()> {
     let mut buf = vec![0x33u8; WRITE];
-    stream.set_read_timeout(Some(super::TIMEOUT))?;
-    stream.set_write_timeout(Some(super::TIMEOUT))?;
+    stream.set_read_timeout(Some(super::remote::TIMEOUT))?;
+    stream.set_write_timeout(Some(super::remote::TIMEOUT))?;
     while !stop.load(Ordering::Relaxed) {
         let n = match if upload {
             stream.write(&buf)

@@ -5,10 +5,14 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Instant;
 
-use super::{Remote, by_profile, io_failed, time_cap};
+use super::experiment::{Kind, Net};
+use super::remote::{Remote, by_profile, io_failed, time_cap};
 use crate::harness::{Ctx, ExperimentError, Measured};
 use crate::model::Unit;
-use crate::server::protocol::{Hello, Test, VERSION};
+use crate::wire::protocol::{Hello, Test, VERSION};
+
+/// `net.connect`.
+pub static CONNECT: Net = Net(Kind::Connect);
 
 /// Title, what it measures, methodology.
 pub const ABOUT: (&str, &str, &str) = (
@@ -53,10 +57,12 @@ pub fn run(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(),
             break;
         }
         let t0 = Instant::now();
-        let mut s = TcpStream::connect_timeout(&remote.addr, super::TIMEOUT).map_err(&fail)?;
+        let mut s =
+            TcpStream::connect_timeout(&remote.addr, super::remote::TIMEOUT).map_err(&fail)?;
         let t1 = Instant::now();
         s.set_nodelay(true).map_err(&fail)?;
-        s.set_read_timeout(Some(super::TIMEOUT)).map_err(&fail)?;
+        s.set_read_timeout(Some(super::remote::TIMEOUT))
+            .map_err(&fail)?;
         s.write_all(hello.as_bytes()).map_err(&fail)?;
         let mut reply = Vec::new();
         loop {

@@ -7,10 +7,14 @@ use std::time::{Duration, Instant};
 
 use sysmeter_sys::net::{IcmpKind, IcmpSocket};
 
-use super::{Remote, by_profile, io_failed, time_cap};
+use super::experiment::{Kind, Net};
+use super::remote::{Remote, by_profile, io_failed, time_cap};
 use crate::harness::{Ctx, ExperimentError, Measured, Spec};
 use crate::model::Unit;
-use crate::server::protocol::Test;
+use crate::wire::protocol::Test;
+
+/// `net.rtt`.
+pub static RTT: Net = Net(Kind::Rtt);
 
 /// Title, what it measures, methodology.
 pub const ABOUT: (&str, &str, &str) = (
@@ -36,7 +40,7 @@ pub const ICMP: &str = "ICMP echo round trip";
 pub fn run(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(), ExperimentError> {
     let session = remote.open(Test::Echo, 600, None)?;
     let mut s = session.stream;
-    s.set_read_timeout(Some(super::TIMEOUT))
+    s.set_read_timeout(Some(super::remote::TIMEOUT))
         .map_err(io_failed(remote, "setting a timeout"))?;
     for (len, name) in [(1usize, TCP_1B), (1024, TCP_1K)] {
         let mut buf = vec![0x42u8; len];

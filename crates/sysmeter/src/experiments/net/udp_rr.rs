@@ -4,10 +4,14 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, UdpSocket};
 use std::time::Instant;
 
-use super::{Remote, by_profile, io_failed, time_cap};
+use super::experiment::{Kind, Net};
+use super::remote::{Remote, by_profile, io_failed, time_cap};
 use crate::harness::{Ctx, ExperimentError, Measured};
 use crate::model::Unit;
-use crate::server::protocol::{Test, UDP_HEADER, udp_request};
+use crate::wire::protocol::{Test, UDP_HEADER, udp_request};
+
+/// `net.udp_rr`.
+pub static UDP_RR: Net = Net(Kind::UdpRr);
 
 /// Title, what it measures, methodology.
 pub const ABOUT: (&str, &str, &str) = (
@@ -44,7 +48,7 @@ pub fn run(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(),
     };
     let sock = UdpSocket::bind((any, 0)).map_err(&fail)?;
     sock.connect((remote.addr.ip(), port)).map_err(&fail)?;
-    sock.set_read_timeout(Some(super::TIMEOUT / 4))
+    sock.set_read_timeout(Some(super::remote::TIMEOUT / 4))
         .map_err(&fail)?;
     let req = udp_request(cookie, REPLY, REQUEST - UDP_HEADER);
     let (samples, lost) = exchange(&sock, &req, count, time_cap(ctx), &fail)?;
@@ -63,7 +67,7 @@ pub fn run(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(),
         "udp_loss",
         format!(
             "{lost} of {count} UDP requests got no reply within {:?}.",
-            super::TIMEOUT / 4
+            super::remote::TIMEOUT / 4
         ),
         Some(lost as f64),
     );

@@ -1,0 +1,184 @@
+//! `cpu.ops`: latency of dependent arithmetic, the branch-mispredict penalty, and the cost of
+//! everyday primitives (atomic increment, mutex, malloc/free, strlen, memcpy).
+
+use std::ffi::CStr;
+use std::hint::black_box;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use sysmeter_sys::kernels::{self, CHAIN_LEN, Chain};
+use sysmeter_sys::syscall;
+
+use crate::experiments::estimate;
+use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
+use crate::model::{About, Estimate, HostInfo};
+
+/// The experiment.
+pub struct CpuOps;
+
+const CHAINS: [(Chain, &str, f64); 7] = [
+    (Chain::IntAdd, "int add (dependent)", 1.0),
+    (Chain::IntMul, "int mul (dependent)", 3.0),
+    (Chain::IntDiv, "int div 64-bit (dependent)", 14.0),
+    (Chain::FloatAdd, "float add (dependent)", 3.0),
+    (Chain::FloatMul, "float mul (dependent)", 3.0),
+    (Chain::FloatDiv, "float div (dependent)", 13.0),
+    (Chain::FloatSqrt, "float sqrt (dependent)", 15.0),
+];
+const BRANCH_BYTES: usize = 256 * 1024;
+const RANDOM: &str = "branch, random (50% taken)";
+const PREDICTABLE: &str = "branch, predictable";
+/// 64 bytes before the terminating NUL.
+const STRING64: &CStr = c"sysmeter measures what every operation costs on this machine!!!!";
+
+impl Experiment for CpuOps {
+    fn id(&self) -> &'static str {
+        "cpu.ops"
+    }
+
+    fn about(&self) -> About {
+        About {
+            title: "Instruction and primitive latency".into(),
+            measures: "Latency of dependent integer add/mul/div and float add/mul/div/sqrt, \
+                the branch-mispredict penalty, an uncontended atomic increment, an \
+                uncontended mutex lock+unlock, malloc+free of 64 bytes, strlen and memcpy of a \
+                64-byte string."
+                .into(),
+            methodology: "Arithmetic: inline assembly with 100 copies of one instruction, \
+                each consuming the previous result, so time per instruction is its latency; \
+                the loop around each block of 100 is not subtracted (it overlaps). Branches: \
+                a real conditional branch per byte over 256 KiB of random bytes (half zero) \
+                versus all non-zero bytes; the mispredict penalty is 2 x (random - \
+                predictable) since half the random branches mispredict. Primitives: one call \
+                per harness-loop iteration with the timer pair and loop iteration subtracted; \
+                malloc/free, strlen and memcpy call the C library."
+                .into(),
+            references: vec!["Agner Fog, Instruction tables".into()],
+        }
+    }
+
+    fn estimate(&self, _host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate> {
+        CHAINS
+            .iter()
+            .filter_map(|(_, name, cyc)| {
+                estimate::cycles(
+                    name,
+                    *cyc,
+                    tsc_ghz,
+                    "typical x86-64 latency from published instruction tables",
+                )
+            })
+            .collect()
+    }
+
+    fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
+        let mut out = Measured::default();
+        for (chain, name, _) in CHAINS {
+            let spec = Spec::new(name).ops(CHAIN_LEN).own_loop();
+            out.metrics.push(ctx.measure(spec, |n| {
+                black_box(kernels::run_chain(chain, black_box(n)));
+            })?);
+        }
+        branches(ctx, &mut out)?;
+        primitives(ctx, &mut out)?;
+        findings(&mut out, ctx.calib.tsc_ghz);
+        Ok(out)
+    }
+}
+
+fn branches(ctx: &mut Ctx<'_>, out: &mut Measured) -> Result<(), ExperimentError> {
+    let mut rng = fastrand::Rng::with_seed(0x5eed);
+    let random: Vec<u8> = (0..BRANCH_BYTES).map(|_| rng.u8(..) & 1).collect();
+    let steady = vec![1u8; BRANCH_BYTES];
+    for (name, data) in [(RANDOM, &random), (PREDICTABLE, &steady)] {
+        let spec = Spec::new(name).ops(BRANCH_BYTES as u64).own_loop();
+        out.metrics.push(ctx.measure(spec, |n| {
+            for _ in 0..n {
+                black_box(kernels::branchy_count(black_box(data)));
+            }
+        })?);
+    }
+    Ok(())
+}
+
+fn primitives(ctx: &mut Ctx<'_>, out: &mut Measured) -> Result<(), ExperimentError> {
+    let counter = AtomicU64::new(0);
+    out.metrics.push(
+        ctx.measure(Spec::new("atomic increment (uncontended)"), |n| {
+            for _ in 0..n {
+                black_box(&counter).fetch_add(1, Ordering::SeqCst);
+            }
+        })?,
+    );
+    let mutex = Mutex::new(0u64);
+    out.metrics.push(
+        ctx.measure(Spec::new("mutex lock+unlock (uncontended)"), |n| {
+            for _ in 0..n {
+                if let Ok(mut g) = black_box(&mutex).lock() {
+                    *g += 1;
+                }
+            }
+        })?,
+    );
+    out.metrics
+        .push(ctx.measure(Spec::new("malloc+free 64 B"), |n| {
+            for _ in 0..n {
+                syscall::malloc_free(black_box(64));
+            }
+        })?);
+    out.metrics.push(ctx.measure(Spec::new("strlen 64 B"), |n| {
+        for _ in 0..n {
+            black_box(syscall::strlen(black_box(STRING64)));
+        }
+    })?);
+    let src = STRING64.to_bytes_with_nul().to_vec();
+    let mut dst = vec![0u8; src.len()];
+    out.metrics.push(ctx.measure(Spec::new("memcpy 64 B"), |n| {
+        for _ in 0..n {
+            syscall::memcpy(black_box(&mut dst), black_box(&src));
+        }
+    })?);
+    Ok(())
+}
+
+fn findings(out: &mut Measured, tsc_ghz: Option<f64>) {
+    // A dependent add has a latency of exactly one core cycle on every current core, so
+    // its time is the core's clock period: compare it with the TSC rate.
+    if let (Some(add), Some(ghz)) = (out.median("int add (dependent)"), tsc_ghz)
+        && add > 0.0
+    {
+        let core = 1.0 / add;
+        out.find(
+            "core_clock",
+            format!(
+                "The core runs at about {core:.2} GHz while measuring (one dependent add per \
+                 cycle takes {add:.3} ns), {:.2}x the {ghz:.2} GHz TSC: TSC-tick figures \
+                 understate core cycles by that factor.",
+                core / ghz
+            ),
+            Some(core),
+        );
+    }
+    if let (Some(r), Some(p)) = (out.median(RANDOM), out.median(PREDICTABLE)) {
+        let penalty = 2.0 * (r - p);
+        out.find(
+            "branch_mispredict_penalty",
+            format!(
+                "A mispredicted branch costs about {penalty:.2} ns (random {r:.2} ns vs \
+                 predictable {p:.2} ns per branch, half of the random ones mispredicted)."
+            ),
+            Some(penalty),
+        );
+    }
+    if let (Some(d), Some(a)) = (
+        out.median("int div 64-bit (dependent)"),
+        out.median("int add (dependent)"),
+    ) && let Some(r) = crate::stats::ratio(d, a)
+    {
+        out.find(
+            "div_vs_add",
+            format!("A dependent 64-bit integer divide takes {r:.0}x as long as an add."),
+            Some(r),
+        );
+    }
+}

@@ -1,0 +1,298 @@
+//! `fs.contention`: per-block latency of uncached random 4 KiB reads as 1, 2, 3, 4, 6, …
+//! up to 32 threads each read their own file at once, the aggregate throughput, and the
+//! knee where latency starts to climb (the device's parallelism is used up and requests
+//! queue).
+
+use crate::model::units;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::blocks::{self, Order};
+use super::files::{self, BLOCK, TestDir};
+use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
+use crate::host::storage::storage_of;
+use crate::model::{About, Estimate, HostInfo, Series, SeriesPoint, Unit};
+use crate::stats::fit::knee::KneeScan;
+
+/// The experiment.
+pub struct FsContention;
+
+/// Throughput windows per round: aggregate throughput samples.
+const WINDOWS: usize = 10;
+
+impl Experiment for FsContention {
+    fn id(&self) -> &'static str {
+        "fs.contention"
+    }
+
+    fn about(&self) -> About {
+        About {
+            title: "File read contention".into(),
+            measures: "Per-block latency (mean, median, p99) of uncached random 4 KiB reads \
+                and the aggregate throughput while 1, 2, 3, 4, 6, 8, … up to 32 threads each \
+                read their own file at the same time, and the knee where latency climbs."
+                .into(),
+            methodology: "One file of random bytes per thread in a temporary directory under \
+                --dir (fsync'ed, dropped from the page cache; removed afterwards). For each \
+                thread count, that many threads (allowed on every CPU of the process) open \
+                their file with O_DIRECT (on memory file systems or where O_DIRECT is refused, \
+                files are evicted with posix_fadvise(DONTNEED) first and read with \
+                POSIX_FADV_RANDOM) and read distinct random blocks, one 4 KiB pread at a time \
+                (queue depth 1 per thread), each timed alone, until the profile's time budget \
+                ends. Latency statistics are over every block of every thread; aggregate \
+                throughput samples are the bytes all threads completed in each tenth of the \
+                round. The knee is the stats two-segment rule on the mean latency against the \
+                thread count, judged against a flat line."
+                .into(),
+            references: vec![
+                "systems-measurement-report §16 Contention".into(),
+                "fio --rw=randread --bs=4k --direct=1 --iodepth=1 --numjobs=N".into(),
+            ],
+        }
+    }
+
+    fn estimate(&self, _host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {
+        Vec::new()
+    }
+
+    fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
+        let (counts, file_size): (&[usize], u64) = match ctx.profile.name {
+            "quick" => (&[1, 2, 4], 1 << 20),
+            _ => (&[1, 2, 3, 4, 6, 8, 12, 16, 24, 32], 8 << 20),
+        };
+        let max = counts.iter().copied().max().unwrap_or(1);
+        let base = files::local_base(ctx);
+        let dir = TestDir::create(&base, max as u64 * file_size, "--dir")?;
+        let in_memory = storage_of(dir.path()).in_memory;
+        let mut paths = Vec::new();
+        for i in 0..max {
+            ctx.progress(&format!("writing file {} of {max}", i + 1));
+            paths.push(dir.random_file(&format!("c-{i}"), file_size, ctx.seed() ^ i as u64)?);
+        }
+        let mut rounds = Vec::new();
+        for &n in counts {
+            ctx.progress(&format!("{n} threads"));
+            rounds.push(round(ctx, &paths[..n], file_size, in_memory)?);
+        }
+        report(ctx, counts, rounds)
+    }
+}
+
+/// What one thread count measured.
+struct Round {
+    latencies: Vec<f64>,
+    throughput: Vec<f64>,
+    evicting: bool,
+}
+
+fn round(
+    ctx: &Ctx<'_>,
+    paths: &[PathBuf],
+    size: u64,
+    in_memory: bool,
+) -> Result<Round, ExperimentError> {
+    let budget = ctx.profile.budget;
+    let start = Instant::now();
+    let deadline = start + budget;
+    let (cpus, timer, seed) = (ctx.cpus, ctx.calib.timer_overhead_ns, ctx.seed());
+    // Enough reads for the whole budget at 10 µs each: O_DIRECT rounds may revisit blocks
+    // (no cache is involved); evicting rounds keep them distinct.
+    let blocks = size / BLOCK as u64;
+    let want = (budget.as_nanos() / 10_000) as usize + 64;
+    let results: Vec<Result<(ThreadRun, bool), ExperimentError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = paths
+            .iter()
+            .enumerate()
+            .map(|(i, path)| {
+                s.spawn(move || {
+                    let _ = sysmeter_sys::sched::set_current_thread_cpus(cpus);
+                    let (file, bypass) = files::open_uncached(path, in_memory)?;
+                    if bypass.evicts() {
+                        files::evict(&file, size, path)?;
+                        sysmeter_sys::files::fadvise(&file, sysmeter_sys::files::Pattern::Random)
+                            .map_err(files::io("posix_fadvise", path))?;
+                    }
+                    let seed = seed ^ (i as u64) << 32;
+                    let order = if bypass.evicts() {
+                        blocks::block_order(Order::Random, blocks, want, seed)
+                    } else {
+                        blocks::cycled_order(blocks, want, seed)
+                    };
+                    let timing = blocks::Timing {
+                        deadline,
+                        min: 8,
+                        timer_ns: timer,
+                        origin: Some(start),
+                    };
+                    let (samples, done_ns) = blocks::read_timed(&file, path, &order, &timing)?;
+                    let run = ThreadRun { samples, done_ns };
+                    Ok((run, bypass.evicts()))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(ExperimentError::Failed("a reader thread panicked".into()))
+                })
+            })
+            .collect()
+    });
+    let mut per_thread = Vec::new();
+    let mut evicting = false;
+    for r in results {
+        let (t, e) = r?;
+        evicting |= e;
+        per_thread.push(t);
+    }
+    let span = start.elapsed().max(budget);
+    Ok(Round {
+        throughput: windows(&per_thread, span),
+        latencies: per_thread.into_iter().flat_map(|t| t.samples).collect(),
+        evicting,
+    })
+}
+
+/// One reader's blocks and when each completed.
+struct ThreadRun {
+    samples: Vec<f64>,
+    /// Completion of each block, ns after the round's start.
+    done_ns: Vec<f64>,
+}
+
+/// Aggregate throughput per tenth of the round: each block counts in the window where it
+/// completed.
+fn windows(per_thread: &[ThreadRun], span: Duration) -> Vec<f64> {
+    let width = span.as_nanos() as f64 / WINDOWS as f64;
+    let mut blocks = [0u64; WINDOWS];
+    for t in per_thread {
+        for &done in &t.done_ns {
+            blocks[((done / width) as usize).min(WINDOWS - 1)] += 1;
+        }
+    }
+    // The last window is partial (threads stop at the deadline): drop it.
+    blocks[..WINDOWS - 1]
+        .iter()
+        .map(|&b| (b * BLOCK as u64) as f64 / width * 1e9)
+        .collect()
+}
+
+fn report(
+    ctx: &Ctx<'_>,
+    counts: &[usize],
+    rounds: Vec<Round>,
+) -> Result<Measured, ExperimentError> {
+    let mut out = Measured::default();
+    let mut lat = Vec::new();
+    let mut thr = Vec::new();
+    let evicting = rounds.iter().any(|r| r.evicting);
+    for (&n, r) in counts.iter().zip(rounds) {
+        let mut m = ctx.metric(&format!("{n} threads: 4 KiB read"), Unit::Ns, r.latencies)?;
+        m.note = Some(format!("per block, {n} readers at once"));
+        let mut t = ctx.metric(
+            &format!("{n} threads: aggregate throughput"),
+            Unit::BytesPerSec,
+            r.throughput,
+        )?;
+        t.note = Some(format!("all {n} threads, per tenth of the round"));
+        lat.push(point(n, &m));
+        thr.push(point(n, &t));
+        out.metrics.extend([m, t]);
+    }
+    out.series.push(series("per-block latency", Unit::Ns, lat));
+    out.series
+        .push(series("aggregate throughput", Unit::BytesPerSec, thr));
+    findings(&mut out, counts, evicting);
+    Ok(out)
+}
+
+fn point(n: usize, m: &crate::model::Metric) -> SeriesPoint {
+    SeriesPoint {
+        x: n as f64,
+        summary: m.summary,
+        cycles: m.cycles,
+    }
+}
+
+fn series(name: &str, y: Unit, points: Vec<SeriesPoint>) -> Series {
+    Series {
+        name: name.into(),
+        x_label: "threads".into(),
+        x_unit: Unit::Count,
+        y_unit: y,
+        points,
+    }
+}
+
+fn findings(out: &mut Measured, counts: &[usize], evicting: bool) {
+    let xs: Vec<f64> = counts.iter().map(|&n| n as f64).collect();
+    let means: Vec<f64> = out.series[0]
+        .points
+        .iter()
+        .map(|p| p.summary.mean)
+        .collect();
+    let (first, last) = (means.first().copied(), means.last().copied());
+    let max_n = counts.last().copied().unwrap_or(1);
+    match blocks::step_knee(&xs, &means) {
+        KneeScan::Knee(k) => {
+            let nearest = (0..xs.len())
+                .min_by(|&a, &b| (xs[a] - k.at).abs().total_cmp(&(xs[b] - k.at).abs()));
+            let at = nearest.map_or(0.0, |i| means[i]);
+            out.find(
+                "knee",
+                format!(
+                    "Mean per-block latency is {} with one reader and {} with {:.0}; past that \
+                     it climbs faster ({} with {max_n}): the device's parallelism is used up \
+                     and requests queue.",
+                    units::duration_ns(first.unwrap_or(0.0)),
+                    units::duration_ns(at),
+                    k.at,
+                    units::duration_ns(last.unwrap_or(0.0))
+                ),
+                Some(k.at),
+            )
+        }
+        _ => {
+            if let (Some(a), Some(b)) = (first, last) {
+                out.find(
+                    "no_knee",
+                    format!(
+                        "No knee up to {max_n} threads: mean per-block latency goes from {} \
+                         with one reader to {} with {max_n} ({:.1}x).",
+                        units::duration_ns(a),
+                        units::duration_ns(b),
+                        b / a.max(1.0)
+                    ),
+                    None,
+                );
+            }
+        }
+    }
+    let best = out.series[1]
+        .points
+        .iter()
+        .max_by(|a, b| a.summary.median.total_cmp(&b.summary.median));
+    if let Some(p) = best {
+        out.find(
+            "peak_throughput",
+            format!(
+                "Aggregate uncached 4 KiB random-read throughput peaks at {} with {:.0} \
+                 threads ({:.0} reads per second).",
+                units::rate(p.summary.median),
+                p.x,
+                p.summary.median / BLOCK as f64
+            ),
+            Some(p.summary.median),
+        );
+    }
+    if evicting {
+        out.find(
+            "uncached_fallback",
+            "O_DIRECT was not used here (refused, or a memory file system): files were evicted \
+             with posix_fadvise(DONTNEED) before each round instead."
+                .into(),
+            None,
+        );
+    }
+}

@@ -1,0 +1,97 @@
+//! `fs.remote_read`: `fs.read`'s measurement against a network or FUSE mount given with
+//! `--remote-dir`, with the ratio of each remote median to the local one (from `fs.read`
+//! earlier in the run, else measured here on `--dir` with the same sizes).
+
+use super::files;
+use super::read::{self, METHODOLOGY, measure_dir};
+use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
+use crate::model::units;
+use crate::model::{About, Estimate, HostInfo, Metric};
+
+/// The experiment.
+pub struct FsRemoteRead;
+
+impl Experiment for FsRemoteRead {
+    fn id(&self) -> &'static str {
+        "fs.remote_read"
+    }
+
+    fn about(&self) -> About {
+        About {
+            title: "Remote file read time".into(),
+            measures: "fs.read's per-block latency and throughput (sequential and random 4 KiB, \
+                uncached and cached) on a network or FUSE mount (--remote-dir), and each \
+                median as a multiple of the local one."
+                .into(),
+            methodology: format!(
+                "{METHODOLOGY} The sizes are fs.read's two smallest (remote reads are slow). \
+                 The local figures are fs.read's from earlier in the same run when it ran, else \
+                 measured here in --dir with the same sizes."
+            ),
+            references: vec!["systems-measurement-report §15 Remote file read time".into()],
+        }
+    }
+
+    fn estimate(&self, _host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {
+        Vec::new()
+    }
+
+    fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
+        let Some(remote) = ctx.params.remote_dir.clone() else {
+            return Err(ExperimentError::Skipped {
+                reason: "no remote directory given".into(),
+                hint: "mount an NFS, SSHFS or other FUSE file system and pass a directory on \
+                       it with --remote-dir DIR"
+                    .into(),
+            });
+        };
+        let sizes: Vec<u64> = read::sizes(ctx.profile).into_iter().take(2).collect();
+        let mut r = measure_dir(ctx, &remote, "--remote-dir", &sizes)?;
+        let local: Vec<Metric> = match ctx.previous.iter().find(|x| x.id == "fs.read") {
+            Some(prev) => prev.metrics.clone(),
+            None => {
+                let base = files::local_base(ctx);
+                measure_dir(ctx, &base, "--dir", &sizes)?.measured.metrics
+            }
+        };
+        ratios(&mut r.measured, &local);
+        if r.storage.remote_or_fuse {
+            r.measured.find(
+                "server_cache",
+                format!(
+                    "The mount is {}: O_DIRECT bypasses only this kernel's page cache; the \
+                     file server (or FUSE daemon) may still answer from its own cache, so \
+                     \"uncached\" remote reads can beat local device reads.",
+                    r.storage.describe()
+                ),
+                None,
+            );
+        }
+        Ok(r.measured)
+    }
+}
+
+fn ratios(out: &mut Measured, local: &[Metric]) {
+    let mut found = Vec::new();
+    for m in out.metrics.iter().filter(|m| m.name.contains("4 KiB read")) {
+        let Some(l) = local.iter().find(|l| l.name == m.name) else {
+            continue;
+        };
+        let (rm, lm) = (m.summary.median, l.summary.median);
+        if lm > 0.0 {
+            found.push((m.name.clone(), rm / lm, rm, lm));
+        }
+    }
+    for (name, x, rm, lm) in found {
+        let key = format!("remote_vs_local.{}", name.replace([' ', ','], "_"));
+        out.find(
+            &key,
+            format!(
+                "{name}: {} on the remote mount, {x:.2}x the local {}.",
+                units::duration_ns(rm),
+                units::duration_ns(lm)
+            ),
+            Some(x),
+        );
+    }
+}

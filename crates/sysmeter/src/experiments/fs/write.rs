@@ -1,0 +1,234 @@
+//! `fs.write`: the price of durability — sequential write throughput into the page cache
+//! and with the final fsync that makes it durable, and the latency of one 4 KiB write
+//! followed by fsync (and by fdatasync, which skips metadata not needed to read the data).
+
+use crate::model::units;
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::time::Instant;
+
+use super::files::{self, BLOCK, TestDir, io};
+use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
+use crate::model::{About, Estimate, HostInfo, Unit};
+
+/// The experiment.
+pub struct FsWrite;
+
+const CHUNK: usize = 1 << 20;
+const SYNC_FILE: u64 = 4 << 20;
+
+impl Experiment for FsWrite {
+    fn id(&self) -> &'static str {
+        "fs.write"
+    }
+
+    fn about(&self) -> About {
+        About {
+            title: "Write and fsync cost".into(),
+            measures: "Sequential write throughput of a file into the page cache and \
+                including the final fsync, the fsync itself, and the latency of a 4 KiB \
+                write followed by fsync or fdatasync."
+                .into(),
+            methodology: "In a temporary directory under --dir (free space checked first; \
+                removed afterwards, also on Ctrl-C): a buffer of random bytes is made \
+                beforehand, then each sample creates (truncates) the file, writes the whole \
+                size in 1 MiB write calls — timed up to here as the buffered throughput — and \
+                calls fsync, timed as the durable throughput and as the fsync alone. The 4 KiB \
+                figure overwrites one random block of a 4 MiB fsync'ed file with pwrite and \
+                calls fsync (fdatasync for the second metric); each write+sync pair is one \
+                sample, timed by two clock reads whose calibrated cost is subtracted. Sampling \
+                follows the profile (minimum count, time budget, sample cap)."
+                .into(),
+            references: vec![
+                "fsync(2), fdatasync(2)".into(),
+                "time-performance chapter: peripheral costs".into(),
+            ],
+        }
+    }
+
+    fn estimate(&self, _host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {
+        Vec::new()
+    }
+
+    fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
+        let size: u64 = match ctx.profile.name {
+            "quick" => 4 << 20,
+            "thorough" => 256 << 20,
+            _ => 64 << 20,
+        };
+        let base = files::local_base(ctx);
+        let dir = TestDir::create(&base, size + SYNC_FILE, "--dir")?;
+        let mut out = Measured::default();
+        sequential(ctx, &dir, size, &mut out)?;
+        small_sync(ctx, &dir, &mut out)?;
+        findings(ctx, size, &mut out);
+        Ok(out)
+    }
+}
+
+fn sequential(
+    ctx: &mut Ctx<'_>,
+    dir: &TestDir,
+    size: u64,
+    out: &mut Measured,
+) -> Result<(), ExperimentError> {
+    ctx.progress("sequential write + fsync");
+    let reps = match ctx.profile.name {
+        "quick" => 3,
+        "thorough" => 11,
+        _ => 5,
+    };
+    let mut data = vec![0u8; size as usize];
+    fastrand::Rng::with_seed(ctx.seed()).fill(&mut data);
+    let path = dir.path().join("write-seq");
+    let (mut buffered, mut durable, mut sync) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..reps {
+        if sysmeter_sys::signal::interrupted() {
+            return Err(ExperimentError::Interrupted);
+        }
+        let mut f = File::create(&path).map_err(io("create", &path))?;
+        let t0 = Instant::now();
+        for chunk in data.chunks(CHUNK) {
+            f.write_all(chunk).map_err(io("write", &path))?;
+        }
+        let written = t0.elapsed().as_nanos() as f64;
+        f.sync_all().map_err(io("fsync", &path))?;
+        let total = t0.elapsed().as_nanos() as f64;
+        buffered.push(size as f64 / written.max(1.0) * 1e9);
+        durable.push(size as f64 / total.max(1.0) * 1e9);
+        sync.push(total - written);
+    }
+    let s = units::size(size);
+    let mut m = ctx.metric(
+        &format!("sequential write, {s} (page cache)"),
+        Unit::BytesPerSec,
+        buffered,
+    )?;
+    m.note = Some("1 MiB writes, before fsync".into());
+    out.metrics.push(m);
+    let mut m = ctx.metric(
+        &format!("sequential write + fsync, {s}"),
+        Unit::BytesPerSec,
+        durable,
+    )?;
+    m.note = Some("until fsync returned".into());
+    out.metrics.push(m);
+    let mut m = ctx.metric(&format!("final fsync of {s}"), Unit::Ns, sync)?;
+    m.note = Some("writing back the dirty pages".into());
+    out.metrics.push(m);
+    std::fs::remove_file(&path).map_err(io("remove", &path))
+}
+
+fn small_sync(ctx: &mut Ctx<'_>, dir: &TestDir, out: &mut Measured) -> Result<(), ExperimentError> {
+    let path = dir.random_file("write-sync", SYNC_FILE, ctx.seed())?;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .map_err(io("open", &path))?;
+    let blocks = SYNC_FILE / BLOCK as u64;
+    let block = vec![0x5au8; BLOCK];
+    let mut rng = fastrand::Rng::with_seed(ctx.seed() ^ 0x51);
+    for datasync in [false, true] {
+        let name = if datasync {
+            "4 KiB write + fdatasync"
+        } else {
+            "4 KiB write + fsync"
+        };
+        ctx.progress(name);
+        let timer = ctx.calib.timer_overhead_ns;
+        let samples = sample(ctx, || {
+            let off = rng.u64(0..blocks) * BLOCK as u64;
+            let t0 = Instant::now();
+            f.write_all_at(&block, off).map_err(io("pwrite", &path))?;
+            sync(&f, datasync, &path)?;
+            Ok((t0.elapsed().as_nanos() as f64 - timer).max(0.0))
+        })?;
+        let mut m = ctx.metric(name, Unit::Ns, samples)?;
+        m.note = Some("overwrite of a random block of a 4 MiB file".into());
+        out.metrics.push(m);
+    }
+    Ok(())
+}
+
+fn sync(f: &File, datasync: bool, path: &Path) -> Result<(), ExperimentError> {
+    if datasync {
+        sysmeter_sys::files::fdatasync(f).map_err(io("fdatasync", path))
+    } else {
+        f.sync_all().map_err(io("fsync", path))
+    }
+}
+
+/// The profile's stopping rules for one-operation samples: at least `min_samples`, then
+/// until the budget is spent or the cap reached (and never past 4× the budget).
+fn sample(
+    ctx: &Ctx<'_>,
+    mut one: impl FnMut() -> Result<f64, ExperimentError>,
+) -> Result<Vec<f64>, ExperimentError> {
+    let p = ctx.profile;
+    let start = Instant::now();
+    let mut v = Vec::new();
+    loop {
+        if sysmeter_sys::signal::interrupted() {
+            return Err(ExperimentError::Interrupted);
+        }
+        v.push(one()?);
+        let spent = start.elapsed();
+        let n = v.len();
+        if n >= p.max_samples || (n >= 3 && spent >= p.budget * 4) {
+            return Ok(v);
+        }
+        if n >= p.min_samples && spent >= p.budget {
+            return Ok(v);
+        }
+    }
+}
+
+fn findings(ctx: &Ctx<'_>, size: u64, out: &mut Measured) {
+    let s = units::size(size);
+    let buffered = out.median(&format!("sequential write, {s} (page cache)"));
+    let durable = out.median(&format!("sequential write + fsync, {s}"));
+    if let (Some(b), Some(d)) = (buffered, durable) {
+        out.find(
+            "durability_cost",
+            format!(
+                "Writing {s} into the page cache runs at {}; waiting for fsync brings it to \
+                 {} — {:.1}x slower: durability costs the device's write bandwidth.",
+                units::rate(b),
+                units::rate(d),
+                b / d.max(1.0)
+            ),
+            Some(b / d.max(1.0)),
+        );
+    }
+    if let Some(w) = out.median("4 KiB write + fsync") {
+        let read = ctx
+            .previous
+            .iter()
+            .find(|r| r.id == "fs.read")
+            .and_then(|r| {
+                r.metrics
+                    .iter()
+                    .find(|m| m.name.starts_with("uncached random 4 KiB read"))
+                    .map(|m| m.summary.median)
+            });
+        let vs = read.map_or(String::new(), |r| {
+            format!(
+                ", {:.1}x an uncached 4 KiB read ({})",
+                w / r.max(1.0),
+                units::duration_ns(r)
+            )
+        });
+        out.find(
+            "small_sync_write",
+            format!(
+                "Making one 4 KiB write durable takes {}{vs}; {:.0} such commits per second at \
+                 most from one thread.",
+                units::duration_ns(w),
+                1e9 / w.max(1.0)
+            ),
+            Some(w),
+        );
+    }
+}

@@ -1,0 +1,323 @@
+//! `mem.latency`: load-to-use latency by pointer chasing over working sets from 4 KiB to
+//! well beyond the last-level cache, the detected hierarchy (plateaus L1, L2, L3, DRAM with
+//! their latency and where each ends) cross-checked against sysfs, the TLB cost, and fixed
+//! strides as in lmbench's stride × size table. Chains and sampling live in `points.rs`;
+//! naming the detected levels and their findings in `findings.rs`; the TLB and stride
+//! findings here.
+
+mod findings;
+mod points;
+
+use sysmeter_sys::chase::ChaseBuffer;
+
+use crate::experiments::estimate;
+use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
+use crate::model::{About, Estimate, HostInfo, Series, Unit, units};
+use crate::stats::hierarchy;
+use points::{Order, Sampler, measure_series, sizes};
+
+/// The experiment.
+pub struct MemLatency;
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+/// Largest working set unless `--max-size` says otherwise.
+const DEFAULT_CAP: u64 = 512 * MIB;
+/// Name of the TLB-friendly random series: the one the hierarchy is detected on.
+const WINDOWED: &str = "random, 32-page windows";
+/// Name of the random series that shows TLB misses.
+const RANDOM: &str = "random, every load a new page";
+
+/// What one profile measures.
+struct Plan {
+    max: u64,
+    line: usize,
+    windowed_per_octave: u64,
+    random_per_octave: u64,
+    stride_per_octave: u64,
+    strides: &'static [usize],
+    sampler: Sampler,
+}
+
+impl Experiment for MemLatency {
+    fn id(&self) -> &'static str {
+        "mem.latency"
+    }
+
+    fn about(&self) -> About {
+        About {
+            title: "Memory latency and the cache hierarchy".into(),
+            measures: "Load-to-use latency of dependent loads over working sets from 4 KiB to \
+                16x the last-level cache (quick: 4x; cap 512 MiB, --max-size overrides), the \
+                cache levels this reveals (latency and size of L1, L2, L3 and the DRAM \
+                latency) checked against sysfs, the extra cost of TLB misses, and fixed \
+                strides of 64 B to 4 KiB."
+                .into(),
+            methodology: "Pointer chasing: a closed chain of absolute addresses, one per \
+                cache line, in a 4 KiB-page mapping (huge pages refused); the timed \
+                interval is `chase(loads)` alone — an assembly loop of 16 unrolled \
+                `mov p,[p]` (aarch64 `ldr`) and one dec+jnz, so every load waits for the \
+                previous one — between two clock reads. Subtracted per load: the timer pair \
+                (calibrated per run) divided by the loads, and the loop control measured with \
+                the same loop without loads. Before sampling, one full pass over chains that \
+                fit a cache (else the warm-up budget). Chains: (1) random within windows of 32 \
+                pages (pages shuffled, lines shuffled inside each window: no stride a \
+                prefetcher could follow, one TLB miss per page per pass) — the hierarchy is \
+                detected on this curve; (2) one random cycle over all lines, so nearly every \
+                load touches a new page and TLB misses show; (3) address-order strides. \
+                Each point summarises a fixed number of samples: 15 of ~1 ms (quick 9 \
+                of 0.2 ms, thorough 31 of 2 ms); the windowed curve is measured in two \
+                passes, each over the sizes in a shuffled order with half the samples, \
+                pooled per size, so interference from other tenants cannot fake a step. \
+                Levels: plateaus of the log-log curve of each point's 5th percentile \
+                (interference only adds latency), >= 1.5x apart, each ending where the \
+                curve crosses the geometric mean of its and the next level's latency (see \
+                stats::hierarchy)."
+                .into(),
+            references: vec![
+                "McVoy & Staelin, lmbench (lat_mem_rd), USENIX 1996".into(),
+                "systems-measurement-report §7 RAM access time".into(),
+                "Drepper, What Every Programmer Should Know About Memory, 2007".into(),
+            ],
+        }
+    }
+
+    fn estimate(&self, host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate> {
+        estimates(host, tsc_ghz)
+    }
+
+    fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
+        let plan = plan(ctx);
+        let mut buf = ChaseBuffer::new(plan.max as usize).map_err(|e| {
+            let what = format!(
+                "map {} for the pointer-chase buffer (a smaller --max-size needs less)",
+                units::size(plan.max)
+            );
+            ExperimentError::io(&what, e)
+        })?;
+        let mut out = Measured::default();
+        let s = &plan.sampler;
+        // The curve the hierarchy is read from: two passes in shuffled size order, half the
+        // samples each (see `measure_series`).
+        let halves = Sampler {
+            samples: s.samples.div_ceil(2),
+            ..*s
+        };
+        let all = sizes(4 * KIB, plan.max, plan.windowed_per_octave);
+        let windowed = (Order::Windowed, WINDOWED);
+        let (series, metrics) =
+            measure_series(ctx, &mut buf, windowed, &all, plan.line, &halves, 2)?;
+        out.series.push(series);
+        let few = sizes(4 * KIB, plan.max, plan.random_per_octave);
+        let random = (Order::Random, RANDOM);
+        let (series, _) = measure_series(ctx, &mut buf, random, &few, plan.line, s, 1)?;
+        out.series.push(series);
+        for &stride in plan.strides {
+            let xs = sizes(2 * stride as u64, plan.max, plan.stride_per_octave);
+            let name = format!("stride {}", units::size(stride as u64));
+            let kind = (Order::Stride(stride), name.as_str());
+            let (series, _) = measure_series(ctx, &mut buf, kind, &xs, plan.line, s, 1)?;
+            // A --max-size below twice the stride leaves no point for it.
+            if !series.points.is_empty() {
+                out.series.push(series);
+            }
+        }
+        drop(buf);
+        // Interference (other tenants evicting our lines) only ever adds latency, so the
+        // low end of a point's samples is its undisturbed latency: detect levels on p5.
+        let curve: Vec<(u64, f64)> = out.series[0]
+            .points
+            .iter()
+            .map(|p| (p.x as u64, p.summary.p5))
+            .collect();
+        let found = hierarchy::detect(&curve, &hierarchy::Config::default());
+        findings::levels(ctx, &found, &metrics, plan.max, &mut out);
+        findings::overhead(&plan.sampler, &mut out);
+        tlb_and_strides(&mut out);
+        Ok(out)
+    }
+}
+
+/// Sizes, strides and sampling budget for this run's profile and machine.
+fn plan(ctx: &Ctx<'_>) -> Plan {
+    let quick = ctx.profile.name == "quick";
+    let thorough = ctx.profile.name == "thorough";
+    let caches = findings::sysfs_caches(ctx.host);
+    let llc = caches.last().map_or(0, |c| c.1);
+    let line = ctx
+        .host
+        .caches
+        .iter()
+        .find_map(|c| c.line_bytes)
+        .map_or(64, |l| l as usize)
+        .clamp(8, 4096);
+    // DRAM only dominates once a random chain is many times the LLC (at 4x, a quarter of
+    // the loads still hit it), so the default goes to 16x; quick settles for 4x.
+    let want = (llc * if quick { 4 } else { 16 }).max(if quick { 16 * MIB } else { 64 * MIB });
+    let avail = ctx.host.memory.available_bytes;
+    let max = match ctx.params.max_size {
+        Some(m) => m.max(8 * KIB),
+        None => want.next_power_of_two().min(DEFAULT_CAP),
+    };
+    let max = if avail > 0 { max.min(avail / 4) } else { max };
+    let (samples, per) = match ctx.profile.name {
+        "quick" => (9, [4, 1, 1]),
+        "thorough" => (31, [8, 4, 2]),
+        _ => (15, [4, 2, 1]),
+    };
+    Plan {
+        max,
+        line,
+        windowed_per_octave: per[0],
+        random_per_octave: per[1],
+        stride_per_octave: per[2],
+        strides: match (quick, thorough) {
+            (true, _) => &[64, 4096],
+            (_, true) => &[64, 128, 256, 512, 1024, 2048, 4096],
+            _ => &[64, 256, 1024, 4096],
+        },
+        sampler: Sampler {
+            samples,
+            sample_ns: (ctx.profile.sample_target.as_nanos() as f64).max(ctx.calib.min_sample_ns),
+            warm_ns: ctx.profile.warmup.as_nanos() as f64,
+            timer_ns: ctx.calib.timer_overhead_ns,
+            loop_ns: points::loop_overhead_ns(ctx.calib.timer_overhead_ns),
+        },
+    }
+}
+
+/// Typical load-to-use latencies of current cores, converted at the measured TSC rate.
+fn estimates(host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate> {
+    let caches = findings::sysfs_caches(host);
+    let line = host.caches.iter().find_map(|c| c.line_bytes).unwrap_or(64);
+    let typical = [
+        (
+            1,
+            4.0,
+            "L1d load-to-use is 4-5 core cycles on current x86-64 and Arm cores",
+        ),
+        (2, 13.0, "private L2 hits take 12-14 core cycles"),
+        (
+            3,
+            45.0,
+            "L3 hits take 40-50 core cycles (more on large meshes)",
+        ),
+    ];
+    let mut v: Vec<Estimate> = typical
+        .iter()
+        .filter(|(level, ..)| caches.iter().any(|c| c.0 == *level))
+        .filter_map(|(level, cyc, why)| {
+            let basis = format!(
+                "{why}; one chain element per {line} B line (sysfs); TSC ticks stand in for \
+                 core cycles, so a core running above the TSC rate is faster than this"
+            );
+            estimate::cycles(&format!("L{level} latency"), *cyc, tsc_ghz, &basis)
+        })
+        .collect();
+    let speed = host
+        .memory
+        .speed_mts
+        .map_or("speed not readable".to_string(), |s| format!("{s} MT/s"));
+    v.push(Estimate {
+        metric: "DRAM latency".into(),
+        value: 90.0,
+        unit: Unit::Ns,
+        basis: format!(
+            "DDR4/DDR5 row activation + CAS (~30 ns at the DIMM) plus the memory controller, \
+             the on-chip fabric and the cache misses on the way: 80-100 ns idle load-to-use on \
+             current servers; memory {speed}"
+        ),
+    });
+    v
+}
+
+fn median_at(series: &Series, x: f64) -> Option<f64> {
+    series
+        .points
+        .iter()
+        .find(|p| p.x == x)
+        .map(|p| p.summary.median)
+}
+
+/// TLB-miss cost (all-pages random vs windowed random) and what strides gain.
+fn tlb_and_strides(out: &mut Measured) {
+    let series = out.series.clone();
+    let find = |name: &str| series.iter().find(|s| s.name == name);
+    let Some(win) = find(WINDOWED) else {
+        return;
+    };
+    if let Some(rnd) = find(RANDOM) {
+        tlb(out, win, rnd);
+    }
+    let Some((x, w)) = win.points.last().map(|p| (p.x, p.summary.median)) else {
+        return;
+    };
+    for stride in ["stride 64 B", "stride 4 KiB"] {
+        let Some(v) = find(stride).and_then(|s| median_at(s, x)) else {
+            continue;
+        };
+        let effect = if v < 0.9 * w {
+            format!(
+                "predictable addresses let the prefetchers hide {:.0}% of the latency",
+                100.0 * (1.0 - v / w)
+            )
+        } else {
+            "no faster than random: nothing is hidden at this size".to_string()
+        };
+        out.find(
+            &format!("stride.{}", stride.replace(' ', "_")),
+            format!(
+                "At {}, {stride} chains in address order take {v:.1} ns per load vs {w:.1} ns \
+                 random: {effect}.",
+                units::size(x as u64),
+            ),
+            Some(v),
+        );
+    }
+}
+
+fn tlb(out: &mut Measured, win: &Series, rnd: &Series) {
+    let common: Vec<(f64, f64, f64)> = rnd
+        .points
+        .iter()
+        .filter_map(|p| median_at(win, p.x).map(|w| (p.x, p.summary.median, w)))
+        .collect();
+    if let Some(&(x, r, w)) = common.last() {
+        let effect = if r > 1.05 * w {
+            format!(
+                "a TLB miss and page walk add about {:.1} ns per load (nested paging makes \
+                 walks dearer in a VM)",
+                r - w
+            )
+        } else {
+            "no measurable TLB-miss cost at this size".to_string()
+        };
+        out.find(
+            "tlb.miss_cost_ns",
+            format!(
+                "At {}, random loads each on a new 4 KiB page take {r:.1} ns vs {w:.1} ns \
+                 inside 32-page windows: {effect}.",
+                units::size(x as u64),
+            ),
+            Some(r - w),
+        );
+    }
+    // The smallest size from which on every larger one pays over 10% for its TLB misses
+    // (a single noisy point near the L1 edge must not count).
+    let from = common
+        .iter()
+        .rposition(|c| c.1 <= 1.1 * c.2)
+        .map_or(0, |i| i + 1);
+    if let Some(&(x, r, w)) = common.get(from) {
+        out.find(
+            "tlb.first_visible_bytes",
+            format!(
+                "From {} on, TLB misses cost over 10% ({:.2}x there): about where a data \
+                 TLB's reach with 4 KiB pages ends.",
+                units::size(x as u64),
+                r / w
+            ),
+            Some(x),
+        );
+    }
+}
