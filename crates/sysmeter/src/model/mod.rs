@@ -12,10 +12,12 @@
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixture;
 pub mod host;
+pub mod machine;
 pub mod run;
 pub mod units;
 
 pub use host::{
     CacheInfo, Capability, CgroupLimits, CpuInfo, DiskInfo, HostInfo, MemoryInfo, NicInfo,
 };
+pub use machine::{MachineState, RoundStats};
 pub use run::*;

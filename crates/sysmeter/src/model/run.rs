@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::host::HostInfo;
+use super::machine::{MachineState, RoundStats};
 
 /// Version of the JSON/DB result schema. Bump it on any incompatible change and say so in
 /// docs/json-schema.md and the CHANGELOG.
@@ -216,43 +217,6 @@ impl ExperimentResult {
     }
 }
 
-/// The machine's state around one experiment: the machine-state probe at its start and end
-/// (`harness::machine`), what else ran on the measuring CPU, and whether it held still.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MachineState {
-    /// Effective core clock at the start, GHz (dependent multiply chain).
-    pub core_ghz_start: f64,
-    /// Effective core clock at the end, GHz.
-    pub core_ghz_end: f64,
-    /// Independent adds per ns at the start.
-    pub throughput_start: f64,
-    /// Independent adds per ns at the end.
-    pub throughput_end: f64,
-    /// Null system call at the start, ns.
-    pub syscall_ns_start: f64,
-    /// Null system call at the end, ns.
-    pub syscall_ns_end: f64,
-    /// Steal time on the measuring CPU during the experiment, ns (10 ms resolution).
-    pub steal_ns: u64,
-    /// Involuntary context switches of the measuring thread during the experiment.
-    pub involuntary_switches: u64,
-    /// Time the measuring thread waited on a run queue during the experiment, ns.
-    pub runqueue_wait_ns: u64,
-    /// Whether the machine held still (thresholds in `harness::machine::judge`).
-    pub stable: bool,
-    /// Why not, on one line; present only when `stable` is false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-impl MachineState {
-    /// The experiment's core clock: the mean of the start and end probes, GHz (what
-    /// `core_cycles` and normalisation use for this experiment).
-    pub fn core_ghz(&self) -> f64 {
-        (self.core_ghz_start + self.core_ghz_end) / 2.0
-    }
-}
-
 /// A named text output of an experiment or diagnosis (e.g. `folded` stacks, `flamegraph.svg`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Artifact {
@@ -343,18 +307,6 @@ pub struct Metric {
     /// With `bench --rounds N`: the metric's median in each round and how much they differ.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds: Option<RoundStats>,
-}
-
-/// A metric measured in several interleaved rounds (`bench --rounds N`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RoundStats {
-    /// The metric's median in each round, in round order.
-    pub medians: Vec<f64>,
-    /// The median of the round medians: the figure to quote.
-    pub median: f64,
-    /// Coefficient of variation of the round medians: how well the figure reproduces from
-    /// one pass to the next (the samples inside one round understate that).
-    pub cv: f64,
 }
 
 /// Descriptive statistics of a sample set (see `stats`).

@@ -34,6 +34,8 @@ mod tests;
 mod tests_file;
 #[cfg(test)]
 mod tests_hosts;
+#[cfg(test)]
+mod tests_machine;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

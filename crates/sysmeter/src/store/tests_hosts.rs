@@ -1,5 +1,5 @@
 //! Store tests for several machines in one database (on SQLite; the same API on PostgreSQL is
-//! tested in `tests/pg.rs`): listings per host, `latest` of a home host, ids across hosts,
+//! tested in `tests/it/pg.rs`): listings per host, `latest` of a home host, ids across hosts,
 //! and what opening a `postgres://` URL does in a build without the `pg` feature.
 
 use super::tests::fixture_run;

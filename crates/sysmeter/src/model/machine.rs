@@ -1,0 +1,57 @@
+//! What the machine did while a result was measured: the machine-state probe's record around
+//! an experiment ([`MachineState`]) and a metric's spread over interleaved rounds
+//! ([`RoundStats`]). Filled by `harness`, judged and normalised by `harness::machine` and
+//! `stats::normalise`.
+//!
+//! Pure data: depends on nothing but serde.
+
+use serde::{Deserialize, Serialize};
+
+/// The machine's state around one experiment: the machine-state probe at its start and end
+/// (`harness::machine`), what else ran on the measuring CPU, and whether it held still.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineState {
+    /// Effective core clock at the start, GHz (dependent multiply chain).
+    pub core_ghz_start: f64,
+    /// Effective core clock at the end, GHz.
+    pub core_ghz_end: f64,
+    /// Independent adds per ns at the start.
+    pub throughput_start: f64,
+    /// Independent adds per ns at the end.
+    pub throughput_end: f64,
+    /// Null system call at the start, ns.
+    pub syscall_ns_start: f64,
+    /// Null system call at the end, ns.
+    pub syscall_ns_end: f64,
+    /// Steal time on the measuring CPU during the experiment, ns (10 ms resolution).
+    pub steal_ns: u64,
+    /// Involuntary context switches of the measuring thread during the experiment.
+    pub involuntary_switches: u64,
+    /// Time the measuring thread waited on a run queue during the experiment, ns.
+    pub runqueue_wait_ns: u64,
+    /// Whether the machine held still (thresholds in `harness::machine::judge`).
+    pub stable: bool,
+    /// Why not, on one line; present only when `stable` is false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl MachineState {
+    /// The experiment's core clock: the mean of the start and end probes, GHz (what
+    /// `core_cycles` and normalisation use for this experiment).
+    pub fn core_ghz(&self) -> f64 {
+        (self.core_ghz_start + self.core_ghz_end) / 2.0
+    }
+}
+
+/// A metric measured in several interleaved rounds (`bench --rounds N`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundStats {
+    /// The metric's median in each round, in round order.
+    pub medians: Vec<f64>,
+    /// The median of the round medians: the figure to quote.
+    pub median: f64,
+    /// Coefficient of variation of the round medians: how well the figure reproduces from
+    /// one pass to the next (the samples inside one round understate that).
+    pub cv: f64,
+}

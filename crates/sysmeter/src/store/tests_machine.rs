@@ -1,0 +1,35 @@
+//! Store tests of what schema 3 added: a result's machine-state records and a metric's core
+//! cycles and round statistics survive a round trip.
+
+use super::tests::{fixture_run, store_run, summary};
+use super::*;
+use crate::model::{MachineState, RoundStats};
+
+#[test]
+fn round_trip_keeps_machine_state_core_cycles_and_rounds() {
+    let mut store = Store::open_in_memory().expect("open");
+    let mut run = fixture_run("20261123T101010Z-0001", 1_763_836_362_000_000_000);
+    let state = MachineState {
+        core_ghz_start: 3.69,
+        core_ghz_end: 2.8,
+        throughput_start: 14.2,
+        throughput_end: 7.9,
+        syscall_ns_start: 164.0,
+        syscall_ns_end: 230.0,
+        steal_ns: 10_000_000,
+        involuntary_switches: 3,
+        runqueue_wait_ns: 42_000,
+        stable: false,
+        reason: Some("machine speed changed 24% during this experiment".into()),
+    };
+    run.results[0].machine = Some(state.clone());
+    run.results[0].round_machines = vec![state.clone(), state];
+    run.results[0].metrics[0].core_cycles = Some(summary(620.0, 5));
+    run.results[0].metrics[0].rounds = Some(RoundStats {
+        medians: vec![170.0, 168.5, 181.25],
+        median: 170.0,
+        cv: 0.04,
+    });
+    store_run(&mut store, &run);
+    assert_eq!(store.load_run("20261123T101010Z-0001").expect("load"), run);
+}
