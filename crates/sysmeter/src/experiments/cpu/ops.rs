@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use sysmeter_sys::kernels::{self, CHAIN_LEN, Chain};
 use sysmeter_sys::syscall;
 
+use super::core_clock;
 use crate::experiments::estimate;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
 use crate::model::{About, Estimate, HostInfo};
@@ -142,23 +143,7 @@ fn primitives(ctx: &mut Ctx<'_>, out: &mut Measured) -> Result<(), ExperimentErr
 }
 
 fn findings(out: &mut Measured, tsc_ghz: Option<f64>) {
-    // A dependent add has a latency of exactly one core cycle on every current core, so
-    // its time is the core's clock period: compare it with the TSC rate.
-    if let (Some(add), Some(ghz)) = (out.median("int add (dependent)"), tsc_ghz)
-        && add > 0.0
-    {
-        let core = 1.0 / add;
-        out.find(
-            "core_clock",
-            format!(
-                "The core runs at about {core:.2} GHz while measuring (one dependent add per \
-                 cycle takes {add:.3} ns), {:.2}x the {ghz:.2} GHz TSC: TSC-tick figures \
-                 understate core cycles by that factor.",
-                core / ghz
-            ),
-            Some(core),
-        );
-    }
+    core_clock::find(out, tsc_ghz);
     if let (Some(r), Some(p)) = (out.median(RANDOM), out.median(PREDICTABLE)) {
         let penalty = 2.0 * (r - p);
         out.find(
