@@ -1,13 +1,15 @@
 //! Rendering of `sysmeter compare`: a [`RunComparison`] as terminal text, GitHub markdown or
-//! JSON. Machine differences come first (they explain a change better than code does), then
+//! JSON. Machine differences come first (they explain a change better than code does): the
+//! machine's speed B/A from the machine-state probes, then what differs in the description,
 //! run-setting differences, one row per shared metric (the two medians, the relative change
-//! with its bootstrap 95% CI, the Mann-Whitney p-value, the verdict), what only one side
-//! measured, and a summary with the `--fail-above` outcome.
+//! with its 95% CI, the normalised change when the runs have probes, the p-value, the
+//! verdict), what only one side measured, and a summary with the `--fail-above` outcome.
 //!
 //! Pure: builds strings from the comparison and the two records; never looks at the
 //! terminal (the caller decides `color`) and never queries the database.
 
 mod host_diff;
+mod machine;
 mod markdown;
 #[cfg(test)]
 mod tests;
@@ -23,7 +25,7 @@ use super::format;
 use super::text::timestamp;
 use crate::model::RunRecord;
 use crate::stats::compare::{
-    CompareOptions, MetricComparison, RunComparison, RunSide, Unmatched, Verdict,
+    CompareOptions, MachineComparison, MetricComparison, RunComparison, RunSide, Unmatched, Verdict,
 };
 
 /// Version of the `compare --format json` document (docs/json-schema.md). Bumped on any
@@ -77,6 +79,10 @@ pub struct Counts {
     pub not_compared: usize,
     /// Metrics that fail `--fail-above`.
     pub regressions: usize,
+    /// Metrics slower only because the machine was: no change after normalising.
+    pub machine_slower: usize,
+    /// Metrics faster only because the machine was.
+    pub machine_faster: usize,
 }
 
 fn counts(cmp: &RunComparison) -> Counts {
@@ -93,6 +99,8 @@ fn counts(cmp: &RunComparison) -> Counts {
         lower: cmp.count(Verdict::Lower),
         not_compared,
         regressions: cmp.regressions().count(),
+        machine_slower: cmp.count(Verdict::MachineSlower),
+        machine_faster: cmp.count(Verdict::MachineFaster),
     }
 }
 
@@ -106,6 +114,16 @@ pub struct CompareDocument {
     pub a: RunSide,
     /// The candidate run.
     pub b: RunSide,
+    /// Every run of side A when it is a set (absent for one run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub a_set: Vec<RunSide>,
+    /// Every run of side B when it is a set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub b_set: Vec<RunSide>,
+    /// Speed B/A of the machine from the machine-state probes; null without probes.
+    pub machine_ratio: Option<f64>,
+    /// The probes of both sides; null when neither run has any.
+    pub machine: Option<MachineComparison>,
     /// Machine fields that differ.
     pub machine_differences: Vec<Difference>,
     /// Run settings that differ.
@@ -133,6 +151,10 @@ fn json(
         schema: COMPARE_SCHEMA,
         a: cmp.a.clone(),
         b: cmp.b.clone(),
+        a_set: cmp.a_set.clone(),
+        b_set: cmp.b_set.clone(),
+        machine_ratio: cmp.machine_ratio,
+        machine: cmp.machine.clone(),
         machine_differences,
         run_differences,
         options: cmp.options,
@@ -150,16 +172,45 @@ fn json(
     Ok(out)
 }
 
-/// Headers of the metric table.
-const HEADERS: [&str; 7] = [
-    "experiment",
-    "metric",
-    "A median",
-    "B median",
-    "change [95% CI]",
-    "p",
-    "verdict",
-];
+/// Headers of the metric table; the normalised column only when a metric has one.
+fn headers(normalised: bool) -> Vec<&'static str> {
+    let mut h = vec![
+        "experiment",
+        "metric",
+        "A median",
+        "B median",
+        "change [95% CI]",
+    ];
+    if normalised {
+        h.push("normalised [95% CI]");
+    }
+    h.extend(["p", "verdict"]);
+    h
+}
+
+/// The right-aligned columns of the metric table.
+fn right_columns(normalised: bool) -> Vec<usize> {
+    if normalised {
+        vec![2, 3, 4, 5, 6]
+    } else {
+        vec![2, 3, 4, 5]
+    }
+}
+
+/// The rows of the metric table.
+fn metric_rows(cmp: &RunComparison) -> Vec<Vec<String>> {
+    let normalised = machine::has_normalised(cmp);
+    cmp.metrics
+        .iter()
+        .map(|m| {
+            let mut row = metric_cells(m, cmp.options.threshold).to_vec();
+            if normalised {
+                row.insert(5, machine::normalised_cell(m));
+            }
+            row
+        })
+        .collect()
+}
 
 /// A signed percentage with one decimal: `+10.0%`, `-2.3%`.
 fn signed_percent(fraction: f64) -> String {
@@ -193,10 +244,7 @@ fn metric_cells(m: &MetricComparison, threshold: f64) -> [String; 7] {
         (Some(ch), None) => format!("{} [no CI]", signed_percent(ch)),
         (None, _) => "n/a (A's median ≤ 0)".to_string(),
     };
-    let mut verdict = c.verdict.as_str().to_string();
-    if c.verdict == Verdict::NoChange && c.change().is_some_and(|ch| ch.abs() > threshold) {
-        verdict.push_str(" (not significant)");
-    }
+    let mut verdict = machine::verdict_text(m, threshold);
     if m.regression {
         verdict.push_str(" — REGRESSION");
     }
@@ -206,7 +254,7 @@ fn metric_cells(m: &MetricComparison, threshold: f64) -> [String; 7] {
         units::value(c.median_a, m.unit),
         units::value(c.median_b, m.unit),
         change,
-        p_value(c.test.p_value),
+        p_value(c.p_value()),
         verdict,
     ]
 }
@@ -243,6 +291,8 @@ fn summary_lines(cmp: &RunComparison) -> Vec<String> {
         format!("{} no change", c.no_change),
     ];
     for (n, what) in [
+        (c.machine_slower, "machine slower"),
+        (c.machine_faster, "machine faster"),
         (c.higher, "higher"),
         (c.lower, "lower"),
         (c.not_compared, "not compared"),
@@ -260,6 +310,7 @@ fn summary_lines(cmp: &RunComparison) -> Vec<String> {
             cmp.options.alpha
         ),
     ];
+    lines.extend(machine::rule_lines(cmp));
     if let Some(f) = cmp.fail_above {
         let regressions: Vec<String> = cmp
             .regressions()
@@ -317,6 +368,18 @@ fn text(cmp: &RunComparison, machine: &[Difference], run: &[Difference], color: 
         side_line("A (baseline) ", &cmp.a),
         side_line("B (candidate)", &cmp.b),
     ];
+    out.extend(machine::set_lines(cmp));
+    let speed = machine::machine_lines(cmp);
+    if !speed.is_empty() {
+        out.push(String::new());
+        out.extend(speed.into_iter().map(|l| {
+            if l.starts_with("Machine speed") {
+                bold(&l)
+            } else {
+                l
+            }
+        }));
+    }
     if !machine.is_empty() {
         out.push(String::new());
         out.push(bold(
@@ -333,9 +396,12 @@ fn text(cmp: &RunComparison, machine: &[Difference], run: &[Difference], color: 
     if cmp.metrics.is_empty() {
         out.push("No metric is measured in both runs.".to_string());
     } else {
-        let rows = cmp.metrics.iter();
-        let rows = rows.map(|m| metric_cells(m, cmp.options.threshold).to_vec());
-        out.push(text_table(&HEADERS, rows.collect(), &[2, 3, 4, 5]));
+        let normalised = machine::has_normalised(cmp);
+        out.push(text_table(
+            &headers(normalised),
+            metric_rows(cmp),
+            &right_columns(normalised),
+        ));
     }
     for (label, list) in [("only in A", &cmp.only_in_a), ("only in B", &cmp.only_in_b)] {
         if !list.is_empty() {
