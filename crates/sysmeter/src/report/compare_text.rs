@@ -254,7 +254,7 @@ fn metric_cells(m: &MetricComparison, threshold: f64) -> [String; 7] {
         units::value(c.median_a, m.unit),
         units::value(c.median_b, m.unit),
         change,
-        p_value(c.p_value()),
+        p_value(machine::deciding(m).unwrap_or(c).p_value()),
         verdict,
     ]
 }

@@ -5,7 +5,9 @@
 //! Pure: builds strings from the comparison.
 
 use crate::model::units;
-use crate::stats::compare::{MetricComparison, RunComparison, RunSide, SideMachine, Verdict};
+use crate::stats::compare::{
+    MetricComparison, RunComparison, RunSide, SampleComparison, SideMachine, Verdict,
+};
 
 use super::signed_percent;
 
@@ -119,13 +121,18 @@ pub(super) fn normalised_cell(m: &MetricComparison) -> String {
     }
 }
 
-/// The verdict cell's text before the REGRESSION mark.
-pub(super) fn verdict_text(m: &MetricComparison, threshold: f64) -> String {
-    let judged = if m.judged_normalised {
+/// The comparison the verdict was judged on: the normalised one when it was, else the raw.
+pub(super) fn deciding(m: &MetricComparison) -> Option<&SampleComparison> {
+    if m.judged_normalised {
         m.normalised.as_ref()
     } else {
         m.comparison.as_ref()
-    };
+    }
+}
+
+/// The verdict cell's text before the REGRESSION mark.
+pub(super) fn verdict_text(m: &MetricComparison, threshold: f64) -> String {
+    let judged = deciding(m);
     let mut verdict = m.verdict.as_str().to_string();
     let beyond = judged
         .and_then(|c| c.change())
@@ -146,7 +153,7 @@ pub(super) fn rule_lines(cmp: &RunComparison) -> Vec<String> {
         lines.push(format!(
             "normalised = the change after dividing out the machine's speed (the probes' core \
              clocks, per experiment) for metrics that scale with the core clock (docs/compare.md); \
-             where the speed differs by more than {} their verdicts and --fail-above use it.",
+             where the speed differs by more than {} their verdicts, p and --fail-above use it.",
             units::percent(cmp.options.machine_threshold)
         ));
     }

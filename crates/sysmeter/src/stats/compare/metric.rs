@@ -165,7 +165,8 @@ fn normalised(
         .map(|&v| at_clock(kind, v, gb, ga))
         .collect();
     let c = compare_samples(&i.ma.samples, &b, direction, opts).ok()?;
-    let change = normalise::change(kind, c.median_a, i.mb.summary.median, ga, gb)
+    let raw_b = median(&i.mb.samples)?;
+    let change = normalise::change(kind, c.median_a, raw_b, ga, gb)
         .ok()
         .map_or(c.change()?, |ch| ch.normalised_change);
     Some((c, change))
