@@ -198,10 +198,8 @@ pub(super) fn compare_metric(
         ));
         return out;
     }
-    let (a, b) = (
-        gather(side_a, experiment, &ma.name, ma.unit),
-        gather(side_b, experiment, &mb.name, mb.unit),
-    );
+    let a = gather(side_a, experiment, &ma.name, ma.unit);
+    let b = gather(side_b, experiment, &mb.name, mb.unit);
     let ClockScaling { scales, basis } = decide_scaling(
         experiment,
         &mb.name,
