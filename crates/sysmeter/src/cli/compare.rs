@@ -1,5 +1,5 @@
-//! Arguments of `sysmeter compare`: two runs (stored or JSON files), the noise threshold,
-//! the regression gate for CI and the output format. The statistical rules are spelled out
+//! Arguments of `sysmeter compare`: two runs or two sets of runs (stored or JSON files), the
+//! noise threshold, the regression gate for CI and the output format. The statistical rules are spelled out
 //! in the long help, because a CI gate must say exactly when it fails.
 
 use clap::Args;
@@ -7,13 +7,14 @@ use clap::Args;
 use super::DbArgs;
 use crate::report::compare_text::CompareFormat;
 
-/// `sysmeter compare A B`.
+/// `sysmeter compare A B`, or sets `sysmeter compare A1,A2,A3 B1,B2,B3`.
 #[derive(Debug, Args)]
 #[command(after_long_help = RULES)]
 pub struct CompareArgs {
     /// Baseline: a run id, a unique id prefix, `latest`, `latest~N`, or a JSON file written
     /// by `--format json` of bench/show (a name ending in `.json` or containing `/`; `-` reads
-    /// standard input).
+    /// standard input); or a set of such runs separated by commas (`A1,A2,A3`), tested with
+    /// the noise between runs.
     #[arg(value_name = "A")]
     pub a: String,
     /// Candidate, compared against A; same forms as A.
@@ -52,11 +53,25 @@ How metrics are compared (matched by experiment id and metric name):
                counts and sizes: 'higher' or 'lower').
   --fail-above a metric fails when it is 'slower' and its whole CI lies beyond PCT
                (times: CI low > 1 + PCT/100; rates: CI high < 1 - PCT/100).
+Machine speed (runs with machine-state probes, see docs/compare.md):
+  speed B/A    B's probe core clock / A's, per experiment (the median over experiments
+               for the pair of runs).
+  normalised   the change after dividing out that ratio, for metrics that scale with the
+               core clock: times of cpu.*, os.syscall, os.ctxsw, os.task, ipc.* and L1/L2
+               latency, unless the runs of a set show otherwise; never DRAM, fs.*, net.*,
+               mem.bandwidth, rates, counts.
+  judged       when speed B/A is outside 1 +- 5% (or a set's probes differ by more),
+               those metrics' verdicts and --fail-above use the normalised comparison;
+               a raw change it removes is 'machine slower; no change after normalising'.
+Sets (A1,A2,A3 B1,B2,B3, or runs made with bench --rounds N, which count as N):
+  p and CI     Welch t-test on the log of the per-run (per-round) medians and the CI
+               exp(mean difference +- t*se) of the ratio; the medians shown are the
+               medians of the per-run medians. `-` (standard input) is not allowed in a set.
 Runs from different machines are compared too; what differs (CPU, caches, kernel,
 virtualization, ...) is listed first.
 Exit status: 0 compared (and no regression), 1 a regression under --fail-above, or an
-unreadable database, 2 bad input (unknown run, unreadable JSON file, bad flag, or
---fail-above with no metric in common).";
+unreadable database, 2 bad input (unknown run, unreadable JSON file, bad flag, an empty
+or repeated entry in a set, `-` in a set, or --fail-above with no metric in common).";
 
 /// Parses a non-negative percentage such as `5` or `2.5` into a fraction (0.05, 0.025).
 pub fn parse_percent(text: &str) -> Result<f64, String> {

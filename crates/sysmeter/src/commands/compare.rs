@@ -1,6 +1,7 @@
-//! `sysmeter compare A B`: load two runs (from the store or from JSON files), compare every
-//! shared metric (`stats::compare`), print the result (`report::compare_text`) and turn a
-//! regression under `--fail-above` into exit status 1.
+//! `sysmeter compare A B`: load two runs — or two sets of runs, `A1,A2,A3 B1,B2,B3` — from
+//! the store or from JSON files, compare every shared metric (`stats::compare`), print the
+//! result (`report::compare_text`) and turn a regression under `--fail-above` into exit
+//! status 1.
 
 use std::io::Read;
 use std::path::Path;
@@ -9,35 +10,34 @@ use super::{Outcome, Stream, UsageError, emit, open_store};
 use crate::cli::CompareArgs;
 use crate::model::{RunRecord, SCHEMA_VERSION};
 use crate::report::compare_text;
-use crate::stats::compare::{CompareOptions, compare_runs};
+use crate::stats::compare::{CompareOptions, compare_sets};
 use crate::store::{Store, StoreError};
 
-/// Compare two runs.
+/// Compare two runs, or two sets of runs.
 pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
-    if args.a == "-" && args.b == "-" {
-        return Err(UsageError(
-            "A and B cannot both be `-` (standard input holds one run); save one to a file".into(),
-        )
-        .into());
-    }
+    let (refs_a, refs_b) = (split_set(&args.a, "A")?, split_set(&args.b, "B")?);
+    check_stdin(&refs_a, &refs_b)?;
     let mut store = None;
-    let a = load(&args.a, args, &mut store)?;
-    let b = load(&args.b, args, &mut store)?;
+    let a = load_set(&refs_a, "A", args, &mut store)?;
+    let b = load_set(&refs_b, "B", args, &mut store)?;
     let opts = CompareOptions {
         threshold: args.threshold,
         seed: args.seed,
         ..CompareOptions::default()
     };
-    let cmp = compare_runs(&a, &b, &opts, args.fail_above);
+    let (side_a, side_b): (Vec<&RunRecord>, Vec<&RunRecord>) =
+        (a.iter().collect(), b.iter().collect());
+    let cmp = compare_sets(&side_a, &side_b, &opts, args.fail_above);
+    let (first_a, first_b) = (&a[0], &b[0]);
     if cmp.metrics.is_empty() && args.fail_above.is_some() {
         return Err(UsageError(format!(
             "runs {} and {} share no metric, so --fail-above cannot check anything; compare \
              runs of the same experiments",
-            a.id, b.id
+            first_a.id, first_b.id
         ))
         .into());
     }
-    let text = compare_text::render(&cmp, &a, &b, args.format, Stream::Stdout.color())?;
+    let text = compare_text::render(&cmp, first_a, first_b, args.format, Stream::Stdout.color())?;
     emit(&text)?;
     let regressions = cmp.regressions().count();
     if regressions > 0 {
@@ -48,6 +48,60 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Code(1));
     }
     Ok(Outcome::Success)
+}
+
+/// The run references of one side: a comma-separated list (one reference is a set of one).
+fn split_set(arg: &str, side: &str) -> Result<Vec<String>, UsageError> {
+    let refs: Vec<String> = arg.split(',').map(|r| r.trim().to_string()).collect();
+    if refs.iter().any(String::is_empty) {
+        return Err(UsageError(format!(
+            "{side} `{arg}` has an empty run reference; write one run, or runs separated by \
+             single commas such as A1,A2,A3"
+        )));
+    }
+    Ok(refs)
+}
+
+/// Standard input holds one run: it may be one side on its own, never part of a set, and
+/// not both sides.
+fn check_stdin(a: &[String], b: &[String]) -> Result<(), UsageError> {
+    let stdin = |side: &[String]| side.iter().filter(|r| *r == "-").count();
+    if stdin(a) + stdin(b) > 1 {
+        return Err(UsageError(
+            "A and B cannot both be `-` (standard input holds one run); save one to a file".into(),
+        ));
+    }
+    if stdin(a) + stdin(b) == 1 && (a.len() > 1 || b.len() > 1) {
+        return Err(UsageError(
+            "`-` (standard input) cannot be used when comparing sets of runs; save that run to \
+             a file and list the file in the set"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Loads every run of a side; the same run twice in a set is refused (it would fake
+/// agreement between runs).
+fn load_set(
+    refs: &[String],
+    side: &str,
+    args: &CompareArgs,
+    store: &mut Option<Store>,
+) -> anyhow::Result<Vec<RunRecord>> {
+    let mut runs: Vec<RunRecord> = Vec::with_capacity(refs.len());
+    for reference in refs {
+        let run = load(reference, args, store)?;
+        if runs.iter().any(|r| r.id == run.id) {
+            return Err(UsageError(format!(
+                "run {} appears twice in set {side} ({reference}); list each run once",
+                run.id
+            ))
+            .into());
+        }
+        runs.push(run);
+    }
+    Ok(runs)
 }
 
 /// Whether a run argument names a JSON file rather than a stored run.
@@ -103,7 +157,7 @@ fn load_file(path: &str) -> anyhow::Result<RunRecord> {
 
 #[cfg(test)]
 mod tests {
-    use super::is_file_argument;
+    use super::{check_stdin, is_file_argument, split_set};
 
     #[test]
     fn files_are_told_from_run_references() {
@@ -113,5 +167,23 @@ mod tests {
         for run in ["latest", "latest~1", "20261122T183242Z-3f9a", "2026"] {
             assert!(!is_file_argument(run), "{run}");
         }
+    }
+
+    #[test]
+    fn sets_are_comma_lists_and_stdin_is_never_in_one() {
+        assert_eq!(split_set("a", "A").unwrap(), ["a"]);
+        assert_eq!(split_set("a1,a2, a3", "A").unwrap(), ["a1", "a2", "a3"]);
+        let e = split_set("a1,,a3", "A").unwrap_err().to_string();
+        assert!(e.contains("empty run reference"), "{e}");
+        assert!(split_set("a1,", "B").is_err());
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(check_stdin(&v(&["-"]), &v(&["b"])).is_ok());
+        assert!(check_stdin(&v(&["a1", "a2"]), &v(&["b1", "b2"])).is_ok());
+        assert!(check_stdin(&v(&["-"]), &v(&["-"])).is_err());
+        let e = check_stdin(&v(&["-"]), &v(&["b1", "b2"]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sets of runs"), "{e}");
+        assert!(check_stdin(&v(&["a1", "-"]), &v(&["b"])).is_err());
     }
 }

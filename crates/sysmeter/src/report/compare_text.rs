@@ -1,30 +1,33 @@
 //! Rendering of `sysmeter compare`: a [`RunComparison`] as terminal text, GitHub markdown or
-//! JSON. Machine differences come first (they explain a change better than code does), then
+//! JSON. Machine differences come first (they explain a change better than code does): the
+//! machine's speed B/A from the machine-state probes, then what differs in the description,
 //! run-setting differences, one row per shared metric (the two medians, the relative change
-//! with its bootstrap 95% CI, the Mann-Whitney p-value, the verdict), what only one side
-//! measured, and a summary with the `--fail-above` outcome.
+//! with its 95% CI, the normalised change when the runs have probes, the p-value, the
+//! verdict), what only one side measured, and a summary with the `--fail-above` outcome.
 //!
 //! Pure: builds strings from the comparison and the two records; never looks at the
 //! terminal (the caller decides `color`) and never queries the database.
 
+mod document;
 mod host_diff;
+mod machine;
 mod markdown;
 #[cfg(test)]
 mod tests;
 
+pub use document::{CompareDocument, Counts};
 pub use host_diff::{Difference, machine_differences, run_differences};
+
+use document::{counts, json};
 
 use crate::model::units;
 use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
-use serde::{Deserialize, Serialize};
 
 use super::ReportError;
 use super::format;
 use super::text::timestamp;
 use crate::model::RunRecord;
-use crate::stats::compare::{
-    CompareOptions, MetricComparison, RunComparison, RunSide, Unmatched, Verdict,
-};
+use crate::stats::compare::{MetricComparison, RunComparison, RunSide, Unmatched};
 
 /// Version of the `compare --format json` document (docs/json-schema.md). Bumped on any
 /// incompatible change, like the run record's schema.
@@ -60,106 +63,45 @@ pub fn render(
     }
 }
 
-/// Verdict counts of a comparison.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Counts {
-    /// Metrics slower in B.
-    pub slower: usize,
-    /// Metrics faster in B.
-    pub faster: usize,
-    /// Metrics compared without a significant change.
-    pub no_change: usize,
-    /// Neutral metrics (counts, sizes) higher in B.
-    pub higher: usize,
-    /// Neutral metrics lower in B.
-    pub lower: usize,
-    /// Metrics both runs have that could not be compared.
-    pub not_compared: usize,
-    /// Metrics that fail `--fail-above`.
-    pub regressions: usize,
+/// Headers of the metric table; the normalised column only when a metric has one.
+fn headers(normalised: bool) -> Vec<&'static str> {
+    let mut h = vec![
+        "experiment",
+        "metric",
+        "A median",
+        "B median",
+        "change [95% CI]",
+    ];
+    if normalised {
+        h.push("normalised [95% CI]");
+    }
+    h.extend(["p", "verdict"]);
+    h
 }
 
-fn counts(cmp: &RunComparison) -> Counts {
-    let not_compared = cmp
-        .metrics
-        .iter()
-        .filter(|m| m.comparison.is_none())
-        .count();
-    Counts {
-        slower: cmp.count(Verdict::Slower),
-        faster: cmp.count(Verdict::Faster),
-        no_change: cmp.count(Verdict::NoChange) - not_compared,
-        higher: cmp.count(Verdict::Higher),
-        lower: cmp.count(Verdict::Lower),
-        not_compared,
-        regressions: cmp.regressions().count(),
+/// The right-aligned columns of the metric table.
+fn right_columns(normalised: bool) -> Vec<usize> {
+    if normalised {
+        vec![2, 3, 4, 5, 6]
+    } else {
+        vec![2, 3, 4, 5]
     }
 }
 
-/// The JSON document of `compare --format json` (docs/json-schema.md): the comparison plus
-/// the differences and counts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CompareDocument {
-    /// Version of this document ([`COMPARE_SCHEMA`]).
-    pub schema: u32,
-    /// The baseline run.
-    pub a: RunSide,
-    /// The candidate run.
-    pub b: RunSide,
-    /// Machine fields that differ.
-    pub machine_differences: Vec<Difference>,
-    /// Run settings that differ.
-    pub run_differences: Vec<Difference>,
-    /// Thresholds and bootstrap settings.
-    pub options: CompareOptions,
-    /// `--fail-above` as a fraction.
-    pub fail_above: Option<f64>,
-    /// Verdict counts.
-    pub summary: Counts,
-    /// Every metric both runs measured.
-    pub metrics: Vec<MetricComparison>,
-    /// What only A measured.
-    pub only_in_a: Vec<Unmatched>,
-    /// What only B measured.
-    pub only_in_b: Vec<Unmatched>,
+/// The rows of the metric table.
+fn metric_rows(cmp: &RunComparison) -> Vec<Vec<String>> {
+    let normalised = machine::has_normalised(cmp);
+    cmp.metrics
+        .iter()
+        .map(|m| {
+            let mut row = metric_cells(m, cmp.options.threshold).to_vec();
+            if normalised {
+                row.insert(5, machine::normalised_cell(m));
+            }
+            row
+        })
+        .collect()
 }
-
-fn json(
-    cmp: &RunComparison,
-    machine_differences: Vec<Difference>,
-    run_differences: Vec<Difference>,
-) -> Result<String, ReportError> {
-    let doc = CompareDocument {
-        schema: COMPARE_SCHEMA,
-        a: cmp.a.clone(),
-        b: cmp.b.clone(),
-        machine_differences,
-        run_differences,
-        options: cmp.options,
-        fail_above: cmp.fail_above,
-        summary: counts(cmp),
-        metrics: cmp.metrics.clone(),
-        only_in_a: cmp.only_in_a.clone(),
-        only_in_b: cmp.only_in_b.clone(),
-    };
-    let mut out = serde_json::to_string_pretty(&doc).map_err(|source| ReportError::Json {
-        run: format!("{} vs {}", cmp.a.id, cmp.b.id),
-        source,
-    })?;
-    out.push('\n');
-    Ok(out)
-}
-
-/// Headers of the metric table.
-const HEADERS: [&str; 7] = [
-    "experiment",
-    "metric",
-    "A median",
-    "B median",
-    "change [95% CI]",
-    "p",
-    "verdict",
-];
 
 /// A signed percentage with one decimal: `+10.0%`, `-2.3%`.
 fn signed_percent(fraction: f64) -> String {
@@ -193,10 +135,7 @@ fn metric_cells(m: &MetricComparison, threshold: f64) -> [String; 7] {
         (Some(ch), None) => format!("{} [no CI]", signed_percent(ch)),
         (None, _) => "n/a (A's median ≤ 0)".to_string(),
     };
-    let mut verdict = c.verdict.as_str().to_string();
-    if c.verdict == Verdict::NoChange && c.change().is_some_and(|ch| ch.abs() > threshold) {
-        verdict.push_str(" (not significant)");
-    }
+    let mut verdict = machine::verdict_text(m, threshold);
     if m.regression {
         verdict.push_str(" — REGRESSION");
     }
@@ -206,7 +145,7 @@ fn metric_cells(m: &MetricComparison, threshold: f64) -> [String; 7] {
         units::value(c.median_a, m.unit),
         units::value(c.median_b, m.unit),
         change,
-        p_value(c.test.p_value),
+        p_value(machine::deciding(m).unwrap_or(c).p_value()),
         verdict,
     ]
 }
@@ -243,6 +182,8 @@ fn summary_lines(cmp: &RunComparison) -> Vec<String> {
         format!("{} no change", c.no_change),
     ];
     for (n, what) in [
+        (c.machine_slower, "machine slower"),
+        (c.machine_faster, "machine faster"),
         (c.higher, "higher"),
         (c.lower, "lower"),
         (c.not_compared, "not compared"),
@@ -260,6 +201,7 @@ fn summary_lines(cmp: &RunComparison) -> Vec<String> {
             cmp.options.alpha
         ),
     ];
+    lines.extend(machine::rule_lines(cmp));
     if let Some(f) = cmp.fail_above {
         let regressions: Vec<String> = cmp
             .regressions()
@@ -317,6 +259,18 @@ fn text(cmp: &RunComparison, machine: &[Difference], run: &[Difference], color: 
         side_line("A (baseline) ", &cmp.a),
         side_line("B (candidate)", &cmp.b),
     ];
+    out.extend(machine::set_lines(cmp));
+    let speed = machine::machine_lines(cmp);
+    if !speed.is_empty() {
+        out.push(String::new());
+        out.extend(speed.into_iter().map(|l| {
+            if l.starts_with("Machine speed") {
+                bold(&l)
+            } else {
+                l
+            }
+        }));
+    }
     if !machine.is_empty() {
         out.push(String::new());
         out.push(bold(
@@ -333,9 +287,12 @@ fn text(cmp: &RunComparison, machine: &[Difference], run: &[Difference], color: 
     if cmp.metrics.is_empty() {
         out.push("No metric is measured in both runs.".to_string());
     } else {
-        let rows = cmp.metrics.iter();
-        let rows = rows.map(|m| metric_cells(m, cmp.options.threshold).to_vec());
-        out.push(text_table(&HEADERS, rows.collect(), &[2, 3, 4, 5]));
+        let normalised = machine::has_normalised(cmp);
+        out.push(text_table(
+            &headers(normalised),
+            metric_rows(cmp),
+            &right_columns(normalised),
+        ));
     }
     for (label, list) in [("only in A", &cmp.only_in_a), ("only in B", &cmp.only_in_b)] {
         if !list.is_empty() {

@@ -13,18 +13,34 @@
 //!   counts and sizes have no direction and are "higher"/"lower").
 //! - regression beyond PCT (for `--fail-above`): verdict slower and the *whole* CI beyond
 //!   PCT (time: CI low > 1 + PCT; rate: CI high < 1 − PCT).
+//! - the machine moved ([`machine`]): when the machine-state probes of A and B differ by more
+//!   than [`MACHINE_THRESHOLD`] and the metric scales with the core clock, the verdict and
+//!   `--fail-above` judge the *normalised* comparison (B's values divided by the probe
+//!   ratio); a raw change the machine explains is [`Verdict::MachineSlower`] or
+//!   [`Verdict::MachineFaster`].
+//! - sets of runs ([`sets`]): with more than one run (or `--rounds` round) on a side, the test
+//!   is a Welch t-test on the log of the per-run medians, so the between-run noise decides.
 //!
 //! Pure: no OS access; randomness only from the caller's seed. Depends on `model` (units,
 //! run records) and the rest of `stats`.
 
+pub mod machine;
 mod mann_whitney;
+mod metric;
 pub mod runs;
+pub mod sets;
 
+#[cfg(test)]
+mod machine_tests;
+#[cfg(test)]
+mod sets_tests;
 #[cfg(test)]
 mod tests;
 
+pub use machine::{MachineComparison, SideMachine};
 pub use mann_whitney::{EXACT_MAX, MannWhitney, mann_whitney};
-pub use runs::{MetricComparison, RunComparison, RunSide, Unmatched, compare_runs};
+pub use runs::{MetricComparison, RunComparison, RunSide, Unmatched, compare_runs, compare_sets};
+pub use sets::{RunsTest, compare_run_medians};
 
 use serde::{Deserialize, Serialize};
 
@@ -38,6 +54,15 @@ pub const DEFAULT_THRESHOLD: f64 = 0.02;
 pub const ALPHA: f64 = 0.05;
 /// Bootstrap resamples for the CI of the ratio of medians.
 pub const RATIO_RESAMPLES: usize = 2000;
+/// How far the machine-state probes of A and B may differ (|speed B/A − 1|) before the
+/// verdicts of clock-bound metrics are judged after normalising: 5%, the same limit
+/// `bench` uses to flag an experiment whose probe moved (`harness::machine::judge`,
+/// `DEFAULT_LIMITS.speed_change`), 40× the probe's step on a quiet machine.
+pub const MACHINE_THRESHOLD: f64 = 0.05;
+
+fn default_machine_threshold() -> f64 {
+    MACHINE_THRESHOLD
+}
 
 /// Settings of a comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -50,6 +75,9 @@ pub struct CompareOptions {
     pub resamples: usize,
     /// Seed of the bootstrap.
     pub seed: u64,
+    /// Largest |machine speed B/A − 1| judged on the raw change ([`MACHINE_THRESHOLD`]).
+    #[serde(default = "default_machine_threshold")]
+    pub machine_threshold: f64,
 }
 
 impl Default for CompareOptions {
@@ -59,6 +87,7 @@ impl Default for CompareOptions {
             alpha: ALPHA,
             resamples: RATIO_RESAMPLES,
             seed: 1,
+            machine_threshold: MACHINE_THRESHOLD,
         }
     }
 }
@@ -100,6 +129,10 @@ pub enum Verdict {
     Higher,
     /// A metric without direction shrank significantly beyond the threshold.
     Lower,
+    /// Slower, but the machine ran slower too: no change after normalising for its speed.
+    MachineSlower,
+    /// Faster, but the machine ran faster too: no change after normalising for its speed.
+    MachineFaster,
 }
 
 impl Verdict {
@@ -111,6 +144,8 @@ impl Verdict {
             Verdict::NoChange => "no change",
             Verdict::Higher => "higher",
             Verdict::Lower => "lower",
+            Verdict::MachineSlower => "machine slower; no change after normalising",
+            Verdict::MachineFaster => "machine faster; no change after normalising",
         }
     }
 }
@@ -133,6 +168,10 @@ pub struct SampleComparison {
     pub ratio_ci95: Option<(f64, f64)>,
     /// The Mann-Whitney test of B against A.
     pub test: MannWhitney,
+    /// The test that decides `significant` when the sides are sets of runs (or rounds): a
+    /// Welch t-test on the log of the per-run medians. Absent for a single pair of runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_test: Option<RunsTest>,
     /// p < α and the CI of the ratio excludes 1.
     pub significant: bool,
     /// The verdict.
@@ -190,13 +229,29 @@ pub fn compare_samples(
         ratio,
         ratio_ci95,
         test,
+        runs_test: None,
         significant,
         verdict,
     })
 }
 
+impl SampleComparison {
+    /// The p-value behind `significant`: the between-run test's for sets, else
+    /// Mann-Whitney's.
+    pub fn p_value(&self) -> f64 {
+        self.runs_test
+            .as_ref()
+            .map_or(self.test.p_value, |t| t.p_value)
+    }
+}
+
 /// The verdict for a ratio of medians (see the module documentation).
-fn verdict(ratio: Option<f64>, significant: bool, direction: Direction, threshold: f64) -> Verdict {
+pub(crate) fn verdict(
+    ratio: Option<f64>,
+    significant: bool,
+    direction: Direction,
+    threshold: f64,
+) -> Verdict {
     let Some(change) = ratio.map(|r| r - 1.0) else {
         return Verdict::NoChange;
     };

@@ -18,6 +18,11 @@
 //!   clock's variation. The decision needs the probe itself to have moved clearly more than
 //!   its own repeatability ([`MIN_PROBE_CV`]) and at least [`MIN_POINTS`] points; otherwise
 //!   it is [`Scaling::Undecided`] and the caller keeps its documented default per metric.
+//! - [`within_side_scaling`]: the same decision for a comparison of two sets of runs, from
+//!   the variation *inside* each set only. Across the sets a real change of the metric is
+//!   confounded with the probe ratio (a DRAM-bound metric 25% slower on a machine 24%
+//!   slower has a steadier "cycle count" than time), so each side is first divided by its
+//!   own geometric means of time and clock.
 //!
 //! Pure: numbers in, numbers out. Depends on nothing but `thiserror`.
 
@@ -177,6 +182,33 @@ pub fn clock_scaling(points: &[Point]) -> ScalingEvidence {
     }
 }
 
+/// [`clock_scaling`] on the points of two sides, each divided by its own geometric mean of
+/// time and of clock, so only the variation within a side is evidence (see the module docs).
+pub fn within_side_scaling(a: &[Point], b: &[Point]) -> ScalingEvidence {
+    let centred = |side: &[Point]| -> Vec<Point> {
+        let ok: Vec<Point> = side
+            .iter()
+            .copied()
+            .filter(|p| positive(p.ns) && positive(p.core_ghz))
+            .collect();
+        if ok.is_empty() {
+            return ok;
+        }
+        let n = ok.len() as f64;
+        let gm_ns = (ok.iter().map(|p| p.ns.ln()).sum::<f64>() / n).exp();
+        let gm_ghz = (ok.iter().map(|p| p.core_ghz.ln()).sum::<f64>() / n).exp();
+        ok.iter()
+            .map(|p| Point {
+                ns: p.ns / gm_ns,
+                core_ghz: p.core_ghz / gm_ghz,
+            })
+            .collect()
+    };
+    let mut all = centred(a);
+    all.extend(centred(b));
+    clock_scaling(&all)
+}
+
 /// Sample coefficient of variation (n − 1); NaN for fewer than two values or a zero mean.
 fn cv(v: &[f64]) -> f64 {
     if v.len() < 2 {
@@ -276,6 +308,41 @@ mod tests {
         assert_eq!(mix.verdict, Scaling::Scales, "{mix:?}");
         let e = mix.elasticity.expect("defined");
         assert!(e > 0.5 && e < 1.0, "{mix:?}");
+    }
+
+    #[test]
+    fn within_side_evidence_is_not_fooled_by_a_change_between_sides() {
+        // A DRAM-bound metric (fixed ns) 25% slower in B, whose machine is 24% slower: pooled,
+        // the "cycles" look steadier than the time; within each side they do not.
+        let side = |scale: f64, ghz: [f64; 3]| -> Vec<Point> {
+            ghz.iter()
+                .zip([1.0, 1.004, 0.996])
+                .map(|(&g, n)| Point {
+                    ns: 80.0 * scale * n,
+                    core_ghz: g,
+                })
+                .collect()
+        };
+        let a = side(1.0, [4.5, 4.9, 4.2]);
+        let b = side(1.25, [3.42, 3.7, 3.2]);
+        let mut pooled = a.clone();
+        pooled.extend(&b);
+        assert_eq!(clock_scaling(&pooled).verdict, Scaling::Scales);
+        assert_eq!(within_side_scaling(&a, &b).verdict, Scaling::Fixed);
+        // A cycle-bound metric on the same clocks scales.
+        let cyc = |ghz: [f64; 3]| -> Vec<Point> {
+            ghz.iter()
+                .map(|&g| Point {
+                    ns: 900.0 / g,
+                    core_ghz: g,
+                })
+                .collect()
+        };
+        let e = within_side_scaling(&cyc([4.5, 4.9, 4.2]), &cyc([3.42, 3.7, 3.2]));
+        assert_eq!(e.verdict, Scaling::Scales, "{e:?}");
+        // Steady clocks inside each side: undecided, whatever the ratio between them.
+        let steady = within_side_scaling(&cyc([4.5, 4.5, 4.5]), &cyc([3.4, 3.4, 3.4]));
+        assert_eq!(steady.verdict, Scaling::Undecided);
     }
 
     #[test]

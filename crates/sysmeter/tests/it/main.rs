@@ -7,6 +7,7 @@
 mod support;
 
 mod cli;
+mod compare_sets;
 mod concurrency;
 mod drift;
 mod export_cli;

@@ -4,7 +4,8 @@
 //! Pure: builds a string.
 
 use super::{
-    Difference, HEADERS, diff_rows, metric_cells, side_line, summary_lines, unmatched_line,
+    Difference, diff_rows, headers, machine, metric_rows, right_columns, side_line, summary_lines,
+    unmatched_line,
 };
 use crate::stats::compare::RunComparison;
 
@@ -43,6 +44,16 @@ pub(super) fn render(cmp: &RunComparison, machine: &[Difference], run: &[Differe
             md_escape(&side_line("**B** (candidate)", &cmp.b))
         ),
     ];
+    let sets = machine::set_lines(cmp);
+    if !sets.is_empty() {
+        blocks.push(md_escape(&sets.join(" ")));
+    }
+    let speed = machine::machine_lines(cmp);
+    if let Some((first, rest)) = speed.split_first() {
+        let mut lines = vec![format!("**{}**", md_escape(first))];
+        lines.extend(rest.iter().map(|l| md_escape(l)));
+        blocks.push(lines.join("\n\n"));
+    }
     if !machine.is_empty() {
         blocks.push(
             "**Machine differences** (a change below may come from these, not from the code):"
@@ -57,9 +68,12 @@ pub(super) fn render(cmp: &RunComparison, machine: &[Difference], run: &[Differe
     if cmp.metrics.is_empty() {
         blocks.push("No metric is measured in both runs.".into());
     } else {
-        let rows = cmp.metrics.iter();
-        let rows = rows.map(|m| metric_cells(m, cmp.options.threshold).to_vec());
-        blocks.push(md_table(&HEADERS, rows.collect(), &[2, 3, 4, 5]));
+        let normalised = machine::has_normalised(cmp);
+        blocks.push(md_table(
+            &headers(normalised),
+            metric_rows(cmp),
+            &right_columns(normalised),
+        ));
     }
     for (label, list) in [("Only in A", &cmp.only_in_a), ("Only in B", &cmp.only_in_b)] {
         if !list.is_empty() {

@@ -75,3 +75,54 @@ fn text_lists_machine_differences_before_the_metrics() {
     let colored = render(&cmp, &a, &b, CompareFormat::Text, true).unwrap();
     assert!(colored.contains("\x1b[1m"));
 }
+
+/// A pair with machine-state probes: B's machine 20% slower (speed 0.8) and its os.syscall
+/// samples 25% longer, so every metric is "machine slower" after normalising.
+fn shifted() -> (RunRecord, RunRecord) {
+    let state = |ghz: f64| crate::model::MachineState {
+        core_ghz_start: ghz,
+        core_ghz_end: ghz,
+        throughput_start: 3.9 * ghz,
+        throughput_end: 3.9 * ghz,
+        syscall_ns_start: 160.0,
+        syscall_ns_end: 160.0,
+        steal_ns: 0,
+        involuntary_switches: 0,
+        runqueue_wait_ns: 0,
+        stable: true,
+        reason: None,
+    };
+    let mut a = sample_run();
+    a.results[0].machine = Some(state(4.5));
+    let mut b = sample_run();
+    b.id = "20261123T090000Z-77aa".into();
+    b.results[0].machine = Some(state(3.6));
+    for m in &mut b.results[0].metrics {
+        for s in &mut m.samples {
+            *s *= 1.25;
+        }
+    }
+    (a, b)
+}
+
+#[test]
+fn a_shifted_machine_is_shown_and_explains_the_change() {
+    let (a, b) = shifted();
+    let cmp = compare_runs(&a, &b, &CompareOptions::default(), Some(0.05));
+    let text = render(&cmp, &a, &b, CompareFormat::Text, false).unwrap();
+    insta::assert_snapshot!("compare_text_shifted_machine", text);
+    assert!(text.contains("Machine speed B/A: 0.80"), "{text}");
+    assert!(text.contains("normalised [95% CI]"), "{text}");
+    assert!(
+        text.contains("machine slower; no change after normalising"),
+        "{text}"
+    );
+    assert!(text.contains("--fail-above 5.0%: no regression"), "{text}");
+    let md = render(&cmp, &a, &b, CompareFormat::Markdown, false).unwrap();
+    assert!(md.contains("**Machine speed B/A: 0.80"), "{md}");
+    let v: serde_json::Value =
+        serde_json::from_str(&render(&cmp, &a, &b, CompareFormat::Json, false).unwrap()).unwrap();
+    assert!((v["machine_ratio"].as_f64().unwrap() - 0.8).abs() < 1e-12);
+    assert_eq!(v["metrics"][1]["verdict"], "machine_slower");
+    assert_eq!(v["summary"]["machine_slower"], 3);
+}

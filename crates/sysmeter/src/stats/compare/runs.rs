@@ -1,13 +1,17 @@
-//! Comparing two whole runs: match metrics by experiment id and metric name, compare every
-//! shared one with [`compare_samples`], and list what only one side has.
+//! Comparing two whole runs, or two sets of runs: match metrics by experiment id and metric
+//! name, compare every shared one (`metric::compare_metric`), and list what only one side
+//! has. For sets, the first run of each side decides what is matched and listed; the other
+//! runs contribute their medians of the same metrics.
 //!
-//! Pure: works on two [`RunRecord`]s already loaded (from the store or from JSON files);
-//! never opens anything. Machine and configuration differences are a presentation matter
-//! and live in `report::compare_text`.
+//! Pure: works on [`RunRecord`]s already loaded (from the store or from JSON files); never
+//! opens anything. Machine and configuration differences are a presentation matter and live
+//! in `report::compare_text`; the machine's *speed* is measured here ([`super::machine`]).
 
 use serde::{Deserialize, Serialize};
 
-use super::{CompareOptions, Direction, SampleComparison, Verdict, compare_samples};
+use super::machine::{MachineComparison, machine_comparison};
+use super::metric::compare_metric;
+use super::{CompareOptions, Direction, SampleComparison, Verdict};
 use crate::model::{ExperimentResult, Metric, RunKind, RunRecord, Status, Unit};
 
 /// Identity of one side of a comparison.
@@ -28,7 +32,8 @@ pub struct RunSide {
 }
 
 impl RunSide {
-    fn of(run: &RunRecord) -> RunSide {
+    /// The identity of `run`.
+    pub fn of(run: &RunRecord) -> RunSide {
         RunSide {
             id: run.id.clone(),
             kind: run.kind,
@@ -51,20 +56,59 @@ pub struct MetricComparison {
     pub unit: Unit,
     /// Which way is better.
     pub direction: Direction,
-    /// The statistics; `None` when a side has no raw samples (see `note`).
+    /// The statistics of the raw values; `None` when a side has no raw samples (see
+    /// `note`). Its `verdict` is the raw one; [`MetricComparison::verdict`] is the one to
+    /// act on.
     pub comparison: Option<SampleComparison>,
     /// Why the metric could not be compared, if it could not.
     pub note: Option<String>,
     /// Whether this metric fails `--fail-above` (always false without it).
     pub regression: bool,
+    /// Speed B/A of the machine for this experiment (the probes' core clocks); `None` when a
+    /// side has no machine-state probe.
+    pub machine_ratio: Option<f64>,
+    /// Whether the metric's cost scales with the core clock (see `stats::compare::machine`).
+    pub scales_with_clock: bool,
+    /// Why: the static rule or the evidence of the runs.
+    pub scaling_basis: String,
+    /// The change after dividing out the machine ratio; `None` when the metric does not
+    /// scale or a side has no probe.
+    pub normalised_change: Option<f64>,
+    /// The statistics with B's values brought to A's core clock (same cases as
+    /// `normalised_change`).
+    pub normalised: Option<SampleComparison>,
+    /// Whether `verdict` and `regression` were judged on `normalised` (the machine moved
+    /// beyond the machine threshold and the metric scales).
+    pub judged_normalised: bool,
+    /// The verdict to act on: `comparison`'s, or judged on `normalised` when
+    /// `judged_normalised`; `no_change` when the metric could not be compared.
+    pub verdict: Verdict,
 }
 
 impl MetricComparison {
-    /// The verdict, `no change` when the metric could not be compared.
+    /// A metric not compared (yet), as measured in B.
+    pub(super) fn new(experiment: &str, mb: &Metric) -> MetricComparison {
+        MetricComparison {
+            experiment: experiment.to_string(),
+            metric: mb.name.clone(),
+            unit: mb.unit,
+            direction: Direction::of(mb.unit),
+            comparison: None,
+            note: None,
+            regression: false,
+            machine_ratio: None,
+            scales_with_clock: false,
+            scaling_basis: String::new(),
+            normalised_change: None,
+            normalised: None,
+            judged_normalised: false,
+            verdict: Verdict::NoChange,
+        }
+    }
+
+    /// The verdict to act on (see the field).
     pub fn verdict(&self) -> Verdict {
-        self.comparison
-            .as_ref()
-            .map_or(Verdict::NoChange, |c| c.verdict)
+        self.verdict
     }
 }
 
@@ -86,6 +130,16 @@ pub struct RunComparison {
     pub a: RunSide,
     /// The candidate.
     pub b: RunSide,
+    /// Every run of side A when it is a set of more than one (`a` is the first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub a_set: Vec<RunSide>,
+    /// Every run of side B when it is a set of more than one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub b_set: Vec<RunSide>,
+    /// Speed B/A of the machine (`machine.ratio`); `None` without probes on both sides.
+    pub machine_ratio: Option<f64>,
+    /// The probes of both sides; `None` when neither has any.
+    pub machine: Option<MachineComparison>,
     /// The settings used.
     pub options: CompareOptions,
     /// `--fail-above` as a fraction, if given.
@@ -121,15 +175,31 @@ pub fn compare_runs(
     opts: &CompareOptions,
     fail_above: Option<f64>,
 ) -> RunComparison {
+    compare_sets(&[a], &[b], opts, fail_above)
+}
+
+/// Compares the set of runs `b` against the set `a` (each non-empty; a single run is a set
+/// of one; an empty side compares nothing — callers refuse it first).
+pub fn compare_sets(
+    a: &[&RunRecord],
+    b: &[&RunRecord],
+    opts: &CompareOptions,
+    fail_above: Option<f64>,
+) -> RunComparison {
+    let (Some(&first_a), Some(&first_b)) = (a.first(), b.first()) else {
+        return empty(opts, fail_above);
+    };
     let mut metrics = Vec::new();
     let mut only_in_a = Vec::new();
-    for ra in &a.results {
-        let rb = b.results.iter().find(|r| r.id == ra.id);
+    for ra in &first_a.results {
+        let rb = first_b.results.iter().find(|r| r.id == ra.id);
         match rb {
             Some(rb) if ra.status == Status::Ok && rb.status == Status::Ok => {
                 for ma in &ra.metrics {
                     match rb.metrics.iter().find(|m| m.name == ma.name) {
-                        Some(mb) => metrics.push(compare_metric(&ra.id, ma, mb, opts, fail_above)),
+                        Some(mb) => {
+                            metrics.push(compare_metric(&ra.id, (ma, mb), (a, b), opts, fail_above))
+                        }
                         None => only_in_a.push(unmatched_metric(&ra.id, ma)),
                     }
                 }
@@ -140,15 +210,51 @@ pub fn compare_runs(
             _ => {}
         }
     }
-    let only_in_b = only_in_b(a, b);
+    let set = |side: &[&RunRecord]| -> Vec<RunSide> {
+        if side.len() > 1 {
+            side.iter().map(|r| RunSide::of(r)).collect()
+        } else {
+            Vec::new()
+        }
+    };
+    let machine = machine_comparison(a, b, opts.machine_threshold);
     RunComparison {
-        a: RunSide::of(a),
-        b: RunSide::of(b),
+        a: RunSide::of(first_a),
+        b: RunSide::of(first_b),
+        a_set: set(a),
+        b_set: set(b),
+        machine_ratio: machine.as_ref().and_then(|m| m.ratio),
+        machine,
         options: *opts,
         fail_above,
         metrics,
         only_in_a,
-        only_in_b,
+        only_in_b: only_in_b(first_a, first_b),
+    }
+}
+
+/// The comparison of nothing (an empty side).
+fn empty(opts: &CompareOptions, fail_above: Option<f64>) -> RunComparison {
+    let side = RunSide {
+        id: String::new(),
+        kind: RunKind::Bench,
+        started_ns: 0,
+        hostname: String::new(),
+        tool_version: String::new(),
+        profile: String::new(),
+    };
+    RunComparison {
+        a: side.clone(),
+        b: side,
+        a_set: Vec::new(),
+        b_set: Vec::new(),
+        machine_ratio: None,
+        machine: None,
+        options: *opts,
+        fail_above,
+        metrics: Vec::new(),
+        only_in_a: Vec::new(),
+        only_in_b: Vec::new(),
     }
 }
 
@@ -194,49 +300,4 @@ fn unmatched_experiment(
         metric: None,
         note,
     }
-}
-
-fn compare_metric(
-    experiment: &str,
-    ma: &Metric,
-    mb: &Metric,
-    opts: &CompareOptions,
-    fail_above: Option<f64>,
-) -> MetricComparison {
-    let direction = Direction::of(mb.unit);
-    let mut out = MetricComparison {
-        experiment: experiment.to_string(),
-        metric: mb.name.clone(),
-        unit: mb.unit,
-        direction,
-        comparison: None,
-        note: None,
-        regression: false,
-    };
-    if ma.unit != mb.unit {
-        out.note = Some(format!(
-            "units differ ({} in A, {} in B)",
-            ma.unit.as_str(),
-            mb.unit.as_str()
-        ));
-        return out;
-    }
-    let missing = match (ma.samples.is_empty(), mb.samples.is_empty()) {
-        (true, true) => Some("A and B"),
-        (true, false) => Some("A"),
-        (false, true) => Some("B"),
-        (false, false) => None,
-    };
-    if let Some(side) = missing {
-        out.note = Some(format!("no raw samples stored in {side}"));
-        return out;
-    }
-    match compare_samples(&ma.samples, &mb.samples, direction, opts) {
-        Ok(c) => {
-            out.regression = fail_above.is_some_and(|f| c.regressed_beyond(direction, f));
-            out.comparison = Some(c);
-        }
-        Err(e) => out.note = Some(format!("not compared: {e}")),
-    }
-    out
 }

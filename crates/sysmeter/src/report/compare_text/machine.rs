@@ -1,0 +1,168 @@
+//! The machine's speed in the rendered comparison: the line "machine speed B/A: 0.76", what
+//! moved within a side, the set lines and the normalised-change cell. Nothing is printed
+//! for runs without machine-state probes, so older runs render exactly as before.
+//!
+//! Pure: builds strings from the comparison.
+
+use crate::model::units;
+use crate::stats::compare::{
+    MetricComparison, RunComparison, RunSide, SampleComparison, SideMachine, Verdict,
+};
+
+use super::signed_percent;
+
+fn ghz(x: f64) -> String {
+    format!("{x:.2} GHz")
+}
+
+fn side_note(label: &str, s: &SideMachine) -> Option<String> {
+    if s.probed == 0 {
+        return Some(format!(
+            "{label} has no machine-state probes (measured before sysmeter recorded them)."
+        ));
+    }
+    if !s.moved {
+        return None;
+    }
+    let mut line = format!("The machine moved within {label}");
+    if let Some((lo, hi)) = s.core_ghz_range {
+        line.push_str(&format!(
+            ": core clock {}–{} ({})",
+            ghz(lo),
+            ghz(hi),
+            signed_percent(hi / lo - 1.0)
+        ));
+    }
+    if !s.unstable.is_empty() {
+        line.push_str(&format!("; unstable: {}", s.unstable.join("; ")));
+    }
+    line.push('.');
+    Some(line)
+}
+
+/// The machine speed lines; empty when neither side has a probe.
+pub(super) fn machine_lines(cmp: &RunComparison) -> Vec<String> {
+    let Some(m) = &cmp.machine else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    match (m.ratio, m.a.core_ghz, m.b.core_ghz) {
+        (Some(r), Some(ga), Some(gb)) => {
+            let mut line = format!(
+                "Machine speed B/A: {r:.2} (core clock {} in A, {} in B; median over {} \
+                 experiment(s) probed in both",
+                ghz(ga),
+                ghz(gb),
+                m.experiments
+            );
+            if let Some((lo, hi)) = m.ratio_range.filter(|(lo, hi)| hi > lo) {
+                line.push_str(&format!(", {lo:.2}–{hi:.2}"));
+            }
+            line.push_str(").");
+            lines.push(line);
+        }
+        _ => lines.push("Machine speed B/A: unknown.".to_string()),
+    }
+    lines.extend(side_note("A", &m.a));
+    lines.extend(side_note("B", &m.b));
+    lines
+}
+
+fn set_line(label: &str, set: &[RunSide]) -> Option<String> {
+    (!set.is_empty()).then(|| {
+        let ids: Vec<&str> = set.iter().map(|s| s.id.as_str()).collect();
+        format!(
+            "{label} is a set of {} runs: {}.",
+            set.len(),
+            ids.join(", ")
+        )
+    })
+}
+
+/// "A is a set of 3 runs: …" lines; empty for a single pair.
+pub(super) fn set_lines(cmp: &RunComparison) -> Vec<String> {
+    set_line("A", &cmp.a_set)
+        .into_iter()
+        .chain(set_line("B", &cmp.b_set))
+        .collect()
+}
+
+/// Whether any metric has a normalised change (then the table gets its column).
+pub(super) fn has_normalised(cmp: &RunComparison) -> bool {
+    cmp.metrics.iter().any(|m| m.normalised_change.is_some())
+}
+
+/// Whether any metric was compared as a set (per-run medians).
+pub(super) fn has_sets(cmp: &RunComparison) -> bool {
+    cmp.metrics
+        .iter()
+        .any(|m| m.comparison.as_ref().is_some_and(|c| c.runs_test.is_some()))
+}
+
+/// The normalised change with its CI, or why there is none.
+pub(super) fn normalised_cell(m: &MetricComparison) -> String {
+    let Some(change) = m.normalised_change else {
+        return if m.comparison.is_none() {
+            crate::report::format::NONE.to_string()
+        } else if m.scales_with_clock {
+            "no probe".to_string()
+        } else {
+            "not scaled".to_string()
+        };
+    };
+    match m.normalised.as_ref().and_then(|n| n.ratio_ci95) {
+        Some((lo, hi)) => format!(
+            "{} [{}, {}]",
+            signed_percent(change),
+            signed_percent(lo - 1.0),
+            signed_percent(hi - 1.0)
+        ),
+        None => signed_percent(change),
+    }
+}
+
+/// The comparison the verdict was judged on: the normalised one when it was, else the raw.
+pub(super) fn deciding(m: &MetricComparison) -> Option<&SampleComparison> {
+    if m.judged_normalised {
+        m.normalised.as_ref()
+    } else {
+        m.comparison.as_ref()
+    }
+}
+
+/// The verdict cell's text before the REGRESSION mark.
+pub(super) fn verdict_text(m: &MetricComparison, threshold: f64) -> String {
+    let judged = deciding(m);
+    let mut verdict = m.verdict.as_str().to_string();
+    let beyond = judged
+        .and_then(|c| c.change())
+        .is_some_and(|ch| ch.abs() > threshold);
+    if m.verdict == Verdict::NoChange && beyond {
+        verdict.push_str(" (not significant)");
+    }
+    if m.judged_normalised && matches!(m.verdict, Verdict::Slower | Verdict::Faster) {
+        verdict.push_str(" (after normalising)");
+    }
+    verdict
+}
+
+/// The explanation lines of the summary for normalising and sets.
+pub(super) fn rule_lines(cmp: &RunComparison) -> Vec<String> {
+    let mut lines = Vec::new();
+    if has_normalised(cmp) {
+        lines.push(format!(
+            "normalised = the change after dividing out the machine's speed (the probes' core \
+             clocks, per experiment) for metrics that scale with the core clock (docs/compare.md); \
+             where the speed differs by more than {} their verdicts, p and --fail-above use it.",
+            units::percent(cmp.options.machine_threshold)
+        ));
+    }
+    if has_sets(cmp) {
+        lines.push(
+            "sets: p and CI from a Welch t-test on the log of the per-run (or per-round) \
+             medians, so the noise between runs decides."
+                .to_string(),
+        );
+    }
+    lines
+}

@@ -1,0 +1,296 @@
+//! One metric compared across two sides, each one run or a set of runs (and rounds): the
+//! raw comparison, the normalised one for metrics that scale with the core clock, and the
+//! verdict and `--fail-above` outcome judged on the right one of the two.
+//!
+//! Pure: reads run records. Depends on the rest of `stats::compare`, `stats::normalise` and
+//! `model`.
+
+use super::machine::{ClockScaling, decide_scaling};
+use super::{
+    CompareOptions, Direction, MetricComparison, SampleComparison, Verdict, compare_run_medians,
+    compare_samples,
+};
+use crate::model::{Metric, RunRecord, Status, Unit};
+use crate::stats::normalise::{self, Kind, Point};
+
+/// One run's (or one round's) median of the metric and the probe's core clock for it.
+#[derive(Debug, Clone, Copy)]
+struct Member {
+    median: f64,
+    ghz: Option<f64>,
+}
+
+/// A side's measurements of one metric: every run's metric and the per-run/round members.
+struct Side<'a> {
+    metrics: Vec<&'a Metric>,
+    members: Vec<Member>,
+}
+
+impl Side<'_> {
+    fn medians(&self) -> Vec<f64> {
+        self.members.iter().map(|m| m.median).collect()
+    }
+
+    fn pooled_samples(&self) -> Vec<f64> {
+        self.metrics
+            .iter()
+            .flat_map(|m| m.samples.clone())
+            .collect()
+    }
+
+    /// Every member's clock, or `None` when one lacks a probe.
+    fn clocks(&self) -> Option<Vec<f64>> {
+        self.members.iter().map(|m| m.ghz).collect()
+    }
+
+    /// Time-per-operation points for the scaling evidence (rates inverted).
+    fn points(&self, unit: Unit) -> Vec<Point> {
+        let ns = |v: f64| {
+            if unit == Unit::BytesPerSec {
+                1e9 / v
+            } else {
+                v
+            }
+        };
+        self.members
+            .iter()
+            .filter_map(|m| {
+                Some(Point {
+                    ns: ns(m.median),
+                    core_ghz: m.ghz?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// The metric `name` of `experiment` in every run of `side` where it was measured in `unit`.
+fn gather<'a>(side: &[&'a RunRecord], experiment: &str, name: &str, unit: Unit) -> Side<'a> {
+    let mut out = Side {
+        metrics: Vec::new(),
+        members: Vec::new(),
+    };
+    for run in side {
+        let Some(r) = run
+            .results
+            .iter()
+            .find(|r| r.id == experiment && r.status == Status::Ok)
+        else {
+            continue;
+        };
+        let Some(m) = r.metrics.iter().find(|m| m.name == name && m.unit == unit) else {
+            continue;
+        };
+        let run_ghz = r.machine.as_ref().map(|s| s.core_ghz());
+        out.metrics.push(m);
+        match &m.rounds {
+            Some(rounds) if rounds.medians.len() >= 2 => {
+                let per_round = r.round_machines.len() == rounds.medians.len();
+                for (i, &median) in rounds.medians.iter().enumerate() {
+                    let ghz = if per_round {
+                        Some(r.round_machines[i].core_ghz())
+                    } else {
+                        run_ghz
+                    };
+                    out.members.push(Member { median, ghz });
+                }
+            }
+            _ => out.members.push(Member {
+                median: m.summary.median,
+                ghz: run_ghz,
+            }),
+        }
+    }
+    out
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    crate::stats::median(v).ok()
+}
+
+/// Largest/smallest − 1 of a side's clocks.
+fn spread(clocks: &[f64]) -> f64 {
+    let lo = clocks.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = clocks.iter().copied().fold(0.0, f64::max);
+    if lo > 0.0 { hi / lo - 1.0 } else { 0.0 }
+}
+
+/// `value` measured at `ghz`, expressed at `reference` GHz (as if the machine had run at the
+/// reference speed): times × ghz / reference, rates × reference / ghz.
+fn at_clock(kind: Kind, value: f64, ghz: f64, reference: f64) -> f64 {
+    match kind {
+        Kind::Time => value * ghz / reference,
+        Kind::Rate => value * reference / ghz,
+    }
+}
+
+/// What the normalised comparison needs: the sides, their clocks and the mode.
+struct Inputs<'s, 'a> {
+    a: &'s Side<'a>,
+    b: &'s Side<'a>,
+    ma: &'a Metric,
+    mb: &'a Metric,
+    clocks_a: Vec<f64>,
+    clocks_b: Vec<f64>,
+    sets: bool,
+}
+
+/// The comparison with B (and, for sets, every run) brought to A's median clock, and the
+/// normalised change.
+fn normalised(
+    i: &Inputs<'_, '_>,
+    direction: Direction,
+    opts: &CompareOptions,
+) -> Option<(SampleComparison, f64)> {
+    let kind = if i.mb.unit == Unit::BytesPerSec {
+        Kind::Rate
+    } else {
+        Kind::Time
+    };
+    let reference = median(&i.clocks_a)?;
+    if i.sets {
+        let norm = |side: &Side<'_>, clocks: &[f64]| -> Vec<f64> {
+            let members = side.members.iter().zip(clocks);
+            members
+                .map(|(m, &g)| at_clock(kind, m.median, g, reference))
+                .collect()
+        };
+        let (a, b) = (norm(i.a, &i.clocks_a), norm(i.b, &i.clocks_b));
+        let c = compare_run_medians(&a, &b, (&[], &[]), direction, opts).ok()?;
+        let change = c.change()?;
+        return Some((c, change));
+    }
+    let (ga, gb) = (i.clocks_a[0], i.clocks_b[0]);
+    let b: Vec<f64> = (i.mb.samples.iter())
+        .map(|&v| at_clock(kind, v, gb, ga))
+        .collect();
+    let c = compare_samples(&i.ma.samples, &b, direction, opts).ok()?;
+    let raw_b = median(&i.mb.samples)?;
+    let change = normalise::change(kind, c.median_a, raw_b, ga, gb)
+        .ok()
+        .map_or(c.change()?, |ch| ch.normalised_change);
+    Some((c, change))
+}
+
+/// The verdict judged on the normalised comparison: a raw change it removes is the machine's.
+fn judged(raw: Verdict, normalised: Verdict) -> Verdict {
+    match (normalised, raw) {
+        (Verdict::NoChange, Verdict::Slower) => Verdict::MachineSlower,
+        (Verdict::NoChange, Verdict::Faster) => Verdict::MachineFaster,
+        (n, _) => n,
+    }
+}
+
+/// Compares metric `ma` (A's first run) with `mb` (B's first run) over both sides.
+pub(super) fn compare_metric(
+    experiment: &str,
+    (ma, mb): (&Metric, &Metric),
+    (side_a, side_b): (&[&RunRecord], &[&RunRecord]),
+    opts: &CompareOptions,
+    fail_above: Option<f64>,
+) -> MetricComparison {
+    let mut out = MetricComparison::new(experiment, mb);
+    if ma.unit != mb.unit {
+        out.note = Some(format!(
+            "units differ ({} in A, {} in B)",
+            ma.unit.as_str(),
+            mb.unit.as_str()
+        ));
+        return out;
+    }
+    let a = gather(side_a, experiment, &ma.name, ma.unit);
+    let b = gather(side_b, experiment, &mb.name, mb.unit);
+    let ClockScaling { scales, basis } = decide_scaling(
+        experiment,
+        &mb.name,
+        mb.unit,
+        &a.points(mb.unit),
+        &b.points(mb.unit),
+    );
+    (out.scales_with_clock, out.scaling_basis) = (scales, basis);
+    let sets = a.members.len() > 1 || b.members.len() > 1;
+    let raw = match raw_comparison(&a, &b, sets, (ma, mb), out.direction, opts) {
+        Ok(c) => c,
+        Err(note) => {
+            out.note = Some(note);
+            return out;
+        }
+    };
+    let clocks = a.clocks().zip(b.clocks());
+    out.machine_ratio = clocks
+        .as_ref()
+        .and_then(|(ca, cb)| normalise::machine_ratio(median(ca)?, median(cb)?));
+    let normalised = match clocks {
+        Some((clocks_a, clocks_b)) if scales => {
+            let inputs = Inputs {
+                a: &a,
+                b: &b,
+                ma,
+                mb,
+                clocks_a,
+                clocks_b,
+                sets,
+            };
+            let moved_within = sets
+                && (spread(&inputs.clocks_a) > opts.machine_threshold
+                    || spread(&inputs.clocks_b) > opts.machine_threshold);
+            normalised(&inputs, out.direction, opts).map(|n| (n, moved_within))
+        }
+        _ => None,
+    };
+    judge(&mut out, raw, normalised, opts, fail_above);
+    out
+}
+
+/// The raw comparison: of the per-run medians for sets, else of the two runs' samples.
+fn raw_comparison(
+    a: &Side<'_>,
+    b: &Side<'_>,
+    sets: bool,
+    (ma, mb): (&Metric, &Metric),
+    direction: Direction,
+    opts: &CompareOptions,
+) -> Result<SampleComparison, String> {
+    if sets {
+        let (pa, pb) = (a.pooled_samples(), b.pooled_samples());
+        return compare_run_medians(&a.medians(), &b.medians(), (&pa, &pb), direction, opts)
+            .map_err(|e| format!("not compared: {e}"));
+    }
+    let missing = match (ma.samples.is_empty(), mb.samples.is_empty()) {
+        (true, true) => Some("A and B"),
+        (true, false) => Some("A"),
+        (false, true) => Some("B"),
+        (false, false) => None,
+    };
+    if let Some(side) = missing {
+        return Err(format!("no raw samples stored in {side}"));
+    }
+    compare_samples(&ma.samples, &mb.samples, direction, opts)
+        .map_err(|e| format!("not compared: {e}"))
+}
+
+/// Sets the verdict, the normalised figures and the regression flag of `out`.
+fn judge(
+    out: &mut MetricComparison,
+    raw: SampleComparison,
+    normalised: Option<((SampleComparison, f64), bool)>,
+    opts: &CompareOptions,
+    fail_above: Option<f64>,
+) {
+    let moved_between = out
+        .machine_ratio
+        .is_some_and(|r| (r - 1.0).abs() > opts.machine_threshold);
+    let direction = out.direction;
+    out.verdict = raw.verdict;
+    out.regression = fail_above.is_some_and(|f| raw.regressed_beyond(direction, f));
+    if let Some(((n, change), moved_within)) = normalised {
+        if moved_between || moved_within {
+            out.verdict = judged(raw.verdict, n.verdict);
+            out.regression = fail_above.is_some_and(|f| n.regressed_beyond(direction, f));
+            out.judged_normalised = true;
+        }
+        out.normalised_change = Some(change);
+        out.normalised = Some(n);
+    }
+    out.comparison = Some(raw);
+}

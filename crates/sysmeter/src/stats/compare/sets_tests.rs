@@ -1,0 +1,143 @@
+//! Sets of runs: the between-run test on known values, 3 against 3 runs whose between-run
+//! noise exceeds the within-run noise, `--rounds` runs as sets, and normalising per run.
+
+use super::machine_tests::{run, state};
+use super::sets::welch_log;
+use super::*;
+use crate::model::{RoundStats, RunRecord};
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() < tol
+}
+
+#[test]
+fn welch_on_logs_matches_the_t_distribution() {
+    // ln a = 0, 0.1, 0.2; ln b = 0.3, 0.4, 0.5: Δ = 0.3, se = √(2 · 0.01/3), t = 3.6742,
+    // df = 4; two-sided p = 0.021312 (numerical integration of the t density), CI
+    // exp(0.3 ± 2.776445 · se) = [1.07606, 1.69333].
+    let a: Vec<f64> = [0.0, 0.1, 0.2].iter().map(|x: &f64| x.exp()).collect();
+    let b: Vec<f64> = [0.3, 0.4, 0.5].iter().map(|x: &f64| x.exp()).collect();
+    let (t, (lo, hi)) = welch_log(&a, &b).expect("positive values");
+    assert!(close(t.t, 3.674_234_614, 1e-6), "{t:?}");
+    assert!(close(t.df, 4.0, 1e-9), "{t:?}");
+    assert!(close(t.p_value, 0.021_311_64, 1e-6), "{t:?}");
+    assert!(
+        close(lo, 1.076_057_8, 1e-5) && close(hi, 1.693_328, 1e-5),
+        "{lo} {hi}"
+    );
+    assert_eq!((t.runs_a, t.runs_b), (3, 3));
+    // One run on a side borrows the other side's variance.
+    let (one, _) = welch_log(&[1.2], &a).expect("positive");
+    assert!(close(one.df, 2.0, 1e-12), "{one:?}");
+    assert!(welch_log(&[1.0], &[1.1]).is_none());
+    assert!(welch_log(&[1.0, 0.0], &[1.0, 2.0]).is_none());
+    // No spread at all.
+    let (same, ci) = welch_log(&[2.0, 2.0], &[2.0, 2.0]).expect("positive");
+    assert_eq!((same.p_value, ci), (1.0, (1.0, 1.0)));
+}
+
+/// A run whose "null (getppid)" samples are the fixture's, moved to median `ns`.
+fn run_at(ns: f64, id: &str) -> RunRecord {
+    let mut r = run(4.5, ns / 51.3128, 1.0);
+    r.id = id.into();
+    r
+}
+
+fn null(cmp: &RunComparison) -> &MetricComparison {
+    cmp.metrics
+        .iter()
+        .find(|m| m.metric == "null (getppid)")
+        .expect("compared")
+}
+
+#[test]
+fn three_against_three_with_between_run_noise_is_not_significant() {
+    // Within a run the samples vary by about 0.5%; between runs the medians by about 5%.
+    let a = [run_at(50.0, "a1"), run_at(53.0, "a2"), run_at(47.5, "a3")];
+    let b = [run_at(52.0, "b1"), run_at(49.0, "b2"), run_at(54.0, "b3")];
+    let opts = CompareOptions::default();
+    // The single pair a1 → b1 (+4%) looks like a real slowdown…
+    let pair = compare_runs(&a[0], &b[0], &opts, Some(0.02));
+    assert_eq!(null(&pair).verdict, Verdict::Slower);
+    assert!(null(&pair).regression);
+    // …but the sets' medians overlap: no change, and no regression.
+    let (sa, sb): (Vec<&RunRecord>, Vec<&RunRecord>) = (a.iter().collect(), b.iter().collect());
+    let sets = compare_sets(&sa, &sb, &opts, Some(0.02));
+    let m = null(&sets);
+    let c = m.comparison.as_ref().expect("compared");
+    let t = c.runs_test.expect("sets use the between-run test");
+    assert!(t.p_value > 0.3, "{t:?}");
+    assert_eq!((c.n_a, c.n_b), (3, 3));
+    assert!(
+        close(c.median_a, 50.0, 1e-9) && close(c.median_b, 52.0, 1e-9),
+        "{c:?}"
+    );
+    assert_eq!(m.verdict, Verdict::NoChange);
+    assert!(!m.regression);
+    assert_eq!(sets.a_set.len(), 3);
+    assert_eq!(sets.b_set[2].id, "b3");
+}
+
+#[test]
+fn three_against_three_with_a_real_shift_is_significant() {
+    let a = [run_at(50.0, "a1"), run_at(50.5, "a2"), run_at(49.6, "a3")];
+    let b = [run_at(60.0, "b1"), run_at(60.4, "b2"), run_at(59.5, "b3")];
+    let (sa, sb): (Vec<&RunRecord>, Vec<&RunRecord>) = (a.iter().collect(), b.iter().collect());
+    let cmp = compare_sets(&sa, &sb, &CompareOptions::default(), Some(0.05));
+    let m = null(&cmp);
+    let c = m.comparison.as_ref().expect("compared");
+    assert!(c.runs_test.expect("sets").p_value < 0.001, "{c:?}");
+    assert_eq!(m.verdict, Verdict::Slower);
+    assert!(m.regression, "{c:?}");
+}
+
+/// `run_at(ns)` with `--rounds`: the metric's round medians and each round's probe.
+fn rounds_run(medians: &[f64], ghz: &[f64]) -> RunRecord {
+    let mut r = run_at(medians[0], "rounds");
+    let result = &mut r.results[0];
+    result.round_machines = ghz.iter().map(|&g| state(g)).collect();
+    result.metrics[1].rounds = Some(RoundStats {
+        medians: medians.to_vec(),
+        median: medians[medians.len() / 2],
+        cv: 0.0,
+    });
+    r
+}
+
+#[test]
+fn a_rounds_run_is_a_set_on_its_own_side() {
+    let a = rounds_run(&[50.0, 53.0, 47.5, 51.0, 49.0], &[4.5; 5]);
+    let b = rounds_run(&[52.0, 49.0, 54.0, 50.0, 53.0], &[4.5; 5]);
+    let cmp = compare_runs(&a, &b, &CompareOptions::default(), Some(0.02));
+    let m = null(&cmp);
+    let c = m.comparison.as_ref().expect("compared");
+    assert_eq!((c.n_a, c.n_b), (5, 5));
+    assert!(c.runs_test.is_some());
+    assert_eq!(m.verdict, Verdict::NoChange);
+    assert!(cmp.a_set.is_empty(), "one run per side");
+}
+
+#[test]
+fn sets_are_normalised_run_by_run() {
+    // The machine's clock moves between runs and rounds and the syscall's time follows it
+    // exactly (a fixed 230.9 cycles): after normalising, nothing changed.
+    let ghz_a = [4.5, 3.6, 4.2, 4.5, 3.9];
+    let ghz_b = [3.6, 3.7, 3.4, 3.6, 3.5];
+    let at = |g: &[f64], noise: [f64; 5]| -> Vec<f64> {
+        g.iter().zip(noise).map(|(g, n)| 230.9 / g * n).collect()
+    };
+    let a = rounds_run(&at(&ghz_a, [1.0, 1.004, 0.996, 1.002, 0.998]), &ghz_a);
+    let b = rounds_run(&at(&ghz_b, [0.998, 1.0, 1.004, 0.996, 1.002]), &ghz_b);
+    let cmp = compare_runs(&a, &b, &CompareOptions::default(), Some(0.05));
+    let m = null(&cmp);
+    assert!(m.scales_with_clock && m.scaling_basis.starts_with("evidence"));
+    assert!(m.judged_normalised);
+    assert!(m.normalised_change.expect("probed").abs() < 1e-6);
+    assert!(matches!(
+        m.verdict,
+        Verdict::MachineSlower | Verdict::NoChange
+    ));
+    assert!(!m.regression);
+    let n = m.normalised.as_ref().expect("normalised");
+    assert!(n.runs_test.expect("sets").p_value > 0.5, "{n:?}");
+}
