@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# False alarms of `compare` between identical runs (issue 12).
+#
+#   scripts/compare-pairs.sh [PAIRS] [BENCH ARGS...]
+#   (default: 10 pairs of `bench --quick --only cpu.call,cpu.ops,os.syscall`)
+#
+# Runs PAIRS pairs of identical benches back to back and compares each pair. Nothing changed
+# between A and B but the machine, so every verdict other than "no change" is a false alarm.
+# Prints per pair and in total the share of metric comparisons whose verdict is not "no
+# change": raw (the samples as measured) and as judged (normalised by the machine-state
+# probe where the machine moved beyond the threshold; "machine slower/faster; no change
+# after normalising" counts as no change), and the machine speed ratio of each pair.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pairs=${1:-10}
+shift || true
+args=("$@")
+[ ${#args[@]} -gt 0 ] || args=(--quick --only cpu.call,cpu.ops,os.syscall)
+bin=target/release/sysmeter
+[ -x "$bin" ] || cargo build --release --locked >&2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+for i in $(seq 1 "$pairs"); do
+    for side in a b; do
+        "$bin" bench --no-store --format json "${args[@]}" > "$dir/$i$side.json" 2>/dev/null
+    done
+    "$bin" compare "$dir/${i}a.json" "$dir/${i}b.json" --format json > "$dir/$i.cmp.json" || true
+done
+python3 - "$dir" "$pairs" <<'PY'
+import json, sys
+d, n = sys.argv[1], int(sys.argv[2])
+NO_CHANGE = {"no_change", "machine_slower", "machine_faster"}
+tot = raw_bad = judged_bad = 0
+for i in range(1, n + 1):
+    c = json.load(open(f"{d}/{i}.cmp.json"))
+    ms = [m for m in c["metrics"] if m.get("comparison")]
+    raw = sum(1 for m in ms if m["comparison"]["verdict"] != "no_change")
+    judged = sum(1 for m in ms if m.get("verdict", m["comparison"]["verdict"]) not in NO_CHANGE)
+    ratio = c.get("machine_ratio")
+    tot += len(ms); raw_bad += raw; judged_bad += judged
+    r = "n/a" if ratio is None else f"{ratio:.3f}"
+    print(f"pair {i:2}: machine B/A {r}; {len(ms)} metrics; raw not-no-change {raw:2}; judged {judged:2}")
+print(f"total: {tot} comparisons; raw verdict not 'no change': {raw_bad} ({100*raw_bad/max(tot,1):.1f}%); "
+      f"judged (normalised where the machine moved): {judged_bad} ({100*judged_bad/max(tot,1):.1f}%)")
+PY
