@@ -34,7 +34,7 @@ impl Experiment for CpuTimer {
                 claimed resolution."
                 .into(),
             references: vec![
-                "systems-measurement-report §1 Measurement overhead".into(),
+                "systems-measurement report: measurement overhead".into(),
                 "clock_gettime(2), vdso(7)".into(),
             ],
         }

@@ -45,7 +45,7 @@ impl Experiment for FsContention {
                 thread count, judged against a flat line."
                 .into(),
             references: vec![
-                "systems-measurement-report §16 Contention".into(),
+                "systems-measurement report: contention".into(),
                 "fio --rw=randread --bs=4k --direct=1 --iodepth=1 --numjobs=N".into(),
             ],
         }
