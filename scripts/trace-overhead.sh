@@ -6,7 +6,7 @@
 #   COUNT=20000 RUNS=3 scripts/trace-overhead.sh
 #
 # "taskset -c 0" runs strace and dd on one CPU, as sysmeter's ptrace backend places tracer
-# and tracee by default (SPEC §4: cross-CPU ptrace stops are expensive in VMs).
+# and tracee by default (cross-CPU ptrace stops are expensive in VMs; docs/trace.md).
 # Needs: hyperfine, strace, taskset, dd; a release build (cargo build --release). The tracepoint
 # rows need root (or perf_event_paranoid ≤ -1). Every sysmeter row includes its fixed costs
 # (start-up, the overhead calibration, reading the host description); --no-store leaves

@@ -31,4 +31,6 @@ pub(crate) fn last_error() -> std::io::Error {
 }
 
 #[cfg(test)]
+mod skip;
+#[cfg(test)]
 mod tests;

@@ -27,7 +27,7 @@ fn clocks_agree_between_vdso_and_syscall() {
 #[test]
 fn counter_moves_forward() {
     if clock::counter_name().is_none() {
-        eprintln!("skipped: no free-running counter on this architecture");
+        crate::skip::skip("counter", "no free-running counter on this architecture");
         return;
     }
     let a = clock::counter();
@@ -71,7 +71,7 @@ fn processes_run_and_report_status() {
         assert_eq!(crate::process::spawn_wait(&t).expect("spawn"), 0);
         assert_eq!(crate::process::fork_exec_wait(&t).expect("fork+exec"), 0);
     } else {
-        eprintln!("skipped: /bin/true is missing");
+        crate::skip::skip("bintrue", "/bin/true is missing");
     }
     let missing = ExecTarget::new(&[c"/nonexistent/program"]);
     assert_eq!(

@@ -70,7 +70,10 @@ fn copy_copies_exactly() {
 #[test]
 fn nt_write_writes_the_pattern() {
     if !nt_write_supported() {
-        eprintln!("skipped: no non-temporal store kernel on this architecture");
+        crate::skip::skip(
+            "ntstore",
+            "no non-temporal store kernel on this architecture",
+        );
         return;
     }
     for len in LENS {

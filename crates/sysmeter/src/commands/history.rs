@@ -34,35 +34,7 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<Outcome> {
             )?;
         }
         SimpleFormat::Text => {
-            let mut t = Table::new();
-            t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
-            t.set_header([
-                "run",
-                "kind",
-                "started (UTC)",
-                "took",
-                "host",
-                "experiments",
-                "status",
-            ]);
-            for r in &runs {
-                t.add_row([
-                    r.id.clone(),
-                    r.kind.clone(),
-                    utc(r.started_ns),
-                    r.finished_ns.map_or("-".into(), |f| {
-                        format!("{:.1} s", (f - r.started_ns) as f64 / 1e9)
-                    }),
-                    r.hostname.clone(),
-                    format!("{} ok, {} skipped, {} failed", r.ok, r.skipped, r.failed),
-                    if r.interrupted {
-                        "interrupted".into()
-                    } else {
-                        "complete".into()
-                    },
-                ]);
-            }
-            writeln!(out, "{t}")?;
+            writeln!(out, "{}", runs_table(&runs))?;
             let others = if host.is_some() {
                 " (`--all-hosts` lists every machine's)"
             } else {
@@ -78,6 +50,39 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<Outcome> {
     }
     emit(&out)?;
     Ok(Outcome::Success)
+}
+
+/// The text table of `runs`, one row each.
+fn runs_table(runs: &[RunListing]) -> Table {
+    let mut t = Table::new();
+    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t.set_header([
+        "run",
+        "kind",
+        "started (UTC)",
+        "took",
+        "host",
+        "experiments",
+        "status",
+    ]);
+    for r in runs {
+        t.add_row([
+            r.id.clone(),
+            r.kind.clone(),
+            utc(r.started_ns),
+            r.finished_ns.map_or("-".into(), |f| {
+                format!("{:.1} s", (f - r.started_ns) as f64 / 1e9)
+            }),
+            r.hostname.clone(),
+            format!("{} ok, {} skipped, {} failed", r.ok, r.skipped, r.failed),
+            if r.interrupted {
+                "interrupted".into()
+            } else {
+                "complete".into()
+            },
+        ]);
+    }
+    t
 }
 
 fn utc(ns: i64) -> String {

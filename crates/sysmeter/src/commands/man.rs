@@ -112,7 +112,7 @@ fn body(roff: &[u8], heading: &str) -> String {
     out
 }
 
-/// EXIT STATUS, ENVIRONMENT and FILES (SPEC §7).
+/// The EXIT STATUS, ENVIRONMENT and FILES sections of the man page.
 fn closing_sections() -> Roff {
     let mut r = Roff::new();
     r.control("SH", ["EXIT STATUS"]);

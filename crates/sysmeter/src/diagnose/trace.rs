@@ -78,8 +78,8 @@ pub struct TraceConfig {
     pub backend: BackendChoice,
     /// `--duration`: stop tracing after this long.
     pub duration: Option<Duration>,
-    /// Put the ptrace tracer on the tracee's CPU (see SPEC §4: cross-CPU ptrace stops are
-    /// very expensive in virtual machines).
+    /// Put the ptrace tracer on the tracee's CPU: cross-CPU ptrace stops are very expensive
+    /// in virtual machines, where each one wakes the other vCPU (docs/trace.md, Pinning).
     pub pin: bool,
 }
 

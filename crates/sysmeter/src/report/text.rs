@@ -103,8 +103,8 @@ fn calibration_line(cal: &Calibration) -> String {
     line
 }
 
-/// Says what the cycles column means, and warns when frequency scaling makes TSC ticks
-/// differ from core cycles (SPEC §1 "Both ns and cycles").
+/// Says what the cycles column beside the times in ns means, and warns when frequency
+/// scaling makes TSC ticks differ from core cycles.
 fn tsc_note(run: &RunRecord, cal: &Calibration) -> Option<String> {
     let ghz = cal.tsc_ghz?;
     let cpu = &run.host.cpu;

@@ -27,6 +27,15 @@ fn spinner(cpu: usize, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
 fn a_spinner_on_the_measuring_cpu_makes_the_experiment_unstable() {
     let cpus = sysmeter_sys::sched::allowed_cpus().expect("affinity is readable");
     let cpu = *cpus.last().expect("at least one CPU");
+    let run = bench_with_spinner(cpu);
+    let results = run["results"].as_array().expect("results");
+    assert_unstable_with_reasons(results, cpu);
+    assert_core_cycles_on_time_metrics(results);
+}
+
+/// A JSON bench of cpu.call and os.syscall on `cpu`, with a spinner on the same CPU from
+/// shortly after its start to its end.
+fn bench_with_spinner(cpu: usize) -> serde_json::Value {
     let stop = Arc::new(AtomicBool::new(false));
     // The spinner starts once the bench is under way (after its calibration) and runs until
     // it ends: every experiment it lands in shares its CPU with it, the re-measurement of
@@ -52,7 +61,12 @@ fn a_spinner_on_the_measuring_cpu_makes_the_experiment_unstable() {
     stop.store(true, Ordering::Relaxed);
     let spin = starter.join().expect("starter thread");
     spin.join().expect("spinner thread");
-    let results = run["results"].as_array().expect("results");
+    run
+}
+
+/// At least one result is unstable, and each unstable one has a one-line reason and the
+/// probe's values.
+fn assert_unstable_with_reasons(results: &[serde_json::Value], cpu: usize) {
     let unstable: Vec<&serde_json::Value> = results
         .iter()
         .filter(|r| r["machine"]["stable"] == false)
@@ -82,8 +96,12 @@ fn a_spinner_on_the_measuring_cpu_makes_the_experiment_unstable() {
             assert!(v.is_finite() && v > 0.0, "{field} = {v}");
         }
     }
-    // Every experiment measured with the probe has core cycles on its time metrics (a
-    // near-zero call cost can come out negative after subtraction; its sign is not checked).
+}
+
+/// Every experiment measured with the probe has core cycles on its time metrics (a
+/// near-zero call cost can come out negative after subtraction; its sign is not checked),
+/// and the null system call's are positive.
+fn assert_core_cycles_on_time_metrics(results: &[serde_json::Value]) {
     for r in results.iter().filter(|r| r["status"] == "ok") {
         assert!(r["machine"].is_object(), "{} has no machine state", r["id"]);
         for m in r["metrics"].as_array().expect("metrics") {

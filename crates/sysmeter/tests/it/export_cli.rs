@@ -1,6 +1,6 @@
 //! Integration tests of `export` (OpenMetrics, JSON, CSV of a stored run), the generated
-//! shell completions and man page, NO_COLOR under a real terminal, and the exit codes of
-//! SPEC §7 (0 success, 1 failure or regression, 2 usage error; 130 is in interrupt.rs).
+//! shell completions and man page, NO_COLOR under a real terminal, and the exit codes
+//! (0 success, 1 failure or regression, 2 usage error; 130 is in interrupt.rs).
 
 use std::path::Path;
 

@@ -1,6 +1,7 @@
 //! Integration tests of the results commands through the binary: `compare` on synthetic runs
 //! with a known slowdown and on stored runs, `export` in every format, `completions`, the
-//! committed man page, NO_COLOR and the exit codes of SPEC §7.
+//! committed man page, NO_COLOR and the exit codes (0 success, 1 failure or regression, 2
+//! usage error).
 
 use std::path::{Path, PathBuf};
 

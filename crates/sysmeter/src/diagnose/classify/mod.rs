@@ -1,8 +1,8 @@
 //! The verdict of `sysmeter run`: is the program CPU-bound, kernel-bound, I/O-bound (and then
 //! waiting on the disk, the network, paging or something else), or mixed — with the numbers
 //! that led there, the next command to run and the usual remedies. This is the workload
-//! characterisation of the time-performance chapter (Table 4.1: r ≫ u+s I/O-bound, s > u
-//! kernel-bound, u ≃ r CPU-bound), made precise for processes with several threads and for
+//! characterisation of the time-performance chapter of D. Spinellis, Code Quality (r ≫ u+s
+//! I/O-bound, s > u kernel-bound, u ≃ r CPU-bound), made precise for processes with several threads and for
 //! machines where other load competes for the CPUs.
 //!
 //! # Rules

@@ -153,8 +153,8 @@ fn about(cfg: &ScaleConfig, m: &Measured) -> About {
             }
         ),
         references: vec![
-            "time-performance chapter §4.2 Algorithm Complexity".into(),
-            "time-performance chapter §4.6 Involuntary Interactions (thrashing)".into(),
+            "D. Spinellis, Code Quality, ch. 4 Time Performance: algorithm complexity".into(),
+            "D. Spinellis, Code Quality, ch. 4 Time Performance: involuntary interactions (thrashing)".into(),
         ],
     }
 }

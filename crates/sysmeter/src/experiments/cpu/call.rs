@@ -34,7 +34,7 @@ impl Experiment for CpuCall {
                 result is kept with black_box. Timer pair and the harness loop iteration are \
                 subtracted, so each figure is call + argument setup + return."
                 .into(),
-            references: vec!["systems-measurement-report §3 Procedure call overhead".into()],
+            references: vec!["systems-measurement report: procedure call overhead".into()],
         }
     }
 

@@ -32,7 +32,7 @@ impl Experiment for CpuLoop {
                 overhead the harness subtracts from other experiments; its calibrated value \
                 is shown beside the one measured here."
                 .into(),
-            references: vec!["systems-measurement-report §2 Loop overhead".into()],
+            references: vec!["systems-measurement report: loop overhead".into()],
         }
     }
 

@@ -4,7 +4,7 @@
 //! queue).
 
 use crate::model::units;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::blocks::{self, Order};
@@ -45,7 +45,7 @@ impl Experiment for FsContention {
                 thread count, judged against a flat line."
                 .into(),
             references: vec![
-                "systems-measurement-report §16 Contention".into(),
+                "systems-measurement report: contention".into(),
                 "fio --rw=randread --bs=4k --direct=1 --iodepth=1 --numjobs=N".into(),
             ],
         }
@@ -85,6 +85,21 @@ struct Round {
     evicting: bool,
 }
 
+/// What every reader of one round shares.
+struct Plan<'a> {
+    /// The CPUs the readers may run on (all of the process's).
+    cpus: &'a [usize],
+    /// Size of each reader's file.
+    size: u64,
+    in_memory: bool,
+    /// How many block reads to plan per reader.
+    want: usize,
+    seed: u64,
+    timer_ns: f64,
+    start: Instant,
+    deadline: Instant,
+}
+
 fn round(
     ctx: &Ctx<'_>,
     paths: &[PathBuf],
@@ -93,55 +108,21 @@ fn round(
 ) -> Result<Round, ExperimentError> {
     let budget = ctx.profile.budget;
     let start = Instant::now();
-    let deadline = start + budget;
-    let (cpus, timer, seed) = (ctx.cpus, ctx.calib.timer_overhead_ns, ctx.seed());
-    // Enough reads for the whole budget at 10 µs each: O_DIRECT rounds may revisit blocks
-    // (no cache is involved); evicting rounds keep them distinct.
-    let blocks = size / BLOCK as u64;
-    let want = (budget.as_nanos() / 10_000) as usize + 64;
-    let results: Vec<Result<(ThreadRun, bool), ExperimentError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = paths
-            .iter()
-            .enumerate()
-            .map(|(i, path)| {
-                s.spawn(move || {
-                    let _ = sysmeter_sys::sched::set_current_thread_cpus(cpus);
-                    let (file, bypass) = files::open_uncached(path, in_memory)?;
-                    if bypass.evicts() {
-                        files::evict(&file, size, path)?;
-                        sysmeter_sys::files::fadvise(&file, sysmeter_sys::files::Pattern::Random)
-                            .map_err(files::io("posix_fadvise", path))?;
-                    }
-                    let seed = seed ^ (i as u64) << 32;
-                    let order = if bypass.evicts() {
-                        blocks::block_order(Order::Random, blocks, want, seed)
-                    } else {
-                        blocks::cycled_order(blocks, want, seed)
-                    };
-                    let timing = blocks::Timing {
-                        deadline,
-                        min: 8,
-                        timer_ns: timer,
-                        origin: Some(start),
-                    };
-                    let (samples, done_ns) = blocks::read_timed(&file, path, &order, &timing)?;
-                    let run = ThreadRun { samples, done_ns };
-                    Ok((run, bypass.evicts()))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(ExperimentError::Failed("a reader thread panicked".into()))
-                })
-            })
-            .collect()
-    });
+    let plan = Plan {
+        cpus: ctx.cpus,
+        size,
+        in_memory,
+        // Enough reads for the whole budget at 10 µs each: O_DIRECT rounds may revisit
+        // blocks (no cache is involved); evicting rounds keep them distinct.
+        want: (budget.as_nanos() / 10_000) as usize + 64,
+        seed: ctx.seed(),
+        timer_ns: ctx.calib.timer_overhead_ns,
+        start,
+        deadline: start + budget,
+    };
     let mut per_thread = Vec::new();
     let mut evicting = false;
-    for r in results {
+    for r in read_all(&plan, paths) {
         let (t, e) = r?;
         evicting |= e;
         per_thread.push(t);
@@ -152,6 +133,53 @@ fn round(
         latencies: per_thread.into_iter().flat_map(|t| t.samples).collect(),
         evicting,
     })
+}
+
+/// One reader thread per path, all at once; each thread's blocks and whether it evicted.
+fn read_all(plan: &Plan<'_>, paths: &[PathBuf]) -> Vec<Result<(ThreadRun, bool), ExperimentError>> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = paths
+            .iter()
+            .enumerate()
+            .map(|(i, path)| s.spawn(move || read_one(plan, i, path)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(ExperimentError::Failed("a reader thread panicked".into()))
+                })
+            })
+            .collect()
+    })
+}
+
+/// Reader `i`: its file opened uncached (or evicted), its blocks read one at a time until
+/// the deadline. Returns the timed blocks and whether the file was evicted instead.
+fn read_one(plan: &Plan<'_>, i: usize, path: &Path) -> Result<(ThreadRun, bool), ExperimentError> {
+    let _ = sysmeter_sys::sched::set_current_thread_cpus(plan.cpus);
+    let (file, bypass) = files::open_uncached(path, plan.in_memory)?;
+    if bypass.evicts() {
+        files::evict(&file, plan.size, path)?;
+        sysmeter_sys::files::fadvise(&file, sysmeter_sys::files::Pattern::Random)
+            .map_err(files::io("posix_fadvise", path))?;
+    }
+    let seed = plan.seed ^ (i as u64) << 32;
+    let count = plan.size / BLOCK as u64;
+    let order = if bypass.evicts() {
+        blocks::block_order(Order::Random, count, plan.want, seed)
+    } else {
+        blocks::cycled_order(count, plan.want, seed)
+    };
+    let timing = blocks::Timing {
+        deadline: plan.deadline,
+        min: 8,
+        timer_ns: plan.timer_ns,
+        origin: Some(plan.start),
+    };
+    let (samples, done_ns) = blocks::read_timed(&file, path, &order, &timing)?;
+    let run = ThreadRun { samples, done_ns };
+    Ok((run, bypass.evicts()))
 }
 
 /// One reader's blocks and when each completed.
@@ -226,6 +254,21 @@ fn series(name: &str, y: Unit, points: Vec<SeriesPoint>) -> Series {
 }
 
 fn findings(out: &mut Measured, counts: &[usize], evicting: bool) {
+    latency_finding(out, counts);
+    peak_throughput_finding(out);
+    if evicting {
+        out.find(
+            "uncached_fallback",
+            "O_DIRECT was not used here (refused, or a memory file system): files were evicted \
+             with posix_fadvise(DONTNEED) before each round instead."
+                .into(),
+            None,
+        );
+    }
+}
+
+/// The knee of the mean latency against the thread count, or that there is none.
+fn latency_finding(out: &mut Measured, counts: &[usize]) {
     let xs: Vec<f64> = counts.iter().map(|&n| n as f64).collect();
     let means: Vec<f64> = out.series[0]
         .points
@@ -269,6 +312,10 @@ fn findings(out: &mut Measured, counts: &[usize], evicting: bool) {
             }
         }
     }
+}
+
+/// The thread count with the highest median aggregate throughput.
+fn peak_throughput_finding(out: &mut Measured) {
     let best = out.series[1]
         .points
         .iter()
@@ -284,15 +331,6 @@ fn findings(out: &mut Measured, counts: &[usize], evicting: bool) {
                 p.summary.median / BLOCK as f64
             ),
             Some(p.summary.median),
-        );
-    }
-    if evicting {
-        out.find(
-            "uncached_fallback",
-            "O_DIRECT was not used here (refused, or a memory file system): files were evicted \
-             with posix_fadvise(DONTNEED) before each round instead."
-                .into(),
-            None,
         );
     }
 }

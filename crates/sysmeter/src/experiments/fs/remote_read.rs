@@ -28,7 +28,7 @@ impl Experiment for FsRemoteRead {
                  The local figures are fs.read's from earlier in the same run when it ran, else \
                  measured here in --dir with the same sizes."
             ),
-            references: vec!["systems-measurement-report §15 Remote file read time".into()],
+            references: vec!["systems-measurement report: remote file read time".into()],
         }
     }
 

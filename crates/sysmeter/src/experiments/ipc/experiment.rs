@@ -77,14 +77,26 @@ impl Experiment for Ipc {
             methodology.push_str(tcp::connect::METHODOLOGY);
         }
         About {
-            title: format!("{title} round trip, bandwidth{}", if self.0 == Transport::Tcp { " and connection cost" } else { "" }),
+            title: format!(
+                "{title} round trip, bandwidth{}",
+                if self.0 == Transport::Tcp {
+                    " and connection cost"
+                } else {
+                    ""
+                }
+            ),
             measures: format!(
                 "Round-trip latency of 1 B and 1 KiB messages between two processes over {what}, same CPU and cross CPU; streaming bandwidth{}.",
-                if self.0 == Transport::Tcp { "; connect+accept and close-seen-by-peer per connection" } else { "" }
+                if self.0 == Transport::Tcp {
+                    "; connect+accept and close-seen-by-peer per connection"
+                } else {
+                    ""
+                }
             ),
             methodology,
             references: vec![
-                "systems-measurement-report §10 Round trip time, §11 Peak bandwidth, §12 Connection overhead".into(),
+                "systems-measurement report: round trip time, peak bandwidth, connection overhead"
+                    .into(),
                 "lmbench lat_pipe, lat_unix, lat_tcp, lat_udp, bw_pipe, bw_tcp, lat_connect".into(),
             ],
         }

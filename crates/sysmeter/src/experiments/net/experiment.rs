@@ -49,7 +49,8 @@ impl Experiment for Net {
                  TCP_NODELAY on both ends)."
             ),
             references: vec![
-                "systems-measurement-report §10 Round trip time, §11 Peak bandwidth, §12 Connection overhead".into(),
+                "systems-measurement report: round trip time, peak bandwidth, connection overhead"
+                    .into(),
                 "netperf TCP_RR/UDP_RR/TCP_CRR, iperf3, ping".into(),
             ],
         }

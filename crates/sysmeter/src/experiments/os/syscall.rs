@@ -41,7 +41,7 @@ impl Experiment for OsSyscall {
                 function call uses cpu.call from this run, or a fresh measurement."
                 .into(),
             references: vec![
-                "systems-measurement-report §4 System call overhead".into(),
+                "systems-measurement report: system call overhead".into(),
                 "perf bench syscall basic".into(),
             ],
         }

@@ -34,7 +34,7 @@ impl Experiment for OsTask {
                 grows with the parent's memory; the exec variants add loading and running a \
                 small dynamically linked program."
                 .into(),
-            references: vec!["systems-measurement-report §5 Task creation time".into()],
+            references: vec!["systems-measurement report: task creation time".into()],
         }
     }
 

@@ -9,9 +9,9 @@
 //!    line to the start of the second; keep the model with the least total residual (fewer
 //!    transition sizes win a tie). The lines need not meet: a cache overflow is a *step* of
 //!    the cost per element — flat, a ramp over a size or two, flat again — which this
-//!    follows closely and one bent line does not. (DESIGN §5 asks for a two-segment fit
-//!    "with a minimum slope change"; a step has no lasting slope change, so the rule asks
-//!    for a minimum *rise* instead, which covers both the step and the bend.)
+//!    follows closely and one bent line does not. (A two-segment fit with a minimum slope
+//!    change would miss it: a step has no lasting slope change, so the rule asks for a
+//!    minimum *rise* instead, which covers both the step and the bend.)
 //! 3. The rise is how much higher the cost is after the split than the first segment's
 //!    trend says: the larger of the jump between the two lines midway between the last size
 //!    of the first and the first size of the second and the measured cost at the largest size

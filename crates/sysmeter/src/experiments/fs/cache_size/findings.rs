@@ -37,33 +37,11 @@ pub fn report(ctx: &Ctx<'_>, points: &[Point], max: u64) -> Result<Measured, Exp
         }
         _ if resident_fit.is_some_and(|r| r < max) => {
             let r = resident_fit.unwrap_or(max);
-            out.find(
-                "residency_drop",
-                format!(
-                    "The per-block times show no clear knee, but mincore does: files up to {} \
-                     stayed at least 90% resident after their second read and larger ones did \
-                     not, so the file cache holds about {} for this process.",
-                    units::size(r),
-                    units::size(r)
-                ),
-                Some(r as f64),
-            );
+            residency_drop_finding(&mut out, r);
             (r, false)
         }
         _ => {
-            out.find(
-                "at_least",
-                format!(
-                    "No knee up to {}: every second pass was served from memory ({} per block \
-                     at the largest size), so the file cache holds at least {} here; raise \
-                     --max-size (MemAvailable is {}) to find its end.",
-                    units::size(max),
-                    units::duration_ns(means.last().copied().unwrap_or(0.0)),
-                    units::size(max),
-                    units::size(ctx.host.memory.available_bytes)
-                ),
-                Some(max as f64),
-            );
+            at_least_finding(ctx, &mut out, max, means.last().copied().unwrap_or(0.0));
             (max, true)
         }
     };
@@ -101,6 +79,39 @@ fn knee_finding(out: &mut Measured, xs: &[f64], means: &[f64], at: f64, next: f6
             units::size(next.round() as u64)
         ),
         Some(at),
+    );
+}
+
+/// No knee in the times, but mincore shows the files up to `r` stayed cached.
+fn residency_drop_finding(out: &mut Measured, r: u64) {
+    out.find(
+        "residency_drop",
+        format!(
+            "The per-block times show no clear knee, but mincore does: files up to {} \
+             stayed at least 90% resident after their second read and larger ones did \
+             not, so the file cache holds about {} for this process.",
+            units::size(r),
+            units::size(r)
+        ),
+        Some(r as f64),
+    );
+}
+
+/// No knee up to the `max` cap: the cache holds at least that (`last_mean` per block at the
+/// largest size).
+fn at_least_finding(ctx: &Ctx<'_>, out: &mut Measured, max: u64, last_mean: f64) {
+    out.find(
+        "at_least",
+        format!(
+            "No knee up to {}: every second pass was served from memory ({} per block \
+             at the largest size), so the file cache holds at least {} here; raise \
+             --max-size (MemAvailable is {}) to find its end.",
+            units::size(max),
+            units::duration_ns(last_mean),
+            units::size(max),
+            units::size(ctx.host.memory.available_bytes)
+        ),
+        Some(max as f64),
     );
 }
 

@@ -54,7 +54,7 @@ impl Experiment for FsCacheSize {
                 largest size when the cap came first. The file is removed afterwards, also on \
                 Ctrl-C."
                 .into(),
-            references: vec!["systems-measurement-report §13 File cache size".into()],
+            references: vec!["systems-measurement report: file cache size".into()],
         }
     }
 

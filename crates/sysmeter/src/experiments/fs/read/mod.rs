@@ -35,7 +35,7 @@ impl Experiment for FsRead {
                 .into(),
             methodology: METHODOLOGY.into(),
             references: vec![
-                "systems-measurement-report §14 File read time".into(),
+                "systems-measurement report: file read time".into(),
                 "open(2) O_DIRECT; posix_fadvise(2); mincore(2)".into(),
             ],
         }

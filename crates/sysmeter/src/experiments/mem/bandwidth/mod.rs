@@ -237,7 +237,7 @@ impl Experiment for MemBandwidth {
                 membw::vector_isa()
             ),
             references: vec![
-                "systems-measurement-report §8 RAM bandwidth".into(),
+                "systems-measurement report: RAM bandwidth".into(),
                 "McCalpin, STREAM benchmark; lmbench bw_mem".into(),
             ],
         }

@@ -76,7 +76,7 @@ impl Experiment for MemLatency {
                 .into(),
             references: vec![
                 "McVoy & Staelin, lmbench (lat_mem_rd), USENIX 1996".into(),
-                "systems-measurement-report §7 RAM access time".into(),
+                "systems-measurement report: RAM access time".into(),
                 "Drepper, What Every Programmer Should Know About Memory, 2007".into(),
             ],
         }

@@ -50,7 +50,7 @@ impl Experiment for MemPagefault {
                 the harness rules (minimum count, budget, CI of the median)."
                 .into(),
             references: vec![
-                "systems-measurement-report §9 Page fault service time".into(),
+                "systems-measurement report: page fault service time".into(),
                 "Linux mm: do_anonymous_page, do_huge_pmd_anonymous_page, filemap_fault".into(),
             ],
         }

@@ -48,7 +48,7 @@ impl Experiment for OsCtxsw {
                 cross-CPU round trip pins the echo process to another CPU and is reported raw."
                 .into(),
             references: vec![
-                "systems-measurement-report §6 Context switch time".into(),
+                "systems-measurement report: context switch time".into(),
                 "lmbench lat_ctx; perf bench sched pipe".into(),
             ],
         }
