@@ -169,7 +169,7 @@ fn judge(
     let width = curve[hi].bytes as f64 / curve[lo].bytes as f64;
     b.unconfirmed = if !(curve[lo].refined && curve[hi].refined) {
         Some(Unconfirmed::NotRemeasured)
-    } else if !(b.jump >= cfg.min_jump) {
+    } else if b.jump.is_nan() || b.jump < cfg.min_jump {
         Some(Unconfirmed::SmallJump(b.jump))
     } else if width > cfg.max_width {
         Some(Unconfirmed::TooWide(width))
