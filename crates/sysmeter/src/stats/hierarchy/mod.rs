@@ -20,7 +20,17 @@
 //!    latency and the next level's: the middle of the transition, which is robust to noise
 //!    and to the gradual miss-rate ramp of physically indexed caches.
 //!
+//! The boundaries found this way are candidates: [`confirm`] turns each into a range (last
+//! size clearly inside, first clearly beyond) and accepts it only when a finer, repeated
+//! measurement around it shows the step again.
+//!
 //! Pure: depends on nothing but the standard library.
+
+pub mod confirm;
+
+pub use confirm::{
+    Boundary, ConfirmConfig, CurvePoint, Unconfirmed, confirm, latencies_on, range_agrees, windows,
+};
 
 /// Knobs of [`detect`]; [`Default`] gives the documented rule.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -46,7 +56,8 @@ impl Default for Config {
 /// One detected level of the hierarchy.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Level {
-    /// Typical latency: the median over the plateau (last level: over its last 3 points).
+    /// Typical latency, in the unit of the curve (ns, or core cycles when the curve is in
+    /// cycles): the median over the plateau (last level: over its last 3 points).
     pub latency_ns: f64,
     /// Largest working set still served by this level (middle of the transition to the next
     /// level); `None` for the last level (memory, or whatever the curve ended in).

@@ -5,9 +5,10 @@
 
 use crate::harness::{Ctx, Measured};
 use crate::model::{HostInfo, Metric, units};
-use crate::stats::hierarchy::{self, Hierarchy, Level};
+use crate::stats::hierarchy::{self, Boundary, Hierarchy, Level};
 
 use super::points::Sampler;
+use super::ranges::{between, range_findings, unconfirmed};
 
 /// Data and unified caches from sysfs as (level, size), ascending, one per level.
 pub fn sysfs_caches(host: &HostInfo) -> Vec<(u32, u64)> {
@@ -22,12 +23,29 @@ pub fn sysfs_caches(host: &HostInfo) -> Vec<(u32, u64)> {
     v
 }
 
+/// A cache size this far outside a confirmed range (one coarse step) still agrees with it.
+const ADJACENT: f64 = 1.25;
+
+/// What the windowed curve showed: the levels (latencies in ns; a confirmed end is the middle
+/// of its range, an unconfirmed one the candidate), and each end's range and confirmation.
+pub struct Detected<'a> {
+    /// The levels.
+    pub found: &'a Hierarchy,
+    /// Range and confirmation per level end.
+    pub boundaries: &'a [Boundary],
+    /// Sizes re-measured around the candidates.
+    pub fine_sizes: usize,
+}
+
 /// Names of the detected levels (`L1`, `L2`, …, `DRAM`) and the sysfs comparison rows.
-fn names(found: &Hierarchy, caches: &[(u32, u64)], max: u64) -> (Vec<String>, Vec<Row>) {
-    let ends: Vec<u64> = found
-        .levels
+fn names(d: &Detected<'_>, caches: &[(u32, u64)], max: u64) -> (Vec<String>, Vec<Row>) {
+    let found = d.found;
+    let with_end: Vec<usize> = (0..found.levels.len())
+        .filter(|&k| found.levels[k].ends_at_bytes.is_some())
+        .collect();
+    let ends: Vec<u64> = with_end
         .iter()
-        .filter_map(|l| l.ends_at_bytes)
+        .filter_map(|&k| found.levels[k].ends_at_bytes)
         .collect();
     let sizes: Vec<u64> = caches.iter().map(|c| c.1).collect();
     let matches = hierarchy::match_caches(&ends, &sizes);
@@ -46,11 +64,27 @@ fn names(found: &Hierarchy, caches: &[(u32, u64)], max: u64) -> (Vec<String>, Ve
         .collect();
     let rows = matches
         .iter()
-        .map(|m| Row {
-            detected: m.detected.map(|i| ends[i]),
-            sysfs: m.sysfs.map(|j| caches[j]),
-            ratio: m.ratio,
-            agree: m.agree,
+        .map(|m| {
+            let b = m
+                .detected
+                .and_then(|i| d.boundaries.iter().find(|b| b.level == with_end[i]));
+            let range = b
+                .filter(|b| b.unconfirmed.is_none())
+                .and_then(|b| Some((b.lo_bytes?, b.hi_bytes?)));
+            let sysfs = m.sysfs.map(|j| caches[j]);
+            let agree = match (range, sysfs) {
+                (Some((lo, hi)), Some((_, size))) => {
+                    hierarchy::range_agrees(lo, hi, size, ADJACENT)
+                }
+                _ => m.agree,
+            };
+            Row {
+                detected: m.detected.map(|i| ends[i]),
+                sysfs,
+                ratio: m.ratio,
+                agree,
+                range,
+            }
         })
         .collect();
     (names, rows)
@@ -61,12 +95,15 @@ struct Row {
     sysfs: Option<(u32, u64)>,
     ratio: Option<f64>,
     agree: bool,
+    /// The confirmed range (last size inside, first beyond).
+    range: Option<(u64, u64)>,
 }
 
 /// Level metrics and hierarchy findings from the detected levels of the windowed curve.
-pub fn levels(ctx: &Ctx<'_>, found: &Hierarchy, metrics: &[Metric], max: u64, out: &mut Measured) {
+pub fn levels(ctx: &Ctx<'_>, d: &Detected<'_>, metrics: &[Metric], max: u64, out: &mut Measured) {
     let caches = sysfs_caches(ctx.host);
-    let (names, rows) = names(found, &caches, max);
+    let found = d.found;
+    let (names, rows) = names(d, &caches, max);
     let xs: Vec<u64> = out.series[0].points.iter().map(|p| p.x as u64).collect();
     let ghz = ctx.calib.tsc_ghz;
     let mut table = Vec::new();
@@ -105,15 +142,35 @@ pub fn levels(ctx: &Ctx<'_>, found: &Hierarchy, metrics: &[Metric], max: u64, ou
         };
         let row = rows.iter().find(|r| r.detected == Some(end));
         let sysfs = row.and_then(|r| r.sysfs).map(|c| c.1);
-        table.push(format!(
-            "{name} ends {} (sysfs {})",
-            units::size(end),
-            sysfs.map_or("—".into(), units::size)
-        ));
-        size_findings(out, name, end, row, ctx.host.virtualization.as_deref());
+        let sysfs = sysfs.map_or("—".into(), units::size);
+        let boundary = d.boundaries.iter().find(|b| b.level == k);
+        if let Some(why) = boundary.and_then(|b| b.unconfirmed) {
+            table.push(format!("{name} end not confirmed (sysfs {sysfs})"));
+            unconfirmed(out, name, end, why);
+            continue;
+        }
+        let range = row.and_then(|r| r.range).unwrap_or((end, end));
+        table.push(format!("{name} ends {} (sysfs {sysfs})", between(range)));
+        range_findings(out, name, range, boundary.map_or(0.0, |b| b.jump));
+        size_findings(
+            out,
+            name,
+            (end, range),
+            row,
+            ctx.host.virtualization.as_deref(),
+        );
     }
     missing(out, &rows, max);
     minor_steps(out, found);
+    out.find(
+        "hierarchy.fine_sizes",
+        format!(
+            "{} sizes around the candidate level ends were measured again, finely and twice \
+             each, before a level's end was accepted.",
+            d.fine_sizes
+        ),
+        Some(d.fine_sizes as f64),
+    );
     out.find(
         "hierarchy.table",
         format!("Detected vs sysfs: {}.", table.join("; ")),
@@ -138,7 +195,7 @@ fn representative(level: &Level, xs: &[u64], metrics: &[Metric], last: bool) -> 
 fn size_findings(
     out: &mut Measured,
     name: &str,
-    end: u64,
+    (end, range): (u64, (u64, u64)),
     row: Option<&Row>,
     hypervisor: Option<&str>,
 ) {
@@ -152,30 +209,42 @@ fn size_findings(
         out.find(
             &format!("hierarchy.{name}.size_bytes"),
             format!(
-                "{name} ends at {} but sysfs lists no cache of about that size: an extra \
+                "{name} ends {} but sysfs lists no cache of about that size: an extra \
                  step (a TLB's reach, or a cache the kernel does not report).",
-                units::size(end)
+                between(range)
             ),
             Some(end as f64),
         );
         return;
     };
-    let verdict = if *agree { "agree" } else { "DISAGREE" };
+    let verdict = if *agree {
+        "agree: inside or next to the range"
+    } else {
+        "DISAGREE: outside the range"
+    };
     out.find(
         &format!("hierarchy.{name}.size_bytes"),
         format!(
-            "{name} ends at {}, sysfs says {} ({verdict}: {ratio:.2}x).",
+            "{name} ends {} (middle {}), sysfs says {} ({verdict}; middle {ratio:.2}x).",
+            between(range),
             units::size(end),
             units::size(*size)
         ),
         Some(end as f64),
     );
     if !agree {
-        disagreement(out, *level, end, *size, *ratio, hypervisor);
+        disagreement(out, *level, range, *size, *ratio, hypervisor);
     }
 }
 
-fn disagreement(out: &mut Measured, level: u32, end: u64, size: u64, r: f64, vm: Option<&str>) {
+fn disagreement(
+    out: &mut Measured,
+    level: u32,
+    range: (u64, u64),
+    size: u64,
+    r: f64,
+    vm: Option<&str>,
+) {
     let why = match (r < 1.0, vm) {
         (true, Some(h)) => format!(
             "this guest gets only a slice of it — under a hypervisor ({h}) the host shares the \
@@ -192,9 +261,9 @@ fn disagreement(out: &mut Measured, level: u32, end: u64, size: u64, r: f64, vm:
     out.find(
         &format!("hierarchy.L{level}.disagreement"),
         format!(
-            "L{level}: detected end {} is {r:.2}x the sysfs size {}, outside a factor of 2: \
-             {why}.",
-            units::size(end),
+            "L{level}: detected end {} ({r:.2}x the sysfs size {} at its middle) neither \
+             contains nor adjoins the sysfs size: {why}.",
+            between(range),
             units::size(size)
         ),
         Some(r),
@@ -279,14 +348,19 @@ mod tests {
             })
             .collect();
         let found = hierarchy::detect(&pts, &Config::default());
+        let d = Detected {
+            found: &found,
+            boundaries: &[],
+            fine_sizes: 0,
+        };
         let caches = [(1, 32 * kib), (2, 512 * kib), (3, 32 * kib * kib)];
-        let (n, rows) = names(&found, &caches, 1 << 29);
+        let (n, rows) = names(&d, &caches, 1 << 29);
         assert_eq!(n, ["L1", "L2", "DRAM"]);
         assert!(
             rows.iter()
                 .any(|r| r.detected.is_none() && r.sysfs == Some(caches[2]))
         );
-        let (n, _) = names(&found, &caches, 32 * kib * kib);
+        let (n, _) = names(&d, &caches, 32 * kib * kib);
         assert_eq!(n, ["L1", "L2", "last level"]);
     }
 }

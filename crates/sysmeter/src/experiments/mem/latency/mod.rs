@@ -7,14 +7,15 @@
 
 mod findings;
 mod points;
+mod ranges;
+mod refine;
 
 use sysmeter_sys::chase::ChaseBuffer;
 
 use crate::experiments::estimate;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
 use crate::model::{About, Estimate, HostInfo, Series, Unit, units};
-use crate::stats::hierarchy;
-use points::{Order, Sampler, measure_series, sizes};
+use points::{Chain, Order, Sampler, measure_series, sizes};
 
 /// The experiment.
 pub struct MemLatency;
@@ -33,6 +34,10 @@ struct Plan {
     max: u64,
     line: usize,
     windowed_per_octave: u64,
+    /// Points per octave of the fine re-measurement around candidate boundaries.
+    fine_per_octave: u64,
+    /// At most this many fine sizes in all.
+    max_fine: usize,
     random_per_octave: u64,
     stride_per_octave: u64,
     strides: &'static [usize],
@@ -65,14 +70,27 @@ impl Experiment for MemLatency {
                 prefetcher could follow, one TLB miss per page per pass) — the hierarchy is \
                 detected on this curve; (2) one random cycle over all lines, so nearly every \
                 load touches a new page and TLB misses show; (3) address-order strides. \
-                Each point summarises a fixed number of samples: 15 of ~1 ms (quick 9 \
-                of 0.2 ms, thorough 31 of 2 ms); the windowed curve is measured in two \
-                passes, each over the sizes in a shuffled order with half the samples, \
-                pooled per size, so interference from other tenants cannot fake a step. \
-                Levels: plateaus of the log-log curve of each point's 5th percentile \
-                (interference only adds latency), >= 1.5x apart, each ending where the \
-                curve crosses the geometric mean of its and the next level's latency (see \
-                stats::hierarchy)."
+                Each take of a point is a fixed number of samples: 15 of ~1 ms (quick 9 \
+                of 0.2 ms, thorough 31 of 2 ms). The windowed curve is measured in two \
+                stages. Coarse: 4 sizes per octave (thorough 8), two passes in shuffled size \
+                order with half the samples each. Fine: around every candidate level end, \
+                from the coarse size below its range to the one above, 8 sizes per octave \
+                (thorough 16; at most 48, quick 24, thorough 96), again two shuffled passes, \
+                so each size there is measured at least twice. Right before every windowed \
+                take, outside its timed samples, the machine-state probe (~0.2 ms dependent \
+                multiply chain) gives the core clock; the take's cycles per load are its ns \
+                per load x that GHz. Levels are detected on each size's best take (lowest \
+                5th percentile: interference only adds latency) in core cycles, so a clock \
+                change between points cannot make or move a boundary; latencies are \
+                reported in ns (the best take's p5, median over a level). Levels: plateaus of \
+                the log-log curve, >= 1.5x apart (see stats::hierarchy). Each end is a range: \
+                the last size clearly inside (below A*r^(1/4), r the step to the next level \
+                B/A) and the first from which every larger size of the next level is \
+                clearly beyond (above A*sqrt(r)); it is confirmed only when both ends were \
+                re-measured in the fine stage, the jump across it is >= 1.5x and it spans \
+                <= 4x, else a finding says it could not be confirmed. The reported end is \
+                the range's geometric middle; sysfs agrees when its size lies inside the \
+                range or within 1.25x of it (see stats::hierarchy::confirm)."
                 .into(),
             references: vec![
                 "McVoy & Staelin, lmbench (lat_mem_rd), USENIX 1996".into(),
@@ -96,42 +114,52 @@ impl Experiment for MemLatency {
             ExperimentError::io(&what, e)
         })?;
         let mut out = Measured::default();
-        let s = &plan.sampler;
+        let s = plan.sampler;
         // The curve the hierarchy is read from: two passes in shuffled size order, half the
-        // samples each (see `measure_series`).
+        // samples each, a probe before every take, then the fine stage (see `refine`).
         let halves = Sampler {
             samples: s.samples.div_ceil(2),
-            ..*s
+            ..s
         };
-        let all = sizes(4 * KIB, plan.max, plan.windowed_per_octave);
-        let windowed = (Order::Windowed, WINDOWED);
-        let (series, metrics) =
-            measure_series(ctx, &mut buf, windowed, &all, plan.line, &halves, 2)?;
-        out.series.push(series);
+        let chain = |kind, name, sampler, probe| Chain {
+            kind,
+            name,
+            line: plan.line,
+            sampler,
+            probe,
+        };
+        let w = refine::windowed(
+            ctx,
+            &mut buf,
+            &plan,
+            &chain(Order::Windowed, WINDOWED, halves, true),
+        )?;
+        out.series.push(w.series);
         let few = sizes(4 * KIB, plan.max, plan.random_per_octave);
-        let random = (Order::Random, RANDOM);
-        let (series, _) = measure_series(ctx, &mut buf, random, &few, plan.line, s, 1)?;
+        let random = chain(Order::Random, RANDOM, s, false);
+        let (series, _) = measure_series(ctx, &mut buf, &random, &few, 1)?;
         out.series.push(series);
         for &stride in plan.strides {
             let xs = sizes(2 * stride as u64, plan.max, plan.stride_per_octave);
             let name = format!("stride {}", units::size(stride as u64));
-            let kind = (Order::Stride(stride), name.as_str());
-            let (series, _) = measure_series(ctx, &mut buf, kind, &xs, plan.line, s, 1)?;
+            let kind = Chain {
+                kind: Order::Stride(stride),
+                name: &name,
+                ..random
+            };
+            let (series, _) = measure_series(ctx, &mut buf, &kind, &xs, 1)?;
             // A --max-size below twice the stride leaves no point for it.
             if !series.points.is_empty() {
                 out.series.push(series);
             }
         }
         drop(buf);
-        // Interference (other tenants evicting our lines) only ever adds latency, so the
-        // low end of a point's samples is its undisturbed latency: detect levels on p5.
-        let curve: Vec<(u64, f64)> = out.series[0]
-            .points
-            .iter()
-            .map(|p| (p.x as u64, p.summary.p5))
-            .collect();
-        let found = hierarchy::detect(&curve, &hierarchy::Config::default());
-        findings::levels(ctx, &found, &metrics, plan.max, &mut out);
+        let detected = findings::Detected {
+            found: &w.found,
+            boundaries: &w.boundaries,
+            fine_sizes: w.fine_sizes,
+        };
+        findings::levels(ctx, &detected, &w.metrics, plan.max, &mut out);
         findings::overhead(&plan.sampler, &mut out);
         tlb_and_strides(&mut out);
         Ok(out)
@@ -160,15 +188,17 @@ fn plan(ctx: &Ctx<'_>) -> Plan {
         None => want.next_power_of_two().min(DEFAULT_CAP),
     };
     let max = if avail > 0 { max.min(avail / 4) } else { max };
-    let (samples, per) = match ctx.profile.name {
-        "quick" => (9, [4, 1, 1]),
-        "thorough" => (31, [8, 4, 2]),
-        _ => (15, [4, 2, 1]),
+    let (samples, per, fine) = match ctx.profile.name {
+        "quick" => (9, [4, 1, 1], (8, 24)),
+        "thorough" => (31, [8, 4, 2], (16, 96)),
+        _ => (15, [4, 2, 1], (8, 48)),
     };
     Plan {
         max,
         line,
         windowed_per_octave: per[0],
+        fine_per_octave: fine.0,
+        max_fine: fine.1,
         random_per_octave: per[1],
         stride_per_octave: per[2],
         strides: match (quick, thorough) {

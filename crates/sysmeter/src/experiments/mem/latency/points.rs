@@ -5,13 +5,16 @@
 //! Timing model of one sample: `t0 = now(); chase(loads); t1 = now()` — inside the interval
 //! are `loads` dependent loads, one `dec`+`jnz` per 16 loads and one timer read pair. The
 //! timer pair (calibrated once per run) and the loop control (measured here with the empty
-//! twin `chase_overhead`) are subtracted per load.
+//! twin `chase_overhead`) are subtracted per load. The machine-state probe a take may run
+//! first (≈ 0.2 ms) is outside every sample.
 
+use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Instant;
 
 use sysmeter_sys::chase::{ChaseBuffer, chase_overhead};
 
+use crate::harness::machine::ProbeSample;
 use crate::harness::{Ctx, ExperimentError};
 use crate::model::{Metric, Series, SeriesPoint, Unit};
 
@@ -127,21 +130,49 @@ fn sample_point(
     Ok((samples, loads))
 }
 
-/// Measure one chain kind over `sizes` (ascending), reusing `buf`; returns the series and
-/// the per-point metrics (kept for the level metrics). With `passes` > 1 every size is
-/// measured once per pass, each pass in a different random order of sizes, and a point
-/// pools its passes' samples: a burst of interference from other tenants then lands on
-/// scattered sizes and on one pass only, instead of on a run of neighbouring sizes.
-pub fn measure_series(
-    ctx: &Ctx<'_>,
+/// One chain kind measured with one sampling budget.
+#[derive(Debug, Clone, Copy)]
+pub struct Chain<'a> {
+    /// Visiting order.
+    pub kind: Order,
+    /// Series name.
+    pub name: &'a str,
+    /// Cache line size (the chain's element spacing).
+    pub line: usize,
+    /// Budget of one take.
+    pub sampler: Sampler,
+    /// Take a machine-state probe just before each take (outside its timed samples).
+    pub probe: bool,
+}
+
+/// One measurement of one size: its samples, the loads per sample, and the probe's core
+/// clock taken just before it (0 without a probe).
+#[derive(Debug, Clone)]
+pub struct Take {
+    /// Working-set size.
+    pub size: u64,
+    /// ns per load, overheads subtracted.
+    pub ns: Vec<f64>,
+    /// Loads per sample.
+    pub loads: u64,
+    /// Effective core clock from the probe before this take, GHz (0 = none).
+    pub ghz: f64,
+    /// Part of the fine re-measurement around a candidate boundary.
+    pub fine: bool,
+}
+
+/// Measure `sizes` (ascending) `passes` times, reusing `buf`. With `passes` > 1 each pass
+/// visits the sizes in a different random order, so a burst of interference from other
+/// tenants lands on scattered sizes and on one pass only, instead of on a run of
+/// neighbouring sizes.
+pub fn measure_takes(
     buf: &mut ChaseBuffer,
-    (kind, name): (Order, &str),
+    c: &Chain<'_>,
     sizes: &[u64],
-    line: usize,
-    s: &Sampler,
     passes: usize,
-) -> Result<(Series, Vec<Metric>), ExperimentError> {
-    let mut pooled: Vec<(Vec<f64>, u64)> = vec![(Vec::new(), 0); sizes.len()];
+    fine: bool,
+) -> Result<Vec<Take>, ExperimentError> {
+    let mut takes = Vec::with_capacity(sizes.len() * passes.max(1));
     let mut rng = fastrand::Rng::with_seed(0x7061_7373 ^ sizes.len() as u64);
     for _ in 0..passes.max(1) {
         let mut idx: Vec<usize> = (0..sizes.len()).collect();
@@ -149,19 +180,50 @@ pub fn measure_series(
             rng.shuffle(&mut idx);
         }
         for i in idx {
-            let o = order(kind, sizes[i] as usize, line, 0x6c61_7465_6e63 ^ sizes[i]);
+            let o = order(
+                c.kind,
+                sizes[i] as usize,
+                c.line,
+                0x6c61_7465_6e63 ^ sizes[i],
+            );
             buf.link(&o)
-                .map_err(|e| ExperimentError::Failed(format!("build the {name} chain: {e}")))?;
-            let (v, loads) = sample_point(buf, o.len(), s)?;
-            pooled[i].0.extend(v);
-            pooled[i].1 = loads;
+                .map_err(|e| ExperimentError::Failed(format!("build the {} chain: {e}", c.name)))?;
+            let ghz = if c.probe {
+                ProbeSample::take().core_ghz
+            } else {
+                0.0
+            };
+            let (ns, loads) = sample_point(buf, o.len(), &c.sampler)?;
+            takes.push(Take {
+                size: sizes[i],
+                ns,
+                loads,
+                ghz,
+                fine,
+            });
         }
+    }
+    Ok(takes)
+}
+
+/// The series of `takes`: one point per size (ascending), pooling every take of that size,
+/// and the per-point metrics (kept for the level metrics).
+pub fn series_of(
+    ctx: &Ctx<'_>,
+    c: &Chain<'_>,
+    takes: &[Take],
+) -> Result<(Series, Vec<Metric>), ExperimentError> {
+    let mut pooled: BTreeMap<u64, (Vec<f64>, u64)> = BTreeMap::new();
+    for t in takes {
+        let e = pooled.entry(t.size).or_default();
+        e.0.extend(&t.ns);
+        e.1 = e.1.max(t.loads);
     }
     let mut points = Vec::new();
     let mut metrics = Vec::new();
-    for (&size, (samples, loads)) in sizes.iter().zip(pooled) {
-        let mut m = ctx.metric(&format!("{name} @ {size} B"), Unit::Ns, samples)?;
-        m.subtracted_overhead_ns = s.timer_ns / loads.max(1) as f64 + s.loop_ns;
+    for (size, (samples, loads)) in pooled {
+        let mut m = ctx.metric(&format!("{} @ {size} B", c.name), Unit::Ns, samples)?;
+        m.subtracted_overhead_ns = c.sampler.timer_ns / loads.max(1) as f64 + c.sampler.loop_ns;
         m.ops_per_sample = loads;
         points.push(SeriesPoint {
             x: size as f64,
@@ -171,13 +233,25 @@ pub fn measure_series(
         metrics.push(m);
     }
     let series = Series {
-        name: name.to_string(),
+        name: c.name.to_string(),
         x_label: "working set".to_string(),
         x_unit: Unit::Bytes,
         y_unit: Unit::Ns,
         points,
     };
     Ok((series, metrics))
+}
+
+/// Measure one chain kind over `sizes` in `passes` and pool them into its series.
+pub fn measure_series(
+    ctx: &Ctx<'_>,
+    buf: &mut ChaseBuffer,
+    c: &Chain<'_>,
+    sizes: &[u64],
+    passes: usize,
+) -> Result<(Series, Vec<Metric>), ExperimentError> {
+    let takes = measure_takes(buf, c, sizes, passes, false)?;
+    series_of(ctx, c, &takes)
 }
 
 /// Working-set sizes from 4 KiB (or `from`) to `max`: `per_octave` points per power of two

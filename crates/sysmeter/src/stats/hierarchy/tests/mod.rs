@@ -1,4 +1,7 @@
-//! Unit tests of the hierarchy detector on synthetic curves with a known answer.
+//! Unit tests of the hierarchy detector on synthetic curves with a known answer; the
+//! confirmation of boundaries (ranges, re-measurement, clock drift) in `confirm.rs`.
+
+mod confirm;
 
 use super::*;
 

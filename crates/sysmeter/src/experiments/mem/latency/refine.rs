@@ -1,0 +1,157 @@
+//! The windowed curve of `mem.latency` and the cache levels read from it, in two stages:
+//! a coarse curve over all sizes, then a fine, repeated re-measurement around each
+//! candidate boundary, and the detection and confirmation (`stats::hierarchy`) on core
+//! cycles per load, so a change of the core clock between points cannot make or move a
+//! boundary. Latencies are still reported in ns.
+
+use sysmeter_sys::chase::ChaseBuffer;
+
+use crate::harness::{Ctx, ExperimentError};
+use crate::model::{Metric, Series};
+use crate::stats::hierarchy::{self, Boundary, CurvePoint, Hierarchy};
+
+use super::Plan;
+use super::points::{Chain, Take, measure_takes, series_of, sizes};
+
+/// The windowed series and what was read from it.
+pub struct Windowed {
+    /// All points, coarse and fine, one per size.
+    pub series: Series,
+    /// The per-point metrics of `series`.
+    pub metrics: Vec<Metric>,
+    /// The levels, latencies in ns; a confirmed level's end is the middle of its range.
+    pub found: Hierarchy,
+    /// Range and confirmation of each level's end.
+    pub boundaries: Vec<Boundary>,
+    /// Sizes re-measured in the fine stage.
+    pub fine_sizes: usize,
+}
+
+/// Coarse curve, fine re-measurement around the candidates, detection and confirmation.
+pub fn windowed(
+    ctx: &Ctx<'_>,
+    buf: &mut ChaseBuffer,
+    plan: &Plan,
+    chain: &Chain<'_>,
+) -> Result<Windowed, ExperimentError> {
+    let coarse_sizes = sizes(4 * super::KIB, plan.max, plan.windowed_per_octave);
+    let mut takes = measure_takes(buf, chain, &coarse_sizes, 2, false)?;
+    // Up to two fine rounds: the second only for sizes that the first did not cover, when
+    // the candidates moved after the first.
+    let mut fine = 0;
+    for _ in 0..2 {
+        let (curve, _) = curves(&takes);
+        let h = hierarchy::detect(&pairs(&curve), &hierarchy::Config::default());
+        let new: Vec<u64> = fine_sizes(&hierarchy::windows(&h, &curve), plan)
+            .into_iter()
+            .filter(|s| !curve.iter().any(|p| p.bytes == *s && p.refined))
+            .take(plan.max_fine)
+            .collect();
+        if new.is_empty() {
+            break;
+        }
+        fine += new.len();
+        takes.extend(measure_takes(buf, chain, &new, 2, true)?);
+    }
+    let (cycles, ns) = curves(&takes);
+    let mut found = hierarchy::detect(&pairs(&cycles), &hierarchy::Config::default());
+    let boundaries = hierarchy::confirm(&found, &cycles, &hierarchy::ConfirmConfig::default());
+    let latencies = hierarchy::latencies_on(&found, &ns);
+    for (level, ns) in found.levels.iter_mut().zip(latencies) {
+        level.latency_ns = ns;
+    }
+    for b in boundaries.iter().filter(|b| b.unconfirmed.is_none()) {
+        found.levels[b.level].ends_at_bytes = b.middle();
+    }
+    // Minor steps were found on cycles; their ratios are unit-free.
+    let (series, metrics) = series_of(ctx, chain, &takes)?;
+    Ok(Windowed {
+        series,
+        metrics,
+        found,
+        boundaries,
+        fine_sizes: fine,
+    })
+}
+
+fn pairs(c: &[CurvePoint]) -> Vec<(u64, f64)> {
+    c.iter().map(|p| (p.bytes, p.value)).collect()
+}
+
+/// The 5th percentile of one take's samples (with 8 samples: the lowest).
+fn p5(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    s.get(((s.len().max(1) - 1) as f64 * 0.05).round() as usize)
+        .copied()
+        .unwrap_or(f64::NAN)
+}
+
+/// Per size, ascending: the best take in core cycles per load (its p5 × the probe's GHz
+/// before it) and the best take in ns. A take without a usable probe uses the median clock
+/// of the others (all without: 1 GHz, so the cycles curve is the ns curve).
+fn curves(takes: &[Take]) -> (Vec<CurvePoint>, Vec<(u64, f64)>) {
+    let mut clocks: Vec<f64> = takes
+        .iter()
+        .map(|t| t.ghz)
+        .filter(|g| g.is_finite() && *g > 0.0)
+        .collect();
+    clocks.sort_by(f64::total_cmp);
+    let fallback = clocks.get(clocks.len() / 2).copied().unwrap_or(1.0);
+    let mut cycles: Vec<CurvePoint> = Vec::new();
+    let mut ns: Vec<(u64, f64)> = Vec::new();
+    let mut order: Vec<&Take> = takes.iter().collect();
+    order.sort_by_key(|t| t.size);
+    for t in order {
+        let ghz = if t.ghz.is_finite() && t.ghz > 0.0 {
+            t.ghz
+        } else {
+            fallback
+        };
+        let (lat, c) = (p5(&t.ns), p5(&t.ns) * ghz);
+        match cycles.last_mut() {
+            Some(p) if p.bytes == t.size => {
+                p.second = p.second.min(p.value.max(c));
+                p.value = p.value.min(c);
+                p.refined |= t.fine;
+                if let Some(n) = ns.last_mut() {
+                    n.1 = n.1.min(lat);
+                }
+            }
+            _ => {
+                cycles.push(CurvePoint {
+                    bytes: t.size,
+                    value: c,
+                    second: f64::INFINITY,
+                    refined: t.fine,
+                });
+                ns.push((t.size, lat));
+            }
+        }
+    }
+    (cycles, ns)
+}
+
+/// Fine sizes inside the windows: `plan.fine_per_octave` per octave on the grid from powers
+/// of two (8 per octave includes the coarse 4, so those are measured again), at most
+/// `plan.max_fine` in all (thinned evenly beyond that).
+fn fine_sizes(windows: &[(u64, u64)], plan: &Plan) -> Vec<u64> {
+    let mut v: Vec<u64> = windows
+        .iter()
+        .flat_map(|&(lo, hi)| {
+            let octave = 1u64 << (63 - lo.max(1).leading_zeros());
+            sizes(octave, hi, plan.fine_per_octave)
+                .into_iter()
+                .filter(move |&s| s >= lo && s <= hi)
+        })
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    if v.len() > plan.max_fine && plan.max_fine > 0 {
+        let step = v.len() as f64 / plan.max_fine as f64;
+        v = (0..plan.max_fine)
+            .map(|i| v[(i as f64 * step) as usize])
+            .collect();
+    }
+    v
+}
