@@ -99,6 +99,31 @@ struct Row {
     range: Option<(u64, u64)>,
 }
 
+/// The `hierarchy.<name>.latency_ns` finding of one level.
+fn latency_finding(out: &mut Measured, name: &str, level: &Level, ghz: Option<f64>, last: bool) {
+    let mut cyc = ghz.map_or(String::new(), |g| {
+        format!(" ({:.0} TSC cycles)", level.latency_ns * g)
+    });
+    if last {
+        cyc.push_str(" as the median of the 3 largest working sets");
+    }
+    let shape = if level.flat {
+        "plateau"
+    } else {
+        "still rising at"
+    };
+    out.find(
+        &format!("hierarchy.{name}.latency_ns"),
+        format!(
+            "{name}: {}{cyc}, {shape} {}–{}.",
+            units::duration_ns(level.latency_ns),
+            units::size(level.first_size),
+            units::size(level.last_size)
+        ),
+        Some(level.latency_ns),
+    );
+}
+
 /// Level metrics and hierarchy findings from the detected levels of the windowed curve.
 pub fn levels(ctx: &Ctx<'_>, d: &Detected<'_>, metrics: &[Metric], max: u64, out: &mut Measured) {
     let caches = sysfs_caches(ctx.host);
@@ -115,27 +140,7 @@ pub fn levels(ctx: &Ctx<'_>, d: &Detected<'_>, metrics: &[Metric], max: u64, out
             m.note = Some(format!("random chain at {}", units::size(xs[i])));
             out.metrics.push(m);
         }
-        let mut cyc = ghz.map_or(String::new(), |g| {
-            format!(" ({:.0} TSC cycles)", level.latency_ns * g)
-        });
-        if last {
-            cyc.push_str(" as the median of the 3 largest working sets");
-        }
-        let shape = if level.flat {
-            "plateau"
-        } else {
-            "still rising at"
-        };
-        out.find(
-            &format!("hierarchy.{name}.latency_ns"),
-            format!(
-                "{name}: {}{cyc}, {shape} {}–{}.",
-                units::duration_ns(level.latency_ns),
-                units::size(level.first_size),
-                units::size(level.last_size)
-            ),
-            Some(level.latency_ns),
-        );
+        latency_finding(out, name, level, ghz, last);
         let Some(end) = level.ends_at_bytes else {
             table.push(format!("{name} {}", units::duration_ns(level.latency_ns)));
             continue;
