@@ -33,9 +33,11 @@ pub trait Experiment: Sync {
     fn estimate(&self, host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate>;
     /// Do the measurements through `ctx`.
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError>;
-    /// Whether the experiment puts helper processes or threads of its own on the measuring
-    /// CPU (a pipe peer, a forked child): the drift judgment then ignores other tasks and
-    /// run-queue wait on that CPU, which are the experiment itself.
+    /// Whether the experiment runs work of its own beside the measuring thread — a pipe
+    /// peer, a forked child, helper threads on other CPUs, kernel I/O (writeback, readahead,
+    /// the network stack): the drift judgment then looks only at the core clock and steal
+    /// time, because other tasks on the measuring CPU, run-queue wait and a changed ALU
+    /// throughput (a busy SMT sibling) are the experiment itself.
     fn shares_measuring_cpu(&self) -> bool {
         false
     }

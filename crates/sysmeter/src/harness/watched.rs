@@ -22,15 +22,16 @@ pub const SETTLE_GAP: Duration = Duration::from_millis(100);
 /// Longest wait for the machine to settle before measuring again anyway.
 pub const SETTLE_MAX: Duration = Duration::from_secs(2);
 
-/// The drift thresholds for `exp`: experiments that put their own helper processes or
-/// threads on the measuring CPU (a pipe peer, a forked child) would otherwise always count
-/// those as "other tasks" and as run-queue wait, so for them only the probe and steal time
-/// are judged.
+/// The drift thresholds for `exp`: experiments that run work of their own beside the
+/// measuring thread ([`Experiment::shares_measuring_cpu`]) would otherwise always count it
+/// as other tasks, run-queue wait or a busy SMT sibling (the throughput probe), so for them
+/// only the core clock and steal time are judged.
 pub fn limits_for(exp: &dyn Experiment) -> Limits {
     if exp.shares_measuring_cpu() {
         Limits {
             other_share: f64::INFINITY,
             runqueue_share: f64::INFINITY,
+            throughput_change: f64::INFINITY,
             ..DEFAULT_LIMITS
         }
     } else {

@@ -21,6 +21,11 @@ pub struct FsContention;
 const WINDOWS: usize = 10;
 
 impl Experiment for FsContention {
+    fn shares_measuring_cpu(&self) -> bool {
+        // Peers, children, helper threads or kernel I/O work of its own run beside it.
+        true
+    }
+
     fn id(&self) -> &'static str {
         "fs.contention"
     }

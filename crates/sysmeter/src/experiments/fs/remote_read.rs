@@ -12,6 +12,11 @@ use crate::model::{About, Estimate, HostInfo, Metric};
 pub struct FsRemoteRead;
 
 impl Experiment for FsRemoteRead {
+    fn shares_measuring_cpu(&self) -> bool {
+        // Peers, children, helper threads or kernel I/O work of its own run beside it.
+        true
+    }
+
     fn id(&self) -> &'static str {
         "fs.remote_read"
     }

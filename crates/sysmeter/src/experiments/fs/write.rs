@@ -20,6 +20,11 @@ const CHUNK: usize = 1 << 20;
 const SYNC_FILE: u64 = 4 << 20;
 
 impl Experiment for FsWrite {
+    fn shares_measuring_cpu(&self) -> bool {
+        // Peers, children, helper threads or kernel I/O work of its own run beside it.
+        true
+    }
+
     fn id(&self) -> &'static str {
         "fs.write"
     }

@@ -34,6 +34,11 @@ pub fn bw_name(cross: bool) -> &'static str {
 }
 
 impl Experiment for Ipc {
+    fn shares_measuring_cpu(&self) -> bool {
+        // Peers, children, helper threads or kernel I/O work of its own run beside it.
+        true
+    }
+
     fn id(&self) -> &'static str {
         match self.0 {
             Transport::Pipe => "ipc.pipe",

@@ -25,6 +25,11 @@ pub enum Kind {
 pub struct Net(pub Kind);
 
 impl Experiment for Net {
+    fn shares_measuring_cpu(&self) -> bool {
+        // Peers, children, helper threads or kernel I/O work of its own run beside it.
+        true
+    }
+
     fn id(&self) -> &'static str {
         match self.0 {
             Kind::Rtt => "net.rtt",

@@ -28,6 +28,11 @@ const GROUP: usize = 64;
 const MIB: u64 = 1 << 20;
 
 impl Experiment for FsCacheSize {
+    fn shares_measuring_cpu(&self) -> bool {
+        // Peers, children, helper threads or kernel I/O work of its own run beside it.
+        true
+    }
+
     fn id(&self) -> &'static str {
         "fs.cache_size"
     }

@@ -22,6 +22,11 @@ use crate::model::{About, Estimate, HostInfo, Series, SeriesPoint, Unit};
 pub struct FsRead;
 
 impl Experiment for FsRead {
+    fn shares_measuring_cpu(&self) -> bool {
+        // Peers, children, helper threads or kernel I/O work of its own run beside it.
+        true
+    }
+
     fn id(&self) -> &'static str {
         "fs.read"
     }

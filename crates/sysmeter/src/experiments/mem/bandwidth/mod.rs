@@ -208,6 +208,11 @@ fn dram_level(host: &HostInfo, cap: usize, plan: &mut Plan) {
 }
 
 impl Experiment for MemBandwidth {
+    fn shares_measuring_cpu(&self) -> bool {
+        // Peers, children, helper threads or kernel I/O work of its own run beside it.
+        true
+    }
+
     fn id(&self) -> &'static str {
         "mem.bandwidth"
     }

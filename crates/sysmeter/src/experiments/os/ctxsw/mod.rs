@@ -28,6 +28,11 @@ const YIELD: &str = "sched_yield hand-off, same CPU";
 const CROSS: &str = "process round trip, cross CPU (pipes)";
 
 impl Experiment for OsCtxsw {
+    fn shares_measuring_cpu(&self) -> bool {
+        // Peers, children, helper threads or kernel I/O work of its own run beside it.
+        true
+    }
+
     fn id(&self) -> &'static str {
         "os.ctxsw"
     }
