@@ -137,7 +137,8 @@ pub struct BenchArgs {
     /// Run only these experiment ids (repeatable, or comma separated).
     #[arg(long, value_name = "ID", value_delimiter = ',')]
     pub only: Vec<String>,
-    /// Smoke-test budgets: the whole set in seconds, wider confidence intervals.
+    /// Smoke-test budgets: the whole set in seconds (3 short rounds), wider confidence
+    /// intervals.
     #[arg(long, conflicts_with = "thorough")]
     pub quick: bool,
     /// Longer budgets and more samples, in 3 interleaved rounds.
@@ -145,7 +146,7 @@ pub struct BenchArgs {
     pub thorough: bool,
     /// Measure the selected experiments in N interleaved passes (ABAB…, not AA…BB): each
     /// metric gets the median of its round medians and the between-round CV, the figure to
-    /// trust for reproducibility (default 1; 3 with --thorough).
+    /// trust for reproducibility (default 1; 3 with --quick and --thorough).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=100))]
     pub rounds: Option<u16>,
     /// Output format, --out, and where the run is stored.

@@ -68,7 +68,10 @@ fn host_describes_this_machine_in_text_and_json() {
 
 fn bench_into(db: &std::path::Path, id: &str) -> Value {
     let mut bench = sysmeter();
-    bench.args(["bench", "--quick", "--only", id, "--format", "json", "--db"]);
+    bench.args([
+        "bench", "--quick", "--rounds", "1", "--only", id, "--format", "json",
+    ]);
+    bench.arg("--db");
     json_out(bench.arg(db))
 }
 

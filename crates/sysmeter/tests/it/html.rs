@@ -30,6 +30,8 @@ fn bench(dir: &Path) -> (PathBuf, PathBuf) {
         .args([
             "bench",
             "--quick",
+            "--rounds",
+            "1",
             "--format",
             "json",
             "--out",

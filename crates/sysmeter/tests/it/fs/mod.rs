@@ -15,7 +15,15 @@ mod root;
 
 fn bench(args: &[&str]) -> (Value, i32) {
     let out = sysmeter()
-        .args(["bench", "--quick", "--no-store", "--format", "json"])
+        .args([
+            "bench",
+            "--quick",
+            "--rounds",
+            "1",
+            "--no-store",
+            "--format",
+            "json",
+        ])
         .args(args)
         .output()
         .expect("run");

@@ -14,7 +14,15 @@ pub fn sysmeter() -> assert_cmd::Command {
 }
 
 /// The arguments of a quick bench that prints its record as JSON and stores nothing.
-pub const BENCH_JSON: [&str; 5] = ["bench", "--quick", "--no-store", "--format", "json"];
+pub const BENCH_JSON: [&str; 7] = [
+    "bench",
+    "--quick",
+    "--rounds",
+    "1",
+    "--no-store",
+    "--format",
+    "json",
+];
 
 /// `sysmeter bench --quick --no-store --format json ARGS`, which must succeed; its record.
 pub fn bench_json(args: &[&str]) -> Value {
