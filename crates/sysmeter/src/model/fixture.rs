@@ -7,8 +7,9 @@
 //! changing it means re-accepting snapshots.
 
 use crate::model::{
-    About, Calibration, Estimate, ExperimentResult, Finding, HostInfo, Metric, RunConfig, RunKind,
-    RunRecord, SCHEMA_VERSION, Series, SeriesPoint, Skip, Status, Summary, Unit,
+    About, Calibration, Estimate, ExperimentResult, Finding, HostInfo, MachineState, Metric,
+    RunConfig, RunKind, RunRecord, SCHEMA_VERSION, Series, SeriesPoint, Skip, Status, Summary,
+    Unit,
 };
 use crate::model::{CacheInfo, CpuInfo, MemoryInfo};
 use crate::stats::summarize;
@@ -260,4 +261,22 @@ fn pipe() -> ExperimentResult {
         Some("creating a pipe failed: too many open files (EMFILE); raise `ulimit -n`".to_string());
     result.elapsed_ns = 1_000_000;
     result
+}
+
+/// A machine state whose probe held still at `ghz` (throughput 3.9 adds per cycle, a 160 ns
+/// null system call), for tests of what the harness and `compare` do with it.
+pub fn steady_machine(ghz: f64) -> MachineState {
+    MachineState {
+        core_ghz_start: ghz,
+        core_ghz_end: ghz,
+        throughput_start: 3.9 * ghz,
+        throughput_end: 3.9 * ghz,
+        syscall_ns_start: 160.0,
+        syscall_ns_end: 160.0,
+        steal_ns: 0,
+        involuntary_switches: 0,
+        runqueue_wait_ns: 0,
+        stable: true,
+        reason: None,
+    }
 }

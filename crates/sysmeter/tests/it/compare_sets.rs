@@ -12,19 +12,7 @@ use sysmeter::stats::summarize;
 use crate::support::{json_of, stderr_of, stdout_of, sysmeter};
 
 fn state(ghz: f64) -> MachineState {
-    MachineState {
-        core_ghz_start: ghz,
-        core_ghz_end: ghz,
-        throughput_start: 3.9 * ghz,
-        throughput_end: 3.9 * ghz,
-        syscall_ns_start: 160.0,
-        syscall_ns_end: 160.0,
-        steal_ns: 0,
-        involuntary_switches: 0,
-        runqueue_wait_ns: 0,
-        stable: true,
-        reason: None,
-    }
+    sysmeter::model::fixture::steady_machine(ghz)
 }
 
 /// The fixture with os.syscall probed at `ghz` and its samples scaled by `factor`.

@@ -79,19 +79,7 @@ fn text_lists_machine_differences_before_the_metrics() {
 /// A pair with machine-state probes: B's machine 20% slower (speed 0.8) and its os.syscall
 /// samples 25% longer, so every metric is "machine slower" after normalising.
 fn shifted() -> (RunRecord, RunRecord) {
-    let state = |ghz: f64| crate::model::MachineState {
-        core_ghz_start: ghz,
-        core_ghz_end: ghz,
-        throughput_start: 3.9 * ghz,
-        throughput_end: 3.9 * ghz,
-        syscall_ns_start: 160.0,
-        syscall_ns_end: 160.0,
-        steal_ns: 0,
-        involuntary_switches: 0,
-        runqueue_wait_ns: 0,
-        stable: true,
-        reason: None,
-    };
+    let state = crate::model::fixture::steady_machine;
     let mut a = sample_run();
     a.results[0].machine = Some(state(4.5));
     let mut b = sample_run();

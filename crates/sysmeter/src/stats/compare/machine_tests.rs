@@ -10,19 +10,7 @@ use crate::stats::summarize;
 
 /// A steady probe at `ghz`.
 pub(super) fn state(ghz: f64) -> MachineState {
-    MachineState {
-        core_ghz_start: ghz,
-        core_ghz_end: ghz,
-        throughput_start: 3.9 * ghz,
-        throughput_end: 3.9 * ghz,
-        syscall_ns_start: 160.0,
-        syscall_ns_end: 160.0,
-        steal_ns: 0,
-        involuntary_switches: 0,
-        runqueue_wait_ns: 0,
-        stable: true,
-        reason: None,
-    }
+    crate::model::fixture::steady_machine(ghz)
 }
 
 fn scale(m: &mut Metric, factor: f64) {
