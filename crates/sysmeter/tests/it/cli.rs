@@ -67,6 +67,7 @@ fn host_describes_this_machine_in_text_and_json() {
 }
 
 fn bench_into(db: &std::path::Path, id: &str) -> Value {
+    let _alone = crate::support::exclusive();
     let mut bench = sysmeter();
     bench.args([
         "bench", "--quick", "--rounds", "1", "--only", id, "--format", "json",

@@ -36,6 +36,8 @@ fn a_spinner_on_the_measuring_cpu_makes_the_experiment_unstable() {
 /// A JSON bench of cpu.call and os.syscall on `cpu`, with a spinner on the same CPU from
 /// shortly after its start to its end.
 fn bench_with_spinner(cpu: usize) -> serde_json::Value {
+    // A spinner and a bench beside the timing-sensitive tests would blur them.
+    let _alone = crate::support::exclusive();
     let stop = Arc::new(AtomicBool::new(false));
     // The spinner starts once the bench is under way (after its calibration) and runs until
     // it ends: every experiment it lands in shares its CPU with it, the re-measurement of
@@ -128,6 +130,7 @@ fn assert_core_cycles_on_time_metrics(results: &[serde_json::Value]) {
 
 #[test]
 fn rounds_interleave_and_report_the_between_round_spread() {
+    let alone = crate::support::exclusive();
     let run = json_out(sysmeter().args([
         "bench",
         "--quick",
@@ -139,6 +142,7 @@ fn rounds_interleave_and_report_the_between_round_spread() {
         "--format",
         "json",
     ]));
+    drop(alone);
     let results = run["results"].as_array().expect("results");
     assert_eq!(results.len(), 2, "one combined result per experiment");
     for r in results {

@@ -25,6 +25,7 @@ fn path_arg(p: &Path) -> &str {
 
 /// Runs the quick bench into `dir/runs.db` and saves its JSON as `dir/run.json`.
 fn bench(dir: &Path) -> (PathBuf, PathBuf) {
+    let _alone = crate::support::exclusive();
     let (db, json) = (dir.join("runs.db"), dir.join("run.json"));
     sysmeter()
         .args([

@@ -144,6 +144,26 @@ fn sorting_is_o_n_log_n() {
     }
 }
 
+/// The workset fixture's scale run; measured again (up to three attempts) when a run finds
+/// no knee, which a co-tenant of the shared L3 can cause (CI once saw the small sizes swing
+/// 2× with a clear step at 6–8 Ki elements and no knee found). A detector that never finds
+/// the knee still fails.
+fn workset_with_knee() -> Result<Value, Missing> {
+    let args = ["--range", "256..32768x1.41421356", "--repeat", "4"];
+    let mut r = scale_fixture("scale_workset", &args)?;
+    for attempt in 1..3 {
+        if finding(&r, "knee").is_some() {
+            break;
+        }
+        println!(
+            "attempt {attempt} found no knee; measuring again:{}",
+            summary(&r)
+        );
+        r = scale_fixture("scale_workset", &args)?;
+    }
+    Ok(r)
+}
+
 /// On this VM the *effective* last-level cache is far smaller than sysfs says (L3 32 MiB,
 /// shared with other guests): mem.latency finds the L3 plateau ending at ~2–4 MiB on a quiet
 /// machine and nearer 1–2 MiB under load. So the knee is asserted in a generous band around
@@ -151,8 +171,7 @@ fn sorting_is_o_n_log_n() {
 /// rather than at the sysfs size.
 #[test]
 fn a_random_working_set_shows_a_knee_past_the_caches() {
-    let args = ["--range", "256..32768x1.41421356", "--repeat", "4"];
-    let r = need!(scale_fixture("scale_workset", &args));
+    let r = need!(workset_with_knee());
     let knee = finding(&r, "knee").unwrap_or_else(|| panic!("no knee:{}", summary(&r)));
     let at_kib = knee["value"].as_f64().expect("knee size");
     let metric = r["metrics"]

@@ -9,11 +9,12 @@ use std::process::Command as StdCommand;
 
 use serde_json::Value;
 
-use crate::support::{is_root, result, skip, sysmeter};
+use crate::support::{exclusive, is_root, result, skip, sysmeter};
 
 mod root;
 
 fn bench(args: &[&str]) -> (Value, i32) {
+    let _alone = exclusive();
     let out = sysmeter()
         .args([
             "bench",

@@ -25,7 +25,10 @@ pub const BENCH_JSON: [&str; 7] = [
 ];
 
 /// `sysmeter bench --quick --no-store --format json ARGS`, which must succeed; its record.
+/// Runs alone ([`super::exclusive`]): a bench loads both CPUs and the caches, which would
+/// blur the timing-sensitive tests (scale's knee, profile's shares) running beside it.
 pub fn bench_json(args: &[&str]) -> Value {
+    let _alone = super::exclusive();
     json_out(sysmeter().args(BENCH_JSON).args(args))
 }
 
