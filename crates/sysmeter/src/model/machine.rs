@@ -3,9 +3,11 @@
 //! ([`RoundStats`]). Filled by `harness`, judged and normalised by `harness::machine` and
 //! `stats::normalise`.
 //!
-//! Pure data: depends on nothing but serde.
+//! Pure data: depends on nothing but serde and the NaN rule of `summary`.
 
 use serde::{Deserialize, Serialize};
+
+use super::summary::{f64_or_nan, vec_or_nan};
 
 /// The machine's state around one experiment: the machine-state probe at its start and end
 /// (`harness::machine`), what else ran on the measuring CPU, and whether it held still.
@@ -48,10 +50,13 @@ impl MachineState {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoundStats {
     /// The metric's median in each round, in round order.
+    #[serde(deserialize_with = "vec_or_nan")]
     pub medians: Vec<f64>,
     /// The median of the round medians: the figure to quote.
+    #[serde(deserialize_with = "f64_or_nan")]
     pub median: f64,
     /// Coefficient of variation of the round medians: how well the figure reproduces from
     /// one pass to the next (the samples inside one round understate that).
+    #[serde(deserialize_with = "f64_or_nan")]
     pub cv: f64,
 }

@@ -14,6 +14,7 @@ pub mod fixture;
 pub mod host;
 pub mod machine;
 pub mod run;
+pub mod summary;
 pub mod units;
 
 pub use host::{
@@ -21,3 +22,4 @@ pub use host::{
 };
 pub use machine::{MachineState, RoundStats};
 pub use run::*;
+pub use summary::Summary;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::host::HostInfo;
 use super::machine::{MachineState, RoundStats};
+use super::summary::Summary;
 
 /// Version of the JSON/DB result schema. Bump it on any incompatible change and say so in
 /// docs/json-schema.md and the CHANGELOG.
@@ -307,35 +308,6 @@ pub struct Metric {
     /// With `bench --rounds N`: the metric's median in each round and how much they differ.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds: Option<RoundStats>,
-}
-
-/// Descriptive statistics of a sample set (see `stats`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
-pub struct Summary {
-    /// Number of samples.
-    pub n: usize,
-    /// Minimum.
-    pub min: f64,
-    /// 5th percentile.
-    pub p5: f64,
-    /// Median.
-    pub median: f64,
-    /// Arithmetic mean.
-    pub mean: f64,
-    /// 95th percentile.
-    pub p95: f64,
-    /// 99th percentile.
-    pub p99: f64,
-    /// Maximum.
-    pub max: f64,
-    /// Sample standard deviation.
-    pub stddev: f64,
-    /// Coefficient of variation (stddev / mean).
-    pub cv: f64,
-    /// Bootstrap 95% confidence interval of the median, (low, high).
-    pub ci95: (f64, f64),
-    /// Samples whose MAD-based modified z-score exceeds 3.5.
-    pub outliers: usize,
 }
 
 /// A curve: metric values over an x axis (e.g. latency by working-set size).

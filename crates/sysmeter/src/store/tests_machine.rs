@@ -33,3 +33,27 @@ fn round_trip_keeps_machine_state_core_cycles_and_rounds() {
     store_run(&mut store, &run);
     assert_eq!(store.load_run("20261123T101010Z-0001").expect("load"), run);
 }
+
+/// A round CV or a core-cycle statistic that is NaN (medians that average zero) is written to
+/// the JSON column as null and must read back as NaN, not make the run unreadable.
+#[test]
+fn nan_round_and_core_cycle_statistics_read_back() {
+    let mut store = Store::open_in_memory().expect("open");
+    let mut run = fixture_run("20261123T111111Z-0002", 1_763_836_362_000_000_000);
+    let mut core = summary(0.0, 3);
+    core.cv = f64::NAN;
+    run.results[0].metrics[0].core_cycles = Some(core);
+    run.results[0].metrics[0].rounds = Some(RoundStats {
+        medians: vec![0.0, f64::NAN, 0.0],
+        median: 0.0,
+        cv: f64::NAN,
+    });
+    store_run(&mut store, &run);
+    let back = store
+        .load_run("20261123T111111Z-0002")
+        .expect("a NaN is not damage");
+    let m = &back.results[0].metrics[0];
+    assert!(m.core_cycles.expect("core cycles").cv.is_nan());
+    let r = m.rounds.as_ref().expect("rounds");
+    assert!(r.cv.is_nan() && r.medians[1].is_nan() && r.medians[0] == 0.0);
+}
