@@ -12,7 +12,7 @@
 //! state. Pure: depends on `model` and `stats`.
 
 use super::ctx::metric_seed;
-use crate::model::{ExperimentResult, MachineState, Metric, RoundStats, Status, Summary};
+use crate::model::{ExperimentResult, MachineState, Metric, RoundStats, Status};
 use crate::stats;
 
 /// One result from the per-round results of an experiment, in round order. `tsc_ghz` is the
@@ -65,7 +65,7 @@ fn pool(m: &mut Metric, per_round: &[(&Metric, Option<f64>)], tsc_ghz: Option<f6
     let medians: Vec<f64> = per_round.iter().map(|(x, _)| x.summary.median).collect();
     m.rounds = round_stats(&medians);
     m.cycles = match (m.cycles, tsc_ghz) {
-        (Some(_), Some(ghz)) => summarize_scaled(&samples, |_| ghz, seed),
+        (Some(_), Some(ghz)) => Some(stats::scale(&summary, ghz)),
         _ => None,
     };
     let all_clocked = per_round.iter().all(|(_, g)| g.is_some());
@@ -83,26 +83,12 @@ fn pool(m: &mut Metric, per_round: &[(&Metric, Option<f64>)], tsc_ghz: Option<f6
     m.samples = samples;
 }
 
-fn summarize_scaled(samples: &[f64], k: impl Fn(f64) -> f64, seed: u64) -> Option<Summary> {
-    let scaled: Vec<f64> = samples.iter().map(|&s| s * k(s)).collect();
-    stats::summarize(&scaled, seed).ok()
-}
-
 /// The round medians, their median and their coefficient of variation.
 pub fn round_stats(medians: &[f64]) -> Option<RoundStats> {
-    let median = stats::median(medians).ok()?;
-    let n = medians.len() as f64;
-    let mean = medians.iter().sum::<f64>() / n;
-    let var = medians.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-    let cv = if mean != 0.0 {
-        var.sqrt() / mean.abs()
-    } else {
-        f64::NAN
-    };
     Some(RoundStats {
         medians: medians.to_vec(),
-        median,
-        cv,
+        median: stats::median(medians).ok()?,
+        cv: stats::cv(medians),
     })
 }
 

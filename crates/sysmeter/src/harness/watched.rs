@@ -14,7 +14,8 @@ use super::Experiment;
 use super::machine::judge::DEFAULT_LIMITS;
 use super::machine::sample::relative_change;
 use super::machine::{Limits, ProbeSample, Watch};
-use crate::model::{ExperimentResult, Finding, MachineState, Status, Summary, Unit};
+use crate::model::{ExperimentResult, Finding, MachineState, Status, Unit};
+use crate::stats;
 
 /// Pause between the probes that decide the machine has settled.
 pub const SETTLE_GAP: Duration = Duration::from_millis(100);
@@ -124,29 +125,14 @@ pub fn add_core_cycles(result: &mut ExperimentResult) {
         return;
     }
     for m in result.metrics.iter_mut().filter(|m| m.unit == Unit::Ns) {
-        m.core_cycles = Some(scaled(&m.summary, ghz));
-    }
-}
-
-/// A summary with every value multiplied by `k > 0` (the CV and counts do not change).
-pub fn scaled(s: &Summary, k: f64) -> Summary {
-    Summary {
-        min: s.min * k,
-        p5: s.p5 * k,
-        median: s.median * k,
-        mean: s.mean * k,
-        p95: s.p95 * k,
-        p99: s.p99 * k,
-        max: s.max * k,
-        stddev: s.stddev * k,
-        ci95: (s.ci95.0 * k, s.ci95.1 * k),
-        ..*s
+        m.core_cycles = Some(stats::scale(&m.summary, ghz));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Summary;
 
     fn metric(name: &str, unit: Unit, summary: Summary) -> crate::model::Metric {
         crate::model::Metric {

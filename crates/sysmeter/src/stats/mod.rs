@@ -151,6 +151,35 @@ pub(crate) fn median_in_place(work: &mut [f64]) -> f64 {
     lower + (upper - lower) / 2.0
 }
 
+/// Sample coefficient of variation (n − 1 in the variance) of `values`: their spread
+/// relative to the size of their mean. NaN for fewer than two values or a zero mean.
+pub fn cv(values: &[f64]) -> f64 {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    if values.len() < 2 || mean == 0.0 {
+        return f64::NAN;
+    }
+    let var = values.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    var.sqrt() / mean.abs()
+}
+
+/// `s` with every value multiplied by `k > 0` — the summary of the samples × `k` (order
+/// statistics, mean, spread and the bootstrap CI all scale; the CV and counts do not).
+pub fn scale(s: &Summary, k: f64) -> Summary {
+    Summary {
+        min: s.min * k,
+        p5: s.p5 * k,
+        median: s.median * k,
+        mean: s.mean * k,
+        p95: s.p95 * k,
+        p99: s.p99 * k,
+        max: s.max * k,
+        stddev: s.stddev * k,
+        ci95: (s.ci95.0 * k, s.ci95.1 * k),
+        ..*s
+    }
+}
+
 /// Relative width of a confidence interval: `(hi − lo) / |median|`; 0 when `hi == lo`,
 /// infinity when the median is 0 and the interval is not empty.
 pub fn relative_ci_width(lo: f64, hi: f64, median: f64) -> f64 {

@@ -24,7 +24,9 @@
 //!   slower has a steadier "cycle count" than time), so each side is first divided by its
 //!   own geometric means of time and clock.
 //!
-//! Pure: numbers in, numbers out. Depends on nothing but `thiserror`.
+//! Pure: numbers in, numbers out. Depends on nothing but `thiserror` and `stats::cv`.
+
+use super::cv;
 
 /// Fewest (time, clock) points [`clock_scaling`] decides from.
 pub const MIN_POINTS: usize = 3;
@@ -207,17 +209,6 @@ pub fn within_side_scaling(a: &[Point], b: &[Point]) -> ScalingEvidence {
     let mut all = centred(a);
     all.extend(centred(b));
     clock_scaling(&all)
-}
-
-/// Sample coefficient of variation (n − 1); NaN for fewer than two values or a zero mean.
-fn cv(v: &[f64]) -> f64 {
-    if v.len() < 2 {
-        return f64::NAN;
-    }
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    var.sqrt() / mean
 }
 
 fn elasticity(points: &[Point]) -> Option<f64> {

@@ -11,7 +11,8 @@
 //! [`DISAGREEMENT`], the finding says which one is off and why.
 
 use crate::harness::Measured;
-use crate::harness::machine::CYCLES_PER_MUL;
+use crate::harness::machine::{CYCLES_PER_MUL, sample};
+use crate::stats;
 
 /// Probes whose median gives the clock.
 pub const PROBES: usize = 5;
@@ -36,21 +37,16 @@ pub fn measure(add_row_ns: Option<f64>) -> Clocks {
     let mut adds = Vec::with_capacity(PROBES);
     for _ in 0..PROBES {
         let r = sysmeter_sys::probe::probe();
-        muls.push(CYCLES_PER_MUL / r.mul_ns);
+        muls.push(sample::core_ghz(CYCLES_PER_MUL, r.mul_ns));
         let turns = sysmeter_sys::probe::PROBE_ADD_TURNS;
         let ns = sysmeter_sys::probe::time_add_chain(turns) as f64;
         adds.push((turns * sysmeter_sys::probe::ADD_UNROLL) as f64 / ns.max(1.0));
     }
     Clocks {
-        mul: median(&mut muls),
-        carried_add: median(&mut adds),
+        mul: stats::median(&muls).unwrap_or(f64::NAN),
+        carried_add: stats::median(&adds).unwrap_or(f64::NAN),
         add_row: add_row_ns.filter(|ns| *ns > 0.0).map(|ns| 1.0 / ns),
     }
-}
-
-fn median(xs: &mut [f64]) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 /// Adds the `core_clock` finding (and `core_clock_check`) to `out`.

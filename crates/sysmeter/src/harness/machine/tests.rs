@@ -21,12 +21,6 @@ fn q(s: &[f64], p: f64) -> f64 {
     s[((s.len() - 1) as f64 * p).round() as usize]
 }
 
-fn cv(v: &[f64]) -> f64 {
-    let m = v.iter().sum::<f64>() / v.len() as f64;
-    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64;
-    var.sqrt() / m
-}
-
 fn describe(name: &str, v: &[f64]) {
     let s = sorted(v.to_vec());
     let steps: Vec<f64> = v.windows(2).map(|w| (w[1] / w[0] - 1.0).abs()).collect();
@@ -39,7 +33,7 @@ fn describe(name: &str, v: &[f64]) {
         q(&s, 0.5),
         q(&s, 0.95),
         s[s.len() - 1],
-        100.0 * cv(v),
+        100.0 * crate::stats::cv(v),
         100.0 * q(&st, 0.5),
         100.0 * q(&st, 0.95),
         100.0 * q(&st, 0.99),
