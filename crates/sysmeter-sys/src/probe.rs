@@ -126,36 +126,37 @@ fn elapsed(t0: i64) -> u64 {
     u64::try_from(now().saturating_sub(t0)).unwrap_or(0)
 }
 
+/// The one timed interval of the probe: a clock read, `work`, a clock read, in ns (its
+/// result kept with `black_box` so the work cannot be removed).
+#[inline(always)]
+fn timed<R>(work: impl FnOnce() -> R) -> u64 {
+    let t0 = now();
+    std::hint::black_box(work());
+    elapsed(t0)
+}
+
 /// Time `turns` × [`MUL_UNROLL`] dependent multiplies, in ns.
 #[inline(never)]
 pub fn time_mul_chain(turns: u64) -> u64 {
-    let t0 = now();
-    std::hint::black_box(mul_chain(turns, std::hint::black_box(3)));
-    elapsed(t0)
+    timed(|| mul_chain(turns, std::hint::black_box(3)))
 }
 
 /// Time `turns` × [`ADD_UNROLL`] adds of the throughput loop, in ns.
 #[inline(never)]
 pub fn time_throughput(turns: u64) -> u64 {
-    let t0 = now();
-    std::hint::black_box(independent_adds(std::hint::black_box(turns)));
-    elapsed(t0)
+    timed(|| independent_adds(std::hint::black_box(turns)))
 }
 
 /// Time `turns` × [`ADD_UNROLL`] dependent adds (the cross-check of the core clock), in ns.
 #[inline(never)]
 pub fn time_add_chain(turns: u64) -> u64 {
-    let t0 = now();
-    std::hint::black_box(add_chain(std::hint::black_box(turns)));
-    elapsed(t0)
+    timed(|| add_chain(std::hint::black_box(turns)))
 }
 
 /// Time `calls` null system calls, in ns.
 #[inline(never)]
 pub fn time_null_syscalls(calls: u64) -> u64 {
-    let t0 = now();
-    std::hint::black_box(null_syscalls(std::hint::black_box(calls)));
-    elapsed(t0)
+    timed(|| null_syscalls(std::hint::black_box(calls)))
 }
 
 /// `calls` raw `getppid` system calls; returns the sum of the results (observable work).

@@ -127,7 +127,7 @@ pub fn markdown(r: &ExperimentResult) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{About, Status, Summary, Unit};
+    use crate::model::{About, Summary, Unit};
 
     fn metric(name: &str, n: usize, mean: f64, note: Option<&str>) -> Metric {
         Metric {
@@ -150,24 +150,12 @@ mod tests {
     }
 
     fn result(id: &str) -> ExperimentResult {
-        ExperimentResult {
-            machine: None,
-            round_machines: Vec::new(),
-            id: id.into(),
-            status: Status::Ok,
-            about: About::default(),
-            estimates: Vec::new(),
-            metrics: vec![
-                metric("read", 300, 1000.0, None),
-                metric("openat", 10, 1000.0, Some("4 errors: ENOENT×4")),
-            ],
-            series: Vec::new(),
-            findings: Vec::new(),
-            skip: None,
-            error: None,
-            elapsed_ns: 0,
-            artifacts: Vec::new(),
-        }
+        let mut r = ExperimentResult::new(id, About::default());
+        r.metrics = vec![
+            metric("read", 300, 1000.0, None),
+            metric("openat", 10, 1000.0, Some("4 errors: ENOENT×4")),
+        ];
+        r
     }
 
     #[test]

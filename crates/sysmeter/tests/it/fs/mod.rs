@@ -9,6 +9,7 @@ use std::process::Command as StdCommand;
 
 use serde_json::Value;
 
+use crate::support::cmd::BENCH_JSON;
 use crate::support::{exclusive, is_root, result, skip, sysmeter};
 
 mod root;
@@ -16,15 +17,7 @@ mod root;
 fn bench(args: &[&str]) -> (Value, i32) {
     let _alone = exclusive();
     let out = sysmeter()
-        .args([
-            "bench",
-            "--quick",
-            "--rounds",
-            "1",
-            "--no-store",
-            "--format",
-            "json",
-        ])
+        .args(BENCH_JSON)
         .args(args)
         .output()
         .expect("run");
