@@ -19,7 +19,7 @@ args=("$@")
 bin=target/release/sysmeter
 [ -x "$bin" ] || cargo build --release --locked >&2
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+trap '[ -n "${KEEP:-}" ] && echo "kept $dir" >&2 || rm -rf "$dir"' EXIT
 for i in $(seq 1 "$pairs"); do
     for side in a b; do
         "$bin" bench --no-store --format json "${args[@]}" > "$dir/$i$side.json" 2>/dev/null

@@ -1,8 +1,10 @@
 //! [`Ctx`]: what an experiment gets to measure with, and the adaptive sampling loop behind
 //! [`Ctx::measure`].
 
+use std::cell::RefCell;
 use std::time::Instant;
 
+use super::machine::ProbeSample;
 use super::{ExperimentError, Profile};
 use crate::model::{Calibration, ExperimentResult, Finding, HostInfo, Metric, Series, Unit};
 use crate::stats;
@@ -93,6 +95,9 @@ pub struct Ctx<'a> {
     pub params: &'a super::Params,
     pub(super) seed: u64,
     pub(super) progress: &'a mut dyn FnMut(&str),
+    /// Probes taken between the points of a series ([`Ctx::probe_between_points`]); the
+    /// watch around the experiment judges them with its start and end probes.
+    pub(super) between: RefCell<Vec<ProbeSample>>,
 }
 
 impl Ctx<'_> {
@@ -114,6 +119,20 @@ impl Ctx<'_> {
             .iter()
             .find(|m| m.name == metric)
             .map(|m| m.summary.median)
+    }
+
+    /// Probe the machine between two points of a long series (≈ 0.2 ms, outside every
+    /// timed sample) and keep the probe for the experiment's stability judgment. Only on the
+    /// measuring CPU: `None` when the thread is not pinned there (the probe measures the
+    /// CPU it runs on), and then nothing is kept.
+    pub fn probe_between_points(&self) -> Option<ProbeSample> {
+        let cpu = self.cpu?;
+        if sysmeter_sys::sched::current_cpu() != Some(cpu) {
+            return None;
+        }
+        let p = ProbeSample::take();
+        self.between.borrow_mut().push(p);
+        Some(p)
     }
 
     /// A CPU other than the measuring one, for cross-CPU experiments.

@@ -129,6 +129,7 @@ mod tests {
             runqueue_wait_ns: 0,
             stable: true,
             reason: None,
+            between: None,
         });
         r
     }

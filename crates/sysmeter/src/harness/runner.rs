@@ -1,8 +1,10 @@
 //! The runner: pin, calibrate, then run each experiment in turn, handing every finished
 //! result to the observer at once (so the caller can store it before the next one starts).
 
+use std::cell::RefCell;
 use std::time::Instant;
 
+use super::watched::Attempt;
 use super::{Ctx, Experiment, ExperimentError, Profile, calibrate, rounds, watched};
 use crate::model::{ExperimentResult, HostInfo, RunConfig, RunKind, RunRecord, Skip, Status};
 
@@ -129,6 +131,7 @@ pub fn run_experiments(
 }
 
 /// Run one experiment; `None` when it was interrupted (its partial result is discarded).
+/// The attempt carries the probes the experiment took between the points of its series.
 fn run_one(
     exp: &dyn Experiment,
     run: &RunRecord,
@@ -136,7 +139,7 @@ fn run_one(
     cpus: &[usize],
     cpu: Option<usize>,
     observer: &mut dyn RunObserver,
-) -> Option<ExperimentResult> {
+) -> Option<Attempt> {
     let calib = run.config.calibration.clone().unwrap_or_default();
     let started = Instant::now();
     let mut progress = |m: &str| observer.progress(m);
@@ -150,8 +153,10 @@ fn run_one(
         seed: opts.seed,
         params: &opts.params,
         progress: &mut progress,
+        between: RefCell::new(Vec::new()),
     };
     let outcome = exp.run(&mut ctx);
+    let between = ctx.between.take();
     // Experiments may move the thread (cross-CPU work); put it back for the next one.
     if let Some(c) = cpu {
         let _ = sysmeter_sys::sched::pin_current_thread(c);
@@ -176,5 +181,5 @@ fn run_one(
         }
     }
     result.elapsed_ns = started.elapsed().as_nanos() as u64;
-    Some(result)
+    Some(Attempt { result, between })
 }

@@ -40,17 +40,29 @@ pub fn limits_for(exp: &dyn Experiment) -> Limits {
     }
 }
 
+/// One measurement of an experiment: its result and the probes it took between the points
+/// of its series (`Ctx::probe_between_points`).
+pub struct Attempt {
+    /// The result as the experiment produced it.
+    pub result: ExperimentResult,
+    /// Probes between series points, for the stability judgment.
+    pub between: Vec<ProbeSample>,
+}
+
 /// Runs `measure` (one attempt of `exp`) inside a watch on `cpu` and records the machine's
 /// state and core cycles in the result; `None` when the attempt was interrupted.
 pub fn watched(
     exp: &dyn Experiment,
     cpu: Option<usize>,
-    measure: &mut dyn FnMut() -> Option<ExperimentResult>,
+    measure: &mut dyn FnMut() -> Option<Attempt>,
 ) -> Option<ExperimentResult> {
     let watch = cpu.and_then(|c| Watch::start(c).ok());
-    let mut result = measure()?;
+    let Attempt {
+        mut result,
+        between,
+    } = measure()?;
     if let Some(w) = watch {
-        result.machine = w.finish(&limits_for(exp)).ok();
+        result.machine = w.finish(&between, &limits_for(exp)).ok();
     }
     add_core_cycles(&mut result);
     Some(result)
@@ -62,7 +74,7 @@ pub fn measured(
     exp: &dyn Experiment,
     cpu: Option<usize>,
     remeasure: bool,
-    measure: &mut dyn FnMut() -> Option<ExperimentResult>,
+    measure: &mut dyn FnMut() -> Option<Attempt>,
 ) -> Option<ExperimentResult> {
     let first = watched(exp, cpu, measure)?;
     let reason = match (&first.machine, first.status) {
@@ -193,6 +205,7 @@ mod tests {
             runqueue_wait_ns: 0,
             stable: false,
             reason: Some("x".into()),
+            between: None,
         });
         add_core_cycles(&mut r);
         let c = r.metrics[0]

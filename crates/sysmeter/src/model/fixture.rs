@@ -278,5 +278,6 @@ pub fn steady_machine(ghz: f64) -> MachineState {
         runqueue_wait_ns: 0,
         stable: true,
         reason: None,
+        between: None,
     }
 }

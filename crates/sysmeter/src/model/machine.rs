@@ -36,6 +36,27 @@ pub struct MachineState {
     /// Why not, on one line; present only when `stable` is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The probes taken between the points of a long series (mem.latency, mem.bandwidth,
+    /// fs.read, fs.contention), when there were any: the clock may dip and come back
+    /// between the start and end probes, and these see it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub between: Option<BetweenProbes>,
+}
+
+/// The range of the probes taken between the points of a series (all of them, start and
+/// end excluded).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BetweenProbes {
+    /// How many probes were taken.
+    pub count: u32,
+    /// Lowest effective core clock among them, GHz.
+    pub core_ghz_min: f64,
+    /// Highest effective core clock among them, GHz.
+    pub core_ghz_max: f64,
+    /// Lowest throughput among them, independent adds per ns.
+    pub throughput_min: f64,
+    /// Highest throughput among them, independent adds per ns.
+    pub throughput_max: f64,
 }
 
 impl MachineState {

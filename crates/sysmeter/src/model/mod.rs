@@ -20,6 +20,6 @@ pub mod units;
 pub use host::{
     CacheInfo, Capability, CgroupLimits, CpuInfo, DiskInfo, HostInfo, MemoryInfo, NicInfo,
 };
-pub use machine::{MachineState, RoundStats};
+pub use machine::{BetweenProbes, MachineState, RoundStats};
 pub use run::*;
 pub use summary::Summary;

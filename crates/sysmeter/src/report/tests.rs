@@ -107,6 +107,7 @@ fn probed_run() -> RunRecord {
         runqueue_wait_ns: 0,
         stable: false,
         reason: Some("machine speed changed -25% during this experiment".into()),
+        between: None,
     });
     for m in &mut r.metrics {
         let mut c = m.summary;

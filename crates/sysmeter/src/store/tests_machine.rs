@@ -21,6 +21,7 @@ fn round_trip_keeps_machine_state_core_cycles_and_rounds() {
         runqueue_wait_ns: 42_000,
         stable: false,
         reason: Some("machine speed changed 24% during this experiment".into()),
+        between: None,
     };
     run.results[0].machine = Some(state.clone());
     run.results[0].round_machines = vec![state.clone(), state];

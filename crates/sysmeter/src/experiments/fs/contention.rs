@@ -77,6 +77,8 @@ impl Experiment for FsContention {
         let mut rounds = Vec::new();
         for &n in counts {
             ctx.progress(&format!("{n} threads"));
+            // Each thread count is a point of a long series: probe between them.
+            ctx.probe_between_points();
             rounds.push(round(ctx, &paths[..n], file_size, in_memory)?);
         }
         report(ctx, counts, rounds)

@@ -95,20 +95,49 @@ pub struct Verdict {
     pub reason: Option<String>,
 }
 
-/// Judge one experiment.
+/// Judge one experiment from its start and end probes.
 pub fn judge(start: &ProbeSample, end: &ProbeSample, beside: &Beside, limits: &Limits) -> Verdict {
+    judge_series(start, &[], end, beside, limits)
+}
+
+/// Judge one experiment that also probed between the points of a series: the clock and the
+/// throughput are judged on the probe furthest from the start, wherever it was taken.
+pub fn judge_series(
+    start: &ProbeSample,
+    between: &[ProbeSample],
+    end: &ProbeSample,
+    beside: &Beside,
+    limits: &Limits,
+) -> Verdict {
     let mut clauses = Vec::new();
-    let speed = relative_change(start.core_ghz, end.core_ghz);
-    if let Some(c) = speed.filter(|c| c.abs() > limits.speed_change) {
-        clauses.push(format!(
-            "machine speed changed {} during this experiment (core clock {:.2} -> {:.2} GHz)",
-            pct(c),
-            start.core_ghz,
-            end.core_ghz
-        ));
+    let furthest = |value: fn(&ProbeSample) -> f64| -> Option<(f64, bool)> {
+        let end_change = relative_change(value(start), value(end)).map(|c| (c, true));
+        between
+            .iter()
+            .filter(|p| value(p) > 0.0) // an unreadable probe is not a change
+            .filter_map(|p| relative_change(value(start), value(p)).map(|c| (c, false)))
+            .chain(end_change)
+            .max_by(|x, y| x.0.abs().total_cmp(&y.0.abs()))
+    };
+    let speed = furthest(|p| p.core_ghz).filter(|c| c.0.abs() > limits.speed_change);
+    if let Some((c, at_end)) = speed {
+        let (from, to) = (start.core_ghz, start.core_ghz * (1.0 + c));
+        clauses.push(if at_end {
+            format!(
+                "machine speed changed {} during this experiment (core clock {from:.2} -> \
+                 {to:.2} GHz)",
+                pct(c)
+            )
+        } else {
+            format!(
+                "machine speed changed {} during this experiment (core clock {from:.2} GHz at \
+                 the start, {to:.2} GHz between two points of its series)",
+                pct(c)
+            )
+        });
     }
-    let tp = relative_change(start.throughput, end.throughput);
-    if let Some(c) = tp.filter(|c| c.abs() > limits.throughput_change) {
+    let tp = furthest(|p| p.throughput).filter(|c| c.0.abs() > limits.throughput_change);
+    if let Some((c, _)) = tp {
         clauses.push(format!(
             "machine throughput changed {} during this experiment",
             pct(c)
@@ -253,6 +282,36 @@ mod tests {
             ..quiet()
         };
         assert!(judge(&START, &START, &empty, &Limits::default()).stable);
+    }
+
+    #[test]
+    fn a_dip_between_the_points_of_a_series_is_judged() {
+        let dip = ProbeSample {
+            core_ghz: 3.6,
+            ..START
+        };
+        let v = judge_series(
+            &START,
+            &[START, dip, START],
+            &START,
+            &quiet(),
+            &DEFAULT_LIMITS,
+        );
+        assert!(!v.stable);
+        assert_eq!(
+            v.reason.as_deref(),
+            Some(
+                "machine speed changed 20% during this experiment (core clock 4.50 GHz at the \
+                 start, 3.60 GHz between two points of its series)"
+            )
+        );
+        // Between probes within the limit change nothing.
+        let near = ProbeSample {
+            core_ghz: 4.4,
+            throughput: 15.0,
+            ..START
+        };
+        assert!(judge_series(&START, &[near, near], &START, &quiet(), &DEFAULT_LIMITS).stable);
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub mod state;
 pub mod watch;
 
 pub use counters::{Beside, Counters};
-pub use judge::{Limits, Verdict, judge};
+pub use judge::{Limits, Verdict, judge, judge_series};
 pub use sample::{CYCLES_PER_MUL, ProbeSample};
 pub use state::{assemble, end_of, start_of};
 pub use watch::Watch;

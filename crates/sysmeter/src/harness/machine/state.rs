@@ -7,7 +7,7 @@
 use super::counters::Beside;
 use super::judge::Verdict;
 use super::sample::ProbeSample;
-use crate::model::MachineState;
+use crate::model::{BetweenProbes, MachineState};
 
 /// Assemble the record from the two probes, the counters' differences and the verdict.
 pub fn assemble(
@@ -28,7 +28,31 @@ pub fn assemble(
         runqueue_wait_ns: beside.runqueue_wait_ns,
         stable: verdict.stable,
         reason: if verdict.stable { None } else { verdict.reason },
+        between: None,
     }
+}
+
+/// The range of the probes taken between the points of a series; `None` without any
+/// readable one.
+pub fn between_range(between: &[ProbeSample]) -> Option<BetweenProbes> {
+    let ok: Vec<&ProbeSample> = between
+        .iter()
+        .filter(|p| p.core_ghz > 0.0 && p.throughput > 0.0)
+        .collect();
+    let range = |value: fn(&ProbeSample) -> f64| {
+        let lo = ok.iter().map(|p| value(p)).fold(f64::INFINITY, f64::min);
+        let hi = ok.iter().map(|p| value(p)).fold(0.0, f64::max);
+        (lo, hi)
+    };
+    let (core_ghz_min, core_ghz_max) = range(|p| p.core_ghz);
+    let (throughput_min, throughput_max) = range(|p| p.throughput);
+    (!ok.is_empty()).then(|| BetweenProbes {
+        count: u32::try_from(ok.len()).unwrap_or(u32::MAX),
+        core_ghz_min,
+        core_ghz_max,
+        throughput_min,
+        throughput_max,
+    })
 }
 
 /// The probe at the start of `m`.
@@ -122,5 +146,30 @@ mod tests {
         assert_eq!(start_of(&back).core_ghz, 4.0);
         assert_eq!(end_of(&back).core_ghz, 3.0);
         assert_eq!(back.core_ghz(), 3.5);
+    }
+
+    #[test]
+    fn between_probes_are_kept_as_their_range() {
+        let p = |core_ghz, throughput| ProbeSample {
+            core_ghz,
+            throughput,
+            syscall_ns: 200.0,
+        };
+        assert_eq!(between_range(&[]), None);
+        assert_eq!(
+            between_range(&[p(0.0, 0.0)]),
+            None,
+            "unreadable probes are dropped"
+        );
+        let r = between_range(&[p(3.6, 14.0), p(0.0, 0.0), p(3.1, 15.0), p(3.7, 7.5)])
+            .expect("three readable probes");
+        assert_eq!(r.count, 3);
+        assert_eq!((r.core_ghz_min, r.core_ghz_max), (3.1, 3.7));
+        assert_eq!((r.throughput_min, r.throughput_max), (7.5, 15.0));
+        let mut s = state(true);
+        s.between = Some(r);
+        let text = serde_json::to_string(&s).expect("serialises");
+        let back: MachineState = serde_json::from_str(&text).expect("parses");
+        assert_eq!(back.between, Some(r));
     }
 }

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use super::MachineError;
 use super::counters::{Beside, Counters};
-use super::judge::{Limits, judge};
+use super::judge::{Limits, judge_series};
 use super::sample::ProbeSample;
 use super::state;
 use crate::model::MachineState;
@@ -47,25 +47,33 @@ impl Watch {
         self.probe
     }
 
-    /// Read the counters, probe again and judge.
-    pub fn finish(self, limits: &Limits) -> Result<MachineState, MachineError> {
+    /// Read the counters, probe again and judge, with the probes the experiment took
+    /// between the points of its series (`between`, may be empty).
+    pub fn finish(
+        self,
+        between: &[ProbeSample],
+        limits: &Limits,
+    ) -> Result<MachineState, MachineError> {
         let counters = Counters::read(self.counters.cpu)?;
         let interval_ns = u64::try_from(self.at.elapsed().as_nanos()).unwrap_or(u64::MAX);
         let probe = ProbeSample::take();
-        Ok(self.finish_with(probe, &counters, interval_ns, limits))
+        Ok(self.finish_with(probe, between, &counters, interval_ns, limits))
     }
 
     /// The pure half of [`Watch::finish`]: the state from the end probe and counters.
     pub fn finish_with(
         &self,
         end: ProbeSample,
+        between: &[ProbeSample],
         counters: &Counters,
         interval_ns: u64,
         limits: &Limits,
     ) -> MachineState {
         let beside = Beside::between(&self.counters, counters, interval_ns);
-        let verdict = judge(&self.probe, &end, &beside, limits);
-        state::assemble(&self.probe, &end, &beside, verdict)
+        let verdict = judge_series(&self.probe, between, &end, &beside, limits);
+        let mut s = state::assemble(&self.probe, &end, &beside, verdict);
+        s.between = state::between_range(between);
+        s
     }
 }
 
@@ -88,13 +96,13 @@ mod tests {
         let w = Watch::from_parts(probe, a);
         assert_eq!(w.probe(), probe);
         // 400 ms busy, 100 ms of it the thread: 300 ms of 1 s by others.
-        let s = w.finish_with(probe, &b, 1_000_000_000, &DEFAULT_LIMITS);
+        let s = w.finish_with(probe, &[], &b, 1_000_000_000, &DEFAULT_LIMITS);
         assert!(!s.stable);
         assert_eq!(
             s.reason.as_deref(),
             Some("other tasks ran 30% of the time on CPU 1")
         );
-        let quiet = w.finish_with(probe, &a, 1_000_000_000, &DEFAULT_LIMITS);
+        let quiet = w.finish_with(probe, &[], &a, 1_000_000_000, &DEFAULT_LIMITS);
         assert!(quiet.stable && quiet.reason.is_none());
     }
 
@@ -107,7 +115,7 @@ mod tests {
         }
         let w = Watch::start(cpu).expect("/proc is readable");
         std::hint::black_box(sysmeter_sys::probe::mul_chain(1000, 3));
-        let s = w.finish(&DEFAULT_LIMITS).expect("/proc is readable");
+        let s = w.finish(&[], &DEFAULT_LIMITS).expect("/proc is readable");
         assert!(s.core_ghz_start > 0.0 && s.core_ghz_end > 0.0, "{s:?}");
         assert!(s.throughput_end > 0.0 && s.syscall_ns_end > 0.0, "{s:?}");
         // Stability itself depends on the machine's load: only its consistency is checked.
@@ -148,7 +156,7 @@ mod tests {
         busy_for(Duration::from_millis(300));
         stop.store(true, Ordering::Relaxed);
         let pinned = spinner.join().expect("the spinner does not panic");
-        let s = w.finish(&DEFAULT_LIMITS).expect("/proc is readable");
+        let s = w.finish(&[], &DEFAULT_LIMITS).expect("/proc is readable");
         assert!(pinned, "the spinner could be pinned to CPU {cpu}");
         assert!(!s.stable, "{s:?}");
         let reason = s.reason.unwrap_or_default();

@@ -11,9 +11,13 @@
 //! - *clearly beyond*: at least the geometric middle `A·√r`; the range's upper end `hi` is the
 //!   first size from which **every** larger size up to the end of the next level is clearly
 //!   beyond (the step persists; a one-point bump does not);
-//! - *clearly inside*: at most `A·r^¼` (a quarter of the step) in at least two of the
-//!   size's measurements (one lucky measurement at the edge is not enough); the range's lower
-//!   end `lo` is the last such size below `hi`;
+//! - *clearly inside*: at most `A·r^¼` (a quarter of the step) in the size's best
+//!   measurement; the range's lower end `lo` is the last such size below `hi`. One good
+//!   measurement is enough: a chain larger than what the cache holds for us cannot be
+//!   measured faster than its misses allow, while another tenant evicting our lines (the
+//!   last-level cache is shared with the other CPUs and, in a VM, with other guests) only
+//!   ever makes it slower — requiring two good measurements moved the L3 end down by up to
+//!   2× in runs where a neighbour was busy;
 //! - the boundary is **confirmed** when `lo` and `hi` exist, both were re-measured in the
 //!   fine pass, the jump — median of up to 3 values from `hi` on ÷ median of up to 3 values
 //!   up to `lo` — is at least [`ConfirmConfig::min_jump`] (1.5×, the step that makes a
@@ -33,9 +37,6 @@ pub struct CurvePoint {
     pub bytes: u64,
     /// Best (lowest) of the point's measurements, in a clock-independent unit.
     pub value: f64,
-    /// Second best of them (infinite with a single measurement): a size is *clearly* inside
-    /// a level only when two measurements say so.
-    pub second: f64,
     /// Whether the point was measured in the fine, repeated pass around a candidate.
     pub refined: bool,
 }
@@ -117,7 +118,7 @@ fn range(
     let until = until.min(curve.len().saturating_sub(1));
     let hi = (from..=until).find(|&i| curve[i..=until].iter().all(|p| p.value >= beyond));
     let lo_end = hi.unwrap_or(until + 1);
-    let lo = (from..lo_end).rev().find(|&i| curve[i].second <= inside);
+    let lo = (from..lo_end).rev().find(|&i| curve[i].value <= inside);
     (lo, hi)
 }
 

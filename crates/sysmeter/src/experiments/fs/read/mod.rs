@@ -141,6 +141,8 @@ pub fn measure_dir(
     let mut acc = Acc::default();
     for (i, &size) in sizes.iter().enumerate() {
         let path = dir.random_file(&format!("read-{i}"), size, ctx_seed(ctx, i))?;
+        // Each file size is a point of a long series: probe between them.
+        ctx.probe_between_points();
         measure_file(ctx, &path, size, storage.in_memory, &mut acc)?;
         // Free the space before the next (larger) file.
         std::fs::remove_file(&path).map_err(io("remove", &path))?;

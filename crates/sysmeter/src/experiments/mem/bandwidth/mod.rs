@@ -263,6 +263,8 @@ impl Experiment for MemBandwidth {
             .filter(|&k| k != Kernel::NtWrite || membw::nt_write_supported())
             .collect();
         for level in &plan.levels {
+            // The levels are the points of this long series: probe between them.
+            ctx.probe_between_points();
             let mut lane = Lane::new(level.size).map_err(|e| {
                 ExperimentError::io(
                     &format!("map {} for {}", size_label(level.size), level.label),
@@ -324,6 +326,7 @@ fn team_metrics(
 ) -> Result<usize, ExperimentError> {
     let threads = cpus.iter().filter(|&&c| Some(c) != own).count() + 1;
     for level in levels {
+        ctx.probe_between_points();
         let mut team = match Team::start(level.per_thread(threads), cpus, own) {
             Ok(t) => t,
             Err(e) => {

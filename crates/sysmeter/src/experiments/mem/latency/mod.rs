@@ -38,6 +38,8 @@ struct Plan {
     fine_per_octave: u64,
     /// At most this many fine sizes in all.
     max_fine: usize,
+    /// Extra passes over the last level's edge (see `refine::last_edge`).
+    edge_passes: usize,
     random_per_octave: u64,
     stride_per_octave: u64,
     strides: &'static [usize],
@@ -188,10 +190,10 @@ fn plan(ctx: &Ctx<'_>) -> Plan {
         None => want.next_power_of_two().min(DEFAULT_CAP),
     };
     let max = if avail > 0 { max.min(avail / 4) } else { max };
-    let (samples, per, fine) = match ctx.profile.name {
-        "quick" => (9, [4, 1, 1], (8, 24)),
-        "thorough" => (31, [8, 4, 2], (16, 96)),
-        _ => (15, [4, 2, 1], (8, 48)),
+    let (samples, per, fine, edge_passes) = match ctx.profile.name {
+        "quick" => (9, [4, 1, 1], (8, 24), 2),
+        "thorough" => (31, [8, 4, 2], (16, 96), 4),
+        _ => (15, [4, 2, 1], (8, 48), 3),
     };
     Plan {
         max,
@@ -199,6 +201,7 @@ fn plan(ctx: &Ctx<'_>) -> Plan {
         windowed_per_octave: per[0],
         fine_per_octave: fine.0,
         max_fine: fine.1,
+        edge_passes,
         random_per_octave: per[1],
         stride_per_octave: per[2],
         strides: match (quick, thorough) {

@@ -14,7 +14,6 @@ use std::time::Instant;
 
 use sysmeter_sys::chase::{ChaseBuffer, chase_overhead};
 
-use crate::harness::machine::ProbeSample;
 use crate::harness::{Ctx, ExperimentError};
 use crate::model::{Metric, Series, SeriesPoint, Unit};
 
@@ -166,6 +165,7 @@ pub struct Take {
 /// tenants lands on scattered sizes and on one pass only, instead of on a run of
 /// neighbouring sizes.
 pub fn measure_takes(
+    ctx: &Ctx<'_>,
     buf: &mut ChaseBuffer,
     c: &Chain<'_>,
     sizes: &[u64],
@@ -188,10 +188,9 @@ pub fn measure_takes(
             );
             buf.link(&o)
                 .map_err(|e| ExperimentError::Failed(format!("build the {} chain: {e}", c.name)))?;
-            let ghz = if c.probe {
-                ProbeSample::take().core_ghz
-            } else {
-                0.0
+            let ghz = match c.probe {
+                true => ctx.probe_between_points().map_or(0.0, |p| p.core_ghz),
+                false => 0.0,
             };
             let (ns, loads) = sample_point(buf, o.len(), &c.sampler)?;
             takes.push(Take {
@@ -250,7 +249,7 @@ pub fn measure_series(
     sizes: &[u64],
     passes: usize,
 ) -> Result<(Series, Vec<Metric>), ExperimentError> {
-    let takes = measure_takes(buf, c, sizes, passes, false)?;
+    let takes = measure_takes(ctx, buf, c, sizes, passes, false)?;
     series_of(ctx, c, &takes)
 }
 

@@ -35,7 +35,7 @@ pub fn windowed(
     chain: &Chain<'_>,
 ) -> Result<Windowed, ExperimentError> {
     let coarse_sizes = sizes(4 * super::KIB, plan.max, plan.windowed_per_octave);
-    let mut takes = measure_takes(buf, chain, &coarse_sizes, 2, false)?;
+    let mut takes = measure_takes(ctx, buf, chain, &coarse_sizes, 2, false)?;
     // Up to two fine rounds: the second only for sizes that the first did not cover, when
     // the candidates moved after the first.
     let mut fine = 0;
@@ -51,8 +51,9 @@ pub fn windowed(
             break;
         }
         fine += new.len();
-        takes.extend(measure_takes(buf, chain, &new, 2, true)?);
+        takes.extend(measure_takes(ctx, buf, chain, &new, 2, true)?);
     }
+    fine += last_edge(ctx, buf, plan, chain, &mut takes)?;
     let (cycles, ns) = curves(&takes);
     let mut found = hierarchy::detect(&pairs(&cycles), &hierarchy::Config::default());
     let boundaries = hierarchy::confirm(&found, &cycles, &hierarchy::ConfirmConfig::default());
@@ -72,6 +73,37 @@ pub fn windowed(
         boundaries,
         fine_sizes: fine,
     })
+}
+
+/// The last level's end (the last-level cache, shared with the other CPUs of this machine
+/// and, in a VM, with other guests) wanders most: another tenant's burst evicts our lines
+/// and lifts whole takes to DRAM latency, which moves the edge down. Interference only ever
+/// adds latency, so the best take per size is the undisturbed curve, and more takes spread
+/// over time find it. Re-measure the fine grid from a quarter-octave below the candidate
+/// range to an octave beyond it, `plan.edge_passes` more times; returns the takes added.
+fn last_edge(
+    ctx: &Ctx<'_>,
+    buf: &mut ChaseBuffer,
+    plan: &Plan,
+    chain: &Chain<'_>,
+    takes: &mut Vec<Take>,
+) -> Result<usize, ExperimentError> {
+    let (curve, _) = curves(takes);
+    let h = hierarchy::detect(&pairs(&curve), &hierarchy::Config::default());
+    let bounds = hierarchy::confirm(&h, &curve, &hierarchy::ConfirmConfig::default());
+    let Some(last) = bounds.last() else {
+        return Ok(0);
+    };
+    let Some(end) = h.levels[last.level].ends_at_bytes else {
+        return Ok(0);
+    };
+    let lo = last.lo_bytes.unwrap_or(end).min(end) * 4 / 5;
+    let hi = (last.hi_bytes.unwrap_or(end).max(end) * 2).min(plan.max);
+    let grid: Vec<u64> = fine_sizes(&[(lo, hi)], plan);
+    let added = measure_takes(ctx, buf, chain, &grid, plan.edge_passes, true)?;
+    let n = added.len();
+    takes.extend(added);
+    Ok(n)
 }
 
 fn pairs(c: &[CurvePoint]) -> Vec<(u64, f64)> {
@@ -111,7 +143,6 @@ fn curves(takes: &[Take]) -> (Vec<CurvePoint>, Vec<(u64, f64)>) {
         let (lat, c) = (p5(&t.ns), p5(&t.ns) * ghz);
         match cycles.last_mut() {
             Some(p) if p.bytes == t.size => {
-                p.second = p.second.min(p.value.max(c));
                 p.value = p.value.min(c);
                 p.refined |= t.fine;
                 if let Some(n) = ns.last_mut() {
@@ -122,7 +153,6 @@ fn curves(takes: &[Take]) -> (Vec<CurvePoint>, Vec<(u64, f64)>) {
                 cycles.push(CurvePoint {
                     bytes: t.size,
                     value: c,
-                    second: f64::INFINITY,
                     refined: t.fine,
                 });
                 ns.push((t.size, lat));

@@ -23,7 +23,6 @@ fn points(pts: &[(u64, f64)], refined: bool) -> Vec<CurvePoint> {
         .map(|&(bytes, value)| CurvePoint {
             bytes,
             value,
-            second: value,
             refined,
         })
         .collect()
@@ -41,11 +40,10 @@ fn pipeline(max: u64, mut f: impl FnMut(u64, bool) -> f64) -> (Hierarchy, Vec<Bo
         for s in fine(lo, hi, 8) {
             let v = f(s, true);
             match merged.iter_mut().find(|p| p.bytes == s) {
-                Some(p) => (p.value, p.second, p.refined) = (p.value.min(v), p.value.max(v), true),
+                Some(p) => (p.value, p.refined) = (p.value.min(v), true),
                 None => merged.push(CurvePoint {
                     bytes: s,
                     value: v,
-                    second: v,
                     refined: true,
                 }),
             }
@@ -176,6 +174,26 @@ fn a_burst_in_the_coarse_pass_is_not_confirmed_after_re_measuring() {
         "{h:?} {b:?}"
     );
     assert!(r.iter().any(|&(lo, hi)| lo <= L3 && hi > L3), "{b:?}");
+}
+
+#[test]
+fn the_last_level_ends_where_its_undisturbed_measurement_does() {
+    // A neighbour evicts our lines while the fine pass re-measures the upper half of L3:
+    // those measurements are at DRAM latency, the coarse ones were undisturbed. The best
+    // measurement decides (interference only adds latency), so the range still brackets
+    // the capacity instead of ending at half of it.
+    let disturbed = |s: u64, refined: bool| {
+        if refined && (L3 / 2..=L3).contains(&s) {
+            100.0
+        } else {
+            clean(s)
+        }
+    };
+    let (_, b) = pipeline(512 * MIB, disturbed);
+    let r = confirmed(&b);
+    assert_eq!(r.len(), 3, "{b:?}");
+    let (lo, hi) = r[2];
+    assert!(lo <= L3 && hi > L3 && hi / lo <= 2, "{lo}..{hi}: {b:?}");
 }
 
 #[test]
