@@ -52,26 +52,29 @@ fn bench_mem_quick_reports_curves_levels_bandwidth_and_faults() {
         && m["summary"]["median"].as_f64().is_some_and(|v| v > 0.0)));
     assert!(!finding_keys(bw).is_empty());
 
-    // Long series probe the machine between their points, on the measuring CPU.
-    for (exp, at_least) in [
-        (lat, series[0]["points"].as_array().map_or(0, Vec::len)),
-        (bw, 2),
-    ] {
-        let between = &exp["machine"]["between"];
-        let count = between["count"].as_u64().unwrap_or(0) as usize;
-        assert!(
-            count >= at_least,
-            "{}: {between} (want {at_least})",
-            exp["id"]
-        );
-        let (lo, hi) = (
-            between["core_ghz_min"].as_f64(),
-            between["core_ghz_max"].as_f64(),
-        );
-        assert!(lo.is_some_and(|lo| lo > 0.0) && lo <= hi, "{between}");
-    }
+    between_probes(lat, series[0]["points"].as_array().map_or(0, Vec::len));
+    between_probes(bw, 2);
+    page_faults(&run);
+}
 
-    let pf = result(&run, "mem.pagefault");
+/// Long series probe the machine between their points, on the measuring CPU.
+fn between_probes(exp: &serde_json::Value, at_least: usize) {
+    let between = &exp["machine"]["between"];
+    let count = between["count"].as_u64().unwrap_or(0) as usize;
+    assert!(
+        count >= at_least,
+        "{}: {between} (want {at_least})",
+        exp["id"]
+    );
+    let (lo, hi) = (
+        between["core_ghz_min"].as_f64(),
+        between["core_ghz_max"].as_f64(),
+    );
+    assert!(lo.is_some_and(|lo| lo > 0.0) && lo <= hi, "{between}");
+}
+
+fn page_faults(run: &serde_json::Value) {
+    let pf = result(run, "mem.pagefault");
     assert_eq!(pf["status"], "ok", "{pf}");
     let metrics = pf["metrics"].as_array().expect("metrics");
     assert!(!metrics.is_empty());
