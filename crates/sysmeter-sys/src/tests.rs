@@ -126,21 +126,29 @@ fn kernels_compute_what_they_claim() {
     assert_eq!(kernels::branchy_count(&data), 4);
     assert_eq!(kernels::call3(1, 2, 4), 7);
     assert_eq!(kernels::call7(1, 2, 4, 8, 16, 32, 64), 127);
-    // Adding 1 a hundred times to the chain's start value, per iteration.
+    // Adding 1 a hundred times per iteration, carried from one iteration to the next (one
+    // chain, not restarted per block).
+    let start = 0x12_3456_789b_u64;
     let once = kernels::run_chain(kernels::Chain::IntAdd, 1);
-    assert_eq!(once, (0x12_3456_789a + 100) ^ 1.0f64.to_bits());
+    assert_eq!(once, (start + 100) ^ 1.0f64.to_bits());
     assert_eq!(
         kernels::run_chain(kernels::Chain::IntAdd, 3),
-        once.wrapping_mul(3)
+        (start + 300) ^ 1.0f64.to_bits()
+    );
+    // Squaring is carried too: two iterations are 200 squarings of the start.
+    let squared = (0..200).fold(start, |x, _| x.wrapping_mul(x));
+    assert_eq!(
+        kernels::run_chain(kernels::Chain::IntMul, 2),
+        squared ^ 1.0f64.to_bits()
     );
     // Dividing by 1 keeps the value; sqrt(1) stays 1.
     assert_eq!(
         kernels::run_chain(kernels::Chain::IntDiv, 1),
-        0x12_3456_789a ^ 1.0f64.to_bits()
+        start ^ 1.0f64.to_bits()
     );
     assert_eq!(
         kernels::run_chain(kernels::Chain::FloatSqrt, 1),
-        0x12_3456_789a ^ 1.0f64.to_bits()
+        start ^ 1.0f64.to_bits()
     );
     kernels::tight_loop(1000);
     kernels::tight_loop(0);

@@ -46,8 +46,10 @@ impl Experiment for CpuOps {
                 64-byte string."
                 .into(),
             methodology: "Arithmetic: inline assembly with 100 copies of one instruction, \
-                each consuming the previous result, so time per instruction is its latency; \
-                the loop around each block of 100 is not subtracted (it overlaps). Branches: \
+                each consuming the previous result, and the result carried from one block to the \
+                next, so the whole sample is one dependent chain and time per instruction is \
+                its latency; the loop around each block of 100 runs on other ports beside \
+                the chain and is not subtracted. Branches: \
                 a real conditional branch per byte over 256 KiB of random bytes (half zero) \
                 versus all non-zero bytes; the mispredict penalty is 2 x (random - \
                 predictable) since half the random branches mispredict. Primitives: one call \
