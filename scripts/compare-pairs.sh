@@ -9,7 +9,9 @@
 # Prints per pair and in total the share of metric comparisons whose verdict is not "no
 # change": raw (the samples as measured) and as judged (normalised by the machine-state
 # probe where the machine moved beyond the threshold; "machine slower/faster; no change
-# after normalising" counts as no change), and the machine speed ratio of each pair.
+# after normalising" counts as no change), and the machine speed ratio of each pair. Verdicts
+# put down to a core shared more on one side (machine_busier/quieter, docs/compare.md) are
+# counted apart: neither a false alarm nor "no change".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-10}
@@ -30,16 +32,21 @@ python3 - "$dir" "$pairs" <<'PY'
 import json, sys
 d, n = sys.argv[1], int(sys.argv[2])
 NO_CHANGE = {"no_change", "machine_slower", "machine_faster"}
-tot = raw_bad = judged_bad = 0
+NOT_JUDGED = {"machine_busier", "machine_quieter"}
+tot = raw_bad = judged_bad = not_judged = 0
 for i in range(1, n + 1):
     c = json.load(open(f"{d}/{i}.cmp.json"))
     ms = [m for m in c["metrics"] if m.get("comparison")]
     raw = sum(1 for m in ms if m["comparison"]["verdict"] != "no_change")
-    judged = sum(1 for m in ms if m.get("verdict", m["comparison"]["verdict"]) not in NO_CHANGE)
+    verdicts = [m.get("verdict", m["comparison"]["verdict"]) for m in ms]
+    judged = sum(1 for v in verdicts if v not in NO_CHANGE | NOT_JUDGED)
+    shared = sum(1 for v in verdicts if v in NOT_JUDGED)
+    not_judged += shared
     ratio = c.get("machine_ratio")
     tot += len(ms); raw_bad += raw; judged_bad += judged
     r = "n/a" if ratio is None else f"{ratio:.3f}"
-    print(f"pair {i:2}: machine B/A {r}; {len(ms)} metrics; raw not-no-change {raw:2}; judged {judged:2}")
+    print(f"pair {i:2}: machine B/A {r}; {len(ms)} metrics; raw not-no-change {raw:2}; judged {judged:2}; not judged (core shared) {shared:2}")
 print(f"total: {tot} comparisons; raw verdict not 'no change': {raw_bad} ({100*raw_bad/max(tot,1):.1f}%); "
-      f"judged (normalised where the machine moved): {judged_bad} ({100*judged_bad/max(tot,1):.1f}%)")
+      f"judged (normalised where the machine moved): {judged_bad} ({100*judged_bad/max(tot,1):.1f}%); "
+      f"not judged because one side's core was shared (machine_busier/quieter): {not_judged} ({100*not_judged/max(tot,1):.1f}%)")
 PY

@@ -65,6 +65,12 @@ impl MachineState {
     pub fn core_ghz(&self) -> f64 {
         (self.core_ghz_start + self.core_ghz_end) / 2.0
     }
+
+    /// The experiment's ALU throughput: the mean of the start and end probes, independent
+    /// adds per ns (halves when the core's other hardware thread is busy).
+    pub fn throughput(&self) -> f64 {
+        (self.throughput_start + self.throughput_end) / 2.0
+    }
 }
 
 /// A metric measured in several interleaved rounds (`bench --rounds N`).

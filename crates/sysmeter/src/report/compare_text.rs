@@ -184,6 +184,8 @@ fn summary_lines(cmp: &RunComparison) -> Vec<String> {
     for (n, what) in [
         (c.machine_slower, "machine slower"),
         (c.machine_faster, "machine faster"),
+        (c.machine_busier, "machine busier (not judged)"),
+        (c.machine_quieter, "machine quieter (not judged)"),
         (c.higher, "higher"),
         (c.lower, "lower"),
         (c.not_compared, "not compared"),

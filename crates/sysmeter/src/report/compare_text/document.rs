@@ -31,6 +31,12 @@ pub struct Counts {
     pub machine_slower: usize,
     /// Metrics faster only because the machine was.
     pub machine_faster: usize,
+    /// Metrics slower while B's core was shared more (throughput probe): not judged.
+    #[serde(default)]
+    pub machine_busier: usize,
+    /// Metrics faster while A's core was shared more: not judged.
+    #[serde(default)]
+    pub machine_quieter: usize,
 }
 
 pub(super) fn counts(cmp: &RunComparison) -> Counts {
@@ -49,6 +55,8 @@ pub(super) fn counts(cmp: &RunComparison) -> Counts {
         regressions: cmp.regressions().count(),
         machine_slower: cmp.count(Verdict::MachineSlower),
         machine_faster: cmp.count(Verdict::MachineFaster),
+        machine_busier: cmp.count(Verdict::MachineBusier),
+        machine_quieter: cmp.count(Verdict::MachineQuieter),
     }
 }
 

@@ -164,5 +164,29 @@ pub(super) fn rule_lines(cmp: &RunComparison) -> Vec<String> {
                 .to_string(),
         );
     }
+    lines.extend(shared_core_line(cmp));
     lines
+}
+
+/// One line when changes were put down to a core shared more on one side (the throughput
+/// probe: an SMT sibling busy), with the median throughput ratio of those metrics.
+fn shared_core_line(cmp: &RunComparison) -> Option<String> {
+    let mut ratios: Vec<f64> = cmp
+        .metrics
+        .iter()
+        .filter(|m| matches!(m.verdict, Verdict::MachineBusier | Verdict::MachineQuieter))
+        .filter_map(|m| m.throughput_ratio)
+        .collect();
+    if ratios.is_empty() {
+        return None;
+    }
+    ratios.sort_by(f64::total_cmp);
+    let median = ratios[ratios.len() / 2];
+    Some(format!(
+        "machine busier/quieter: {} metric(s) changed in the direction of the machine's \
+         throughput probe (B/A {median:.2}; it halves when the core's other hardware thread is \
+         busy, which the clock probe does not see); not judged and never a --fail-above \
+         regression — compare runs measured on a quiet machine (docs/compare.md).",
+        ratios.len()
+    ))
 }

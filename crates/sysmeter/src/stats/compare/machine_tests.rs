@@ -243,3 +243,65 @@ fn evidence_from_runs_overrides_the_static_rule() {
     );
     assert!(s.scales && s.basis.starts_with("rule"), "{}", s.basis);
 }
+
+/// `run` with the throughput probe of every probed experiment at `adds_per_ns` (the clock
+/// probe unchanged): the core's other hardware thread busy or idle.
+fn shared_core(mut r: RunRecord, adds_per_ns: f64) -> RunRecord {
+    for res in &mut r.results {
+        if let Some(m) = res.machine.as_mut() {
+            (m.throughput_start, m.throughput_end) = (adds_per_ns, adds_per_ns);
+        }
+    }
+    r
+}
+
+#[test]
+fn a_core_shared_more_in_b_explains_a_slowdown_but_not_a_speedup() {
+    // Measured on the development machine: 14.3 adds/ns idle sibling, 8.7 busy; a null
+    // syscall 164 vs 227 ns (1.38x) at the same 3.69 GHz.
+    let a = shared_core(run(3.69, 1.0, 1.0), 14.3);
+    let b = shared_core(run(3.69, 1.38, 1.2), 8.7);
+    let cmp = compare(&a, &b);
+    let null = find(&cmp, "null (getppid)");
+    assert!((null.throughput_ratio.expect("probed") - 8.7 / 14.3).abs() < 1e-9);
+    assert_eq!(
+        null.comparison.as_ref().map(|c| c.verdict),
+        Some(Verdict::Slower)
+    );
+    assert_eq!(null.verdict, Verdict::MachineBusier);
+    assert!(!null.regression, "never a --fail-above regression");
+    // DRAM latency does not scale with the core: still a regression.
+    let dram = find(&cmp, "DRAM latency");
+    assert_eq!((dram.verdict, dram.regression), (Verdict::Slower, true));
+    assert_eq!(cmp.regressions().count(), 1);
+    // Faster although B's core was shared more: that is the code, judged as it is.
+    let b = shared_core(run(3.69, 0.7, 1.0), 8.7);
+    assert_eq!(
+        find(&compare(&a, &b), "null (getppid)").verdict,
+        Verdict::Faster
+    );
+    // The other way round: A's core shared more, B faster → machine quieter.
+    let cmp = compare(
+        &shared_core(run(3.69, 1.38, 1.0), 8.7),
+        &shared_core(run(3.69, 1.0, 1.0), 14.3),
+    );
+    assert_eq!(
+        find(&cmp, "null (getppid)").verdict,
+        Verdict::MachineQuieter
+    );
+}
+
+#[test]
+fn a_clock_change_alone_is_not_a_shared_core_and_small_differences_are_ignored() {
+    // The fixture's throughput follows the clock (3.9 adds per cycle): per cycle, equal.
+    let cmp = compare(&run(4.5, 1.0, 1.0), &run(3.6, 1.25 * 1.1, 1.0));
+    let null = find(&cmp, "null (getppid)");
+    assert!((null.throughput_ratio.expect("probed") - 1.0).abs() < 1e-9);
+    assert_eq!(null.verdict, Verdict::Slower);
+    // 5% less throughput: inside the 10% threshold, the slowdown is judged.
+    let a = shared_core(run(3.69, 1.0, 1.0), 14.3);
+    let b = shared_core(run(3.69, 1.2, 1.0), 14.3 * 0.95);
+    let cmp = compare(&a, &b);
+    let null = find(&cmp, "null (getppid)");
+    assert_eq!((null.verdict, null.regression), (Verdict::Slower, true));
+}

@@ -7,10 +7,10 @@
 
 use super::machine::{ClockScaling, decide_scaling};
 use super::{
-    CompareOptions, Direction, MetricComparison, SampleComparison, Verdict, compare_run_medians,
-    compare_samples,
+    CompareOptions, Direction, MetricComparison, SampleComparison, THROUGHPUT_THRESHOLD, Verdict,
+    compare_run_medians, compare_samples,
 };
-use crate::model::{Metric, RunRecord, Status, Unit};
+use crate::model::{MachineState, Metric, RunRecord, Status, Unit};
 use crate::stats::normalise::{self, Kind, Point};
 
 /// One run's (or one round's) median of the metric and the probe's core clock for it.
@@ -18,6 +18,21 @@ use crate::stats::normalise::{self, Kind, Point};
 struct Member {
     median: f64,
     ghz: Option<f64>,
+    throughput: Option<f64>,
+}
+
+impl Member {
+    fn new(median: f64, state: Option<&MachineState>) -> Member {
+        Member {
+            median,
+            ghz: state.map(MachineState::core_ghz),
+            // Adds per core cycle: a clock change moves both probes alike, a busy SMT
+            // sibling only the throughput.
+            throughput: state
+                .map(|s| s.throughput() / s.core_ghz())
+                .filter(|t| t.is_finite() && *t > 0.0),
+        }
+    }
 }
 
 /// A side's measurements of one metric: every run's metric and the per-run/round members.
@@ -41,6 +56,12 @@ impl Side<'_> {
     /// Every member's clock, or `None` when one lacks a probe.
     fn clocks(&self) -> Option<Vec<f64>> {
         self.members.iter().map(|m| m.ghz).collect()
+    }
+
+    /// Median throughput probe per core cycle of the members, when every member has one.
+    fn throughput(&self) -> Option<f64> {
+        let v: Option<Vec<f64>> = self.members.iter().map(|m| m.throughput).collect();
+        median(&v?)
     }
 
     /// Time-per-operation points for the scaling evidence (rates inverted).
@@ -81,24 +102,21 @@ fn gather<'a>(side: &[&'a RunRecord], experiment: &str, name: &str, unit: Unit) 
         let Some(m) = r.metrics.iter().find(|m| m.name == name && m.unit == unit) else {
             continue;
         };
-        let run_ghz = r.machine.as_ref().map(|s| s.core_ghz());
+        let run_state = r.machine.as_ref();
         out.metrics.push(m);
         match &m.rounds {
             Some(rounds) if rounds.medians.len() >= 2 => {
                 let per_round = r.round_machines.len() == rounds.medians.len();
                 for (i, &median) in rounds.medians.iter().enumerate() {
-                    let ghz = if per_round {
-                        Some(r.round_machines[i].core_ghz())
+                    let state = if per_round {
+                        Some(&r.round_machines[i])
                     } else {
-                        run_ghz
+                        run_state
                     };
-                    out.members.push(Member { median, ghz });
+                    out.members.push(Member::new(median, state));
                 }
             }
-            _ => out.members.push(Member {
-                median: m.summary.median,
-                ghz: run_ghz,
-            }),
+            _ => out.members.push(Member::new(m.summary.median, run_state)),
         }
     }
     out
@@ -216,6 +234,7 @@ pub(super) fn compare_metric(
             return out;
         }
     };
+    out.throughput_ratio = a.throughput().zip(b.throughput()).map(|(ta, tb)| tb / ta);
     let clocks = a.clocks().zip(b.clocks());
     out.machine_ratio = clocks
         .as_ref()
@@ -293,4 +312,23 @@ fn judge(
         out.normalised = Some(n);
     }
     out.comparison = Some(raw);
+    if let Some(v) = busier(out) {
+        out.verdict = v;
+        out.regression = false;
+    }
+}
+
+/// The verdict when the throughput probes of the sides differ beyond
+/// [`THROUGHPUT_THRESHOLD`] in the direction of the change, for a metric that scales with
+/// the core: the machine's, not the code's.
+fn busier(out: &MetricComparison) -> Option<Verdict> {
+    let r = out.throughput_ratio?;
+    if !out.scales_with_clock || (r - 1.0).abs() <= THROUGHPUT_THRESHOLD {
+        return None;
+    }
+    match out.verdict {
+        Verdict::Slower if r < 1.0 => Some(Verdict::MachineBusier),
+        Verdict::Faster if r > 1.0 => Some(Verdict::MachineQuieter),
+        _ => None,
+    }
 }

@@ -67,6 +67,12 @@ pub struct MetricComparison {
     /// Speed B/A of the machine for this experiment (the probes' core clocks); `None` when a
     /// side has no machine-state probe.
     pub machine_ratio: Option<f64>,
+    /// Throughput B/A of the machine for this experiment, per core cycle (the probes'
+    /// independent adds per ns ÷ their core clock, so a clock change cancels out; below 1
+    /// when B's core was shared more, e.g. with a busy SMT sibling); `None` when a side has
+    /// no probe.
+    #[serde(default)]
+    pub throughput_ratio: Option<f64>,
     /// Whether the metric's cost scales with the core clock (see `stats::compare::machine`).
     pub scales_with_clock: bool,
     /// Why: the static rule or the evidence of the runs.
@@ -97,6 +103,7 @@ impl MetricComparison {
             note: None,
             regression: false,
             machine_ratio: None,
+            throughput_ratio: None,
             scales_with_clock: false,
             scaling_basis: String::new(),
             normalised_change: None,

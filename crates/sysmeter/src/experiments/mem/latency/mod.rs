@@ -78,7 +78,11 @@ impl Experiment for MemLatency {
                 order with half the samples each. Fine: around every candidate level end, \
                 from the coarse size below its range to the one above, 8 sizes per octave \
                 (thorough 16; at most 48, quick 24, thorough 96), again two shuffled passes, \
-                so each size there is measured at least twice. Right before every windowed \
+                so each size there is measured at least twice. Then the last level's end \
+                (the last-level cache, which other CPUs and other guests share and evict \
+                our lines from) gets 3 more shuffled passes (quick 2, thorough 4) over the \
+                fine grid from 0.8x its range's lower end to 2x its upper end: more takes \
+                spread in time find the undisturbed curve. Right before every windowed \
                 take, outside its timed samples, the machine-state probe (~0.2 ms dependent \
                 multiply chain) gives the core clock; the take's cycles per load are its ns \
                 per load x that GHz. Levels are detected on each size's best take (lowest \
@@ -86,8 +90,8 @@ impl Experiment for MemLatency {
                 change between points cannot make or move a boundary; latencies are \
                 reported in ns (the best take's p5, median over a level). Levels: plateaus of \
                 the log-log curve, >= 1.5x apart (see stats::hierarchy). Each end is a range: \
-                the last size clearly inside (below A*r^(1/4), r the step to the next level \
-                B/A) and the first from which every larger size of the next level is \
+                the last size clearly inside (best take below A*r^(1/4), r the step to the \
+                next level B/A) and the first from which every larger size of the next level is \
                 clearly beyond (above A*sqrt(r)); it is confirmed only when both ends were \
                 re-measured in the fine stage, the jump across it is >= 1.5x and it spans \
                 <= 4x, else a finding says it could not be confirmed. The reported end is \
