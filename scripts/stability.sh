@@ -73,6 +73,10 @@ def pct(x):
 print(f"{n} runs; core clock per run (median over experiments, GHz):",
       " ".join(f"{statistics.median([x['machine']['core_ghz_start'] for x in r['results'] if x.get('machine')]):.2f}"
                for r in runs))
+print(f"{n} runs; throughput probe per run (median over experiments, adds/ns; it halves when the "
+      "core's other hardware thread is busy):",
+      " ".join(f"{statistics.median([x['machine']['throughput_start'] for x in r['results'] if x.get('machine')]):.1f}"
+               for r in runs))
 print(f"{'experiment':14} {'metric':42} {'kind':7} {'median':>10} {'raw CV':>7} {'norm CV':>7}")
 for exp, name, kind in HEADLINE:
     pairs = [find(r, exp, name) for r in runs]
