@@ -41,6 +41,13 @@ pub trait Experiment: Sync {
     fn shares_measuring_cpu(&self) -> bool {
         false
     }
+    /// Whether what the experiment measures depends on the caches it shares with the
+    /// *other* CPUs (the last-level cache): work on them evicts its lines, so the drift
+    /// judgment also looks at how busy the other CPUs were (`mem.latency`, whose L3 end
+    /// moved from 4.5–5 MiB to 2.75–3 MiB while builds ran on the other vCPU).
+    fn shares_caches_with_other_cpus(&self) -> bool {
+        false
+    }
 }
 
 /// Why an experiment produced no (complete) result.

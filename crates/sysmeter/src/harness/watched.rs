@@ -26,19 +26,33 @@ pub const SETTLE_MAX: Duration = Duration::from_secs(2);
 /// The drift thresholds for `exp`: experiments that run work of their own beside the
 /// measuring thread ([`Experiment::shares_measuring_cpu`]) would otherwise always count it
 /// as other tasks, run-queue wait or a busy SMT sibling (the throughput probe), so for them
-/// only the core clock and steal time are judged.
+/// only the core clock and steal time are judged. Experiments that depend on the cache they
+/// share with the other CPUs ([`Experiment::shares_caches_with_other_cpus`]) are also judged
+/// on how busy those were.
 pub fn limits_for(exp: &dyn Experiment) -> Limits {
+    let base = if exp.shares_caches_with_other_cpus() {
+        Limits {
+            other_cpus_share: OTHER_CPUS_SHARE,
+            ..DEFAULT_LIMITS
+        }
+    } else {
+        DEFAULT_LIMITS
+    };
     if exp.shares_measuring_cpu() {
         Limits {
             other_share: f64::INFINITY,
             runqueue_share: f64::INFINITY,
             throughput_change: f64::INFINITY,
-            ..DEFAULT_LIMITS
+            ..base
         }
     } else {
-        DEFAULT_LIMITS
+        base
     }
 }
+
+/// The share of the other CPUs' time they may be busy beside an experiment that shares the
+/// last-level cache with them (see `harness::machine::judge::Limits::other_cpus_share`).
+pub const OTHER_CPUS_SHARE: f64 = 0.25;
 
 /// One measurement of an experiment: its result and the probes it took between the points
 /// of its series (`Ctx::probe_between_points`).

@@ -32,6 +32,10 @@ pub struct Counters {
     pub cpu: usize,
     /// Its `/proc/stat` line.
     pub ticks: CpuTicks,
+    /// The aggregate `/proc/stat` line (every CPU).
+    pub all: CpuTicks,
+    /// Online CPUs (`cpuN` lines).
+    pub online: usize,
     /// The measuring thread's involuntary context switches so far.
     pub involuntary: u64,
     /// The measuring thread's schedstat (its `wait_ns` is the run-queue wait).
@@ -57,10 +61,15 @@ impl Counters {
         schedstat: &str,
         own_cpu_ns: u64,
     ) -> Result<Counters, MachineError> {
+        let ticks = procfs::parse_cpu_line(stat, cpu)
+            .ok_or_else(|| format_error(STAT, &format!("line for cpu{cpu}")))?;
+        let (all, online) =
+            procfs::parse_all_cpus(stat).ok_or_else(|| format_error(STAT, "aggregate cpu line"))?;
         Ok(Counters {
             cpu,
-            ticks: procfs::parse_cpu_line(stat, cpu)
-                .ok_or_else(|| format_error(STAT, &format!("line for cpu{cpu}")))?,
+            ticks,
+            all,
+            online,
             involuntary: procfs::parse_nonvoluntary_switches(status)
                 .ok_or_else(|| format_error(STATUS, "nonvoluntary_ctxt_switches line"))?,
             sched: procfs::parse_schedstat(schedstat)
@@ -100,6 +109,10 @@ pub struct Beside {
     pub involuntary_switches: u64,
     /// Time the measuring thread waited on a run queue, ns.
     pub runqueue_wait_ns: u64,
+    /// Busy time of all the *other* CPUs together, ns (10 ms resolution).
+    pub other_cpus_busy_ns: u64,
+    /// How many other CPUs were online.
+    pub other_cpus: usize,
 }
 
 impl Beside {
@@ -119,6 +132,10 @@ impl Beside {
             other_ns: ticks(CpuTicks::busy).saturating_sub(own_ns),
             involuntary_switches: end.involuntary.saturating_sub(start.involuntary),
             runqueue_wait_ns: end.sched.wait_ns.saturating_sub(start.sched.wait_ns),
+            other_cpus_busy_ns: (end.all.busy().saturating_sub(start.all.busy()))
+                .saturating_sub(end.ticks.busy().saturating_sub(start.ticks.busy()))
+                .saturating_mul(NS_PER_TICK),
+            other_cpus: end.online.saturating_sub(1),
         }
     }
 }
@@ -129,7 +146,9 @@ mod tests {
 
     fn counters(busy_user: u64, steal: u64, invol: u64, run: u64, wait: u64) -> Counters {
         let stat = format!(
-            "cpu  1 1 1 1 1 1 1 1\ncpu0 9 9 9 9 9 9 9 9\ncpu1 {busy_user} 0 10 500 0 0 0 {steal}\n"
+            "cpu  {} 9 19 509 9 9 9 {}\ncpu0 9 9 9 9 9 9 9 9\ncpu1 {busy_user} 0 10 500 0 0 0 {steal}\n",
+            9 + busy_user,
+            9 + steal
         );
         let status = format!("voluntary_ctxt_switches:\t3\nnonvoluntary_ctxt_switches:\t{invol}\n");
         Counters::from_text(1, &stat, &status, &format!("7 {wait} 5\n"), run).expect("parses")
@@ -150,6 +169,8 @@ mod tests {
                 other_ns: 50_000_000,
                 involuntary_switches: 3,
                 runqueue_wait_ns: 20_000,
+                other_cpus_busy_ns: 0,
+                other_cpus: 1,
             }
         );
         // The thread's exact run time may exceed the sampled ticks: clamp, never wrap.
@@ -159,10 +180,30 @@ mod tests {
     }
 
     #[test]
+    fn the_other_cpus_busy_time_excludes_the_measuring_cpu() {
+        let stat = |cpu0: u64, cpu1: u64| {
+            format!(
+                "cpu  {} 0 0 900 0 0 0 0\ncpu0 {cpu0} 0 0 450 0 0 0 0\ncpu1 {cpu1} 0 0 450 0 0 0 0\n",
+                cpu0 + cpu1
+            )
+        };
+        let c = |cpu0, cpu1| {
+            let status = "nonvoluntary_ctxt_switches:\t0\n";
+            Counters::from_text(1, &stat(cpu0, cpu1), status, "0 0 0", 0).expect("parses")
+        };
+        // CPU 0 busy 85 ticks, the measuring CPU 1 busy 20: only CPU 0's count.
+        let d = Beside::between(&c(10, 10), &c(95, 30), 1_000_000_000);
+        assert_eq!((d.other_cpus_busy_ns, d.other_cpus), (850_000_000, 1));
+    }
+
+    #[test]
     fn missing_lines_are_format_errors() {
         let e = Counters::from_text(3, "cpu0 1 2 3 4 5 6 7 8\n", "", "1 2 3", 0).unwrap_err();
         assert!(e.to_string().contains("cpu3"), "{e}");
         let e = Counters::from_text(0, "cpu0 1 2 3 4 5 6 7 8\n", "x: 1\n", "1 2 3", 0).unwrap_err();
+        assert!(e.to_string().contains("aggregate"), "{e}");
+        let stat = "cpu  1 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8\n";
+        let e = Counters::from_text(0, stat, "x: 1\n", "1 2 3", 0).unwrap_err();
         assert!(e.to_string().contains("nonvoluntary"), "{e}");
     }
 

@@ -8,7 +8,10 @@
 //!    co-scheduled vCPU sharing the core shows here and not in the clock);
 //! 3. steal time was more than [`Limits::steal_share`] of the interval;
 //! 4. other tasks ran on the measuring CPU more than [`Limits::other_share`] of it;
-//! 5. the measuring thread waited on a run queue more than [`Limits::runqueue_share`] of it.
+//! 5. the measuring thread waited on a run queue more than [`Limits::runqueue_share`] of it;
+//! 6. for experiments that depend on the caches shared with the other CPUs
+//!    (`Experiment::shares_caches_with_other_cpus`), the other CPUs were busy more than
+//!    [`Limits::other_cpus_share`] of their time.
 //!
 //! Steal and other-task time come from `/proc/stat` in 10 ms ticks, so they only count when
 //! they also reach [`Limits::min_tick_evidence_ns`]: one stray tick in a 50 ms experiment is
@@ -38,6 +41,9 @@ pub struct Limits {
     pub other_share: f64,
     /// Largest accepted run-queue wait of the measuring thread / interval.
     pub runqueue_share: f64,
+    /// Largest accepted busy time of the other CPUs / (interval × their number); infinite
+    /// (not judged) unless the experiment shares caches with them.
+    pub other_cpus_share: f64,
     /// Tick-based amounts (steal, other tasks) below this many ns are never judged.
     pub min_tick_evidence_ns: u64,
 }
@@ -69,6 +75,9 @@ pub struct Limits {
 /// - `other_share` **10%**: other tasks on the CPU while the measuring thread slept (IPC,
 ///   I/O experiments) cost caches and wake-up latency but not the thread's time, so a little
 ///   more is tolerated.
+/// - `other_cpus_share` **25%**, for the experiments it applies to only: a build on the
+///   other vCPU (busy ≈ 100%) moved `mem.latency`'s L3 end from 4.5–5 MiB to 2.75–3 MiB and
+///   once erased the L3 plateau; an idle guest's other CPU is busy a few % (daemons, ticks).
 /// - `min_tick_evidence_ns` **20 ms** (two USER_HZ ticks): below that a tick-based share is
 ///   quantisation.
 pub const DEFAULT_LIMITS: Limits = Limits {
@@ -77,6 +86,7 @@ pub const DEFAULT_LIMITS: Limits = Limits {
     steal_share: 0.05,
     other_share: 0.10,
     runqueue_share: 0.05,
+    other_cpus_share: f64::INFINITY,
     min_tick_evidence_ns: 20_000_000,
 };
 
@@ -169,6 +179,15 @@ fn share_clauses(b: &Beside, limits: &Limits) -> Vec<String> {
             "other tasks ran {} of the time on CPU {}",
             pct(share(b.other_ns)),
             b.cpu
+        ));
+    }
+    let others = b.interval_ns.saturating_mul(b.other_cpus as u64);
+    let others_share = b.other_cpus_busy_ns as f64 / others.max(1) as f64;
+    if others > 0 && evidence(b.other_cpus_busy_ns) && others_share > limits.other_cpus_share {
+        out.push(format!(
+            "the other CPUs were busy {} of the time (they share the last-level cache with \
+             this experiment)",
+            pct(others_share)
         ));
     }
     if share(b.runqueue_wait_ns) > limits.runqueue_share {
@@ -265,6 +284,39 @@ mod tests {
                  (41 involuntary switches)"
             )
         );
+    }
+
+    #[test]
+    fn busy_other_cpus_count_only_where_the_experiment_shares_their_caches() {
+        let build_beside = Beside {
+            other_cpus_busy_ns: 850_000_000,
+            other_cpus: 1,
+            ..quiet()
+        };
+        assert!(judge(&START, &START, &build_beside, &DEFAULT_LIMITS).stable);
+        let llc = Limits {
+            other_cpus_share: 0.25,
+            ..DEFAULT_LIMITS
+        };
+        let v = judge(&START, &START, &build_beside, &llc);
+        assert_eq!(
+            v.reason.as_deref(),
+            Some(
+                "the other CPUs were busy 85% of the time (they share the last-level cache \
+                 with this experiment)"
+            )
+        );
+        // Three other CPUs, 850 ms busy in all over 1 s: 28%; 700 ms: 23%, accepted.
+        let three = Beside {
+            other_cpus: 3,
+            ..build_beside
+        };
+        assert!(!judge(&START, &START, &three, &llc).stable);
+        let lighter = Beside {
+            other_cpus_busy_ns: 700_000_000,
+            ..three
+        };
+        assert!(judge(&START, &START, &lighter, &llc).stable);
     }
 
     #[test]

@@ -46,10 +46,27 @@ impl CpuTicks {
 /// The `cpuN` line of `/proc/stat` for `cpu`; `None` when it is absent (offline CPU) or has
 /// fewer than the 8 fields through steal (kernels before 2.6.11).
 pub fn parse_cpu_line(stat: &str, cpu: usize) -> Option<CpuTicks> {
-    let name = format!("cpu{cpu}");
+    ticks_of(stat, &format!("cpu{cpu}"))
+}
+
+/// The aggregate `cpu` line of `/proc/stat` (every CPU summed) and the number of `cpuN`
+/// lines (online CPUs); `None` without the aggregate line.
+pub fn parse_all_cpus(stat: &str) -> Option<(CpuTicks, usize)> {
+    let is_cpu_n =
+        |w: &str| w.len() > 3 && w.starts_with("cpu") && w[3..].bytes().all(|b| b.is_ascii_digit());
+    let online = stat
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| is_cpu_n(w))
+        .count();
+    Some((ticks_of(stat, "cpu")?, online))
+}
+
+/// The ticks of the `/proc/stat` line whose first word is `name`.
+fn ticks_of(stat: &str, name: &str) -> Option<CpuTicks> {
     let line = stat
         .lines()
-        .find(|l| l.split_whitespace().next() == Some(name.as_str()))?;
+        .find(|l| l.split_whitespace().next() == Some(name))?;
     let v: Vec<u64> = line
         .split_whitespace()
         .skip(1)
@@ -138,6 +155,17 @@ mod tests {
         );
         assert_eq!(parse_cpu_line("cpu0 1 2 x 4 5 6 7 8\n", 0), None);
         assert_eq!(NS_PER_TICK, 10_000_000);
+    }
+
+    #[test]
+    fn the_aggregate_line_and_the_online_count() {
+        let stat = "cpu  10 1 5 900 2 0 1 3 0 0\ncpu0 4 1 2 450 1 0 1 2 0 0\n\
+                    cpu1 6 0 3 450 1 0 0 1 0 0\nintr 5\nctxt 9\ncpus_allowed 1\n";
+        let (all, online) = parse_all_cpus(stat).expect("aggregate line");
+        assert_eq!(online, 2);
+        assert_eq!(all.busy(), 10 + 1 + 5 + 0 + 1);
+        assert_eq!(all.steal, 3);
+        assert_eq!(parse_all_cpus("cpu0 1 2 3 4 5 6 7 8\n"), None);
     }
 
     #[test]

@@ -94,6 +94,7 @@ mod tests {
             other_ns: 2,
             involuntary_switches: 3,
             runqueue_wait_ns: 4,
+            ..Beside::default()
         };
         let verdict = Verdict {
             stable,

@@ -84,7 +84,8 @@ mod tests {
 
     #[test]
     fn finish_with_judges_the_differences() {
-        let stat = |busy: u64| format!("cpu1 {busy} 0 0 100 0 0 0 0\n");
+        let stat =
+            |busy: u64| format!("cpu  {busy} 0 0 100 0 0 0 0\ncpu1 {busy} 0 0 100 0 0 0 0\n");
         let status = "nonvoluntary_ctxt_switches:\t0\n";
         let a = Counters::from_text(1, &stat(0), status, "0 0 0", 0).expect("parses");
         let b = Counters::from_text(1, &stat(40), status, "0 0 3", 100_000_000).expect("parses");

@@ -47,6 +47,11 @@ struct Plan {
 }
 
 impl Experiment for MemLatency {
+    fn shares_caches_with_other_cpus(&self) -> bool {
+        // The last-level cache's end is what the other CPUs' work moves.
+        true
+    }
+
     fn id(&self) -> &'static str {
         "mem.latency"
     }
