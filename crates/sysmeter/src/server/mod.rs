@@ -236,7 +236,7 @@ fn admit(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) -> Option<Jo
     let src = Source::of(peer.ip());
     let opened = shared.sources().open(src, Instant::now());
     if let Err(r) = opened {
-        refuse(shared, &stream, peer, &source_refusal(src, r));
+        refuse_now(shared, &stream, peer, &source_refusal(src, r));
         return None;
     }
     let cap = shared.cfg.max_clients;
@@ -246,7 +246,7 @@ fn admit(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) -> Option<Jo
         let e = busy(format!(
             "this server already serves {cap} clients (--max-clients); retry later"
         ));
-        refuse(shared, &stream, peer, &e);
+        refuse_now(shared, &stream, peer, &e);
         return None;
     }
     let mine = Arc::clone(shared);
@@ -282,6 +282,18 @@ fn source_refusal(src: Source, r: Refusal) -> ProtocolError {
             "this server already serves {cap} connections from {src} (--max-per-source); close one or retry later"
         )),
     }
+}
+
+/// [`refuse`] on the accept thread, which must not wait: take whatever the client sent
+/// already (closing with unread data would reset the connection, and the client could
+/// lose the answer) and half-close.
+fn refuse_now(shared: &Shared, stream: &TcpStream, peer: SocketAddr, e: &ProtocolError) {
+    use std::io::Read;
+    refuse(shared, stream, peer, e);
+    let _ = stream.set_nonblocking(true);
+    let mut buf = [0u8; 1024];
+    while matches!((&*stream).read(&mut buf), Ok(n) if n > 0) {}
+    let _ = stream.shutdown(std::net::Shutdown::Write);
 }
 
 /// Answer `ERR` and let the stream close; log it, at most once per source and period.
