@@ -22,7 +22,7 @@ ip netns add "$ns"; ip link add "$a" type veth peer name "$b"; ip link set "$b" 
 ip addr add "$here/30" dev "$a"; ip link set "$a" up
 ip netns exec "$ns" ip addr add "$there/30" dev "$b"
 ip netns exec "$ns" ip link set "$b" up; ip netns exec "$ns" ip link set lo up
-ip netns exec "$ns" "$bin" serve --bind "$there:7388" >/dev/null 2>&1 & pids+=($!)
+ip netns exec "$ns" "$bin" serve --bind "$there:7388" --no-token >/dev/null 2>&1 & pids+=($!)
 ip netns exec "$ns" iperf3 -s -p 5201 >/dev/null 2>&1 & pids+=($!)
 sleep 0.5
 gbs() { python3 -c 'import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/8e9))'; }

@@ -2,26 +2,32 @@
 //! in [`crate::wire`], below both this module and the net experiments.
 //!
 //! A TCP listener and a UDP socket on the same address and port. Each TCP connection asks
-//! for one test in its hello line ([`crate::wire::protocol`]); a thread per connection runs it until the
-//! client closes, the granted time runs out, or the server stops. Everything a client can
-//! send is bounded: the hello line's length and arrival time, the number of connections at
-//! once, each test's duration; whatever is wrong is answered with one `ERR` line and a
-//! closed connection. The UDP socket answers only datagrams of a live `udp` session (cookie
-//! and source address checked), never larger than [`MAX_UDP_REPLY`](crate::wire::protocol::MAX_UDP_REPLY), so the
-//! server cannot be used to reflect traffic at a third host. Stops when SIGINT/SIGTERM
-//! arrive (or [`Server::stop_handle`] is set), closing every connection within a fraction
-//! of a second. Depends on `wire` for the protocol and on `sysmeter-sys` for poll and the signal flag
-//! only.
+//! for one test in its hello line ([`crate::wire::protocol`]); a thread per connection runs
+//! it until the client closes, the granted time runs out, or the server stops. Everything a
+//! client can send is bounded: the hello line's length and arrival time, the number of
+//! connections at once in all and per source address ([`sources`]), each test's duration,
+//! the rate of token guesses ([`auth`]); whatever is wrong is answered with one `ERR` line
+//! and a closed connection, and logged once per source and minute. The UDP socket answers
+//! only datagrams of a live `udp` session (cookie from the kernel's random source, and
+//! source address checked), never with more bytes than the request unless the session
+//! negotiated more ([`udp`]), so the server can neither reflect nor amplify traffic. Stops
+//! when SIGINT/SIGTERM arrive (or [`Server::stop_handle`] is set), closing every connection
+//! within a fraction of a second. Depends on `wire` for the protocol and on `sysmeter-sys`
+//! for poll, the signal flag and getrandom only.
 
+mod auth;
 mod session;
+mod sources;
 mod udp;
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use sources::{Refusal, Source, Sources};
 
 use crate::wire::protocol::{ErrorCode, ProtocolError, Reply};
 
@@ -37,6 +43,9 @@ pub struct ServeConfig {
     pub token: Option<String>,
     /// Connections served at once; more are refused with `ERR busy`.
     pub max_clients: usize,
+    /// Connections one source address (an IPv6 /64) may hold at once; below `max_clients`
+    /// so that one host cannot lock everyone else out.
+    pub max_per_source: usize,
     /// Longest a test may run, seconds.
     pub max_test_secs: u32,
     /// How long a client may take to send its hello.
@@ -71,6 +80,8 @@ pub enum ServeError {
 /// A live UDP session: datagrams with this cookie from this address are answered.
 struct UdpSession {
     peer: std::net::IpAddr,
+    /// The reply size negotiated over TCP; without it no reply exceeds its request.
+    max_reply: usize,
 }
 
 /// State shared by the accept loop, connection threads and the UDP responder.
@@ -79,12 +90,18 @@ struct Shared {
     stop: AtomicBool,
     active: AtomicUsize,
     sessions: Mutex<HashMap<u64, UdpSession>>,
+    sources: Mutex<Sources>,
     port: u16,
 }
 
 impl Shared {
     fn stopping(&self) -> bool {
         self.stop.load(Ordering::Relaxed) || sysmeter_sys::signal::interrupted()
+    }
+
+    /// The per-source state (still usable after a thread panicked holding it).
+    fn sources(&self) -> MutexGuard<'_, Sources> {
+        self.sources.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -118,8 +135,10 @@ impl Server {
             .map_err(io("making the listener non-blocking"))?;
         udp.set_read_timeout(Some(TICK))
             .map_err(io("setting the UDP timeout"))?;
+        let sources = Mutex::new(Sources::new(cfg.max_per_source));
         let shared = Arc::new(Shared {
             cfg,
+            sources,
             stop: AtomicBool::new(false),
             active: AtomicUsize::new(0),
             sessions: Mutex::new(HashMap::new()),
@@ -173,7 +192,14 @@ fn accept_loop(
     threads: &mut Vec<JoinHandle<()>>,
 ) -> Result<(), ServeError> {
     let addr = shared.cfg.bind;
+    let mut swept = Instant::now();
     while !shared.stopping() {
+        if swept.elapsed() >= Duration::from_secs(1) {
+            swept = Instant::now();
+            for line in shared.sources().sweep(swept) {
+                eprintln!("{line}");
+            }
+        }
         match sysmeter_sys::net::wait_readable(listener, TICK) {
             Ok(true) => {}
             Ok(false) => continue,
@@ -204,18 +230,23 @@ fn accept_loop(
     Ok(())
 }
 
-/// Start a thread for the connection, or refuse it when the cap is reached.
+/// Start a thread for the connection, or refuse it: a blocked source, a source at its own
+/// cap, or a full server. The refusal is written here, without a thread.
 fn admit(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) -> Option<JoinHandle<()>> {
+    let src = Source::of(peer.ip());
+    let opened = shared.sources().open(src, Instant::now());
+    if let Err(r) = opened {
+        refuse_now(shared, &stream, peer, &source_refusal(src, r));
+        return None;
+    }
     let cap = shared.cfg.max_clients;
     if shared.active.fetch_add(1, Ordering::AcqRel) >= cap {
         shared.active.fetch_sub(1, Ordering::AcqRel);
-        let e = ProtocolError {
-            code: ErrorCode::Busy,
-            message: format!(
-                "this server already serves {cap} clients (--max-clients); retry later"
-            ),
-        };
-        refuse(&stream, peer, &e);
+        shared.sources().close(src);
+        let e = busy(format!(
+            "this server already serves {cap} clients (--max-clients); retry later"
+        ));
+        refuse_now(shared, &stream, peer, &e);
         return None;
     }
     let mine = Arc::clone(shared);
@@ -224,22 +255,59 @@ fn admit(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) -> Option<Jo
         .spawn(move || {
             session::serve_connection(stream, peer, &mine);
             mine.active.fetch_sub(1, Ordering::AcqRel);
+            mine.sources().close(src);
         });
     match spawned {
         Ok(t) => Some(t),
         Err(e) => {
             shared.active.fetch_sub(1, Ordering::AcqRel);
+            shared.sources().close(src);
             eprintln!("serve: cannot start a thread for {peer}: {e}");
             None
         }
     }
 }
 
-/// Answer `ERR` and let the stream close.
-fn refuse(stream: &TcpStream, peer: SocketAddr, e: &ProtocolError) {
+fn busy(message: String) -> ProtocolError {
+    ProtocolError {
+        code: ErrorCode::Busy,
+        message,
+    }
+}
+
+fn source_refusal(src: Source, r: Refusal) -> ProtocolError {
+    match r {
+        Refusal::Blocked { left } => auth::blocked_error(src, left),
+        Refusal::TooMany { cap } => busy(format!(
+            "this server already serves {cap} connections from {src} (--max-per-source); close one or retry later"
+        )),
+    }
+}
+
+/// [`refuse`] on the accept thread, which must not wait: take whatever the client sent
+/// already (closing with unread data would reset the connection, and the client could
+/// lose the answer) and half-close.
+fn refuse_now(shared: &Shared, stream: &TcpStream, peer: SocketAddr, e: &ProtocolError) {
+    use std::io::Read;
+    refuse(shared, stream, peer, e);
+    let _ = stream.set_nonblocking(true);
+    let mut buf = [0u8; 1024];
+    while matches!((&*stream).read(&mut buf), Ok(n) if n > 0) {}
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+}
+
+/// Answer `ERR` and let the stream close; log it, at most once per source and period.
+fn refuse(shared: &Shared, stream: &TcpStream, peer: SocketAddr, e: &ProtocolError) {
     use std::io::Write;
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_write_timeout(Some(TICK));
     let _ = (&*stream).write_all(Reply::Err(e.clone()).encode().as_bytes());
-    eprintln!("serve: {peer}: refused: {e}");
+    let line = shared.sources().log(
+        Source::of(peer.ip()),
+        Instant::now(),
+        format!("{peer}: refused: {e}"),
+    );
+    if let Some(line) = line {
+        eprintln!("{line}");
+    }
 }

@@ -1,13 +1,15 @@
 //! One connection of `sysmeter serve`: read the hello within the time allowed, check the
-//! version and token, then run the one test asked for until the client closes, the granted
-//! time runs out or the server stops.
+//! version and token ([`super::auth`]), then run the one test asked for until the client
+//! closes, the granted time runs out or the server stops.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use super::{Shared, TICK, UdpSession};
-use crate::wire::protocol::{ErrorCode, Granted, Hello, MAX_LINE, ProtocolError, Reply, Test};
+use crate::wire::protocol::{
+    ErrorCode, Granted, Hello, MAX_LINE, MAX_UDP_REPLY, ProtocolError, Reply, Test,
+};
 
 /// Seconds a test runs when the client does not say.
 const DEFAULT_SECS: u32 = 10;
@@ -27,31 +29,45 @@ pub fn serve_connection(stream: TcpStream, peer: SocketAddr, shared: &Shared) {
     let _ = stream.set_nodelay(true);
     let hello = read_hello(&stream, shared).and_then(|line| {
         let h = Hello::parse(&line)?;
-        check_token(&h, shared)?;
-        Ok(h)
+        super::auth::authenticate(&h, peer, shared)?;
+        grant(&h, shared).map(|g| (h, g))
     });
     match hello {
-        Ok(h) => run_test(stream, peer, &h, shared),
+        Ok((h, g)) => run_test(stream, peer, &h, g, shared),
         Err(e) => {
-            super::refuse(&stream, peer, &e);
+            super::refuse(shared, &stream, peer, &e);
             drain_and_close(stream);
         }
     }
 }
 
-fn check_token(h: &Hello, shared: &Shared) -> Result<(), ProtocolError> {
-    match (&shared.cfg.token, &h.token) {
-        (None, _) => Ok(()),
-        (Some(want), Some(got)) if want == got => Ok(()),
-        (Some(_), None) => Err(refuse(
-            ErrorCode::Auth,
-            "this server needs a token; pass the one given to `serve --token`",
-        )),
-        (Some(_), Some(_)) => Err(refuse(
-            ErrorCode::Auth,
-            "wrong token; pass the one given to `serve --token`",
-        )),
+/// What the server grants for `h`: the time capped by `--max-test-secs`, the write size of
+/// `source`, and for `udp` the port, a cookie from the kernel's random source and the reply
+/// size the client asked for (at most [`MAX_UDP_REPLY`]).
+fn grant(h: &Hello, shared: &Shared) -> Result<Granted, ProtocolError> {
+    let mut g = Granted {
+        test: h.test,
+        secs: h.secs.unwrap_or(DEFAULT_SECS).min(shared.cfg.max_test_secs),
+        size: None,
+        port: None,
+        cookie: None,
+    };
+    match h.test {
+        Test::Source => g.size = Some(h.size.unwrap_or(DEFAULT_SIZE)),
+        Test::Udp => {
+            g.port = Some(shared.port);
+            g.size = h.size.map(|n| n.min(MAX_UDP_REPLY as u32));
+            let cookie = sysmeter_sys::random::u64().map_err(|e| {
+                refuse(
+                    ErrorCode::Busy,
+                    format!("cannot draw a session cookie from getrandom: {e}"),
+                )
+            })?;
+            g.cookie = Some(cookie);
+        }
+        _ => {}
     }
+    Ok(g)
 }
 
 /// Read the hello line without consuming anything after its newline (peek, then read
@@ -124,28 +140,19 @@ fn is_timeout(e: &std::io::Error) -> bool {
     )
 }
 
-fn run_test(stream: TcpStream, peer: SocketAddr, h: &Hello, shared: &Shared) {
-    let secs = h.secs.unwrap_or(DEFAULT_SECS).min(shared.cfg.max_test_secs);
-    let deadline = Instant::now() + Duration::from_secs(u64::from(secs));
-    let mut g = Granted {
-        test: h.test,
-        secs,
-        size: None,
-        port: None,
-        cookie: None,
-    };
-    match h.test {
-        Test::Source => g.size = Some(h.size.unwrap_or(DEFAULT_SIZE)),
-        Test::Udp => {
-            g.port = Some(shared.port);
-            g.cookie = Some(fastrand::u64(..));
-        }
-        _ => {}
-    }
+fn run_test(stream: TcpStream, peer: SocketAddr, h: &Hello, g: Granted, shared: &Shared) {
+    let deadline = Instant::now() + Duration::from_secs(u64::from(g.secs));
     if let Some(c) = g.cookie
         && let Ok(mut s) = shared.sessions.lock()
     {
-        s.insert(c, UdpSession { peer: peer.ip() });
+        let max_reply = g.size.map_or(0, |n| n as usize);
+        s.insert(
+            c,
+            UdpSession {
+                peer: peer.ip(),
+                max_reply,
+            },
+        );
     }
     let _ = stream.set_write_timeout(Some(TICK));
     if (&stream)

@@ -1,13 +1,14 @@
 //! The client side of the `serve` protocol, for the net experiments and the tests: resolve
 //! `HOST[:PORT]`, connect, send the hello and read the one-line reply without consuming any
-//! test data that follows it. Depends on [`super::protocol`] and the standard library only.
+//! test data that follows it; a `busy` refusal is retried for a moment. Depends on
+//! [`super::protocol`] and the standard library only.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use super::DEFAULT_PORT;
-use super::protocol::{Granted, Hello, MAX_LINE, ProtocolError, Reply, Test, VERSION};
+use super::protocol::{ErrorCode, Granted, Hello, MAX_LINE, ProtocolError, Reply, Test, VERSION};
 
 /// Talking to a `sysmeter serve` failed.
 #[derive(Debug, thiserror::Error)]
@@ -95,8 +96,32 @@ pub struct Request<'a> {
     pub size: Option<u32>,
 }
 
-/// Connect to `addr`, ask for `test` and wait up to `timeout` for the answer.
+/// Connect to `addr`, ask for `test` and wait up to `timeout` for the answer. A `busy`
+/// refusal is asked again, with growing pauses, for up to `timeout`: the server counts a
+/// connection until its thread has seen the close, so a client that opens streams right
+/// after closing others (net.bandwidth) can meet its per-address cap for a moment.
 pub fn open(
+    addr: SocketAddr,
+    test: Test,
+    req: &Request<'_>,
+    timeout: Duration,
+) -> Result<Session, ClientError> {
+    let until = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(20);
+    loop {
+        match open_once(addr, test, req, timeout) {
+            Err(ClientError::Refused { error, .. })
+                if error.code == ErrorCode::Busy && Instant::now() + pause < until =>
+            {
+                std::thread::sleep(pause);
+                pause *= 2;
+            }
+            other => return other,
+        }
+    }
+}
+
+fn open_once(
     addr: SocketAddr,
     test: Test,
     req: &Request<'_>,

@@ -94,12 +94,13 @@ fn net_group_against_serve_in_a_network_namespace() {
     let ns = need!(ns.map_err(|e| {
         Missing::new(Cap::Netns, format!("cannot build the namespace here: {e}"))
     }));
+    // Not loopback: the server needs a token (or an explicit --no-token).
     let server = Serve::start_with(
         &["ip", "netns", "exec", &name],
-        &["--bind", &format!("{ns_ip}:0")],
+        &["--bind", &format!("{ns_ip}:0"), "--token", "netns-t0ken"],
     );
     let addr = server.addr.to_string();
-    let run = bench_json(&["net", "--remote", &addr]);
+    let run = bench_json(&["net", "--remote", &addr, "--token", "netns-t0ken"]);
     check_net_results(&run);
     check_icmp(&run);
     let setup = run["results"]

@@ -1,17 +1,29 @@
 //! `sysmeter serve` over loopback: the protocol's refusals (token, version, client cap,
 //! slow hello), ten thousand random and truncated requests without a crash or a hang, a
-//! clean stop on SIGINT, and the net group measured against it.
+//! clean stop on SIGINT, and the net group measured against it. [`limits`]: what makes it
+//! safe to expose (a token or an explicit `--no-token` off loopback, the brake on token
+//! guessing, the per-address cap, UDP replies that do not amplify).
+
+mod limits;
 
 use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use crate::support::serve::{Serve, check_net_results};
+use crate::support::serve::{Serve, check_net_results, connect_from};
 use crate::support::{BENCH_JSON, bench_json, json_out_code, sysmeter};
 
 /// Send `line`, half-close, and return the server's answer line.
 fn ask(addr: SocketAddr, line: &[u8]) -> String {
-    let mut s = TcpStream::connect(addr).expect("connect");
+    ask_on(TcpStream::connect(addr).expect("connect"), line)
+}
+
+/// [`ask`] from the source address `from`.
+fn ask_from(from: [u8; 4], addr: SocketAddr, line: &[u8]) -> String {
+    ask_on(connect_from(IpAddr::from(from), addr), line)
+}
+
+fn ask_on(mut s: TcpStream, line: &[u8]) -> String {
     s.set_read_timeout(Some(Duration::from_secs(10)))
         .expect("timeout");
     s.write_all(line).expect("send");
@@ -34,7 +46,11 @@ fn ask(addr: SocketAddr, line: &[u8]) -> String {
 
 /// Open a session and return the stream after checking the first reply line.
 fn session(addr: SocketAddr, line: &str, expect: &str) -> TcpStream {
-    let mut s = TcpStream::connect(addr).expect("connect");
+    session_on(TcpStream::connect(addr).expect("connect"), line, expect).0
+}
+
+/// [`session`] on the connection `s`; also returns the reply line.
+fn session_on(mut s: TcpStream, line: &str, expect: &str) -> (TcpStream, String) {
     s.set_read_timeout(Some(Duration::from_secs(10)))
         .expect("timeout");
     s.write_all(line.as_bytes()).expect("send");
@@ -43,9 +59,9 @@ fn session(addr: SocketAddr, line: &str, expect: &str) -> TcpStream {
     while !got.ends_with(b"\n") && s.read(&mut b).expect("reply") == 1 {
         got.push(b[0]);
     }
-    let text = String::from_utf8_lossy(&got);
+    let text = String::from_utf8_lossy(&got).into_owned();
     assert!(text.starts_with(expect), "{line:?} answered {text:?}");
-    s
+    (s, text)
 }
 
 fn echo_works(addr: SocketAddr, token: &str) {
@@ -70,11 +86,22 @@ fn wrong_or_missing_token_and_other_versions_are_refused() {
 
 #[test]
 fn clients_over_the_cap_are_refused_and_slots_come_back() {
+    // Two clients in all, one per address (the default per-address cap is below the total).
     let server = Serve::start(&["--bind", "127.0.0.1:0", "--max-clients", "2"]);
     let a = server.addr;
-    let first = session(a, "SYSMETER/1 echo\n", "OK echo");
-    let second = session(a, "SYSMETER/1 sink\n", "OK sink");
-    assert!(ask(a, b"SYSMETER/1 echo\n").starts_with("ERR busy "));
+    let from = |ip, line: &str, expect| session_on(connect_from(ip, a), line, expect).0;
+    let first = from([127, 0, 0, 1].into(), "SYSMETER/1 echo\n", "OK echo");
+    let r = ask(a, b"SYSMETER/1 echo\n");
+    assert!(
+        r.starts_with("ERR busy ") && r.contains("from 127.0.0.1"),
+        "{r}"
+    );
+    let second = from([127, 0, 0, 2].into(), "SYSMETER/1 sink\n", "OK sink");
+    let r = ask_from([127, 0, 0, 3], a, b"SYSMETER/1 echo\n");
+    assert!(
+        r.starts_with("ERR busy ") && r.contains("--max-clients"),
+        "{r}"
+    );
     drop((first, second));
     // The slots free up once the server sees the closes.
     let until = Instant::now() + Duration::from_secs(10);

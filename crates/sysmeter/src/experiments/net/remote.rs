@@ -28,8 +28,8 @@ impl Remote {
             return Err(ExperimentError::Skipped {
                 reason: "no remote host given".into(),
                 hint: format!(
-                    "start `sysmeter serve --bind 0.0.0.0:PORT` on the other host and pass \
-                     --remote HOST:PORT (default port {})",
+                    "start `sysmeter serve --bind 0.0.0.0:PORT --token T` on the other host \
+                     and pass --remote HOST:PORT (default port {}) with SYSMETER_TOKEN=T",
                     crate::wire::DEFAULT_PORT
                 ),
             });

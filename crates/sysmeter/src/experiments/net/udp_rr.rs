@@ -18,7 +18,8 @@ pub const ABOUT: (&str, &str, &str) = (
     "UDP request/response",
     "Round trip of a 40-byte UDP request answered with 120 bytes, the size of a typical DNS \
      query and answer.",
-    "A `udp` session is opened over TCP (it carries the token and yields a cookie); then one \
+    "A `udp` session is opened over TCP (it carries the token and the 120-byte reply size, \
+     and yields a cookie); then one \
      request at a time (100 quick, 1000 default, 5000 thorough; fewer if they take longer \
      than 2/10/30 s) is sent from a connected UDP \
      socket and timed until the reply with the same cookie arrives. A reply missing after \
@@ -33,7 +34,8 @@ const REPLY: u16 = 120;
 /// Measure the request/response time.
 pub fn run(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(), ExperimentError> {
     let count = by_profile(ctx, 100, 1000, 5000);
-    let session = remote.open(Test::Udp, 600, None)?;
+    // The server answers with more bytes than a request carries only when asked over TCP.
+    let session = remote.open(Test::Udp, 600, Some(u32::from(REPLY)))?;
     let (Some(port), Some(cookie)) = (session.granted.port, session.granted.cookie) else {
         return Err(ExperimentError::Failed(format!(
             "the server at {} granted a udp session without port or cookie",

@@ -4,11 +4,13 @@
 //! One test per TCP connection. The client sends one ASCII line, the hello:
 //! `SYSMETER/1 <test> [token=T] [secs=N] [size=N]\n`, where test is `echo`, `sink`,
 //! `source`, `accept` or `udp`. The server answers one line, `OK <test> [key=value…]\n`
-//! (for `source` the write size, for `udp` the port and session cookie, for every test the
-//! granted seconds), or `ERR <code> <message>\n` and closes. Only after `OK` does test data
+//! (for `source` the write size, for `udp` the port, session cookie and reply size, for
+//! every test the granted seconds), or `ERR <code> <message>\n` and closes. Only after `OK` does test data
 //! flow. A line is at most [`MAX_LINE`] bytes including the newline. UDP datagrams of a
 //! session are `cookie (8 bytes, big endian) | reply length (2 bytes, big endian) | payload`,
-//! answered with the cookie and the length echoed, padded to the requested reply length.
+//! answered with the cookie and the length echoed, padded to the requested reply length,
+//! but never longer than the request unless the `udp` hello asked for a larger size
+//! (`size=N`, granted up to [`MAX_UDP_REPLY`] and echoed in the `OK` line).
 
 use std::fmt::Write;
 
@@ -20,7 +22,7 @@ pub const MAX_LINE: usize = 512;
 pub const MAX_TOKEN: usize = 128;
 /// Largest write size a client may ask `source` for.
 pub const MAX_SIZE: u32 = 1 << 20;
-/// Largest UDP reply a session may ask for (below a 1500-byte MTU with headers).
+/// Largest UDP reply a session may negotiate (below a 1500-byte MTU with headers).
 pub const MAX_UDP_REPLY: usize = 1400;
 /// Size of a UDP datagram's header (cookie and reply length).
 pub const UDP_HEADER: usize = 10;
@@ -76,7 +78,7 @@ pub struct Hello {
     pub token: Option<String>,
     /// Seconds the client wants the test to last (the server may grant fewer).
     pub secs: Option<u32>,
-    /// Write size for `source`.
+    /// Write size for `source`; largest UDP reply for `udp`.
     pub size: Option<u32>,
 }
 
@@ -162,7 +164,7 @@ pub struct Granted {
     pub test: Test,
     /// Seconds the server will run the test before closing.
     pub secs: u32,
-    /// `source`: bytes per write.
+    /// `source`: bytes per write; `udp`: the largest reply, when the hello asked for one.
     pub size: Option<u32>,
     /// `udp`: the server's UDP port.
     pub port: Option<u16>,

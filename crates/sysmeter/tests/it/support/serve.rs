@@ -1,8 +1,10 @@
 //! A `sysmeter serve` child for tests: started with arguments, its address read from the
-//! first line it prints, stopped with SIGINT (then SIGKILL) and reaped when dropped.
+//! first line it prints, stopped with SIGINT (then SIGKILL) and reaped when dropped; its
+//! stderr kept in a file when the test reads the log. And a TCP connection from a chosen
+//! source address (any of 127.0.0.0/8 on loopback), for the per-address limits.
 
 use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -13,12 +15,34 @@ pub struct Serve {
     child: Option<Child>,
     /// Where it listens.
     pub addr: SocketAddr,
+    log: Option<tempfile::NamedTempFile>,
 }
 
 impl Serve {
     /// Start `prefix... sysmeter serve args...` (prefix e.g. `ip netns exec NS`) and wait for
     /// its "listening on" line.
     pub fn start_with(prefix: &[&str], args: &[&str]) -> Serve {
+        Serve::spawn(prefix, args, None)
+    }
+
+    /// Start `sysmeter serve args...` with its stderr kept for [`Serve::log`].
+    pub fn start_logged(args: &[&str]) -> Serve {
+        let log = tempfile::NamedTempFile::new().expect("log file");
+        Serve::spawn(&[], args, Some(log))
+    }
+
+    /// What it printed on stderr so far (empty unless started with [`Serve::start_logged`]).
+    pub fn log(&self) -> String {
+        self.log.as_ref().map_or_else(String::new, |f| {
+            std::fs::read_to_string(f.path()).expect("read the log")
+        })
+    }
+
+    fn spawn(prefix: &[&str], args: &[&str], log: Option<tempfile::NamedTempFile>) -> Serve {
+        let stderr = match &log {
+            Some(f) => Stdio::from(f.reopen().expect("reopen the log")),
+            None => Stdio::null(),
+        };
         let bin = assert_cmd::cargo::cargo_bin("sysmeter");
         let mut cmd = match prefix.split_first() {
             Some((first, rest)) => {
@@ -31,8 +55,9 @@ impl Serve {
         let mut child = cmd
             .arg("serve")
             .args(args)
+            .env_remove("SYSMETER_TOKEN")
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("start sysmeter serve");
         let out = child.stdout.take().expect("stdout");
@@ -52,6 +77,7 @@ impl Serve {
         Serve {
             child: Some(child),
             addr,
+            log,
         }
     }
 
@@ -90,6 +116,17 @@ impl Drop for Serve {
     fn drop(&mut self) {
         self.interrupt();
     }
+}
+
+/// A TCP connection to `to` from the address `from` (bound before connecting).
+pub fn connect_from(from: IpAddr, to: SocketAddr) -> TcpStream {
+    use socket2::{Domain, SockAddr, Socket, Type};
+    let s = Socket::new(Domain::for_address(to), Type::STREAM, None).expect("socket");
+    s.bind(&SockAddr::from(SocketAddr::new(from, 0)))
+        .expect("bind the source address");
+    s.connect_timeout(&SockAddr::from(to), Duration::from_secs(10))
+        .expect("connect");
+    s.into()
 }
 
 /// Every net experiment ran and every metric is plausible.
