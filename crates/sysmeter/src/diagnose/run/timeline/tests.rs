@@ -136,5 +136,9 @@ fn the_dentry_cache_is_a_level_in_use_unused_and_negative() {
     let mut old = b.clone();
     old.dentries.as_mut().expect("d").negative = None;
     let q = point(&a, &old, None, 100);
-    assert!(!to_series(&[q]).iter().any(|s| s.name == "negative dentries"));
+    assert!(
+        !to_series(&[q])
+            .iter()
+            .any(|s| s.name == "negative dentries")
+    );
 }
