@@ -145,7 +145,7 @@ fn miss_vs_hit(out: &mut Measured, miss: Outcome) {
             slower,
             passes,
         } => {
-            let [m, h] = metrics;
+            let [m, h] = *metrics;
             let (mm, hm) = (m.summary.median, h.summary.median);
             out.metrics.extend([m, h]);
             out.find(

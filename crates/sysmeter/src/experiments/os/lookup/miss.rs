@@ -35,7 +35,7 @@ pub enum Outcome {
     /// the miss was slower than the hit.
     Measured {
         /// The miss and hit metrics.
-        metrics: [Metric; 2],
+        metrics: Box<[Metric; 2]>,
         /// Median dentries freed per drop (dentry-state before − after; 0 when the cache
         /// was already small or other processes refilled it).
         freed: u64,
@@ -116,7 +116,7 @@ pub fn measure(ctx: &mut Ctx<'_>, fd: i32, path: &CStr) -> Result<Outcome, Exper
         return Ok(Outcome::Skipped(why));
     }
     Ok(Outcome::Measured {
-        metrics: [m, h],
+        metrics: Box::new([m, h]),
         freed: median_freed,
         slower,
         passes: n,
