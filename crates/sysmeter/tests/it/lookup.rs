@@ -1,8 +1,8 @@
 //! Path-name lookup: `bench --only os.lookup` (the depth series and its fit, the miss as
 //! root or its stated skip) and the lookups `trace` reports for a fixture that searches a
 //! fake 20-directory `PATH` 1 000 times (tests/fixtures/programs/lookup_path.c), checked
-//! against `strace -c -e trace=%file` on counts. Capabilities: `cc`, `strace`, `root` (the
-//! miss), `tracepoints`.
+//! against `strace -c -e trace=%file` on counts; and the dentry cache in `run`'s timeline.
+//! Capabilities: `cc`, `strace`, `root` (the miss), `tracepoints`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -207,4 +207,22 @@ fn tracepoints_count_lookups_but_say_they_cannot_show_paths() {
     assert!(finding(&r, "top_lookup").is_none());
     let why = finding(&r, "lookup_paths_unavailable").expect("says why")["text"].to_string();
     assert!(why.contains("--backend ptrace"), "{why}");
+}
+
+#[test]
+fn run_timeline_shows_the_dentry_cache() {
+    let (run, _) = crate::run::run_json(&["--interval", "50"], &["sleep", "0.3"]);
+    let series = run["results"][0]["series"].as_array().expect("series");
+    let level = |name: &str| {
+        let s = series.iter().find(|s| s["name"] == name);
+        let points = s.and_then(|s| s["points"].as_array()).expect(name);
+        assert!(points.len() >= 3, "{name}: {} points", points.len());
+        points[0]["summary"]["median"].as_f64().expect("value")
+    };
+    assert!(level("dentries in use") > 0.0);
+    assert!(level("dentries unused") >= 0.0);
+    let state = std::fs::read_to_string("/proc/sys/fs/dentry-state").expect("dentry-state");
+    if state.split_whitespace().count() >= 6 {
+        assert!(level("negative dentries") >= 0.0);
+    }
 }
