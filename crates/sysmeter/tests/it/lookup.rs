@@ -226,3 +226,18 @@ fn run_timeline_shows_the_dentry_cache() {
         assert!(level("negative dentries") >= 0.0);
     }
 }
+
+#[test]
+fn run_counts_the_path_lookups_with_tracepoints() {
+    need!(tracepoints());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cmd = need!(search_setup(dir.path()));
+    let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    let (run, code) = crate::run::run_json(&[], &cmd);
+    assert_eq!(code, Some(0));
+    let r = &run["results"][0];
+    let f = finding(r, "lookups").unwrap_or_else(|| panic!("no lookups finding: {r}"));
+    assert!(f["value"].as_f64().is_some_and(|n| n >= 20_000.0), "{f}");
+    let text = f["text"].as_str().expect("text");
+    assert!(text.contains("access 20.0k (20.0k failed)"), "{text}");
+}
