@@ -1,7 +1,7 @@
 //! The dentry-cache miss of `os.lookup`: before each pass the dentry and inode caches are
-//! dropped (`/proc/sys/vm/drop_caches` = 2, root only; the page cache stays, so the
-//! directory blocks are still in memory and the miss is the file system's lookup, not the
-//! disk), then the same 8-component path is resolved twice, each call timed on its own: the
+//! dropped (`/proc/sys/vm/drop_caches` = 2, root only; the block device's cache of directory
+//! and inode-table blocks stays, so the miss is the file system's lookup from memory, not
+//! the disk), then the same 8-component path is resolved twice, each call timed on its own: the
 //! first is the miss, the second the hit.
 //!
 //! The eviction is verified by the timing (the first lookup must be the slower in most

@@ -71,7 +71,7 @@ impl Experiment for OsLookup {
                 least-squares line t = a·depth + b through the depth series (a, b ≥ 0), with \
                 its nRMS residual. Negative names are formatted into one buffer by the same \
                 code in the remembered and the fresh case. The miss: as root, \
-                /proc/sys/vm/drop_caches = 2 (dentries and inodes; the page cache stays) before \
+                /proc/sys/vm/drop_caches = 2 (dentries and inodes; directory blocks stay cached) before \
                 each pass, then the 8-component stat timed alone twice (miss, then hit); \
                 verified by /proc/sys/fs/dentry-state falling and the miss being slower."
                 .into(),
