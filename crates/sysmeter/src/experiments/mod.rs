@@ -130,7 +130,13 @@ mod tests {
         let v = select(&["os".into(), "cpu.timer".into()], &[]).expect("valid");
         assert_eq!(
             ids(&v),
-            ["cpu.timer", "os.syscall", "os.task", "os.ctxsw", "os.lookup"]
+            [
+                "cpu.timer",
+                "os.syscall",
+                "os.task",
+                "os.ctxsw",
+                "os.lookup"
+            ]
         );
         let v = select(&[], &["os.task".into()]).expect("valid");
         assert_eq!(ids(&v), ["os.task"]);
