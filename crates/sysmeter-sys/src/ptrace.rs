@@ -10,10 +10,12 @@
 //! stay stopped forever. Signals are plain `i32` numbers throughout.
 //! Depends only on `libc`.
 
+mod memory;
 mod spawn;
 mod ticker;
 mod wait;
 
+pub use memory::read_c_string;
 pub use spawn::{
     CalibrationChild, CalibrationMode, MAX_CHUNKS, SpawnSpec, TracedChild, spawn_calibration,
     spawn_traced,
@@ -68,12 +70,14 @@ pub enum NewTaskKind {
 /// What `PTRACE_GET_SYSCALL_INFO` says at a system-call stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SyscallStop {
-    /// Entry: the architecture (`AUDIT_ARCH_*`) and the system call number.
+    /// Entry: the architecture (`AUDIT_ARCH_*`), the system call number and its arguments.
     Entry {
         /// `AUDIT_ARCH_*` of the calling task.
         arch: u32,
         /// System call number in that architecture's table.
         nr: u64,
+        /// The six argument registers (pointers are addresses in the tracee).
+        args: [u64; 6],
     },
     /// Exit: the return value, and whether it is an error (`-errno`).
     Exit {
@@ -118,6 +122,8 @@ pub enum Stop {
         arch: u32,
         /// System call number.
         nr: u64,
+        /// The six argument registers (pointers are addresses in the tracee).
+        args: [u64; 6],
     },
     /// The task created `child`, which is traced from now on.
     NewTask {

@@ -70,6 +70,33 @@ pub fn open_close(path: &CStr) -> i32 {
     0
 }
 
+/// The directory fd that makes the `*_at` calls resolve a path from the working directory
+/// (or ignore it for an absolute path): `AT_FDCWD`.
+pub const AT_FDCWD: RawFd = libc::AT_FDCWD;
+
+/// `fstatat(dirfd, path, st, 0)` (`newfstatat`; follows symbolic links); returns 0 or errno.
+#[inline]
+pub fn stat_at(dirfd: RawFd, path: &CStr) -> i32 {
+    // SAFETY: stat is plain data; `path` is NUL-terminated; `st` is valid and writable.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; the kernel checks `dirfd`.
+    let rc = unsafe { libc::fstatat(dirfd, path.as_ptr(), &mut st, 0) };
+    errno_of(rc as i64)
+}
+
+/// `openat(dirfd, path, O_RDONLY)` then `close`; returns 0 or the errno of openat.
+#[inline]
+pub fn openat_close(dirfd: RawFd, path: &CStr) -> i32 {
+    // SAFETY: `path` is NUL-terminated; the kernel checks `dirfd`.
+    let fd = unsafe { libc::openat(dirfd, path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return errno_of(-1);
+    }
+    // SAFETY: `fd` was just opened by us and is closed exactly once.
+    unsafe { libc::close(fd) };
+    0
+}
+
 /// A system call given a pointer to unmapped memory: `clock_gettime(CLOCK_MONOTONIC, 0x8)`
 /// through the raw syscall, which the kernel rejects with EFAULT after faulting on the copy.
 #[inline]

@@ -47,11 +47,19 @@ fn syscall_info(tid: i32) -> io::Result<RawSyscallInfo> {
     }
 }
 
+/// The six arguments of an entry or seccomp record (after the call number).
+fn args(i: &RawSyscallInfo) -> [u64; 6] {
+    let mut a = [0u64; 6];
+    a.copy_from_slice(&i.data[1..7]);
+    a
+}
+
 fn syscall_stop(tid: i32) -> SyscallStop {
     match syscall_info(tid) {
         Ok(i) if i.op == OP_ENTRY => SyscallStop::Entry {
             arch: i.arch,
             nr: i.data[0],
+            args: args(&i),
         },
         Ok(i) if i.op == OP_EXIT => SyscallStop::Exit {
             rval: i.data[0] as i64,
@@ -134,6 +142,7 @@ fn classify(tid: i32, status: libc::c_int) -> Stop {
                 tid,
                 arch: i.arch,
                 nr: i.data[0],
+                args: args(&i),
             },
             _ => Stop::OtherEvent { tid },
         },

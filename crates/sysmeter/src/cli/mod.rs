@@ -131,7 +131,7 @@ pub enum SimpleFormat {
 /// `sysmeter bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Groups (cpu, os, mem, ipc, net, fs) or experiment ids (os.syscall) to run; none = the default set.
+    /// Groups (cpu, os, mem, ipc, net, fs) or experiment ids (os.syscall, os.lookup) to run; none = the default set.
     #[arg(value_name = "GROUP|ID")]
     pub names: Vec<String>,
     /// Run only these experiment ids (repeatable, or comma separated).

@@ -21,7 +21,14 @@ Verdict, with r real, u user, s system time and q the time it waited for a CPU:
             disk (threads in disk wait in >= 25% of samples, or >= 1 MiB of own storage
             I/O while the busiest disk was >= 20% busy), network (it held a TCP or UDP socket), or
             waiting (timers, pipes, locks, other processes)
-  otherwise mixed (both parts are named).";
+  otherwise mixed (both parts are named).
+
+The timeline also shows the dentry cache (/proc/sys/fs/dentry-state): entries in use,
+unused (cached) and negative (\"no such file\" remembered; Linux >= 5.0), machine-wide.
+Path lookups of a launched command (open, stat, access, readlink, ...) are counted with their
+failures where syscall tracepoints are permitted (root, CAP_PERFMON or
+perf_event_paranoid <= -1), else the report says why; which paths, and what they cost:
+sysmeter trace (docs/lookup.md).";
 
 /// What `run` accepts of the target arguments.
 pub const RUN_TARGET: Rules = Rules {

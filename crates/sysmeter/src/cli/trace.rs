@@ -20,7 +20,12 @@ pub const TRACE_TARGET: Rules = Rules {
                   sysmeter trace -f -e file,network -- make\n  \
                   sysmeter trace -p 1234 --duration 10\n\n\
                   The summary goes to stderr (or --out) so the command's own output is \
-                  untouched; the command's exit code is passed through."
+                  untouched; the command's exit code is passed through.\n\n\
+                  Path lookups: the path-taking calls (the file class) are summed into their \
+                  count, time and share of the system-call time; with the ptrace backend the \
+                  paths are read from the program's memory and the most looked-up ones are \
+                  listed with their failures (ENOENT…). The tracepoint backend sees call \
+                  numbers only and says so (docs/lookup.md)."
 )]
 #[command(mut_arg("pid", |a| a.help(
     "Attach to this running process (all its threads) instead of launching a command; \

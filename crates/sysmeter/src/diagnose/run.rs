@@ -13,6 +13,7 @@
 
 mod attach;
 mod launch;
+mod lookups;
 mod measure;
 mod procfs;
 mod record;

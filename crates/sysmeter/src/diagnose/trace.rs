@@ -15,6 +15,7 @@
 mod calibrate;
 pub mod classes;
 mod errno;
+pub mod lookups;
 pub mod names;
 mod ptrace;
 mod record;

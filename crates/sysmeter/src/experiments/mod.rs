@@ -128,7 +128,16 @@ mod tests {
     #[test]
     fn groups_and_ids_resolve_in_run_order() {
         let v = select(&["os".into(), "cpu.timer".into()], &[]).expect("valid");
-        assert_eq!(ids(&v), ["cpu.timer", "os.syscall", "os.task", "os.ctxsw"]);
+        assert_eq!(
+            ids(&v),
+            [
+                "cpu.timer",
+                "os.syscall",
+                "os.task",
+                "os.ctxsw",
+                "os.lookup"
+            ]
+        );
         let v = select(&[], &["os.task".into()]).expect("valid");
         assert_eq!(ids(&v), ["os.task"]);
     }

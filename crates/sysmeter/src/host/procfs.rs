@@ -1,5 +1,6 @@
 //! Parsers of per-process and load files under /proc: `/proc/self/status` (effective uid,
-//! effective capabilities, allowed CPUs) and `/proc/loadavg`.
+//! effective capabilities, allowed CPUs), `/proc/loadavg` and the dentry cache's
+//! `/proc/sys/fs/dentry-state`.
 //!
 //! Pure: text in, values out. No file access; depends on nothing.
 
@@ -66,6 +67,33 @@ pub fn parse_loadavg(text: &str) -> Option<f64> {
         .filter(|v| v.is_finite())
 }
 
+/// The dentry cache's size from /proc/sys/fs/dentry-state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DentryState {
+    /// Dentries allocated (`nr_dentry`).
+    pub total: u64,
+    /// Of those, unused: cached, held by nobody, the first to be reclaimed (`nr_unused`).
+    pub unused: u64,
+    /// Negative dentries (remembered "no such file"), the fifth field since Linux 5.0;
+    /// older kernels write 0 there.
+    pub negative: Option<u64>,
+}
+
+/// Parses /proc/sys/fs/dentry-state: `nr_dentry nr_unused age_limit want_pages nr_negative
+/// dummy`.
+pub fn parse_dentry_state(text: &str) -> Option<DentryState> {
+    let v: Vec<u64> = text
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    Some(DentryState {
+        total: *v.first()?,
+        unused: *v.get(1)?,
+        negative: (v.len() >= 6).then(|| v[4]),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +141,18 @@ mod tests {
         assert_eq!(parse_loadavg("0.08 0.12 0.10 1/612 23456\n"), Some(0.08));
         assert_eq!(parse_loadavg(""), None);
         assert_eq!(parse_loadavg("NaN"), None);
+    }
+
+    #[test]
+    fn dentry_state() {
+        let d = parse_dentry_state("219028\t210702\t45\t0\t74450\t0\n").expect("parse");
+        assert_eq!(
+            (d.total, d.unused, d.negative),
+            (219028, 210702, Some(74450))
+        );
+        let old = parse_dentry_state("100 50 45 0").expect("parse");
+        assert_eq!(old.negative, None);
+        assert_eq!(parse_dentry_state("12 x"), None);
+        assert_eq!(parse_dentry_state(""), None);
     }
 }

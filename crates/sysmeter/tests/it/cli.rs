@@ -17,6 +17,7 @@ fn list_names_every_experiment_and_group() {
         "os.syscall",
         "os.task",
         "os.ctxsw",
+        "os.lookup",
         "mem.latency",
         "mem.bandwidth",
         "mem.pagefault",

@@ -14,6 +14,7 @@ mod export_cli;
 mod fs;
 mod html;
 mod ipc;
+mod lookup;
 mod mem;
 mod netns;
 #[cfg(feature = "pg")]

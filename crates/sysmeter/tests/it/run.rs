@@ -12,7 +12,7 @@ use crate::support::{median, sysmeter};
 
 /// Runs `sysmeter run --no-store --format json --out FILE ARGS -- CMD` and returns the
 /// record and the exit code.
-fn run_json(extra: &[&str], cmd: &[&str]) -> (Value, Option<i32>) {
+pub(crate) fn run_json(extra: &[&str], cmd: &[&str]) -> (Value, Option<i32>) {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("run.json");
     let mut c = sysmeter();

@@ -14,7 +14,7 @@ use crate::support::{compile_fixture, need, stderr_of, stdout_of, sysmeter};
 
 /// Runs `sysmeter trace ARGS -- CMD…` with the JSON summary written to a file; returns
 /// (the trace result, sysmeter's stdout, exit code).
-fn trace_json(args: &[&str], cmd: &[&str], dir: &Path) -> (Value, String, i32) {
+pub(crate) fn trace_json(args: &[&str], cmd: &[&str], dir: &Path) -> (Value, String, i32) {
     let out = dir.join(format!("trace-{}.json", fastrand::u32(..)));
     let output = sysmeter()
         .arg("trace")
@@ -38,7 +38,7 @@ fn trace_json(args: &[&str], cmd: &[&str], dir: &Path) -> (Value, String, i32) {
 }
 
 /// (calls, errors) of system call `name` in a trace result.
-fn calls_of(result: &Value, name: &str) -> Option<(u64, u64)> {
+pub(crate) fn calls_of(result: &Value, name: &str) -> Option<(u64, u64)> {
     let m = result["metrics"]
         .as_array()?
         .iter()

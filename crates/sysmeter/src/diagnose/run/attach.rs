@@ -115,6 +115,7 @@ pub fn attach(pid: i32, duration: Duration, interval: Duration) -> Result<Measur
     let d = |x: u64, y: u64| y.saturating_sub(x);
     let threads = tracker.thread_totals(false);
     Ok(Measurement {
+        lookups: None,
         real_ns: last.t.saturating_sub(first.t).as_nanos() as u64,
         user_ns: ticks_ns(d(a.utime + a.cutime, b.utime + b.cutime)),
         system_ns: ticks_ns(d(a.stime + a.cstime, b.stime + b.cstime)),

@@ -1,5 +1,6 @@
-//! Launching the command: spawn it with sysmeter's stdin, stdout and stderr, sample every
-//! interval until it exits, then read what only a not-yet-reaped child still shows, and reap
+//! Launching the command: a gated child (sysmeter_sys::process::child) with sysmeter's
+//! stdin, stdout and stderr, on which the path-lookup counters ([`super::lookups`]) are
+//! opened before it calls execve; sample every interval until it exits, then read what only a not-yet-reaped child still shows, and reap
 //! it with `wait4` for its resource usage.
 //!
 //! The exit is noticed through a pidfd (`poll` wakes at once when it exits, or at the next
@@ -9,18 +10,21 @@
 //! descendant the command waited for; `/proc/PID/io` of the zombie includes them as well (the
 //! kernel adds a reaped child's I/O to its parent). A SIGINT/SIGTERM sent to sysmeter alone is
 //! forwarded to the child; a terminal Ctrl-C already reached it (same process group). The
-//! child is killed and reaped if anything fails before it was reaped.
+//! child is killed and reaped (by its `Child`) if anything fails before it was reaped.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::time::{Duration, Instant};
 
+use sysmeter_sys::process::child::Child;
 use sysmeter_sys::process::exit::{ChildUsage, Exit};
 use sysmeter_sys::process::forward;
 use sysmeter_sys::process::wait::{self, PidFd, PidWait};
 
 use super::RunError;
+use super::lookups::{Counters, LookupCount};
 use super::measure::{Measurement, Sampler, allowed_cpus};
 use super::sample::ProcessSample;
+use crate::diagnose::target::{Unresolved, resolve_program};
 
 /// How long to sleep between exit checks when pidfds are not available (Linux < 5.3).
 const FALLBACK_POLL: Duration = Duration::from_millis(2);
@@ -32,21 +36,6 @@ pub struct Launched {
     pub measurement: Measurement,
     /// How the command ended.
     pub exit: Exit,
-}
-
-/// Our child until reaped: killed (SIGKILL) and reaped on drop if still unreaped.
-struct ChildGuard {
-    pid: i32,
-    reaped: bool,
-}
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        if !self.reaped {
-            let _ = wait::send_signal(self.pid, libc::SIGKILL);
-            let _ = wait::reap(self.pid, true);
-        }
-    }
 }
 
 /// What woke the waiting loop.
@@ -167,39 +156,50 @@ fn sample_until_exit(
     }
 }
 
+/// Starts `argv` as a gated child, with the lookup counters opened on it before its exec.
+fn start(argv: &[OsString]) -> Result<(Child, Result<Counters, String>), RunError> {
+    let program = argv.first().ok_or(RunError::NoCommand)?;
+    let path = resolve_program(program).map_err(|e| {
+        let errno = match e {
+            Unresolved::NotFound => libc::ENOENT,
+            Unresolved::NotExecutable(_) => libc::EACCES,
+        };
+        RunError::spawn(program, std::io::Error::from_raw_os_error(errno))
+    })?;
+    let args: Vec<&OsStr> = argv.iter().map(OsString::as_os_str).collect();
+    let mut child = Child::spawn(&path, &args).map_err(|e| RunError::spawn(program, e))?;
+    let counters = Counters::open(child.pid());
+    child.release().map_err(|e| RunError::spawn(program, e))?;
+    Ok((child, counters))
+}
+
 /// Runs `argv` to completion, sampling every `interval`.
 pub fn launch(argv: &[OsString], interval: Duration) -> Result<Launched, RunError> {
     forward::install().map_err(RunError::Signal)?;
-    let (program, args) = argv.split_first().ok_or(RunError::NoCommand)?;
     let mut sampler = Sampler::new();
     let spawned_at = Instant::now();
-    let child = std::process::Command::new(program)
-        .args(args)
-        .spawn()
-        .map_err(|source| RunError::spawn(program, source))?;
-    let pid = i32::try_from(child.id()).map_err(|_| RunError::Wait {
-        pid: 0,
-        source: std::io::Error::from(std::io::ErrorKind::InvalidData),
-    })?;
+    let (mut child, counters) = start(argv)?;
+    let pid = child.pid();
     // Read after the spawn: the high-water mark only grows, so this bounds what the kernel
     // folded into the child's ru_maxrss at its exec.
     let own_hwm_kib = own_peak_rss_kib();
-    // The std handle never waits: the guard reaps (so wait4 gets the rusage).
-    drop(child);
-    let mut guard = ChildGuard { pid, reaped: false };
     sampler.watch(pid, Some(ProcessSample::default()));
     let real = sample_until_exit(pid, spawned_at, interval, &mut sampler)?;
     // The zombie still shows its I/O accounting and per-thread schedstats: sample it once
     // more before reaping.
     sampler.sample();
-    let (exit, usage) = wait::reap(pid, true)
+    let (exit, usage) = child
+        .wait(true)
         .map_err(|source| RunError::Wait { pid, source })?
         .ok_or_else(|| RunError::Wait {
             pid,
             source: std::io::Error::from(std::io::ErrorKind::WouldBlock),
         })?;
-    guard.reaped = true;
-    let measurement = measurement(pid, real, &usage, own_hwm_kib, sampler);
+    let mut measurement = measurement(pid, real, &usage, own_hwm_kib, sampler);
+    measurement.lookups = Some(match counters {
+        Ok(c) => c.read(),
+        Err(why) => LookupCount::Unavailable(why),
+    });
     Ok(Launched { measurement, exit })
 }
 
@@ -252,5 +252,6 @@ fn measurement(
         totals,
         notes,
         signal: forward::received(),
+        lookups: None,
     }
 }

@@ -232,6 +232,8 @@ pub struct Measurement {
     pub notes: Vec<String>,
     /// SIGINT/SIGTERM received by sysmeter during the run (0 = none).
     pub signal: i32,
+    /// Path-taking system calls counted by tracepoints (launched commands only), or why not.
+    pub lookups: Option<super::lookups::LookupCount>,
 }
 
 /// CPUs allowed by a `Cpus_allowed_list`, or this process's own affinity.

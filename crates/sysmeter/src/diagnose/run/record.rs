@@ -131,6 +131,9 @@ fn findings(m: &Measurement, v: &Verdict, target: &Target, exit: Option<i32>) ->
             Some(f64::from(m.signal)),
         ));
     }
+    if let Some(l) = &m.lookups {
+        f.push(super::lookups::finding(l));
+    }
     for (i, note) in m.notes.iter().enumerate() {
         f.push(Finding::new(&format!("note{}", i + 1), note.clone(), None));
     }

@@ -1,11 +1,13 @@
 //! Reading the /proc files `run` samples: the system-wide counters of the vmstat / iostat /
-//! netstat view, and one process's counters with every thread's state, context switches and
+//! netstat view and the dentry cache's size, and one process's counters with every thread's state, context switches and
 //! run-queue delay, and how many sockets it holds.
 //!
 //! The only file access of `run`'s sampling; the parsing is in [`super::procfs`]. A file
 //! that cannot be read leaves its part empty (`None`), never an error: the timeline degrades.
 
 use std::collections::BTreeMap;
+
+use crate::host::procfs::DentryState;
 use std::fs;
 use std::time::Duration;
 
@@ -80,6 +82,8 @@ pub struct SystemSample {
     pub nets: Vec<NetCounters>,
     /// /proc/vmstat paging counters.
     pub vm: Option<VmCounters>,
+    /// /proc/sys/fs/dentry-state: the dentry cache's size.
+    pub dentries: Option<DentryState>,
 }
 
 /// Reads the system-wide counters.
@@ -101,6 +105,8 @@ pub fn read_system(devices: &Devices, t: Duration) -> SystemSample {
             .filter(|n| devices.nets.contains(&n.name))
             .collect(),
         vm: read("/proc/vmstat").map(|s| procfs::parse_vmstat(&s)),
+        dentries: read("/proc/sys/fs/dentry-state")
+            .and_then(|s| crate::host::procfs::parse_dentry_state(&s)),
     }
 }
 

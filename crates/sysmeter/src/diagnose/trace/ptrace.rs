@@ -7,9 +7,11 @@
 //! seccomp filter only selected calls stop it (`SECCOMP_RET_TRACE`, then `PTRACE_SYSCALL` to
 //! catch that call's exit, then `PTRACE_CONT`). A call's time is the tracer's
 //! CLOCK_MONOTONIC between the two stops, so it contains one ptrace round trip, which the
-//! collector subtracts (calibrated). Uses only sysmeter-sys's ptrace mechanism.
+//! collector subtracts (calibrated). The path argument of path-taking calls is read at the
+//! entry stop ([`paths`]). Uses only sysmeter-sys's ptrace mechanism.
 
 mod attach;
+mod paths;
 
 pub(super) use attach::AttachError;
 
@@ -70,6 +72,8 @@ pub(super) struct Session {
     /// Attached with PTRACE_SEIZE (so PTRACE_INTERRUPT works), not PTRACE_TRACEME.
     seized: bool,
     tasks: HashMap<i32, Task>,
+    /// Reads the path arguments of path-taking calls.
+    paths: paths::PathReader,
     /// Exit code of the main process's leader (128 + signal when killed).
     pub exit_code: Option<i32>,
     /// Counters.
@@ -103,6 +107,7 @@ impl Session {
             recording: true,
             seized: false,
             tasks: HashMap::new(),
+            paths: paths::PathReader::default(),
             exit_code: None,
             stats: SessionStats::default(),
         }
@@ -220,9 +225,9 @@ impl Session {
         match stop {
             Stop::Exited { .. } | Stop::Killed { .. } => self.ended(stop, c),
             Stop::Syscall { info, .. } => self.syscall_stop(tid, task, info, at, c),
-            Stop::Seccomp { arch, nr, .. } => {
+            Stop::Seccomp { arch, nr, args, .. } => {
                 if self.counting(&task) {
-                    c.enter(tid, Some((arch, nr)), at);
+                    self.paths.enter(c, tid, (arch, nr), &args, at);
                 }
                 self.set_want_exit(tid, true);
                 self.resume(tid, 0, c);
@@ -271,12 +276,12 @@ impl Session {
         c: &mut Collector,
     ) {
         match info {
-            SyscallStop::Entry { arch, nr } => {
+            SyscallStop::Entry { arch, nr, args } => {
                 if !self.started && tid == self.main_tgid && is_exec(arch, nr) {
                     self.started = true;
                 }
                 if self.counting(&task) {
-                    c.enter(tid, Some((arch, nr)), at);
+                    self.paths.enter(c, tid, (arch, nr), &args, at);
                 }
             }
             SyscallStop::Exit { rval, is_error } => {

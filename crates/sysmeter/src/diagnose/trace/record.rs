@@ -1,10 +1,12 @@
 //! Turns a finished trace into the `trace` [`ExperimentResult`]: one metric per system call
 //! (samples = per-call durations in ns after overhead subtraction, so `n` = the call count),
 //! sorted by total time like `strace -c` (then by count, then by name), with the error
-//! breakdown in the metric's note, and findings for the top call, errors, the measured
+//! breakdown in the metric's note, and findings for the top call, errors, path lookups
+//! (with the most looked-up paths as the `lookups` artifact under ptrace), the measured
 //! overhead, the backend and why, and anything that limits the numbers.
 
 mod findings;
+mod lookups;
 
 use std::time::Duration;
 
@@ -143,6 +145,7 @@ pub(super) fn build(out: &Outcome, cfg: &TraceConfig, elapsed: Duration) -> Expe
     let mut result = ExperimentResult::new("trace", about(cfg, out));
     result.metrics = metrics;
     result.findings = findings::all(out, cfg, &calls);
+    result.artifacts.extend(lookups::artifact(out));
     result.elapsed_ns = elapsed.as_nanos() as u64;
     result
 }

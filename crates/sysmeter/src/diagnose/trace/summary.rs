@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::classes::Selection;
+use super::lookups::Lookups;
 use super::names;
 
 /// Per-call durations kept for statistics, per system call; beyond this a uniform
@@ -43,10 +44,21 @@ impl CallStats {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Pending {
     key: Option<CallKey>,
     at_ns: i64,
+    /// The path argument, read at entry (ptrace only).
+    path: Option<PathArg>,
+}
+
+/// A path argument as read at a call's entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathArg {
+    /// The bytes (empty for an `AT_EMPTY_PATH` call or a NULL pointer).
+    Read(Vec<u8>),
+    /// The tracee's memory could not be read there.
+    Unreadable,
 }
 
 /// Pairs entries with exits and tallies the calls that are selected.
@@ -61,6 +73,8 @@ pub struct Collector {
     pub unfinished: BTreeMap<String, u64>,
     /// Exits without an entry (call already running when tracing started).
     pub unmatched_exits: u64,
+    /// The paths of completed path-taking calls (filled when entries carry paths).
+    pub lookups: Lookups,
     rng: fastrand::Rng,
 }
 
@@ -77,6 +91,7 @@ impl Collector {
             overhead_ns: overhead_ns.max(0.0),
             unfinished: BTreeMap::new(),
             unmatched_exits: 0,
+            lookups: Lookups::default(),
             rng: fastrand::Rng::with_seed(0x5eed),
         }
     }
@@ -88,7 +103,20 @@ impl Collector {
 
     /// Thread `tid` entered a call at `at_ns` (`key` when the backend knows which).
     pub fn enter(&mut self, tid: i32, key: Option<CallKey>, at_ns: i64) {
-        if let Some(old) = self.pending.insert(tid, Pending { key, at_ns }) {
+        self.enter_with_path(tid, key, at_ns, None);
+    }
+
+    /// [`Collector::enter`] of a call whose path argument was read: the path is tallied in
+    /// [`Collector::lookups`] when the call completes.
+    pub fn enter_with_path(
+        &mut self,
+        tid: i32,
+        key: Option<CallKey>,
+        at_ns: i64,
+        path: Option<PathArg>,
+    ) {
+        let p = Pending { key, at_ns, path };
+        if let Some(old) = self.pending.insert(tid, p) {
             self.never_returned(old);
         }
     }
@@ -106,6 +134,14 @@ impl Collector {
         };
         let raw = (at_ns - entry.at_ns) as f64;
         let errno = is_error.then_some(-ret);
+        if let Some(path) = entry.path
+            && self.is_selected(key)
+        {
+            match path {
+                PathArg::Read(p) => self.lookups.record(&p, errno),
+                PathArg::Unreadable => self.lookups.unreadable += 1,
+            }
+        }
         self.record(key, raw, errno);
     }
 
@@ -255,5 +291,22 @@ mod tests {
         assert_eq!(s.samples.len(), MAX_SAMPLES);
         assert_eq!(s.total_ns, (n * (n - 1) / 2) as f64);
         assert_eq!((s.min_ns, s.max_ns), (0.0, (n - 1) as f64));
+    }
+
+    #[test]
+    fn paths_read_at_entry_are_tallied_at_exit() {
+        let mut c = Collector::new(None, 0.0);
+        let open = Some((X, 257));
+        c.enter_with_path(1, open, 0, Some(PathArg::Read(b"/nope".to_vec())));
+        c.exit(1, None, -2, true, 10);
+        c.enter_with_path(1, open, 20, Some(PathArg::Unreadable));
+        c.exit(1, None, 3, false, 30);
+        c.enter_with_path(2, open, 0, Some(PathArg::Read(b"/cut".to_vec())));
+        c.forget(2);
+        let top = c.lookups.top(3);
+        assert_eq!(top.len(), 1, "a call that never returned is not a lookup");
+        assert_eq!((top[0].0.as_str(), top[0].1.failed()), ("/nope", 1));
+        assert_eq!(c.lookups.unreadable, 1);
+        assert_eq!(c.call((X, 257)).unwrap().count, 2);
     }
 }

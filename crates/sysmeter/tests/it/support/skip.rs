@@ -28,6 +28,7 @@
 //! | `mount` | mounting a tmpfs (root, not denied by the container) | root |
 //! | `disk` | the target directory is on a disk, not tmpfs or overlay | build on a real disk |
 //! | `cgroup` | a memory-limited cgroup can be made (root, memory controller) | root |
+//! | `strace` | strace(1), the reference `trace` is checked against | `apt-get install strace` |
 
 /// A capability a test may lack; [`Cap::name`] is its name in `SYSMETER_TEST_REQUIRE`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +49,7 @@ pub enum Cap {
     Mount,
     Disk,
     Cgroup,
+    Strace,
 }
 
 impl Cap {
@@ -70,6 +72,7 @@ impl Cap {
             Cap::Mount => "mount",
             Cap::Disk => "disk",
             Cap::Cgroup => "cgroup",
+            Cap::Strace => "strace",
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The timeline of a run: rates between consecutive samples of the system counters (the
 //! vmstat / iostat / netstat view) and of the command's own CPU use, the whole-run totals the
 //! verdict reads (busiest disk and interface, swapping, idle share), and the conversion of
-//! the points into [`Series`] with x = seconds since the start.
+//! the points into [`Series`] with x = seconds since the start. The dentry cache's size
+//! (in use, unused, negative) is a level at each sample, not a rate.
 //!
 //! Pure: samples in, numbers out.
 
@@ -31,6 +32,9 @@ pub struct Point {
     pub paging: Option<[f64; 4]>,
     /// The command's CPU use, % of one CPU (its process and reaped children).
     pub cmd_cpu_pct: Option<f64>,
+    /// The dentry cache at the end of the interval: entries in use, unused (cached, first
+    /// to be reclaimed), negative (where the kernel reports them).
+    pub dentries: Option<[Option<f64>; 3]>,
 }
 
 /// CPU shares (user, system, iowait, idle, steal) in % between two /proc/stat readings.
@@ -144,6 +148,13 @@ pub fn point(
         ],
         paging,
         cmd_cpu_pct,
+        dentries: b.dentries.map(|d| {
+            [
+                Some(d.total.saturating_sub(d.unused) as f64),
+                Some(d.unused as f64),
+                d.negative.map(|n| n as f64),
+            ]
+        }),
     }
 }
 
@@ -224,6 +235,7 @@ fn series(name: &str, unit: Unit, points: &[Point], y: impl Fn(&Point) -> Option
 pub fn to_series(points: &[Point]) -> Vec<Series> {
     let cpu = |i: usize| move |p: &Point| p.cpu.map(|c| c[i]);
     let pg = |i: usize| move |p: &Point| p.paging.map(|c| c[i]);
+    let dc = |i: usize| move |p: &Point| p.dentries.and_then(|d| d[i]);
     let all = vec![
         series("command CPU %", Unit::Count, points, |p| p.cmd_cpu_pct),
         series("machine user %", Unit::Count, points, cpu(0)),
@@ -250,6 +262,9 @@ pub fn to_series(points: &[Point]) -> Vec<Series> {
         series("major faults/s", Unit::Count, points, pg(1)),
         series("swap-ins/s", Unit::Count, points, pg(2)),
         series("swap-outs/s", Unit::Count, points, pg(3)),
+        series("dentries in use", Unit::Count, points, dc(0)),
+        series("dentries unused", Unit::Count, points, dc(1)),
+        series("negative dentries", Unit::Count, points, dc(2)),
     ];
     all.into_iter().filter(|s| !s.points.is_empty()).collect()
 }

@@ -37,6 +37,11 @@ fn sys(
             pswpin: vm[2],
             pswpout: vm[3],
         }),
+        dentries: Some(crate::host::procfs::DentryState {
+            total: 1000 + t_ms,
+            unused: 400,
+            negative: Some(50),
+        }),
     }
 }
 
@@ -112,4 +117,28 @@ fn command_cpu_counts_children_and_totals_name_the_busiest_devices() {
         .find(|s| s.name == "disk busy %")
         .expect("busy");
     assert_eq!(busy.points[0].summary.median, 30.0);
+}
+
+#[test]
+fn the_dentry_cache_is_a_level_in_use_unused_and_negative() {
+    let a = sys(0, [0; 5], (0, 0), 0, (0, 0), [0; 4]);
+    let b = sys(1000, [0; 5], (0, 0), 0, (0, 0), [0; 4]);
+    let p = point(&a, &b, None, 100);
+    assert_eq!(p.dentries, Some([Some(1600.0), Some(400.0), Some(50.0)]));
+    let series = to_series(&[p]);
+    let level = |name: &str| {
+        let s = series.iter().find(|s| s.name == name).expect(name);
+        s.points[0].summary.median
+    };
+    assert_eq!(level("dentries in use"), 1600.0);
+    assert_eq!(level("dentries unused"), 400.0);
+    assert_eq!(level("negative dentries"), 50.0);
+    let mut old = b.clone();
+    old.dentries.as_mut().expect("d").negative = None;
+    let q = point(&a, &old, None, 100);
+    assert!(
+        !to_series(&[q])
+            .iter()
+            .any(|s| s.name == "negative dentries")
+    );
 }

@@ -207,6 +207,7 @@ pub(super) fn all(
     }
     v.extend(top(calls, total_ns, total_calls));
     v.extend(errors(calls));
+    v.extend(super::lookups::findings(out, calls));
     v.push(overhead(out));
     v.push(backend(out, cfg));
     v.extend(limits(out));
