@@ -10,7 +10,8 @@
 //!   Only variation inside each side counts: between the sides a real change is confounded
 //!   with the probe ratio;
 //! - otherwise the static rule [`static_rule`]: times of the CPU-bound experiments (`cpu.*`,
-//!   `os.syscall`, `os.ctxsw`, `os.task`, `ipc.*`, and the `L1`/`L2` levels of `mem.latency`)
+//!   `os.syscall`, `os.ctxsw`, `os.task`, `ipc.*`, `os.lookup` but its dentry-cache miss,
+//!   and the `L1`/`L2` levels of `mem.latency`)
 //!   scale; everything bound by DRAM, storage or the network (`mem.bandwidth`,
 //!   `mem.pagefault`, `mem.latency` beyond L2, `fs.*`, `net.*`) and every rate does not.
 //!
@@ -185,6 +186,13 @@ pub fn static_rule(experiment: &str, metric: &str, unit: Unit) -> ClockScaling {
         || ["os.syscall", "os.ctxsw", "os.task"].contains(&experiment);
     if cpu_bound {
         return rule(true, "CPU-bound experiment");
+    }
+    if experiment == "os.lookup" {
+        return if metric.starts_with("dentry-cache miss") {
+            rule(false, "a dentry-cache miss reads the file system")
+        } else {
+            rule(true, "cached path lookups are kernel CPU work")
+        };
     }
     if experiment == "mem.latency" {
         let core_cache = metric.starts_with("L1 ") || metric.starts_with("L2 ");

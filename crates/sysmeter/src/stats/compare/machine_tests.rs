@@ -179,6 +179,7 @@ fn the_static_rule_names_the_clock_bound_metrics() {
         ("ipc.pipe", "round trip 1 B, same CPU"),
         ("mem.latency", "L1 latency"),
         ("mem.latency", "L2 latency"),
+        ("os.lookup", "stat, 8 components"),
     ] {
         assert!(
             static_rule(experiment, metric, Unit::Ns).scales,
@@ -194,6 +195,7 @@ fn the_static_rule_names_the_clock_bound_metrics() {
         ("net.rtt", "TCP round trip", Unit::Ns),
         ("ipc.pipe", "bandwidth", Unit::BytesPerSec),
         ("cpu.ops", "instructions", Unit::Count),
+        ("os.lookup", "dentry-cache miss: stat, 8 components", Unit::Ns),
     ] {
         assert!(
             !static_rule(experiment, metric, unit).scales,
