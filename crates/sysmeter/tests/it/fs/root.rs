@@ -84,7 +84,13 @@ fn cache_size_in_a_memory_limited_cgroup_finds_the_limit() {
     drop(cg);
     let r = result(&run, "fs.cache_size");
     assert_eq!(r["status"], "ok", "{r}");
-    assert!(finding(r, "knee").is_some(), "no knee: {}", r["findings"]);
+    // The timing knee, or — when a loaded machine blurs the per-block times — the
+    // documented fallback: where mincore saw the files stop being resident.
+    assert!(
+        finding(r, "knee").is_some() || finding(r, "residency_drop").is_some(),
+        "neither a knee nor a residency drop: {}",
+        r["findings"]
+    );
     let size = median(r, "file cache size");
     let ratio = size / LIMIT as f64;
     assert!(
