@@ -22,7 +22,9 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
     if cfg!(debug_assertions) {
         // Unoptimised loops cost tens of ns per turn, so subtracted overheads swamp cheap
         // operations: the numbers still come out, but only a release build's mean much.
-        eprintln!("warning: this is a debug build; measure with `cargo run --release -- bench`");
+        super::console::errln(
+            "warning: this is a debug build; measure with `cargo run --release -- bench`",
+        );
     }
     let mut observer = BenchObserver::new(selected.len(), sink.take_store());
     let host = args
@@ -39,10 +41,10 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
     };
     let finished = sink.finish(&run, ending)?;
     if run.interrupted {
-        eprintln!(
+        super::console::errln(format!(
             "interrupted: kept {} finished experiment(s)",
             run.results.len()
-        );
+        ));
     }
     Ok(finished.outcome(None))
 }
