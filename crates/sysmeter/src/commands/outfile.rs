@@ -51,7 +51,9 @@ impl OutFile {
         let usage = |why: String| anyhow::Error::new(UsageError(why));
         let fail = |e: std::io::Error| {
             // tempfile's errors name its random file; say the OS error alone.
-            let e = e.raw_os_error().map_or(e, std::io::Error::from_raw_os_error);
+            let e = e
+                .raw_os_error()
+                .map_or(e, std::io::Error::from_raw_os_error);
             usage(format!(
                 "cannot write {flag} {}: {e}; choose a path in a writable directory",
                 path.display()

@@ -198,7 +198,9 @@ impl Watchdog {
                 } else {
                     continue;
                 };
-                return wait::signal_group(pid, libc::SIGKILL).is_ok().then_some(why);
+                return wait::signal_group(pid, libc::SIGKILL)
+                    .is_ok()
+                    .then_some(why);
             }
         });
         Watchdog {

@@ -90,7 +90,13 @@ mod tests {
         }
         std::fs::write(dead.join("f"), [0u8; 1000]).expect("write");
         let removed = remove_stale(base.path());
-        assert_eq!(removed, Removed { dirs: 1, bytes: 1000 });
+        assert_eq!(
+            removed,
+            Removed {
+                dirs: 1,
+                bytes: 1000
+            }
+        );
         assert!(live.exists() && unmarked.exists() && !dead.exists());
     }
 }
