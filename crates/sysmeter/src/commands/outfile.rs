@@ -40,7 +40,7 @@ enum Kind {
     Regular {
         target: PathBuf,
         tmp: tempfile::NamedTempFile,
-        existing: Option<std::fs::Metadata>,
+        existing: Option<Box<std::fs::Metadata>>,
     },
 }
 
@@ -94,7 +94,7 @@ impl OutFile {
         Ok(out(Kind::Regular {
             target,
             tmp,
-            existing,
+            existing: existing.map(Box::new),
         }))
     }
 
@@ -124,7 +124,7 @@ impl OutFile {
                 target,
                 tmp,
                 existing,
-            } => replace(&target, tmp, existing.as_ref(), text).map_err(fail),
+            } => replace(&target, tmp, existing.as_deref(), text).map_err(fail),
         }
     }
 }
