@@ -67,8 +67,9 @@ impl OutFile {
         if path == Path::new("-") {
             return Ok(out(Kind::Stdout));
         }
-        let target = resolve(path).map_err(fail)?;
-        let existing = std::fs::metadata(&target).ok();
+        // What is there, with every link followed by the kernel: /dev/stdout and the
+        // /proc/self/fd links it points to name a pipe or terminal no path can resolve to.
+        let existing = std::fs::metadata(path).ok();
         if let Some(m) = &existing {
             refuse_protected(m, path, flag, protect)?;
             if m.is_dir() {
@@ -78,9 +79,10 @@ impl OutFile {
                 )));
             }
             if !m.is_file() {
-                return Ok(out(Kind::Special(target)));
+                return Ok(out(Kind::Special(path.to_path_buf())));
             }
         }
+        let target = resolve(path).map_err(fail)?;
         let dir = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),

@@ -288,3 +288,39 @@ fn durations_parse_alike_for_every_command() {
     sleeper.kill().expect("kill sleep");
     sleeper.wait().expect("reap");
 }
+
+#[test]
+fn a_failed_experiment_says_why_on_stderr_too() {
+    let _alone = crate::support::exclusive();
+    let cases: [(&[&str], &str); 2] = [
+        (
+            &["--only", "fs.read", "--dir", "/nonexistent/dir"],
+            "error: fs.read failed: cannot use --dir /nonexistent/dir",
+        ),
+        (
+            &["--only", "net.rtt", "--remote", "127.0.0.1:1"],
+            "error: net.rtt failed: connecting to 127.0.0.1:1 failed",
+        ),
+    ];
+    for (args, sentence) in cases {
+        let out = sysmeter()
+            .args([
+                "bench",
+                "--quick",
+                "--rounds",
+                "1",
+                "--no-store",
+                "--format",
+                "json",
+            ])
+            .args(args)
+            .output()
+            .expect("bench");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(sentence), "{args:?}: {stderr}");
+        // And the report (stdout) still has it.
+        let run: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(run["results"][0]["status"], "failed");
+    }
+}

@@ -188,7 +188,7 @@ fn a_character_device_at_out_is_written_into_and_stays_a_device() {
 }
 
 #[test]
-fn dash_is_stdout_and_a_directory_is_refused() {
+fn dash_and_a_link_to_stdout_reach_stdout_and_a_directory_is_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (db, json) = fixtures(dir.path());
     for (args, needle) in writers(&db, &json, Path::new("-")) {
@@ -198,6 +198,20 @@ fn dash_is_stdout_and_a_directory_is_refused() {
         assert!(
             !dir.path().join("-").exists(),
             "{args:?} wrote a file named -"
+        );
+    }
+    // A link to this process's stdout (what /dev/stdout is) reaches the pipe, and stays.
+    let link = dir.path().join("stdout");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &link).expect("symlink");
+    for (args, needle) in writers(&db, &json, &link) {
+        let out = sysmeter().args(&args).assert().success();
+        let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        assert!(text.contains(needle), "{args:?}: {text:.200}");
+        assert!(
+            link.symlink_metadata()
+                .expect("lstat")
+                .file_type()
+                .is_symlink()
         );
     }
     for (args, _) in writers(&db, &json, dir.path()) {
