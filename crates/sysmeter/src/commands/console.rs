@@ -21,12 +21,7 @@ pub fn out(text: &str) -> anyhow::Result<()> {
     if STDOUT_GONE.load(Ordering::Relaxed) {
         return Ok(());
     }
-    if stdout_was_closed() {
-        anyhow::bail!(
-            "cannot write the output: stdout is closed; run sysmeter with stdout open (redirect \
-             it to a file, or to /dev/null to discard it)"
-        );
-    }
+    check_stdout()?;
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())
@@ -39,6 +34,18 @@ pub fn out(text: &str) -> anyhow::Result<()> {
         Err(e) => Err(anyhow::anyhow!("cannot write to stdout: {e}")),
         Ok(()) => Ok(()),
     }
+}
+
+/// Fails when stdout was closed when sysmeter started, so a measuring command can refuse
+/// before it measures rather than lose its report at the end.
+pub fn check_stdout() -> anyhow::Result<()> {
+    if stdout_was_closed() {
+        anyhow::bail!(
+            "cannot write the output: stdout is closed; run sysmeter with stdout open (redirect \
+             it to a file, or to /dev/null to discard it)"
+        );
+    }
+    Ok(())
 }
 
 /// Writes `text` to stderr, ignoring failure (there is nowhere left to report it).

@@ -71,6 +71,9 @@ impl Sink {
             false => (Some(open_store(&output.db)?), protected(&output.db)),
         };
         let out = super::outfile::open_opt(output.out.as_deref(), "--out", &protect)?;
+        if stream == Stream::Stdout && out.as_ref().is_none_or(|o| o.is_stdout()) {
+            console::check_stdout()?;
+        }
         Ok(Sink {
             out,
             store,

@@ -121,19 +121,25 @@ fn profile_keeps_the_commands_exit_code_when_stderr_is_gone() {
 #[test]
 fn a_closed_stdout_is_an_error_not_silence() {
     let bin = assert_cmd::cargo::cargo_bin("sysmeter");
-    let out = Command::new("sh")
-        .args(["-c", "exec \"$0\" list >&-"])
-        .arg(&bin)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run sh");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.starts_with("error: ") && stderr.contains("stdout is closed"),
-        "{stderr}"
-    );
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    // `bench` refuses before it measures (no "debug build" warning, no stored run).
+    for script in [
+        "exec \"$0\" list >&-",
+        "exec \"$0\" bench --quick --only cpu.loop --no-store >&-",
+    ] {
+        let out = Command::new("sh")
+            .args(["-c", script])
+            .arg(&bin)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run sh");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{script}: {stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains("stdout is closed"),
+            "{stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "{script}: {stderr}");
+    }
     // Discarding output on purpose is fine.
     let out = Command::new("sh")
         .args(["-c", "exec \"$0\" list >/dev/null"])
