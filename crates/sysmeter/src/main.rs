@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use sysmeter::cli::{Cli, Command};
-use sysmeter::commands::{self, Outcome};
+use sysmeter::commands::{self, Outcome, console};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -32,11 +32,11 @@ fn main() -> ExitCode {
         Ok(Outcome::Interrupted) => ExitCode::from(130),
         Ok(Outcome::Code(code)) => ExitCode::from(code),
         Err(e) if commands::is_usage_error(&e) => {
-            eprintln!("error: {e}");
+            console::errln(format!("error: {e}"));
             ExitCode::from(2)
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            console::errln(format!("error: {e:#}"));
             ExitCode::from(1)
         }
     }

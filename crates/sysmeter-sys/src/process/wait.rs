@@ -104,6 +104,25 @@ pub fn send_signal(pid: i32, signal: i32) -> io::Result<()> {
     }
 }
 
+/// Sends `signal` to every process of process group `pgid` (`kill(-pgid, signal)`): a child
+/// started as the leader of its own group (`CommandExt::process_group(0)`) and everything it
+/// started. Call it while the leader is not yet reaped (a zombie leader keeps the group id
+/// from being reused).
+pub fn signal_group(pgid: i32, signal: i32) -> io::Result<()> {
+    if pgid <= 1 {
+        // 0 is our own group, 1 (init's group) never one of our children's; negative
+        // values would turn into a pid.
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    // SAFETY: kill has no memory effects; -pgid (pgid > 1) names exactly that group.
+    let rc = unsafe { libc::kill(-pgid, signal) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(crate::last_error())
+    }
+}
+
 /// What [`PidFd::wait`] saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PidWait {

@@ -80,7 +80,8 @@ pub struct DbArgs {
     /// SQLite database file (default: $XDG_DATA_HOME/sysmeter/sysmeter.db or
     /// ~/.local/share/sysmeter/sysmeter.db), or a PostgreSQL database shared by a fleet:
     /// postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (needs a build with `--features pg`).
-    #[arg(long, env = "SYSMETER_DB", value_name = "PATH|URL")]
+    /// Without --db, the environment variable SYSMETER_DB names it.
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 

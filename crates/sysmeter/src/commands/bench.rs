@@ -17,12 +17,15 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
     let (cpus, cpu) = choose_cpu(args.cpu).map_err(|e| anyhow::Error::new(UsageError(e)))?;
     // Fail on a bad --out or database before measuring anything.
     let mut sink = Sink::open(&args.output, Stream::Stdout)?;
+    remove_stale_test_dirs(args);
     let opts = options(args, cpu);
     // Said once the input is known to be good, just before measuring.
     if cfg!(debug_assertions) {
         // Unoptimised loops cost tens of ns per turn, so subtracted overheads swamp cheap
         // operations: the numbers still come out, but only a release build's mean much.
-        eprintln!("warning: this is a debug build; measure with `cargo run --release -- bench`");
+        super::console::errln(
+            "warning: this is a debug build; measure with `cargo run --release -- bench`",
+        );
     }
     let mut observer = BenchObserver::new(selected.len(), sink.take_store());
     let host = args
@@ -39,12 +42,30 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
     };
     let finished = sink.finish(&run, ending)?;
     if run.interrupted {
-        eprintln!(
+        super::console::errln(format!(
             "interrupted: kept {} finished experiment(s)",
             run.results.len()
-        );
+        ));
     }
     Ok(finished.outcome(None))
+}
+
+/// Removes the fs test directories of benches that were killed (in `--dir` or the working
+/// directory, and `--remote-dir`), and says so in one line.
+fn remove_stale_test_dirs(args: &BenchArgs) {
+    let local = args.dir.clone().or_else(|| std::env::current_dir().ok());
+    for base in local.iter().chain(args.remote_dir.iter()) {
+        let removed = experiments::fs::stale::remove_stale(base);
+        if removed.dirs > 0 {
+            super::console::errln(format!(
+                "removed {} test director{} ({}) left in {} by a sysmeter bench that was killed",
+                removed.dirs,
+                if removed.dirs == 1 { "y" } else { "ies" },
+                crate::model::units::size(removed.bytes),
+                base.display()
+            ));
+        }
+    }
 }
 
 /// The harness options from the arguments.

@@ -41,10 +41,10 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
     emit(&text)?;
     let regressions = cmp.regressions().count();
     if regressions > 0 {
-        eprintln!(
+        super::console::errln(format!(
             "regression: {regressions} metric(s) slower than --fail-above {} with significance",
             crate::model::units::percent(args.fail_above.unwrap_or_default())
-        );
+        ));
         return Ok(Outcome::Code(1));
     }
     Ok(Outcome::Success)

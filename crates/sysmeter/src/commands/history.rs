@@ -75,11 +75,7 @@ fn runs_table(runs: &[RunListing]) -> Table {
             }),
             r.hostname.clone(),
             format!("{} ok, {} skipped, {} failed", r.ok, r.skipped, r.failed),
-            if r.interrupted {
-                "interrupted".into()
-            } else {
-                "complete".into()
-            },
+            r.state().into(),
         ]);
     }
     t

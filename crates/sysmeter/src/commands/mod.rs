@@ -5,6 +5,7 @@
 mod bench;
 mod compare;
 mod completions;
+pub mod console;
 mod export;
 mod history;
 mod host;
@@ -12,6 +13,7 @@ mod host;
 mod json_docs;
 mod list;
 mod man;
+mod outfile;
 mod output;
 mod profile;
 mod progress;
@@ -77,22 +79,20 @@ pub enum Outcome {
     Code(u8),
 }
 
-/// Writes `text` to stdout. A reader that stopped reading (`sysmeter history | head -1`)
-/// is not an error: a closed pipe ends the output quietly, where `print!` would panic.
+/// Writes `text` to stdout through the one writer ([`console::out`]): a reader that stopped
+/// reading (`sysmeter history | head -1`) ends the output quietly.
 pub fn emit(text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other.map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?),
-    }
+    console::out(text)
 }
 
-/// The database from `--db`/`SYSMETER_DB` (a path, or a `postgres://` URL kept as a path) or
-/// the default file in the user's data directory.
+/// The database from `--db`, else `SYSMETER_DB` (a path, or a `postgres://` URL kept as a
+/// path), else the default file in the user's data directory. The environment is read here,
+/// not by clap, so an explicit `--no-store` wins over `SYSMETER_DB` (clap counts a value from
+/// the environment as given, and refused `--no-store` beside it).
 fn db_path(db: &DbArgs) -> anyhow::Result<PathBuf> {
-    match &db.db {
-        Some(p) => Ok(p.clone()),
+    let env = std::env::var_os("SYSMETER_DB").filter(|v| !v.is_empty());
+    match db.db.clone().or(env.map(PathBuf::from)) {
+        Some(p) => Ok(p),
         None => store::default_db_path().ok_or_else(|| {
             anyhow::Error::new(UsageError(
                 "cannot find a data directory (neither XDG_DATA_HOME nor HOME is set); pass --db PATH"
@@ -102,15 +102,13 @@ fn db_path(db: &DbArgs) -> anyhow::Result<PathBuf> {
     }
 }
 
-/// Creates `path` (named on the command line by `flag`) before anything is measured, so a
-/// bad path is a usage error at once rather than after a long run.
-fn create_output(path: &std::path::Path, flag: &str) -> anyhow::Result<std::fs::File> {
-    std::fs::File::create(path).map_err(|e| {
-        anyhow::Error::new(UsageError(format!(
-            "cannot write {flag} {}: {e}; choose a writable path",
-            path.display()
-        )))
-    })
+/// The files an output must never replace: the SQLite database of `db` (its -wal and -shm
+/// are checked beside it); nothing for a PostgreSQL URL.
+fn protected(db: &DbArgs) -> Vec<PathBuf> {
+    match db_path(db).map(|p| store::DbTarget::parse(p.as_os_str())) {
+        Ok(store::DbTarget::File(path)) => vec![path],
+        _ => Vec::new(),
+    }
 }
 
 /// Open the store named by `db` (a file, or a `postgres://` URL). In a fleet database

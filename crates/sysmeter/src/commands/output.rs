@@ -1,8 +1,9 @@
 //! The one ending of every measuring command (`bench`, `run`, `trace`, `profile`, `scale`):
 //! store the run, render it, write it, and turn how it went into the exit code.
 //!
-//! [`Sink::open`] creates `--out` and opens the store before anything is measured, so a bad
-//! path or database fails at once. [`Sink::finish`] then stores the run (or, for `bench`,
+//! [`Sink::open`] opens the store and checks `--out` (by the one rule of `outfile`) before
+//! anything is measured, so a bad path or database fails at once; an `--out` that is the
+//! database itself is refused. [`Sink::finish`] then stores the run (or, for `bench`,
 //! which stores each experiment as it finishes, only its end), renders it with
 //! `report::render`, writes it to `--out` or the command's stream, warns about a store that
 //! failed, and applies [`outcome`]. The outcome rule, in order:
@@ -12,12 +13,10 @@
 //! 3. a failed measurement or a run that could not be stored exits 1;
 //! 4. otherwise 0.
 
-use std::fs::File;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 
-use anyhow::Context;
-
-use super::{Outcome, create_output, emit, open_store};
+use super::outfile::OutFile;
+use super::{Outcome, console, emit, open_store, protected};
 use crate::cli::OutputArgs;
 use crate::model::{RunRecord, Status};
 use crate::report::{self, Format};
@@ -57,25 +56,24 @@ pub struct Ending {
 
 /// The outputs of a measuring command, opened before it measures.
 pub struct Sink {
-    out: Option<File>,
+    out: Option<OutFile>,
     store: Option<Store>,
     format: Format,
     stream: Stream,
 }
 
 impl Sink {
-    /// Creates `--out` and opens the store (unless `--no-store`): both fail here, before
+    /// Opens the store (unless `--no-store`) and checks `--out`: both fail here, before
     /// anything runs.
     pub fn open(output: &OutputArgs, stream: Stream) -> anyhow::Result<Sink> {
-        let out = output
-            .out
-            .as_deref()
-            .map(|p| create_output(p, "--out"))
-            .transpose()?;
-        let store = match output.no_store {
-            true => None,
-            false => Some(open_store(&output.db)?),
+        let (store, protect) = match output.no_store {
+            true => (None, Vec::new()),
+            false => (Some(open_store(&output.db)?), protected(&output.db)),
         };
+        let out = super::outfile::open_opt(output.out.as_deref(), "--out", &protect)?;
+        if stream == Stream::Stdout && out.as_ref().is_none_or(|o| o.is_stdout()) {
+            console::check_stdout()?;
+        }
         Ok(Sink {
             out,
             store,
@@ -103,13 +101,15 @@ impl Sink {
         }
         let color = self.out.is_none() && self.stream.color();
         let text = report::render(run, self.format, color)?;
-        match (self.out.as_mut(), self.stream) {
-            (Some(f), _) => f.write_all(text.as_bytes()).context("writing --out")?,
+        match (self.out.take(), self.stream) {
+            (Some(f), _) => f.write(&text)?,
             (None, Stream::Stdout) => emit(&text)?,
-            (None, Stream::Stderr) => eprint!("{text}"),
+            (None, Stream::Stderr) => console::err(&text),
         }
         for e in &store_errors {
-            eprintln!("warning: the results were written but not stored: {e}");
+            console::errln(format!(
+                "warning: the results were written but not stored: {e}"
+            ));
         }
         let failed = ending.failed
             || !store_errors.is_empty()
@@ -129,7 +129,11 @@ impl Sink {
         };
         match stored {
             Ok(()) => {
-                eprintln!("stored as run {} in {}", run.id, s.path().display());
+                console::errln(format!(
+                    "stored as run {} in {}",
+                    run.id,
+                    s.path().display()
+                ));
                 None
             }
             Err(e) => Some(e.to_string()),

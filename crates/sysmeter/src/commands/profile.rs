@@ -2,14 +2,15 @@
 //! and folded stacks, and print the report to stderr (or `--out`): the profiled command owns
 //! stdout. Exits with the command's exit code (130 when Ctrl-C stopped it).
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context;
 
+use super::outfile::{OutFile, open_opt};
 use super::output::{Ending, Sink, Stream};
-use super::{Outcome, UsageError, create_output};
+use super::{Outcome, UsageError, console, protected};
 use crate::cli::{PROFILE_TARGET, ProfileArgs};
 use crate::diagnose::profile::{self, Settings, result};
 use crate::diagnose::target::{Target, Unresolved, resolve_program};
@@ -18,8 +19,10 @@ fn usage(message: String) -> anyhow::Error {
     anyhow::Error::new(UsageError(message))
 }
 
-/// What to profile, checked: the program exists, the pid is a live process.
-fn target(args: &ProfileArgs) -> anyhow::Result<Target> {
+/// What to profile, checked: the pid is a live process (else exit 2). A program that cannot
+/// be started is the `Err` exit code and sentence, as a shell (and `run`, `trace`) gives it:
+/// 127 not found, 126 not executable.
+fn target(args: &ProfileArgs) -> anyhow::Result<Result<Target, (u8, String)>> {
     let target = args
         .target
         .target(PROFILE_TARGET)
@@ -35,15 +38,27 @@ fn target(args: &ProfileArgs) -> anyhow::Result<Target> {
         }
         Target::Launch(argv) => {
             let program = argv.first().map(|a| a.as_os_str()).unwrap_or_default();
-            if resolve_program(program) == Err(Unresolved::NotFound) {
-                return Err(usage(format!(
-                    "command not found: {}; check the name and PATH",
-                    program.to_string_lossy()
-                )));
+            let shown = program.to_string_lossy();
+            match resolve_program(program) {
+                Err(Unresolved::NotFound) => {
+                    return Ok(Err((
+                        127,
+                        format!("command not found: {shown}; check the name and PATH"),
+                    )));
+                }
+                Err(Unresolved::NotExecutable(_)) => {
+                    return Ok(Err((
+                        126,
+                        format!(
+                            "cannot run {shown}: not an executable file; check its execute permission"
+                        ),
+                    )));
+                }
+                Ok(_) => {}
             }
         }
     }
-    Ok(target)
+    Ok(Ok(target))
 }
 
 fn max_sample_rate() -> Option<u64> {
@@ -75,41 +90,40 @@ fn progress_printer() -> impl FnMut(u64, Duration) {
     let tty = std::io::stderr().is_terminal();
     move |samples, elapsed| {
         if tty {
-            eprint!(
+            console::err(&format!(
                 "\rprofiling: {samples} samples, {:.1} s ",
                 elapsed.as_secs_f64()
-            );
+            ));
         }
     }
 }
 
-/// The files of `--flamegraph` and `--folded`, created before anything runs (so a bad path
-/// fails at once, not after a long profile).
+/// The files of `--flamegraph` and `--folded`, checked before anything runs (so a bad path
+/// fails at once, not after a long profile) and written by the one output rule.
 struct Artifacts {
-    flamegraph: Option<std::fs::File>,
-    folded: Option<std::fs::File>,
+    flamegraph: Option<OutFile>,
+    folded: Option<OutFile>,
 }
 
 impl Artifacts {
     fn create(args: &ProfileArgs) -> anyhow::Result<Artifacts> {
-        let open = |p: &Option<std::path::PathBuf>, what| {
-            p.as_deref().map(|p| create_output(p, what)).transpose()
+        let protect = match args.output.no_store {
+            true => Vec::new(),
+            false => protected(&args.output.db),
         };
         Ok(Artifacts {
-            flamegraph: open(&args.flamegraph, "--flamegraph")?,
-            folded: open(&args.folded, "--folded")?,
+            flamegraph: open_opt(args.flamegraph.as_deref(), "--flamegraph", &protect)?,
+            folded: open_opt(args.folded.as_deref(), "--folded", &protect)?,
         })
     }
 
     /// Writes the flame graph and the folded stacks.
     fn write(self, prof: &profile::Profile) -> anyhow::Result<()> {
-        if let Some(mut f) = self.flamegraph {
-            f.write_all(prof.flamegraph.as_bytes())
-                .context("writing --flamegraph")?;
+        if let Some(f) = self.flamegraph {
+            f.write(&prof.flamegraph)?;
         }
-        if let Some(mut f) = self.folded {
-            f.write_all(prof.folded.as_bytes())
-                .context("writing --folded")?;
+        if let Some(f) = self.folded {
+            f.write(&prof.folded)?;
         }
         Ok(())
     }
@@ -117,7 +131,13 @@ impl Artifacts {
 
 /// Run `sysmeter profile`.
 pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
-    let target = target(args)?;
+    let target = match target(args)? {
+        Ok(t) => t,
+        Err((code, why)) => {
+            console::errln(format!("error: {why}"));
+            return Ok(Outcome::Code(code));
+        }
+    };
     let settings = settings(args)?;
     let sink = Sink::open(&args.output, Stream::Stderr)?;
     let artifacts = Artifacts::create(args)?;
@@ -126,7 +146,7 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
     let mut progress = progress_printer();
     let prof = profile::profile(&target, &settings, &mut progress)?;
     if std::io::stderr().is_terminal() {
-        eprint!("\r{:40}\r", "");
+        console::err(&format!("\r{:40}\r", ""));
     }
     // For -p, Ctrl-C is the normal way to stop: the run is complete, not interrupted.
     let interrupted = prof.interrupted && matches!(target, Target::Launch(_));

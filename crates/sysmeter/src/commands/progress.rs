@@ -1,10 +1,11 @@
 //! The bench run observer: a progress bar with ETA on stderr (only when stderr is a
-//! terminal; indicatif hides itself otherwise) and the store write after each experiment.
+//! terminal; indicatif hides itself otherwise), the sentence of a failed experiment on
+//! stderr as it fails, and the store write after each experiment.
 
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::harness::RunObserver;
-use crate::model::{ExperimentResult, RunRecord};
+use crate::model::{ExperimentResult, RunRecord, Status};
 use crate::store::Store;
 
 /// Draws progress and stores each finished experiment at once.
@@ -65,6 +66,12 @@ impl RunObserver for BenchObserver {
 
     fn experiment_finished(&mut self, seq: usize, result: &ExperimentResult) {
         self.bar.inc(1);
+        // The report says it too, but only at the end (or in a file): stderr says it now.
+        if result.status == Status::Failed {
+            let why = result.error.as_deref().unwrap_or("no reason given");
+            let line = format!("error: {} failed: {why}", result.id);
+            self.bar.suspend(|| super::console::errln(line));
+        }
         if let Some(s) = self.store.as_mut()
             && let Err(e) = s.add_result(&self.run_id, seq, result)
         {

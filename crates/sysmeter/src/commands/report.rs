@@ -1,11 +1,12 @@
 //! `sysmeter report RUN --html FILE [--markdown FILE]`: render a stored run (or a run saved
-//! with `--format json`) as a self-contained HTML page and/or Markdown, and write the files.
+//! with `--format json`) as a self-contained HTML page and/or Markdown, and write the files
+//! by the one output rule (`outfile`). A run file that cannot be read or is not a run, and an
+//! output path that cannot be written, are usage errors (exit 2).
 
 use std::path::Path;
 
-use anyhow::Context;
-
-use super::{Outcome, UsageError, open_store};
+use super::outfile::{OutFile, open_opt};
+use super::{Outcome, UsageError, console, open_store, protected};
 use crate::cli::ReportArgs;
 use crate::model::{RunRecord, SCHEMA_VERSION};
 use crate::report::{self, Format};
@@ -13,12 +14,15 @@ use crate::report::{self, Format};
 /// Run `sysmeter report`.
 pub fn report(args: &ReportArgs) -> anyhow::Result<Outcome> {
     let run = load(args)?;
-    if let Some(path) = &args.html {
-        write(path, &report::html::render(&run)?, "HTML report", &run)?;
+    let protect = protected(&args.db);
+    let html = open_opt(args.html.as_deref(), "--html", &protect)?;
+    let markdown = open_opt(args.markdown.as_deref(), "--markdown", &protect)?;
+    if let Some(out) = html {
+        write(out, &report::html::render(&run)?, "HTML report", &run)?;
     }
-    if let Some(path) = &args.markdown {
-        let markdown = report::render(&run, Format::Markdown, false)?;
-        write(path, &markdown, "Markdown report", &run)?;
+    if let Some(out) = markdown {
+        let text = report::render(&run, Format::Markdown, false)?;
+        write(out, &text, "Markdown report", &run)?;
     }
     Ok(Outcome::Success)
 }
@@ -44,17 +48,18 @@ fn load(args: &ReportArgs) -> anyhow::Result<RunRecord> {
 
 /// A run record saved as JSON (`--format json`), refused when its schema is newer.
 fn load_json(path: &Path) -> anyhow::Result<RunRecord> {
-    let text = std::fs::read_to_string(path).with_context(|| {
-        format!(
-            "could not read run file {}; check the path and its permissions",
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        UsageError(format!(
+            "could not read run file {} ({e}); check the path and its permissions",
             path.display()
-        )
+        ))
     })?;
-    let run: RunRecord = serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{} is not a sysmeter run in JSON; write one with `sysmeter bench --format json --out FILE`",
+    let run: RunRecord = serde_json::from_str(&text).map_err(|e| {
+        UsageError(format!(
+            "{} is not a sysmeter run in JSON ({e}); write one with `sysmeter bench --format \
+             json --out FILE`",
             path.display()
-        )
+        ))
     })?;
     if run.schema > SCHEMA_VERSION {
         return Err(UsageError(format!(
@@ -68,18 +73,16 @@ fn load_json(path: &Path) -> anyhow::Result<RunRecord> {
     Ok(run)
 }
 
-/// Writes `content` to `path` (`-` = stdout) and says so on stderr.
-fn write(path: &Path, content: &str, what: &str, run: &RunRecord) -> anyhow::Result<()> {
-    if path == Path::new("-") {
-        print!("{content}");
-        return Ok(());
-    }
-    std::fs::write(path, content).with_context(|| {
-        format!(
-            "could not write the {what} to {}; check that the directory exists and is writable",
+/// Writes `content` to `out` and, for a file, says so on stderr.
+fn write(out: OutFile, content: &str, what: &str, run: &RunRecord) -> anyhow::Result<()> {
+    let (stdout, path) = (out.is_stdout(), out.path().to_path_buf());
+    out.write(content)?;
+    if !stdout {
+        console::errln(format!(
+            "wrote the {what} of run {} to {}",
+            run.id,
             path.display()
-        )
-    })?;
-    eprintln!("wrote the {what} of run {} to {}", run.id, path.display());
+        ));
+    }
     Ok(())
 }

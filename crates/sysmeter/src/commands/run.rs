@@ -32,7 +32,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
 /// started, 2 for a bad target, 1 otherwise.
 fn failed(e: RunError) -> anyhow::Result<Outcome> {
     if let Some(code) = e.spawn_exit_code() {
-        eprintln!("error: {e}");
+        super::console::errln(format!("error: {e}"));
         return Ok(Outcome::Code(code));
     }
     match e {

@@ -32,12 +32,12 @@ pub fn scale(args: &ScaleArgs) -> anyhow::Result<Outcome> {
     };
     let finished = sink.finish(&run, ending)?;
     match &measured.stop {
-        Some(Stop::Interrupted) => eprintln!(
+        Some(Stop::Interrupted) => super::console::errln(format!(
             "interrupted: kept {} of {} runs",
             measured.runs.len(),
             measured.planned
-        ),
-        Some(Stop::Failed(why)) => eprintln!("error: {why}"),
+        )),
+        Some(Stop::Failed(why)) => super::console::errln(format!("error: {why}")),
         None => {}
     }
     Ok(finished.outcome(None))

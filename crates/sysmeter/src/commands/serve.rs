@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::{Outcome, UsageError, emit};
+use super::{Outcome, UsageError, console, emit};
 use crate::cli::ServeArgs;
 use crate::server::{ServeConfig, Server};
 use crate::wire::protocol;
@@ -35,17 +35,17 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         }
     ))?;
     if is_loopback(addr) {
-        eprintln!(
+        console::errln(format_args!(
             "serve: bound to loopback only; pass --bind 0.0.0.0:{} to be reachable from other hosts",
             addr.port()
-        );
+        ));
     } else if token.is_none() {
-        eprintln!(
+        console::errln(format_args!(
             "serve: warning: serving {addr} without a token (--no-token): anyone who can reach this port can make this host send and receive traffic"
-        );
+        ));
     }
     server.run()?;
-    eprintln!("serve: stopped");
+    console::errln("serve: stopped");
     Ok(Outcome::Interrupted)
 }
 

@@ -63,7 +63,7 @@ impl LiveCount {
 impl TraceObserver for LiveCount {
     fn attached(&mut self, text: &str) {
         // Printed even without a terminal: scripts and tests wait for it.
-        eprintln!("{text}");
+        super::console::errln(text);
     }
 
     fn progress(&mut self, calls: u64) {
@@ -105,7 +105,7 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
         Ok(o) => o,
         Err(e) => {
             if let Some(code) = e.exit_code() {
-                eprintln!("error: {e}");
+                super::console::errln(format!("error: {e}"));
                 return Ok(Outcome::Code(code));
             }
             return Err(if e.is_usage() {

@@ -11,7 +11,7 @@
 
 mod cpu;
 mod estimate;
-mod fs;
+pub mod fs;
 mod ipc;
 mod mem;
 mod net;

@@ -59,6 +59,27 @@ impl RunRecord {
     }
 }
 
+/// How a run that has no end time and was not interrupted is shown: the process died
+/// (SIGKILL, OOM, power loss) — or, while it runs, has not finished yet.
+pub const INCOMPLETE: &str = "incomplete (sysmeter did not finish)";
+
+impl RunRecord {
+    /// Whether the run never ended: no end time, and not stopped by Ctrl-C.
+    pub fn is_incomplete(&self) -> bool {
+        self.finished_ns.is_none() && !self.interrupted
+    }
+
+    /// The selected experiments that have no result (of an incomplete or interrupted run).
+    pub fn missing_experiments(&self) -> Vec<&str> {
+        self.config
+            .selected
+            .iter()
+            .filter(|id| !self.results.iter().any(|r| &r.id == *id))
+            .map(String::as_str)
+            .collect()
+    }
+}
+
 /// A new run id: UTC start second, then 8 hex digits mixing this process's id with the
 /// clock's nanoseconds, so two processes (or machines) starting in the same second do not
 /// collide — 16 random bits did, in CI, when two benches started together.

@@ -49,6 +49,9 @@ fn host_line(run: &RunRecord) -> String {
     if run.interrupted {
         line.push_str(" · **interrupted**");
     }
+    if let Some(incomplete) = super::text::incomplete_line(run) {
+        line.push_str(&format!(" · **{}**", escape(&incomplete)));
+    }
     line
 }
 

@@ -68,20 +68,43 @@ fn header(run: &RunRecord) -> Vec<String> {
         || "not pinned".to_string(),
         |c| format!("pinned to CPU {c}"),
     );
-    let mut lines = vec![
-        run_line,
+    let mut lines = vec![run_line];
+    lines.extend(incomplete_line(run));
+    lines.extend([
         host,
         format!(
             "profile: {} · {cpu} · seed {}",
             run.config.profile, run.config.seed
         ),
-    ];
+    ]);
     if let Some(cal) = &run.config.calibration {
         lines.push(calibration_line(cal));
         lines.extend(tsc_note(run, cal));
     }
     lines.extend(h.warnings.iter().map(|w| format!("warning: {w}")));
     lines
+}
+
+/// For a run whose process died (no end time, no Ctrl-C): what it is and which of the
+/// selected experiments never got a result.
+pub(super) fn incomplete_line(run: &RunRecord) -> Option<String> {
+    if !run.is_incomplete() {
+        return None;
+    }
+    let missing = run.missing_experiments();
+    Some(match missing.is_empty() {
+        true => format!(
+            "{}: every selected experiment has a result, but the run was never closed",
+            crate::model::INCOMPLETE
+        ),
+        false => format!(
+            "{}: missing {} of {} experiments: {}",
+            crate::model::INCOMPLETE,
+            missing.len(),
+            run.config.selected.len(),
+            missing.join(", ")
+        ),
+    })
 }
 
 fn calibration_line(cal: &Calibration) -> String {

@@ -41,6 +41,19 @@ pub struct RunListing {
     pub tool_version: String,
 }
 
+impl RunListing {
+    /// How the run ended, for people: `complete`, `interrupted`, or — no end time and no
+    /// Ctrl-C: the process died (SIGKILL, OOM, power) or is still running —
+    /// [`crate::model::INCOMPLETE`].
+    pub fn state(&self) -> &'static str {
+        match (self.finished_ns, self.interrupted) {
+            (_, true) => "interrupted",
+            (None, false) => crate::model::INCOMPLETE,
+            (Some(_), false) => "complete",
+        }
+    }
+}
+
 /// Everything stored for one run, as rows, read in one snapshot.
 pub(super) struct RunRows {
     pub run: RunRow,
@@ -107,6 +120,11 @@ impl Store {
                 path: self.path().to_path_buf(),
             },
         };
+        if reference.trim().is_empty() {
+            return Err(StoreError::BadReference {
+                reference: reference.to_string(),
+            });
+        }
         if let Some(back) = latest_offset(reference)? {
             let host = self.home_host.as_deref();
             return on_backend!(self, b => b.latest(back, host))?.ok_or_else(not_found);

@@ -44,10 +44,16 @@ fn results_are_visible_to_another_connection_before_finish() {
     std::mem::forget(writer);
 
     let reader = Store::open(&path).expect("open reader");
-    let back = reader.load_run("latest").expect("load");
+    let back = reader.load_run("r1").expect("load");
     assert_eq!(back.results, run.results);
     assert_eq!(back.finished_ns, None);
     assert!(!back.interrupted);
+    // A run whose process died is incomplete: found by id, never as `latest`.
+    assert!(back.is_incomplete());
+    assert!(matches!(
+        reader.load_run("latest"),
+        Err(crate::store::StoreError::RunNotFound { .. })
+    ));
 }
 
 #[test]

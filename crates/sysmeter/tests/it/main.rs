@@ -6,6 +6,7 @@
 
 mod support;
 
+mod bad_inputs;
 mod cli;
 mod compare_sets;
 mod concurrency;
@@ -14,17 +15,24 @@ mod export_cli;
 mod fs;
 mod html;
 mod ipc;
+mod killed;
 mod lookup;
 mod mem;
+mod mutation;
 mod netns;
+mod outputs;
 #[cfg(feature = "pg")]
 mod pg;
 #[cfg(not(feature = "pg"))]
 mod pg_disabled;
+#[cfg(feature = "pg")]
+mod pg_incomplete;
+mod pipes;
 mod profile;
 mod results;
 mod run;
 mod scale;
+mod scale_group;
 mod serve;
 mod trace;
 mod trace_attach;

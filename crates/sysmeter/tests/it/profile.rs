@@ -338,10 +338,11 @@ fn library_loaded_late_and_unloaded_is_still_named() {
 
 #[test]
 fn bad_targets_are_usage_errors() {
+    // A program that is not there exits 127, like a shell (and `run`, `trace`).
     sysmeter()
         .args(["profile", "--no-store", "--", "/nonexistent/program"])
         .assert()
-        .code(2)
+        .code(127)
         .stderr(predicates::str::contains("command not found"));
     sysmeter()
         .args(["profile", "--no-store", "-p", "999999999"])

@@ -3,11 +3,15 @@
 //! when the kernel reports the exit, and a watchdog may still kill the child by pid without
 //! hitting a recycled pid), stop the clock, then reap with `wait4` for the child's CPU time.
 //!
-//! The child is a RAII [`Guard`]: if anything fails before it is reaped it is killed and
-//! reaped on drop. The optional watchdog thread is started *before* the clock, so only a
-//! channel send is inside the timed interval.
+//! Each run is the leader of its own process group, so everything it starts (`sh -c 'sleep
+//! 31 & …'`) is killed with it. The child is a RAII [`Guard`]: if anything fails before it is
+//! reaped its group is killed and the child reaped on drop. The watchdog thread is started
+//! *before* the clock, so only a channel send is inside the timed interval; it kills the
+//! group when `--timeout` passes, and within [`TICK`] of Ctrl-C or SIGTERM (which set the
+//! interrupt flag), so `scale` stops at once rather than when the current size ends.
 
 use std::io;
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
@@ -82,8 +86,9 @@ pub(super) fn run_once(
         .args(&argv[1..])
         .stdin(Stdio::null())
         .stdout(out)
-        .stderr(err);
-    let watchdog = cfg.timeout.map(Watchdog::arm);
+        .stderr(err)
+        .process_group(0);
+    let watchdog = Watchdog::arm(cfg.timeout);
     let start = Instant::now();
     let child = command.spawn().map_err(|source| SpawnError {
         program: argv[0].clone(),
@@ -93,13 +98,11 @@ pub(super) fn run_once(
         pid: i32::try_from(child.id()).unwrap_or(i32::MAX),
         reaped: false,
     };
-    if let Some(w) = &watchdog {
-        w.watch(guard.pid);
-    }
+    watchdog.watch(guard.pid);
     let waited = wait::wait_exited(guard.pid, true);
     let wall = start.elapsed();
     // Stop the watchdog before reaping: once reaped, the pid may belong to someone else.
-    let timed_out = watchdog.is_some_and(Watchdog::disarm);
+    let timed_out = watchdog.disarm() == Some(Kill::Timeout);
     if let Err(e) = waited {
         return Ok(Err(RunFailure::Wait(e)));
     }
@@ -146,8 +149,8 @@ impl Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         if !self.reaped {
-            // Not reaped yet, so the pid is still ours to signal.
-            let _ = wait::send_signal(self.pid, libc::SIGKILL);
+            // Not reaped yet, so the pid (and its group id) is still ours to signal.
+            let _ = wait::signal_group(self.pid, libc::SIGKILL);
             let _ = wait::reap(self.pid, true);
         }
     }
@@ -158,22 +161,46 @@ enum Msg {
     Done,
 }
 
-/// A thread that kills the watched child when the timeout passes; joined on disarm or drop.
+/// How often the watchdog looks at the interrupt flag.
+const TICK: Duration = Duration::from_millis(20);
+
+/// Why the watchdog killed the run's process group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kill {
+    Timeout,
+    Interrupted,
+}
+
+/// A thread that kills the watched child's process group when the timeout passes or the
+/// interrupt flag is set; joined on disarm or drop.
 struct Watchdog {
     tx: Option<Sender<Msg>>,
-    handle: Option<JoinHandle<bool>>,
+    handle: Option<JoinHandle<Option<Kill>>>,
 }
 
 impl Watchdog {
-    fn arm(timeout: Duration) -> Watchdog {
+    fn arm(timeout: Option<Duration>) -> Watchdog {
         let (tx, rx) = mpsc::channel();
         let handle = std::thread::spawn(move || {
             let Ok(Msg::Watch(pid)) = rx.recv() else {
-                return false;
+                return None;
             };
-            match rx.recv_timeout(timeout) {
-                Err(RecvTimeoutError::Timeout) => wait::send_signal(pid, libc::SIGKILL).is_ok(),
-                _ => false,
+            let deadline = timeout.map(|t| Instant::now() + t);
+            loop {
+                match rx.recv_timeout(TICK) {
+                    Err(RecvTimeoutError::Timeout) => {}
+                    _ => return None,
+                }
+                let why = if sysmeter_sys::signal::interrupted() {
+                    Kill::Interrupted
+                } else if deadline.is_some_and(|d| Instant::now() >= d) {
+                    Kill::Timeout
+                } else {
+                    continue;
+                };
+                return wait::signal_group(pid, libc::SIGKILL)
+                    .is_ok()
+                    .then_some(why);
             }
         });
         Watchdog {
@@ -188,18 +215,16 @@ impl Watchdog {
         }
     }
 
-    /// Stops the thread; `true` if it killed the child.
-    fn disarm(mut self) -> bool {
+    /// Stops the thread; why it killed the child's group, if it did.
+    fn disarm(mut self) -> Option<Kill> {
         self.stop()
     }
 
-    fn stop(&mut self) -> bool {
+    fn stop(&mut self) -> Option<Kill> {
         if let Some(tx) = self.tx.take() {
             let _ = tx.send(Msg::Done);
         }
-        self.handle
-            .take()
-            .is_some_and(|h| h.join().unwrap_or(false))
+        self.handle.take().and_then(|h| h.join().ok().flatten())
     }
 }
 

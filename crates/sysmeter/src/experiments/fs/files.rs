@@ -27,6 +27,8 @@ const CHUNK: usize = 1 << 20;
 const HEADROOM: u64 = 256 << 20;
 
 /// The directory the files of one experiment live in; removed with its contents on drop.
+/// Its name carries this process's pid, so a bench killed before the drop leaves a directory
+/// the next bench can recognise as stale (`stale::remove_stale`).
 #[derive(Debug)]
 pub struct TestDir {
     dir: tempfile::TempDir,
@@ -60,7 +62,7 @@ impl TestDir {
             )));
         }
         let dir = tempfile::Builder::new()
-            .prefix("sysmeter-fs-")
+            .prefix(&super::stale::prefix())
             .tempdir_in(base)
             .map_err(|e| {
                 ExperimentError::Failed(format!(

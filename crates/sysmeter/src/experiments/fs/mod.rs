@@ -10,6 +10,7 @@ mod contention;
 mod files;
 mod read;
 mod remote_read;
+pub mod stale;
 mod write;
 
 use super::Group;

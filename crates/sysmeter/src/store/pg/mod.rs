@@ -49,6 +49,14 @@ impl Pg {
             url: shown.clone(),
             reason: describe(&e),
         })?;
+        // `postgres://` alone parses, then fails to connect for want of a host: say it is
+        // the URL that is wrong (a usage error), not the server.
+        if config.get_hosts().is_empty() {
+            return Err(StoreError::BadUrl {
+                url: shown,
+                reason: "it names no host".into(),
+            });
+        }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }

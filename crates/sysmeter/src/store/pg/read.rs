@@ -37,7 +37,8 @@ impl Pg {
             .collect()
     }
 
-    /// The id `back` runs before the newest (of `hostname` if given).
+    /// The id `back` runs before the newest (of `hostname` if given), counting only runs
+    /// that ended (finished or interrupted), as in SQLite.
     pub(in crate::store) fn latest(
         &self,
         back: i64,
@@ -48,7 +49,9 @@ impl Pg {
             .client
             .borrow_mut()
             .query_opt(
-                "SELECT id FROM runs WHERE $2::text IS NULL OR hostname = $2
+                "SELECT id FROM runs
+                 WHERE ($2::text IS NULL OR hostname = $2)
+                   AND (finished_ns IS NOT NULL OR interrupted)
                  ORDER BY started_ns DESC, id DESC LIMIT 1 OFFSET $1",
                 &[&back, &hostname],
             )

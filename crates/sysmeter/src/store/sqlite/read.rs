@@ -49,7 +49,9 @@ impl Sqlite {
         rows.collect::<Result<_, _>>().map_err(fail)
     }
 
-    /// The id `back` runs before the newest (of `hostname` if given).
+    /// The id `back` runs before the newest (of `hostname` if given), counting only runs
+    /// that ended (finished or interrupted): one whose process died is incomplete, and one
+    /// still running is not done yet; both stay reachable by id.
     pub(in crate::store) fn latest(
         &self,
         back: i64,
@@ -57,7 +59,9 @@ impl Sqlite {
     ) -> Result<Option<String>, StoreError> {
         self.conn
             .query_row(
-                "SELECT id FROM runs WHERE ?2 IS NULL OR hostname = ?2
+                "SELECT id FROM runs
+                 WHERE (?2 IS NULL OR hostname = ?2)
+                   AND (finished_ns IS NOT NULL OR interrupted)
                  ORDER BY started_ns DESC, id DESC LIMIT 1 OFFSET ?1",
                 params![back, hostname],
                 |row| row.get(0),

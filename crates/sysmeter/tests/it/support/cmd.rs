@@ -13,6 +13,16 @@ pub fn sysmeter() -> assert_cmd::Command {
     c
 }
 
+/// [`sysmeter`] as a `std::process::Command`, for tests that spawn it in the background or
+/// hand it their own pipes.
+pub fn std_sysmeter() -> std::process::Command {
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysmeter"));
+    c.env_remove("SYSMETER_DB")
+        .env_remove("SYSMETER_TOKEN")
+        .env("NO_COLOR", "1");
+    c
+}
+
 /// The arguments of a quick bench that prints its record as JSON and stores nothing.
 pub const BENCH_JSON: [&str; 7] = [
     "bench",

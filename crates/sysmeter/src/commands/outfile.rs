@@ -1,0 +1,215 @@
+//! The one way a file named on the command line is written (`--out`, `--html`,
+//! `--markdown`, `--flamegraph`, `--folded`): [`OutFile::open`] before anything is measured,
+//! [`OutFile::write`] at the end. The rule, whatever the command:
+//!
+//! - `-` is stdout (through `console::out`, so a closed pipe ends it quietly);
+//! - a character or block device, a FIFO or a socket is written straight into — never
+//!   replaced (`--out /dev/stdout` as root once replaced the system's symlink with a file);
+//! - a regular file, or a path where none exists yet, is written atomically: a temporary file
+//!   in the *target's* directory (symlinks resolved first, so the link stays and its target is
+//!   updated), given the existing file's mode and owner, then renamed over it. When the owner
+//!   cannot be kept (not root) or the file has other hard links, it is rewritten in place;
+//! - a directory, or the database being written (or its -wal/-shm), is refused: exit 2.
+//!
+//! A bad path is a usage error at open, before a long measurement.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use super::{UsageError, console};
+
+/// How many symlinks are followed before giving up (as the kernel's ELOOP limit).
+const MAX_LINKS: usize = 40;
+
+/// An output opened (checked) before the command measures anything.
+#[derive(Debug)]
+pub struct OutFile {
+    shown: PathBuf,
+    flag: &'static str,
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Stdout,
+    /// A device, FIFO or socket: opened for writing at the end, never replaced.
+    Special(PathBuf),
+    /// A regular file (or none yet) at `target`, with a temp file ready in its directory.
+    Regular {
+        target: PathBuf,
+        tmp: tempfile::NamedTempFile,
+        existing: Option<Box<std::fs::Metadata>>,
+    },
+}
+
+impl OutFile {
+    /// Checks `path` (given by `flag`) and prepares its write. `protect` are files that must
+    /// never be overwritten (the database of this command).
+    pub fn open(path: &Path, flag: &'static str, protect: &[PathBuf]) -> anyhow::Result<OutFile> {
+        let usage = |why: String| anyhow::Error::new(UsageError(why));
+        let fail = |e: std::io::Error| {
+            // tempfile's errors name its random file; say the OS error alone.
+            let e = e
+                .raw_os_error()
+                .map_or(e, std::io::Error::from_raw_os_error);
+            usage(format!(
+                "cannot write {flag} {}: {e}; choose a path in a writable directory",
+                path.display()
+            ))
+        };
+        let out = |kind| OutFile {
+            shown: path.to_path_buf(),
+            flag,
+            kind,
+        };
+        if path == Path::new("-") {
+            return Ok(out(Kind::Stdout));
+        }
+        // What is there, with every link followed by the kernel: /dev/stdout and the
+        // /proc/self/fd links it points to name a pipe or terminal no path can resolve to.
+        let existing = std::fs::metadata(path).ok();
+        if let Some(m) = &existing {
+            refuse_protected(m, path, flag, protect)?;
+            if m.is_dir() {
+                return Err(usage(format!(
+                    "{flag} {} is a directory; give a file name",
+                    path.display()
+                )));
+            }
+            if !m.is_file() {
+                return Ok(out(Kind::Special(path.to_path_buf())));
+            }
+        }
+        let target = resolve(path).map_err(fail)?;
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        // 0666 before the umask, like any newly created file.
+        let tmp = tempfile::Builder::new()
+            .prefix(".sysmeter-out-")
+            .permissions(std::fs::Permissions::from_mode(0o666))
+            .tempfile_in(&dir)
+            .map_err(fail)?;
+        Ok(out(Kind::Regular {
+            target,
+            tmp,
+            existing: existing.map(Box::new),
+        }))
+    }
+
+    /// Whether this output is stdout (`-`).
+    pub fn is_stdout(&self) -> bool {
+        matches!(self.kind, Kind::Stdout)
+    }
+
+    /// The path as the user gave it.
+    pub fn path(&self) -> &Path {
+        &self.shown
+    }
+
+    /// Writes `text` by the rule in the module documentation.
+    pub fn write(self, text: &str) -> anyhow::Result<()> {
+        let fail = |e: std::io::Error| {
+            anyhow::anyhow!("cannot write {} {}: {e}", self.flag, self.shown.display())
+        };
+        match self.kind {
+            Kind::Stdout => console::out(text),
+            Kind::Special(target) => OpenOptions::new()
+                .write(true)
+                .open(&target)
+                .and_then(|mut f| f.write_all(text.as_bytes()))
+                .map_err(fail),
+            Kind::Regular {
+                target,
+                tmp,
+                existing,
+            } => replace(&target, tmp, existing.as_deref(), text).map_err(fail),
+        }
+    }
+}
+
+/// Writes the temp file and renames it over `target`, keeping the old file's mode and owner;
+/// rewrites in place when those cannot be kept by a rename.
+fn replace(
+    target: &Path,
+    mut tmp: tempfile::NamedTempFile,
+    existing: Option<&std::fs::Metadata>,
+    text: &str,
+) -> std::io::Result<()> {
+    if let Some(m) = existing {
+        let kept = m.nlink() == 1
+            && std::os::unix::fs::fchown(tmp.as_file(), Some(m.uid()), Some(m.gid())).is_ok();
+        if !kept {
+            drop(tmp);
+            return in_place(target, text);
+        }
+        tmp.as_file().set_permissions(m.permissions())?;
+    }
+    tmp.write_all(text.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(target).map_err(|e| e.error)?;
+    Ok(())
+}
+
+fn in_place(target: &Path, text: &str) -> std::io::Result<()> {
+    let mut f = OpenOptions::new().write(true).truncate(true).open(target)?;
+    f.write_all(text.as_bytes())?;
+    f.sync_all()
+}
+
+/// `path` with every symlink of its last component followed (a dangling link resolves to
+/// where the file will be created). Links in the directories above are left to the kernel.
+fn resolve(path: &Path) -> std::io::Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let link = std::fs::read_link(&p)?;
+                p = match p.parent() {
+                    Some(dir) => dir.join(link),
+                    None => link,
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(std::io::Error::other("too many levels of symbolic links"))
+}
+
+/// Refuses an output that is the database (or its -wal/-shm) by inode, not by name.
+fn refuse_protected(
+    m: &std::fs::Metadata,
+    path: &Path,
+    flag: &str,
+    protect: &[PathBuf],
+) -> anyhow::Result<()> {
+    for db in protect {
+        for suffix in ["", "-wal", "-shm"] {
+            let mut name = db.clone().into_os_string();
+            name.push(suffix);
+            let same =
+                std::fs::metadata(&name).is_ok_and(|d| d.dev() == m.dev() && d.ino() == m.ino());
+            if same {
+                return Err(UsageError(format!(
+                    "{flag} {} is the database {}; write the output to another file",
+                    path.display(),
+                    Path::new(&name).display()
+                ))
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Opens an optional output (`None` when the flag was not given).
+pub fn open_opt(
+    path: Option<&Path>,
+    flag: &'static str,
+    protect: &[PathBuf],
+) -> anyhow::Result<Option<OutFile>> {
+    path.map(|p| OutFile::open(p, flag, protect)).transpose()
+}
