@@ -9,7 +9,7 @@ use std::path::Path;
 use sysmeter::model::fixture::sample_run;
 use sysmeter::store::Store;
 
-use crate::support::sysmeter;
+use crate::support::{BENCH_JSON, sysmeter};
 
 /// The cases: a command line (with the placeholders of [`expand`]) and its exit code.
 const CASES: &[(&str, i32)] = &[
@@ -304,15 +304,7 @@ fn a_failed_experiment_says_why_on_stderr_too() {
     ];
     for (args, sentence) in cases {
         let out = sysmeter()
-            .args([
-                "bench",
-                "--quick",
-                "--rounds",
-                "1",
-                "--no-store",
-                "--format",
-                "json",
-            ])
+            .args(BENCH_JSON)
             .args(args)
             .output()
             .expect("bench");
