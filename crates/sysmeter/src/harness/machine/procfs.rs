@@ -163,7 +163,7 @@ mod tests {
                     cpu1 6 0 3 450 1 0 0 1 0 0\nintr 5\nctxt 9\ncpus_allowed 1\n";
         let (all, online) = parse_all_cpus(stat).expect("aggregate line");
         assert_eq!(online, 2);
-        assert_eq!(all.busy(), 10 + 1 + 5 + 0 + 1);
+        assert_eq!(all.busy(), 17, "user + nice + system + irq + softirq");
         assert_eq!(all.steal, 3);
         assert_eq!(parse_all_cpus("cpu0 1 2 3 4 5 6 7 8\n"), None);
     }
