@@ -17,6 +17,7 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
     let (cpus, cpu) = choose_cpu(args.cpu).map_err(|e| anyhow::Error::new(UsageError(e)))?;
     // Fail on a bad --out or database before measuring anything.
     let mut sink = Sink::open(&args.output, Stream::Stdout)?;
+    sink.full(args.full);
     let opts = options(args, cpu);
     // Said once the input is known to be good, just before measuring.
     if cfg!(debug_assertions) {

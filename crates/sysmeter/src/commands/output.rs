@@ -61,6 +61,7 @@ pub struct Sink {
     store: Option<Store>,
     format: Format,
     stream: Stream,
+    full: bool,
 }
 
 impl Sink {
@@ -81,7 +82,13 @@ impl Sink {
             store,
             format: output.format,
             stream,
+            full: false,
         })
+    }
+
+    /// Every table in full in the terminal (`bench --full`) instead of the concise view.
+    pub fn full(&mut self, full: bool) {
+        self.full = full;
     }
 
     /// The store, for a command that writes as it measures (`bench`); give it back with
@@ -102,7 +109,7 @@ impl Sink {
             store_errors.push(e);
         }
         let color = self.out.is_none() && self.stream.color();
-        let text = report::render(run, self.format, color)?;
+        let text = report::render_view(run, self.format, color, self.full)?;
         match (self.out.as_mut(), self.stream) {
             (Some(f), _) => f.write_all(text.as_bytes()).context("writing --out")?,
             (None, Stream::Stdout) => emit(&text)?,

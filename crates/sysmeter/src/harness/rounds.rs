@@ -79,6 +79,7 @@ fn pool(m: &mut Metric, per_round: &[(&Metric, Option<f64>)], tsc_ghz: Option<f6
         }
         _ => None,
     };
+    m.degenerate = stats::degenerate(&samples, &summary);
     m.summary = summary;
     m.samples = samples;
 }
@@ -100,6 +101,7 @@ mod tests {
     fn metric(name: &str, samples: Vec<f64>) -> Metric {
         let summary = stats::summarize(&samples, 1).expect("finite samples");
         Metric {
+            degenerate: None,
             name: name.into(),
             unit: Unit::Ns,
             summary,

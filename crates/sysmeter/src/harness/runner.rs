@@ -166,6 +166,7 @@ fn run_one(
     match outcome {
         Ok(m) => {
             result.metrics = m.metrics;
+            flag_degenerate(&mut result.metrics);
             result.series = m.series;
             result.findings = m.findings;
             result.artifacts = m.artifacts;
@@ -182,4 +183,13 @@ fn run_one(
     }
     result.elapsed_ns = started.elapsed().as_nanos() as u64;
     Some(Attempt { result, between })
+}
+
+/// The harness's check on every metric an experiment returns: a sample set that is mostly
+/// zero or whose CI of the median spans more than a decade is marked (`Metric::degenerate`)
+/// so that no renderer prints it as a result.
+pub(super) fn flag_degenerate(metrics: &mut [crate::model::Metric]) {
+    for m in metrics {
+        m.degenerate = crate::stats::degenerate(&m.samples, &m.summary);
+    }
 }

@@ -136,6 +136,7 @@ fn empty_and_odd_runs_still_render() {
     let mut run = sample_run();
     run.results.truncate(1);
     run.results[0].metrics = vec![Metric {
+        degenerate: None,
         samples: vec![],
         ..run.results[0].metrics[0].clone()
     }];
