@@ -33,9 +33,17 @@ pub fn render(run: &RunRecord, color: bool) -> String {
 }
 
 fn header(run: &RunRecord) -> Vec<String> {
-    let mut first = format!("sysmeter {} run {} · started {}", run.kind.as_str(), run.id, text::timestamp(run.started_ns));
+    let mut first = format!(
+        "sysmeter {} run {} · started {}",
+        run.kind.as_str(),
+        run.id,
+        text::timestamp(run.started_ns)
+    );
     if let Some(end) = run.finished_ns {
-        first.push_str(&format!(" · took {}", duration_ns(end.saturating_sub(run.started_ns) as f64)));
+        first.push_str(&format!(
+            " · took {}",
+            duration_ns(end.saturating_sub(run.started_ns) as f64)
+        ));
     }
     if run.interrupted {
         first.push_str(" · INTERRUPTED (below: the experiments that finished)");
@@ -45,7 +53,10 @@ fn header(run: &RunRecord) -> Vec<String> {
         second.push_str(&format!(" · pinned to CPU {c}"));
     }
     if let Some(cal) = &run.config.calibration {
-        second.push_str(&format!(" · timer overhead {} (subtracted)", duration_ns(cal.timer_overhead_ns)));
+        second.push_str(&format!(
+            " · timer overhead {} (subtracted)",
+            duration_ns(cal.timer_overhead_ns)
+        ));
     }
     second.push_str(" · --full for every table");
     let mut lines = vec![first, second];
@@ -89,7 +100,11 @@ fn measured(r: &ExperimentResult) -> (Vec<String>, Option<String>) {
         }
     }
     if !super::timeline::is_timeline(&r.series) {
-        lines.extend(r.series.iter().map(|s| format!("  {}", spark::line(s, &r.findings))));
+        lines.extend(
+            r.series
+                .iter()
+                .map(|s| format!("  {}", spark::line(s, &r.findings))),
+        );
     }
     if r.machine.as_ref().is_some_and(|m| !m.stable) {
         lines.extend(format::machine_line(r).map(|l| format!("  {l}")));
@@ -144,11 +159,17 @@ fn metric_lines(metrics: &[&Metric]) -> (Vec<String>, usize) {
     if !current.is_empty() {
         lines.push(current);
     }
-    (lines.into_iter().map(|l| format!("  {l}")).collect(), placed)
+    (
+        lines.into_iter().map(|l| format!("  {l}")).collect(),
+        placed,
+    )
 }
 
 fn glance_levels(r: &ExperimentResult) -> Vec<String> {
-    glance::levels(r).into_iter().map(|(l, v)| format!("{l} {v}")).collect()
+    glance::levels(r)
+        .into_iter()
+        .map(|(l, v)| format!("{l} {v}"))
+        .collect()
 }
 
 /// The findings worth a line here: not the machine's (the machine line says it), not the

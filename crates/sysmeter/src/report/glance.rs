@@ -59,30 +59,58 @@ pub fn glance(run: &RunRecord) -> Glance {
 /// judgment, `ExperimentResult::machine`), experiments measured again, metrics that are not a
 /// result, and the host's own warnings.
 fn noise(run: &RunRecord) -> String {
-    let ok: Vec<_> = run.results.iter().filter(|r| r.status == Status::Ok).collect();
-    let probed: Vec<_> = ok.iter().filter_map(|r| r.machine.as_ref().map(|m| (r, m))).collect();
+    let ok: Vec<_> = run
+        .results
+        .iter()
+        .filter(|r| r.status == Status::Ok)
+        .collect();
+    let probed: Vec<_> = ok
+        .iter()
+        .filter_map(|r| r.machine.as_ref().map(|m| (r, m)))
+        .collect();
     let mut parts = Vec::new();
     if probed.is_empty() {
         parts.push("machine state not probed".to_string());
     } else {
-        let moving: Vec<&str> = probed.iter().filter(|(_, m)| !m.stable).map(|(r, _)| r.id.as_str()).collect();
+        let moving: Vec<&str> = probed
+            .iter()
+            .filter(|(_, m)| !m.stable)
+            .map(|(r, _)| r.id.as_str())
+            .collect();
         parts.push(match moving.len() {
             0 => format!("machine held still in all {} experiments", probed.len()),
-            n => format!("machine moved in {n} of {} experiments ({})", probed.len(), moving.join(", ")),
+            n => format!(
+                "machine moved in {n} of {} experiments ({})",
+                probed.len(),
+                moving.join(", ")
+            ),
         });
     }
-    let again = ok.iter().filter(|r| r.findings.iter().any(|f| f.key == "machine.remeasured")).count();
+    let again = ok
+        .iter()
+        .filter(|r| r.findings.iter().any(|f| f.key == "machine.remeasured"))
+        .count();
     if again > 0 {
-        parts.push(format!("{again} measured again after a first attempt on a moving machine"));
+        parts.push(format!(
+            "{again} measured again after a first attempt on a moving machine"
+        ));
     }
     let not_results: Vec<String> = ok
         .iter()
-        .flat_map(|r| r.metrics.iter().filter(|m| m.degenerate.is_some()).map(|m| format!("{} {}", r.id, m.name)))
+        .flat_map(|r| {
+            r.metrics
+                .iter()
+                .filter(|m| m.degenerate.is_some())
+                .map(|m| format!("{} {}", r.id, m.name))
+        })
         .collect();
     match not_results.len() {
         0 => {}
         1 => parts.push(format!("1 metric is not a result ({})", not_results[0])),
-        n => parts.push(format!("{n} metrics are not a result (first: {})", not_results[0])),
+        n => parts.push(format!(
+            "{n} metrics are not a result (first: {})",
+            not_results[0]
+        )),
     }
     match run.host.warnings.len() {
         0 => {}
@@ -95,10 +123,20 @@ fn noise(run: &RunRecord) -> String {
 /// The block for the terminal.
 pub fn text(g: &Glance) -> Vec<String> {
     let mut lines = vec![format!("This machine at a glance ({})", g.machine)];
-    let width = g.groups.iter().map(|(n, _)| n.len()).max().unwrap_or(0).max("findings".len());
+    let width = g
+        .groups
+        .iter()
+        .map(|(n, _)| n.len())
+        .max()
+        .unwrap_or(0)
+        .max("findings".len());
     lines.extend(g.groups.iter().map(|(n, v)| format!("  {n:width$}  {v}")));
     for (i, f) in g.findings.iter().enumerate() {
-        lines.push(format!("  {:width$}  {f}", if i == 0 { "findings" } else { "" }, width = width));
+        lines.push(format!(
+            "  {:width$}  {f}",
+            if i == 0 { "findings" } else { "" },
+            width = width
+        ));
     }
     lines.push(format!("  {:width$}  {}", "noise", g.noise));
     lines
@@ -108,7 +146,10 @@ pub fn text(g: &Glance) -> Vec<String> {
 /// into an issue tracker.
 pub fn markdown(g: &Glance) -> String {
     let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
-    let mut out = format!("### This machine at a glance ({})\n\n| group | figures |\n|---|---|\n", cell(&g.machine));
+    let mut out = format!(
+        "### This machine at a glance ({})\n\n| group | figures |\n|---|---|\n",
+        cell(&g.machine)
+    );
     for (n, v) in &g.groups {
         out.push_str(&format!("| {} | {} |\n", cell(n), cell(v)));
     }

@@ -27,6 +27,8 @@ mod timeline;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_glance;
 
 use crate::model::{RunKind, RunRecord};
 

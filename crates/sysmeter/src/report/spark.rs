@@ -49,7 +49,10 @@ pub fn line(series: &Series, findings: &[Finding]) -> String {
             value(l.x, series.x_unit),
         ));
     }
-    let knee = findings.iter().find(|f| f.key == "knee").and_then(|f| f.value);
+    let knee = findings
+        .iter()
+        .find(|f| f.key == "knee")
+        .and_then(|f| f.value);
     if let Some(k) = knee {
         out.push_str(&format!(" · knee at {}", value(k, series.x_unit)));
     }
@@ -62,7 +65,10 @@ mod tests {
 
     #[test]
     fn sparklines_rise_with_the_values_and_stay_short() {
-        assert_eq!(sparkline(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]), "▁▂▃▄▅▆▇█");
+        assert_eq!(
+            sparkline(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]),
+            "▁▂▃▄▅▆▇█"
+        );
         assert_eq!(sparkline(&[]), "");
         assert_eq!(sparkline(&[5.0, 5.0]), "▅▅");
         let long: Vec<f64> = (1..=200).map(f64::from).collect();

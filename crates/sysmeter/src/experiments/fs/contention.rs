@@ -367,7 +367,10 @@ mod tests {
         assert_eq!(samples.len(), WINDOWS);
         assert!(samples.iter().all(|&s| s > 0.0), "{samples:?}");
         // Away from the stall, a window's rate is one block per 50 µs.
-        assert!((samples[0] - BLOCK as f64 / 50e-6).abs() < 1.0, "{samples:?}");
+        assert!(
+            (samples[0] - BLOCK as f64 / 50e-6).abs() < 1.0,
+            "{samples:?}"
+        );
     }
 
     #[test]

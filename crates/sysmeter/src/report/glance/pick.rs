@@ -18,8 +18,20 @@ struct Figure {
     last: bool,
 }
 
-const fn fig(group: &'static str, label: &'static str, exp: &'static str, prefix: &'static str) -> Figure {
-    Figure { group, label, exp, prefix, suffix: "", last: false }
+const fn fig(
+    group: &'static str,
+    label: &'static str,
+    exp: &'static str,
+    prefix: &'static str,
+) -> Figure {
+    Figure {
+        group,
+        label,
+        exp,
+        prefix,
+        suffix: "",
+        last: false,
+    }
 }
 
 /// The figures people quote, in display order (the cache levels are inserted in `memory`).
@@ -28,17 +40,70 @@ const FIGURES: &[Figure] = &[
     fig("os", "context switch", "os.ctxsw", "process context switch"),
     fig("os", "thread create", "os.task", "thread create+join"),
     fig("os", "process create", "os.task", "fork+exit+wait"),
-    Figure { suffix: " 1 thread", ..fig("memory", "DRAM read, 1 thread", "mem.bandwidth", "read, DRAM") },
-    Figure { suffix: " threads", last: true, ..fig("memory", "DRAM read, N threads", "mem.bandwidth", "read, DRAM") },
-    fig("memory", "page fault", "mem.pagefault", "minor fault, 4 KiB"),
-    fig("ipc", "pipe round trip", "ipc.pipe", "round trip 1 B, same CPU"),
+    Figure {
+        suffix: " 1 thread",
+        ..fig(
+            "memory",
+            "DRAM read, 1 thread",
+            "mem.bandwidth",
+            "read, DRAM",
+        )
+    },
+    Figure {
+        suffix: " threads",
+        last: true,
+        ..fig(
+            "memory",
+            "DRAM read, N threads",
+            "mem.bandwidth",
+            "read, DRAM",
+        )
+    },
+    fig(
+        "memory",
+        "page fault",
+        "mem.pagefault",
+        "minor fault, 4 KiB",
+    ),
+    fig(
+        "ipc",
+        "pipe round trip",
+        "ipc.pipe",
+        "round trip 1 B, same CPU",
+    ),
     fig("ipc", "pipe", "ipc.pipe", "bandwidth, reader same CPU"),
-    fig("ipc", "TCP round trip", "ipc.tcp", "round trip 1 B, same CPU"),
+    fig(
+        "ipc",
+        "TCP round trip",
+        "ipc.tcp",
+        "round trip 1 B, same CPU",
+    ),
     fig("ipc", "TCP", "ipc.tcp", "bandwidth, reader same CPU"),
     fig("ipc", "TCP connect", "ipc.tcp", "connect+accept"),
-    Figure { last: true, ..fig("storage", "uncached 4 KiB read", "fs.read", "uncached random 4 KiB read") },
-    Figure { last: true, ..fig("storage", "cached 4 KiB read", "fs.read", "cached random 4 KiB read") },
-    fig("storage", "4 KiB write + fsync", "fs.write", "4 KiB write + fsync"),
+    Figure {
+        last: true,
+        ..fig(
+            "storage",
+            "uncached 4 KiB read",
+            "fs.read",
+            "uncached random 4 KiB read",
+        )
+    },
+    Figure {
+        last: true,
+        ..fig(
+            "storage",
+            "cached 4 KiB read",
+            "fs.read",
+            "cached random 4 KiB read",
+        )
+    },
+    fig(
+        "storage",
+        "4 KiB write + fsync",
+        "fs.write",
+        "4 KiB write + fsync",
+    ),
 ];
 
 /// The groups, in display order.
@@ -61,13 +126,15 @@ const TOP_FINDINGS: &[(&str, &str)] = &[
 const LEVELS: [&str; 4] = ["L1", "L2", "L3", "DRAM"];
 
 fn measured<'a>(run: &'a RunRecord, id: &str) -> Option<&'a ExperimentResult> {
-    run.results.iter().find(|r| r.id == id && r.status == Status::Ok)
+    run.results
+        .iter()
+        .find(|r| r.id == id && r.status == Status::Ok)
 }
 
 /// A metric's value for people, or why it has none.
 pub fn shown(m: &Metric) -> String {
     match m.degenerate {
-        Some(_) => "not a result".to_string(),
+        Some(_) => crate::report::format::NOT_A_RESULT.to_string(),
         None => value(m.summary.median, m.unit),
     }
 }
@@ -79,9 +146,18 @@ pub fn figures(run: &RunRecord, group: &str) -> Vec<(String, String)> {
         out.extend(measured(run, "mem.latency").map(levels).unwrap_or_default());
     }
     for f in FIGURES.iter().filter(|f| f.group == group) {
-        let Some(r) = measured(run, f.exp) else { continue };
-        let mut hits = r.metrics.iter().filter(|m| m.name.starts_with(f.prefix) && m.name.ends_with(f.suffix));
-        let hit = if f.last { hits.next_back() } else { hits.next() };
+        let Some(r) = measured(run, f.exp) else {
+            continue;
+        };
+        let mut hits = r
+            .metrics
+            .iter()
+            .filter(|m| m.name.starts_with(f.prefix) && m.name.ends_with(f.suffix));
+        let hit = if f.last {
+            hits.next_back()
+        } else {
+            hits.next()
+        };
         if let Some(m) = hit {
             // "N threads": the count comes from the metric's own name.
             let label = match m.name.rsplit(", ").next() {
@@ -97,18 +173,28 @@ pub fn figures(run: &RunRecord, group: &str) -> Vec<(String, String)> {
 /// The detected cache levels of a `mem.latency` result: `("L1", "1.09 ns ≤ 32 KiB")`, …,
 /// `("DRAM", "93.1 ns")`; a level the curve did not show is left out.
 pub fn levels(r: &ExperimentResult) -> Vec<(String, String)> {
-    let found = |key: String| r.findings.iter().find(|f| f.key == key).and_then(|f| f.value);
+    let found = |key: String| {
+        r.findings
+            .iter()
+            .find(|f| f.key == key)
+            .and_then(|f| f.value)
+    };
     LEVELS
         .iter()
         .filter_map(|&level| {
             let ns = found(format!("hierarchy.{level}.latency_ns")).or_else(|| {
-                let m = r.metrics.iter().find(|m| m.name == format!("{level} latency"))?;
+                let m = r
+                    .metrics
+                    .iter()
+                    .find(|m| m.name == format!("{level} latency"))?;
                 m.degenerate.is_none().then_some(m.summary.median)
             })?;
             let lo = found(format!("hierarchy.{level}.end_lo_bytes"));
             let hi = found(format!("hierarchy.{level}.end_hi_bytes"));
             let reach = match (lo, hi) {
-                (Some(lo), Some(hi)) if hi > lo * 1.25 => format!(" ≤ {}–{}", size(lo as u64), size(hi as u64)),
+                (Some(lo), Some(hi)) if hi > lo * 1.25 => {
+                    format!(" ≤ {}–{}", size(lo as u64), size(hi as u64))
+                }
                 (Some(lo), _) => format!(" ≤ {}", size(lo as u64)),
                 _ => String::new(),
             };
