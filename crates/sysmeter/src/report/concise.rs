@@ -68,8 +68,14 @@ fn experiment(r: &ExperimentResult, color: bool) -> Vec<String> {
     let mut title = format!("== {} — {} ==", r.id, r.about.title);
     let body = match r.status {
         Status::Skipped => {
-            let reason = r.skip.as_ref().map_or("no reason recorded", |s| &s.reason);
-            vec![format!("  skipped: {reason}")]
+            let (reason, hint) = r
+                .skip
+                .as_ref()
+                .map_or(("no reason recorded", ""), |s| (&s.reason, &s.hint));
+            vec![match hint.is_empty() {
+                true => format!("  skipped: {reason}"),
+                false => format!("  skipped: {reason} — {hint}"),
+            }]
         }
         Status::Failed => vec![format!(
             "  failed: {}",

@@ -8,7 +8,7 @@
 
 mod pick;
 
-use crate::model::{RunRecord, Status};
+use crate::model::{ExperimentResult, RunRecord, Status};
 
 pub use pick::{levels, shown};
 
@@ -59,33 +59,12 @@ pub fn glance(run: &RunRecord) -> Glance {
 /// judgment, `ExperimentResult::machine`), experiments measured again, metrics that are not a
 /// result, and the host's own warnings.
 fn noise(run: &RunRecord) -> String {
-    let ok: Vec<_> = run
+    let ok: Vec<&ExperimentResult> = run
         .results
         .iter()
         .filter(|r| r.status == Status::Ok)
         .collect();
-    let probed: Vec<_> = ok
-        .iter()
-        .filter_map(|r| r.machine.as_ref().map(|m| (r, m)))
-        .collect();
-    let mut parts = Vec::new();
-    if probed.is_empty() {
-        parts.push("machine state not probed".to_string());
-    } else {
-        let moving: Vec<&str> = probed
-            .iter()
-            .filter(|(_, m)| !m.stable)
-            .map(|(r, _)| r.id.as_str())
-            .collect();
-        parts.push(match moving.len() {
-            0 => format!("machine held still in all {} experiments", probed.len()),
-            n => format!(
-                "machine moved in {n} of {} experiments ({})",
-                probed.len(),
-                moving.join(", ")
-            ),
-        });
-    }
+    let mut parts = vec![probe_state(&ok)];
     let again = ok
         .iter()
         .filter(|r| r.findings.iter().any(|f| f.key == "machine.remeasured"))
@@ -118,6 +97,30 @@ fn noise(run: &RunRecord) -> String {
         n => parts.push(format!("{n} host warnings")),
     }
     parts.join("; ")
+}
+
+/// What the machine-state probe judged: how many experiments it saw the machine move in.
+fn probe_state(ok: &[&ExperimentResult]) -> String {
+    let probed: Vec<_> = ok
+        .iter()
+        .filter_map(|r| r.machine.as_ref().map(|m| (r, m)))
+        .collect();
+    if probed.is_empty() {
+        return "machine state not probed".to_string();
+    }
+    let moving: Vec<&str> = probed
+        .iter()
+        .filter(|(_, m)| !m.stable)
+        .map(|(r, _)| r.id.as_str())
+        .collect();
+    match moving.len() {
+        0 => format!("machine held still in all {} experiments", probed.len()),
+        n => format!(
+            "machine moved in {n} of {} experiments ({})",
+            probed.len(),
+            moving.join(", ")
+        ),
+    }
 }
 
 /// The block for the terminal.

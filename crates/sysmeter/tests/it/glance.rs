@@ -16,7 +16,12 @@ fn path_arg(p: &Path) -> &str {
 
 /// `show ARGS --db DB` (must succeed): its stdout.
 fn show(db: &Path, args: &[&str]) -> String {
-    stdout_of(sysmeter().arg("show").args(args).args(["--db", path_arg(db)]))
+    stdout_of(
+        sysmeter()
+            .arg("show")
+            .args(args)
+            .args(["--db", path_arg(db)]),
+    )
 }
 
 /// How many Markdown tables `md` holds, parsed as a viewer would.
@@ -44,12 +49,18 @@ fn bench_and_show_are_concise_full_on_request_and_the_json_is_unchanged() {
     assert!(printed.contains("This machine at a glance"), "{printed}");
     assert!(printed.contains("null syscall"), "{printed}");
     assert!(printed.contains(" by working set: "), "{printed}");
-    assert!(!printed.contains('┌'), "no tables in the concise view:\n{printed}");
+    assert!(
+        !printed.contains('┌'),
+        "no tables in the concise view:\n{printed}"
+    );
     let concise = show(&db, &[]);
     assert_eq!(concise.lines().count(), printed.lines().count());
     let full = show(&db, &["--full"]);
     assert!(full.contains('┌') && full.contains("This machine at a glance"));
-    assert!(concise.lines().count() * 2 < full.lines().count(), "{concise}\n{full}");
+    assert!(
+        concise.lines().count() * 2 < full.lines().count(),
+        "{concise}\n{full}"
+    );
     assert_eq!(show(&db, &["-v"]), full);
     // Every view leaves the record alone: the JSON is what it was.
     let json_after: Value = json_of(show(&db, &["--format", "json"]).as_bytes());
@@ -67,7 +78,14 @@ fn summary_in_json_is_a_usage_error() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("none.db");
     let err = stderr_of(
-        sysmeter().args(["show", "--summary", "--format", "json", "--db", path_arg(&db)]),
+        sysmeter().args([
+            "show",
+            "--summary",
+            "--format",
+            "json",
+            "--db",
+            path_arg(&db),
+        ]),
         2,
     );
     assert!(err.contains("--summary prints text or markdown"), "{err}");
