@@ -106,11 +106,10 @@ fn measured(r: &ExperimentResult) -> (Vec<String>, Option<String>) {
         }
     }
     if !super::timeline::is_timeline(&r.series) {
-        lines.extend(
-            r.series
-                .iter()
-                .map(|s| format!("  {}", spark::line(s, &r.findings))),
-        );
+        lines.extend(r.series.iter().enumerate().map(|(i, s)| match i {
+            0 => format!("  {}", spark::line_with_knee(s, &r.findings)),
+            _ => format!("  {}", spark::line(s)),
+        }));
     }
     if r.machine.as_ref().is_some_and(|m| !m.stable) {
         lines.extend(format::machine_line(r).map(|l| format!("  {l}")));

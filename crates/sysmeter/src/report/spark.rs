@@ -1,11 +1,11 @@
 //! A series in one terminal line: a unicode sparkline of its medians (log scale when they
 //! span more than a decade), the first and last points, and what the experiment's findings
-//! mark on it (a knee).
+//! mark on its first curve (a knee).
 //!
 //! Pure: strings from a [`Series`]; numbers from [`crate::model::units`].
 
 use crate::model::units::value;
-use crate::model::{Finding, Series};
+use crate::model::{Finding, Series, Unit};
 
 /// The eight bar heights of a sparkline.
 const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
@@ -35,8 +35,8 @@ pub fn sparkline(ys: &[f64]) -> String {
         .collect()
 }
 
-/// `name by x: ▁▂▅█ first at x0 → last at xn · knee at k`.
-pub fn line(series: &Series, findings: &[Finding]) -> String {
+/// `name by x: ▁▂▅█ first at x0 → last at xn`.
+pub fn line(series: &Series) -> String {
     let ys: Vec<f64> = series.points.iter().map(|p| p.summary.median).collect();
     let mut out = format!("{} by {}: {}", series.name, series.x_label, sparkline(&ys));
     let (first, last) = (series.points.first(), series.points.last());
@@ -49,12 +49,24 @@ pub fn line(series: &Series, findings: &[Finding]) -> String {
             value(l.x, series.x_unit),
         ));
     }
+    out
+}
+
+/// [`line`] with the experiment's `knee` finding marked: `… · knee at 8 threads`. The knee is
+/// found on an experiment's first curve, so only that one gets the mark.
+pub fn line_with_knee(series: &Series, findings: &[Finding]) -> String {
+    let mut out = line(series);
     let knee = findings
         .iter()
         .find(|f| f.key == "knee")
         .and_then(|f| f.value);
     if let Some(k) = knee {
-        out.push_str(&format!(" · knee at {}", value(k, series.x_unit)));
+        let at = match series.x_unit {
+            // A count of threads or files: the nearest whole one.
+            Unit::Count => format!("{} {}", value(k.round(), Unit::Count), series.x_label),
+            unit => value(k, unit),
+        };
+        out.push_str(&format!(" · knee at {at}"));
     }
     out
 }
@@ -75,5 +87,31 @@ mod tests {
         assert_eq!(sparkline(&long).chars().count(), MAX_WIDTH);
         // Over more than a decade the scale is logarithmic: 1, 10, 100 are evenly spaced.
         assert_eq!(sparkline(&[1.0, 10.0, 100.0]), "▁▅█");
+    }
+
+    #[test]
+    fn the_knee_is_marked_on_the_first_curve_in_whole_threads() {
+        use crate::model::{SeriesPoint, Summary};
+        let point = |x: f64, y: f64| SeriesPoint {
+            x,
+            summary: Summary {
+                median: y,
+                ..Summary::default()
+            },
+            cycles: None,
+        };
+        let series = Series {
+            name: "per-block latency".into(),
+            x_label: "threads".into(),
+            x_unit: Unit::Count,
+            y_unit: Unit::Ns,
+            points: vec![point(1.0, 50e3), point(8.0, 60e3), point(32.0, 500e3)],
+        };
+        let knee = Finding::new("knee", "it climbs".into(), Some(7.9996));
+        assert_eq!(
+            line_with_knee(&series, &[knee]),
+            "per-block latency by threads: ▁▁█ 50.0 µs at 1 → 500 µs at 32 · knee at 8 threads"
+        );
+        assert!(!line(&series).contains("knee"));
     }
 }

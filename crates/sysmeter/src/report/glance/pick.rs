@@ -71,14 +71,24 @@ const FIGURES: &[Figure] = &[
         "ipc.pipe",
         "round trip 1 B, same CPU",
     ),
-    fig("ipc", "pipe bandwidth", "ipc.pipe", "bandwidth, reader same CPU"),
+    fig(
+        "ipc",
+        "pipe bandwidth",
+        "ipc.pipe",
+        "bandwidth, reader same CPU",
+    ),
     fig(
         "ipc",
         "TCP round trip",
         "ipc.tcp",
         "round trip 1 B, same CPU",
     ),
-    fig("ipc", "TCP bandwidth", "ipc.tcp", "bandwidth, reader same CPU"),
+    fig(
+        "ipc",
+        "TCP bandwidth",
+        "ipc.tcp",
+        "bandwidth, reader same CPU",
+    ),
     fig("ipc", "TCP connect", "ipc.tcp", "connect+accept"),
     Figure {
         last: true,
