@@ -176,6 +176,10 @@ pub struct BenchArgs {
     /// Seed of the bootstrap resampling (statistics are reproducible for a seed).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// In the terminal, every table in full (every metric, every point of every series)
+    /// instead of the concise view; other formats always hold everything.
+    #[arg(long, short = 'v')]
+    pub full: bool,
 }
 
 /// `sysmeter history`.
@@ -208,6 +212,13 @@ pub struct ShowArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Every table in full (the terminal view; other formats always hold everything).
+    #[arg(long, short = 'v', conflicts_with = "summary")]
+    pub full: bool,
+    /// Only "this machine at a glance": the figures people quote, three findings and the
+    /// noise state (text, or one table with --format markdown).
+    #[arg(long)]
+    pub summary: bool,
 }
 
 /// Parse a size such as `4096`, `64K`, `512M`, `2G` (binary multiples) into bytes.

@@ -18,6 +18,7 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
     // Fail on a bad --out or database before measuring anything.
     let mut sink = Sink::open(&args.output, Stream::Stdout)?;
     remove_stale_test_dirs(args);
+    sink.full(args.full);
     let opts = options(args, cpu);
     // Said once the input is known to be good, just before measuring.
     if cfg!(debug_assertions) {

@@ -60,6 +60,7 @@ pub struct Sink {
     store: Option<Store>,
     format: Format,
     stream: Stream,
+    full: bool,
 }
 
 impl Sink {
@@ -79,7 +80,13 @@ impl Sink {
             store,
             format: output.format,
             stream,
+            full: false,
         })
+    }
+
+    /// Every table in full in the terminal (`bench --full`) instead of the concise view.
+    pub fn full(&mut self, full: bool) {
+        self.full = full;
     }
 
     /// The store, for a command that writes as it measures (`bench`); give it back with
@@ -100,7 +107,7 @@ impl Sink {
             store_errors.push(e);
         }
         let color = self.out.is_none() && self.stream.color();
-        let text = report::render(run, self.format, color)?;
+        let text = report::render_view(run, self.format, color, self.full)?;
         match (self.out.take(), self.stream) {
             (Some(f), _) => f.write(&text)?,
             (None, Stream::Stdout) => emit(&text)?,

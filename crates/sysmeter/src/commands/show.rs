@@ -1,14 +1,26 @@
-//! `sysmeter show RUN`: one stored run, rendered like a fresh result of its kind.
+//! `sysmeter show RUN`: one stored run, rendered like a fresh result of its kind (`--full`
+//! for every table of a bench run), or only "this machine at a glance" (`--summary`).
 
 use crate::cli::ShowArgs;
-use crate::report::render;
+use crate::report::{Format, render_view, summary};
 
-use super::{Outcome, Stream, emit, open_store};
+use super::{Outcome, Stream, UsageError, emit, open_store};
 
 /// Print a stored run.
 pub fn show(args: &ShowArgs) -> anyhow::Result<Outcome> {
+    if args.summary && matches!(args.format, Format::Json | Format::Csv) {
+        return Err(anyhow::Error::new(UsageError(
+            "--summary prints text or markdown; for the whole record use `show --format json` \
+             (or csv) without --summary"
+                .to_string(),
+        )));
+    }
     let store = open_store(&args.db)?;
     let run = store.load_run(&args.run)?;
-    emit(&render(&run, args.format, Stream::Stdout.color())?)?;
+    let text = match args.summary {
+        true => summary(&run, args.format).unwrap_or_default(),
+        false => render_view(&run, args.format, Stream::Stdout.color(), args.full)?,
+    };
+    emit(&text)?;
     Ok(Outcome::Success)
 }

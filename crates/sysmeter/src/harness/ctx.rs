@@ -270,6 +270,7 @@ impl Ctx<'_> {
             subtracted_overhead_ns: 0.0,
             ops_per_sample: 1,
             note: None,
+            degenerate: None,
             samples,
         })
     }

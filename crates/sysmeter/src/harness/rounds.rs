@@ -79,6 +79,7 @@ fn pool(m: &mut Metric, per_round: &[(&Metric, Option<f64>)], tsc_ghz: Option<f6
         }
         _ => None,
     };
+    m.degenerate = stats::degenerate(&samples, &summary);
     m.summary = summary;
     m.samples = samples;
 }
@@ -100,6 +101,7 @@ mod tests {
     fn metric(name: &str, samples: Vec<f64>) -> Metric {
         let summary = stats::summarize(&samples, 1).expect("finite samples");
         Metric {
+            degenerate: None,
             name: name.into(),
             unit: Unit::Ns,
             summary,
@@ -165,5 +167,26 @@ mod tests {
         assert_eq!(r.metrics, good.metrics);
         assert_eq!(r.round_machines.len(), 2);
         assert!(combine(Vec::new(), None, 7).is_none());
+    }
+
+    #[test]
+    fn a_pooled_metric_that_is_mostly_zero_is_not_a_result() {
+        let zeros = |v: f64| vec![0.0, 0.0, 0.0, 0.0, v, v * 1.1];
+        let rounds = vec![round(zeros(5e8), 3.0), round(zeros(4e8), 3.0)];
+        let combined = combine(rounds, Some(2.6), 1).expect("a result");
+        let why = combined.metrics[0]
+            .degenerate
+            .as_deref()
+            .unwrap_or_default();
+        assert!(why.contains("8 of 12 samples are 0"), "{why}");
+        // Ordinary rounds stay results.
+        let ok = vec![
+            round(vec![200.0, 201.0, 199.0], 3.0),
+            round(vec![202.0, 200.0], 3.0),
+        ];
+        assert_eq!(
+            combine(ok, Some(2.6), 1).expect("a result").metrics[0].degenerate,
+            None
+        );
     }
 }

@@ -166,6 +166,7 @@ fn run_one(
     match outcome {
         Ok(m) => {
             result.metrics = m.metrics;
+            flag_degenerate(&mut result.metrics);
             result.series = m.series;
             result.findings = m.findings;
             result.artifacts = m.artifacts;
@@ -182,4 +183,47 @@ fn run_one(
     }
     result.elapsed_ns = started.elapsed().as_nanos() as u64;
     Some(Attempt { result, between })
+}
+
+/// The harness's check on every metric an experiment returns: a sample set that is mostly
+/// zero or whose CI of the median spans more than a decade is marked (`Metric::degenerate`)
+/// so that no renderer prints it as a result.
+pub(super) fn flag_degenerate(metrics: &mut [crate::model::Metric]) {
+    for m in metrics {
+        m.degenerate = crate::stats::degenerate(&m.samples, &m.summary);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::{Metric, Unit};
+    use crate::stats;
+
+    fn metric(samples: Vec<f64>) -> Metric {
+        Metric {
+            name: "aggregate throughput".into(),
+            unit: Unit::BytesPerSec,
+            summary: stats::summarize(&samples, 1).expect("finite samples"),
+            cycles: None,
+            subtracted_overhead_ns: 0.0,
+            ops_per_sample: 1,
+            note: None,
+            samples,
+            core_cycles: None,
+            rounds: None,
+            degenerate: None,
+        }
+    }
+
+    #[test]
+    fn the_harness_flags_what_an_experiment_returns_degenerate() {
+        // The sampling of issue 17: windows that held no completion.
+        let windows = vec![0.0, 0.0, 0.0, 0.0, 3e5, 2e8, 2.3e8, 4.4e8, 1e8];
+        let steady: Vec<f64> = (0..30).map(|i| 2e8 + f64::from(i) * 1e6).collect();
+        let mut metrics = vec![metric(windows), metric(steady)];
+        super::flag_degenerate(&mut metrics);
+        let why = metrics[0].degenerate.as_deref().unwrap_or_default();
+        assert!(why.contains("reaches 0"), "{why}");
+        assert_eq!(metrics[1].degenerate, None);
+    }
 }

@@ -162,6 +162,7 @@ mod tests {
 
     fn metric(name: &str, unit: Unit, summary: Summary) -> crate::model::Metric {
         crate::model::Metric {
+            degenerate: None,
             name: name.into(),
             unit,
             summary,

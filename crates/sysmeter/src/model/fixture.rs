@@ -126,6 +126,7 @@ fn config() -> RunConfig {
 fn time_metric(name: &str, samples: Vec<f64>, note: Option<&str>) -> Metric {
     let cycles: Vec<f64> = samples.iter().map(|ns| ns * TSC_GHZ).collect();
     Metric {
+        degenerate: None,
         core_cycles: None,
         rounds: None,
         name: name.to_string(),

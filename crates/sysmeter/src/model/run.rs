@@ -329,6 +329,11 @@ pub struct Metric {
     /// With `bench --rounds N`: the metric's median in each round and how much they differ.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds: Option<RoundStats>,
+    /// Why the samples cannot be read as a result (mostly zero, or a CI of the median wider
+    /// than a decade): the harness's check, `stats::degenerate`. Renderers show this instead
+    /// of the value; the samples and summary are kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub degenerate: Option<String>,
 }
 
 /// A curve: metric values over an x axis (e.g. latency by working-set size).

@@ -14,6 +14,9 @@ pub const NOISY_THRESHOLD: f64 = 0.10;
 /// Column headers of a metric table (text and markdown).
 pub const METRIC_HEADERS: [&str; 6] = ["metric", "median", "95% CI", "p99", "cycles", "notes"];
 
+/// Shown instead of the median of a metric the harness flagged (`Metric::degenerate`).
+pub const NOT_A_RESULT: &str = "not a result";
+
 /// Shown where a value does not exist (no cycles for a non-time metric, ...).
 pub const NONE: &str = "—";
 
@@ -24,6 +27,11 @@ pub fn is_noisy(s: &Summary) -> bool {
 
 fn ci_width(s: &Summary) -> f64 {
     relative_ci_width(s.ci95.0, s.ci95.1, s.median)
+}
+
+/// Whether a metric reads as noisy: its summary ([`is_noisy`]), or it is not a result.
+pub fn metric_is_noisy(m: &Metric) -> bool {
+    m.degenerate.is_some() || is_noisy(&m.summary)
 }
 
 /// Notes about a summary's quality: `noisy (CV 12%)` (or the CI width when that is what is
@@ -48,7 +56,12 @@ pub const OVERHEAD_NOTE_SHARE: f64 = 0.01;
 /// The notes cell of a metric: its own note, noise flag, outliers, and the subtracted
 /// overhead when it is a noticeable share of the result.
 pub fn metric_notes(m: &Metric) -> String {
-    let mut notes: Vec<String> = m.note.iter().cloned().collect();
+    let mut notes: Vec<String> = m
+        .degenerate
+        .iter()
+        .map(|d| format!("not a result: {d}"))
+        .collect();
+    notes.extend(m.note.iter().cloned());
     quality_notes(&m.summary, &mut notes);
     let share = m.subtracted_overhead_ns / m.summary.median.abs().max(f64::MIN_POSITIVE);
     if m.subtracted_overhead_ns > 0.0 && share >= OVERHEAD_NOTE_SHARE {
@@ -82,7 +95,11 @@ pub fn metric_cells(m: &Metric) -> [String; 6] {
     let s = &m.summary;
     [
         m.name.clone(),
-        value(s.median, m.unit),
+        // A degenerate sample set has no value to quote; its CI shows why.
+        match m.degenerate {
+            Some(_) => NOT_A_RESULT.to_string(),
+            None => value(s.median, m.unit),
+        },
         range(s.ci95.0, s.ci95.1, m.unit),
         value(s.p99, m.unit),
         cycles_cell(m.cycles.as_ref()),
@@ -116,7 +133,7 @@ pub fn metric_table(metrics: &[Metric]) -> (Vec<String>, Vec<Vec<String>>) {
             }
             if rounds {
                 let r = m.rounds.as_ref();
-                if let Some(r) = r {
+                if let Some(r) = r.filter(|_| m.degenerate.is_none()) {
                     cells[1] = value(r.median, m.unit);
                 }
                 cells.insert(2, r.map_or_else(|| NONE.to_string(), |r| percent(r.cv)));

@@ -1,6 +1,7 @@
 //! The HTML report (`sysmeter report RUN --html FILE`): one self-contained page — inline CSS,
 //! inline SVG charts, flame graphs as data URLs, no script of its own and nothing fetched
-//! from the network — with the run and machine description first, then per experiment
+//! from the network — with "this machine at a glance" (a bench run's summary) and the run
+//! and machine description first, then per experiment
 //! about → methodology → estimate → results table → charts → findings (or why it was
 //! skipped or failed).
 //!
@@ -15,7 +16,8 @@ mod view;
 
 use askama::Template;
 
-use crate::model::RunRecord;
+use crate::model::{RunKind, RunRecord};
+use crate::report::glance;
 use header::HeaderView;
 use view::ExperimentView;
 
@@ -40,6 +42,8 @@ struct Page {
     title: String,
     /// Run and machine.
     header: HeaderView,
+    /// "This machine at a glance" of a bench run, `(label, text)` rows; empty for other kinds.
+    glance: Vec<GlanceRow>,
     /// One section per experiment, in run order.
     experiments: Vec<ExperimentView>,
     /// `sysmeter x.y.z` that wrote the page.
@@ -56,6 +60,7 @@ pub fn render(run: &RunRecord) -> Result<String, HtmlError> {
             run.host.hostname
         ),
         header: header::header(run),
+        glance: glance_rows(run),
         experiments: run
             .results
             .iter()
@@ -67,6 +72,32 @@ pub fn render(run: &RunRecord) -> Result<String, HtmlError> {
         run: run.id.clone(),
         source,
     })
+}
+
+/// One row of the summary table at the top of the page.
+struct GlanceRow {
+    /// Group (`os`, `memory`, …), `findings` on the first finding, `noise`.
+    key: String,
+    /// The figures or the sentence (escaped by the template).
+    value: String,
+}
+
+/// The summary rows of a bench run (the terminal's "at a glance" block).
+fn glance_rows(run: &RunRecord) -> Vec<GlanceRow> {
+    if run.kind != RunKind::Bench {
+        return Vec::new();
+    }
+    let g = glance::glance(run);
+    let row = |key: &str, value: &str| GlanceRow {
+        key: key.to_string(),
+        value: value.to_string(),
+    };
+    let mut rows: Vec<GlanceRow> = g.groups.iter().map(|(k, v)| row(k, v)).collect();
+    for (i, f) in g.findings.iter().enumerate() {
+        rows.push(row(if i == 0 { "findings" } else { "" }, f));
+    }
+    rows.push(row("noise", &g.noise));
+    rows
 }
 
 #[cfg(test)]

@@ -10,20 +10,25 @@
 
 pub mod charts;
 pub mod compare_text;
+mod concise;
 mod csv;
 pub mod format;
+pub mod glance;
 pub mod host_text;
 pub mod html;
 mod json;
 mod markdown;
 pub mod openmetrics;
 pub mod profile_text;
+mod spark;
 pub mod syscalls;
 mod text;
 mod timeline;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_glance;
 
 use crate::model::{RunKind, RunRecord};
 
@@ -73,17 +78,48 @@ pub enum ReportError {
 /// Renders `run` in `format`, choosing the renderer by the run's kind: the one place that
 /// decides how a bench, run, trace, profile or scale reads. `color` allows ANSI bold headers
 /// in [`Format::Text`]; when it is `false` the output contains no escape sequence at all.
-/// Other formats ignore it.
+/// Other formats ignore it. A bench run reads concisely in text (see [`render_view`]).
 pub fn render(run: &RunRecord, format: Format, color: bool) -> Result<String, ReportError> {
+    render_view(run, format, color, false)
+}
+
+/// [`render`], with `full` choosing the complete tables of a bench run in [`Format::Text`]
+/// (`--full`) over the concise default; both end with "this machine at a glance". JSON, CSV
+/// and Markdown always hold everything, whatever `full` says.
+pub fn render_view(
+    run: &RunRecord,
+    format: Format,
+    color: bool,
+    full: bool,
+) -> Result<String, ReportError> {
     match format {
         // A profile reads best as its flat profile and call graph; a record without them
         // (an empty profile) falls back to the tables.
         Format::Text if run.kind == RunKind::Profile => {
             Ok(profile_text::render(run, color).unwrap_or_else(|| text::render(run, color)))
         }
+        Format::Text if run.kind == RunKind::Bench && !full => Ok(concise::render(run, color)),
+        Format::Text if run.kind == RunKind::Bench => {
+            let mut out = text::render(run, color);
+            out.push('\n');
+            out.push_str(&glance::text(&glance::glance(run)).join("\n"));
+            out.push('\n');
+            Ok(out)
+        }
         Format::Text => Ok(text::render(run, color)),
         Format::Json => json::render(run),
         Format::Csv => csv::render(run),
         Format::Markdown => Ok(markdown::render(run)),
+    }
+}
+
+/// "This machine at a glance" alone (`show --summary`): the terminal block, or one Markdown
+/// table; `None` for the formats it has no form in (JSON and CSV hold the whole record).
+pub fn summary(run: &RunRecord, format: Format) -> Option<String> {
+    let g = glance::glance(run);
+    match format {
+        Format::Text => Some(glance::text(&g).join("\n") + "\n"),
+        Format::Markdown => Some(glance::markdown(&g)),
+        Format::Json | Format::Csv => None,
     }
 }

@@ -131,6 +131,7 @@ mod tests {
 
     fn metric(name: &str, n: usize, mean: f64, note: Option<&str>) -> Metric {
         Metric {
+            degenerate: None,
             core_cycles: None,
             rounds: None,
             name: name.into(),

@@ -1,7 +1,7 @@
 //! Snapshot tests of every format on the fixed run, plus the properties a snapshot cannot
 //! show (JSON round-trips, CSV row count, no ANSI escapes without colour).
 
-use super::{Format, render};
+use super::{Format, render, render_view};
 use crate::model::RunRecord;
 use crate::model::fixture::sample_run;
 
@@ -14,9 +14,19 @@ fn fixture_is_deterministic() {
     assert_eq!(sample_run(), sample_run());
 }
 
+/// The complete tables (`--full`).
+fn full_text(run: &RunRecord) -> String {
+    render_view(run, Format::Text, false, true).unwrap()
+}
+
 #[test]
 fn text_snapshot() {
-    insta::assert_snapshot!("text", rendered(Format::Text));
+    insta::assert_snapshot!("text", full_text(&sample_run()));
+}
+
+#[test]
+fn concise_text_snapshot() {
+    insta::assert_snapshot!("text_concise", rendered(Format::Text));
 }
 
 #[test]
@@ -75,7 +85,7 @@ fn no_escapes_without_color_and_bold_with_it() {
 
 #[test]
 fn text_shows_skip_failure_noise_and_units() {
-    let out = rendered(Format::Text);
+    let out = full_text(&sample_run());
     for needle in [
         "== os.syscall — System call cost ==",
         "skipped: O_DIRECT is not supported on tmpfs (/tmp) — pass --dir",
@@ -125,7 +135,7 @@ fn probed_run() -> RunRecord {
 #[test]
 fn probed_results_show_both_cycle_kinds_round_spread_and_the_machine() {
     let run = probed_run();
-    let text = render(&run, Format::Text, false).unwrap();
+    let text = full_text(&run);
     for want in [
         "TSC cycles",
         "core cycles",
@@ -137,8 +147,8 @@ fn probed_results_show_both_cycle_kinds_round_spread_and_the_machine() {
         assert!(text.contains(want), "text lacks {want:?}:\n{text}");
     }
     // The run without probe data keeps the old table.
-    let plain = rendered(Format::Text);
-    assert!(!plain.contains("core cycles") && !plain.contains("machine"));
+    let plain = full_text(&sample_run());
+    assert!(!plain.contains("core cycles") && !plain.contains("machine UNSTABLE"));
     let md = render(&run, Format::Markdown, false).unwrap();
     assert!(md.contains("| core cycles |") && md.contains("machine UNSTABLE"));
     let csv = render(&run, Format::Csv, false).unwrap();

@@ -25,7 +25,7 @@ pub(super) fn render(run: &RunRecord, color: bool) -> String {
 }
 
 /// Bold on a colour terminal; untouched otherwise.
-fn bold(text: String, color: bool) -> String {
+pub(super) fn bold(text: String, color: bool) -> String {
     if color {
         format!("\x1b[1m{text}\x1b[0m")
     } else {

@@ -8,6 +8,7 @@
 
 mod ci;
 pub mod compare;
+mod degenerate;
 pub mod fit;
 pub mod hierarchy;
 pub mod normalise;
@@ -18,6 +19,7 @@ mod sampling;
 mod tests;
 
 pub use ci::{bootstrap_median_ci, median_ci_distribution_free};
+pub use degenerate::degenerate;
 pub use outliers::mad_outliers;
 
 use crate::model::Summary;

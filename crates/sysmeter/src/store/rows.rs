@@ -161,8 +161,8 @@ impl Encoder<'_> {
                 .as_ref()
                 .map(|c| self.json(&field("cycles"), c))
                 .transpose()?,
-            extra_json: match (&m.core_cycles, &m.rounds) {
-                (None, None) => None,
+            extra_json: match (&m.core_cycles, &m.rounds, &m.degenerate) {
+                (None, None, None) => None,
                 _ => Some(self.json(&field("extra"), &MetricExtra::of(m))?),
             },
             subtracted_overhead_ns: not_nan(m.subtracted_overhead_ns),
@@ -326,6 +326,7 @@ impl Decoder<'_> {
         Ok(Metric {
             core_cycles: extra.core_cycles,
             rounds: extra.rounds,
+            degenerate: extra.degenerate,
             unit: self.word(&field("unit"), row.unit)?,
             summary,
             cycles,
@@ -363,6 +364,9 @@ struct MetricExtra {
     core_cycles: Option<Summary>,
     #[serde(default)]
     rounds: Option<RoundStats>,
+    /// Why the samples are not a result (schema 3 column, added with the degenerate check).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    degenerate: Option<String>,
 }
 
 impl MetricExtra {
@@ -370,6 +374,7 @@ impl MetricExtra {
         MetricExtra {
             core_cycles: m.core_cycles,
             rounds: m.rounds.clone(),
+            degenerate: m.degenerate.clone(),
         }
     }
 }

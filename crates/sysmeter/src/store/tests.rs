@@ -24,6 +24,7 @@ pub(super) fn summary(base: f64, n: usize) -> Summary {
 
 fn metric(name: &str, base: f64, samples: Vec<f64>) -> Metric {
     Metric {
+        degenerate: None,
         core_cycles: None,
         rounds: None,
         name: name.to_string(),

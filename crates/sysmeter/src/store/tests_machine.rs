@@ -58,3 +58,14 @@ fn nan_round_and_core_cycle_statistics_read_back() {
     let r = m.rounds.as_ref().expect("rounds");
     assert!(r.cv.is_nan() && r.medians[1].is_nan() && r.medians[0] == 0.0);
 }
+
+/// The harness's `degenerate` flag is kept in the metric's JSON column, alone or with the
+/// other additions, so `show` says "not a result" for a stored run as `bench` did.
+#[test]
+fn round_trip_keeps_the_degenerate_flag() {
+    let mut store = Store::open_in_memory().expect("open");
+    let mut run = fixture_run("20261123T121212Z-0003", 1_763_836_362_000_000_000);
+    run.results[0].metrics[0].degenerate = Some("7 of 10 samples are 0".into());
+    store_run(&mut store, &run);
+    assert_eq!(store.load_run("20261123T121212Z-0003").expect("load"), run);
+}

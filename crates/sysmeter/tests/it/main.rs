@@ -13,6 +13,7 @@ mod concurrency;
 mod drift;
 mod export_cli;
 mod fs;
+mod glance;
 mod html;
 mod ipc;
 mod killed;

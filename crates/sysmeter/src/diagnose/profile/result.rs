@@ -111,6 +111,7 @@ fn about(rec: &Recording) -> About {
 /// A metric holding one value (counts and totals have no distribution).
 pub fn single(name: &str, unit: Unit, value: f64, note: Option<String>) -> Metric {
     Metric {
+        degenerate: None,
         core_cycles: None,
         rounds: None,
         name: name.into(),

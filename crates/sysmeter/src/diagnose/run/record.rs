@@ -50,6 +50,7 @@ pub fn evidence(m: &Measurement, target: &Target) -> Evidence {
 /// A metric with one sample.
 fn single(name: &str, unit: Unit, value: f64, note: &str) -> Option<Metric> {
     Some(Metric {
+        degenerate: None,
         core_cycles: None,
         rounds: None,
         name: name.to_string(),

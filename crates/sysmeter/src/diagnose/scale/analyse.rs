@@ -206,6 +206,7 @@ fn series(sizes: &[SizeRuns], cfg: &ScaleConfig) -> Vec<Series> {
 fn single(name: String, unit: Unit, value: f64, note: String, seed: u64) -> Option<Metric> {
     let summary = summarize(&[value], seed).ok()?;
     Some(Metric {
+        degenerate: None,
         core_cycles: None,
         rounds: None,
         name,

@@ -104,6 +104,7 @@ fn metric(name: String, s: &CallStats, overhead_ns: f64) -> Metric {
         format!("{n} {word}: {e}")
     });
     Metric {
+        degenerate: None,
         core_cycles: None,
         rounds: None,
         name,

@@ -45,8 +45,9 @@ impl Experiment for FsContention {
                 POSIX_FADV_RANDOM) and read distinct random blocks, one 4 KiB pread at a time \
                 (queue depth 1 per thread), each timed alone, until the profile's time budget \
                 ends. Latency statistics are over every block of every thread; aggregate \
-                throughput samples are the bytes all threads completed in each tenth of the \
-                round. The knee is the stats two-segment rule on the mean latency against the \
+                throughput samples cut every block of the round, in completion order, into ten \
+                runs of equal count: each is its bytes over the time it took to complete \
+                (equal-time windows could hold no completion during a device stall). The knee is the stats two-segment rule on the mean latency against the \
                 thread count, judged against a flat line."
                 .into(),
             references: vec![
@@ -196,20 +197,26 @@ struct ThreadRun {
     done_ns: Vec<f64>,
 }
 
-/// Aggregate throughput per tenth of the round: each block counts in the window where it
-/// completed.
+/// Aggregate throughput samples: every block of the round in completion order, cut into up
+/// to [`WINDOWS`] runs of equal count; each sample is one run's bytes over the time from the
+/// completion before it to its last. Windows of equal *time* could hold no completion at all
+/// (a device stall longer than a window gave 0 B/s samples and CIs down to 0); a window of
+/// equal *count* always holds blocks, so every sample is a positive rate. A round with a single
+/// completion gives one sample, its bytes over the round.
 fn windows(per_thread: &[ThreadRun], span: Duration) -> Vec<f64> {
-    let width = span.as_nanos() as f64 / WINDOWS as f64;
-    let mut blocks = [0u64; WINDOWS];
-    for t in per_thread {
-        for &done in &t.done_ns {
-            blocks[((done / width) as usize).min(WINDOWS - 1)] += 1;
-        }
+    let mut done: Vec<f64> = per_thread.iter().flat_map(|t| t.done_ns.clone()).collect();
+    done.sort_by(f64::total_cmp);
+    let count = WINDOWS.min(done.len().saturating_sub(1));
+    if count == 0 {
+        let bytes = (done.len() * BLOCK) as f64;
+        return vec![bytes / span.as_secs_f64().max(f64::MIN_POSITIVE)];
     }
-    // The last window is partial (threads stop at the deadline): drop it.
-    blocks[..WINDOWS - 1]
-        .iter()
-        .map(|&b| (b * BLOCK as u64) as f64 / width * 1e9)
+    let per = (done.len() - 1) / count;
+    (0..count)
+        .filter_map(|w| {
+            let elapsed_ns = done[(w + 1) * per] - done[w * per];
+            (elapsed_ns > 0.0).then(|| (per * BLOCK) as f64 / elapsed_ns * 1e9)
+        })
         .collect()
 }
 
@@ -230,7 +237,7 @@ fn report(
             Unit::BytesPerSec,
             r.throughput,
         )?;
-        t.note = Some(format!("all {n} threads, per tenth of the round"));
+        t.note = Some(format!("all {n} threads, per tenth of the blocks"));
         lat.push(point(n, &m));
         thr.push(point(n, &t));
         out.metrics.extend([m, t]);
@@ -339,5 +346,39 @@ fn peak_throughput_finding(out: &mut Measured) {
             ),
             Some(p.summary.median),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stall_longer_than_a_tenth_gives_no_zero_throughput_sample() {
+        // One reader: a block every 50 µs, then a 600 ms stall, then blocks again. Windows of
+        // equal time (a tenth of 1 s) held no completion during the stall.
+        let mut done: Vec<f64> = (1..=200).map(|i| f64::from(i) * 50e3).collect();
+        done.extend((1..=200).map(|i| 610e6 + f64::from(i) * 50e3));
+        let run = ThreadRun {
+            samples: vec![50e3; done.len()],
+            done_ns: done,
+        };
+        let samples = windows(&[run], Duration::from_secs(1));
+        assert_eq!(samples.len(), WINDOWS);
+        assert!(samples.iter().all(|&s| s > 0.0), "{samples:?}");
+        // Away from the stall, a window's rate is one block per 50 µs.
+        assert!(
+            (samples[0] - BLOCK as f64 / 50e-6).abs() < 1.0,
+            "{samples:?}"
+        );
+    }
+
+    #[test]
+    fn a_round_with_one_completion_gives_one_sample() {
+        let run = ThreadRun {
+            samples: vec![1e6],
+            done_ns: vec![1e6],
+        };
+        assert_eq!(windows(&[run], Duration::from_secs(1)), vec![BLOCK as f64]);
     }
 }

@@ -144,6 +144,7 @@ mod tests {
 
     fn metric(name: &str, unit: Unit, median: f64) -> Metric {
         Metric {
+            degenerate: None,
             core_cycles: None,
             rounds: None,
             name: name.into(),

@@ -16,6 +16,7 @@ fn summary(median: f64) -> Summary {
 
 fn metric(name: &str, unit: Unit, median: f64) -> Metric {
     Metric {
+        degenerate: None,
         core_cycles: None,
         rounds: None,
         name: name.into(),

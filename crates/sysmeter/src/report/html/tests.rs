@@ -136,6 +136,7 @@ fn empty_and_odd_runs_still_render() {
     let mut run = sample_run();
     run.results.truncate(1);
     run.results[0].metrics = vec![Metric {
+        degenerate: None,
         samples: vec![],
         ..run.results[0].metrics[0].clone()
     }];
@@ -146,4 +147,22 @@ fn empty_and_odd_runs_still_render() {
     assert!(!html.contains("NaN"));
     run.results.clear();
     assert!(page(&run).contains("id=\"machine\""));
+}
+
+#[test]
+fn the_summary_opens_a_bench_report_and_only_a_bench_report() {
+    let html = page(&sample_run());
+    let glance = pos(&html, "<section id=\"glance\">", 0);
+    pos(&html, "This machine at a glance", glance);
+    let os = pos(&html, "<th>os</th><td>null syscall 51.3 ns</td>", glance);
+    pos(
+        &html,
+        "<th>noise</th><td>machine state not probed; 1 host warning</td>",
+        os,
+    );
+    // Before the run and machine description, before the experiments.
+    assert!(glance < pos(&html, "id=\"machine\"", 0));
+    let mut profile = sample_run();
+    profile.kind = crate::model::RunKind::Profile;
+    assert!(!page(&profile).contains("id=\"glance\""));
 }

@@ -164,7 +164,7 @@ fn metrics_table(r: &ExperimentResult) -> Option<TableView> {
             .zip(&r.metrics)
             .map(|(cells, m)| Row {
                 cells,
-                noisy: format::is_noisy(&m.summary),
+                noisy: format::metric_is_noisy(m),
             })
             .collect(),
     })
