@@ -48,6 +48,7 @@ fn header(run: &RunRecord) -> Vec<String> {
     if run.interrupted {
         first.push_str(" · INTERRUPTED (below: the experiments that finished)");
     }
+    let incomplete = text::incomplete_line(run);
     let mut second = format!("profile: {} · seed {}", run.config.profile, run.config.seed);
     if let Some(c) = run.config.cpu {
         second.push_str(&format!(" · pinned to CPU {c}"));
@@ -60,6 +61,7 @@ fn header(run: &RunRecord) -> Vec<String> {
     }
     second.push_str(" · --full for every table");
     let mut lines = vec![first, second];
+    lines.extend(incomplete);
     lines.extend(run.host.warnings.iter().map(|w| format!("warning: {w}")));
     lines
 }
