@@ -9,6 +9,7 @@
 mod ci;
 pub mod compare;
 pub mod fit;
+pub mod fleet;
 pub mod hierarchy;
 pub mod normalise;
 mod outliers;
