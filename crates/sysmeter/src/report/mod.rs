@@ -11,6 +11,7 @@
 pub mod charts;
 pub mod compare_text;
 mod csv;
+pub mod fleet;
 pub mod format;
 pub mod host_text;
 pub mod html;

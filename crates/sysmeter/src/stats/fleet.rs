@@ -93,7 +93,10 @@ impl FleetView {
 pub fn fleet_view(data: &FleetData) -> FleetView {
     let mut groups: BTreeMap<(&str, &str), Vec<&FleetValue>> = BTreeMap::new();
     for v in &data.values {
-        groups.entry((&v.experiment, &v.metric)).or_default().push(v);
+        groups
+            .entry((&v.experiment, &v.metric))
+            .or_default()
+            .push(v);
     }
     let metrics = groups
         .into_values()

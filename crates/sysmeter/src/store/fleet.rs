@@ -78,7 +78,10 @@ impl Store {
         Ok(data)
     }
 
-    fn fleet_host(&self, (hostname, run_id, started_ns, json): HostRow) -> Result<FleetHost, StoreError> {
+    fn fleet_host(
+        &self,
+        (hostname, run_id, started_ns, json): HostRow,
+    ) -> Result<FleetHost, StoreError> {
         let d = Decoder {
             db: self.path(),
             id: &run_id,
@@ -92,7 +95,10 @@ impl Store {
         })
     }
 
-    fn fleet_value(&self, (hostname, experiment, metric, unit, value): ValueRow) -> Result<FleetValue, StoreError> {
+    fn fleet_value(
+        &self,
+        (hostname, experiment, metric, unit, value): ValueRow,
+    ) -> Result<FleetValue, StoreError> {
         let d = Decoder {
             db: self.path(),
             id: &hostname,

@@ -11,6 +11,7 @@ mod compare_sets;
 mod concurrency;
 mod drift;
 mod export_cli;
+mod fleet;
 mod fs;
 mod html;
 mod ipc;

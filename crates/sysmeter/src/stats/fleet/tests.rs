@@ -40,7 +40,10 @@ fn a_host_twice_as_slow_is_the_only_outlier() {
     assert_eq!(outliers[0].1.percentile, 100.0);
     assert_eq!(m.hosts[2].percentile, 0.0);
     assert_eq!(m.hosts[3].percentile, 50.0);
-    assert_eq!(m.typical_host("h4").map(|h| h.hostname.as_str()), Some("h3"));
+    assert_eq!(
+        m.typical_host("h4").map(|h| h.hostname.as_str()),
+        Some("h3")
+    );
 }
 
 #[test]
