@@ -29,7 +29,7 @@ pub(super) fn rule(doc: &FleetDocument) -> String {
         "a host at least {}× above or below the fleet median and more than {} robust standard \
          deviations from it, in a metric at least {} hosts measured",
         units::sig3(r.min_factor),
-        units::sig3(r.robust_sds),
+        units::count(r.robust_sds),
         r.min_hosts
     )
 }
