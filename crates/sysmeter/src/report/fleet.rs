@@ -10,10 +10,10 @@
 mod html;
 mod markdown;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod text;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::ReportError;
 use super::compare_text::machine_differences;
@@ -39,7 +39,7 @@ pub enum FleetFormat {
 }
 
 /// The fleet as one document (the JSON output; the other formats render it).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FleetDocument {
     /// [`FLEET_SCHEMA`].
     pub schema: u32,
@@ -54,7 +54,7 @@ pub struct FleetDocument {
 }
 
 /// One machine and the run it is represented by.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HostDoc {
     /// Host name.
     pub host: String,
@@ -69,7 +69,7 @@ pub struct HostDoc {
 }
 
 /// The parameters of `stats::fleet`'s outlier rule.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OutlierRule {
     /// Fewest hosts a metric needs before one is called an outlier.
     pub min_hosts: usize,
@@ -80,7 +80,7 @@ pub struct OutlierRule {
 }
 
 /// One host standing out in one metric.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outlier {
     /// Host name.
     pub host: String,
@@ -103,7 +103,7 @@ pub struct Outlier {
 }
 
 /// A machine field that differs between the typical host and the outlier.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MachineDifference {
     /// What differs (`kernel`, `CPU model`, `mitigation spectre_v2`, …).
     pub field: String,
@@ -114,7 +114,7 @@ pub struct MachineDifference {
 }
 
 /// One metric across the fleet.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricDoc {
     /// Experiment id.
     pub experiment: String,
@@ -133,7 +133,7 @@ pub struct MetricDoc {
 }
 
 /// One host's value of a metric.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HostValueDoc {
     /// Host name.
     pub host: String,

@@ -55,78 +55,89 @@ fn fit(chart: &DotChart) -> Axis {
     Axis::fit(&values, chart.unit, mode)
 }
 
+/// Where things go: the axis, the plot's left and right ends, and its top and bottom.
+struct Frame {
+    axis: Axis,
+    x: (f64, f64),
+    y: (f64, f64),
+}
+
+impl Frame {
+    fn px(&self, v: f64) -> f64 {
+        self.x.0 + self.axis.frac(v).clamp(0.0, 1.0) * (self.x.1 - self.x.0)
+    }
+}
+
 /// The chart as SVG, or `None` without hosts.
 pub fn render(chart: &DotChart) -> Option<String> {
     if chart.dots.is_empty() {
         return None;
     }
-    let axis = fit(chart);
     let name_w = chart
         .dots
         .iter()
         .map(|d| d.name.chars().count())
         .max()
         .unwrap_or(0);
-    let (left, right) = (name_w as f64 * CHAR_W + 16.0, WIDTH - 86.0);
-    let (top, bottom) = (8.0, 8.0 + ROW * chart.dots.len() as f64);
-    let height = bottom + 44.0;
+    let f = Frame {
+        axis: fit(chart),
+        x: (name_w as f64 * CHAR_W + 16.0, WIDTH - 86.0),
+        y: (8.0, 8.0 + ROW * chart.dots.len() as f64),
+    };
+    let height = f.y.1 + 44.0;
     let mut svg = Svg::new(WIDTH, height, &chart.title);
-    let px = |v: f64| left + axis.frac(v).clamp(0.0, 1.0) * (right - left);
-    let (lo, hi) = (px(chart.band.0), px(chart.band.1));
-    let band_tip = format!(
-        "fleet p10–p90: {}",
-        units::range(chart.band.0, chart.band.1, chart.unit)
-    );
+    draw_fleet(&mut svg, chart, &f, height);
+    for (i, d) in chart.dots.iter().enumerate() {
+        let y = f.y.0 + ROW * i as f64 + ROW / 2.0;
+        svg.text(
+            (f.x.0 - 6.0, y + 4.0),
+            Anchor::End,
+            "fill=\"#222\"",
+            &d.name,
+        );
+        let value = units::value(d.value, chart.unit);
+        let fill = if d.outlier { color(1) } else { color(0) };
+        let tip = format!("{}: {value}", d.name);
+        let x = f.px(d.value);
+        svg.circle((x, y), 5.0, fill, Some(&tip));
+        svg.text((x + 9.0, y + 4.0), Anchor::Start, "fill=\"#222\"", &value);
+    }
+    Some(svg.finish())
+}
+
+/// The p10–p90 band, the grid and tick labels, the median line and the axis title.
+fn draw_fleet(svg: &mut Svg, chart: &DotChart, f: &Frame, height: f64) {
+    let (top, bottom) = f.y;
+    let (lo, hi) = (f.px(chart.band.0), f.px(chart.band.1));
+    let band = units::range(chart.band.0, chart.band.1, chart.unit);
+    let tip = format!("fleet p10–p90: {band}");
     svg.rect(
         (lo, top),
         ((hi - lo).max(1.0), bottom - top),
         "#e8eef6",
-        Some(&band_tip),
+        Some(&tip),
     );
-    for t in axis.ticks() {
+    for t in f.axis.ticks() {
         svg.line(
-            (px(t), top),
-            (px(t), bottom),
+            (f.px(t), top),
+            (f.px(t), bottom),
             "#e3e3e3",
             "stroke-width=\"1\"",
         );
-        let at = (px(t), bottom + 16.0);
-        svg.text(at, Anchor::Middle, "fill=\"#444\"", &axis.label(t));
+        let at = (f.px(t), bottom + 16.0);
+        svg.text(at, Anchor::Middle, "fill=\"#444\"", &f.axis.label(t));
     }
-    let m = px(chart.median);
-    svg.line(
-        (m, top),
-        (m, bottom),
-        "#333",
-        "stroke-width=\"1.5\" stroke-dasharray=\"4 3\"",
-    );
-    svg.line((left, top), (left, bottom), "#666", "stroke-width=\"1\"");
-    let title = if axis.is_log() {
+    let m = f.px(chart.median);
+    let dash = "stroke-width=\"1.5\" stroke-dasharray=\"4 3\"";
+    svg.line((m, top), (m, bottom), "#333", dash);
+    svg.line((f.x.0, top), (f.x.0, bottom), "#666", "stroke-width=\"1\"");
+    let title = if f.axis.is_log() {
         format!("{} (log scale)", chart.axis_label)
     } else {
         chart.axis_label.clone()
     };
-    svg.text(
-        ((left + right) / 2.0, height - 8.0),
-        Anchor::Middle,
-        "fill=\"#222\"",
-        &title,
-    );
-    for (i, d) in chart.dots.iter().enumerate() {
-        let y = top + ROW * i as f64 + ROW / 2.0;
-        svg.text((left - 6.0, y + 4.0), Anchor::End, "fill=\"#222\"", &d.name);
-        let value = units::value(d.value, chart.unit);
-        let fill = if d.outlier { color(1) } else { color(0) };
-        let tip = format!("{}: {value}", d.name);
-        svg.circle((px(d.value), y), 5.0, fill, Some(&tip));
-        svg.text(
-            (px(d.value) + 9.0, y + 4.0),
-            Anchor::Start,
-            "fill=\"#222\"",
-            &value,
-        );
-    }
-    Some(svg.finish())
+    let centre = ((f.x.0 + f.x.1) / 2.0, height - 8.0);
+    svg.text(centre, Anchor::Middle, "fill=\"#222\"", &title);
 }
 
 #[cfg(test)]
