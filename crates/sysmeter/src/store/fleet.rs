@@ -128,3 +128,6 @@ impl Store {
         Ok(true)
     }
 }
+
+#[cfg(test)]
+mod tests;
