@@ -9,7 +9,7 @@
 
 use super::rows::Decoder;
 use super::{Store, StoreError, on_backend};
-use crate::model::{FleetData, FleetHost, FleetValue, RunRecord};
+use crate::model::{FleetData, FleetHost, FleetSpread, FleetValue, RunRecord};
 
 /// Each host's latest bench run started at or after `$1` (ns since the epoch), as the
 /// common table `latest`. Shared by the queries below.
@@ -47,6 +47,10 @@ GROUP BY x.exp_id, m.name";
 pub(super) type HostRow = (String, String, i64, String);
 /// A value row as read: host name, experiment, metric, unit word, median.
 pub(super) type ValueRow = (String, String, String, String, f64);
+
+/// What a backend reads for [`Store::fleet`]: hosts, values, and the spreads when the
+/// database computes them.
+pub(super) type FleetRows = (Vec<HostRow>, Vec<ValueRow>, Option<Vec<FleetSpread>>);
 
 /// `statement` with the `latest` table in front.
 pub(super) fn with_latest(statement: &str) -> String {

@@ -34,21 +34,38 @@ pub(super) fn rule(doc: &FleetDocument) -> String {
     )
 }
 
+/// The outliers grouped by host (hosts in order of their farthest outlier), each group's
+/// machine differences once.
 fn outliers(doc: &FleetDocument) -> String {
     if doc.outliers.is_empty() {
         return format!("No outliers (an outlier is {}).\n", rule(doc));
     }
     let mut out = format!("Outliers ({}):\n", rule(doc));
+    let mut hosts: Vec<&str> = Vec::new();
     for o in &doc.outliers {
-        out.push_str(&format!(
-            "  {} · {} · {}: {}, {}\n      {}\n",
-            o.host,
-            o.experiment,
-            o.metric,
-            units::value(o.value, o.unit),
-            how_far(o),
-            differences_line(o)
-        ));
+        if !hosts.contains(&o.host.as_str()) {
+            hosts.push(&o.host);
+        }
+    }
+    for host in hosts {
+        let mut explained: Vec<String> = Vec::new();
+        for o in doc.outliers.iter().filter(|o| o.host == host) {
+            out.push_str(&format!(
+                "  {} · {} · {}: {}, {}\n",
+                o.host,
+                o.experiment,
+                o.metric,
+                units::value(o.value, o.unit),
+                how_far(o)
+            ));
+            let line = differences_line(o);
+            if !explained.contains(&line) {
+                explained.push(line);
+            }
+        }
+        for line in explained {
+            out.push_str(&format!("      {line}\n"));
+        }
     }
     out
 }

@@ -6,13 +6,10 @@ use postgres::IsolationLevel;
 use super::Pg;
 use crate::model::FleetSpread;
 use crate::store::StoreError;
-use crate::store::fleet::{HOSTS_SQL, HostRow, SPREAD_SQL, VALUES_SQL, ValueRow, with_latest};
+use crate::store::fleet::{FleetRows, HOSTS_SQL, SPREAD_SQL, VALUES_SQL, with_latest};
 
 impl Pg {
-    pub(in crate::store) fn fleet_rows(
-        &self,
-        since_ns: i64,
-    ) -> Result<(Vec<HostRow>, Vec<ValueRow>, Option<Vec<FleetSpread>>), StoreError> {
+    pub(in crate::store) fn fleet_rows(&self, since_ns: i64) -> Result<FleetRows, StoreError> {
         let fail = |e: postgres::Error| self.error("read the fleet", &e);
         let mut client = self.client.borrow_mut();
         let mut tx = client

@@ -4,15 +4,11 @@
 use rusqlite::params;
 
 use super::{Sqlite, sql_error};
-use crate::model::FleetSpread;
 use crate::store::StoreError;
-use crate::store::fleet::{HOSTS_SQL, HostRow, VALUES_SQL, ValueRow, with_latest};
+use crate::store::fleet::{FleetRows, HOSTS_SQL, VALUES_SQL, with_latest};
 
 impl Sqlite {
-    pub(in crate::store) fn fleet_rows(
-        &self,
-        since_ns: i64,
-    ) -> Result<(Vec<HostRow>, Vec<ValueRow>, Option<Vec<FleetSpread>>), StoreError> {
+    pub(in crate::store) fn fleet_rows(&self, since_ns: i64) -> Result<FleetRows, StoreError> {
         let fail = |e| sql_error(&self.path, "read the fleet", e);
         let tx = self.conn.unchecked_transaction().map_err(fail)?;
         let hosts = tx
