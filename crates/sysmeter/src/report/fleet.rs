@@ -273,6 +273,25 @@ fn differences_line(o: &Outlier) -> String {
     format!("vs {typical} (nearest the median): {}", list.join("; "))
 }
 
+/// The outliers grouped by host, hosts in the order of their farthest outlier, with each
+/// group's distinct machine-difference lines (usually one).
+fn by_host(doc: &FleetDocument) -> Vec<(Vec<&Outlier>, Vec<String>)> {
+    let mut groups: Vec<(Vec<&Outlier>, Vec<String>)> = Vec::new();
+    for o in &doc.outliers {
+        let line = differences_line(o);
+        match groups.iter_mut().find(|(g, _)| g[0].host == o.host) {
+            Some((g, lines)) => {
+                g.push(o);
+                if !lines.contains(&line) {
+                    lines.push(line);
+                }
+            }
+            None => groups.push((vec![o], vec![line])),
+        }
+    }
+    groups
+}
+
 /// `host 190 ns (p50)`, with `!` on an outlier.
 fn host_cell(h: &HostValueDoc, unit: Unit) -> String {
     let mark = if h.outlier { " !" } else { "" };

@@ -61,10 +61,7 @@ fn the_slow_host_is_the_only_outlier_and_only_in_os_syscall() {
         "{text}"
     );
     let md = stdout_of(&mut fleet(&db, &["--format", "markdown"]));
-    assert!(
-        md.contains(&format!("- **{SLOW}** in `os.syscall`")),
-        "{md}"
-    );
+    assert!(md.contains(&format!("- **{SLOW}**: `os.syscall`")), "{md}");
     // Only the memory metrics: the same fleet has no outlier there.
     let mem = json_out(&mut fleet(&db, &["--metric", "mem.*", "--format", "json"]));
     assert!(outliers(&mem).is_empty(), "{mem}");

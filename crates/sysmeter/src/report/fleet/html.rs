@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use super::super::charts::dots::{Dot, DotChart, render as dot_chart};
 use super::super::charts::svg::escape;
 use super::text::rule;
-use super::{FleetDocument, MetricDoc, differences_line, host_cell, how_far};
+use super::{FleetDocument, MetricDoc, by_host, host_cell, how_far};
 use crate::model::{Unit, units};
 
 const STYLE: &str = "body{margin:0;font:15px/1.5 system-ui,sans-serif;color:#1d1d1f}\
@@ -84,15 +84,25 @@ fn outliers(doc: &FleetDocument) -> String {
         return out;
     }
     out.push_str("<ul class=\"outliers\">\n");
-    for o in &doc.outliers {
+    for (group, lines) in by_host(doc) {
+        let items: Vec<String> = group
+            .iter()
+            .map(|o| {
+                format!(
+                    "<code>{}</code> {}: {}, {}",
+                    escape(&o.experiment),
+                    escape(&o.metric),
+                    escape(&units::value(o.value, o.unit)),
+                    escape(&how_far(o))
+                )
+            })
+            .collect();
+        let why: Vec<String> = lines.iter().map(|l| escape(l)).collect();
         out.push_str(&format!(
-            "<li><strong>{}</strong> in <code>{}</code> {}: {}, {}<br><span class=\"muted\">{}</span></li>\n",
-            escape(&o.host),
-            escape(&o.experiment),
-            escape(&o.metric),
-            escape(&units::value(o.value, o.unit)),
-            escape(&how_far(o)),
-            escape(&differences_line(o))
+            "<li><strong>{}</strong>: {}<br><span class=\"muted\">{}</span></li>\n",
+            escape(&group[0].host),
+            items.join("; "),
+            why.join("<br>")
         ));
     }
     out.push_str("</ul>\n");

@@ -4,7 +4,7 @@
 //! Pure: a [`FleetDocument`] in, a string out.
 
 use super::text::rule;
-use super::{FleetDocument, differences_line, host_cell, how_far};
+use super::{FleetDocument, by_host, host_cell, how_far};
 use crate::model::units;
 
 /// Makes text safe inside a table cell or a line: pipes escaped, line breaks flattened.
@@ -47,18 +47,26 @@ pub(super) fn render(doc: &FleetDocument) -> String {
     if doc.outliers.is_empty() {
         blocks.push("No host is an outlier in any metric.".to_string());
     }
-    let items: Vec<String> = doc
-        .outliers
-        .iter()
-        .map(|o| {
+    let items: Vec<String> = by_host(doc)
+        .into_iter()
+        .map(|(group, lines)| {
+            let metrics: Vec<String> = group
+                .iter()
+                .map(|o| {
+                    format!(
+                        "`{}` {}: {}, {}",
+                        o.experiment,
+                        escape(&o.metric),
+                        units::value(o.value, o.unit),
+                        how_far(o)
+                    )
+                })
+                .collect();
             format!(
-                "- **{}** in `{}` {}: {}, {} — {}",
-                escape(&o.host),
-                o.experiment,
-                escape(&o.metric),
-                units::value(o.value, o.unit),
-                how_far(o),
-                escape(&differences_line(o))
+                "- **{}**: {} — {}",
+                escape(&group[0].host),
+                metrics.join("; "),
+                escape(&lines.join("; "))
             )
         })
         .collect();

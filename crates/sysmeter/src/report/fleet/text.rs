@@ -5,7 +5,7 @@
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
-use super::{FleetDocument, differences_line, host_cell, how_far};
+use super::{FleetDocument, by_host, host_cell, how_far};
 use crate::model::units;
 
 /// The text of `doc`.
@@ -34,22 +34,14 @@ pub(super) fn rule(doc: &FleetDocument) -> String {
     )
 }
 
-/// The outliers grouped by host (hosts in order of their farthest outlier), each group's
-/// machine differences once.
+/// The outliers grouped by host, each group's machine differences once.
 fn outliers(doc: &FleetDocument) -> String {
     if doc.outliers.is_empty() {
         return format!("No outliers (an outlier is {}).\n", rule(doc));
     }
     let mut out = format!("Outliers ({}):\n", rule(doc));
-    let mut hosts: Vec<&str> = Vec::new();
-    for o in &doc.outliers {
-        if !hosts.contains(&o.host.as_str()) {
-            hosts.push(&o.host);
-        }
-    }
-    for host in hosts {
-        let mut explained: Vec<String> = Vec::new();
-        for o in doc.outliers.iter().filter(|o| o.host == host) {
+    for (group, lines) in by_host(doc) {
+        for o in group {
             out.push_str(&format!(
                 "  {} · {} · {}: {}, {}\n",
                 o.host,
@@ -58,12 +50,8 @@ fn outliers(doc: &FleetDocument) -> String {
                 units::value(o.value, o.unit),
                 how_far(o)
             ));
-            let line = differences_line(o);
-            if !explained.contains(&line) {
-                explained.push(line);
-            }
         }
-        for line in explained {
+        for line in lines {
             out.push_str(&format!("      {line}\n"));
         }
     }
