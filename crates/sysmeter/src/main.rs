@@ -22,6 +22,8 @@ fn main() -> ExitCode {
         Command::Compare(a) => commands::compare(a),
         Command::Report(a) => commands::report(a),
         Command::Export(a) => commands::export(a),
+        Command::Import(a) => commands::import(a),
+        Command::Fleet(a) => commands::fleet(a),
         Command::Serve(a) => commands::serve(a),
         Command::Completions(a) => commands::completions(a),
         Command::Man(a) => commands::man(a),

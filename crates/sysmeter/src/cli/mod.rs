@@ -10,6 +10,7 @@ use crate::report::Format;
 mod compare;
 mod completions;
 mod export;
+mod fleet;
 mod man;
 mod profile;
 mod report;
@@ -22,6 +23,7 @@ mod trace;
 pub use compare::CompareArgs;
 pub use completions::CompletionsArgs;
 pub use export::{ExportArgs, ExportFormat};
+pub use fleet::{FleetArgs, ImportArgs};
 pub use man::ManArgs;
 pub use profile::{PROFILE_TARGET, ProfileArgs};
 pub use report::ReportArgs;
@@ -66,6 +68,10 @@ pub enum Command {
     Report(ReportArgs),
     /// Export a stored run (OpenMetrics, JSON, CSV).
     Export(ExportArgs),
+    /// Store run records written with `--format json` on other machines (a fleet in one file).
+    Import(ImportArgs),
+    /// Compare the machines of a store: fleet median and spread per metric, and the outliers.
+    Fleet(FleetArgs),
     /// Answer the net group of another host's `bench --remote` (echo, sink, source, accept, UDP).
     Serve(ServeArgs),
     /// Print a shell completion script.

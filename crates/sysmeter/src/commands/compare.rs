@@ -134,7 +134,15 @@ fn load(
 
 /// Reads a run record written by `--format json` from `path` (`-`: standard input).
 fn load_file(path: &str) -> anyhow::Result<RunRecord> {
-    let fix = "give a run id, or a file written by `sysmeter show RUN --format json`";
+    read_record(
+        path,
+        "give a run id, or a file written by `sysmeter show RUN --format json`",
+    )
+}
+
+/// Reads a run record written by `--format json` from `path` (`-`: standard input); a
+/// file that is not one is a [`UsageError`] of one sentence ending with `fix`.
+pub(super) fn read_record(path: &str, fix: &str) -> anyhow::Result<RunRecord> {
     let mut text = String::new();
     let read = if path == "-" {
         std::io::stdin().read_to_string(&mut text).map(|_| ())

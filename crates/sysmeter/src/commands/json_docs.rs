@@ -1,6 +1,7 @@
 //! docs/json-schema.md checked against the code: every example marked `<!-- example: KIND -->`
 //! reads into the type the command writes and serialises back to the same document, and the
-//! command's real output on the fixture run has exactly the documented fields. Test-only.
+//! command's real output on the fixture run (a fleet built from it, for `fleet`) has exactly
+//! the documented fields. Test-only.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -14,6 +15,7 @@ use super::list::{ListEntry, entries};
 use crate::model::RunRecord;
 use crate::model::fixture::sample_run;
 use crate::report::compare_text::{self, CompareDocument, CompareFormat};
+use crate::report::fleet::{self, FleetDocument, tests::sample_fleet};
 use crate::stats::compare::{CompareOptions, compare_runs};
 use crate::store::RunListing;
 
@@ -168,9 +170,18 @@ fn the_list_example_is_the_experiment_list() {
 }
 
 #[test]
+fn the_fleet_example_is_a_fleet_document() {
+    let doc = example("fleet");
+    round_trips::<FleetDocument>("fleet", &doc);
+    let (view, hosts) = sample_fleet();
+    let real = serde_json::to_value(fleet::document(&view, &hosts)).expect("serialises");
+    same_fields("fleet", &doc, &real);
+}
+
+#[test]
 fn every_output_has_an_example() {
     let kinds: BTreeSet<String> = examples().into_iter().map(|(k, _)| k).collect();
-    for kind in ["run", "compare", "history", "list"] {
+    for kind in ["run", "compare", "history", "list", "fleet"] {
         assert!(
             kinds.contains(kind),
             "no `example: {kind}` in docs/json-schema.md"

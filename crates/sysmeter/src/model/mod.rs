@@ -11,12 +11,14 @@
 
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixture;
+pub mod fleet;
 pub mod host;
 pub mod machine;
 pub mod run;
 pub mod summary;
 pub mod units;
 
+pub use fleet::{FleetData, FleetHost, FleetSpread, FleetValue};
 pub use host::{
     CacheInfo, Capability, CgroupLimits, CpuInfo, DiskInfo, HostInfo, MemoryInfo, NicInfo,
 };

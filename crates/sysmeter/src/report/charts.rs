@@ -14,6 +14,7 @@
 mod axis;
 mod bandwidth;
 mod bars;
+pub mod dots;
 mod hierarchy;
 pub mod svg;
 mod xy;

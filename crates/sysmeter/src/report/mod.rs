@@ -12,6 +12,7 @@ pub mod charts;
 pub mod compare_text;
 mod concise;
 mod csv;
+pub mod fleet;
 pub mod format;
 pub mod glance;
 pub mod host_text;

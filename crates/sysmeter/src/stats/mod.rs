@@ -10,6 +10,7 @@ mod ci;
 pub mod compare;
 mod degenerate;
 pub mod fit;
+pub mod fleet;
 pub mod hierarchy;
 pub mod normalise;
 mod outliers;

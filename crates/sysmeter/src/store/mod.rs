@@ -20,6 +20,7 @@
 //! each backend), `error`.
 
 mod error;
+pub mod fleet;
 #[cfg(feature = "pg")]
 mod pg;
 mod read;

@@ -213,13 +213,21 @@ impl Decoder<'_> {
     }
 
     /// A JSON column.
-    fn json<T: DeserializeOwned>(&self, field: &str, text: &str) -> Result<T, StoreError> {
+    pub(super) fn json<T: DeserializeOwned>(
+        &self,
+        field: &str,
+        text: &str,
+    ) -> Result<T, StoreError> {
         serde_json::from_str(text).map_err(|e| self.error(field, e.to_string()))
     }
 
     /// An enum stored as its lower-case name (kind, status, unit). Parsed through serde so
     /// the names have one source of truth: the model's `#[serde(rename_all)]`.
-    fn word<T: DeserializeOwned>(&self, field: &str, word: String) -> Result<T, StoreError> {
+    pub(super) fn word<T: DeserializeOwned>(
+        &self,
+        field: &str,
+        word: String,
+    ) -> Result<T, StoreError> {
         serde_json::from_value(serde_json::Value::String(word))
             .map_err(|e| self.error(field, e.to_string()))
     }

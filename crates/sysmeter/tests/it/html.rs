@@ -251,7 +251,7 @@ impl Drop for Browser {
 }
 
 /// The Chromium binary on PATH, or why there is none.
-fn find_chromium() -> Result<PathBuf, Missing> {
+pub(crate) fn find_chromium() -> Result<PathBuf, Missing> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     for name in ["chromium", "chromium-browser", "google-chrome"] {
         for dir in std::env::split_paths(&path) {
@@ -269,7 +269,11 @@ fn find_chromium() -> Result<PathBuf, Missing> {
 
 /// Loads `page` in headless Chromium with `--dump-dom`: (DOM, browser log), or why Chromium
 /// could not run.
-fn load_in_chromium(bin: &Path, page: &Path, profile: &Path) -> Result<(String, String), String> {
+pub(crate) fn load_in_chromium(
+    bin: &Path,
+    page: &Path,
+    profile: &Path,
+) -> Result<(String, String), String> {
     let child = Process::new(bin)
         .args([
             "--headless",

@@ -12,6 +12,7 @@ mod compare_sets;
 mod concurrency;
 mod drift;
 mod export_cli;
+mod fleet;
 mod fs;
 mod glance;
 mod html;

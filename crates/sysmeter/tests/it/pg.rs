@@ -8,6 +8,8 @@
 //! neither is possible it says `skipped: <reason>` (capability `postgres`), or fails under
 //! `SYSMETER_TEST_REQUIRE=postgres` or `all`, as `.ci/run` sets.
 
+mod fleet;
+
 use std::ffi::OsStr;
 use std::path::Path;
 

@@ -7,6 +7,7 @@
 //! The client is in a `RefCell` because the driver needs `&mut` even to read, while the
 //! store's read API takes `&self`; a `Store` is used from one thread at a time.
 
+mod fleet;
 mod read;
 mod schema;
 mod write;

@@ -2,6 +2,7 @@
 //! sysmeter processes can share it. Layout: `schema` (numbered migrations, identity check),
 //! `write`, `read`. Depends on rusqlite and the store's rows and errors only.
 
+mod fleet;
 mod read;
 mod schema;
 mod write;

@@ -6,6 +6,7 @@
 //! PostgreSQL test database (`pg`, with the `pg` feature).
 
 pub mod cmd;
+pub mod fleet;
 pub mod needs;
 #[cfg(feature = "pg")]
 pub mod pg;

@@ -1,0 +1,121 @@
+//! `sysmeter fleet`: the machines of a store side by side. The store reduces the database to
+//! each host's latest bench run and its metric medians (in SQL), `--metric` keeps the
+//! matching metrics, `stats::fleet` finds the spread and the outliers, and
+//! `report::fleet` renders them.
+
+use super::{Outcome, UsageError, emit, open_store};
+use crate::cli::FleetArgs;
+use crate::model::FleetData;
+use crate::report::fleet;
+use crate::stats::fleet::fleet_view;
+
+/// Prints the fleet.
+pub fn fleet(args: &FleetArgs) -> anyhow::Result<Outcome> {
+    let since = args.since.as_deref().map(parse_since).transpose()?;
+    let store = open_store(&args.db)?;
+    let mut data = store.fleet(since)?;
+    if data.hosts.len() < 2 {
+        return Err(UsageError(format!(
+            "{} holds bench runs of {} host(s){}, and a fleet needs two or more; gather other \
+             machines' runs with `sysmeter import FILE…` or a shared PostgreSQL --db",
+            store.path().display(),
+            data.hosts.len(),
+            args.since
+                .as_ref()
+                .map_or(String::new(), |s| format!(" since {s}"))
+        ))
+        .into());
+    }
+    if let Some(pattern) = &args.metric {
+        keep_matching(&mut data, pattern)?;
+    }
+    let view = fleet_view(&data);
+    emit(&fleet::render(&view, &data.hosts, args.format)?)?;
+    Ok(Outcome::Success)
+}
+
+/// `--since DATE`: a civil date (midnight UTC) or an RFC 3339 timestamp, as ns.
+fn parse_since(text: &str) -> anyhow::Result<i64> {
+    let at = text
+        .parse::<jiff::Timestamp>()
+        .or_else(|_| {
+            text.parse::<jiff::civil::Date>()
+                .and_then(|d| d.to_zoned(jiff::tz::TimeZone::UTC))
+                .map(|z| z.timestamp())
+        })
+        .map_err(|_| {
+            UsageError(format!(
+                "--since {text} is not a date; write e.g. 2026-11-01 or 2026-11-01T08:00:00Z"
+            ))
+        })?;
+    Ok(i64::try_from(at.as_nanosecond()).unwrap_or(i64::MAX))
+}
+
+/// Keeps the metrics whose experiment id or `EXPERIMENT/METRIC` matches `pattern`.
+fn keep_matching(data: &mut FleetData, pattern: &str) -> anyhow::Result<()> {
+    let matches = |e: &str, m: &str| glob(pattern, e) || glob(pattern, &format!("{e}/{m}"));
+    data.values.retain(|v| matches(&v.experiment, &v.metric));
+    if let Some(spreads) = &mut data.spreads {
+        spreads.retain(|s| matches(&s.experiment, &s.metric));
+    }
+    if data.values.is_empty() {
+        return Err(UsageError(format!(
+            "--metric {pattern} matches no metric of the fleet; give an experiment id such as \
+             os.syscall, a pattern such as 'os.*', or EXPERIMENT/METRIC"
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Whether `text` matches `pattern`, where `*` is any text and `?` one character.
+fn glob(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    // Classic two-pointer match with backtracking to the last `*`.
+    let (mut i, mut j, mut star, mut mark) = (0, 0, None, 0);
+    while j < t.len() {
+        if i < p.len() && (p[i] == '?' || p[i] == t[j]) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some(i);
+            mark = j;
+            i += 1;
+        } else if let Some(s) = star {
+            i = s + 1;
+            mark += 1;
+            j = mark;
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|c| *c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{glob, parse_since};
+
+    #[test]
+    fn patterns_match_ids_and_metric_names() {
+        assert!(glob("os.syscall", "os.syscall"));
+        assert!(glob("os.*", "os.syscall"));
+        assert!(glob("mem.latency/*L1*", "mem.latency/random L1 (32 KiB)"));
+        assert!(glob("os.sysca?l", "os.syscall"));
+        assert!(!glob("os.*", "cpu.loop"));
+        assert!(!glob("os.sys", "os.syscall"));
+        assert!(glob("*", ""));
+    }
+
+    #[test]
+    fn since_takes_dates_and_timestamps() {
+        let day = parse_since("2026-11-22").unwrap();
+        assert_eq!(day, 1_795_305_600_000_000_000);
+        assert_eq!(
+            parse_since("2026-11-22T18:32:42Z").unwrap(),
+            1_795_372_362_000_000_000
+        );
+        let e = parse_since("last week").unwrap_err().to_string();
+        assert!(e.contains("2026-11-01"), "{e}");
+    }
+}

@@ -1,0 +1,57 @@
+//! `sysmeter import FILE…`: stores run records written with `--format json` on other
+//! machines in this store (SQLite or PostgreSQL), so one file can gather a fleet. Each run
+//! keeps its id and its host; a run already stored is skipped. A file that is not a run
+//! record is refused with one sentence on stderr, the other files are still imported, and
+//! the command exits 2 — nothing already imported is lost, and importing again is safe.
+
+use std::fmt::Write;
+
+use super::compare::read_record;
+use super::{Outcome, emit, is_usage_error, open_store};
+use crate::cli::ImportArgs;
+
+/// What to do with a file that is not a run record.
+const FIX: &str =
+    "import files written by `sysmeter bench --format json` or `sysmeter show RUN --format json`";
+
+/// Imports every file.
+pub fn import(args: &ImportArgs) -> anyhow::Result<Outcome> {
+    let mut store = open_store(&args.db)?;
+    let (mut imported, mut skipped, mut refused) = (0, 0, 0);
+    let mut out = String::new();
+    for file in &args.files {
+        let name = file.display().to_string();
+        let run = match read_record(&name, FIX) {
+            Ok(run) => run,
+            Err(e) if is_usage_error(&e) => {
+                eprintln!("error: {e}");
+                refused += 1;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if store.import_run(&run)? {
+            imported += 1;
+            writeln!(
+                out,
+                "imported run {} of host {} from {name}",
+                run.id, run.host.hostname
+            )?;
+        } else {
+            skipped += 1;
+            writeln!(out, "skipped run {} from {name}: already stored", run.id)?;
+        }
+    }
+    writeln!(
+        out,
+        "{imported} run(s) imported, {skipped} already stored, {refused} file(s) refused, in {}; \
+         `sysmeter fleet` compares the hosts.",
+        store.path().display()
+    )?;
+    emit(&out)?;
+    Ok(if refused > 0 {
+        Outcome::Code(2)
+    } else {
+        Outcome::Success
+    })
+}

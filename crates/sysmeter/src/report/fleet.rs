@@ -1,0 +1,303 @@
+//! Rendering of `sysmeter fleet`: a [`FleetView`] (each host's latest bench run, reduced per
+//! metric by `stats::fleet`) as terminal text, Markdown, JSON or one HTML page. Every format
+//! starts from one [`FleetDocument`] — the JSON of docs/json-schema.md — so they say the
+//! same: the outliers first, each with the machine differences that may explain it (what
+//! `compare` lists, between the outlier and the host nearest the fleet median), then every
+//! metric with the fleet median, p10–p90 and each host's value and percentile.
+//!
+//! Pure: the view and the hosts' descriptions in, a string out; never queries the database.
+
+mod html;
+mod markdown;
+#[cfg(test)]
+pub(crate) mod tests;
+mod text;
+
+use serde::{Deserialize, Serialize};
+
+use super::ReportError;
+use super::compare_text::machine_differences;
+use super::text::timestamp;
+use crate::model::{FleetHost, Unit};
+use crate::stats::fleet::{FleetMetric, FleetView, HostValue, MADS, MIN_FACTOR, MIN_HOSTS};
+
+/// Version of the `fleet --format json` document (docs/json-schema.md).
+pub const FLEET_SCHEMA: u32 = 1;
+
+/// Output format of `sysmeter fleet`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum FleetFormat {
+    /// Terminal tables (the default).
+    #[default]
+    Text,
+    /// One JSON document (documented in docs/json-schema.md).
+    Json,
+    /// GitHub-flavoured Markdown.
+    Markdown,
+    /// One self-contained HTML page with a chart per headline metric.
+    Html,
+}
+
+/// The fleet as one document (the JSON output; the other formats render it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FleetDocument {
+    /// [`FLEET_SCHEMA`].
+    pub schema: u32,
+    /// The machines, by host name.
+    pub hosts: Vec<HostDoc>,
+    /// The outlier rule's parameters.
+    pub outlier_rule: OutlierRule,
+    /// Every (host, metric) outlier, farthest from the fleet median first.
+    pub outliers: Vec<Outlier>,
+    /// Every metric, by experiment and name.
+    pub metrics: Vec<MetricDoc>,
+}
+
+/// One machine and the run it is represented by.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostDoc {
+    /// Host name.
+    pub host: String,
+    /// Its latest bench run.
+    pub run_id: String,
+    /// When that run started (RFC 3339, UTC).
+    pub started: String,
+    /// CPU model.
+    pub cpu_model: String,
+    /// Kernel release.
+    pub kernel: String,
+}
+
+/// The parameters of `stats::fleet`'s outlier rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutlierRule {
+    /// Fewest hosts a metric needs before one is called an outlier.
+    pub min_hosts: usize,
+    /// Least factor from the fleet median.
+    pub min_factor: f64,
+    /// Least distance from the fleet median in robust standard deviations of the logs.
+    pub robust_sds: f64,
+}
+
+/// One host standing out in one metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outlier {
+    /// Host name.
+    pub host: String,
+    /// Experiment id.
+    pub experiment: String,
+    /// Metric name.
+    pub metric: String,
+    /// Unit of `value` and `fleet_median`.
+    pub unit: Unit,
+    /// The host's value (the metric's median in its latest run).
+    pub value: f64,
+    /// The fleet's median.
+    pub fleet_median: f64,
+    /// value / fleet_median.
+    pub ratio: Option<f64>,
+    /// The host nearest the fleet median, which the differences are taken against.
+    pub compared_with: Option<String>,
+    /// What differs between that host's machine and this one (as `compare` lists it).
+    pub differences: Vec<MachineDifference>,
+}
+
+/// A machine field that differs between the typical host and the outlier.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineDifference {
+    /// What differs (`kernel`, `CPU model`, `mitigation spectre_v2`, …).
+    pub field: String,
+    /// The value on the host nearest the fleet median.
+    pub typical: String,
+    /// The value on the outlier.
+    pub host: String,
+}
+
+/// One metric across the fleet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricDoc {
+    /// Experiment id.
+    pub experiment: String,
+    /// Metric name.
+    pub metric: String,
+    /// Unit of every value.
+    pub unit: Unit,
+    /// The fleet's median.
+    pub fleet_median: f64,
+    /// The fleet's 10th percentile.
+    pub p10: f64,
+    /// The fleet's 90th percentile.
+    pub p90: f64,
+    /// Each host's value, by host name.
+    pub hosts: Vec<HostValueDoc>,
+}
+
+/// One host's value of a metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostValueDoc {
+    /// Host name.
+    pub host: String,
+    /// The metric's median in the host's latest run.
+    pub value: f64,
+    /// Share of the other hosts with a lower value, in percent (ties count half).
+    pub percentile: f64,
+    /// Whether the host is an outlier of this metric.
+    pub outlier: bool,
+}
+
+/// Builds the document of `view` over `hosts`.
+pub fn document(view: &FleetView, hosts: &[FleetHost]) -> FleetDocument {
+    FleetDocument {
+        schema: FLEET_SCHEMA,
+        hosts: hosts
+            .iter()
+            .map(|h| HostDoc {
+                host: h.hostname.clone(),
+                run_id: h.run_id.clone(),
+                started: timestamp(h.started_ns),
+                cpu_model: h.host.cpu.model.clone(),
+                kernel: h.host.kernel.clone(),
+            })
+            .collect(),
+        outlier_rule: OutlierRule {
+            min_hosts: MIN_HOSTS,
+            min_factor: MIN_FACTOR,
+            robust_sds: MADS,
+        },
+        outliers: view
+            .outliers()
+            .into_iter()
+            .map(|(m, h)| outlier(m, h, hosts))
+            .collect(),
+        metrics: view.metrics.iter().map(metric_doc).collect(),
+    }
+}
+
+fn outlier(m: &FleetMetric, h: &HostValue, hosts: &[FleetHost]) -> Outlier {
+    let typical = m.typical_host(&h.hostname);
+    let machine = |name: &str| hosts.iter().find(|x| x.hostname == name).map(|x| &x.host);
+    let differences = match (
+        typical.and_then(|t| machine(&t.hostname)),
+        machine(&h.hostname),
+    ) {
+        (Some(a), Some(b)) => machine_differences(a, b)
+            .into_iter()
+            .filter(|d| d.field != "host name")
+            .map(|d| MachineDifference {
+                field: d.field,
+                typical: d.a,
+                host: d.b,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    Outlier {
+        host: h.hostname.clone(),
+        experiment: m.experiment.clone(),
+        metric: m.metric.clone(),
+        unit: m.unit,
+        value: h.value,
+        fleet_median: m.spread.median,
+        ratio: h.ratio,
+        compared_with: typical.map(|t| t.hostname.clone()),
+        differences,
+    }
+}
+
+fn metric_doc(m: &FleetMetric) -> MetricDoc {
+    MetricDoc {
+        experiment: m.experiment.clone(),
+        metric: m.metric.clone(),
+        unit: m.unit,
+        fleet_median: m.spread.median,
+        p10: m.spread.p10,
+        p90: m.spread.p90,
+        hosts: m
+            .hosts
+            .iter()
+            .map(|h| HostValueDoc {
+                host: h.hostname.clone(),
+                value: h.value,
+                percentile: h.percentile,
+                outlier: h.outlier,
+            })
+            .collect(),
+    }
+}
+
+/// Renders the fleet in `format`.
+pub fn render(
+    view: &FleetView,
+    hosts: &[FleetHost],
+    format: FleetFormat,
+) -> Result<String, ReportError> {
+    let doc = document(view, hosts);
+    match format {
+        FleetFormat::Json => serde_json::to_string_pretty(&doc)
+            .map(|s| s + "\n")
+            .map_err(|source| ReportError::Json {
+                run: "fleet".to_string(),
+                source,
+            }),
+        FleetFormat::Text => Ok(text::render(&doc)),
+        FleetFormat::Markdown => Ok(markdown::render(&doc)),
+        FleetFormat::Html => Ok(html::render(&doc)),
+    }
+}
+
+/// `2.00× the fleet median 190 ns`: how far `o` is, for people.
+fn how_far(o: &Outlier) -> String {
+    let median = crate::model::units::value(o.fleet_median, o.unit);
+    match o.ratio {
+        Some(r) => format!(
+            "{}× the fleet median {median}",
+            crate::model::units::sig3(r)
+        ),
+        None => format!("fleet median {median}"),
+    }
+}
+
+/// `kernel 6.8.0 → 6.9.1; CPU model A → B`, or a note that the machines are described alike.
+fn differences_line(o: &Outlier) -> String {
+    let Some(typical) = &o.compared_with else {
+        return "no other host to compare with".to_string();
+    };
+    if o.differences.is_empty() {
+        return format!("same machine description as {typical} (nearest the median)");
+    }
+    let list: Vec<String> = o
+        .differences
+        .iter()
+        .map(|d| format!("{} {} → {}", d.field, d.typical, d.host))
+        .collect();
+    format!("vs {typical} (nearest the median): {}", list.join("; "))
+}
+
+/// The outliers grouped by host, hosts in the order of their farthest outlier, with each
+/// group's distinct machine-difference lines (usually one).
+fn by_host(doc: &FleetDocument) -> Vec<(Vec<&Outlier>, Vec<String>)> {
+    let mut groups: Vec<(Vec<&Outlier>, Vec<String>)> = Vec::new();
+    for o in &doc.outliers {
+        let line = differences_line(o);
+        match groups.iter_mut().find(|(g, _)| g[0].host == o.host) {
+            Some((g, lines)) => {
+                g.push(o);
+                if !lines.contains(&line) {
+                    lines.push(line);
+                }
+            }
+            None => groups.push((vec![o], vec![line])),
+        }
+    }
+    groups
+}
+
+/// `host 190 ns (p50)`, with `!` on an outlier.
+fn host_cell(h: &HostValueDoc, unit: Unit) -> String {
+    let mark = if h.outlier { " !" } else { "" };
+    format!(
+        "{} (p{}){mark}",
+        crate::model::units::value(h.value, unit),
+        crate::model::units::count(h.percentile.round())
+    )
+}

@@ -1,0 +1,87 @@
+//! The fleet reduction on hand-made values: spreads, percentiles and the outlier rule.
+
+use super::*;
+use crate::model::{FleetData, FleetSpread, FleetValue, Unit};
+
+fn value(host: &str, metric: &str, value: f64) -> FleetValue {
+    FleetValue {
+        hostname: host.into(),
+        experiment: "os.syscall".into(),
+        metric: metric.into(),
+        unit: Unit::Ns,
+        value,
+    }
+}
+
+fn data(values: Vec<FleetValue>) -> FleetData {
+    FleetData {
+        values,
+        ..FleetData::default()
+    }
+}
+
+#[test]
+fn a_host_twice_as_slow_is_the_only_outlier() {
+    let values = [100.0, 103.0, 97.0, 101.0, 200.0];
+    let view = fleet_view(&data(
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| value(&format!("h{i}"), "getppid", *v))
+            .collect(),
+    ));
+    let m = &view.metrics[0];
+    assert_eq!(m.spread.median, 101.0);
+    assert!((m.spread.p10 - 98.2).abs() < 1e-9, "{}", m.spread.p10);
+    assert!((m.spread.p90 - 161.2).abs() < 1e-9, "{}", m.spread.p90);
+    let outliers = view.outliers();
+    assert_eq!(outliers.len(), 1);
+    assert_eq!(outliers[0].1.hostname, "h4");
+    assert_eq!(outliers[0].1.percentile, 100.0);
+    assert_eq!(m.hosts[2].percentile, 0.0);
+    assert_eq!(m.hosts[3].percentile, 50.0);
+    assert_eq!(
+        m.typical_host("h4").map(|h| h.hostname.as_str()),
+        Some("h3")
+    );
+}
+
+#[test]
+fn identical_hosts_and_small_fleets_have_no_outliers() {
+    let same = (0..5).map(|i| value(&format!("h{i}"), "m", 50.0)).collect();
+    assert!(fleet_view(&data(same)).outliers().is_empty());
+    // Two hosts: one of them twice the other is not judged.
+    let two = vec![value("a", "m", 50.0), value("b", "m", 100.0)];
+    assert!(fleet_view(&data(two)).outliers().is_empty());
+    // A naturally spread metric: its ends are within three deviations.
+    let spread = [10.0, 14.0, 20.0, 28.0, 40.0];
+    let wide = spread
+        .iter()
+        .enumerate()
+        .map(|(i, v)| value(&format!("h{i}"), "m", *v))
+        .collect();
+    assert!(fleet_view(&data(wide)).outliers().is_empty());
+    // Zeros are never judged, and a zero median judges nothing.
+    let zeros = [0.0, 0.0, 0.0, 5.0];
+    let z = zeros
+        .iter()
+        .enumerate()
+        .map(|(i, v)| value(&format!("h{i}"), "m", *v))
+        .collect();
+    assert!(fleet_view(&data(z)).outliers().is_empty());
+}
+
+#[test]
+fn spreads_from_the_database_are_used_as_given() {
+    let mut d = data(vec![value("a", "m", 1.0), value("b", "m", 2.0)]);
+    d.spreads = Some(vec![FleetSpread {
+        experiment: "os.syscall".into(),
+        metric: "m".into(),
+        median: 1.5,
+        p10: 1.1,
+        p90: 1.9,
+    }]);
+    let view = fleet_view(&d);
+    assert_eq!(view.metrics[0].spread.p10, 1.1);
+    assert_eq!(view.metrics[0].hosts[1].ratio, Some(2.0 / 1.5));
+}

@@ -1,0 +1,137 @@
+//! Reading a fleet and importing runs, whatever the backend. The fleet queries reduce the
+//! database in SQL — each host's latest bench run, one value (the median) per metric of it,
+//! and on PostgreSQL the fleet's median and p10–p90 per metric — so `sysmeter fleet` reads a
+//! few rows per host and metric, never every run. The SQL is shared by both backends (it
+//! uses only what SQLite and PostgreSQL both understand) and documented in docs/fleet.md,
+//! where users copy it into Grafana; a test keeps the two the same.
+//!
+//! No formatting for people here; statements run in `sqlite/fleet.rs` and `pg/fleet.rs`.
+
+use super::rows::Decoder;
+use super::{Store, StoreError, on_backend};
+use crate::model::{FleetData, FleetHost, FleetSpread, FleetValue, RunRecord};
+
+/// Each host's latest bench run started at or after `$1` (ns since the epoch), as the
+/// common table `latest`. Shared by the queries below.
+pub const LATEST_RUNS_SQL: &str = "WITH ranked AS (
+    SELECT id, hostname, started_ns, host_json,
+           row_number() OVER (PARTITION BY hostname
+                              ORDER BY started_ns DESC, id DESC) AS age
+    FROM runs
+    WHERE kind = 'bench' AND started_ns >= $1
+), latest AS (SELECT * FROM ranked WHERE age = 1)";
+
+/// The hosts: name, run id, start and machine description of each latest run.
+pub const HOSTS_SQL: &str = "SELECT hostname, id, started_ns, CAST(host_json AS TEXT)
+FROM latest";
+
+/// One row per host and metric of its latest run: the metric's median.
+pub const VALUES_SQL: &str = "SELECT l.hostname, x.exp_id, m.name, m.unit, m.median
+FROM latest l
+JOIN results x ON x.run_id = l.id AND x.status = 'ok'
+JOIN metrics m ON m.run_id = x.run_id AND m.seq = x.seq
+WHERE m.median IS NOT NULL";
+
+/// PostgreSQL only: the fleet's median, p10 and p90 of every metric over those values.
+pub const SPREAD_SQL: &str = "SELECT x.exp_id, m.name,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY m.median),
+       percentile_cont(0.1) WITHIN GROUP (ORDER BY m.median),
+       percentile_cont(0.9) WITHIN GROUP (ORDER BY m.median)
+FROM latest l
+JOIN results x ON x.run_id = l.id AND x.status = 'ok'
+JOIN metrics m ON m.run_id = x.run_id AND m.seq = x.seq
+WHERE m.median IS NOT NULL
+GROUP BY x.exp_id, m.name";
+
+/// A host row as read: name, run id, start, machine description as JSON text.
+pub(super) type HostRow = (String, String, i64, String);
+/// A value row as read: host name, experiment, metric, unit word, median.
+pub(super) type ValueRow = (String, String, String, String, f64);
+
+/// What a backend reads for [`Store::fleet`]: hosts, values, and the spreads when the
+/// database computes them.
+pub(super) type FleetRows = (Vec<HostRow>, Vec<ValueRow>, Option<Vec<FleetSpread>>);
+
+/// `statement` with the `latest` table in front.
+pub(super) fn with_latest(statement: &str) -> String {
+    format!("{LATEST_RUNS_SQL}\n{statement}")
+}
+
+impl Store {
+    /// The fleet: each host's latest bench run started at or after `since_ns` (every run
+    /// when `None`) and the metric medians of those runs, sorted by host name and by
+    /// experiment, metric and host name.
+    pub fn fleet(&self, since_ns: Option<i64>) -> Result<FleetData, StoreError> {
+        let since = since_ns.unwrap_or(i64::MIN);
+        let (hosts, values, spreads) = on_backend!(self, b => b.fleet_rows(since))?;
+        let mut data = FleetData {
+            hosts: hosts
+                .into_iter()
+                .map(|h| self.fleet_host(h))
+                .collect::<Result<_, _>>()?,
+            values: values
+                .into_iter()
+                .map(|v| self.fleet_value(v))
+                .collect::<Result<_, _>>()?,
+            spreads,
+        };
+        data.hosts.sort_by(|a, b| a.hostname.cmp(&b.hostname));
+        data.values.sort_by(|a, b| {
+            (&a.experiment, &a.metric, &a.hostname).cmp(&(&b.experiment, &b.metric, &b.hostname))
+        });
+        Ok(data)
+    }
+
+    fn fleet_host(
+        &self,
+        (hostname, run_id, started_ns, json): HostRow,
+    ) -> Result<FleetHost, StoreError> {
+        let d = Decoder {
+            db: self.path(),
+            id: &run_id,
+        };
+        let host = d.json("host_json", &json)?;
+        Ok(FleetHost {
+            hostname,
+            run_id,
+            started_ns,
+            host,
+        })
+    }
+
+    fn fleet_value(
+        &self,
+        (hostname, experiment, metric, unit, value): ValueRow,
+    ) -> Result<FleetValue, StoreError> {
+        let d = Decoder {
+            db: self.path(),
+            id: &hostname,
+        };
+        Ok(FleetValue {
+            unit: d.word("unit", unit)?,
+            hostname,
+            experiment,
+            metric,
+            value,
+        })
+    }
+
+    /// Whether a run with exactly this id is stored.
+    pub fn has_run(&self, id: &str) -> Result<bool, StoreError> {
+        let ids = on_backend!(self, b => b.ids_with_prefix(id))?;
+        Ok(ids.iter().any(|i| i == id))
+    }
+
+    /// Stores a run written elsewhere (`sysmeter import`) under its own id and host; returns
+    /// `false`, storing nothing, when a run with that id is already stored.
+    pub fn import_run(&mut self, run: &RunRecord) -> Result<bool, StoreError> {
+        if self.has_run(&run.id)? {
+            return Ok(false);
+        }
+        self.save_run(run)?;
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests;
