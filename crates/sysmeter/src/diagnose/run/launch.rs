@@ -129,6 +129,12 @@ fn sample_until_exit(
     let exited = || wait::wait_exited(pid, false).unwrap_or(true);
     let mut tick = 1u32;
     loop {
+        // A signal that came while the child was being set up, or between two waits, wakes
+        // no wait: forward it here, at the latest one tick later.
+        let sig = forward::take_pending();
+        if sig != 0 {
+            let _ = wait::send_signal(pid, sig);
+        }
         let deadline = spawned_at + interval * tick;
         let event = wait_until(pidfd.as_ref(), deadline, &exited)
             .map_err(|source| RunError::Wait { pid, source })?;
@@ -140,12 +146,7 @@ fn sample_until_exit(
                 // Readable pidfd but no exit to collect should not happen; never spin on it.
                 std::thread::sleep(FALLBACK_POLL);
             }
-            Event::Signal => {
-                let sig = forward::take_pending();
-                if sig != 0 {
-                    let _ = wait::send_signal(pid, sig);
-                }
-            }
+            Event::Signal => {} // forwarded at the top of the loop
             Event::Tick => {
                 sampler.sample();
                 // If sampling fell behind, skip the ticks already past.
@@ -156,8 +157,10 @@ fn sample_until_exit(
     }
 }
 
-/// Starts `argv` as a gated child, with the lookup counters opened on it before its exec.
-fn start(argv: &[OsString]) -> Result<(Child, Result<Counters, String>), RunError> {
+/// Starts `argv` as a gated child, with the lookup counters opened on it before its exec;
+/// also returns when the gate was opened (the start of the command's real time: forking,
+/// resolving the program and opening the counters — tens of ms under load — are sysmeter's).
+fn start(argv: &[OsString]) -> Result<(Child, Result<Counters, String>, Instant), RunError> {
     let program = argv.first().ok_or(RunError::NoCommand)?;
     let path = resolve_program(program).map_err(|e| {
         let errno = match e {
@@ -169,16 +172,16 @@ fn start(argv: &[OsString]) -> Result<(Child, Result<Counters, String>), RunErro
     let args: Vec<&OsStr> = argv.iter().map(OsString::as_os_str).collect();
     let mut child = Child::spawn(&path, &args).map_err(|e| RunError::spawn(program, e))?;
     let counters = Counters::open(child.pid());
+    let released_at = Instant::now();
     child.release().map_err(|e| RunError::spawn(program, e))?;
-    Ok((child, counters))
+    Ok((child, counters, released_at))
 }
 
 /// Runs `argv` to completion, sampling every `interval`.
 pub fn launch(argv: &[OsString], interval: Duration) -> Result<Launched, RunError> {
     forward::install().map_err(RunError::Signal)?;
     let mut sampler = Sampler::new();
-    let spawned_at = Instant::now();
-    let (mut child, counters) = start(argv)?;
+    let (mut child, counters, spawned_at) = start(argv)?;
     let pid = child.pid();
     // Read after the spawn: the high-water mark only grows, so this bounds what the kernel
     // folded into the child's ru_maxrss at its exec.
