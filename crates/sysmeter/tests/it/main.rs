@@ -27,8 +27,6 @@ mod outputs;
 mod pg;
 #[cfg(not(feature = "pg"))]
 mod pg_disabled;
-#[cfg(feature = "pg")]
-mod pg_incomplete;
 mod pipes;
 mod profile;
 mod results;

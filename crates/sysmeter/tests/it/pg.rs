@@ -9,6 +9,7 @@
 //! `SYSMETER_TEST_REQUIRE=postgres` or `all`, as `.ci/run` sets.
 
 mod fleet;
+mod incomplete;
 
 use std::ffi::OsStr;
 use std::path::Path;
