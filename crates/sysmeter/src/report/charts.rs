@@ -11,17 +11,20 @@
 //!
 //! [`Series`]: crate::model::Series
 
+mod answers;
 mod axis;
 mod bandwidth;
 mod bars;
+pub mod change;
 mod hierarchy;
 pub mod quantity;
 pub mod svg;
 mod xy;
 
+pub use answers::{scale_fit, time_by_call};
 use axis::ScaleMode;
-pub use quantity::Quantity;
 use bars::{Bar, BarChart};
+pub use quantity::Quantity;
 use xy::{Line, Point, XyChart};
 
 use crate::model::CacheInfo;
@@ -71,7 +74,10 @@ pub fn bars(r: &ExperimentResult) -> Vec<Chart> {
 }
 
 /// The curves, and the metrics no curve used.
-fn curves_and_rest<'r>(r: &'r ExperimentResult, caches: &[CacheInfo]) -> (Vec<Chart>, Vec<&'r Metric>) {
+fn curves_and_rest<'r>(
+    r: &'r ExperimentResult,
+    caches: &[CacheInfo],
+) -> (Vec<Chart>, Vec<&'r Metric>) {
     let mut charts = series_charts(r, caches);
     let (bandwidth, used) = bandwidth::charts(&r.id, &r.metrics);
     for (threads, chart) in bandwidth {

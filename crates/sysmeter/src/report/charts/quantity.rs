@@ -77,7 +77,10 @@ mod tests {
         assert_eq!(Quantity::of("samples", Unit::Count), Quantity::Count);
         let overhead = Quantity::of("in-target overhead (%)", Unit::Count);
         assert_eq!(overhead, Quantity::Percent);
-        assert_eq!(Quantity::of("page faults/s", Unit::Count), Quantity::PerSecond);
+        assert_eq!(
+            Quantity::of("page faults/s", Unit::Count),
+            Quantity::PerSecond
+        );
         assert_eq!(Quantity::of("wall time", Unit::Ns), Quantity::Time);
         assert_ne!(overhead, Quantity::of("samples", Unit::Count));
     }

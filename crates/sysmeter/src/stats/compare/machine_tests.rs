@@ -195,7 +195,11 @@ fn the_static_rule_names_the_clock_bound_metrics() {
         ("net.rtt", "TCP round trip", Unit::Ns),
         ("ipc.pipe", "bandwidth", Unit::BytesPerSec),
         ("cpu.ops", "instructions", Unit::Count),
-        ("os.lookup", "dentry-cache miss: stat, 8 components", Unit::Ns),
+        (
+            "os.lookup",
+            "dentry-cache miss: stat, 8 components",
+            Unit::Ns,
+        ),
     ] {
         assert!(
             !static_rule(experiment, metric, unit).scales,
