@@ -26,7 +26,8 @@ pub fn summary_line(run: &RunRecord) -> String {
     parts.join(" · ")
 }
 
-/// The noise state: steady, unsteady (naming the experiments and why), or not probed.
+/// The noise state: steady, unsteady (naming the experiments; each section says why), or
+/// not probed.
 pub fn noise_state(run: &RunRecord) -> String {
     let probed: Vec<_> = run
         .results
@@ -44,10 +45,7 @@ pub fn noise_state(run: &RunRecord) -> String {
     let unsteady: Vec<String> = probed
         .iter()
         .filter(|(_, m)| !m.stable)
-        .map(|(r, m)| match &m.reason {
-            Some(why) => format!("{} ({why})", r.id),
-            None => r.id.clone(),
-        })
+        .map(|(r, _)| r.id.clone())
         .collect();
     if unsteady.is_empty() {
         format!(
@@ -56,7 +54,7 @@ pub fn noise_state(run: &RunRecord) -> String {
         )
     } else {
         format!(
-            "machine unsteady in {} of {} probed experiments: {}{warnings}",
+            "machine unsteady in {} of {} probed experiments ({}; reasons in their sections){warnings}",
             unsteady.len(),
             probed.len(),
             unsteady.join(", ")
@@ -83,7 +81,7 @@ mod tests {
         run.results[1].machine = Some(busy);
         let state = noise_state(&run);
         assert!(state.starts_with("machine unsteady in 1 of 2"), "{state}");
-        assert!(state.contains("core clock fell 20%"), "{state}");
+        assert!(state.contains(&format!("({}; reasons", run.results[1].id)), "{state}");
         run.results[1].machine = Some(steady_machine(3.0));
         assert!(noise_state(&run).starts_with("machine steady in all 2"));
     }
