@@ -91,3 +91,6 @@ pub fn render(run: &RunRecord) -> Result<String, HtmlError> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod kinds;

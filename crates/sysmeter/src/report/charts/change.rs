@@ -36,6 +36,22 @@ fn short(name: &str) -> String {
     format!("{cut}…")
 }
 
+/// The plot area and its axis (in percent points).
+struct Frame {
+    left: f64,
+    right: f64,
+    top: f64,
+    bottom: f64,
+    axis: Axis,
+}
+
+impl Frame {
+    /// x of a change given as a fraction.
+    fn px(&self, fraction: f64) -> f64 {
+        self.left + self.axis.frac(fraction * 100.0) * (self.right - self.left)
+    }
+}
+
 /// The chart, rows sorted by change (most negative first), or `None` without a row.
 pub fn change_chart(rows: &[Change], threshold: f64) -> Option<Chart> {
     let mut rows: Vec<&Change> = rows.iter().filter(|r| r.change.is_finite()).collect();
@@ -45,75 +61,23 @@ pub fn change_chart(rows: &[Change], threshold: f64) -> Option<Chart> {
     rows.sort_by(|a, b| a.change.total_cmp(&b.change));
     // Percent points on the axis: labels read 0, 5, 10 under the title's [%].
     let mut values: Vec<f64> = vec![threshold * 100.0, -threshold * 100.0];
-    values.extend(
-        rows.iter()
-            .flat_map(|r| [r.ci.0 * 100.0, r.ci.1 * 100.0, r.change * 100.0]),
-    );
-    let axis = Axis::fit(&values, Unit::Count, ScaleMode::Linear);
+    let ends = |r: &&Change| [r.ci.0 * 100.0, r.ci.1 * 100.0, r.change * 100.0];
+    values.extend(rows.iter().flat_map(ends));
     let names = rows.iter().map(|r| short(&r.name).chars().count());
-    let left = names.max().unwrap_or(0) as f64 * CHAR_W + 16.0;
-    let (right, top) = (WIDTH - 24.0, 8.0);
-    let bottom = top + ROW * rows.len() as f64;
-    let height = bottom + 44.0;
-    let mut svg = Svg::new(
-        WIDTH,
-        height,
-        "Change of each metric, B against A, with its 95% CI",
-    );
-    let px = |v: f64| left + axis.frac(v * 100.0) * (right - left);
-    let band = (px(-threshold), px(threshold));
-    let tip = format!("noise threshold ±{:.1}%", threshold * 100.0);
-    svg.rect(
-        (band.0, top),
-        (band.1 - band.0, bottom - top),
-        "#e8eef6",
-        Some(&tip),
-    );
-    for t in axis.ticks() {
-        let x = left + axis.frac(t) * (right - left);
-        svg.line((x, top), (x, bottom), "#e3e3e3", "stroke-width=\"1\"");
-        svg.text(
-            (x, bottom + 16.0),
-            Anchor::Middle,
-            "fill=\"#444\"",
-            &axis.label(t),
-        );
-    }
-    svg.line(
-        (px(0.0), top),
-        (px(0.0), bottom),
-        "#666",
-        "stroke-width=\"1\"",
-    );
-    let title =
-        Quantity::Percent.axis_title("change of the median, B against A (shaded: noise threshold)");
-    svg.text(
-        ((left + right) / 2.0, height - 8.0),
-        Anchor::Middle,
-        "fill=\"#222\"",
-        &title,
-    );
+    let top = 8.0;
+    let f = Frame {
+        left: names.max().unwrap_or(0) as f64 * CHAR_W + 16.0,
+        right: WIDTH - 24.0,
+        top,
+        bottom: top + ROW * rows.len() as f64,
+        axis: Axis::fit(&values, Unit::Count, ScaleMode::Linear),
+    };
+    let height = f.bottom + 44.0;
+    let title = "Change of each metric, B against A, with its 95% CI";
+    let mut svg = Svg::new(WIDTH, height, title);
+    grid(&mut svg, &f, threshold, height);
     for (i, r) in rows.iter().enumerate() {
-        let y = top + ROW * i as f64 + ROW / 2.0;
-        svg.text(
-            (left - 6.0, y + 4.0),
-            Anchor::End,
-            "fill=\"#222\"",
-            &short(&r.name),
-        );
-        let (lo, hi) = (px(r.ci.0), px(r.ci.1));
-        svg.line((lo, y), (hi, y), r.color, "stroke-width=\"2\"");
-        for x in [lo, hi] {
-            svg.line((x, y - 5.0), (x, y + 5.0), r.color, "stroke-width=\"2\"");
-        }
-        let tip = format!(
-            "{}: {:+.1}% [{:+.1}%, {:+.1}%]",
-            r.name,
-            r.change * 100.0,
-            r.ci.0 * 100.0,
-            r.ci.1 * 100.0
-        );
-        svg.circle((px(r.change), y), 4.0, r.color, Some(&tip));
+        row(&mut svg, &f, r, f.top + ROW * i as f64 + ROW / 2.0);
     }
     Some(Chart {
         title: "Change per metric, sorted by change".to_string(),
@@ -124,6 +88,46 @@ pub fn change_chart(rows: &[Change], threshold: f64) -> Option<Chart> {
         quantities: vec![Quantity::Percent; rows.len()],
         svg: svg.finish(),
     })
+}
+
+/// The threshold band, ticks, the zero line and the axis title.
+fn grid(svg: &mut Svg, f: &Frame, threshold: f64, height: f64) {
+    let band = (f.px(-threshold), f.px(threshold));
+    let tip = format!("noise threshold ±{:.1}%", threshold * 100.0);
+    let size = (band.1 - band.0, f.bottom - f.top);
+    svg.rect((band.0, f.top), size, "#e8eef6", Some(&tip));
+    let thin = "stroke-width=\"1\"";
+    for t in f.axis.ticks() {
+        let x = f.left + f.axis.frac(t) * (f.right - f.left);
+        svg.line((x, f.top), (x, f.bottom), "#e3e3e3", thin);
+        let label = f.axis.label(t);
+        svg.text(
+            (x, f.bottom + 16.0),
+            Anchor::Middle,
+            "fill=\"#444\"",
+            &label,
+        );
+    }
+    svg.line((f.px(0.0), f.top), (f.px(0.0), f.bottom), "#666", thin);
+    let what = "change of the median, B against A (shaded: noise threshold)";
+    let title = Quantity::Percent.axis_title(what);
+    let at = ((f.left + f.right) / 2.0, height - 8.0);
+    svg.text(at, Anchor::Middle, "fill=\"#222\"", &title);
+}
+
+/// One metric: its name, the CI whisker and the dot at the change.
+fn row(svg: &mut Svg, f: &Frame, r: &Change, y: f64) {
+    let name = short(&r.name);
+    svg.text((f.left - 6.0, y + 4.0), Anchor::End, "fill=\"#222\"", &name);
+    let (lo, hi) = (f.px(r.ci.0), f.px(r.ci.1));
+    let thick = "stroke-width=\"2\"";
+    svg.line((lo, y), (hi, y), r.color, thick);
+    for x in [lo, hi] {
+        svg.line((x, y - 5.0), (x, y + 5.0), r.color, thick);
+    }
+    let [c, l, h] = [r.change, r.ci.0, r.ci.1].map(|v| v * 100.0);
+    let tip = format!("{}: {c:+.1}% [{l:+.1}%, {h:+.1}%]", r.name);
+    svg.circle((f.px(r.change), y), 4.0, r.color, Some(&tip));
 }
 
 #[cfg(test)]

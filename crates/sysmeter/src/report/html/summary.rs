@@ -81,7 +81,10 @@ mod tests {
         run.results[1].machine = Some(busy);
         let state = noise_state(&run);
         assert!(state.starts_with("machine unsteady in 1 of 2"), "{state}");
-        assert!(state.contains(&format!("({}; reasons", run.results[1].id)), "{state}");
+        assert!(
+            state.contains(&format!("({}; reasons", run.results[1].id)),
+            "{state}"
+        );
         run.results[1].machine = Some(steady_machine(3.0));
         assert!(noise_state(&run).starts_with("machine steady in all 2"));
     }
