@@ -16,6 +16,7 @@ mod fs;
 mod html;
 mod ipc;
 mod killed;
+mod layouts;
 mod lookup;
 mod mem;
 mod mutation;
