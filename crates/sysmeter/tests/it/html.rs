@@ -138,7 +138,7 @@ fn real_bench_run_renders_to_a_self_contained_page_and_markdown() {
         assert_paths_drawn(&html) >= 4,
         "the latency curves are paths"
     );
-    assert!(html.contains("working set (log scale)"));
+    assert!(html.contains("working set [B] (log scale)"));
     let run: RunRecord =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("a run");
     for level in detected_levels(&run) {

@@ -20,6 +20,8 @@ pub enum Quantity {
     Percent,
     /// Events per second (a `count` whose name ends in `/s`).
     PerSecond,
+    /// Seconds as a plain number (a `count` named `seconds …`, such as a timeline's x).
+    Seconds,
     /// A plain count or dimensionless value.
     Count,
 }
@@ -33,6 +35,7 @@ impl Quantity {
             Unit::Bytes => Quantity::Size,
             Unit::Count if name.contains('%') => Quantity::Percent,
             Unit::Count if name.trim_end().ends_with("/s") => Quantity::PerSecond,
+            Unit::Count if name.starts_with("seconds") => Quantity::Seconds,
             Unit::Count => Quantity::Count,
         }
     }
@@ -46,6 +49,7 @@ impl Quantity {
             Quantity::Size => "B",
             Quantity::Percent => "%",
             Quantity::PerSecond => "per s",
+            Quantity::Seconds => "s",
             Quantity::Count => "count",
         }
     }
@@ -63,6 +67,7 @@ impl Quantity {
             Quantity::Size => "size",
             Quantity::Percent => "percent",
             Quantity::PerSecond => "per second",
+            Quantity::Seconds => "seconds",
             Quantity::Count => "count",
         }
     }
@@ -82,6 +87,8 @@ mod tests {
             Quantity::PerSecond
         );
         assert_eq!(Quantity::of("wall time", Unit::Ns), Quantity::Time);
+        let x = Quantity::of("seconds since start", Unit::Count);
+        assert_eq!(x.axis_title("seconds since start"), "seconds since start [s]");
         assert_ne!(overhead, Quantity::of("samples", Unit::Count));
     }
 }

@@ -72,7 +72,7 @@ pub fn answer(run: &RunRecord, views: &mut [ExperimentView]) -> AnswerView {
         RunKind::Bench => bench_answer(run),
         RunKind::Run => run_answer(first, view),
         RunKind::Trace => calls_answer(first, view),
-        RunKind::Profile => profile_answer(first, views),
+        RunKind::Profile => profile_answer(run, views),
         RunKind::Scale => scale_answer(first),
     }
 }
@@ -180,25 +180,51 @@ pub fn calls_answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerVi
     }
 }
 
-fn profile_answer(r: &ExperimentResult, views: &mut [ExperimentView]) -> AnswerView {
-    let flat = views
-        .iter_mut()
-        .find(|v| v.id.ends_with(".flat"))
-        .and_then(|v| v.metrics.take());
+/// The flame graph(s), then the flat profile (from the `….flat` result: samples in each
+/// function's own code) and the call graph.
+fn profile_answer(run: &RunRecord, views: &mut [ExperimentView]) -> AnswerView {
+    let flat = run.results.iter().find(|r| r.id.ends_with(".flat"));
+    for v in views.iter_mut().filter(|v| v.id.ends_with(".flat")) {
+        v.metrics = None;
+        v.charts.clear();
+    }
     let view = &mut views[0];
     view.charts.clear();
     let texts = std::mem::take(&mut view.texts);
     let (open, rest): (Vec<TextView>, Vec<TextView>) =
         texts.into_iter().partition(|t| t.name == "callgraph");
     view.texts = rest;
+    let r = &run.results[0];
     AnswerView {
         heading: "Flame graph".into(),
         lines_html: finding_lines(r, &["hottest_1", "hottest_2", "hottest_3"]),
         figures: figures(r),
-        table: flat,
+        table: flat.map(flat_table),
         flames: std::mem::take(&mut view.flames),
         texts: open,
         ..AnswerView::default()
+    }
+}
+
+/// The flat profile: each function's own samples and the profiler's note (shares, object).
+fn flat_table(flat: &ExperimentResult) -> TableView {
+    let rows = flat
+        .metrics
+        .iter()
+        .map(|m| Row {
+            cells: vec![
+                m.name.clone(),
+                units::count(m.summary.median),
+                m.note.clone().unwrap_or_default(),
+            ],
+            noisy: false,
+        })
+        .collect();
+    let headers = ["function", "own samples", "share (own · with callees) · object"];
+    TableView {
+        caption: "Flat profile".into(),
+        headers: headers.iter().map(|h| h.to_string()).collect(),
+        rows,
     }
 }
 
