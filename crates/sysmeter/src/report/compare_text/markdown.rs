@@ -1,5 +1,6 @@
-//! The markdown form of `sysmeter compare` (for a pull-request comment): the same parts as
-//! the terminal text, as GFM tables and lists.
+//! The markdown form of `sysmeter compare` (for a pull-request comment, or `--markdown
+//! FILE`): the verdict counts and the metrics slower in B first, then the same parts as the
+//! terminal text, as GFM tables and lists.
 //!
 //! Pure: builds a string.
 
@@ -44,6 +45,19 @@ pub(super) fn render(cmp: &RunComparison, machine: &[Difference], run: &[Differe
             md_escape(&side_line("**B** (candidate)", &cmp.b))
         ),
     ];
+    // The answer first: the verdict counts and what regressed (or got slower).
+    if let Some(counts) = summary_lines(cmp).first() {
+        blocks.push(format!("**Verdicts:** {}", md_escape(counts)));
+    }
+    let slower: Vec<String> = cmp
+        .metrics
+        .iter()
+        .filter(|m| m.regression || m.verdict == crate::stats::compare::Verdict::Slower)
+        .map(|m| format!("- {} · {}", md_escape(&m.experiment), md_escape(&m.metric)))
+        .collect();
+    if !slower.is_empty() {
+        blocks.push(format!("**Slower in B**\n\n{}", slower.join("\n")));
+    }
     let sets = machine::set_lines(cmp);
     if !sets.is_empty() {
         blocks.push(md_escape(&sets.join(" ")));
