@@ -88,7 +88,10 @@ mod tests {
         );
         assert_eq!(Quantity::of("wall time", Unit::Ns), Quantity::Time);
         let x = Quantity::of("seconds since start", Unit::Count);
-        assert_eq!(x.axis_title("seconds since start"), "seconds since start [s]");
+        assert_eq!(
+            x.axis_title("seconds since start"),
+            "seconds since start [s]"
+        );
         assert_ne!(overhead, Quantity::of("samples", Unit::Count));
     }
 }

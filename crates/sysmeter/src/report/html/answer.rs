@@ -220,7 +220,11 @@ fn flat_table(flat: &ExperimentResult) -> TableView {
             noisy: false,
         })
         .collect();
-    let headers = ["function", "own samples", "share (own · with callees) · object"];
+    let headers = [
+        "function",
+        "own samples",
+        "share (own · with callees) · object",
+    ];
     TableView {
         caption: "Flat profile".into(),
         headers: headers.iter().map(|h| h.to_string()).collect(),

@@ -39,14 +39,8 @@ pub fn find_chromium() -> Result<PathBuf, Missing> {
     ))
 }
 
-/// Loads `page` in headless Chromium with `--dump-dom` (and `extra` flags such as
-/// `--window-size=1280,900`): (DOM, browser log), or why Chromium could not run.
-pub fn load_in_chromium(
-    bin: &Path,
-    page: &Path,
-    profile: &Path,
-    extra: &[&str],
-) -> Result<(String, String), String> {
+/// Starts headless Chromium on `page`, dumping its DOM to a piped stdout.
+fn spawn(bin: &Path, page: &Path, profile: &Path, extra: &[&str]) -> Result<Browser, String> {
     let child = Process::new(bin)
         .args([
             "--headless",
@@ -65,7 +59,18 @@ pub fn load_in_chromium(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("chromium could not start: {e}"))?;
-    let mut browser = Browser(child);
+    Ok(Browser(child))
+}
+
+/// Loads `page` in headless Chromium with `--dump-dom` (and `extra` flags such as
+/// `--window-size=1280,900`): (DOM, browser log), or why Chromium could not run.
+pub fn load_in_chromium(
+    bin: &Path,
+    page: &Path,
+    profile: &Path,
+    extra: &[&str],
+) -> Result<(String, String), String> {
+    let mut browser = spawn(bin, page, profile, extra)?;
     let mut stdout = browser.0.stdout.take().expect("piped stdout");
     let mut stderr = browser.0.stderr.take().expect("piped stderr");
     let out = std::thread::spawn(move || {
