@@ -170,3 +170,26 @@ fn every_layout_opens_with_its_answer_and_ends_with_the_machine() {
         );
     }
 }
+
+/// A profile with two flame graphs (a future on-CPU + off-CPU `--both`) shows them side by
+/// side in the answer, and neither again in the details.
+#[test]
+fn two_flame_graphs_sit_side_by_side_in_the_answer() {
+    let mut run = every_kind().remove(3);
+    assert_eq!(run.kind, RunKind::Profile);
+    let mut second = run.results[0].artifacts.clone();
+    second.retain(|a| a.name == "flamegraph");
+    for a in &mut second {
+        a.name = "off-cpu flamegraph".into();
+        a.media_type = "image/svg+xml".into();
+    }
+    run.results[0].artifacts.extend(second);
+    let html = match render(&run) {
+        Ok(html) => html,
+        Err(e) => panic!("render failed: {e}"),
+    };
+    let answer = html.find("id=\"answer\"").unwrap_or(usize::MAX);
+    let pair = html.find("class=\"flames pair\"").unwrap_or(0);
+    assert!(answer < pair, "the pair is in the answer");
+    assert_eq!(html.matches("<iframe class=\"flame\"").count(), 2);
+}
