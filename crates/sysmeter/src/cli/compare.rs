@@ -2,6 +2,8 @@
 //! noise threshold, the regression gate for CI and the output format. The statistical rules are spelled out
 //! in the long help, because a CI gate must say exactly when it fails.
 
+use std::path::PathBuf;
+
 use clap::Args;
 
 use super::DbArgs;
@@ -28,9 +30,18 @@ pub struct CompareArgs {
     /// below 1 - PCT/100).
     #[arg(long, value_name = "PCT", value_parser = parse_percent)]
     pub fail_above: Option<f64>,
-    /// Output format.
+    /// Output format of what is printed on stdout.
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
+    /// Also write the comparison as one self-contained HTML page to FILE (verdict counts and
+    /// regressions first, the change chart with 95% CIs and the noise band, the machine
+    /// differences, the full table); `-` is stdout instead of the --format output.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Also write the comparison as GitHub-flavoured Markdown to FILE; `-` is stdout instead
+    /// of the --format output.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
     /// Database holding the runs (not opened when A and B are both files).
     #[command(flatten)]
     pub db: DbArgs,

@@ -6,10 +6,11 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::{Outcome, Stream, UsageError, emit, open_store};
+use super::outfile::{OutFile, open_opt};
+use super::{Outcome, Stream, UsageError, console, emit, open_store, protected};
 use crate::cli::CompareArgs;
 use crate::model::{RunRecord, SCHEMA_VERSION};
-use crate::report::compare_text;
+use crate::report::compare_text::{self, CompareFormat};
 use crate::stats::compare::{CompareOptions, compare_sets};
 use crate::store::{Store, StoreError};
 
@@ -17,6 +18,13 @@ use crate::store::{Store, StoreError};
 pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
     let (refs_a, refs_b) = (split_set(&args.a, "A")?, split_set(&args.b, "B")?);
     check_stdin(&refs_a, &refs_b)?;
+    // Output files are checked before the runs are loaded, by the one output rule.
+    let protect = protected(&args.db);
+    let html = open_opt(args.html.as_deref(), "--html", &protect)?;
+    let markdown = open_opt(args.markdown.as_deref(), "--markdown", &protect)?;
+    let to_stdout = [&html, &markdown]
+        .iter()
+        .any(|o| o.as_ref().is_some_and(OutFile::is_stdout));
     let mut store = None;
     let a = load_set(&refs_a, "A", args, &mut store)?;
     let b = load_set(&refs_b, "B", args, &mut store)?;
@@ -37,8 +45,19 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
         ))
         .into());
     }
-    let text = compare_text::render(&cmp, first_a, first_b, args.format, Stream::Stdout.color())?;
-    emit(&text)?;
+    if let Some(out) = html {
+        let page = compare_text::html::render(&cmp, first_a, first_b)?;
+        write(out, &page, "HTML comparison")?;
+    }
+    if let Some(out) = markdown {
+        let text = compare_text::render(&cmp, first_a, first_b, CompareFormat::Markdown, false)?;
+        write(out, &text, "Markdown comparison")?;
+    }
+    if !to_stdout {
+        let color = Stream::Stdout.color();
+        let text = compare_text::render(&cmp, first_a, first_b, args.format, color)?;
+        emit(&text)?;
+    }
     let regressions = cmp.regressions().count();
     if regressions > 0 {
         super::console::errln(format!(
@@ -48,6 +67,16 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Code(1));
     }
     Ok(Outcome::Success)
+}
+
+/// Writes `content` to `out` and, for a file, says so on stderr.
+fn write(out: OutFile, content: &str, what: &str) -> anyhow::Result<()> {
+    let (stdout, path) = (out.is_stdout(), out.path().to_path_buf());
+    out.write(content)?;
+    if !stdout {
+        console::errln(format!("wrote the {what} to {}", path.display()));
+    }
+    Ok(())
 }
 
 /// The run references of one side: a comma-separated list (one reference is a set of one).

@@ -11,16 +11,21 @@
 //!
 //! [`Series`]: crate::model::Series
 
+mod answers;
 mod axis;
 mod bandwidth;
 mod bars;
+pub mod change;
 pub mod dots;
 mod hierarchy;
+pub mod quantity;
 pub mod svg;
 mod xy;
 
+pub use answers::{scale_fit, time_by_call};
 use axis::ScaleMode;
 use bars::{Bar, BarChart};
+pub use quantity::Quantity;
 use xy::{Line, Point, XyChart};
 
 use crate::model::CacheInfo;
@@ -29,8 +34,13 @@ use crate::model::{ExperimentResult, Metric, Series, Unit};
 /// One rendered chart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chart {
-    /// Caption for people, e.g. `random, stride 64 B by working set`.
+    /// Title, e.g. `random, stride 64 B by working set`.
+    pub title: String,
+    /// One sentence saying what to read from the chart.
     pub caption: String,
+    /// The quantity of every line or bar drawn, in drawing order: a chart is right only when
+    /// they are all the same (checked by `charts::tests` over a run of every kind).
+    pub quantities: Vec<Quantity>,
     /// The `<svg>` element.
     pub svg: String,
 }
@@ -47,31 +57,66 @@ fn unit_title(unit: Unit) -> &'static str {
 
 /// Every chart of `r`: series first (the main curves), then bandwidth, then metric bars.
 pub fn for_result(r: &ExperimentResult, caches: &[CacheInfo]) -> Vec<Chart> {
+    let (mut charts, rest) = curves_and_rest(r, caches);
+    charts.extend(metric_bars(&r.id, &rest));
+    charts
+}
+
+/// The curves of `r` (series and bandwidth), without bars of its other metrics: what a
+/// diagnosis shows, whose metrics are key figures of different kinds, not one axis.
+pub fn curves(r: &ExperimentResult, caches: &[CacheInfo]) -> Vec<Chart> {
+    curves_and_rest(r, caches).0
+}
+
+/// The bars of `r`'s metrics alone (a trace's time by call).
+pub fn bars(r: &ExperimentResult) -> Vec<Chart> {
+    let all: Vec<&Metric> = r.metrics.iter().collect();
+    metric_bars(&r.id, &all)
+}
+
+/// The curves, and the metrics no curve used.
+fn curves_and_rest<'r>(
+    r: &'r ExperimentResult,
+    caches: &[CacheInfo],
+) -> (Vec<Chart>, Vec<&'r Metric>) {
     let mut charts = series_charts(r, caches);
     let (bandwidth, used) = bandwidth::charts(&r.id, &r.metrics);
     for (threads, chart) in bandwidth {
-        let caption = match threads {
+        let title = match threads {
             1 => "Bandwidth by working-set size, 1 thread".to_string(),
             n => format!("Bandwidth by working-set size, {n} threads (size per thread)"),
         };
-        charts.extend(xy::render(&chart).map(|svg| Chart { caption, svg }));
+        let caption = "Read where each curve drops: that is where the working set leaves a \
+                       cache level; higher is faster."
+            .to_string();
+        let quantities = vec![Quantity::Throughput; chart.lines.len()];
+        charts.extend(xy::render(&chart).map(|svg| Chart {
+            title,
+            caption,
+            quantities,
+            svg,
+        }));
     }
     let rest: Vec<&Metric> = r
         .metrics
         .iter()
         .filter(|m| !used.contains(&m.name))
         .collect();
-    charts.extend(metric_bars(&r.id, &rest));
-    charts
+    (charts, rest)
 }
 
-/// Series grouped by (x label, x unit, y unit), in order of first appearance.
+/// The quantity of a series' y values.
+fn y_quantity(s: &Series) -> Quantity {
+    Quantity::of(&s.name, s.y_unit)
+}
+
+/// Series grouped by (x label, x unit, y quantity), in order of first appearance.
 fn group_series(series: &[Series]) -> Vec<Vec<&Series>> {
     let mut groups: Vec<Vec<&Series>> = Vec::new();
     for s in series {
         let same = |g: &&mut Vec<&Series>| {
             g.first().is_some_and(|f| {
-                f.x_label == s.x_label && f.x_unit == s.x_unit && f.y_unit == s.y_unit
+                f.x_label == s.x_label && f.x_unit == s.x_unit && y_quantity(f) == y_quantity(s)
             })
         };
         match groups.iter_mut().find(|g| same(g)) {
@@ -101,22 +146,43 @@ fn series_charts(r: &ExperimentResult, caches: &[CacheInfo]) -> Vec<Chart> {
             ScaleMode::Auto
         };
         let names: Vec<&str> = group.iter().map(|s| s.name.as_str()).collect();
-        let caption = format!("{} by {}", names.join(" · "), first.x_label);
+        let title = format!("{} by {}", names.join(" · "), first.x_label);
+        let quantity = y_quantity(first);
         let chart = XyChart {
-            title: format!("{}: {caption}", r.id),
-            x_label: first.x_label.clone(),
+            title: format!("{}: {title}", r.id),
+            x_label: Quantity::of(&first.x_label, first.x_unit).axis_title(&first.x_label),
             x_unit: first.x_unit,
             x_mode: mode,
-            y_label: unit_title(first.y_unit).to_string(),
+            y_label: quantity.axis_title(unit_title(first.y_unit)),
             y_unit: first.y_unit,
             y_mode: mode,
             lines,
             markers,
             levels,
         };
-        charts.extend(xy::render(&chart).map(|svg| Chart { caption, svg }));
+        let caption = curve_caption(quantity, &first.x_label, latency);
+        let quantities = group.iter().map(|s| y_quantity(s)).collect();
+        charts.extend(xy::render(&chart).map(|svg| Chart {
+            title,
+            caption,
+            quantities,
+            svg,
+        }));
     }
     charts
+}
+
+/// What to read from a curve of `quantity` by `x`.
+fn curve_caption(quantity: Quantity, x: &str, latency: bool) -> String {
+    if latency {
+        return "Read the plateaus: each is a cache level, and the steps between them are where \
+                the working set stops fitting; the band is the 95% CI."
+            .to_string();
+    }
+    format!(
+        "How the median {} changes with {x}; the shaded band around each line is its 95% CI.",
+        quantity.as_str()
+    )
 }
 
 /// A series as a chart line (median and CI at each x).
@@ -137,19 +203,23 @@ fn line(s: &Series) -> Line {
     }
 }
 
-/// A bar chart per unit of the metrics (several units only when an experiment mixes them).
+/// A bar chart per quantity of the metrics (several only when an experiment mixes them).
 fn metric_bars(id: &str, metrics: &[&Metric]) -> Vec<Chart> {
-    let mut units: Vec<Unit> = Vec::new();
+    let quantity = |m: &Metric| Quantity::of(&m.name, m.unit);
+    let mut kinds: Vec<(Quantity, Unit)> = Vec::new();
     for m in metrics {
-        if !units.contains(&m.unit) {
-            units.push(m.unit);
+        if !kinds.iter().any(|(q, _)| *q == quantity(m)) {
+            kinds.push((quantity(m), m.unit));
         }
     }
     let mut charts = Vec::new();
-    for unit in &units {
-        let bars: Vec<Bar> = metrics
+    for (kind, unit) in &kinds {
+        let shown: Vec<&&Metric> = metrics
             .iter()
-            .filter(|m| m.unit == *unit && m.summary.median.is_finite())
+            .filter(|m| quantity(m) == *kind && m.summary.median.is_finite())
+            .collect();
+        let bars: Vec<Bar> = shown
+            .iter()
             .map(|m| Bar {
                 name: m.name.clone(),
                 value: m.summary.median,
@@ -157,18 +227,29 @@ fn metric_bars(id: &str, metrics: &[&Metric]) -> Vec<Chart> {
                 hi: m.summary.ci95.1,
             })
             .collect();
-        let caption = if units.len() == 1 {
+        let title = if kinds.len() == 1 {
             "Metrics (median, whiskers: 95% CI)".to_string()
         } else {
-            format!("Metrics in {} (median, whiskers: 95% CI)", unit.as_str())
+            format!("Metrics in {} (median, whiskers: 95% CI)", kind.as_str())
         };
+        let caption = format!(
+            "Compare the bar lengths: each is a metric's median {}, and a whisker wider than \
+             the gap between two bars means the difference is within the noise.",
+            kind.as_str()
+        );
         let chart = BarChart {
-            title: format!("{id}: {caption}"),
-            axis_label: format!("median {}", unit_title(*unit)),
+            title: format!("{id}: {title}"),
+            axis_label: kind.axis_title(&format!("median {}", unit_title(*unit))),
             unit: *unit,
             bars,
         };
-        charts.extend(bars::render(&chart).map(|svg| Chart { caption, svg }));
+        let quantities = shown.iter().map(|m| quantity(m)).collect();
+        charts.extend(bars::render(&chart).map(|svg| Chart {
+            title,
+            caption,
+            quantities,
+            svg,
+        }));
     }
     charts
 }

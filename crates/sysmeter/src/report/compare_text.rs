@@ -10,6 +10,7 @@
 
 mod document;
 mod host_diff;
+pub mod html;
 mod machine;
 mod markdown;
 #[cfg(test)]

@@ -1,23 +1,29 @@
 //! The HTML report (`sysmeter report RUN --html FILE`): one self-contained page — inline CSS,
 //! inline SVG charts, flame graphs as data URLs, no script of its own and nothing fetched
-//! from the network — with "this machine at a glance" (a bench run's summary) and the run
-//! and machine description first, then per experiment
-//! about → methodology → estimate → results table → charts → findings (or why it was
-//! skipped or failed).
+//! from the network. Every run kind gets its layout, opening with its answer: a summary line
+//! (host, kernel, run time, noise state), then the answer block of the kind (`answer`: for a
+//! bench "this machine at a glance" and the findings per group, a run's verdict, a trace's top calls, a profile's flame graph,
+//! a scale run's fitted curve) in `<section id="answer">`, then per experiment about →
+//! methodology → estimate → results table → charts → findings (or why it was skipped or
+//! failed), and the run and machine description last, collapsed.
 //!
 //! Pure: a [`RunRecord`] in, a string out. The page layout is the askama template
 //! `templates/report.html`, which HTML-escapes every value except the `*_html` fields: chart
 //! SVG (escaped by `charts::svg`) and prose with `code` spans (escaped by `rich`). Depends on `model`, `report::format`, `model::units`, `report::charts`.
 
+mod answer;
 mod artifacts;
+
 mod header;
 mod rich;
+mod summary;
 mod view;
 
 use askama::Template;
 
 use crate::model::{RunKind, RunRecord};
 use crate::report::glance;
+use answer::AnswerView;
 use header::HeaderView;
 use view::ExperimentView;
 
@@ -40,6 +46,12 @@ pub enum HtmlError {
 struct Page {
     /// Browser tab title.
     title: String,
+    /// Run kind (`bench`, `run`, …), the layout.
+    kind: &'static str,
+    /// Host · kernel · run time · noise state.
+    summary: String,
+    /// The answer block, first on the page.
+    answer: AnswerView,
     /// Run and machine.
     header: HeaderView,
     /// "This machine at a glance" of a bench run, `(label, text)` rows; empty for other kinds.
@@ -50,8 +62,16 @@ struct Page {
     generator: String,
 }
 
-/// Renders `run` as one self-contained HTML page.
+/// Renders `run` as one self-contained HTML page in the layout of its kind.
 pub fn render(run: &RunRecord) -> Result<String, HtmlError> {
+    // A bench's metrics share units per chart; a diagnosis's are key figures of many kinds.
+    let bars = run.kind == RunKind::Bench;
+    let mut experiments: Vec<ExperimentView> = run
+        .results
+        .iter()
+        .map(|r| view::experiment(r, &run.host.caches, bars))
+        .collect();
+    let answer = answer::answer(run, &mut experiments);
     let page = Page {
         title: format!(
             "sysmeter {} run {} on {}",
@@ -59,13 +79,12 @@ pub fn render(run: &RunRecord) -> Result<String, HtmlError> {
             run.id,
             run.host.hostname
         ),
+        kind: run.kind.as_str(),
+        summary: summary::summary_line(run),
+        answer,
         header: header::header(run),
         glance: glance_rows(run),
-        experiments: run
-            .results
-            .iter()
-            .map(|r| view::experiment(r, &run.host.caches))
-            .collect(),
+        experiments,
         generator: format!("sysmeter {}", env!("CARGO_PKG_VERSION")),
     };
     page.render().map_err(|source| HtmlError::Template {
@@ -102,3 +121,6 @@ fn glance_rows(run: &RunRecord) -> Vec<GlanceRow> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod kinds;

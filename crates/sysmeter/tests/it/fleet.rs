@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use crate::html::{find_chromium, load_in_chromium};
+use crate::support::chromium::{find_chromium, load_in_chromium};
 use crate::support::fleet::{SLOW, fleet_files, outliers};
 use crate::support::skip::{Cap, Missing};
 use crate::support::{json_out, need, stderr_of, stdout_of, sysmeter};
@@ -145,7 +145,7 @@ fn fleet_html_loads_in_headless_chromium() {
     let page = dir.path().join("fleet.html");
     std::fs::write(&page, &html).expect("write page");
     let bin = need!(find_chromium());
-    let loaded = load_in_chromium(&bin, &page, &dir.path().join("profile"));
+    let loaded = load_in_chromium(&bin, &page, &dir.path().join("profile"), &[]);
     let (dom, log) = need!(loaded.map_err(|reason| Missing::new(Cap::Chromium, reason)));
     let errors = log
         .lines()

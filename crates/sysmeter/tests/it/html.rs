@@ -3,21 +3,17 @@
 //! file), escaping and flame graphs through a JSON file, usage errors, and the page loaded in
 //! headless Chromium (`skip!` with capability `chromium` where it is missing or cannot start).
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command as Process, Stdio};
-use std::time::{Duration, Instant};
 
 use sysmeter::model::fixture::sample_run;
 use sysmeter::model::{Artifact, RunRecord};
 
+use crate::support::chromium::{find_chromium, load_in_chromium};
 use crate::support::skip::{Cap, Missing};
 use crate::support::{need, sysmeter};
 
 /// The experiments of the real run: a bar chart each, and the latency curves.
 const EXPERIMENTS: [&str; 3] = ["cpu.loop", "os.syscall", "mem.latency"];
-/// Longest a headless Chromium may take to load the page.
-const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(120);
 
 fn path_arg(p: &Path) -> &str {
     p.to_str().expect("temp paths are UTF-8")
@@ -142,7 +138,7 @@ fn real_bench_run_renders_to_a_self_contained_page_and_markdown() {
         assert_paths_drawn(&html) >= 4,
         "the latency curves are paths"
     );
-    assert!(html.contains("working set (log scale)"));
+    assert!(html.contains("working set [B] (log scale)"));
     let run: RunRecord =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("a run");
     for level in detected_levels(&run) {
@@ -240,95 +236,6 @@ fn usage_errors_name_the_problem() {
     );
 }
 
-/// Kills and reaps the browser if a test ends while it runs.
-struct Browser(Child);
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// The Chromium binary on PATH, or why there is none.
-pub(crate) fn find_chromium() -> Result<PathBuf, Missing> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    for name in ["chromium", "chromium-browser", "google-chrome"] {
-        for dir in std::env::split_paths(&path) {
-            let candidate = dir.join(name);
-            if candidate.is_file() {
-                return Ok(candidate);
-            }
-        }
-    }
-    Err(Missing::new(
-        Cap::Chromium,
-        "chromium is not installed (Debian: apt-get install chromium; .ci/run does)",
-    ))
-}
-
-/// Loads `page` in headless Chromium with `--dump-dom`: (DOM, browser log), or why Chromium
-/// could not run.
-pub(crate) fn load_in_chromium(
-    bin: &Path,
-    page: &Path,
-    profile: &Path,
-) -> Result<(String, String), String> {
-    let child = Process::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-        ])
-        .args(["--no-first-run", "--disable-background-networking"])
-        .args(["--disable-component-update", "--disable-sync"])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(["--enable-logging=stderr", "--v=0", "--dump-dom"])
-        .arg(format!("file://{}", page.display()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("chromium could not start: {e}"))?;
-    let mut browser = Browser(child);
-    let mut stdout = browser.0.stdout.take().expect("piped stdout");
-    let mut stderr = browser.0.stderr.take().expect("piped stderr");
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = browser.0.try_wait().map_err(|e| e.to_string())? {
-            break status;
-        }
-        if start.elapsed() > CHROMIUM_TIMEOUT {
-            return Err(format!(
-                "chromium did not finish within {CHROMIUM_TIMEOUT:?}"
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let (dom, log) = (
-        out.join().unwrap_or_default(),
-        err.join().unwrap_or_default(),
-    );
-    if !status.success() || !dom.contains("</html>") {
-        let last = log.lines().rev().take(3).collect::<Vec<_>>().join(" | ");
-        return Err(format!(
-            "chromium could not render a page ({status}): {last}"
-        ));
-    }
-    Ok((dom, log))
-}
-
 #[test]
 fn html_report_of_a_real_run_loads_in_headless_chromium() {
     let bin = need!(find_chromium());
@@ -342,7 +249,7 @@ fn html_report_of_a_real_run_loads_in_headless_chromium() {
     std::fs::write(&json, serde_json::to_string(&run).expect("serialise")).expect("write");
     let html = report_html(path_arg(&json), None, dir.path(), "page");
     let profile = dir.path().join("chromium-profile");
-    let loaded = load_in_chromium(&bin, &dir.path().join("page.html"), &profile);
+    let loaded = load_in_chromium(&bin, &dir.path().join("page.html"), &profile, &[]);
     let (dom, log) = need!(loaded.map_err(|reason| Missing::new(Cap::Chromium, reason)));
     let charts = html.matches("<svg class=\"chart\"").count();
     assert!(charts >= 4);

@@ -18,6 +18,7 @@ mod glance;
 mod html;
 mod ipc;
 mod killed;
+mod layouts;
 mod lookup;
 mod mem;
 mod mutation;

@@ -67,7 +67,7 @@ fn fixture_results_get_curves_and_bars() {
     let latency = by_id("mem.latency").map(|r| for_result(&r, &run.host.caches));
     let latency = latency.unwrap_or_default();
     assert_eq!(latency.len(), 1);
-    assert_eq!(latency[0].caption, "load latency by working set");
+    assert_eq!(latency[0].title, "load latency by working set");
     // No hierarchy findings in the fixture: an unannotated chart.
     assert!(!latency[0].svg.contains("sysfs"));
     let skipped = by_id("fs.direct").map(|r| for_result(&r, &run.host.caches));
@@ -105,8 +105,8 @@ fn latency_curves_are_log_log_with_levels_and_sysfs_sizes() {
         "one curve chart for both series, one bar chart"
     );
     let svg = &charts[0].svg;
-    assert!(svg.contains("working set (log scale)"));
-    assert!(svg.contains("time per operation (log scale)"));
+    assert!(svg.contains("working set [B] (log scale)"));
+    assert!(svg.contains("time per operation [ns … s] (log scale)"));
     assert!(svg.contains(">L1 ends 32 KiB</text>"));
     assert!(svg.contains(">DRAM 110 ns</text>"));
     assert!(svg.contains(">sysfs L2 512 KiB</text>"));
@@ -128,14 +128,14 @@ fn bandwidth_metrics_become_curves_and_the_rest_bars() {
         metric("page fault", Unit::Ns, 2000.0),
     ];
     let charts = for_result(&r, &[]);
-    let captions: Vec<&str> = charts.iter().map(|c| c.caption.as_str()).collect();
+    let captions: Vec<&str> = charts.iter().map(|c| c.title.as_str()).collect();
     assert_eq!(
         captions,
         [
             "Bandwidth by working-set size, 1 thread",
             "Bandwidth by working-set size, 2 threads (size per thread)",
-            "Metrics in bytes_per_sec (median, whiskers: 95% CI)",
-            "Metrics in ns (median, whiskers: 95% CI)",
+            "Metrics in throughput (median, whiskers: 95% CI)",
+            "Metrics in time (median, whiskers: 95% CI)",
         ]
     );
     assert!(charts[2].svg.contains("&lt;script&gt;"));
@@ -169,8 +169,8 @@ fn generic_series_group_by_axes_and_scale_automatically() {
     let charts = for_result(&r, &[]);
     assert_eq!(charts.len(), 2, "empty series draw no chart");
     assert!(!charts[0].svg.contains("log scale"));
-    assert!(charts[1].svg.contains("input size (log scale)"));
-    assert_eq!(charts[1].caption, "n log n fit · measured by input size");
+    assert!(charts[1].svg.contains("input size [count] (log scale)"));
+    assert_eq!(charts[1].title, "n log n fit · measured by input size");
     for chart in &charts {
         assert!(!chart.svg.contains("d=\"\""));
     }

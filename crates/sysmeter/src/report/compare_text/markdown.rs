@@ -1,5 +1,6 @@
-//! The markdown form of `sysmeter compare` (for a pull-request comment): the same parts as
-//! the terminal text, as GFM tables and lists.
+//! The markdown form of `sysmeter compare` (for a pull-request comment, or `--markdown
+//! FILE`): the verdict counts and the metrics slower in B first, then the same parts as the
+//! terminal text, as GFM tables and lists.
 //!
 //! Pure: builds a string.
 
@@ -7,7 +8,7 @@ use super::{
     Difference, diff_rows, headers, machine, metric_rows, right_columns, side_line, summary_lines,
     unmatched_line,
 };
-use crate::stats::compare::RunComparison;
+use crate::stats::compare::{RunComparison, Verdict};
 
 /// Makes text safe inside a markdown table cell.
 fn md_escape(text: &str) -> String {
@@ -30,6 +31,24 @@ fn md_table(headers: &[&str], rows: Vec<Vec<String>>, right: &[usize]) -> String
     lines.join("\n")
 }
 
+/// The answer first: the verdict counts and the metrics slower in B (or regressions).
+fn answer(cmp: &RunComparison) -> Vec<String> {
+    let mut blocks = Vec::new();
+    if let Some(counts) = summary_lines(cmp).first() {
+        blocks.push(format!("**Verdicts:** {}", md_escape(counts)));
+    }
+    let slower: Vec<String> = cmp
+        .metrics
+        .iter()
+        .filter(|m| m.regression || m.verdict == Verdict::Slower)
+        .map(|m| format!("- {} · {}", md_escape(&m.experiment), md_escape(&m.metric)))
+        .collect();
+    if !slower.is_empty() {
+        blocks.push(format!("**Slower in B**\n\n{}", slower.join("\n")));
+    }
+    blocks
+}
+
 /// The comparison as GitHub markdown.
 pub(super) fn render(cmp: &RunComparison, machine: &[Difference], run: &[Difference]) -> String {
     let mut blocks = vec![
@@ -44,6 +63,7 @@ pub(super) fn render(cmp: &RunComparison, machine: &[Difference], run: &[Differe
             md_escape(&side_line("**B** (candidate)", &cmp.b))
         ),
     ];
+    blocks.extend(answer(cmp));
     let sets = machine::set_lines(cmp);
     if !sets.is_empty() {
         blocks.push(md_escape(&sets.join(" ")));

@@ -24,11 +24,11 @@ fn pos(hay: &str, needle: &str, from: usize) -> usize {
 fn sections_come_in_the_documented_order() {
     let html = page(&sample_run());
     assert!(html.starts_with("<!DOCTYPE html>"));
-    let machine = pos(&html, "id=\"machine\"", 0);
-    pos(&html, "AMD EPYC 7B13 64-Core Processor", machine);
-    pos(&html, "<h4>Caches</h4>", machine);
-    pos(&html, "<h4>Capabilities</h4>", machine);
-    let exp = pos(&html, "id=\"exp-os-syscall\"", machine);
+    let summary = pos(&html, "id=\"summary\"", 0);
+    pos(&html, "bench-01 · Linux ", summary);
+    let answer = pos(&html, "id=\"answer\"", summary);
+    pos(&html, "Findings per group", answer);
+    let exp = pos(&html, "id=\"exp-os-syscall\"", answer);
     let about = pos(&html, "The cost of entering and leaving the kernel.", exp);
     let method = pos(&html, "<h3>Methodology</h3>", about);
     let estimate = pos(&html, "<h3>Estimate</h3>", method);
@@ -42,6 +42,12 @@ fn sections_come_in_the_documented_order() {
     pos(&html, "pass --dir on a disk-backed file system", skipped);
     let failed = pos(&html, "id=\"exp-ipc-pipe\"", skipped);
     pos(&html, "too many open files (EMFILE)", failed);
+    // The machine description comes last, collapsed.
+    let machine = pos(&html, "<details class=\"machine\" id=\"machine\">", failed);
+    pos(&html, "AMD EPYC 7B13 64-Core Processor", machine);
+    pos(&html, "<h4>Caches</h4>", machine);
+    pos(&html, "<h4>Capabilities</h4>", machine);
+    pos(&html, "<footer>", machine);
     assert!(html.contains("Noise warnings about this machine"));
 }
 

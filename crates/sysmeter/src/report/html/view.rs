@@ -96,8 +96,9 @@ pub fn anchor(id: &str) -> String {
     format!("exp-{safe}")
 }
 
-/// The view of `r`; `caches` annotate latency charts with the sysfs sizes.
-pub fn experiment(r: &ExperimentResult, caches: &[CacheInfo]) -> ExperimentView {
+/// The view of `r`; `caches` annotate latency charts with the sysfs sizes. `bars` draws the
+/// metrics as bar charts (a bench); a diagnosis shows them as key figures instead.
+pub fn experiment(r: &ExperimentResult, caches: &[CacheInfo], bars: bool) -> ExperimentView {
     let ok = r.status == Status::Ok;
     let skip = (r.status == Status::Skipped).then(|| {
         r.skip.as_ref().map_or_else(
@@ -123,8 +124,10 @@ pub fn experiment(r: &ExperimentResult, caches: &[CacheInfo]) -> ExperimentView 
             .collect(),
         metrics: metrics_table(r),
         series: if ok { series_tables(r) } else { Vec::new() },
-        charts: if ok {
+        charts: if ok && bars {
             charts::for_result(r, caches)
+        } else if ok {
+            charts::curves(r, caches)
         } else {
             Vec::new()
         },
@@ -205,7 +208,7 @@ mod tests {
         let views: Vec<ExperimentView> = run
             .results
             .iter()
-            .map(|r| experiment(r, &run.host.caches))
+            .map(|r| experiment(r, &run.host.caches, true))
             .collect();
         let syscall = &views[0];
         assert_eq!(syscall.status, "ok");

@@ -1,10 +1,11 @@
 //! What the integration tests share: the binary under test with a clean environment and
-//! the run-and-read-output helpers (`cmd`), accessors of run records in JSON (`record`),
+//! the run-and-read-output helpers (`cmd`), headless Chromium (`chromium`), accessors of run records in JSON (`record`),
 //! the capabilities a test may need and the `skip!`/`need!` macros that report a missing
 //! one — or fail, under `SYSMETER_TEST_REQUIRE` (`skip`, `needs`), a `sysmeter serve` child
 //! (`serve`), one lock for tests that want the CPUs to themselves (`exclusive`), and the
 //! PostgreSQL test database (`pg`, with the `pg` feature).
 
+pub mod chromium;
 pub mod cmd;
 pub mod fleet;
 pub mod needs;

@@ -1,0 +1,195 @@
+//! Tests of the layouts over a fixture of every run kind: the bench fixture
+//! (`model::fixture::sample_run`) and a real `run`, `trace`, `profile` and `scale` record
+//! saved as JSON in `fixtures/` (written by `sysmeter <kind> --format json`). Each page opens
+//! with its answer, and no chart on any of them draws two kinds of quantity on one axis.
+
+use super::answer;
+use super::render;
+use super::view::{self, ExperimentView};
+use crate::model::fixture::sample_run;
+use crate::model::{RunKind, RunRecord};
+use crate::report::charts::Chart;
+
+/// A run of every kind.
+fn every_kind() -> Vec<RunRecord> {
+    let files = [
+        include_str!("fixtures/run.json"),
+        include_str!("fixtures/trace.json"),
+        include_str!("fixtures/profile.json"),
+        include_str!("fixtures/scale.json"),
+    ];
+    let mut runs = vec![sample_run()];
+    for text in files {
+        match serde_json::from_str(text) {
+            Ok(run) => runs.push(run),
+            Err(e) => panic!("fixture is not a run: {e}"),
+        }
+    }
+    runs
+}
+
+/// Every chart the page of `run` draws: the answer's and every experiment's.
+fn charts_of(run: &RunRecord) -> Vec<Chart> {
+    let bars = run.kind == RunKind::Bench;
+    let mut views: Vec<ExperimentView> = run
+        .results
+        .iter()
+        .map(|r| view::experiment(r, &run.host.caches, bars))
+        .collect();
+    let mut charts = answer::answer(run, &mut views).charts;
+    charts.extend(views.into_iter().flat_map(|v| v.charts));
+    charts
+}
+
+#[test]
+fn the_fixtures_cover_every_run_kind() {
+    let kinds: Vec<RunKind> = every_kind().iter().map(|r| r.kind).collect();
+    let all = [
+        RunKind::Bench,
+        RunKind::Run,
+        RunKind::Trace,
+        RunKind::Profile,
+        RunKind::Scale,
+    ];
+    assert_eq!(kinds, all);
+}
+
+#[test]
+fn no_chart_mixes_units_in_any_run_kind() {
+    for run in every_kind() {
+        let charts = charts_of(&run);
+        // A profile's answer is its flame graph; every other kind draws charts.
+        let profile = run.kind == RunKind::Profile;
+        assert!(
+            profile || !charts.is_empty(),
+            "{} draws a chart",
+            run.kind.as_str()
+        );
+        for chart in &charts {
+            let first = chart.quantities.first().copied();
+            let mixed: Vec<_> = chart
+                .quantities
+                .iter()
+                .filter(|q| Some(**q) != first)
+                .collect();
+            assert!(
+                mixed.is_empty(),
+                "{} chart {:?} mixes {:?}",
+                run.kind.as_str(),
+                chart.title,
+                chart.quantities
+            );
+        }
+    }
+}
+
+/// The check has teeth: the run fixture's timeline holds percentages, rates per second and
+/// counts, all in unit `count`, which a chart grouped by unit alone would mix.
+#[test]
+fn the_run_fixture_has_several_quantities_in_one_unit() {
+    use crate::model::Unit;
+    use crate::report::charts::Quantity;
+    let runs = every_kind();
+    let timeline = &runs[1].results[0].series;
+    let mut kinds: Vec<Quantity> = timeline
+        .iter()
+        .filter(|s| s.y_unit == Unit::Count)
+        .map(|s| Quantity::of(&s.name, s.y_unit))
+        .collect();
+    kinds.dedup();
+    for q in [Quantity::Percent, Quantity::PerSecond, Quantity::Count] {
+        assert!(kinds.contains(&q), "{q:?} in {kinds:?}");
+    }
+}
+
+#[test]
+fn every_chart_has_a_title_a_caption_sentence_and_axis_units() {
+    for run in every_kind() {
+        for chart in charts_of(&run) {
+            assert!(!chart.title.is_empty());
+            let caption = chart.caption.trim();
+            assert!(caption.ends_with('.'), "one sentence: {caption:?}");
+            assert_eq!(
+                caption.matches(". ").count(),
+                0,
+                "one sentence: {caption:?}"
+            );
+            // Axis titles end with their unit in brackets: `working set [B]`.
+            let units = chart.svg.matches("] (log scale)</text>").count()
+                + chart.svg.matches("]</text>").count();
+            assert!(
+                units >= 1,
+                "{}: no axis unit in {:?}",
+                run.kind.as_str(),
+                chart.title
+            );
+        }
+    }
+}
+
+#[test]
+fn every_layout_opens_with_its_answer_and_ends_with_the_machine() {
+    let expected = [
+        (RunKind::Bench, "Findings per group"),
+        (RunKind::Run, "Verdict: "),
+        (RunKind::Trace, "Top calls"),
+        (RunKind::Profile, "<iframe class=\"flame\""),
+        (
+            RunKind::Scale,
+            "Wall time by N, with the best fit and the knee",
+        ),
+    ];
+    for (run, (kind, answer)) in every_kind().iter().zip(expected) {
+        assert_eq!(run.kind, kind);
+        let html = match render(run) {
+            Ok(html) => html,
+            Err(e) => panic!("render failed: {e}"),
+        };
+        let at = |needle: &str| html.find(needle).unwrap_or(usize::MAX);
+        let (section, first_experiment) =
+            (at("id=\"answer\""), at("<section class=\"experiment\""));
+        assert!(
+            section < at(answer),
+            "{}: answer in its section",
+            kind.as_str()
+        );
+        assert!(
+            at(answer) < first_experiment,
+            "{}: answer before the details",
+            kind.as_str()
+        );
+        assert!(
+            at("id=\"summary\"") < section,
+            "{}: summary line first",
+            kind.as_str()
+        );
+        assert!(at("noise: ") < section);
+        assert!(
+            first_experiment < at("<details class=\"machine\""),
+            "machine last"
+        );
+    }
+}
+
+/// A profile with two flame graphs (a future on-CPU + off-CPU `--both`) shows them side by
+/// side in the answer, and neither again in the details.
+#[test]
+fn two_flame_graphs_sit_side_by_side_in_the_answer() {
+    let mut run = every_kind().remove(3);
+    assert_eq!(run.kind, RunKind::Profile);
+    let mut second = run.results[0].artifacts.clone();
+    second.retain(|a| a.name == "flamegraph");
+    for a in &mut second {
+        a.name = "off-cpu flamegraph".into();
+        a.media_type = "image/svg+xml".into();
+    }
+    run.results[0].artifacts.extend(second);
+    let html = match render(&run) {
+        Ok(html) => html,
+        Err(e) => panic!("render failed: {e}"),
+    };
+    let answer = html.find("id=\"answer\"").unwrap_or(usize::MAX);
+    let pair = html.find("class=\"flames pair\"").unwrap_or(0);
+    assert!(answer < pair, "the pair is in the answer");
+    assert_eq!(html.matches("<iframe class=\"flame\"").count(), 2);
+}

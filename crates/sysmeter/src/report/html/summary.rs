@@ -1,0 +1,91 @@
+//! The summary line at the top of every HTML layout: host, kernel, how long the run took and
+//! the noise state — what the machine-state probe judged per experiment (`machine.stable`
+//! and its `reason`), and the host's noise warnings.
+//!
+//! Pure: built from a [`RunRecord`]; numbers through `model::units`.
+
+use crate::model::RunRecord;
+use crate::model::units;
+
+/// `host · Linux 6.1 · took 41.3 s · noise: …`.
+pub fn summary_line(run: &RunRecord) -> String {
+    let h = &run.host;
+    let mut parts = vec![h.hostname.clone()];
+    if !h.kernel.is_empty() {
+        parts.push(format!("Linux {}", h.kernel));
+    }
+    match run.finished_ns {
+        Some(end) => {
+            let took = end.saturating_sub(run.started_ns) as f64;
+            parts.push(format!("took {}", units::duration_ns(took)));
+        }
+        None => parts.push("did not finish".to_string()),
+    }
+    parts.push(format!("noise: {}", noise_state(run)));
+    parts.retain(|p| !p.is_empty());
+    parts.join(" · ")
+}
+
+/// The noise state: steady, unsteady (naming the experiments; each section says why), or
+/// not probed.
+pub fn noise_state(run: &RunRecord) -> String {
+    let probed: Vec<_> = run
+        .results
+        .iter()
+        .filter_map(|r| r.machine.as_ref().map(|m| (r, m)))
+        .collect();
+    let warnings = match run.host.warnings.len() {
+        0 => String::new(),
+        1 => "; 1 noise warning about the machine".to_string(),
+        n => format!("; {n} noise warnings about the machine"),
+    };
+    if probed.is_empty() {
+        return format!("not probed (no machine-state probe in this run){warnings}");
+    }
+    let unsteady: Vec<String> = probed
+        .iter()
+        .filter(|(_, m)| !m.stable)
+        .map(|(r, _)| r.id.clone())
+        .collect();
+    if unsteady.is_empty() {
+        format!(
+            "machine steady in all {} probed experiments{warnings}",
+            probed.len()
+        )
+    } else {
+        format!(
+            "machine unsteady in {} of {} probed experiments ({}; reasons in their sections){warnings}",
+            unsteady.len(),
+            probed.len(),
+            unsteady.join(", ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::fixture::{sample_run, steady_machine};
+
+    #[test]
+    fn the_line_names_host_kernel_time_and_noise() {
+        let mut run = sample_run();
+        let line = summary_line(&run);
+        assert!(line.starts_with("bench-01 · Linux "), "{line}");
+        assert!(line.contains("took 41.3 s"), "{line}");
+        assert!(line.contains("noise: not probed"), "{line}");
+        run.results[0].machine = Some(steady_machine(3.0));
+        let mut busy = steady_machine(3.0);
+        busy.stable = false;
+        busy.reason = Some("core clock fell 20%".into());
+        run.results[1].machine = Some(busy);
+        let state = noise_state(&run);
+        assert!(state.starts_with("machine unsteady in 1 of 2"), "{state}");
+        assert!(
+            state.contains(&format!("({}; reasons", run.results[1].id)),
+            "{state}"
+        );
+        run.results[1].machine = Some(steady_machine(3.0));
+        assert!(noise_state(&run).starts_with("machine steady in all 2"));
+    }
+}
