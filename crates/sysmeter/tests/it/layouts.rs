@@ -118,10 +118,24 @@ fn compare_html_holds_the_change_chart_with_whiskers_and_band() {
     let bin = need!(find_chromium());
     let dir = tempfile::tempdir().expect("tempdir");
     let [a, b] = two_runs(dir.path());
+    // Two stored runs, compared by id as a user would after two benches.
+    let db = dir.path().join("runs.db");
+    sysmeter()
+        .args(["import", &a, &b, "--db"])
+        .arg(&db)
+        .assert()
+        .success();
     let page = dir.path().join("compare.html");
     let md = dir.path().join("compare.md");
     let out = sysmeter()
-        .args(["compare", &a, &b, "--html"])
+        .args([
+            "compare",
+            "20261122T183242Z-3f9a",
+            "20261122T190000Z-b0b0",
+            "--db",
+        ])
+        .arg(&db)
+        .arg("--html")
         .arg(&page)
         .arg("--markdown")
         .arg(&md)
