@@ -119,20 +119,7 @@ mod tests {
         let mut r = ExperimentResult::new("os.syscall", About::default());
         r.metrics = vec![metric("null", samples)];
         r.elapsed_ns = 10;
-        r.machine = Some(MachineState {
-            core_ghz_start: ghz,
-            core_ghz_end: ghz,
-            throughput_start: 14.0,
-            throughput_end: 14.0,
-            syscall_ns_start: 200.0,
-            syscall_ns_end: 200.0,
-            steal_ns: 0,
-            involuntary_switches: 0,
-            runqueue_wait_ns: 0,
-            stable: true,
-            reason: None,
-            between: None,
-        });
+        r.machine = Some(crate::model::fixture::steady_machine(ghz));
         r
     }
 

@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use super::Experiment;
-use super::machine::judge::DEFAULT_LIMITS;
+use super::machine::judge::{DEFAULT_LIMITS, OTHER_CPUS_SHARE};
 use super::machine::sample::relative_change;
 use super::machine::{Limits, ProbeSample, Watch};
 use crate::model::{ExperimentResult, Finding, MachineState, Status, Unit};
@@ -30,29 +30,17 @@ pub const SETTLE_MAX: Duration = Duration::from_secs(2);
 /// share with the other CPUs ([`Experiment::shares_caches_with_other_cpus`]) are also judged
 /// on how busy those were.
 pub fn limits_for(exp: &dyn Experiment) -> Limits {
-    let base = if exp.shares_caches_with_other_cpus() {
-        Limits {
-            other_cpus_share: OTHER_CPUS_SHARE,
-            ..DEFAULT_LIMITS
-        }
-    } else {
-        DEFAULT_LIMITS
-    };
-    if exp.shares_measuring_cpu() {
-        Limits {
-            other_share: f64::INFINITY,
-            runqueue_share: f64::INFINITY,
-            throughput_change: f64::INFINITY,
-            ..base
-        }
-    } else {
-        base
+    let mut limits = DEFAULT_LIMITS;
+    if exp.shares_caches_with_other_cpus() {
+        limits.other_cpus_share = OTHER_CPUS_SHARE;
     }
+    if exp.shares_measuring_cpu() {
+        limits.other_share = f64::INFINITY;
+        limits.runqueue_share = f64::INFINITY;
+        limits.throughput_change = f64::INFINITY;
+    }
+    limits
 }
-
-/// The share of the other CPUs' time they may be busy beside an experiment that shares the
-/// last-level cache with them (see `harness::machine::judge::Limits::other_cpus_share`).
-pub const OTHER_CPUS_SHARE: f64 = 0.25;
 
 /// One measurement of an experiment: its result and the probes it took between the points
 /// of its series (`Ctx::probe_between_points`).
@@ -211,16 +199,9 @@ mod tests {
         r.machine = Some(MachineState {
             core_ghz_start: 4.0,
             core_ghz_end: 3.0,
-            throughput_start: 14.0,
-            throughput_end: 14.0,
-            syscall_ns_start: 1.0,
-            syscall_ns_end: 1.0,
-            steal_ns: 0,
-            involuntary_switches: 0,
-            runqueue_wait_ns: 0,
             stable: false,
             reason: Some("x".into()),
-            between: None,
+            ..crate::model::fixture::steady_machine(4.0)
         });
         add_core_cycles(&mut r);
         let c = r.metrics[0]

@@ -90,6 +90,10 @@ pub const DEFAULT_LIMITS: Limits = Limits {
     min_tick_evidence_ns: 20_000_000,
 };
 
+/// `other_cpus_share` for the experiments that share the last-level cache with the other
+/// CPUs (`DEFAULT_LIMITS` does not judge it: see the table above for why 25%).
+pub const OTHER_CPUS_SHARE: f64 = 0.25;
+
 impl Default for Limits {
     fn default() -> Limits {
         DEFAULT_LIMITS
@@ -295,7 +299,7 @@ mod tests {
         };
         assert!(judge(&START, &START, &build_beside, &DEFAULT_LIMITS).stable);
         let llc = Limits {
-            other_cpus_share: 0.25,
+            other_cpus_share: OTHER_CPUS_SHARE,
             ..DEFAULT_LIMITS
         };
         let v = judge(&START, &START, &build_beside, &llc);
