@@ -292,6 +292,31 @@ fn by_host(doc: &FleetDocument) -> Vec<(Vec<&Outlier>, Vec<String>)> {
     groups
 }
 
+/// The metrics table's header: four fixed columns, then one per host.
+fn metrics_header(doc: &FleetDocument) -> Vec<String> {
+    let mut header: Vec<String> = ["experiment", "metric", "fleet median", "p10–p90"]
+        .map(String::from)
+        .to_vec();
+    header.extend(doc.hosts.iter().map(|h| h.host.clone()));
+    header
+}
+
+/// One metric's row of the metrics table as text: the four fixed cells, then each host's
+/// [`host_cell`] (`-` for a host without the metric).
+fn metric_row(m: &MetricDoc, doc: &FleetDocument) -> Vec<String> {
+    let mut row = vec![
+        m.experiment.clone(),
+        m.metric.clone(),
+        crate::model::units::value(m.fleet_median, m.unit),
+        crate::model::units::range(m.p10, m.p90, m.unit),
+    ];
+    for h in &doc.hosts {
+        let cell = m.hosts.iter().find(|v| v.host == h.host);
+        row.push(cell.map_or("-".to_string(), |v| host_cell(v, m.unit)));
+    }
+    row
+}
+
 /// `host 190 ns (p50)`, with `!` on an outlier.
 fn host_cell(h: &HostValueDoc, unit: Unit) -> String {
     let mark = if h.outlier { " !" } else { "" };

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use super::super::charts::dots::{Dot, DotChart, render as dot_chart};
 use super::super::charts::svg::escape;
 use super::text::rule;
-use super::{FleetDocument, MetricDoc, by_host, host_cell, how_far};
+use super::{FleetDocument, MetricDoc, by_host, host_cell, how_far, metrics_header};
 use crate::model::{Unit, units};
 
 const STYLE: &str = "body{margin:0;font:15px/1.5 system-ui,sans-serif;color:#1d1d1f}\
@@ -160,10 +160,7 @@ fn axis_label(unit: Unit) -> &'static str {
 }
 
 fn metrics(doc: &FleetDocument) -> String {
-    let mut header: Vec<String> = ["experiment", "metric", "fleet median", "p10–p90"]
-        .map(String::from)
-        .to_vec();
-    header.extend(doc.hosts.iter().map(|h| h.host.clone()));
+    let header = metrics_header(doc);
     let rows = doc
         .metrics
         .iter()

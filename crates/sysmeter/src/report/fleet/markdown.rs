@@ -4,7 +4,7 @@
 //! Pure: a [`FleetDocument`] in, a string out.
 
 use super::text::rule;
-use super::{FleetDocument, by_host, host_cell, how_far};
+use super::{FleetDocument, by_host, how_far, metric_row, metrics_header};
 use crate::model::units;
 
 /// Makes text safe inside a table cell or a line: pipes escaped, line breaks flattened.
@@ -80,26 +80,6 @@ pub(super) fn render(doc: &FleetDocument) -> String {
 }
 
 fn metrics(doc: &FleetDocument) -> String {
-    let mut header: Vec<String> = ["experiment", "metric", "fleet median", "p10–p90"]
-        .map(String::from)
-        .to_vec();
-    header.extend(doc.hosts.iter().map(|h| h.host.clone()));
-    let rows: Vec<Vec<String>> = doc
-        .metrics
-        .iter()
-        .map(|m| {
-            let mut row = vec![
-                m.experiment.clone(),
-                m.metric.clone(),
-                units::value(m.fleet_median, m.unit),
-                units::range(m.p10, m.p90, m.unit),
-            ];
-            for h in &doc.hosts {
-                let cell = m.hosts.iter().find(|v| v.host == h.host);
-                row.push(cell.map_or("-".to_string(), |v| host_cell(v, m.unit)));
-            }
-            row
-        })
-        .collect();
-    table(&header, &rows)
+    let rows: Vec<Vec<String>> = doc.metrics.iter().map(|m| metric_row(m, doc)).collect();
+    table(&metrics_header(doc), &rows)
 }

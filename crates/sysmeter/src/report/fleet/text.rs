@@ -5,7 +5,7 @@
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
-use super::{FleetDocument, by_host, host_cell, how_far};
+use super::{FleetDocument, by_host, how_far, metric_row, metrics_header};
 use crate::model::units;
 
 /// The text of `doc`.
@@ -71,26 +71,9 @@ fn hosts_table(doc: &FleetDocument) -> Table {
 fn metrics_table(doc: &FleetDocument) -> Table {
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
-    let mut header = vec![
-        "experiment".to_string(),
-        "metric".to_string(),
-        "fleet median".to_string(),
-        "p10–p90".to_string(),
-    ];
-    header.extend(doc.hosts.iter().map(|h| h.host.clone()));
-    t.set_header(header);
+    t.set_header(metrics_header(doc));
     for m in &doc.metrics {
-        let mut row = vec![
-            m.experiment.clone(),
-            m.metric.clone(),
-            units::value(m.fleet_median, m.unit),
-            units::range(m.p10, m.p90, m.unit),
-        ];
-        for h in &doc.hosts {
-            let cell = m.hosts.iter().find(|v| v.host == h.host);
-            row.push(cell.map_or("-".to_string(), |v| host_cell(v, m.unit)));
-        }
-        t.add_row(row);
+        t.add_row(metric_row(m, doc));
     }
     t
 }
