@@ -5,6 +5,7 @@ use std::cell::RefCell;
 use std::time::Instant;
 
 use super::machine::ProbeSample;
+use super::machine::cache::CacheTrail;
 use super::{ExperimentError, Profile};
 use crate::model::{Calibration, ExperimentResult, Finding, HostInfo, Metric, Series, Unit};
 use crate::stats;
@@ -98,6 +99,9 @@ pub struct Ctx<'a> {
     /// Probes taken between the points of a series ([`Ctx::probe_between_points`]); the
     /// watch around the experiment judges them with its start and end probes.
     pub(super) between: RefCell<Vec<ProbeSample>>,
+    /// Shared-cache readings between series points, `Some` for experiments that share the
+    /// last-level cache with the other CPUs (at most one per `cache::BETWEEN_GAP`).
+    pub(super) cache_between: RefCell<Option<CacheTrail>>,
 }
 
 impl Ctx<'_> {
@@ -132,6 +136,9 @@ impl Ctx<'_> {
         }
         let p = ProbeSample::take();
         self.between.borrow_mut().push(p);
+        if let Some(trail) = self.cache_between.borrow_mut().as_mut() {
+            trail.take_between();
+        }
         Some(p)
     }
 

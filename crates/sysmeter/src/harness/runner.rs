@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 use std::time::Instant;
 
+use super::machine::cache::CacheTrail;
 use super::watched::Attempt;
 use super::{Ctx, Experiment, ExperimentError, Profile, calibrate, rounds, watched};
 use crate::model::{ExperimentResult, HostInfo, RunConfig, RunKind, RunRecord, Skip, Status};
@@ -154,9 +155,11 @@ fn run_one(
         params: &opts.params,
         progress: &mut progress,
         between: RefCell::new(Vec::new()),
+        cache_between: RefCell::new(cache_trail(exp)),
     };
     let outcome = exp.run(&mut ctx);
     let between = ctx.between.take();
+    let cache_between = ctx.cache_between.take().unwrap_or_default();
     // Experiments may move the thread (cross-CPU work); put it back for the next one.
     if let Some(c) = cpu {
         let _ = sysmeter_sys::sched::pin_current_thread(c);
@@ -182,7 +185,18 @@ fn run_one(
         }
     }
     result.elapsed_ns = started.elapsed().as_nanos() as u64;
-    Some(Attempt { result, between })
+    Some(Attempt {
+        result,
+        between,
+        cache_between,
+    })
+}
+
+/// The shared-cache readings between series points, for the experiments that share the
+/// last-level cache with the other CPUs (the watch took the first reading just now).
+fn cache_trail(exp: &dyn Experiment) -> Option<CacheTrail> {
+    exp.shares_caches_with_other_cpus()
+        .then(CacheTrail::started_now)
 }
 
 /// The harness's check on every metric an experiment returns: a sample set that is mostly

@@ -11,10 +11,11 @@
 use std::time::{Duration, Instant};
 
 use super::Experiment;
+use super::machine::cache::{CACHE_SPREAD, CacheTrail};
 use super::machine::judge::{DEFAULT_LIMITS, OTHER_CPUS_SHARE};
 use super::machine::sample::relative_change;
 use super::machine::{Limits, ProbeSample, Watch};
-use crate::model::{ExperimentResult, Finding, MachineState, Status, Unit};
+use crate::model::{CacheShare, ExperimentResult, Finding, MachineState, Status, Unit, units};
 use crate::stats;
 
 /// Pause between the probes that decide the machine has settled.
@@ -49,6 +50,8 @@ pub struct Attempt {
     pub result: ExperimentResult,
     /// Probes between series points, for the stability judgment.
     pub between: Vec<ProbeSample>,
+    /// Shared-cache readings between series points (experiments that share caches only).
+    pub cache_between: CacheTrail,
 }
 
 /// Runs `measure` (one attempt of `exp`) inside a watch on `cpu` and records the machine's
@@ -59,12 +62,20 @@ pub fn watched(
     measure: &mut dyn FnMut() -> Option<Attempt>,
 ) -> Option<ExperimentResult> {
     let watch = cpu.and_then(|c| Watch::start(c).ok());
+    let watch = match watch {
+        Some(w) if exp.shares_caches_with_other_cpus() => Some(w.with_cache()),
+        w => w,
+    };
     let Attempt {
         mut result,
         between,
+        cache_between,
     } = measure()?;
     if let Some(w) = watch {
-        result.machine = w.finish(&between, &limits_for(exp)).ok();
+        result.machine = w.finish(&between, &cache_between, &limits_for(exp)).ok();
+    }
+    if let Some(c) = result.machine.as_ref().and_then(|m| m.cache) {
+        result.findings.push(cache_finding(&c));
     }
     add_core_cycles(&mut result);
     Some(result)
@@ -89,6 +100,32 @@ pub fn measured(
         .findings
         .push(remeasured_finding(&reason, again.machine.as_ref()));
     Some(again)
+}
+
+/// What the shared-cache probe saw during an experiment, for the reader of its last-level
+/// figures.
+pub fn cache_finding(c: &CacheShare) -> Finding {
+    let steady = c.max_ns / c.min_ns <= CACHE_SPREAD;
+    Finding::new(
+        "machine.cache_share",
+        format!(
+            "Shared-cache probe: a {} random chase took {} per load ({} readings, median {}); \
+             {}",
+            units::size(c.bytes),
+            units::range(c.min_ns, c.max_ns, Unit::Ns),
+            c.count,
+            units::value(c.median_ns, Unit::Ns),
+            if steady {
+                "it held still, so the last-level figures were measured with one share of \
+                 that cache."
+            } else {
+                "the share of the last-level cache left to this CPU changed while it ran \
+                 (other CPUs or other guests of the host), so its end and the latencies near \
+                 it describe that share, not the cache's size (docs/compare.md)."
+            }
+        ),
+        None,
+    )
 }
 
 /// The finding that says an experiment was measured twice, and why.

@@ -280,5 +280,6 @@ pub fn steady_machine(ghz: f64) -> MachineState {
         stable: true,
         reason: None,
         between: None,
+        cache: None,
     }
 }

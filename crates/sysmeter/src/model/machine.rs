@@ -41,6 +41,33 @@ pub struct MachineState {
     /// between the start and end probes, and these see it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub between: Option<BetweenProbes>,
+    /// The shared-cache probe, for experiments that depend on the last-level cache shared
+    /// with other CPUs and other guests (`mem.latency`): absent for the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheShare>,
+}
+
+/// The shared-cache probe over one experiment (`harness::machine::cache`): a random pointer
+/// chase over a fixed working set larger than the private caches, timed at the start, at
+/// most every half second between the points of the series, and at the end. Its time per
+/// load is near the last-level cache's latency when this CPU holds that much of the shared
+/// cache, and near DRAM's when other CPUs or other guests of the host hold it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CacheShare {
+    /// Working set of the chase, bytes.
+    pub bytes: u64,
+    /// How many times it was timed.
+    pub count: u32,
+    /// ns per load at the start.
+    pub start_ns: f64,
+    /// ns per load at the end.
+    pub end_ns: f64,
+    /// Lowest ns per load of all the readings.
+    pub min_ns: f64,
+    /// Highest ns per load of all the readings.
+    pub max_ns: f64,
+    /// Median ns per load of all the readings: the figure `compare` uses.
+    pub median_ns: f64,
 }
 
 /// The range of the probes taken between the points of a series (all of them, start and

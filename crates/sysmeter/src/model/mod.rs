@@ -22,6 +22,6 @@ pub use fleet::{FleetData, FleetHost, FleetSpread, FleetValue};
 pub use host::{
     CacheInfo, Capability, CgroupLimits, CpuInfo, DiskInfo, HostInfo, MemoryInfo, NicInfo,
 };
-pub use machine::{BetweenProbes, MachineState, RoundStats};
+pub use machine::{BetweenProbes, CacheShare, MachineState, RoundStats};
 pub use run::*;
 pub use summary::Summary;

@@ -118,6 +118,7 @@ fn probed_run() -> RunRecord {
         stable: false,
         reason: Some("machine speed changed -25% during this experiment".into()),
         between: None,
+        cache: None,
     });
     for m in &mut r.metrics {
         let mut c = m.summary;

@@ -68,6 +68,13 @@ pub const MACHINE_THRESHOLD: f64 = 0.05;
 /// is not proportional to the throughput, so it cannot be normalised away; such a change is
 /// reported as `machine_busier`/`machine_quieter` and never fails `--fail-above`.
 pub const THROUGHPUT_THRESHOLD: f64 = 0.10;
+/// How far the shared-cache probes may spread — within one experiment (`bench` then calls
+/// it unstable) or between A and B (`compare`) — as highest/lowest: 1.5×. Readings of one
+/// quiet minute agree within ≈ 10–20%; a working set that falls out of the shared
+/// last-level cache moves them 3–10× (`harness::machine::cache`). A change of a metric of
+/// such an experiment in the direction of the probes is reported as
+/// `machine_busier`/`machine_quieter`, not judged.
+pub const CACHE_SPREAD: f64 = 1.5;
 
 fn default_machine_threshold() -> f64 {
     MACHINE_THRESHOLD
@@ -143,10 +150,11 @@ pub enum Verdict {
     /// Faster, but the machine ran faster too: no change after normalising for its speed.
     MachineFaster,
     /// Slower, with B's core shared more (its throughput probe lower by more than
-    /// [`THROUGHPUT_THRESHOLD`]: a busy SMT sibling), which explains a change of this
-    /// direction: not judged.
+    /// [`THROUGHPUT_THRESHOLD`]: a busy SMT sibling) or B's shared cache held more by others
+    /// (its shared-cache probe slower by more than [`CACHE_SPREAD`]), which explains a change
+    /// of this direction: not judged.
     MachineBusier,
-    /// Faster, with B's core shared less: not judged.
+    /// Faster, with B's core or shared cache shared less: not judged.
     MachineQuieter,
 }
 
@@ -161,8 +169,10 @@ impl Verdict {
             Verdict::Lower => "lower",
             Verdict::MachineSlower => "machine slower; no change after normalising",
             Verdict::MachineFaster => "machine faster; no change after normalising",
-            Verdict::MachineBusier => "machine busier (core shared in B); not judged",
-            Verdict::MachineQuieter => "machine quieter (core shared in A); not judged",
+            Verdict::MachineBusier => "machine busier (core or cache shared more in B); not judged",
+            Verdict::MachineQuieter => {
+                "machine quieter (core or cache shared more in A); not judged"
+            }
         }
     }
 }

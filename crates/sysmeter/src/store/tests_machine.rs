@@ -22,6 +22,15 @@ fn round_trip_keeps_machine_state_core_cycles_and_rounds() {
         stable: false,
         reason: Some("machine speed changed 24% during this experiment".into()),
         between: None,
+        cache: Some(crate::model::CacheShare {
+            bytes: 4 << 20,
+            count: 3,
+            start_ns: 13.5,
+            end_ns: 96.25,
+            min_ns: 13.5,
+            max_ns: 96.25,
+            median_ns: 40.0,
+        }),
     };
     run.results[0].machine = Some(state.clone());
     run.results[0].round_machines = vec![state.clone(), state];

@@ -54,7 +54,23 @@ fn bench_mem_quick_reports_curves_levels_bandwidth_and_faults() {
 
     between_probes(lat, series[0]["points"].as_array().map_or(0, Vec::len));
     between_probes(bw, 2);
+    shared_cache_probe(lat, bw);
     page_faults(&run);
+}
+
+/// `mem.latency` carries the shared-cache probe (start and end at least, a plausible time
+/// per load, and the finding that reports it); `mem.bandwidth` does not.
+fn shared_cache_probe(lat: &serde_json::Value, bw: &serde_json::Value) {
+    let cache = &lat["machine"]["cache"];
+    assert!(cache["count"].as_u64().is_some_and(|n| n >= 2), "{cache}");
+    let field = |k: &str| cache[k].as_f64().unwrap_or(f64::NAN);
+    let (lo, med, hi) = (field("min_ns"), field("median_ns"), field("max_ns"));
+    assert!(lo > 0.3 && lo <= med && med <= hi && hi < 5000.0, "{cache}");
+    assert!(
+        finding_keys(lat).iter().any(|k| k == "machine.cache_share"),
+        "{lat}"
+    );
+    assert!(bw["machine"].get("cache").is_none(), "{}", bw["machine"]);
 }
 
 /// Long series probe the machine between their points, on the measuring CPU.

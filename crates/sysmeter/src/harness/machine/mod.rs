@@ -17,6 +17,7 @@
 //! outside it. Depends on `sysmeter-sys` (the probe), `serde` and `thiserror`; not on
 //! `model`, `stats` or the experiments.
 
+pub mod cache;
 pub mod counters;
 pub mod judge;
 pub mod procfs;

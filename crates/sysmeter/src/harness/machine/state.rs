@@ -29,6 +29,7 @@ pub fn assemble(
         stable: verdict.stable,
         reason: if verdict.stable { None } else { verdict.reason },
         between: None,
+        cache: None,
     }
 }
 

@@ -10,6 +10,7 @@
 use std::time::Instant;
 
 use super::MachineError;
+use super::cache::{self, CACHE_SPREAD, CacheTrail};
 use super::counters::{Beside, Counters};
 use super::judge::{Limits, judge_series};
 use super::sample::ProbeSample;
@@ -17,11 +18,12 @@ use super::state;
 use crate::model::MachineState;
 
 /// What was true when the experiment started.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Watch {
     probe: ProbeSample,
     counters: Counters,
     at: Instant,
+    cache: Option<CacheTrail>,
 }
 
 impl Watch {
@@ -39,7 +41,17 @@ impl Watch {
             probe,
             counters,
             at: Instant::now(),
+            cache: None,
         }
+    }
+
+    /// Also watch the share of the last-level cache left to this CPU (the shared-cache
+    /// probe, [`cache`]): one reading now, one at the end.
+    pub fn with_cache(mut self) -> Watch {
+        let mut trail = CacheTrail::default();
+        trail.take();
+        self.cache = Some(trail);
+        self
     }
 
     /// The start probe.
@@ -48,16 +60,24 @@ impl Watch {
     }
 
     /// Read the counters, probe again and judge, with the probes the experiment took
-    /// between the points of its series (`between`, may be empty).
+    /// between the points of its series (`between`, may be empty; `cache_between`, the
+    /// shared-cache readings among them, used only when [`Watch::with_cache`] was called).
     pub fn finish(
         self,
         between: &[ProbeSample],
+        cache_between: &CacheTrail,
         limits: &Limits,
     ) -> Result<MachineState, MachineError> {
         let counters = Counters::read(self.counters.cpu)?;
         let interval_ns = u64::try_from(self.at.elapsed().as_nanos()).unwrap_or(u64::MAX);
         let probe = ProbeSample::take();
-        Ok(self.finish_with(probe, between, &counters, interval_ns, limits))
+        let mut state = self.finish_with(probe, between, &counters, interval_ns, limits);
+        if let Some(mut trail) = self.cache {
+            trail.extend(cache_between);
+            trail.take();
+            add_cache(&mut state, &trail);
+        }
+        Ok(state)
     }
 
     /// The pure half of [`Watch::finish`]: the state from the end probe and counters.
@@ -75,6 +95,23 @@ impl Watch {
         s.between = state::between_range(between);
         s
     }
+}
+
+/// Record the shared-cache readings in `state` and judge their spread ([`CACHE_SPREAD`]).
+pub fn add_cache(state: &mut MachineState, trail: &CacheTrail) {
+    state.cache = trail.summary();
+    let Some(clause) = state
+        .cache
+        .as_ref()
+        .and_then(|c| cache::judge(c, CACHE_SPREAD))
+    else {
+        return;
+    };
+    state.stable = false;
+    state.reason = Some(match state.reason.take() {
+        Some(r) => format!("{r}; {clause}"),
+        None => clause,
+    });
 }
 
 #[cfg(test)]
@@ -116,7 +153,9 @@ mod tests {
         }
         let w = Watch::start(cpu).expect("/proc is readable");
         std::hint::black_box(sysmeter_sys::probe::mul_chain(1000, 3));
-        let s = w.finish(&[], &DEFAULT_LIMITS).expect("/proc is readable");
+        let s = w
+            .finish(&[], &CacheTrail::default(), &DEFAULT_LIMITS)
+            .expect("/proc is readable");
         assert!(s.core_ghz_start > 0.0 && s.core_ghz_end > 0.0, "{s:?}");
         assert!(s.throughput_end > 0.0 && s.syscall_ns_end > 0.0, "{s:?}");
         // Stability itself depends on the machine's load: only its consistency is checked.
@@ -157,7 +196,9 @@ mod tests {
         busy_for(Duration::from_millis(300));
         stop.store(true, Ordering::Relaxed);
         let pinned = spinner.join().expect("the spinner does not panic");
-        let s = w.finish(&[], &DEFAULT_LIMITS).expect("/proc is readable");
+        let s = w
+            .finish(&[], &CacheTrail::default(), &DEFAULT_LIMITS)
+            .expect("/proc is readable");
         assert!(pinned, "the spinner could be pinned to CPU {cpu}");
         assert!(!s.stable, "{s:?}");
         let reason = s.reason.unwrap_or_default();

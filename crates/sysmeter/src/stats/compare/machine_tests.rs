@@ -311,3 +311,55 @@ fn a_clock_change_alone_is_not_a_shared_core_and_small_differences_are_ignored()
     let null = find(&cmp, "null (getppid)");
     assert_eq!((null.verdict, null.regression), (Verdict::Slower, true));
 }
+
+/// `run` with the shared-cache probe of `mem.latency` at a median of `ns` per load.
+fn shared_cache(mut r: RunRecord, ns: f64) -> RunRecord {
+    let m = r.results[1].machine.as_mut().expect("probed");
+    m.cache = Some(crate::model::CacheShare {
+        bytes: 4 << 20,
+        count: 5,
+        start_ns: ns,
+        end_ns: ns,
+        min_ns: ns,
+        max_ns: ns,
+        median_ns: ns,
+    });
+    r
+}
+
+#[test]
+fn a_shared_cache_held_by_others_in_b_explains_a_slowdown_in_its_direction_only() {
+    // Measured on the development machine: a 4 MiB chase 13-20 ns when the L3 share fits
+    // it, 95-160 ns when other guests hold it.
+    let a = shared_cache(run(3.69, 1.0, 1.0), 14.0);
+    let b = shared_cache(run(3.69, 1.0, 1.3), 95.0);
+    let cmp = compare(&a, &b);
+    let dram = find(&cmp, "DRAM latency");
+    assert!((dram.cache_ratio.expect("probed") - 95.0 / 14.0).abs() < 1e-9);
+    assert_eq!(
+        dram.comparison.as_ref().map(|c| c.verdict),
+        Some(Verdict::Slower)
+    );
+    assert_eq!(
+        (dram.verdict, dram.regression),
+        (Verdict::MachineBusier, false)
+    );
+    // Other experiments carry no cache probe: their verdicts are untouched.
+    assert_eq!(find(&cmp, "null (getppid)").cache_ratio, None);
+    // A cache probe within 1.5x: the slowdown is judged.
+    let b = shared_cache(run(3.69, 1.0, 1.3), 20.0);
+    let dram = find(&compare(&a, &b), "DRAM latency").clone();
+    assert_eq!((dram.verdict, dram.regression), (Verdict::Slower, true));
+    // Faster although B's cache was held more by others: the code's, judged.
+    let b = shared_cache(run(3.69, 1.0, 0.7), 95.0);
+    assert_eq!(
+        find(&compare(&a, &b), "DRAM latency").verdict,
+        Verdict::Faster
+    );
+    // A's cache held by others and B faster: machine quieter.
+    let cmp = compare(
+        &shared_cache(run(3.69, 1.0, 1.3), 95.0),
+        &shared_cache(run(3.69, 1.0, 1.0), 14.0),
+    );
+    assert_eq!(find(&cmp, "DRAM latency").verdict, Verdict::MachineQuieter);
+}

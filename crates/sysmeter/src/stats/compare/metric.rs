@@ -7,8 +7,8 @@
 
 use super::machine::{ClockScaling, decide_scaling};
 use super::{
-    CompareOptions, Direction, MetricComparison, SampleComparison, THROUGHPUT_THRESHOLD, Verdict,
-    compare_run_medians, compare_samples,
+    CACHE_SPREAD, CompareOptions, Direction, MetricComparison, SampleComparison,
+    THROUGHPUT_THRESHOLD, Verdict, compare_run_medians, compare_samples,
 };
 use crate::model::{MachineState, Metric, RunRecord, Status, Unit};
 use crate::stats::normalise::{self, Kind, Point};
@@ -19,6 +19,7 @@ struct Member {
     median: f64,
     ghz: Option<f64>,
     throughput: Option<f64>,
+    cache_ns: Option<f64>,
 }
 
 impl Member {
@@ -31,6 +32,7 @@ impl Member {
             throughput: state
                 .map(|s| s.throughput() / s.core_ghz())
                 .filter(|t| t.is_finite() && *t > 0.0),
+            cache_ns: state.and_then(|s| s.cache).map(|c| c.median_ns),
         }
     }
 }
@@ -61,6 +63,12 @@ impl Side<'_> {
     /// Median throughput probe per core cycle of the members, when every member has one.
     fn throughput(&self) -> Option<f64> {
         let v: Option<Vec<f64>> = self.members.iter().map(|m| m.throughput).collect();
+        median(&v?)
+    }
+
+    /// Median shared-cache probe (ns per load) of the members, when every member has one.
+    fn cache_ns(&self) -> Option<f64> {
+        let v: Option<Vec<f64>> = self.members.iter().map(|m| m.cache_ns).collect();
         median(&v?)
     }
 
@@ -234,7 +242,7 @@ pub(super) fn compare_metric(
             return out;
         }
     };
-    out.throughput_ratio = a.throughput().zip(b.throughput()).map(|(ta, tb)| tb / ta);
+    (out.throughput_ratio, out.cache_ratio) = sharing_ratios(&a, &b);
     let clocks = a.clocks().zip(b.clocks());
     out.machine_ratio = clocks
         .as_ref()
@@ -318,17 +326,29 @@ fn judge(
     }
 }
 
-/// The verdict when the throughput probes of the sides differ beyond
-/// [`THROUGHPUT_THRESHOLD`] in the direction of the change, for a metric that scales with
-/// the core: the machine's, not the code's.
+/// B/A of the throughput probe per core cycle and of the shared-cache probe.
+fn sharing_ratios(a: &Side<'_>, b: &Side<'_>) -> (Option<f64>, Option<f64>) {
+    (
+        a.throughput().zip(b.throughput()).map(|(ta, tb)| tb / ta),
+        a.cache_ns().zip(b.cache_ns()).map(|(ca, cb)| cb / ca),
+    )
+}
+
+/// The verdict when the machine's sharing differs between the sides in the direction of the
+/// change: the throughput probes beyond [`THROUGHPUT_THRESHOLD`] for a metric that scales
+/// with the core (a busy SMT sibling), or the shared-cache probes beyond [`CACHE_SPREAD`]
+/// for a metric of an experiment that carries them (other CPUs or guests holding the
+/// last-level cache). The machine's, not the code's.
 fn busier(out: &MetricComparison) -> Option<Verdict> {
-    let r = out.throughput_ratio?;
-    if !out.scales_with_clock || (r - 1.0).abs() <= THROUGHPUT_THRESHOLD {
-        return None;
-    }
+    // B/A of "how shared": above 1 when B was shared more.
+    let core = (out.throughput_ratio)
+        .filter(|r| out.scales_with_clock && (r - 1.0).abs() > THROUGHPUT_THRESHOLD)
+        .map(|r| 1.0 / r);
+    let cache = (out.cache_ratio).filter(|r| r.max(1.0 / r) > CACHE_SPREAD);
+    let shared_more = [core, cache].into_iter().flatten().find(|r| *r != 1.0)?;
     match out.verdict {
-        Verdict::Slower if r < 1.0 => Some(Verdict::MachineBusier),
-        Verdict::Faster if r > 1.0 => Some(Verdict::MachineQuieter),
+        Verdict::Slower if shared_more > 1.0 => Some(Verdict::MachineBusier),
+        Verdict::Faster if shared_more < 1.0 => Some(Verdict::MachineQuieter),
         _ => None,
     }
 }

@@ -73,6 +73,11 @@ pub struct MetricComparison {
     /// no probe.
     #[serde(default)]
     pub throughput_ratio: Option<f64>,
+    /// Shared-cache probe B/A for this experiment (median ns per load of a 4 MiB chase;
+    /// above 1 when other CPUs or guests held more of the last-level cache in B); `None`
+    /// when a side has no such probe (only `mem.latency` takes it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_ratio: Option<f64>,
     /// Whether the metric's cost scales with the core clock (see `stats::compare::machine`).
     pub scales_with_clock: bool,
     /// Why: the static rule or the evidence of the runs.
@@ -104,6 +109,7 @@ impl MetricComparison {
             regression: false,
             machine_ratio: None,
             throughput_ratio: None,
+            cache_ratio: None,
             scales_with_clock: false,
             scaling_basis: String::new(),
             normalised_change: None,
