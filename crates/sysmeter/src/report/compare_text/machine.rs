@@ -6,7 +6,7 @@
 
 use crate::model::units;
 use crate::stats::compare::{
-    MetricComparison, RunComparison, RunSide, SampleComparison, SideMachine, Verdict,
+    CACHE_SPREAD, MetricComparison, RunComparison, RunSide, SampleComparison, SideMachine, Verdict,
 };
 
 use super::signed_percent;
@@ -169,24 +169,40 @@ pub(super) fn rule_lines(cmp: &RunComparison) -> Vec<String> {
 }
 
 /// One line when changes were put down to a core shared more on one side (the throughput
-/// probe: an SMT sibling busy), with the median throughput ratio of those metrics.
-fn shared_core_line(cmp: &RunComparison) -> Option<String> {
-    let mut ratios: Vec<f64> = cmp
-        .metrics
-        .iter()
+/// probe: an SMT sibling busy), with the median throughput ratio of those metrics, and one
+/// when they were put down to the shared cache (the shared-cache probe).
+fn shared_core_line(cmp: &RunComparison) -> Vec<String> {
+    let busier: Vec<&MetricComparison> = (cmp.metrics.iter())
         .filter(|m| matches!(m.verdict, Verdict::MachineBusier | Verdict::MachineQuieter))
-        .filter_map(|m| m.throughput_ratio)
         .collect();
-    if ratios.is_empty() {
-        return None;
+    let (by_cache, by_core): (Vec<&MetricComparison>, Vec<&MetricComparison>) = busier
+        .into_iter()
+        .partition(|m| m.cache_ratio.is_some_and(|r| r.max(1.0 / r) > CACHE_SPREAD));
+    let mut lines = Vec::new();
+    if let Some(median) = median_of(by_core.iter().filter_map(|m| m.throughput_ratio)) {
+        lines.push(format!(
+            "machine busier/quieter: {} metric(s) changed in the direction of the machine's \
+             throughput probe (B/A {median:.2}; it halves when the core's other hardware thread \
+             is busy, which the clock probe does not see); not judged and never a --fail-above \
+             regression — compare runs measured on a quiet machine (docs/compare.md).",
+            by_core.len()
+        ));
     }
-    ratios.sort_by(f64::total_cmp);
-    let median = ratios[ratios.len() / 2];
-    Some(format!(
-        "machine busier/quieter: {} metric(s) changed in the direction of the machine's \
-         throughput probe (B/A {median:.2}; it halves when the core's other hardware thread is \
-         busy, which the clock probe does not see); not judged and never a --fail-above \
-         regression — compare runs measured on a quiet machine (docs/compare.md).",
-        ratios.len()
-    ))
+    if let Some(median) = median_of(by_cache.iter().filter_map(|m| m.cache_ratio)) {
+        lines.push(format!(
+            "machine busier/quieter: {} metric(s) changed in the direction of the shared-cache \
+             probe (a 4 MiB chase, B/A {median:.2}: other CPUs or guests held a different share \
+             of the last-level cache); not judged and never a --fail-above regression \
+             (docs/compare.md).",
+            by_cache.len()
+        ));
+    }
+    lines
+}
+
+/// The middle value (upper median) of some ratios; `None` without any.
+fn median_of(ratios: impl Iterator<Item = f64>) -> Option<f64> {
+    let mut v: Vec<f64> = ratios.collect();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied()
 }

@@ -114,3 +114,33 @@ fn a_shifted_machine_is_shown_and_explains_the_change() {
     assert_eq!(v["metrics"][1]["verdict"], "machine_slower");
     assert_eq!(v["summary"]["machine_slower"], 3);
 }
+
+#[test]
+fn a_change_put_down_to_the_shared_cache_says_so() {
+    let (mut a, mut b) = shifted();
+    let cache = |ns: f64| crate::model::CacheShare {
+        bytes: 4 << 20,
+        count: 4,
+        start_ns: ns,
+        end_ns: ns,
+        min_ns: ns,
+        max_ns: ns,
+        median_ns: ns,
+    };
+    // Same clock on both sides: only the shared-cache probe differs (14 vs 95 ns per load).
+    b.results[0].machine = a.results[0].machine.clone();
+    (a.results[0].machine.as_mut().unwrap()).cache = Some(cache(14.0));
+    (b.results[0].machine.as_mut().unwrap()).cache = Some(cache(95.0));
+    let cmp = compare_runs(&a, &b, &CompareOptions::default(), Some(0.05));
+    let text = render(&cmp, &a, &b, CompareFormat::Text, false).unwrap();
+    assert!(
+        text.contains("direction of the shared-cache probe"),
+        "{text}"
+    );
+    assert!(text.contains("B/A 6.79"), "{text}");
+    assert!(
+        !text.contains("direction of the machine's throughput probe"),
+        "{text}"
+    );
+    assert!(text.contains("--fail-above 5.0%: no regression"), "{text}");
+}
