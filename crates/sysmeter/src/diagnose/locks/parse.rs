@@ -202,7 +202,10 @@ mod tests {
         let stack: Vec<u8> = [5u64, 6].iter().flat_map(|w| w.to_ne_bytes()).collect();
         let b = body(&[1, 2], &enter, &stack);
         let s = sample(&b, &LAYOUT).unwrap();
-        assert_eq!((s.pid, s.tid, s.time, s.chain.clone()), (7, 9, 1234, vec![1, 2]));
+        assert_eq!(
+            (s.pid, s.tid, s.time, s.chain.clone()),
+            (7, 9, 1234, vec![1, 2])
+        );
         assert_eq!(
             s.call,
             Call::Enter {

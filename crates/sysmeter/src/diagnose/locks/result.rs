@@ -3,7 +3,8 @@
 //! durations as samples, and the findings (`findings`).
 //!
 //! A row's metric is named `lock N kind: site` (N = the lock's rank by total wait, so two
-//! runs compare hottest with hottest whatever the addresses); its note holds the word's
+//! runs compare hottest with hottest whatever the addresses), or `wait N kind: site` for
+//! waits on events (condition variables, joins, semaphores), listed after the locks; its note holds the word's
 //! address, the waiting threads and where the waiters were woken from (the holders' release
 //! sites, with their share). Pure except for naming (symbol files are read).
 
@@ -23,6 +24,8 @@ mod findings;
 /// Wait durations kept per row for the statistics (the count, total and maximum are exact).
 const MAX_SAMPLES: usize = 5000;
 const SEED: u64 = 1;
+/// Rows stored at most (the findings count every lock).
+const MAX_ROWS: usize = 60;
 
 /// One (lock, call site) row.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -84,7 +87,11 @@ pub fn group(waits: &[Wait], named: &HashMap<(u32, u32), Named>) -> Vec<Lock> {
         let n = named.get(&(w.pid, w.chain)).unwrap_or(&unknown);
         let key = (w.pid, w.uaddr);
         *kinds.entry(key).or_default().entry(n.kind).or_default() += w.ns();
-        let acc = per.entry(key).or_default().entry(n.site.clone()).or_default();
+        let acc = per
+            .entry(key)
+            .or_default()
+            .entry(n.site.clone())
+            .or_default();
         acc.row.waits += 1;
         acc.row.total_ns += w.ns();
         acc.row.max_ns = acc.row.max_ns.max(w.ns());
@@ -92,9 +99,13 @@ pub fn group(waits: &[Wait], named: &HashMap<(u32, u32), Named>) -> Vec<Lock> {
             acc.row.samples.push(w.ns() as f64);
         }
         acc.tids.insert(w.tid);
-        let holder = match w.waker {
-            Some((_, chain)) => named.get(&(w.pid, chain)).map_or("[unknown]", |h| &h.site),
-            None => "the kernel, a timeout or a signal",
+        let holder = match (w.waker, w.ret) {
+            (Some((_, chain)), _) => named.get(&(w.pid, chain)).map_or("[unknown]", |h| &h.site),
+            (None, 0) => "the kernel (thread exit) or an unobserved process",
+            (None, -11) => "nowhere: the word changed before it slept (EAGAIN)",
+            (None, -110) => "nowhere: a timeout",
+            (None, -4) => "nowhere: a signal",
+            (None, _) => "nowhere: an error",
         };
         *acc.holders.entry(holder.to_string()).or_default() += 1;
     }
@@ -143,7 +154,11 @@ fn lock(
 }
 
 /// Names the stacks of every wait and waker.
-fn name_all(paired: &Paired, recorded: &Recorded, spaces: &AddressSpaces) -> HashMap<(u32, u32), Named> {
+fn name_all(
+    paired: &Paired,
+    recorded: &Recorded,
+    spaces: &AddressSpaces,
+) -> HashMap<(u32, u32), Named> {
     let mut keys: HashMap<(u32, u32), u64> = HashMap::new();
     for w in &paired.waits {
         keys.entry((w.pid, w.chain)).or_insert(w.enter);
@@ -161,24 +176,30 @@ pub fn note(lock: &Lock, row: &Row) -> String {
         .holders
         .iter()
         .take(3)
-        .map(|(site, n)| format!("{site} {}", units::percent(*n as f64 / row.waits.max(1) as f64)))
+        .map(|(site, n)| {
+            format!(
+                "{site} {}",
+                units::percent(*n as f64 / row.waits.max(1) as f64)
+            )
+        })
         .collect();
     format!(
-        "0x{:x} · {} threads · max {} · woken from {}",
+        "0x{:x} · {} thread{} · max {} · woken from {}",
         lock.uaddr,
         row.threads,
+        if row.threads == 1 { "" } else { "s" },
         units::duration_ns(row.max_ns as f64),
         woken.join(", ")
     )
 }
 
-fn metric(rank: usize, lock: &Lock, row: &Row) -> Metric {
+fn metric(word: &str, rank: usize, lock: &Lock, row: &Row) -> Metric {
     let mut summary = crate::stats::summarize(&row.samples, SEED).unwrap_or_default();
     summary.n = row.waits as usize;
     summary.mean = row.total_ns as f64 / row.waits.max(1) as f64;
     summary.max = row.max_ns as f64;
     Metric {
-        name: format!("lock {rank} {}: {}", lock.kind, row.site),
+        name: format!("{word} {rank} {}: {}", lock.kind, row.site),
         unit: Unit::Ns,
         summary,
         cycles: None,
@@ -222,20 +243,26 @@ fn about(target: &Target) -> About {
 pub fn build(recording: &mut Recording, target: &Target) -> ExperimentResult {
     let paired = pair(&mut recording.recorded.events);
     let side = &recording.recorded.side;
-    let maps: Vec<_> = recording.maps_at_start.iter().chain(&side.maps).cloned().collect();
+    let maps: Vec<_> = recording
+        .maps_at_start
+        .iter()
+        .chain(&side.maps)
+        .cloned()
+        .collect();
     let spaces = AddressSpaces::new(&maps, &side.execs, &side.forks);
     let named = name_all(&paired, &recording.recorded, &spaces);
     let locks = group(&paired.waits, &named);
     let mut result = ExperimentResult::new("locks", about(target));
     result.elapsed_ns = recording.wall_ns;
-    let mut rank = 0;
-    for lock in &locks {
-        rank += 1;
-        result
-            .metrics
-            .extend(lock.rows.iter().map(|row| metric(rank, lock, row)));
+    // Locks first (contention), then waits for events; each ranked by total wait.
+    let (contended, events): (Vec<&Lock>, Vec<&Lock>) = locks.iter().partition(|l| is_lock(l.kind));
+    for (word, list) in [("lock", contended), ("wait", events)] {
+        for (i, lock) in list.iter().enumerate() {
+            let rows = lock.rows.iter().map(|row| metric(word, i + 1, lock, row));
+            result.metrics.extend(rows);
+        }
     }
+    result.metrics.truncate(MAX_ROWS);
     result.findings = findings::findings(&locks, &paired, recording);
-    let _ = is_lock;
     result
 }

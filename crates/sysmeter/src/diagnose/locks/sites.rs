@@ -36,7 +36,14 @@ const LIBRARY_MODULES: [&str; 6] = [
 ];
 /// Function name prefixes of the same (Rust's standard library, compiled into the binary).
 const LIBRARY_NAMES: [&str; 8] = [
-    "std::", "core::", "alloc::", "<std::", "<core::", "<alloc::", "parking_lot", "__",
+    "std::",
+    "core::",
+    "alloc::",
+    "<std::",
+    "<core::",
+    "<alloc::",
+    "parking_lot",
+    "__",
 ];
 
 fn is_library(name: &str, module: &str) -> bool {
@@ -107,7 +114,10 @@ impl<'a> Namer<'a> {
             let locs = stack
                 .iter()
                 .enumerate()
-                .map(|(i, &a)| self.spaces.lookup(pid, time, if i == 0 { a } else { a - 1 }))
+                .map(|(i, &a)| {
+                    self.spaces
+                        .lookup(pid, time, if i == 0 { a } else { a - 1 })
+                })
                 .collect();
             places.push(((pid, chain), locs));
         }
@@ -115,10 +125,8 @@ impl<'a> Namer<'a> {
         let mut sites: Vec<Option<Location>> = Vec::new();
         let mut out = HashMap::new();
         for (key, locs) in &places {
-            let named: Vec<(String, &str, Option<Location>)> = locs
-                .iter()
-                .map(|l| self.frame(*l, &names))
-                .collect();
+            let named: Vec<(String, &str, Option<Location>)> =
+                locs.iter().map(|l| self.frame(*l, &names)).collect();
             let site = named
                 .iter()
                 .find(|(n, m, _)| !is_library(n, m))
@@ -234,19 +242,31 @@ mod tests {
     #[test]
     fn the_innermost_telling_frame_gives_the_kind() {
         assert_eq!(
-            kind(&names(&["__GI___lll_lock_wait", "pthread_mutex_lock", "worker"])),
+            kind(&names(&[
+                "__GI___lll_lock_wait",
+                "pthread_mutex_lock",
+                "worker"
+            ])),
             "mutex"
         );
         assert_eq!(
-            kind(&names(&["__futex_abstimed_wait_common", "___pthread_cond_wait"])),
+            kind(&names(&[
+                "__futex_abstimed_wait_common",
+                "___pthread_cond_wait"
+            ])),
             "condvar"
         );
         assert_eq!(
-            kind(&names(&["__futex_abstimed_wait_common", "__pthread_clockjoin_ex"])),
+            kind(&names(&[
+                "__futex_abstimed_wait_common",
+                "__pthread_clockjoin_ex"
+            ])),
             "join"
         );
         assert_eq!(
-            kind(&names(&["std::sys::sync::mutex::futex::Mutex::lock_contended"])),
+            kind(&names(&[
+                "std::sys::sync::mutex::futex::Mutex::lock_contended"
+            ])),
             "mutex"
         );
         assert_eq!(kind(&names(&["syscall", "main"])), "futex");
@@ -256,7 +276,10 @@ mod tests {
     #[test]
     fn library_frames_are_not_call_sites() {
         assert!(is_library("pthread_mutex_lock", "libc.so.6"));
-        assert!(is_library("std::sys::sync::mutex::futex::Mutex::lock_contended", "app"));
+        assert!(is_library(
+            "std::sys::sync::mutex::futex::Mutex::lock_contended",
+            "app"
+        ));
         assert!(is_library("[unknown]", ""));
         assert!(!is_library("worker", "fx"));
     }

@@ -201,10 +201,19 @@ fn locks_answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerView {
             noisy: false,
         })
         .collect();
-    let headers = ["lock: call site", "contended", "total wait", "longest", "word · woken from"];
+    let headers = [
+        "lock: call site",
+        "contended",
+        "total wait",
+        "longest",
+        "word · woken from",
+    ];
     AnswerView {
         heading: "Contended locks".into(),
-        lines_html: finding_lines(r, &["hot_lock", "no_contention", "lock_waits", "event_waits"]),
+        lines_html: finding_lines(
+            r,
+            &["hot_lock", "no_contention", "lock_waits", "event_waits"],
+        ),
         table: Some(TableView {
             caption: String::new(),
             headers: headers.iter().map(|h| h.to_string()).collect(),

@@ -62,7 +62,10 @@ fn events(others: &[&Lock]) -> Option<Finding> {
     }
     by_kind.sort_by(|a, b| b.1.cmp(&a.1));
     let total: u64 = by_kind.iter().map(|(_, t)| t).sum();
-    let parts: Vec<String> = by_kind.iter().map(|(k, t)| format!("{k} {}", ns(*t))).collect();
+    let parts: Vec<String> = by_kind
+        .iter()
+        .map(|(k, t)| format!("{k} {}", ns(*t)))
+        .collect();
     let text = format!(
         "Besides locks, threads waited {} for events ({}): waiting for a condition, a thread \
          or a count is not contention, but says who waits for whom.",
@@ -74,8 +77,7 @@ fn events(others: &[&Lock]) -> Option<Finding> {
 
 /// All findings.
 pub fn findings(locks: &[Lock], paired: &Paired, rec: &Recording) -> Vec<Finding> {
-    let (contended, others): (Vec<&Lock>, Vec<&Lock>) =
-        locks.iter().partition(|l| is_lock(l.kind));
+    let (contended, others): (Vec<&Lock>, Vec<&Lock>) = locks.iter().partition(|l| is_lock(l.kind));
     let all_ns: u64 = contended.iter().map(|l| l.total_ns).sum();
     let mut out = Vec::new();
     match hot(&contended, all_ns, rec.wall_ns) {
@@ -87,7 +89,11 @@ pub fn findings(locks: &[Lock], paired: &Paired, rec: &Recording) -> Vec<Finding
                 format!(
                     "{} lock{} contended: {} waits, {} in all, in {} wall.",
                     contended.len(),
-                    if contended.len() == 1 { " was" } else { "s were" },
+                    if contended.len() == 1 {
+                        " was"
+                    } else {
+                        "s were"
+                    },
                     units::count(waits as f64),
                     ns(all_ns),
                     ns(rec.wall_ns)
