@@ -84,7 +84,10 @@ pub fn markdown(r: &ExperimentResult) -> Option<String> {
     if r.id != LOCKS_ID || r.metrics.is_empty() {
         return None;
     }
-    let line = |cells: &[String]| format!("| {} |", cells.join(" | ").replace('|', "\\|"));
+    let line = |cells: &[String]| {
+        let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+        format!("| {} |", cells.join(" | "))
+    };
     let mut lines = vec![
         line(&HEADERS.map(str::to_string)),
         "|---|---|---|--:|--:|--:|--:|---|---|".to_string(),

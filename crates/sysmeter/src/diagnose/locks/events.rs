@@ -91,9 +91,10 @@ pub struct Recorded {
 impl Recorded {
     /// Starts with the mappings of an attached process.
     pub fn with_maps(maps: &[MapEvent]) -> Recorded {
-        let mut r = Recorded::default();
-        r.ranges = maps.iter().map(|m| (m.start, m.start + m.len)).collect();
-        r
+        Recorded {
+            ranges: maps.iter().map(|m| (m.start, m.start + m.len)).collect(),
+            ..Recorded::default()
+        }
     }
 
     fn intern(&mut self, chain: Vec<u64>) -> u32 {

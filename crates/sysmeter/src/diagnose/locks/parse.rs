@@ -216,7 +216,8 @@ mod tests {
         );
         assert_eq!(words(s.stack).collect::<Vec<_>>(), vec![5, 6]);
         let exit = raw(521, &[(16, (-11i64) as u64)]);
-        let s = sample(&body(&[], &exit, &[]), &LAYOUT).unwrap();
+        let exit_body = body(&[], &exit, &[]);
+        let s = sample(&exit_body, &LAYOUT).unwrap();
         assert_eq!(s.call, Call::Exit { ret: -11 });
         assert!(sample(&body(&[], &raw(3, &[]), &[]), &LAYOUT).is_none());
         assert!(sample(&b[..20], &LAYOUT).is_none());

@@ -91,6 +91,9 @@ pub struct Namer<'a> {
     unwinder: Unwinder<'a>,
 }
 
+/// A stack's key (process, chain) and the places of its frames, leaf first.
+type Placed = ((u32, u32), Vec<Option<Location>>);
+
 /// A stack to name: process, a time, the interned chain.
 pub type Key = (u32, u64, u32);
 
@@ -105,7 +108,7 @@ impl<'a> Namer<'a> {
 
     /// Names every key; chains are looked up in `chains`.
     pub fn name(&mut self, keys: &[Key], chains: &[Vec<u64>]) -> HashMap<(u32, u32), Named> {
-        let mut places: Vec<((u32, u32), Vec<Option<Location>>)> = Vec::new();
+        let mut places: Vec<Placed> = Vec::new();
         for &(pid, time, chain) in keys {
             let Some(c) = chains.get(chain as usize) else {
                 continue;

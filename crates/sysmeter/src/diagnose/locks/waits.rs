@@ -106,7 +106,14 @@ pub fn pair(events: &mut [Event]) -> Paired {
             }
         }
     }
-    for w in &mut out.waits {
+    attribute(&mut out.waits, &wakes);
+    out
+}
+
+/// Gives each wait that was woken (returned 0) the last other thread that called a waking
+/// operation on its word while it waited.
+fn attribute(waits: &mut [Wait], wakes: &HashMap<(u32, u64), Vec<Wake>>) {
+    for w in waits.iter_mut() {
         if w.ret != 0 {
             continue;
         }
@@ -121,7 +128,6 @@ pub fn pair(events: &mut [Event]) -> Paired {
             .find(|k| k.tid != w.tid)
             .map(|k| (k.tid, k.chain));
     }
-    out
 }
 
 #[cfg(test)]

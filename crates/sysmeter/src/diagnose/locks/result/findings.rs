@@ -60,7 +60,7 @@ fn events(others: &[&Lock]) -> Option<Finding> {
             None => by_kind.push((l.kind, l.total_ns)),
         }
     }
-    by_kind.sort_by(|a, b| b.1.cmp(&a.1));
+    by_kind.sort_by_key(|k| std::cmp::Reverse(k.1));
     let total: u64 = by_kind.iter().map(|(_, t)| t).sum();
     let parts: Vec<String> = by_kind
         .iter()
