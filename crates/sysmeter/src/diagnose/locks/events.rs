@@ -24,9 +24,9 @@ use crate::diagnose::profile::maps::MapEvent;
 use crate::diagnose::profile::records::{self, RawData};
 
 /// Bytes of user stack copied with every futex entry.
-pub const STACK_BYTES: u32 = 1024;
-/// Ring bytes per CPU: ~4 000 entries of a 1 KiB stack, drained every 10 ms.
-const RING_BYTES: usize = 4 << 20;
+pub const STACK_BYTES: u32 = 512;
+/// Ring bytes per CPU: ~14 000 entries with their 512-byte stacks, drained every 10 ms.
+const RING_BYTES: usize = 8 << 20;
 /// Return-address candidates kept per entry.
 const MAX_CANDIDATES: usize = 24;
 /// Marks where the stack candidates start in an interned chain.

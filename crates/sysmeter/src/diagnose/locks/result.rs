@@ -224,7 +224,7 @@ fn about(target: &Target) -> About {
         ),
         methodology: "The syscalls:sys_enter_futex and sys_exit_futex tracepoints, one \
             inherited event pair per CPU (per thread and CPU when attached), with call chains \
-            and the top 1 KiB of the user stack. A wait is a waiting futex operation (WAIT, \
+            and the top 512 bytes of the user stack. A wait is a waiting futex operation (WAIT, \
             WAIT_BITSET, LOCK_PI, LOCK_PI2, WAIT_REQUEUE_PI) from entry to exit, so it \
             includes the time until the woken thread ran again. Its waker is the last other \
             thread that called a waking operation on the same word during the wait. Call \
