@@ -8,7 +8,7 @@
 use std::collections::{HashMap, HashSet};
 
 use blazesym::symbolize::source::{Elf, Source};
-use blazesym::symbolize::{Input, Symbolized, Symbolizer};
+use blazesym::symbolize::{CodeInfo, Input, Sym, Symbolized, Symbolizer};
 
 use super::unwind::Unwinder;
 use crate::diagnose::profile::maps::{AddressSpaces, Location};
@@ -146,8 +146,8 @@ impl<'a> Namer<'a> {
         let lines = self.lines(sites.iter().flatten());
         out.into_iter()
             .map(|(k, (mut named, loc))| {
-                if let Some(line) = loc.and_then(|l| lines.get(&l)) {
-                    named.site = format!("{} ({line})", named.site);
+                if let Some((name, line)) = loc.and_then(|l| lines.get(&l)) {
+                    named.site = format!("{name} ({line})");
                 }
                 (k, named)
             })
@@ -200,11 +200,15 @@ impl<'a> Namer<'a> {
         out
     }
 
-    /// `file:line` of each location, from DWARF line tables where present.
-    fn lines<'l>(&self, locs: impl Iterator<Item = &'l Location>) -> HashMap<Location, String> {
+    /// The innermost non-library function at each location (inlined functions counted) and
+    /// its `file:line`, from DWARF where present.
+    fn lines<'l>(
+        &self,
+        locs: impl Iterator<Item = &'l Location>,
+    ) -> HashMap<Location, (String, String)> {
         let symbolizer = Symbolizer::builder()
             .enable_code_info(true)
-            .enable_inlined_fns(false)
+            .enable_inlined_fns(true)
             .build();
         let mut out = HashMap::new();
         for (module, offsets) in Self::by_module(locs) {
@@ -218,20 +222,47 @@ impl<'a> Namer<'a> {
             };
             for (offset, s) in offsets.iter().zip(found) {
                 let Symbolized::Sym(sym) = s else { continue };
-                let Some(code) = sym.code_info else { continue };
-                let file = std::path::Path::new(&code.file);
-                let file = file.file_name().map_or(file.as_os_str(), |f| f);
-                if let Some(line) = code.line {
-                    let loc = Location {
-                        module,
-                        offset: *offset,
-                    };
-                    out.insert(loc, format!("{}:{line}", file.to_string_lossy()));
+                if let Some(site) = innermost_site(&sym) {
+                    out.insert(
+                        Location {
+                            module,
+                            offset: *offset,
+                        },
+                        site,
+                    );
                 }
             }
         }
         out
     }
+}
+
+/// `file:line` of a code location.
+fn file_line(code: &CodeInfo<'_>) -> Option<String> {
+    let file = std::path::Path::new(&code.file);
+    let file = file.file_name().map_or(file.as_os_str(), |f| f);
+    Some(format!("{}:{}", file.to_string_lossy(), code.line?))
+}
+
+/// With inlining, a symbol's code location is the line in the outer function that called
+/// the first inlined one, each inlined function's the line in it that called the next:
+/// the last of them that is not library code is where the user's code took the lock.
+fn innermost_site(sym: &Sym<'_>) -> Option<(String, String)> {
+    let outer = (
+        sym.name.to_string(),
+        sym.code_info.as_deref().and_then(file_line),
+    );
+    let inner = sym.inlined.iter().map(|f| {
+        let line = f.code_info.as_ref().and_then(file_line);
+        (f.name.to_string(), line)
+    });
+    let chain: Vec<(String, Option<String>)> = std::iter::once(outer).chain(inner).collect();
+    let pick = chain
+        .iter()
+        .rev()
+        .find(|(name, _)| !is_library(name, ""))
+        .unwrap_or(&chain[0]);
+    Some((pick.0.clone(), pick.1.clone()?))
 }
 
 #[cfg(test)]
