@@ -17,15 +17,16 @@ use crate::support::skip::Missing;
 use crate::support::{compile_fixture, need, stdout_of, sysmeter};
 
 const SOURCE: &str = include_str!("../fixtures/programs/locks_phases.c");
+const RUST_SOURCE: &str = include_str!("../fixtures/programs/locks_std.rs");
 
 fn fixture(dir: &Path) -> Result<PathBuf, Missing> {
     tracepoints()?;
     compile_fixture("locks_phases", dir, &["-pthread"])
 }
 
-/// The line of the source holding `marker`.
-fn line_of(marker: &str) -> usize {
-    let at = SOURCE.lines().position(|l| l.contains(marker));
+/// The line of `source` holding `marker`.
+fn line_in(source: &str, marker: &str) -> usize {
+    let at = source.lines().position(|l| l.contains(marker));
     at.expect("marker in the fixture") + 1
 }
 
@@ -99,7 +100,7 @@ fn one_hot_lock_at_the_worker_line_and_none_on_separate_locks() {
         );
     }
     assert_eq!(field(&stdout, "phase2", "contended"), "0");
-    let site = format!("worker (locks_phases.c:{})", line_of("LOCK SITE"));
+    let site = format!("worker (locks_phases.c:{})", line_in(SOURCE, "LOCK SITE"));
     assert!(hot[0].0.ends_with(&site), "{} is not at {site}", hot[0].0);
     let findings = run["results"][0]["findings"].as_array().expect("findings");
     let text = findings
@@ -214,6 +215,88 @@ fn a_stored_locks_run_shows_renders_and_compares() {
     assert!(page.contains("Contended locks") && page.contains("worker (locks_phases.c:"));
     let compared = stdout_of(sysmeter().args(["compare", "latest~1", "latest", "--db", db_arg]));
     assert!(compared.contains("lock 1 mutex: worker"), "{compared}");
+}
+
+/// Runs `locks --format json` on `argv`; the fixture's stdout and the run record.
+fn locks_json(dir: &Path, argv: &[&std::ffi::OsStr]) -> (String, Value) {
+    let json = dir.join("run.json");
+    let out = sysmeter()
+        .args(["locks", "--no-store", "--format", "json", "--out"])
+        .arg(&json)
+        .arg("--")
+        .args(argv)
+        .output()
+        .expect("sysmeter runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = serde_json::from_slice(&std::fs::read(&json).expect("report")).expect("JSON");
+    (String::from_utf8_lossy(&out.stdout).into_owned(), run)
+}
+
+#[test]
+fn a_condition_variable_wait_is_an_event_woken_by_the_signalling_code() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = need!(fixture(dir.path()));
+    let (stdout, run) = locks_json(dir.path(), &[prog.as_os_str(), "cond".as_ref()]);
+    let rows = rows(&run);
+    let waits = line_in(SOURCE, "COND WAIT");
+    let signal = format!(
+        "producer (locks_phases.c:{})",
+        line_in(SOURCE, "COND SIGNAL")
+    );
+    let cond: Vec<_> = rows.iter().filter(|r| r.0.starts_with("wait ")).collect();
+    let cond: Vec<_> = cond.iter().filter(|r| r.0.contains(" condvar: ")).collect();
+    assert!(!cond.is_empty(), "no condvar wait: {rows:?} ({stdout})");
+    for r in &cond {
+        assert!(
+            r.0.ends_with(&format!("consumer (locks_phases.c:{waits})")),
+            "{r:?}"
+        );
+        assert!(r.3.contains(&format!("woken from {signal}")), "{r:?}");
+    }
+    // 50 signals 2 ms apart: the consumer slept on many of them (fewer when it ran late).
+    let slept: u64 = cond.iter().map(|r| r.1).sum();
+    assert!(
+        (10..=60).contains(&slept),
+        "{slept} condvar waits: {rows:?}"
+    );
+    assert!(
+        rows.iter()
+            .all(|r| !r.0.contains(" condvar: ") || r.0.starts_with("wait "))
+    );
+}
+
+#[test]
+fn a_rust_std_mutex_is_found_at_its_lock_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    need!(tracepoints());
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/programs/locks_std.rs");
+    let exe = dir.path().join("locks_std");
+    let status = Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
+        .args(["-O", "-g", "-C", "force-frame-pointers=yes", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .expect("rustc runs (cargo test needs it)");
+    assert!(status.success(), "rustc failed on {}", src.display());
+    let (_, run) = locks_json(dir.path(), &[exe.as_os_str()]);
+    let rows = rows(&run);
+    let site = format!(
+        "worker (locks_std.rs:{})",
+        line_in(RUST_SOURCE, "LOCK SITE")
+    );
+    let locks: Vec<_> = rows.iter().filter(|r| r.0.starts_with("lock ")).collect();
+    assert!(!locks.is_empty(), "no contended lock: {rows:?}");
+    assert!(locks[0].0.starts_with("lock 1 mutex: "), "{rows:?}");
+    assert!(
+        locks[0].0.ends_with(&site),
+        "{} is not at {site}",
+        locks[0].0
+    );
+    assert!(locks[0].3.contains("4 threads"), "{:?}", locks[0]);
 }
 
 #[test]
