@@ -13,14 +13,21 @@ use std::process::{ChildStdout, Command, Stdio};
 use serde_json::Value;
 
 use crate::support::needs::tracepoints;
-use crate::support::skip::Missing;
+use crate::support::skip::{Cap, Missing};
 use crate::support::{compile_fixture, need, stdout_of, sysmeter};
 
 const SOURCE: &str = include_str!("../fixtures/programs/locks_phases.c");
 const RUST_SOURCE: &str = include_str!("../fixtures/programs/locks_std.rs");
 
-fn fixture(dir: &Path) -> Result<PathBuf, Missing> {
+/// The futex tracepoints `locks` needs (root, tracefs).
+fn futex_events() -> Result<(), Missing> {
     tracepoints()?;
+    sysmeter::diagnose::locks::available()
+        .map_err(|why| Missing::new(Cap::Tracepoints, format!("futex tracepoints: {why}")))
+}
+
+fn fixture(dir: &Path) -> Result<PathBuf, Missing> {
+    futex_events()?;
     compile_fixture("locks_phases", dir, &["-pthread"])
 }
 
@@ -272,7 +279,7 @@ fn a_condition_variable_wait_is_an_event_woken_by_the_signalling_code() {
 #[test]
 fn a_rust_std_mutex_is_found_at_its_lock_line() {
     let dir = tempfile::tempdir().expect("tempdir");
-    need!(tracepoints());
+    need!(futex_events());
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/programs/locks_std.rs");
     let exe = dir.path().join("locks_std");
     let status = Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
