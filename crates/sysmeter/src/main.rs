@@ -18,6 +18,7 @@ fn main() -> ExitCode {
         Command::Run(a) => commands::run(a),
         Command::Trace(a) => commands::trace(a),
         Command::Profile(a) => commands::profile(a),
+        Command::Locks(a) => commands::locks(a),
         Command::Scale(a) => commands::scale(a),
         Command::Compare(a) => commands::compare(a),
         Command::Report(a) => commands::report(a),

@@ -11,6 +11,7 @@ mod compare;
 mod completions;
 mod export;
 mod fleet;
+mod locks;
 mod man;
 mod profile;
 mod report;
@@ -24,6 +25,7 @@ pub use compare::CompareArgs;
 pub use completions::CompletionsArgs;
 pub use export::{ExportArgs, ExportFormat};
 pub use fleet::{FleetArgs, ImportArgs};
+pub use locks::{LOCKS_TARGET, LocksArgs};
 pub use man::ManArgs;
 pub use profile::{PROFILE_TARGET, ProfileArgs};
 pub use report::ReportArgs;
@@ -60,6 +62,8 @@ pub enum Command {
     Trace(TraceArgs),
     /// Sample a command's CPU profile: flat profile, call graph, flame graph.
     Profile(ProfileArgs),
+    /// Find contended locks (futex waits) of a command: per lock and call site, like mutrace.
+    Locks(LocksArgs),
     /// Time a command at growing input sizes and fit its complexity.
     Scale(ScaleArgs),
     /// Compare two runs metric by metric, with significance.

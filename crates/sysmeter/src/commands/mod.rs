@@ -14,6 +14,7 @@ mod import;
 #[cfg(test)]
 mod json_docs;
 mod list;
+mod locks;
 mod man;
 mod outfile;
 mod output;
@@ -35,6 +36,7 @@ pub use history::history;
 pub use host::host;
 pub use import::import;
 pub use list::list;
+pub use locks::locks;
 pub use man::man;
 pub use output::{Ending, Finished, Sink, Stream};
 pub use profile::profile;

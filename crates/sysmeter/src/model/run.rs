@@ -105,6 +105,8 @@ pub enum RunKind {
     Profile,
     /// `sysmeter scale`.
     Scale,
+    /// `sysmeter locks`.
+    Locks,
 }
 
 impl RunKind {
@@ -116,6 +118,7 @@ impl RunKind {
             RunKind::Trace => "trace",
             RunKind::Profile => "profile",
             RunKind::Scale => "scale",
+            RunKind::Locks => "locks",
         }
     }
 }

@@ -98,7 +98,7 @@ fn measured(r: &ExperimentResult) -> Vec<String> {
             .collect();
         blocks.push(lines.join("\n"));
     }
-    if let Some(t) = super::syscalls::markdown(r) {
+    if let Some(t) = super::syscalls::markdown(r).or_else(|| super::locks_text::markdown(r)) {
         blocks.push(t);
     } else if !r.metrics.is_empty() {
         let (headers, rows) = format::metric_table(&r.metrics);

@@ -18,6 +18,7 @@ pub mod glance;
 pub mod host_text;
 pub mod html;
 mod json;
+pub mod locks_text;
 mod markdown;
 pub mod openmetrics;
 pub mod profile_text;

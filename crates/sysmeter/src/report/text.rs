@@ -176,7 +176,7 @@ fn measured(r: &ExperimentResult) -> Vec<String> {
         .iter()
         .map(|e| format!("estimate: {}", format::estimate_line(e, &r.metrics)))
         .collect();
-    if let Some(t) = super::syscalls::text(r) {
+    if let Some(t) = super::syscalls::text(r).or_else(|| super::locks_text::text(r)) {
         lines.push(t);
     } else if !r.metrics.is_empty() {
         let (headers, rows) = format::metric_table(&r.metrics);

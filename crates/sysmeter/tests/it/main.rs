@@ -19,6 +19,7 @@ mod html;
 mod ipc;
 mod killed;
 mod layouts;
+mod locks;
 mod lookup;
 mod mem;
 mod mutation;

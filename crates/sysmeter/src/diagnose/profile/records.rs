@@ -98,7 +98,7 @@ fn trailer_time(bytes: &[u8]) -> u64 {
         .map_or(0, u64::from_ne_bytes)
 }
 
-pub(super) fn handle(rec: &perf_event::Record<'_>, raw: &mut RawData) {
+pub(crate) fn handle(rec: &perf_event::Record<'_>, raw: &mut RawData) {
     let ty = rec.ty();
     if !matches!(
         ty,

@@ -181,7 +181,7 @@ fn record_child(
 /// SIGINT on to the command (the terminal's Ctrl-C reached it already, a signal sent to
 /// sysmeter alone did not; a second SIGINT is harmless) and kills it if it is still running
 /// [`GRACE`] later, so sysmeter never hangs on a command that ignores SIGINT.
-fn wait_for_end(child: &mut Child) -> std::io::Result<Option<(Exit, ChildUsage)>> {
+pub(crate) fn wait_for_end(child: &mut Child) -> std::io::Result<Option<(Exit, ChildUsage)>> {
     let mut interrupted_at: Option<Instant> = None;
     loop {
         if let Some(info) = child.wait(false)? {

@@ -8,7 +8,8 @@
 //!   per-call time metrics, so a future `calls` run kind uses it as it is;
 //! - profile: the flame graph(s) (two side by side, for a future on-CPU + off-CPU `--both`),
 //!   then the flat profile and the call graph;
-//! - scale: the fitted curve with the data points and the knee.
+//! - scale: the fitted curve with the data points and the knee;
+//! - locks: the hot lock, then the contended locks by call site.
 //!
 //! A diagnosis's metrics are of different kinds (times, counts, percentages), so they are a
 //! key-figure strip, never one chart. What the answer shows is moved out of the experiment
@@ -72,6 +73,7 @@ pub fn answer(run: &RunRecord, views: &mut [ExperimentView]) -> AnswerView {
         RunKind::Bench => bench_answer(run),
         RunKind::Run => run_answer(first, view),
         RunKind::Trace => calls_answer(first, view),
+        RunKind::Locks => locks_answer(first, view),
         RunKind::Profile => profile_answer(run, views),
         RunKind::Scale => scale_answer(first),
     }
@@ -176,6 +178,47 @@ pub fn calls_answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerVi
             rows: rows.into_iter().map(|(_, row)| row).collect(),
         }),
         charts: charts::time_by_call(r).into_iter().collect(),
+        ..AnswerView::default()
+    }
+}
+
+/// The contended locks of `locks`: the hot-lock sentence, then one row per lock and call
+/// site (mutrace's table) from the per-row wait metrics and their notes.
+fn locks_answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerView {
+    view.charts.clear();
+    view.metrics = None;
+    let rows = r
+        .metrics
+        .iter()
+        .map(|m| Row {
+            cells: vec![
+                m.name.clone(),
+                units::count(m.summary.n as f64),
+                units::duration_ns(m.summary.mean * m.summary.n as f64),
+                units::duration_ns(m.summary.max),
+                m.note.clone().unwrap_or_default(),
+            ],
+            noisy: false,
+        })
+        .collect();
+    let headers = [
+        "lock: call site",
+        "contended",
+        "total wait",
+        "longest",
+        "word · woken from",
+    ];
+    AnswerView {
+        heading: "Contended locks".into(),
+        lines_html: finding_lines(
+            r,
+            &["hot_lock", "no_contention", "lock_waits", "event_waits"],
+        ),
+        table: Some(TableView {
+            caption: String::new(),
+            headers: headers.iter().map(|h| h.to_string()).collect(),
+            rows,
+        }),
         ..AnswerView::default()
     }
 }

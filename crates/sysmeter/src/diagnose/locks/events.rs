@@ -1,0 +1,307 @@
+//! The perf events of `locks`: `syscalls:sys_enter_futex` and `sys_exit_futex`, one pair per
+//! CPU with `inherit` on a launched command (or per CPU and thread of an attached process),
+//! every event of a CPU writing into one ring (`PERF_EVENT_IOC_SET_OUTPUT`). Entries carry
+//! the frame-pointer call chain, the raw record (word, operation) and the top
+//! [`STACK_BYTES`] of the user stack, from which the return addresses a frameless glibc
+//! function hides are recovered later (`unwind`); exits carry the return value. Entry events
+//! also ask for the MMAP2/COMM/FORK side-band records that name addresses after the process
+//! is gone (parsed by the profiler's `records`).
+//!
+//! Ids and field offsets come from tracefs (`/sys/kernel/tracing/events/syscalls/…`), never
+//! assumed; perf-event2 excludes the kernel by default, which silences tracepoints, so
+//! `.include_kernel()` is set. Only a futex call enters the kernel, so a lock taken without
+//! contention is never seen and costs nothing.
+
+use std::collections::HashMap;
+use std::io;
+use std::os::fd::AsRawFd;
+
+use perf_event::events::Tracepoint;
+use perf_event::{Builder, Counter, SampleFlag, Sampler};
+
+use super::parse::{self, Call, Layout};
+use crate::diagnose::profile::maps::MapEvent;
+use crate::diagnose::profile::records::{self, RawData};
+
+/// Bytes of user stack copied with every futex entry.
+pub const STACK_BYTES: u32 = 512;
+/// Ring bytes per CPU: ~14 000 entries with their 512-byte stacks, drained every 10 ms.
+const RING_BYTES: usize = 8 << 20;
+/// Return-address candidates kept per entry.
+const MAX_CANDIDATES: usize = 24;
+/// Marks where the stack candidates start in an interned chain.
+pub const SCAN_MARK: u64 = u64::MAX;
+
+const RECORD_SAMPLE: u32 = 9;
+const RECORD_LOST: u32 = 2;
+
+const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+
+/// One futex entry or exit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event {
+    /// Process id.
+    pub pid: u32,
+    /// Thread id.
+    pub tid: u32,
+    /// Kernel time, ns.
+    pub time: u64,
+    /// Entry or exit.
+    pub call: CallData,
+    /// Index of the chain in [`Recorded::chains`] (entries only).
+    pub chain: u32,
+}
+
+/// [`Call`] without borrowed data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallData {
+    /// A call began.
+    Enter {
+        /// Futex word.
+        uaddr: u64,
+        /// Operation with flags.
+        op: u32,
+        /// Second word.
+        uaddr2: u64,
+    },
+    /// A call returned.
+    Exit {
+        /// Return value.
+        ret: i64,
+    },
+}
+
+/// Everything read from the rings.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    /// Entries and exits in reading order (sort by time before pairing).
+    pub events: Vec<Event>,
+    /// Distinct chains: frame-pointer chain, [`SCAN_MARK`], stack candidates.
+    pub chains: Vec<Vec<u64>>,
+    index: HashMap<Vec<u64>, u32>,
+    /// Side-band records (mappings, execs, forks, names).
+    pub side: RawData,
+    /// Records lost to full rings.
+    pub lost: u64,
+    /// Executable ranges known so far, for picking stack candidates.
+    ranges: Vec<(u64, u64)>,
+    ranges_from: usize,
+}
+
+impl Recorded {
+    /// Starts with the mappings of an attached process.
+    pub fn with_maps(maps: &[MapEvent]) -> Recorded {
+        Recorded {
+            ranges: maps.iter().map(|m| (m.start, m.start + m.len)).collect(),
+            ..Recorded::default()
+        }
+    }
+
+    fn intern(&mut self, chain: Vec<u64>) -> u32 {
+        if let Some(&i) = self.index.get(&chain) {
+            return i;
+        }
+        let i = self.chains.len() as u32;
+        self.index.insert(chain.clone(), i);
+        self.chains.push(chain);
+        i
+    }
+
+    fn refresh_ranges(&mut self) {
+        let new = &self.side.maps[self.ranges_from..];
+        self.ranges
+            .extend(new.iter().map(|m| (m.start, m.start.saturating_add(m.len))));
+        self.ranges_from = self.side.maps.len();
+    }
+
+    fn executable(&self, addr: u64) -> bool {
+        self.ranges.iter().any(|&(lo, hi)| lo <= addr && addr < hi)
+    }
+
+    fn push(&mut self, s: parse::Sample<'_>) {
+        let (call, chain) = match s.call {
+            Call::Enter { uaddr, op, uaddr2 } => {
+                let mut chain = s.chain;
+                chain.push(SCAN_MARK);
+                let found = parse::words(s.stack).filter(|&w| self.executable(w));
+                let found: Vec<u64> = found.take(MAX_CANDIDATES).collect();
+                chain.extend(found);
+                (CallData::Enter { uaddr, op, uaddr2 }, self.intern(chain))
+            }
+            Call::Exit { ret } => (CallData::Exit { ret }, u32::MAX),
+        };
+        self.events.push(Event {
+            pid: s.pid,
+            tid: s.tid,
+            time: s.time,
+            call,
+            chain,
+        });
+    }
+}
+
+/// The ids and offsets of the futex tracepoints, or why they cannot be read.
+pub fn layout() -> Result<Layout, String> {
+    let base = TRACEFS
+        .into_iter()
+        .find(|b| std::path::Path::new(&format!("{b}/events/syscalls/sys_enter_futex")).exists())
+        .ok_or_else(|| {
+            "the syscalls:sys_enter_futex tracepoint is missing (tracefs not mounted at \
+             /sys/kernel/tracing, or a kernel without CONFIG_FTRACE_SYSCALLS); as root: \
+             `mount -t tracefs nodev /sys/kernel/tracing`"
+                .to_string()
+        })?;
+    let read = |event: &str| -> Result<(u64, String), String> {
+        let dir = format!("{base}/events/syscalls/{event}");
+        let id = std::fs::read_to_string(format!("{dir}/id"));
+        let format = std::fs::read_to_string(format!("{dir}/format"));
+        match (id, format) {
+            (Ok(id), Ok(f)) => Ok((id.trim().parse().map_err(|_| format!("{dir}/id"))?, f)),
+            (Err(e), _) | (_, Err(e)) => Err(format!(
+                "cannot read {dir}: {e}; run as root (tracefs is readable by root only)"
+            )),
+        }
+    };
+    let (enter, enter_format) = read("sys_enter_futex")?;
+    let (exit, exit_format) = read("sys_exit_futex")?;
+    let off = |f: &str, name: &str| {
+        field_offset(f, name).ok_or_else(|| format!("the futex tracepoint has no field {name}"))
+    };
+    Ok(Layout {
+        enter,
+        exit,
+        uaddr: off(&enter_format, "uaddr")?,
+        op: off(&enter_format, "op")?,
+        uaddr2: off(&enter_format, "uaddr2")?,
+        ret: off(&exit_format, "ret")?,
+    })
+}
+
+/// The offset of field `name` in a tracepoint `format` file.
+pub fn field_offset(format: &str, name: &str) -> Option<usize> {
+    format.lines().find_map(|line| {
+        let mut parts = line.trim().split(';').map(str::trim);
+        let decl = parts.next()?.strip_prefix("field:")?;
+        let last = decl.split_whitespace().last()?.trim_start_matches('*');
+        if last != name {
+            return None;
+        }
+        parts.find_map(|p| p.strip_prefix("offset:")?.parse().ok())
+    })
+}
+
+/// The open events and their rings.
+pub struct Rings {
+    rings: Vec<(usize, Sampler)>,
+    others: Vec<Counter>,
+    layout: Layout,
+}
+
+fn builder(id: u64, tid: i32, cpu: usize, enter: bool, on_exec: bool) -> Builder<'static> {
+    let mut b = Builder::new(Tracepoint::with_id(id));
+    b.observe_pid(tid)
+        .one_cpu(cpu)
+        .inherit(true)
+        .include_kernel()
+        .exclude_callchain_kernel(true)
+        .sample_period(1)
+        .sample(
+            SampleFlag::TID
+                | SampleFlag::TIME
+                | SampleFlag::CALLCHAIN
+                | SampleFlag::RAW
+                | SampleFlag::STACK_USER,
+        )
+        .sample_stack_user(if enter { STACK_BYTES } else { 8 })
+        .sample_id_all(true)
+        .enable_on_exec(on_exec);
+    if enter {
+        b.mmap(true).mmap2(true).comm(true).task(true);
+    }
+    b
+}
+
+impl Rings {
+    /// No events yet.
+    pub fn new(layout: Layout) -> Rings {
+        Rings {
+            rings: Vec::new(),
+            others: Vec::new(),
+            layout,
+        }
+    }
+
+    /// Opens the entry and exit events of `tid` (and, inherited, its later threads and
+    /// children) on every CPU of `cpus`.
+    pub fn add(&mut self, tid: i32, cpus: &[usize], on_exec: bool) -> io::Result<()> {
+        for &cpu in cpus {
+            let enter = builder(self.layout.enter, tid, cpu, true, on_exec).build()?;
+            let exit = builder(self.layout.exit, tid, cpu, false, on_exec).build()?;
+            let fd = match self.rings.iter().find(|(c, _)| *c == cpu) {
+                Some((_, ring)) => {
+                    let fd = ring.as_raw_fd();
+                    sysmeter_sys::tracepoint::set_output(enter.as_raw_fd(), fd)?;
+                    self.others.push(enter);
+                    fd
+                }
+                None => {
+                    let ring = enter.sampled(RING_BYTES)?;
+                    let fd = ring.as_raw_fd();
+                    self.rings.push((cpu, ring));
+                    fd
+                }
+            };
+            sysmeter_sys::tracepoint::set_output(exit.as_raw_fd(), fd)?;
+            self.others.push(exit);
+        }
+        Ok(())
+    }
+
+    /// Enables every event now (attach; a launched command's are enabled by its execve).
+    pub fn enable(&mut self) -> io::Result<()> {
+        for (_, s) in &mut self.rings {
+            s.as_counter_mut().enable()?;
+        }
+        self.others.iter_mut().try_for_each(|c| c.enable())
+    }
+
+    /// Reads every record now in the rings into `out`.
+    pub fn drain(&mut self, out: &mut Recorded) {
+        let mut samples = Vec::new();
+        for (_, s) in &mut self.rings {
+            while let Some(rec) = s.next_record() {
+                match rec.ty() {
+                    RECORD_SAMPLE => samples.push(rec.to_contiguous().into_owned()),
+                    RECORD_LOST => {
+                        let body = rec.to_contiguous();
+                        let lost = body.get(8..16).and_then(|b| <[u8; 8]>::try_from(b).ok());
+                        out.lost += lost.map_or(0, u64::from_ne_bytes);
+                    }
+                    _ => records::handle(&rec, &mut out.side),
+                }
+            }
+        }
+        // Mappings first, so the candidates of every sample drained now can be recognised.
+        out.refresh_ranges();
+        for body in &samples {
+            if let Some(s) = parse::sample(body, &self.layout) {
+                out.push(s);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_come_from_the_format_file() {
+        let f = "\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n\
+                 \tfield:u32 * uaddr;\toffset:16;\tsize:8;\tsigned:0;\n\
+                 \tfield:int op;\toffset:24;\tsize:8;\tsigned:0;\n";
+        assert_eq!(field_offset(f, "uaddr"), Some(16));
+        assert_eq!(field_offset(f, "op"), Some(24));
+        assert_eq!(field_offset(f, "ret"), None);
+    }
+}

@@ -1,0 +1,137 @@
+//! The findings of a `locks` result: the hot lock in one sentence ("one lock, taken at
+//! worker (fx.c:42), made 4 threads wait 1.8 s of 2.4 s wall"), the total lock wait, the
+//! waits for events that are not contention (condition variables, joins, semaphores), what
+//! was observed and lost, and what an empty result means.
+
+use super::super::session::Recording;
+use super::super::sites::is_lock;
+use super::super::waits::Paired;
+use super::Lock;
+use crate::model::Finding;
+use crate::model::units;
+
+fn ns(x: u64) -> String {
+    units::duration_ns(x as f64)
+}
+
+/// The hot lock: the lock with the most wait, when it is most of all lock waiting.
+fn hot(locks: &[&Lock], all_ns: u64, wall_ns: u64) -> Option<Finding> {
+    let top = locks.first()?;
+    let row = top.rows.first()?;
+    let share = top.total_ns as f64 / all_ns.max(1) as f64;
+    let released = row
+        .holders
+        .first()
+        .map(|(site, _)| format!("; waiters were woken mostly from {site}"))
+        .unwrap_or_default();
+    let count = if locks.len() == 1 {
+        "one lock".to_string()
+    } else {
+        format!(
+            "one lock of {} ({} of all lock waiting)",
+            locks.len(),
+            units::percent(share)
+        )
+    };
+    let text = format!(
+        "{count}, a {} at 0x{:x} taken at {}, made {} thread{} wait {} of {} wall \
+         ({} contended acquisitions, longest {}){released}.",
+        top.kind,
+        top.uaddr,
+        row.site,
+        top.threads,
+        if top.threads == 1 { "" } else { "s" },
+        ns(top.total_ns),
+        ns(wall_ns),
+        units::count(top.waits as f64),
+        ns(top.max_ns),
+    );
+    Some(Finding::new("hot_lock", text, Some(top.total_ns as f64)))
+}
+
+fn events(others: &[&Lock]) -> Option<Finding> {
+    if others.is_empty() {
+        return None;
+    }
+    let mut by_kind: Vec<(&str, u64)> = Vec::new();
+    for l in others {
+        match by_kind.iter_mut().find(|(k, _)| *k == l.kind) {
+            Some((_, t)) => *t += l.total_ns,
+            None => by_kind.push((l.kind, l.total_ns)),
+        }
+    }
+    by_kind.sort_by_key(|k| std::cmp::Reverse(k.1));
+    let total: u64 = by_kind.iter().map(|(_, t)| t).sum();
+    let parts: Vec<String> = by_kind
+        .iter()
+        .map(|(k, t)| format!("{k} {}", ns(*t)))
+        .collect();
+    let text = format!(
+        "Besides locks, threads waited {} for events ({}): waiting for a condition, a thread \
+         or a count is not contention, but says who waits for whom.",
+        ns(total),
+        parts.join(", ")
+    );
+    Some(Finding::new("event_waits", text, Some(total as f64)))
+}
+
+/// All findings.
+pub fn findings(locks: &[Lock], paired: &Paired, rec: &Recording) -> Vec<Finding> {
+    let (contended, others): (Vec<&Lock>, Vec<&Lock>) = locks.iter().partition(|l| is_lock(l.kind));
+    let all_ns: u64 = contended.iter().map(|l| l.total_ns).sum();
+    let mut out = Vec::new();
+    match hot(&contended, all_ns, rec.wall_ns) {
+        Some(f) => {
+            out.push(f);
+            let waits: u64 = contended.iter().map(|l| l.waits).sum();
+            out.push(Finding::new(
+                "lock_waits",
+                format!(
+                    "{} lock{} contended: {} waits, {} in all, in {} wall.",
+                    contended.len(),
+                    if contended.len() == 1 {
+                        " was"
+                    } else {
+                        "s were"
+                    },
+                    units::count(waits as f64),
+                    ns(all_ns),
+                    ns(rec.wall_ns)
+                ),
+                Some(all_ns as f64),
+            ));
+        }
+        None => out.push(Finding::new(
+            "no_contention",
+            "No lock was contended: no thread slept on a lock. Uncontended locks never enter \
+             the kernel, so they are neither seen nor slowed down."
+                .into(),
+            Some(0.0),
+        )),
+    }
+    out.extend(events(&others));
+    out.push(Finding::new(
+        "observed",
+        format!(
+            "Observed {} futex calls ({} waits, {} wakes) in {} wall; reading them cost this \
+             process {} of CPU.",
+            units::count(paired.calls as f64),
+            units::count(paired.waits.len() as f64),
+            units::count(paired.wakes as f64),
+            ns(rec.wall_ns),
+            ns(rec.tracer_cpu_ns)
+        ),
+        Some(paired.calls as f64),
+    ));
+    if rec.recorded.lost > 0 {
+        out.push(Finding::new(
+            "lost",
+            format!(
+                "{} futex records were lost (the rings filled up): the counts are low.",
+                units::count(rec.recorded.lost as f64)
+            ),
+            Some(rec.recorded.lost as f64),
+        ));
+    }
+    out
+}

@@ -1,0 +1,204 @@
+//! One `locks` session: start the command gated before `execve` with the futex events open
+//! on it (enabled by the kernel at the exec), or open them on every thread of a running
+//! process (rescanning `/proc/PID/task` until no new thread appears; threads created later
+//! inherit the events), then drain the rings every [`POLL`] until the command exits, the
+//! process disappears, `--duration` passes or Ctrl-C. Closing the events detaches: the
+//! target never stops and keeps running. After `--duration` a launched command runs on
+//! unobserved to its end, like `profile`'s.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
+use sysmeter_sys::process::child::Child;
+use sysmeter_sys::process::exit::{ChildUsage, Exit};
+
+use super::events::{Recorded, Rings};
+use super::parse::Layout;
+use super::{LocksError, Settings};
+use crate::diagnose::profile::maps::{MapEvent, parse_proc_maps};
+use crate::diagnose::profile::sampling::online_cpus;
+use crate::diagnose::profile::session::{Stop, wait_for_end};
+use crate::diagnose::target::{Target, Unresolved, resolve_program};
+
+/// How long the reader sleeps between drains.
+const POLL: Duration = Duration::from_millis(10);
+
+/// What a session collected.
+#[derive(Debug)]
+pub struct Recording {
+    /// Futex events and side-band records.
+    pub recorded: Recorded,
+    /// Executable mappings of an attached process when the session began.
+    pub maps_at_start: Vec<MapEvent>,
+    /// Exit status of a launched command.
+    pub exit: Option<(Exit, ChildUsage)>,
+    /// Why it stopped.
+    pub stop: Stop,
+    /// Wall time observed, ns.
+    pub wall_ns: u64,
+    /// CPU time this process spent reading the rings, ns.
+    pub tracer_cpu_ns: u64,
+    /// Threads the events were opened on (attach) or 1 (a launched command).
+    pub threads: usize,
+}
+
+fn cpu_ns() -> u64 {
+    clock_gettime_ns(ClockId::ProcessCputime).max(0) as u64
+}
+
+fn elapsed_ns(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+fn perf(what: String) -> impl Fn(std::io::Error) -> LocksError {
+    move |cause| LocksError::Perf {
+        what: what.clone(),
+        cause,
+    }
+}
+
+/// Records `target` until it ends, the duration passes or Ctrl-C; `attached(text)` is
+/// called once the events are open on a running process.
+pub fn record(
+    target: &Target,
+    layout: Layout,
+    settings: &Settings,
+    attached: &mut dyn FnMut(&str),
+) -> Result<Recording, LocksError> {
+    match target {
+        Target::Launch(argv) => launch(argv, layout, settings),
+        Target::Attach(pid) => attach(*pid, layout, settings, attached),
+    }
+}
+
+fn launch(
+    argv: &[std::ffi::OsString],
+    layout: Layout,
+    settings: &Settings,
+) -> Result<Recording, LocksError> {
+    let name = argv.first().map(|a| a.as_os_str()).unwrap_or_default();
+    let program = match resolve_program(name) {
+        Ok(p) | Err(Unresolved::NotExecutable(p)) => p,
+        Err(Unresolved::NotFound) => std::path::PathBuf::from(name),
+    };
+    let args: Vec<&std::ffi::OsStr> = argv.iter().map(|a| a.as_os_str()).collect();
+    let launch_error = |cause| LocksError::Launch {
+        command: program.display().to_string(),
+        cause,
+    };
+    let mut child = Child::spawn(&program, &args).map_err(launch_error)?;
+    let mut rings = Rings::new(layout);
+    // If opening fails, dropping `child` kills and reaps it unreleased.
+    rings
+        .add(child.pid(), &online_cpus(), true)
+        .map_err(perf(format!("pid {}", child.pid())))?;
+    child.release().map_err(launch_error)?;
+    let (start, cpu0) = (Instant::now(), cpu_ns());
+    let mut recorded = Recorded::default();
+    let mut exit = None;
+    let wait_error = |cause| LocksError::Wait { cause };
+    let stop = loop {
+        std::thread::sleep(POLL);
+        rings.drain(&mut recorded);
+        if let Some(info) = child.wait(false).map_err(wait_error)? {
+            exit = Some(info);
+            break Stop::Ended;
+        }
+        if sysmeter_sys::signal::interrupted() {
+            break Stop::Interrupted;
+        }
+        if settings.duration.is_some_and(|d| start.elapsed() >= d) {
+            break Stop::Duration;
+        }
+    };
+    rings.drain(&mut recorded);
+    let (wall_ns, tracer_cpu_ns) = (elapsed_ns(start), cpu_ns().saturating_sub(cpu0));
+    drop(rings);
+    if exit.is_none() {
+        exit = wait_for_end(&mut child).map_err(wait_error)?;
+    }
+    Ok(Recording {
+        recorded,
+        maps_at_start: Vec::new(),
+        exit,
+        stop,
+        wall_ns,
+        tracer_cpu_ns,
+        threads: 1,
+    })
+}
+
+/// Opens the events on every thread of `pid`, rescanning until no new one shows up.
+fn open_threads(pid: i32, rings: &mut Rings, cpus: &[usize]) -> Result<usize, LocksError> {
+    let mut seen = BTreeSet::new();
+    loop {
+        let tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .map_err(|_| LocksError::NoSuchPid { pid })?
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .filter(|t| !seen.contains(t))
+            .collect();
+        if tids.is_empty() {
+            return Ok(seen.len());
+        }
+        for tid in tids {
+            match rings.add(tid, cpus, false) {
+                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+                other => other.map_err(perf(format!("thread {tid}")))?,
+            }
+            seen.insert(tid);
+        }
+    }
+}
+
+fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(text) => text
+            .rsplit_once(") ")
+            .is_none_or(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+        Err(_) => true,
+    }
+}
+
+fn attach(
+    pid: i32,
+    layout: Layout,
+    settings: &Settings,
+    attached: &mut dyn FnMut(&str),
+) -> Result<Recording, LocksError> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .map_err(|_| LocksError::NoSuchPid { pid })?;
+    let maps_at_start = parse_proc_maps(pid as u32, &maps);
+    let mut recorded = Recorded::with_maps(&maps_at_start);
+    let mut rings = Rings::new(layout);
+    let threads = open_threads(pid, &mut rings, &online_cpus())?;
+    rings.enable().map_err(perf(format!("pid {pid}")))?;
+    attached(&format!(
+        "watching the futex calls of pid {pid} ({threads} threads); Ctrl-C or --duration \
+         detaches"
+    ));
+    let (start, cpu0) = (Instant::now(), cpu_ns());
+    let stop = loop {
+        std::thread::sleep(POLL);
+        rings.drain(&mut recorded);
+        if sysmeter_sys::signal::interrupted() {
+            break Stop::Interrupted;
+        }
+        if settings.duration.is_some_and(|d| start.elapsed() >= d) {
+            break Stop::Duration;
+        }
+        if process_gone(pid) {
+            break Stop::Ended;
+        }
+    };
+    rings.drain(&mut recorded);
+    Ok(Recording {
+        recorded,
+        maps_at_start,
+        exit: None,
+        stop,
+        wall_ns: elapsed_ns(start),
+        tracer_cpu_ns: cpu_ns().saturating_sub(cpu0),
+        threads,
+    })
+}
