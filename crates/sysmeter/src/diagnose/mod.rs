@@ -4,6 +4,7 @@
 //! runs. What they look at — a command to launch or a process to attach to — is the one
 //! [`target::Target`].
 
+pub mod calls;
 pub mod classify;
 pub mod profile;
 pub mod run;

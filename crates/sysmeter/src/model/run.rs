@@ -105,6 +105,8 @@ pub enum RunKind {
     Profile,
     /// `sysmeter scale`.
     Scale,
+    /// `sysmeter calls`.
+    Calls,
 }
 
 impl RunKind {
@@ -116,6 +118,7 @@ impl RunKind {
             RunKind::Trace => "trace",
             RunKind::Profile => "profile",
             RunKind::Scale => "scale",
+            RunKind::Calls => "calls",
         }
     }
 }

@@ -71,7 +71,7 @@ pub fn answer(run: &RunRecord, views: &mut [ExperimentView]) -> AnswerView {
     match run.kind {
         RunKind::Bench => bench_answer(run),
         RunKind::Run => run_answer(first, view),
-        RunKind::Trace => calls_answer(first, view),
+        RunKind::Trace | RunKind::Calls => calls_answer(first, view),
         RunKind::Profile => profile_answer(run, views),
         RunKind::Scale => scale_answer(first),
     }
