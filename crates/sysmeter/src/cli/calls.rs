@@ -14,8 +14,7 @@ pub const CALLS_TARGET: Rules = Rules {
 
 /// `sysmeter calls`: library calls (like `ltrace -c`) of a command or a process.
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Examples:\n  sysmeter calls -- ./server --once\n  \
+#[command(after_help = "Examples:\n  sysmeter calls -- ./server --once\n  \
                   sysmeter calls -f -e 'malloc,free,str*,time' -- make\n  \
                   sysmeter calls -e libc.so.6:malloc -p 1234 --duration 10\n\n\
                   Uprobes on the program's PLT stubs count every call it makes to a shared \
@@ -24,8 +23,7 @@ pub const CALLS_TARGET: Rules = Rules {
                   costs a few µs: that cost is measured first, stated, and subtracted from \
                   the times (docs/calls.md). The summary goes to stderr (or --out); with a \
                   stored bench of this host, each function is priced with this machine's \
-                  own cost."
-)]
+                  own cost.")]
 #[command(mut_arg("pid", |a| a.help(
     "Attach to this running process (all its threads) instead of launching a command; \
      Ctrl-C or --duration removes the probes and leaves it running")))]

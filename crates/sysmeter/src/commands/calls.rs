@@ -9,6 +9,7 @@ use super::trace::{LiveCount, now_ns};
 use super::{Outcome, UsageError};
 use crate::cli::{CALLS_TARGET, CallsArgs};
 use crate::diagnose::calls::{self, CallsConfig, CallsOutput, DEFAULT_SET, select};
+use crate::diagnose::price::{Kind, price};
 use crate::diagnose::trace::CommandState;
 use crate::host;
 use crate::model::{RunConfig, RunKind, RunRecord};
@@ -57,11 +58,25 @@ fn record(output: &CallsOutput, started_ns: i64) -> RunRecord {
     run
 }
 
+/// The latest bench run of this host in the store, to price calls with (`None` without a
+/// store or a bench run).
+pub(super) fn latest_bench(sink: &mut Sink) -> Option<RunRecord> {
+    let store = sink.take_store()?;
+    let host = host::hostname();
+    let found = store
+        .list_host_runs(usize::MAX, Some(&host))
+        .ok()
+        .and_then(|runs| runs.into_iter().find(|r| r.kind == RunKind::Bench.as_str()))
+        .and_then(|r| store.load_run(&r.id).ok());
+    sink.put_store(Some(store));
+    found
+}
+
 /// Run `sysmeter calls`.
 pub fn calls(args: &CallsArgs) -> anyhow::Result<Outcome> {
     sysmeter_sys::signal::install_interrupt_flag().context("installing the Ctrl-C handler")?;
     let cfg = config(args)?;
-    let sink = Sink::open(&args.output, Stream::Stderr)?;
+    let mut sink = Sink::open(&args.output, Stream::Stderr)?;
     let started_ns = now_ns();
     let mut live = LiveCount::new("library calls");
     let traced = calls::calls(&cfg, &mut live);
@@ -80,6 +95,14 @@ pub fn calls(args: &CallsArgs) -> anyhow::Result<Outcome> {
             });
         }
     };
+    let mut output = output;
+    let bench = latest_bench(&mut sink);
+    price(
+        &mut output.result,
+        Kind::Library,
+        bench.as_ref(),
+        output.cpu_ns,
+    );
     let run = record(&output, started_ns);
     let finished = sink.finish(&run, Ending::default())?;
     let code = match output.command {

@@ -69,7 +69,8 @@ impl TraceObserver for LiveCount {
     }
 
     fn progress(&mut self, calls: u64) {
-        self.bar.set_message(format!("{calls} {} traced", self.what));
+        self.bar
+            .set_message(format!("{calls} {} traced", self.what));
         self.bar.tick();
     }
 }
@@ -98,7 +99,7 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
     sysmeter_sys::signal::install_interrupt_flag().context("installing the Ctrl-C handler")?;
     let cfg = config(args)?;
     // Fail on a bad --out or database before tracing anything.
-    let sink = Sink::open(&args.output, Stream::Stderr)?;
+    let mut sink = Sink::open(&args.output, Stream::Stderr)?;
     let started_ns = now_ns();
     let mut live = LiveCount::new("system calls");
     let traced = trace::trace(&cfg, &mut live);
@@ -117,6 +118,10 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
             });
         }
     };
+    let mut output = output;
+    let bench = super::calls::latest_bench(&mut sink);
+    let kind = crate::diagnose::price::Kind::Syscall;
+    crate::diagnose::price::price(&mut output.result, kind, bench.as_ref(), None);
     let run = record(&output, started_ns);
     let finished = sink.finish(&run, Ending::default())?;
     // A command still running when tracing stopped (--duration) is waited for after the

@@ -102,6 +102,9 @@ pub struct CallsOutput {
     pub ended: Ended,
     /// The launched command's fate.
     pub command: CommandState,
+    /// CPU time of the launched command with the probes' cost taken out (calls × the
+    /// measured cost per call), ns.
+    pub cpu_ns: Option<f64>,
 }
 
 /// Traces the library calls of `cfg.target` to its end (or Ctrl-C, or `--duration`). The
@@ -113,7 +116,9 @@ pub fn calls(
     let started = std::time::Instant::now();
     let out = session::run(cfg, observer)?;
     let result = record::build(&out, cfg, started.elapsed());
+    let probes = out.collector.total_calls() as f64 * out.overhead.added_ns();
     Ok(CallsOutput {
+        cpu_ns: out.cpu_ns.map(|c| (c - probes).max(0.0)),
         result,
         ended: out.ended,
         command: out.command,

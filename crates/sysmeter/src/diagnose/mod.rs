@@ -6,6 +6,7 @@
 
 pub mod calls;
 pub mod classify;
+pub mod price;
 pub mod profile;
 pub mod run;
 pub mod scale;

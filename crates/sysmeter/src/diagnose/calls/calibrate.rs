@@ -35,7 +35,11 @@ fn own_libc() -> Option<PathBuf> {
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
     maps.lines()
         .filter_map(|l| l.split_whitespace().nth(5))
-        .find(|p| Path::new(p).file_name().is_some_and(|f| f.to_string_lossy().starts_with("libc.so")))
+        .find(|p| {
+            Path::new(p)
+                .file_name()
+                .is_some_and(|f| f.to_string_lossy().starts_with("libc.so"))
+        })
         .map(PathBuf::from)
 }
 
@@ -99,9 +103,8 @@ pub fn overhead(probes: &mut Probes, cpus: &[usize]) -> io::Result<Overhead> {
     let mut collector = Collector::new(1, 0.0, 0.0);
     rings.pump(&mut collector, true);
     let samples = &collector.stats()[0].samples;
-    let interval_ns = crate::stats::median(samples).map_err(|_| {
-        io::Error::other("the probed calibration loop recorded no call")
-    })?;
+    let interval_ns = crate::stats::median(samples)
+        .map_err(|_| io::Error::other("the probed calibration loop recorded no call"))?;
     Ok(Overhead {
         untraced_ns: per_call(&untraced)?,
         traced_ns: per_call(&traced)?,

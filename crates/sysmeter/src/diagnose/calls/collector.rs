@@ -179,6 +179,9 @@ mod tests {
         c.event(ev(1, 1, 0, false));
         c.event(ev(2, 1, 1, false));
         c.event(ev(9, 1, 0, true));
-        assert_eq!((c.unfinished, c.stats()[0].count, c.total_calls()), (1, 1, 1));
+        assert_eq!(
+            (c.unfinished, c.stats()[0].count, c.total_calls()),
+            (1, 1, 1)
+        );
     }
 }

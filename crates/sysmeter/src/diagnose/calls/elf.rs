@@ -132,9 +132,9 @@ impl<'a> Elf<'a> {
     }
 
     fn named(&self, name: &str) -> Option<&Section> {
-        self.sections
-            .iter()
-            .find(|s| c_str(self.b, (self.shstr + u64::from(s.name)) as usize).as_deref() == Some(name))
+        self.sections.iter().find(|s| {
+            c_str(self.b, (self.shstr + u64::from(s.name)) as usize).as_deref() == Some(name)
+        })
     }
 
     fn file_offset(&self, addr: u64) -> Option<u64> {
@@ -155,9 +155,17 @@ impl<'a> Elf<'a> {
         (0..sym.size / 24)
             .filter_map(|i| {
                 let at = (sym.offset + i * 24) as usize;
-                let name = c_str(self.b, (strtab.offset + u64::from(u32_at(self.b, at)?)) as usize)?;
+                let name = c_str(
+                    self.b,
+                    (strtab.offset + u64::from(u32_at(self.b, at)?)) as usize,
+                )?;
                 let info = *self.b.get(at + 4)?;
-                Some((name, u64_at(self.b, at + 8)?, info & 0xf, u16_at(self.b, at + 6)?))
+                Some((
+                    name,
+                    u64_at(self.b, at + 8)?,
+                    info & 0xf,
+                    u16_at(self.b, at + 6)?,
+                ))
             })
             .collect()
     }
@@ -166,7 +174,10 @@ impl<'a> Elf<'a> {
     /// the IFUNC whose resolver is the addend) and `.rela.dyn` (GLOB_DAT, for `.plt.got`).
     fn slots(&self, syms: &[(String, u64, u8, u16)]) -> HashMap<u64, String> {
         let mut slots = HashMap::new();
-        for rela in [".rela.plt", ".rela.dyn"].iter().filter_map(|n| self.named(n)) {
+        for rela in [".rela.plt", ".rela.dyn"]
+            .iter()
+            .filter_map(|n| self.named(n))
+        {
             for i in 0..rela.size / 24 {
                 let at = (rela.offset + i * 24) as usize;
                 let (Some(slot), Some(info)) = (u64_at(self.b, at), u64_at(self.b, at + 8)) else {
@@ -177,7 +188,9 @@ impl<'a> Elf<'a> {
                         syms.get((info >> 32) as usize).map(|s| s.0.clone())
                     }
                     R_X86_64_IRELATIVE => u64_at(self.b, at + 16).and_then(|resolver| {
-                        let f = syms.iter().find(|s| s.1 == resolver && s.2 == STT_GNU_IFUNC);
+                        let f = syms
+                            .iter()
+                            .find(|s| s.1 == resolver && s.2 == STT_GNU_IFUNC);
                         f.map(|s| s.0.clone())
                     }),
                     _ => None,
@@ -196,15 +209,21 @@ impl<'a> Elf<'a> {
         let slots = self.slots(syms);
         let mut out = Vec::new();
         for (name, skip) in [(".plt", 1), (".plt.sec", 0), (".plt.got", 0)] {
-            let Some(sec) = self.named(name) else { continue };
+            let Some(sec) = self.named(name) else {
+                continue;
+            };
             let size = if sec.entsize >= 8 { sec.entsize } else { 16 };
             for i in skip..sec.size / size {
                 let (addr, off) = (sec.addr + i * size, (sec.offset + i * size) as usize);
-                let Some(code) = self.b.get(off..off + size as usize) else { break };
+                let Some(code) = self.b.get(off..off + size as usize) else {
+                    break;
+                };
                 let Some(pos) = code.windows(2).position(|w| w == [0xff, 0x25]) else {
                     continue;
                 };
-                let Some(disp) = code.get(pos + 2..pos + 6) else { continue };
+                let Some(disp) = code.get(pos + 2..pos + 6) else {
+                    continue;
+                };
                 let disp = i32::from_le_bytes([disp[0], disp[1], disp[2], disp[3]]);
                 let slot = (addr + pos as u64 + 6).wrapping_add_signed(i64::from(disp));
                 if let (Some(name), Some(file)) = (slots.get(&slot), self.file_offset(addr)) {

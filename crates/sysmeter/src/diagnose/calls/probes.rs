@@ -45,7 +45,12 @@ fn append(base: &Path, line: &str) -> std::io::Result<()> {
 /// The `GROUP/NAME` of every definition line in `uprobe_events` text.
 pub fn parse_events(text: &str) -> Vec<String> {
     text.lines()
-        .filter_map(|l| l.split_whitespace().next()?.split_once(':').map(|(_, n)| n.to_string()))
+        .filter_map(|l| {
+            l.split_whitespace()
+                .next()?
+                .split_once(':')
+                .map(|(_, n)| n.to_string())
+        })
         .collect()
 }
 
@@ -91,7 +96,12 @@ impl Probes {
     }
 
     fn id(&self, name: &str) -> std::io::Result<u64> {
-        let path = self.base.join("events").join(&self.group).join(name).join("id");
+        let path = self
+            .base
+            .join("events")
+            .join(&self.group)
+            .join(name)
+            .join("id");
         std::fs::read_to_string(&path)?
             .trim()
             .parse()

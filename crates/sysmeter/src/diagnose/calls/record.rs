@@ -10,6 +10,7 @@ use super::collector::{FnStats, MAX_SAMPLES};
 use super::session::Outcome;
 use super::{CALLS_ID, CallsConfig};
 use crate::diagnose::target::Target;
+use crate::diagnose::trace::{CommandState, Ended};
 use crate::model::{About, ExperimentResult, Finding, Metric, Summary, Unit, units};
 
 fn target_text(cfg: &CallsConfig) -> String {
@@ -164,9 +165,28 @@ fn limits(out: &Outcome) -> Vec<Finding> {
              entr(ies) without a return (longjmp, thread ended inside) were not counted.",
             c.unmatched, c.unfinished
         );
-        f.push(Finding::new("unpaired", text, Some((c.unmatched + c.unfinished) as f64)));
+        f.push(Finding::new(
+            "unpaired",
+            text,
+            Some((c.unmatched + c.unfinished) as f64),
+        ));
     }
-    f.extend(out.notes.iter().map(|n| Finding::new("note", n.clone(), None)));
+    f.extend(
+        out.notes
+            .iter()
+            .map(|n| Finding::new("note", n.clone(), None)),
+    );
+    let how = match out.ended {
+        Ended::Finished => return f,
+        Ended::Interrupted => "tracing stopped by Ctrl-C",
+        Ended::Duration => "tracing stopped after --duration",
+    };
+    let then = match out.command {
+        CommandState::NotLaunched => "; every probe was removed and the process keeps running",
+        CommandState::StillRunning(_) => "; the command keeps running",
+        CommandState::Exited(_) => "; the command ended meanwhile",
+    };
+    f.push(Finding::new("ended", format!("{how}{then}"), None));
     f
 }
 

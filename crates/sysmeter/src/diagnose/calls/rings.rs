@@ -65,8 +65,11 @@ impl Rings {
     /// No events yet; `probes` lists `(entry tracepoint id, return tracepoint id)` per
     /// function, in function order.
     pub fn new(probes: &[(u64, u64)]) -> Rings {
-        let mut list: Vec<(u64, usize, bool)> =
-            probes.iter().enumerate().map(|(f, &(_, r))| (r, f, true)).collect();
+        let mut list: Vec<(u64, usize, bool)> = probes
+            .iter()
+            .enumerate()
+            .map(|(f, &(_, r))| (r, f, true))
+            .collect();
         list.extend(probes.iter().enumerate().map(|(f, &(e, _))| (e, f, false)));
         Rings {
             rings: Vec::new(),

@@ -130,7 +130,9 @@ impl Objects {
         let image = elf::read(program)?;
         let paths = maps_libs.unwrap_or_else(|| {
             let needed = image.needed.iter();
-            needed.filter_map(|n| find_library(n, &image.runpath)).collect()
+            needed
+                .filter_map(|n| find_library(n, &image.runpath))
+                .collect()
         });
         let libraries = paths
             .into_iter()
@@ -145,7 +147,10 @@ impl Objects {
     /// The sites `patterns` select (each function once), and notes on what was refused.
     pub fn sites(&self, patterns: &[Pattern]) -> (Vec<Site>, Vec<String>) {
         let (mut sites, mut notes) = (Vec::<Site>::new(), Vec::new());
-        let file_name = |p: &Path| p.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+        let file_name = |p: &Path| {
+            p.file_name()
+                .map_or_else(String::new, |f| f.to_string_lossy().into_owned())
+        };
         for pat in patterns {
             let Some(obj) = &pat.object else {
                 let (path, img) = &self.program;
@@ -163,7 +168,11 @@ impl Objects {
             };
             let objects = std::iter::once(&self.program).chain(&self.libraries);
             for (path, img) in objects.filter(|(p, _)| file_name(p).starts_with(obj.as_str())) {
-                for d in img.defined.iter().filter(|d| glob_match(&pat.glob, &d.name)) {
+                for d in img
+                    .defined
+                    .iter()
+                    .filter(|d| glob_match(&pat.glob, &d.name))
+                {
                     if d.ifunc {
                         notes.push(format!(
                             "{}:{} is an IFUNC (its address is the resolver, not the \
@@ -190,7 +199,10 @@ impl Objects {
 }
 
 fn push_unique(sites: &mut Vec<Site>, site: Site) {
-    if !sites.iter().any(|s| s.path == site.path && s.offset == site.offset) {
+    if !sites
+        .iter()
+        .any(|s| s.path == site.path && s.offset == site.offset)
+    {
         sites.push(site);
     }
 }

@@ -37,6 +37,8 @@ pub struct Outcome {
     pub command: CommandState,
     /// Records lost by full rings.
     pub lost: u64,
+    /// CPU time (user + system) of the launched command, ns.
+    pub cpu_ns: Option<f64>,
 }
 
 const DRAIN_PERIOD: Duration = Duration::from_millis(10);
@@ -94,7 +96,13 @@ fn choose_sites(cfg: &CallsConfig, program: &Path) -> Result<(Vec<Site>, Vec<Str
     let objects = Objects::read(program, maps)?;
     let (sites, notes) = objects.sites(&cfg.patterns);
     if sites.is_empty() {
-        let mut imports: Vec<&str> = objects.program.1.plt.iter().map(|(n, _)| n.as_str()).collect();
+        let mut imports: Vec<&str> = objects
+            .program
+            .1
+            .plt
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
         imports.sort_unstable();
         let hint = match (notes.first(), imports.is_empty()) {
             (Some(n), _) => n.clone(),
@@ -152,7 +160,12 @@ impl Stop<'_> {
 }
 
 /// Drains until `done()` or a stop; returns whether it was stopped.
-fn follow(rings: &mut Rings, c: &mut Collector, done: &mut dyn FnMut() -> bool, stop: &mut Stop) -> bool {
+fn follow(
+    rings: &mut Rings,
+    c: &mut Collector,
+    done: &mut dyn FnMut() -> bool,
+    stop: &mut Stop,
+) -> bool {
     loop {
         std::thread::sleep(DRAIN_PERIOD);
         rings.pump(c, false);
@@ -169,7 +182,13 @@ fn follow(rings: &mut Rings, c: &mut Collector, done: &mut dyn FnMut() -> bool, 
     }
 }
 
-fn launch(cfg: &CallsConfig, argv: &[OsString], ids: &[(u64, u64)], cpus: &[usize], c: &mut Collector) -> Result<(Rings, Ended, CommandState), CallsError> {
+fn launch(
+    cfg: &CallsConfig,
+    argv: &[OsString],
+    ids: &[(u64, u64)],
+    cpus: &[usize],
+    c: &mut Collector,
+) -> Result<(Rings, Ended, CommandState, Option<f64>), CallsError> {
     let program = trace::resolve_program(&argv[0])?;
     let args: Vec<&std::ffi::OsStr> = argv.iter().map(OsString::as_os_str).collect();
     let mut child = Child::spawn(&program, &args).map_err(io_failed("starting the command"))?;
@@ -179,12 +198,24 @@ fn launch(cfg: &CallsConfig, argv: &[OsString], ids: &[(u64, u64)], cpus: &[usiz
         enable_on_exec: true,
     };
     let mut rings = Rings::new(ids);
-    rings.add(child.pid(), &spec).map_err(io_failed("opening the uprobe events"))?;
-    child.release().map_err(io_failed("letting the command start"))?;
-    let mut stop = Stop { deadline: cfg.duration.map(|d| Instant::now() + d), observer: None, why: None };
-    let mut exited = None;
+    rings
+        .add(child.pid(), &spec)
+        .map_err(io_failed("opening the uprobe events"))?;
+    child
+        .release()
+        .map_err(io_failed("letting the command start"))?;
+    let mut stop = Stop {
+        deadline: cfg.duration.map(|d| Instant::now() + d),
+        observer: None,
+        why: None,
+    };
+    let (mut exited, mut cpu) = (None, None);
     let mut done = || {
-        exited = child.wait(false).map(|e| e.map(|(x, _)| x.shell_code())).unwrap_or(Some(0));
+        let waited = child.wait(false).ok().flatten();
+        cpu = waited
+            .as_ref()
+            .map(|(_, u)| (u.user_ns + u.system_ns) as f64);
+        exited = waited.map(|(x, _)| x.shell_code());
         exited.is_some()
     };
     let stopped = follow(&mut rings, c, &mut done, &mut stop);
@@ -192,11 +223,22 @@ fn launch(cfg: &CallsConfig, argv: &[OsString], ids: &[(u64, u64)], cpus: &[usiz
         (false, Some(code)) => CommandState::Exited(code),
         _ => CommandState::StillRunning(Pending::gated(child)),
     };
-    Ok((rings, stop.why.unwrap_or(Ended::Finished), command))
+    Ok((rings, stop.why.unwrap_or(Ended::Finished), command, cpu))
 }
 
-fn attach(cfg: &CallsConfig, pid: i32, ids: &[(u64, u64)], cpus: &[usize], c: &mut Collector, observer: &mut dyn TraceObserver) -> Result<(Rings, Ended), CallsError> {
-    let spec = OpenSpec { cpus, follow_forks: cfg.follow_forks, enable_on_exec: false };
+fn attach(
+    cfg: &CallsConfig,
+    pid: i32,
+    ids: &[(u64, u64)],
+    cpus: &[usize],
+    c: &mut Collector,
+    observer: &mut dyn TraceObserver,
+) -> Result<(Rings, Ended), CallsError> {
+    let spec = OpenSpec {
+        cpus,
+        follow_forks: cfg.follow_forks,
+        enable_on_exec: false,
+    };
     let mut rings = Rings::new(ids);
     let mut seen = std::collections::BTreeSet::new();
     loop {
@@ -210,19 +252,27 @@ fn attach(cfg: &CallsConfig, pid: i32, ids: &[(u64, u64)], cpus: &[usize], c: &m
         }
         for tid in tids {
             match rings.add(tid, &spec) {
-                Err(e) if e.raw_os_error() != Some(libc::ESRCH) => return Err(io_failed("opening the uprobe events")(e)),
+                Err(e) if e.raw_os_error() != Some(libc::ESRCH) => {
+                    return Err(io_failed("opening the uprobe events")(e));
+                }
                 _ => {}
             }
             seen.insert(tid);
         }
     }
-    rings.enable().map_err(io_failed("enabling the uprobe events"))?;
+    rings
+        .enable()
+        .map_err(io_failed("enabling the uprobe events"))?;
     observer.attached(&format!(
         "tracing library calls of PID {pid} ({} thread(s)) with uprobes; Ctrl-C stops tracing \
          and removes the probes, leaving it running",
         seen.len()
     ));
-    let mut stop = Stop { deadline: cfg.duration.map(|d| Instant::now() + d), observer: Some(observer), why: None };
+    let mut stop = Stop {
+        deadline: cfg.duration.map(|d| Instant::now() + d),
+        observer: Some(observer),
+        why: None,
+    };
     follow(&mut rings, c, &mut || trace::process_gone(pid), &mut stop);
     Ok((rings, stop.why.unwrap_or(Ended::Finished)))
 }
@@ -232,7 +282,8 @@ pub fn run(cfg: &CallsConfig, observer: &mut dyn TraceObserver) -> Result<Outcom
     let program = match &cfg.target {
         Target::Attach(pid) => {
             trace::check_target(*pid)?;
-            std::fs::read_link(format!("/proc/{pid}/exe")).map_err(|_| TraceError::NoProcess(*pid))?
+            std::fs::read_link(format!("/proc/{pid}/exe"))
+                .map_err(|_| TraceError::NoProcess(*pid))?
         }
         Target::Launch(argv) => trace::resolve_program(&argv[0])?,
     };
@@ -242,18 +293,28 @@ pub fn run(cfg: &CallsConfig, observer: &mut dyn TraceObserver) -> Result<Outcom
     probes::clean_stale(&base);
     let mut probes = Probes::new(base);
     let cpus = trace::online_cpus();
-    let overhead = calibrate::overhead(&mut probes, &cpus).map_err(io_failed("measuring the uprobe cost"))?;
+    let overhead =
+        calibrate::overhead(&mut probes, &cpus).map_err(io_failed("measuring the uprobe cost"))?;
     let ids = define(&mut probes, &sites)?;
     let mut c = Collector::new(sites.len(), overhead.inside_ns(), overhead.added_ns());
-    let (rings, ended, command) = match &cfg.target {
+    let (rings, ended, command, cpu_ns) = match &cfg.target {
         Target::Launch(argv) => launch(cfg, argv, &ids, &cpus, &mut c)?,
         Target::Attach(pid) => {
             let (r, e) = attach(cfg, *pid, &ids, &cpus, &mut c, observer)?;
-            (r, e, CommandState::NotLaunched)
+            (r, e, CommandState::NotLaunched, None)
         }
     };
     let lost = rings.lost;
     drop(rings);
     drop(probes);
-    Ok(Outcome { collector: c, sites, overhead, notes, ended, command, lost })
+    Ok(Outcome {
+        collector: c,
+        sites,
+        overhead,
+        notes,
+        ended,
+        command,
+        lost,
+        cpu_ns,
+    })
 }
