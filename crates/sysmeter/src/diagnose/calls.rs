@@ -103,7 +103,7 @@ pub struct CallsOutput {
     /// The launched command's fate.
     pub command: CommandState,
     /// CPU time of the launched command with the probes' cost taken out (calls × the
-    /// measured cost per call), ns.
+    /// measured on-CPU cost per probed call), ns.
     pub cpu_ns: Option<f64>,
 }
 
@@ -116,7 +116,7 @@ pub fn calls(
     let started = std::time::Instant::now();
     let out = session::run(cfg, observer)?;
     let result = record::build(&out, cfg, started.elapsed());
-    let probes = out.collector.total_calls() as f64 * out.overhead.added_ns();
+    let probes = out.collector.total_calls() as f64 * out.added_cpu_ns;
     Ok(CallsOutput {
         cpu_ns: out.cpu_ns.map(|c| (c - probes).max(0.0)),
         result,

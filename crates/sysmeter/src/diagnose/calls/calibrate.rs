@@ -43,6 +43,21 @@ fn own_libc() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
+/// On-CPU time of the calling thread so far, ns (`/proc/thread-self/schedstat`).
+fn thread_cpu_ns() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Chunk times and the thread's on-CPU time over all chunks, ns.
+fn timed_chunks() -> (Vec<u64>, f64) {
+    let before = thread_cpu_ns();
+    let times = chunk_times();
+    (times, thread_cpu_ns() - before)
+}
+
 fn chunk_times() -> Vec<u64> {
     (0..CHUNKS)
         .map(|_| {
@@ -68,8 +83,17 @@ fn own_tid() -> io::Result<i32> {
         .ok_or_else(|| io::Error::other("/proc/thread-self names no thread"))
 }
 
+/// The probe cost, and the CPU time each probed call adds to the program (ns), which the
+/// program's CPU time is corrected by.
+pub struct Measured {
+    /// As `trace` states it.
+    pub overhead: Overhead,
+    /// On-CPU time added per probed call, ns.
+    pub added_cpu_ns: f64,
+}
+
 /// Measures the probe overhead on `cpus`, defining its probes in `probes`.
-pub fn overhead(probes: &mut Probes, cpus: &[usize]) -> io::Result<Overhead> {
+pub fn overhead(probes: &mut Probes, cpus: &[usize]) -> io::Result<Measured> {
     let libc = own_libc().ok_or_else(|| io::Error::other("sysmeter runs without a libc.so"))?;
     let image = elf::read(&libc).map_err(io::Error::other)?;
     let (_, site) = image
@@ -79,13 +103,13 @@ pub fn overhead(probes: &mut Probes, cpus: &[usize]) -> io::Result<Overhead> {
         .ok_or_else(|| io::Error::other("libc has no PLT stub for its strlen"))?;
     let (ready_tx, ready_rx) = mpsc::channel();
     let (go_tx, go_rx) = mpsc::channel::<()>();
-    let worker = std::thread::spawn(move || -> io::Result<Vec<u64>> {
-        let untraced = chunk_times();
+    let worker = std::thread::spawn(move || -> io::Result<(Vec<u64>, f64)> {
+        let untraced = timed_chunks();
         let _ = ready_tx.send((own_tid()?, untraced));
         go_rx.recv().map_err(io::Error::other)?;
-        Ok(chunk_times())
+        Ok(timed_chunks())
     });
-    let (tid, untraced) = ready_rx.recv().map_err(io::Error::other)?;
+    let (tid, (untraced, untraced_cpu)) = ready_rx.recv().map_err(io::Error::other)?;
     let defined = probes.define("cal", &libc, *site)?;
     let mut rings = Rings::new(&[(defined.entry_id, defined.return_id)]);
     let spec = OpenSpec {
@@ -96,7 +120,7 @@ pub fn overhead(probes: &mut Probes, cpus: &[usize]) -> io::Result<Overhead> {
     rings.add(tid, &spec)?;
     rings.enable()?;
     let _ = go_tx.send(());
-    let traced = worker
+    let (traced, traced_cpu) = worker
         .join()
         .map_err(|_| io::Error::other("the calibration thread panicked"))??;
     rings.disable();
@@ -105,10 +129,16 @@ pub fn overhead(probes: &mut Probes, cpus: &[usize]) -> io::Result<Overhead> {
     let samples = &collector.stats()[0].samples;
     let interval_ns = crate::stats::median(samples)
         .map_err(|_| io::Error::other("the probed calibration loop recorded no call"))?;
-    Ok(Overhead {
+    let calls = CHUNKS as u64 * CALLS;
+    let overhead = Overhead {
         untraced_ns: per_call(&untraced)?,
         traced_ns: per_call(&traced)?,
         interval_ns,
-        calls: CHUNKS as u64 * CALLS,
+        calls,
+    };
+    let added_cpu_ns = ((traced_cpu - untraced_cpu) / calls as f64).max(0.0);
+    Ok(Measured {
+        overhead,
+        added_cpu_ns,
     })
 }

@@ -39,6 +39,8 @@ pub struct Outcome {
     pub lost: u64,
     /// CPU time (user + system) of the launched command, ns.
     pub cpu_ns: Option<f64>,
+    /// On-CPU time each probed call adds, ns (calibrated).
+    pub added_cpu_ns: f64,
 }
 
 const DRAIN_PERIOD: Duration = Duration::from_millis(10);
@@ -293,8 +295,10 @@ pub fn run(cfg: &CallsConfig, observer: &mut dyn TraceObserver) -> Result<Outcom
     probes::clean_stale(&base);
     let mut probes = Probes::new(base);
     let cpus = trace::online_cpus();
-    let overhead =
-        calibrate::overhead(&mut probes, &cpus).map_err(io_failed("measuring the uprobe cost"))?;
+    let calibrate::Measured {
+        overhead,
+        added_cpu_ns,
+    } = calibrate::overhead(&mut probes, &cpus).map_err(io_failed("measuring the uprobe cost"))?;
     let ids = define(&mut probes, &sites)?;
     let mut c = Collector::new(sites.len(), overhead.inside_ns(), overhead.added_ns());
     let (rings, ended, command, cpu_ns) = match &cfg.target {
@@ -316,5 +320,6 @@ pub fn run(cfg: &CallsConfig, observer: &mut dyn TraceObserver) -> Result<Outcom
         command,
         lost,
         cpu_ns,
+        added_cpu_ns,
     })
 }
