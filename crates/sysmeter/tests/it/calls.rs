@@ -129,3 +129,27 @@ fn a_pattern_that_matches_nothing_is_a_usage_error_naming_the_imports() {
     );
     assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
 }
+
+#[test]
+fn a_trace_without_a_stored_bench_names_the_bench_that_would_price_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("s.db");
+    let out = dir.path().join("t.json");
+    let output = sysmeter()
+        .args(["trace", "--backend", "ptrace", "--format", "json", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(&out)
+        .args(["--", "true"])
+        .output()
+        .expect("sysmeter runs");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let run: Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("JSON")).expect("valid JSON");
+    let priced = run["results"][0]["findings"]
+        .as_array()
+        .and_then(|f| f.iter().find(|f| f["key"] == "priced"))
+        .unwrap_or_else(|| panic!("no priced finding: {run:#}"));
+    let text = priced["text"].as_str().unwrap_or_default();
+    assert!(text.contains("bench --only os.syscall"), "{text}");
+}
