@@ -68,6 +68,25 @@ fn bind_now_threads_give_exact_counts_from_every_thread() {
 }
 
 #[test]
+fn a_stripped_program_is_counted_through_its_dynamic_symbols() {
+    need!(root("define uprobes"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = need!(bind_now_fixture(dir.path()));
+    let stripped = std::process::Command::new("strip").arg(&bin).status();
+    assert!(
+        stripped.is_ok_and(|s| s.success()),
+        "strip (binutils, with cc) failed"
+    );
+    let bin = bin.to_string_lossy().into_owned();
+    let run = calls_json(
+        &[SELECT[0], SELECT[1], "--no-store"],
+        &[&bin, "100"],
+        dir.path(),
+    );
+    assert_eq!(counts(&run), [400, 400, 400, 40], "{run:#}");
+}
+
+#[test]
 fn a_forked_child_is_counted_with_f_only() {
     need!(root("define uprobes"));
     let dir = tempfile::tempdir().expect("tempdir");
