@@ -169,7 +169,7 @@ pub fn calls_answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerVi
     let headers = ["call", "calls", "total time", "share", "median per call"];
     AnswerView {
         heading: "Top calls".into(),
-        lines_html: finding_lines(r, &["total", "top_call"]),
+        lines_html: finding_lines(r, &["total", "top_call", "priced"]),
         table: Some(TableView {
             caption: String::new(),
             headers: headers.iter().map(|h| h.to_string()).collect(),
