@@ -17,6 +17,7 @@ fn main() -> ExitCode {
         Command::Show(a) => commands::show(a),
         Command::Run(a) => commands::run(a),
         Command::Trace(a) => commands::trace(a),
+        Command::Calls(a) => commands::calls(a),
         Command::Profile(a) => commands::profile(a),
         Command::Locks(a) => commands::locks(a),
         Command::Scale(a) => commands::scale(a),

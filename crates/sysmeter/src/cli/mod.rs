@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::report::Format;
 
+mod calls;
 mod compare;
 mod completions;
 mod export;
@@ -21,6 +22,7 @@ mod serve;
 pub mod target;
 mod trace;
 
+pub use calls::{CALLS_TARGET, CallsArgs};
 pub use compare::CompareArgs;
 pub use completions::CompletionsArgs;
 pub use export::{ExportArgs, ExportFormat};
@@ -60,6 +62,8 @@ pub enum Command {
     Run(RunArgs),
     /// Summarise the system calls of a command or a running process.
     Trace(TraceArgs),
+    /// Count and time the library calls of a command or a running process (like ltrace -c).
+    Calls(CallsArgs),
     /// Sample a command's CPU profile: flat profile, call graph, flame graph.
     Profile(ProfileArgs),
     /// Find contended locks (futex waits) of a command: per lock and call site, like mutrace.

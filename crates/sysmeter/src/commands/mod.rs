@@ -3,6 +3,7 @@
 //! here. Errors are `anyhow`; a [`UsageError`] inside one makes `main` exit with code 2.
 
 mod bench;
+mod calls;
 mod compare;
 mod completions;
 pub mod console;
@@ -28,6 +29,7 @@ mod show;
 mod trace;
 
 pub use bench::bench;
+pub use calls::calls;
 pub use compare::compare;
 pub use completions::completions;
 pub use export::export;

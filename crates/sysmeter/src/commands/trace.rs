@@ -46,17 +46,19 @@ fn config(args: &TraceArgs) -> anyhow::Result<TraceConfig> {
 
 /// Shows an attached trace: the "tracing PID …" sentence, then (only when stderr is a
 /// terminal; indicatif hides itself otherwise) a live count of the calls traced.
-struct LiveCount {
-    bar: ProgressBar,
+pub(super) struct LiveCount {
+    pub(super) bar: ProgressBar,
+    /// What is counted (`system calls`, `library calls`).
+    what: &'static str,
 }
 
 impl LiveCount {
-    fn new() -> LiveCount {
+    pub(super) fn new(what: &'static str) -> LiveCount {
         let bar = ProgressBar::new_spinner();
         if let Ok(style) = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}") {
             bar.set_style(style);
         }
-        LiveCount { bar }
+        LiveCount { bar, what }
     }
 }
 
@@ -67,12 +69,13 @@ impl TraceObserver for LiveCount {
     }
 
     fn progress(&mut self, calls: u64) {
-        self.bar.set_message(format!("{calls} system calls traced"));
+        self.bar
+            .set_message(format!("{calls} {} traced", self.what));
         self.bar.tick();
     }
 }
 
-fn now_ns() -> i64 {
+pub(super) fn now_ns() -> i64 {
     jiff::Timestamp::now().as_nanosecond() as i64
 }
 
@@ -96,9 +99,9 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
     sysmeter_sys::signal::install_interrupt_flag().context("installing the Ctrl-C handler")?;
     let cfg = config(args)?;
     // Fail on a bad --out or database before tracing anything.
-    let sink = Sink::open(&args.output, Stream::Stderr)?;
+    let mut sink = Sink::open(&args.output, Stream::Stderr)?;
     let started_ns = now_ns();
-    let mut live = LiveCount::new();
+    let mut live = LiveCount::new("system calls");
     let traced = trace::trace(&cfg, &mut live);
     live.bar.finish_and_clear();
     let output = match traced {
@@ -115,6 +118,10 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
             });
         }
     };
+    let mut output = output;
+    let bench = super::calls::latest_bench(&mut sink);
+    let kind = crate::diagnose::price::Kind::Syscall;
+    crate::diagnose::price::price(&mut output.result, kind, bench.as_ref(), None);
     let run = record(&output, started_ns);
     let finished = sink.finish(&run, Ending::default())?;
     // A command still running when tracing stopped (--duration) is waited for after the

@@ -4,8 +4,10 @@
 //! runs. What they look at — a command to launch or a process to attach to — is the one
 //! [`target::Target`].
 
+pub mod calls;
 pub mod classify;
 pub mod locks;
+pub mod price;
 pub mod profile;
 pub mod run;
 pub mod scale;

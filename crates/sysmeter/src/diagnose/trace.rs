@@ -30,6 +30,7 @@ use std::time::Duration;
 pub use calibrate::Overhead;
 pub use classes::Selection;
 pub use run::Pending;
+pub(crate) use run::{check_target, online_cpus, process_gone};
 
 pub use crate::diagnose::target::Target;
 use crate::diagnose::target::{Unresolved, resolve_program as resolve};

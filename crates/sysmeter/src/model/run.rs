@@ -105,6 +105,8 @@ pub enum RunKind {
     Profile,
     /// `sysmeter scale`.
     Scale,
+    /// `sysmeter calls`.
+    Calls,
     /// `sysmeter locks`.
     Locks,
 }
@@ -118,6 +120,7 @@ impl RunKind {
             RunKind::Trace => "trace",
             RunKind::Profile => "profile",
             RunKind::Scale => "scale",
+            RunKind::Calls => "calls",
             RunKind::Locks => "locks",
         }
     }

@@ -1,8 +1,10 @@
-//! The `strace -c`-style table of a `trace` result: per system call the share of the total
-//! time, the total, mean and median time per call, the count and the errors (with their
-//! errno breakdown), in the order the result holds them (by total time), and a total row.
-//! The text and markdown renderers use it instead of the generic metric table for results
-//! with id `trace`; JSON and CSV carry the same numbers as ordinary metrics.
+//! The `strace -c`-style table of a `trace` or `calls` result: per system call (or library
+//! function) the share of the total time, the total, mean and median time per call, the
+//! count, and the errors with their errno breakdown (`trace`) or the calling threads
+//! (`calls`), in the order the result holds them (by total time), and a total row; a
+//! "cost here" column when the calls were priced (`diagnose::price`). The text and markdown
+//! renderers use it instead of the generic metric table for results with id `trace` or
+//! `calls`; JSON and CSV carry the same numbers as ordinary metrics and notes.
 //!
 //! Pure: strings from the result. Depends on `model` and `model::units`.
 
@@ -11,10 +13,12 @@ use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
 use crate::model::{ExperimentResult, Metric};
 
-/// The result id this table is for.
+/// The result id of `trace`.
 pub const TRACE_ID: &str = "trace";
+/// The result id of `calls`.
+pub const CALLS_ID: &str = "calls";
 
-const HEADERS: [&str; 8] = [
+const TRACE_HEADERS: [&str; 8] = [
     "% time",
     "total",
     "mean",
@@ -25,27 +29,99 @@ const HEADERS: [&str; 8] = [
     "errors by errno",
 ];
 
+const CALLS_HEADERS: [&str; 7] = [
+    "% time", "total", "mean", "median", "calls", "threads", "function",
+];
+
+/// The column every priced call fills (see `diagnose::price`).
+const COST: &str = "cost here";
+
 fn total_ns(m: &Metric) -> f64 {
     m.summary.mean * m.summary.n as f64
 }
 
-/// Number of failed calls, read back from the note `N error(s): …`.
-fn errors(m: &Metric) -> u64 {
+/// The `; `-separated parts of a metric's note.
+fn parts(m: &Metric) -> impl Iterator<Item = &str> {
     m.note
         .as_deref()
+        .unwrap_or("")
+        .split("; ")
+        .filter(|p| !p.is_empty())
+}
+
+fn part<'a>(m: &'a Metric, prefix: &str) -> Option<&'a str> {
+    parts(m).find_map(|p| p.strip_prefix(prefix))
+}
+
+/// The error part of a trace note, `N error(s): …`.
+fn error_part(m: &Metric) -> Option<&str> {
+    parts(m).find(|p| {
+        p.split_whitespace()
+            .next()
+            .is_some_and(|n| n.parse::<u64>().is_ok())
+    })
+}
+
+/// Number of failed calls, read back from the note `N error(s): …`.
+fn errors(m: &Metric) -> u64 {
+    error_part(m)
         .and_then(|n| n.split_whitespace().next())
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
 }
 
 fn breakdown(m: &Metric) -> String {
-    m.note
-        .as_deref()
+    error_part(m)
         .and_then(|n| n.split_once(": "))
         .map_or_else(String::new, |(_, b)| b.to_string())
 }
 
-fn rows(r: &ExperimentResult) -> Vec<[String; 8]> {
+/// The cost cell: `5.00 ms (cpu.timer "time()")` from `cost here: … = 5.00 ms (…)`.
+fn cost(m: &Metric) -> String {
+    part(m, "cost here: ").map_or_else(String::new, |c| {
+        c.split_once(" = ").map_or(c, |(_, t)| t).to_string()
+    })
+}
+
+fn headers(r: &ExperimentResult, priced: bool) -> Vec<String> {
+    let base: &[&str] = if r.id == CALLS_ID {
+        &CALLS_HEADERS
+    } else {
+        &TRACE_HEADERS
+    };
+    let mut h: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+    if priced {
+        h.push(COST.into());
+    }
+    h
+}
+
+fn row(r: &ExperimentResult, m: &Metric, share: String, priced: bool) -> Vec<String> {
+    let mut cells = vec![
+        share,
+        units::duration_ns(total_ns(m)),
+        units::duration_ns(m.summary.mean),
+        units::duration_ns(m.summary.median),
+        m.summary.n.to_string(),
+    ];
+    if r.id == CALLS_ID {
+        cells.push(part(m, "threads: ").unwrap_or("").to_string());
+        cells.push(m.name.clone());
+    } else {
+        cells.push(match errors(m) {
+            0 => String::new(),
+            e => e.to_string(),
+        });
+        cells.push(m.name.clone());
+        cells.push(breakdown(m));
+    }
+    if priced {
+        cells.push(cost(m));
+    }
+    cells
+}
+
+fn rows(r: &ExperimentResult, priced: bool) -> Vec<Vec<String>> {
     let sum: f64 = r.metrics.iter().map(total_ns).sum();
     let share = |t: f64| {
         if sum > 0.0 {
@@ -54,53 +130,48 @@ fn rows(r: &ExperimentResult) -> Vec<[String; 8]> {
             "0.00".to_string()
         }
     };
-    let mut rows: Vec<[String; 8]> = r
+    let mut rows: Vec<Vec<String>> = r
         .metrics
         .iter()
-        .map(|m| {
-            [
-                share(total_ns(m)),
-                units::duration_ns(total_ns(m)),
-                units::duration_ns(m.summary.mean),
-                units::duration_ns(m.summary.median),
-                m.summary.n.to_string(),
-                match errors(m) {
-                    0 => String::new(),
-                    e => e.to_string(),
-                },
-                m.name.clone(),
-                breakdown(m),
-            ]
-        })
+        .map(|m| row(r, m, share(total_ns(m)), priced))
         .collect();
     let calls: usize = r.metrics.iter().map(|m| m.summary.n).sum();
-    let errs: u64 = r.metrics.iter().map(errors).sum();
     let mean = if calls > 0 { sum / calls as f64 } else { 0.0 };
-    rows.push([
+    let mut total = vec![
         "100.00".into(),
         units::duration_ns(sum),
         units::duration_ns(mean),
         String::new(),
         calls.to_string(),
-        errs.to_string(),
-        "total".into(),
-        String::new(),
-    ]);
+    ];
+    if r.id == CALLS_ID {
+        total.extend([String::new(), "total".into()]);
+    } else {
+        let errs: u64 = r.metrics.iter().map(errors).sum();
+        total.extend([errs.to_string(), "total".into(), String::new()]);
+    }
+    if priced {
+        total.push(String::new());
+    }
+    rows.push(total);
     rows
 }
 
-/// The terminal table of a `trace` result; `None` for any other result.
+fn is_table(r: &ExperimentResult) -> Option<bool> {
+    (r.id == TRACE_ID || r.id == CALLS_ID)
+        .then(|| r.metrics.iter().any(|m| part(m, "cost here: ").is_some()))
+}
+
+/// The terminal table of a `trace` or `calls` result; `None` for any other result.
 pub fn text(r: &ExperimentResult) -> Option<String> {
-    if r.id != TRACE_ID {
-        return None;
-    }
+    let priced = is_table(r)?;
     let mut table = Table::new();
     table
         .force_no_tty()
         .load_style(UTF8_FULL_CONDENSED)
-        .set_header(HEADERS.to_vec());
-    for row in rows(r) {
-        table.add_row(row.to_vec());
+        .set_header(headers(r, priced));
+    for row in rows(r, priced) {
+        table.add_row(row);
     }
     for index in 0..=5 {
         if let Some(column) = table.column_mut(index) {
@@ -110,17 +181,16 @@ pub fn text(r: &ExperimentResult) -> Option<String> {
     Some(table.to_string())
 }
 
-/// The markdown table of a `trace` result; `None` for any other result.
+/// The markdown table of a `trace` or `calls` result; `None` for any other result.
 pub fn markdown(r: &ExperimentResult) -> Option<String> {
-    if r.id != TRACE_ID {
-        return None;
-    }
+    let priced = is_table(r)?;
     let line = |cells: &[String]| format!("| {} |", cells.join(" | ").replace('\n', " "));
-    let mut lines = vec![
-        line(&HEADERS.map(str::to_string)),
-        "|--:|--:|--:|--:|--:|--:|---|---|".to_string(),
-    ];
-    lines.extend(rows(r).iter().map(|r| line(r)));
+    let h = headers(r, priced);
+    let align: Vec<&str> = (0..h.len())
+        .map(|i| if i <= 5 { "--:" } else { "---" })
+        .collect();
+    let mut lines = vec![line(&h), format!("|{}|", align.join("|"))];
+    lines.extend(rows(r, priced).iter().map(|r| line(r)));
     Some(lines.join("\n"))
 }
 

@@ -7,6 +7,8 @@
 mod support;
 
 mod bad_inputs;
+mod calls;
+mod calls_attach;
 mod cli;
 mod compare_sets;
 mod concurrency;

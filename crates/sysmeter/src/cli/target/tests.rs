@@ -128,13 +128,14 @@ fn target_of(argv: &[&str]) -> TargetArgs {
         Command::Run(a) => a.target,
         Command::Trace(a) => a.target,
         Command::Profile(a) => a.target,
+        Command::Calls(a) => a.target,
         other => panic!("not a diagnosis: {other:?}"),
     }
 }
 
 #[test]
 fn every_diagnosis_accepts_the_same_durations() {
-    for cmd in ["run", "trace", "profile"] {
+    for cmd in ["run", "trace", "profile", "calls"] {
         for (text, want) in [
             ("500ms", Duration::from_millis(500)),
             ("10", Duration::from_secs(10)),
@@ -167,7 +168,7 @@ fn run_duration_500ms_with_a_pid_is_accepted() {
 
 #[test]
 fn commands_follow_the_double_dash_and_profile_also_takes_one_without() {
-    for cmd in ["run", "trace", "profile"] {
+    for cmd in ["run", "trace", "profile", "calls"] {
         let t = target_of(&["sysmeter", cmd, "--", "ls", "-l"]);
         assert_eq!(t.command, vec![OsString::from("ls"), OsString::from("-l")]);
     }

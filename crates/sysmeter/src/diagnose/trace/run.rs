@@ -6,6 +6,8 @@
 mod ptrace_paths;
 mod tracepoint_paths;
 
+pub(crate) use tracepoint_paths::online_cpus;
+
 use std::time::{Duration, Instant};
 
 use sysmeter_sys::process::child::Child;
@@ -64,6 +66,11 @@ enum PendingKind {
 }
 
 impl Pending {
+    /// A launched command that was only watched through perf events (closed now).
+    pub(crate) fn gated(child: Child) -> Pending {
+        Pending(PendingKind::Gated(child))
+    }
+
     /// Waits for the command to end; its exit code (128 + signal when killed).
     pub fn wait(self) -> Result<i32, TraceError> {
         let fail = TraceError::io("waiting for the traced command");
@@ -172,7 +179,7 @@ fn choose(cfg: &TraceConfig) -> Result<(Backend, String, Option<Ids>, Option<Str
 }
 
 /// Checks that `pid` can be attached to: it exists, is not us, has no other tracer.
-fn check_target(pid: i32) -> Result<(), TraceError> {
+pub(crate) fn check_target(pid: i32) -> Result<(), TraceError> {
     if pid <= 0 {
         return Err(TraceError::NoProcess(pid));
     }
@@ -206,7 +213,7 @@ pub(super) fn attached_text(pid: i32, threads: usize, backend: &str) -> String {
 }
 
 /// Whether process `pid` is gone (no /proc entry, or a zombie).
-pub(super) fn process_gone(pid: i32) -> bool {
+pub(crate) fn process_gone(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(text) => text
             .rsplit_once(") ")

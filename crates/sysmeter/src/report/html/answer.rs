@@ -72,7 +72,7 @@ pub fn answer(run: &RunRecord, views: &mut [ExperimentView]) -> AnswerView {
     match run.kind {
         RunKind::Bench => bench_answer(run),
         RunKind::Run => run_answer(first, view),
-        RunKind::Trace => calls_answer(first, view),
+        RunKind::Trace | RunKind::Calls => calls_answer(first, view),
         RunKind::Locks => locks_answer(first, view),
         RunKind::Profile => profile_answer(run, views),
         RunKind::Scale => scale_answer(first),
@@ -171,7 +171,7 @@ pub fn calls_answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerVi
     let headers = ["call", "calls", "total time", "share", "median per call"];
     AnswerView {
         heading: "Top calls".into(),
-        lines_html: finding_lines(r, &["total", "top_call"]),
+        lines_html: finding_lines(r, &["total", "top_call", "priced"]),
         table: Some(TableView {
             caption: String::new(),
             headers: headers.iter().map(|h| h.to_string()).collect(),

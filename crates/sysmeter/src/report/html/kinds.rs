@@ -1,5 +1,5 @@
 //! Tests of the layouts over a fixture of every run kind: the bench fixture
-//! (`model::fixture::sample_run`) and a real `run`, `trace`, `profile` and `scale` record
+//! (`model::fixture::sample_run`) and a real `run`, `trace`, `profile`, `scale` and `calls` record
 //! saved as JSON in `fixtures/` (written by `sysmeter <kind> --format json`). Each page opens
 //! with its answer, and no chart on any of them draws two kinds of quantity on one axis.
 
@@ -17,6 +17,7 @@ fn every_kind() -> Vec<RunRecord> {
         include_str!("fixtures/trace.json"),
         include_str!("fixtures/profile.json"),
         include_str!("fixtures/scale.json"),
+        include_str!("fixtures/calls.json"),
     ];
     let mut runs = vec![sample_run()];
     for text in files {
@@ -50,6 +51,7 @@ fn the_fixtures_cover_every_run_kind() {
         RunKind::Trace,
         RunKind::Profile,
         RunKind::Scale,
+        RunKind::Calls,
     ];
     assert_eq!(kinds, all);
 }
@@ -138,6 +140,7 @@ fn every_layout_opens_with_its_answer_and_ends_with_the_machine() {
             RunKind::Scale,
             "Wall time by N, with the best fit and the knee",
         ),
+        (RunKind::Calls, "Top calls"),
     ];
     for (run, (kind, answer)) in every_kind().iter().zip(expected) {
         assert_eq!(run.kind, kind);

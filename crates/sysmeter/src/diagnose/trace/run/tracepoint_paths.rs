@@ -17,7 +17,7 @@ use super::super::{
 use super::{Outcome, Pending, PendingKind, StopWhen, process_gone};
 
 /// The CPUs events must cover: every online CPU (a tracee may move anywhere).
-fn online_cpus() -> Vec<usize> {
+pub(crate) fn online_cpus() -> Vec<usize> {
     std::fs::read_to_string("/sys/devices/system/cpu/online")
         .ok()
         .and_then(|t| crate::host::cpulist::parse_cpu_list(t.trim()))

@@ -1,0 +1,126 @@
+//! `sysmeter calls`: library calls of a launched command or a running process — per function
+//! the count, total, mean and median inclusive time, share of the traced time and the calling
+//! threads, sorted like `strace -c` (an `ltrace -c` that works with BIND_NOW and threads).
+//!
+//! Mechanism (docs/calls.md): uprobes and uretprobes defined in tracefs ([`probes`]) on the
+//! program's PLT stubs or a library's definitions ([`select`], read from ELF by [`elf`]),
+//! opened as tracepoints through perf_event_open with `inherit` and read from one ring per CPU
+//! ([`rings`]); the program never stops. Entries and returns are paired per thread
+//! ([`collector`]) after the per-call probe cost, measured first ([`calibrate`]), is
+//! subtracted. The result is one [`ExperimentResult`] (`calls`) with a metric per function.
+//!
+//! Depends on `model`, `stats`, `host`, `diagnose::trace` (its errors, overhead, target
+//! checks) and sysmeter-sys; never on `store`, `report` or `commands`.
+
+mod calibrate;
+mod collector;
+pub mod elf;
+mod probes;
+mod record;
+mod rings;
+pub mod select;
+mod session;
+
+use std::time::Duration;
+
+pub use select::{DEFAULT_SET, Pattern};
+
+use crate::diagnose::target::Target;
+use crate::diagnose::trace::{CommandState, Ended, TraceError, TraceObserver};
+use crate::model::ExperimentResult;
+
+/// The result id of a `calls` run.
+pub const CALLS_ID: &str = "calls";
+
+/// A validated `calls` configuration.
+#[derive(Debug, Clone)]
+pub struct CallsConfig {
+    /// Command or process.
+    pub target: Target,
+    /// `-e`: the functions (the default set when not given).
+    pub patterns: Vec<Pattern>,
+    /// `-f`: follow child processes (threads are always followed).
+    pub follow_forks: bool,
+    /// `--duration`.
+    pub duration: Option<Duration>,
+}
+
+/// Why `calls` could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum CallsError {
+    /// Launching or attaching failed as it would for `trace`.
+    #[error(transparent)]
+    Target(#[from] TraceError),
+    /// Nothing matched `-e`.
+    #[error("no function of {object} matches -e {patterns}; {hint}")]
+    NothingMatches {
+        /// The program.
+        object: String,
+        /// The patterns as given.
+        patterns: String,
+        /// What it imports, or why nothing can be probed.
+        hint: String,
+    },
+    /// The program is not an ELF file sysmeter can read.
+    #[error("{0}; give the program itself (e.g. the interpreter of a script)")]
+    Elf(#[from] elf::ElfError),
+    /// Uprobes cannot be used here.
+    #[error("uprobes unavailable: {reason}; {fix}")]
+    Unavailable {
+        /// What is missing.
+        reason: String,
+        /// How to fix it.
+        fix: String,
+    },
+}
+
+impl CallsError {
+    /// Whether the user gave something that cannot be traced (exit 2).
+    pub fn is_usage(&self) -> bool {
+        match self {
+            CallsError::Target(t) => t.is_usage(),
+            CallsError::NothingMatches { .. } | CallsError::Elf(_) => true,
+            CallsError::Unavailable { .. } => false,
+        }
+    }
+
+    /// The shell's code when the command cannot be started (127, 126).
+    pub fn exit_code(&self) -> Option<u8> {
+        match self {
+            CallsError::Target(t) => t.exit_code(),
+            _ => None,
+        }
+    }
+}
+
+/// The result of a `calls` run.
+#[derive(Debug)]
+pub struct CallsOutput {
+    /// The `calls` experiment result.
+    pub result: ExperimentResult,
+    /// Why tracing ended.
+    pub ended: Ended,
+    /// The launched command's fate.
+    pub command: CommandState,
+    /// CPU time of the launched command with the probes' cost taken out (calls × the
+    /// measured on-CPU cost per probed call), ns.
+    pub cpu_ns: Option<f64>,
+}
+
+/// Traces the library calls of `cfg.target` to its end (or Ctrl-C, or `--duration`). The
+/// caller installs the Ctrl-C flag first.
+pub fn calls(
+    cfg: &CallsConfig,
+    observer: &mut dyn TraceObserver,
+) -> Result<CallsOutput, CallsError> {
+    let started = std::time::Instant::now();
+    let out = session::run(cfg, observer)?;
+    let result = record::build(&out, cfg, started.elapsed());
+    let probes = out.collector.total_calls() as f64 * out.added_cpu_ns;
+    Ok(CallsOutput {
+        cpu_ns: out.cpu_ns.map(|c| (c - probes).max(0.0)),
+        result,
+        ended: out.ended,
+        command: out.command,
+    })
+}

@@ -1,0 +1,325 @@
+//! One `calls` run: read the program, choose the sites, make sure uprobes can be defined
+//! (root, tracefs — mounted when missing, stale groups of dead sysmeters removed), measure
+//! the probe cost, define the probes, then launch the command (events opened on the gated
+//! child with `enable_on_exec`) or attach to every thread of a process, and drain the rings
+//! until the target ends, Ctrl-C or `--duration`. Events are closed before the probes are
+//! removed; both go whatever happens, so the process keeps running unprobed.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use sysmeter_sys::process::child::Child;
+
+use super::collector::Collector;
+use super::probes::{self, Probes};
+use super::rings::{OpenSpec, Rings};
+use super::select::{Objects, Site};
+use super::{CallsConfig, CallsError, calibrate};
+use crate::diagnose::target::Target;
+use crate::diagnose::trace::{
+    self, CommandState, Ended, Overhead, Pending, TraceError, TraceObserver,
+};
+
+/// Everything a run produced, before it becomes a result.
+pub struct Outcome {
+    /// The tallies, in site order.
+    pub collector: Collector,
+    /// What was probed.
+    pub sites: Vec<Site>,
+    /// The measured probe cost.
+    pub overhead: Overhead,
+    /// Facts for the findings.
+    pub notes: Vec<String>,
+    /// Why tracing ended.
+    pub ended: Ended,
+    /// The launched command's fate.
+    pub command: CommandState,
+    /// Records lost by full rings.
+    pub lost: u64,
+    /// CPU time (user + system) of the launched command, ns.
+    pub cpu_ns: Option<f64>,
+    /// On-CPU time each probed call adds, ns (calibrated).
+    pub added_cpu_ns: f64,
+}
+
+const DRAIN_PERIOD: Duration = Duration::from_millis(10);
+
+fn unavailable(reason: impl Into<String>, fix: &str) -> CallsError {
+    CallsError::Unavailable {
+        reason: reason.into(),
+        fix: fix.into(),
+    }
+}
+
+/// tracefs with `uprobe_events`, mounted when missing; a note when we mounted it.
+fn tracefs() -> Result<(PathBuf, Option<String>), CallsError> {
+    if let Some(base) = probes::tracefs() {
+        return Ok((base, None));
+    }
+    if probes::mount_tracefs()
+        && let Some(base) = probes::tracefs()
+    {
+        let note = format!("mounted tracefs at {}", base.display());
+        return Ok((base, Some(note)));
+    }
+    Err(unavailable(
+        "tracefs with uprobe_events is not mounted, or not writable by this user",
+        "run as root (it is mounted with `mount -t tracefs nodev /sys/kernel/tracing`)",
+    ))
+}
+
+fn io_failed(what: &str) -> impl FnOnce(std::io::Error) -> CallsError {
+    let what = what.to_string();
+    move |e| match e.raw_os_error() {
+        Some(libc::EACCES | libc::EPERM) => unavailable(
+            format!("{what} was refused ({e})"),
+            "run as root (uprobes need CAP_SYS_ADMIN and a writable tracefs)",
+        ),
+        _ => CallsError::Target(TraceError::Io { what, error: e }),
+    }
+}
+
+/// The libraries mapped by process `pid`.
+fn mapped_libraries(pid: i32) -> Vec<PathBuf> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    let mut libs: Vec<PathBuf> = maps
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .filter(|p| p.starts_with('/') && p.contains(".so"))
+        .map(PathBuf::from)
+        .collect();
+    libs.dedup();
+    libs
+}
+
+fn choose_sites(cfg: &CallsConfig, program: &Path) -> Result<(Vec<Site>, Vec<String>), CallsError> {
+    let maps = cfg.target.pid().map(mapped_libraries);
+    let objects = Objects::read(program, maps)?;
+    let (sites, notes) = objects.sites(&cfg.patterns);
+    if sites.is_empty() {
+        let mut imports: Vec<&str> = objects
+            .program
+            .1
+            .plt
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
+        imports.sort_unstable();
+        let hint = match (notes.first(), imports.is_empty()) {
+            (Some(n), _) => n.clone(),
+            (None, true) => "it calls no shared library through a PLT (static, or -fno-plt); \
+                 name library functions as OBJECT:NAME (e.g. libc.so.6:malloc)"
+                .into(),
+            (None, false) => format!("it imports: {}", imports.join(", ")),
+        };
+        let patterns = cfg.patterns.iter().map(|p| match &p.object {
+            Some(o) => format!("{o}:{}", p.glob),
+            None => p.glob.clone(),
+        });
+        return Err(CallsError::NothingMatches {
+            object: program.display().to_string(),
+            patterns: patterns.collect::<Vec<_>>().join(","),
+            hint,
+        });
+    }
+    Ok((sites, notes))
+}
+
+/// Defines the probes of every site; `(entry id, return id)` per site.
+fn define(probes: &mut Probes, sites: &[Site]) -> Result<Vec<(u64, u64)>, CallsError> {
+    sites
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let d = probes
+                .define(&format!("f{i}"), &s.path, s.offset)
+                .map_err(io_failed(&format!("defining the uprobe of {}", s.name)))?;
+            Ok((d.entry_id, d.return_id))
+        })
+        .collect()
+}
+
+/// Stops on Ctrl-C or `--duration`, reporting progress to an observer.
+struct Stop<'o> {
+    deadline: Option<Instant>,
+    observer: Option<&'o mut dyn TraceObserver>,
+    why: Option<Ended>,
+}
+
+impl Stop<'_> {
+    fn check(&mut self, c: &Collector) -> bool {
+        if let Some(o) = self.observer.as_mut() {
+            o.progress(c.total_calls());
+        }
+        if sysmeter_sys::signal::interrupted() {
+            self.why = Some(Ended::Interrupted);
+        } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.why = Some(Ended::Duration);
+        }
+        self.why.is_some()
+    }
+}
+
+/// Drains until `done()` or a stop; returns whether it was stopped.
+fn follow(
+    rings: &mut Rings,
+    c: &mut Collector,
+    done: &mut dyn FnMut() -> bool,
+    stop: &mut Stop,
+) -> bool {
+    loop {
+        std::thread::sleep(DRAIN_PERIOD);
+        rings.pump(c, false);
+        if done() {
+            rings.pump(c, true);
+            return false;
+        }
+        if stop.check(c) {
+            rings.disable();
+            rings.pump(c, true);
+            c.drop_open();
+            return true;
+        }
+    }
+}
+
+fn launch(
+    cfg: &CallsConfig,
+    argv: &[OsString],
+    ids: &[(u64, u64)],
+    cpus: &[usize],
+    c: &mut Collector,
+) -> Result<(Rings, Ended, CommandState, Option<f64>), CallsError> {
+    let program = trace::resolve_program(&argv[0])?;
+    let args: Vec<&std::ffi::OsStr> = argv.iter().map(OsString::as_os_str).collect();
+    let mut child = Child::spawn(&program, &args).map_err(io_failed("starting the command"))?;
+    let spec = OpenSpec {
+        cpus,
+        follow_forks: cfg.follow_forks,
+        enable_on_exec: true,
+    };
+    let mut rings = Rings::new(ids);
+    rings
+        .add(child.pid(), &spec)
+        .map_err(io_failed("opening the uprobe events"))?;
+    child
+        .release()
+        .map_err(io_failed("letting the command start"))?;
+    let mut stop = Stop {
+        deadline: cfg.duration.map(|d| Instant::now() + d),
+        observer: None,
+        why: None,
+    };
+    let (mut exited, mut cpu) = (None, None);
+    let mut done = || {
+        let waited = child.wait(false).ok().flatten();
+        cpu = waited
+            .as_ref()
+            .map(|(_, u)| (u.user_ns + u.system_ns) as f64);
+        exited = waited.map(|(x, _)| x.shell_code());
+        exited.is_some()
+    };
+    let stopped = follow(&mut rings, c, &mut done, &mut stop);
+    let command = match (stopped, exited) {
+        (false, Some(code)) => CommandState::Exited(code),
+        _ => CommandState::StillRunning(Pending::gated(child)),
+    };
+    Ok((rings, stop.why.unwrap_or(Ended::Finished), command, cpu))
+}
+
+fn attach(
+    cfg: &CallsConfig,
+    pid: i32,
+    ids: &[(u64, u64)],
+    cpus: &[usize],
+    c: &mut Collector,
+    observer: &mut dyn TraceObserver,
+) -> Result<(Rings, Ended), CallsError> {
+    let spec = OpenSpec {
+        cpus,
+        follow_forks: cfg.follow_forks,
+        enable_on_exec: false,
+    };
+    let mut rings = Rings::new(ids);
+    let mut seen = std::collections::BTreeSet::new();
+    loop {
+        let tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .map_err(|_| TraceError::NoProcess(pid))?
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .filter(|t| !seen.contains(t))
+            .collect();
+        if tids.is_empty() {
+            break;
+        }
+        for tid in tids {
+            match rings.add(tid, &spec) {
+                Err(e) if e.raw_os_error() != Some(libc::ESRCH) => {
+                    return Err(io_failed("opening the uprobe events")(e));
+                }
+                _ => {}
+            }
+            seen.insert(tid);
+        }
+    }
+    rings
+        .enable()
+        .map_err(io_failed("enabling the uprobe events"))?;
+    observer.attached(&format!(
+        "tracing library calls of PID {pid} ({} thread(s)) with uprobes; Ctrl-C stops tracing \
+         and removes the probes, leaving it running",
+        seen.len()
+    ));
+    let mut stop = Stop {
+        deadline: cfg.duration.map(|d| Instant::now() + d),
+        observer: Some(observer),
+        why: None,
+    };
+    follow(&mut rings, c, &mut || trace::process_gone(pid), &mut stop);
+    Ok((rings, stop.why.unwrap_or(Ended::Finished)))
+}
+
+/// Runs `calls` as `cfg` says.
+pub fn run(cfg: &CallsConfig, observer: &mut dyn TraceObserver) -> Result<Outcome, CallsError> {
+    let program = match &cfg.target {
+        Target::Attach(pid) => {
+            trace::check_target(*pid)?;
+            std::fs::read_link(format!("/proc/{pid}/exe"))
+                .map_err(|_| TraceError::NoProcess(*pid))?
+        }
+        Target::Launch(argv) => trace::resolve_program(&argv[0])?,
+    };
+    let (sites, mut notes) = choose_sites(cfg, &program)?;
+    let (base, mounted) = tracefs()?;
+    notes.extend(mounted);
+    probes::clean_stale(&base);
+    let mut probes = Probes::new(base);
+    let cpus = trace::online_cpus();
+    let calibrate::Measured {
+        overhead,
+        added_cpu_ns,
+    } = calibrate::overhead(&mut probes, &cpus).map_err(io_failed("measuring the uprobe cost"))?;
+    let ids = define(&mut probes, &sites)?;
+    let mut c = Collector::new(sites.len(), overhead.inside_ns(), overhead.added_ns());
+    let (rings, ended, command, cpu_ns) = match &cfg.target {
+        Target::Launch(argv) => launch(cfg, argv, &ids, &cpus, &mut c)?,
+        Target::Attach(pid) => {
+            let (r, e) = attach(cfg, *pid, &ids, &cpus, &mut c, observer)?;
+            (r, e, CommandState::NotLaunched, None)
+        }
+    };
+    let lost = rings.lost;
+    drop(rings);
+    drop(probes);
+    Ok(Outcome {
+        collector: c,
+        sites,
+        overhead,
+        notes,
+        ended,
+        command,
+        lost,
+        cpu_ns,
+        added_cpu_ns,
+    })
+}

@@ -1,0 +1,265 @@
+//! Prices the calls of a `calls` or `trace` result with this machine's own measured costs:
+//! each function or system call is mapped to one metric of a stored bench run ([`MAPPING`]:
+//! `time` → `cpu.timer` "time()", `malloc` → half of `cpu.ops` "malloc+free 64 B",
+//! `read` → `os.syscall` "read 1 B /dev/zero", `clone` → `os.task` …; any other system call
+//! → `os.syscall` "null (getppid)", a lower bound). Each priced metric's note gains
+//! `cost here: …`, and a `priced` finding says what the calls cost in all, as a share of
+//! the program's CPU time when known, and what removing or caching the top one would save
+//! at most. Without a bench run, the finding names the `bench --only …` that would price
+//! them. The unit price is the bench metric's median.
+//!
+//! Pure: depends on `model` only.
+
+use crate::model::{ExperimentResult, Finding, RunRecord, units};
+
+/// Which result this applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Library functions (`calls`).
+    Library,
+    /// System calls (`trace`).
+    Syscall,
+}
+
+/// `(kind, names, bench experiment, bench metric, share of the metric one call costs)`.
+pub const MAPPING: &[(Kind, &[&str], &str, &str, f64)] = &[
+    (Kind::Library, &["time"], "cpu.timer", "time()", 1.0),
+    (
+        Kind::Library,
+        &["gettimeofday"],
+        "cpu.timer",
+        "gettimeofday",
+        1.0,
+    ),
+    (
+        Kind::Library,
+        &["clock_gettime"],
+        "cpu.timer",
+        "clock_gettime(CLOCK_MONOTONIC)",
+        1.0,
+    ),
+    (
+        Kind::Library,
+        &["malloc", "calloc", "realloc", "free"],
+        "cpu.ops",
+        "malloc+free 64 B",
+        0.5,
+    ),
+    (
+        Kind::Library,
+        &["strlen", "strnlen"],
+        "cpu.ops",
+        "strlen 64 B",
+        1.0,
+    ),
+    (
+        Kind::Library,
+        &["memcpy", "memmove", "memset"],
+        "cpu.ops",
+        "memcpy 64 B",
+        1.0,
+    ),
+    (
+        Kind::Library,
+        &[
+            "pthread_mutex_lock",
+            "pthread_mutex_unlock",
+            "pthread_mutex_trylock",
+        ],
+        "cpu.ops",
+        "mutex lock+unlock (uncontended)",
+        0.5,
+    ),
+    (
+        Kind::Syscall,
+        &["read", "pread64", "readv"],
+        "os.syscall",
+        "read 1 B /dev/zero",
+        1.0,
+    ),
+    (
+        Kind::Syscall,
+        &["write", "pwrite64", "writev"],
+        "os.syscall",
+        "write 1 B /dev/null",
+        1.0,
+    ),
+    (
+        Kind::Syscall,
+        &[
+            "stat",
+            "lstat",
+            "newfstatat",
+            "statx",
+            "access",
+            "faccessat",
+        ],
+        "os.syscall",
+        "stat (cached file)",
+        1.0,
+    ),
+    (Kind::Syscall, &["fstat"], "os.syscall", "fstat", 1.0),
+    (
+        Kind::Syscall,
+        &["open", "openat", "close"],
+        "os.syscall",
+        "open+close /dev/null",
+        0.5,
+    ),
+    (
+        Kind::Syscall,
+        &["clone", "clone3"],
+        "os.task",
+        "thread create+join",
+        1.0,
+    ),
+    (
+        Kind::Syscall,
+        &["fork", "vfork"],
+        "os.task",
+        "fork+exit+wait",
+        1.0,
+    ),
+    (
+        Kind::Syscall,
+        &["execve"],
+        "os.task",
+        "fork+exec /bin/true + wait",
+        1.0,
+    ),
+    (
+        Kind::Syscall,
+        &["fsync"],
+        "fs.write",
+        "4 KiB write + fsync",
+        1.0,
+    ),
+    (
+        Kind::Syscall,
+        &["fdatasync"],
+        "fs.write",
+        "4 KiB write + fdatasync",
+        1.0,
+    ),
+];
+
+/// The mapping of `name`: `(experiment, metric, share)`; system calls not listed fall back
+/// to the null system call.
+pub fn mapping(kind: Kind, name: &str) -> Option<(&'static str, &'static str, f64)> {
+    MAPPING
+        .iter()
+        .find(|(k, names, ..)| *k == kind && names.contains(&name))
+        .map(|&(_, _, e, m, s)| (e, m, s))
+        .or((kind == Kind::Syscall).then_some(("os.syscall", "null (getppid)", 1.0)))
+}
+
+/// The unit price of `name` from `bench`: `(ns per call, "experiment metric")`.
+fn unit_price(bench: &RunRecord, kind: Kind, name: &str) -> Option<(f64, String)> {
+    let (exp, metric, share) = mapping(kind, name)?;
+    let r = bench.results.iter().find(|r| r.id == exp)?;
+    let m = r.metrics.iter().find(|m| m.name == metric)?;
+    (m.summary.n > 0).then(|| (m.summary.median * share, format!("{exp} \"{metric}\"")))
+}
+
+/// One priced call: name, count, ns each, ns in all, the metric used.
+struct Priced {
+    name: String,
+    count: f64,
+    each: f64,
+    total: f64,
+    source: String,
+}
+
+/// Adds `cost here` to the notes of `result`'s metrics and the `priced` finding, from
+/// `bench` (the latest bench run of this host, if any); `cpu_ns` is the program's CPU time.
+pub fn price(
+    result: &mut ExperimentResult,
+    kind: Kind,
+    bench: Option<&RunRecord>,
+    cpu_ns: Option<f64>,
+) {
+    let Some(bench) = bench else {
+        result
+            .findings
+            .push(Finding::new("priced", no_bench(result, kind), None));
+        return;
+    };
+    let mut priced = Vec::new();
+    for m in &mut result.metrics {
+        let Some((each, source)) = unit_price(bench, kind, &m.name) else {
+            continue;
+        };
+        let count = m.summary.n as f64;
+        let cost = format!(
+            "cost here: {} × {} = {} ({source})",
+            units::count(count),
+            units::duration_ns(each),
+            units::duration_ns(each * count)
+        );
+        m.note = Some(match m.note.take() {
+            Some(n) => format!("{n}; {cost}"),
+            None => cost,
+        });
+        priced.push(Priced {
+            name: m.name.clone(),
+            count,
+            each,
+            total: each * count,
+            source,
+        });
+    }
+    let text = finding_text(&priced, &bench.id, cpu_ns);
+    let total = priced.iter().map(|p| p.total).sum();
+    result
+        .findings
+        .push(Finding::new("priced", text, Some(total)));
+}
+
+fn finding_text(priced: &[Priced], bench_id: &str, cpu_ns: Option<f64>) -> String {
+    let Some(top) = priced.iter().max_by(|a, b| a.total.total_cmp(&b.total)) else {
+        return format!(
+            "None of these calls has a price in bench run {bench_id} (docs/calls.md lists the mapping)."
+        );
+    };
+    let share = |ns: f64| match cpu_ns.filter(|c| *c > 0.0) {
+        Some(cpu) => format!(", {} of the program's CPU time", units::percent(ns / cpu)),
+        None => String::new(),
+    };
+    let all: f64 = priced.iter().map(|p| p.total).sum();
+    format!(
+        "Priced with this machine's bench run {bench_id}: these calls cost about {} here{}. \
+         {} was called {} times ({} each on this machine by {}: {}{}) — removing or \
+         caching it would save at most that.",
+        units::duration_ns(all),
+        share(all),
+        top.name,
+        units::count(top.count),
+        units::duration_ns(top.each),
+        top.source,
+        units::duration_ns(top.total),
+        share(top.total),
+    )
+}
+
+fn no_bench(result: &ExperimentResult, kind: Kind) -> String {
+    let mut groups: Vec<&str> = result
+        .metrics
+        .iter()
+        .filter_map(|m| mapping(kind, &m.name).map(|(e, ..)| e))
+        .collect();
+    groups.sort_unstable();
+    groups.dedup();
+    if groups.is_empty() {
+        return "No bench run of this host is stored, and none of these calls has a price \
+                (docs/calls.md lists the mapping)."
+            .into();
+    }
+    format!(
+        "No bench run of this host is stored, so the calls are not priced: run \
+         `sysmeter bench --only {}` once, and the next run gives each call its cost here.",
+        groups.join(",")
+    )
+}
+
+#[cfg(test)]
+mod tests;
