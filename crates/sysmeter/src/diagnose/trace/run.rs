@@ -6,6 +6,8 @@
 mod ptrace_paths;
 mod tracepoint_paths;
 
+pub(super) use tracepoint_paths::online_cpus;
+
 use std::time::{Duration, Instant};
 
 use sysmeter_sys::process::child::Child;

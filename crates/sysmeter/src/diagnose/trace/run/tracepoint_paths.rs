@@ -17,7 +17,7 @@ use super::super::{
 use super::{Outcome, Pending, PendingKind, StopWhen, process_gone};
 
 /// The CPUs events must cover: every online CPU (a tracee may move anywhere).
-fn online_cpus() -> Vec<usize> {
+pub(in crate::diagnose::trace) fn online_cpus() -> Vec<usize> {
     std::fs::read_to_string("/sys/devices/system/cpu/online")
         .ok()
         .and_then(|t| crate::host::cpulist::parse_cpu_list(t.trim()))
@@ -94,6 +94,7 @@ pub(super) fn launch(
         follow_forks: cfg.follow_forks,
         enable_on_exec: true,
         filter: kernel_filter(cfg),
+        paths: &[],
     };
     let mut rings = Rings::open(ids, &spec).map_err(open_failed)?;
     drop(calibration);
@@ -164,6 +165,7 @@ pub(super) fn attach(
         follow_forks: cfg.follow_forks,
         enable_on_exec: false,
         filter: kernel_filter(cfg),
+        paths: &[],
     };
     let (mut rings, threads) = open_all_threads(ids, pid, &spec)?;
     rings.enable().map_err(open_failed)?;
