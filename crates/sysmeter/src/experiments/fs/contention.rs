@@ -233,7 +233,7 @@ fn report(
     out.series
         .push(series("aggregate throughput", Unit::BytesPerSec, thr));
     out.series
-        .push(series("per-block latency p99", Unit::Ns, tail));
+        .push(series("per-block latency, slowest 1%", Unit::Ns, tail));
     findings(&mut out, counts, &means, evicting);
     Ok(out)
 }
