@@ -5,7 +5,7 @@
 //! each tenth gives one sample of the tail: the mean latency of its slowest 1% of blocks.
 //!
 //! Why not blocks: per-block latencies under queueing are heavy-tailed (a device stall makes a
-//! few blocks wait milliseconds), so with every block as a sample the CV was 160–530%
+//! few blocks wait milliseconds), so with every block as a sample the CV was 63–528%
 //! while the CI of the median was ±0.1–5%: the spread was the distribution's shape, not
 //! uncertainty. A window's median is stable, and consecutive windows still show drift over
 //! the round. The tail is kept as its own metric rather than averaged away; it is taken over
