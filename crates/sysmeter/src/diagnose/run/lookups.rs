@@ -27,12 +27,21 @@ fn totals(r: &LookupReport) -> (u64, u64, f64) {
     })
 }
 
+/// The command's system time without the tracepoints' own cost: `system_ns` less the
+/// calibrated cost a traced call adds, per traced call (clamped at 0). The path probes' cost
+/// is not known and stays in.
+fn system_untraced(r: &LookupReport, system_ns: u64) -> f64 {
+    let (n, _, _) = totals(r);
+    (system_ns as f64 - n as f64 * r.overhead.added_ns()).max(0.0)
+}
+
 /// The metric rows (name, unit, value, note) of a traced run.
 pub fn metric_rows(l: &LookupCount, system_ns: u64) -> Vec<(&'static str, Unit, f64, String)> {
     let LookupCount::Traced(r) = l else {
         return Vec::new();
     };
     let (n, failed, ns) = totals(r);
+    let system = system_untraced(r, system_ns);
     let mut rows = vec![
         (
             "path lookups",
@@ -53,13 +62,16 @@ pub fn metric_rows(l: &LookupCount, system_ns: u64) -> Vec<(&'static str, Unit, 
             "entry to exit, summed".to_string(),
         ),
     ];
-    if system_ns > 0 {
-        let note = "% of the system time".to_string();
+    if system > 0.0 {
+        let note = match r.paths {
+            Ok(_) => "% of the system time (with the path probes' cost: a lower bound)",
+            Err(_) => "% of the system time (tracing cost subtracted)",
+        };
         rows.push((
             "path lookup share",
             Unit::Count,
-            ns / system_ns as f64 * 100.0,
-            note,
+            ns / system * 100.0,
+            note.to_string(),
         ));
     }
     rows
@@ -83,15 +95,25 @@ fn call_list(r: &LookupReport) -> String {
     if list.is_empty() { "none".into() } else { list }
 }
 
-/// "27% of the program's system time" (or why no share can be given).
-fn share_text(ns: f64, system_ns: u64) -> String {
-    match system_ns {
-        0 => "an unknown share of the program's system time (none was accounted)".into(),
-        s if ns > s as f64 => format!(
+/// "27% of the program's system time" (or why no share can be given), of `system` ns (the
+/// tracepoints' cost already subtracted); `probed`: the path probes' cost is still in it.
+fn share_text(ns: f64, system: f64, probed: bool) -> String {
+    if system <= 0.0 {
+        return "an unknown share of the program's system time (none was accounted)".into();
+    }
+    if ns > system {
+        return format!(
             "more than the program's system time ({}: they include time blocked in the calls)",
-            duration_ns(s as f64)
+            duration_ns(system)
+        );
+    }
+    let share = percent(ns / system);
+    match probed {
+        true => format!(
+            "at least {share} of the program's system time (which includes the path probes' \
+             own cost; --lookups calls gives the share without them)"
         ),
-        s => format!("{} of the program's system time", percent(ns / s as f64)),
+        false => format!("{share} of the program's system time"),
     }
 }
 
@@ -107,7 +129,11 @@ pub fn findings(l: &LookupCount, system_ns: u64) -> Vec<Finding> {
         }
     };
     let (n, failed, ns) = totals(r);
-    let lead = format!("path lookups took {}", share_text(ns, system_ns));
+    let system = system_untraced(r, system_ns);
+    let lead = format!(
+        "path lookups took {}",
+        share_text(ns, system, r.paths.is_ok())
+    );
     let mut v = vec![Finding::new(
         "lookups",
         format!(
@@ -226,19 +252,21 @@ mod tests {
     #[test]
     fn traced_lookups_give_time_share_failures_and_paths() {
         let l = LookupCount::Traced(Box::new(report(Ok("/lib/libc.so.6".into()))));
+        // 100 ms of system time less 20 003 traced calls × 200 ns of tracing = 95.9994 ms.
         let rows = metric_rows(&l, 100_000_000);
         let share = rows
             .iter()
             .find(|r| r.0 == "path lookup share")
             .expect("share")
             .2;
-        assert!((share - 30.001).abs() < 1e-6, "{share}");
+        assert!(
+            (share - 30.001e6 / 95.9994e6 * 100.0).abs() < 1e-6,
+            "{share}"
+        );
         let f = findings(&l, 100_000_000);
         assert_eq!(f[0].value, Some(20_003.0));
-        assert!(
-            f[0].text
-                .starts_with("path lookups took 30% of the program's system time")
-        );
+        let lead = "path lookups took at least 31% of the program's system time";
+        assert!(f[0].text.starts_with(lead), "{}", f[0].text);
         assert!(
             f[0].text.contains("access 20.0k (19.0k failed), openat 3"),
             "{}",
@@ -261,6 +289,11 @@ mod tests {
     #[test]
     fn missing_paths_or_tracing_are_said_in_one_line() {
         let l = LookupCount::Traced(Box::new(report(Err("it needs root".into()))));
+        assert!(
+            findings(&l, 100_000_000)[0]
+                .text
+                .starts_with("path lookups took 31% of")
+        );
         let f = findings(&l, 0);
         assert!(f[0].text.contains("unknown share"), "{}", f[0].text);
         let why = f
