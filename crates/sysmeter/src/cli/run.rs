@@ -6,6 +6,7 @@ use clap::Args;
 
 use super::OutputArgs;
 use super::target::{Rules, TargetArgs};
+use crate::diagnose::run::LookupMode;
 
 const RUN_HELP: &str = "\
 The command's stdin, stdout, stderr and exit code pass through unchanged: sysmeter's report
@@ -25,10 +26,11 @@ Verdict, with r real, u user, s system time and q the time it waited for a CPU:
 
 The timeline also shows the dentry cache (/proc/sys/fs/dentry-state): entries in use,
 unused (cached) and negative (\"no such file\" remembered; Linux >= 5.0), machine-wide.
-Path lookups of a launched command (open, stat, access, readlink, ...) are counted with their
-failures where syscall tracepoints are permitted (root, CAP_PERFMON or
-perf_event_paranoid <= -1), else the report says why; which paths, and what they cost:
-sysmeter trace (docs/lookup.md).";
+Path lookups of a launched command (open, stat, access, execve, readlink, ...: strace's %file
+class) are traced without stopping it where syscall tracepoints are permitted (root,
+CAP_PERFMON or perf_event_paranoid <= -1): their count, failures, time and share of the
+system time; as root also the most looked-up paths (uprobes on the C library's path
+functions). Otherwise the report says why in one line (docs/lookup.md).";
 
 /// What `run` accepts of the target arguments.
 pub const RUN_TARGET: Rules = Rules {
@@ -54,7 +56,32 @@ pub struct RunArgs {
     #[arg(long, value_name = "MS", default_value_t = 100,
           value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub interval: u64,
+    /// What to trace of a launched command's path lookups: `paths` (calls, time, failures and
+    /// the paths looked up), `calls` (without the paths: no uprobes), `off`.
+    #[arg(long, value_enum, default_value_t = LookupsArg::Paths)]
+    pub lookups: LookupsArg,
     /// Output format, --out, and where the run is stored.
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// `--lookups`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LookupsArg {
+    /// Calls, time, failures and the paths.
+    Paths,
+    /// Calls, time and failures.
+    Calls,
+    /// No lookup tracing.
+    Off,
+}
+
+impl From<LookupsArg> for LookupMode {
+    fn from(a: LookupsArg) -> LookupMode {
+        match a {
+            LookupsArg::Paths => LookupMode::Paths,
+            LookupsArg::Calls => LookupMode::Calls,
+            LookupsArg::Off => LookupMode::Off,
+        }
+    }
 }

@@ -20,7 +20,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let sink = Sink::open(&args.output, Stream::Stderr)?;
     let interval = Duration::from_millis(args.interval);
     let duration = args.target.duration;
-    let output = match run::run(&target, duration, interval, host::read_host()) {
+    let lookups = args.lookups.into();
+    let output = match run::run(&target, (duration, interval), lookups, host::read_host()) {
         Ok(o) => o,
         Err(e) => return failed(e),
     };

@@ -95,6 +95,17 @@ impl RunError {
     }
 }
 
+/// What `run` traces of a launched command's path lookups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LookupMode {
+    /// The path-taking calls, their time and failures, and the paths (uprobes; root).
+    Paths,
+    /// The calls, their time and failures only.
+    Calls,
+    /// Nothing.
+    Off,
+}
+
 /// The finished run.
 #[derive(Debug)]
 pub struct RunOutput {
@@ -126,19 +137,19 @@ pub fn command_line(argv: &[OsString]) -> String {
 /// How long `-p PID` watches without `--duration`: until it exits or Ctrl-C.
 const FOREVER: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
-/// Runs `target` to its end, or watches it for `duration` (default: until it exits or
-/// Ctrl-C), sampling every `interval`.
+/// Runs `target` to its end (tracing its lookups as `lookups` says), or watches it for
+/// `duration` (default: until it exits or Ctrl-C), sampling every `interval`.
 pub fn run(
     target: &Target,
-    duration: Option<Duration>,
-    interval: Duration,
+    (duration, interval): (Option<Duration>, Duration),
+    lookups: LookupMode,
     host: HostInfo,
 ) -> Result<RunOutput, RunError> {
     let interval = interval.max(Duration::from_millis(1));
     let started_ns = jiff::Timestamp::now().as_nanosecond() as i64;
     let (measurement, exit) = match target {
         Target::Launch(argv) => {
-            let l = launch::launch(argv, interval)?;
+            let l = launch::launch(argv, interval, lookups)?;
             (l.measurement, Some(l.exit))
         }
         Target::Attach(pid) => {

@@ -15,6 +15,7 @@
 mod calibrate;
 pub mod classes;
 mod errno;
+pub mod lookup_trace;
 pub mod lookups;
 pub mod names;
 mod ptrace;
@@ -29,6 +30,7 @@ use std::time::Duration;
 
 pub use calibrate::Overhead;
 pub use classes::Selection;
+pub(in crate::diagnose) use record::lookups::{paths as path_findings, paths_artifact};
 pub use run::Pending;
 pub(crate) use run::{check_target, online_cpus, process_gone};
 

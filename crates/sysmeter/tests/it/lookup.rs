@@ -1,8 +1,10 @@
 //! Path-name lookup: `bench --only os.lookup` (the depth series and its fit, the miss as
 //! root or its stated skip) and the lookups `trace` reports for a fixture that searches a
 //! fake 20-directory `PATH` 1 000 times (tests/fixtures/programs/lookup_path.c), checked
-//! against `strace -c -e trace=%file` on counts; and the dentry cache in `run`'s timeline.
-//! Capabilities: `cc`, `strace`, `root` (the miss), `tracepoints`.
+//! against `strace -c -e trace=%file` on counts; the lookups `run` traces for the same
+//! fixture (counts, time, share, failures, and the top path, compared with `trace`'s); and
+//! the dentry cache in `run`'s timeline.
+//! Capabilities: `cc`, `strace`, `root` (the miss, run's path probes), `tracepoints`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -227,17 +229,80 @@ fn run_timeline_shows_the_dentry_cache() {
     }
 }
 
+/// The first line of the `lookups` artifact (the most looked-up path), if any.
+fn top_artifact_line(r: &Value) -> Option<String> {
+    let a = r["artifacts"]
+        .as_array()?
+        .iter()
+        .find(|a| a["name"] == "lookups")?;
+    Some(a["content"].as_str()?.lines().nth(1)?.to_string())
+}
+
+fn metric(r: &Value, name: &str) -> Option<f64> {
+    let m = r["metrics"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == name)?;
+    m["samples"][0].as_f64()
+}
+
 #[test]
-fn run_counts_the_path_lookups_with_tracepoints() {
+fn run_traces_lookup_times_failures_and_paths_like_trace() {
     need!(tracepoints());
+    if !is_root() {
+        skip!(Root, "run's path probes (uprobes in tracefs) need root");
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     let cmd = need!(search_setup(dir.path()));
     let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
     let (run, code) = crate::run::run_json(&[], &cmd);
     assert_eq!(code, Some(0));
     let r = &run["results"][0];
+    let failed = metric(r, "failed path lookups").unwrap_or_else(|| panic!("no lookups: {r}"));
+    assert!(failed >= 20_000.0, "{failed} failed lookups");
+    let time = metric(r, "path lookup time").expect("time");
+    let share = metric(r, "path lookup share").expect("share");
+    assert!(time > 0.0 && share > 0.0, "time {time} ns, share {share}%");
     let f = finding(r, "lookups").unwrap_or_else(|| panic!("no lookups finding: {r}"));
-    assert!(f["value"].as_f64().is_some_and(|n| n >= 20_000.0), "{f}");
     let text = f["text"].as_str().expect("text");
     assert!(text.contains("access 20.0k (20.0k failed)"), "{text}");
+    assert!(text.contains("of the program's system time"), "{text}");
+    let p0 = format!("{}/root/p0/cmd", dir.path().display());
+    let top = finding(r, "top_lookup").unwrap_or_else(|| panic!("no top path: {r}"));
+    assert_eq!(top["value"].as_f64(), Some(1000.0), "{top}");
+    let (t, _, _) = trace_json(&["--backend", "ptrace"], &cmd, dir.path());
+    let from_trace = top_artifact_line(&t).expect("trace's top path");
+    assert_eq!(from_trace, format!("1000\t1000\t{p0}"));
+    assert_eq!(
+        top_artifact_line(r),
+        Some(from_trace),
+        "run vs trace --backend ptrace"
+    );
+}
+
+#[test]
+fn run_lookups_calls_keeps_counts_and_time_and_says_why_no_paths() {
+    need!(tracepoints());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cmd = need!(search_setup(dir.path()));
+    let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    let (run, code) = crate::run::run_json(&["--lookups", "calls"], &cmd);
+    assert_eq!(code, Some(0));
+    let r = &run["results"][0];
+    assert!(
+        metric(r, "path lookups").is_some_and(|n| n >= 20_000.0),
+        "{r}"
+    );
+    assert!(metric(r, "path lookup time").is_some_and(|t| t > 0.0));
+    let why = finding(r, "lookup_paths_unavailable").expect("one line on the paths");
+    assert!(
+        why["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("--lookups")),
+        "{why}"
+    );
+    assert!(finding(r, "top_lookup").is_none() && top_artifact_line(r).is_none());
+    let (off, _) = crate::run::run_json(&["--lookups", "off"], &["true"]);
+    let r = &off["results"][0];
+    assert!(metric(r, "path lookups").is_none() && finding(r, "lookups").is_none());
 }

@@ -1,7 +1,7 @@
 //! Launching the command: a gated child (sysmeter_sys::process::child) with sysmeter's
-//! stdin, stdout and stderr, on which the path-lookup counters ([`super::lookups`]) are
-//! opened before it calls execve; sample every interval until it exits, then read what only a not-yet-reaped child still shows, and reap
-//! it with `wait4` for its resource usage.
+//! stdin, stdout and stderr, on which the path-lookup trace ([`super::lookups`]) is opened
+//! before it calls execve; sample every interval until it exits, then read what only a
+//! not-yet-reaped child still shows, and reap it with `wait4` for its resource usage.
 //!
 //! The exit is noticed through a pidfd (`poll` wakes at once when it exits, or at the next
 //! sampling tick, or on a signal); then `waitid(WEXITED|WNOWAIT)` confirms it without reaping,
@@ -20,11 +20,13 @@ use sysmeter_sys::process::exit::{ChildUsage, Exit};
 use sysmeter_sys::process::forward;
 use sysmeter_sys::process::wait::{self, PidFd, PidWait};
 
+use super::LookupMode;
 use super::RunError;
-use super::lookups::{Counters, LookupCount};
+use super::lookups::LookupCount;
 use super::measure::{Measurement, Sampler, allowed_cpus};
 use super::sample::ProcessSample;
 use crate::diagnose::target::{Unresolved, resolve_program};
+use crate::diagnose::trace::lookup_trace::LookupTrace;
 
 /// How long to sleep between exit checks when pidfds are not available (Linux < 5.3).
 const FALLBACK_POLL: Duration = Duration::from_millis(2);
@@ -157,10 +159,13 @@ fn sample_until_exit(
     }
 }
 
-/// Starts `argv` as a gated child, with the lookup counters opened on it before its exec;
+/// The lookup trace of a launched command, or why there is none.
+type Tracing = Option<Result<LookupTrace, String>>;
+
+/// Starts `argv` as a gated child, with the lookup trace opened on it before its exec;
 /// also returns when the gate was opened (the start of the command's real time: forking,
-/// resolving the program and opening the counters — tens of ms under load — are sysmeter's).
-fn start(argv: &[OsString]) -> Result<(Child, Result<Counters, String>, Instant), RunError> {
+/// resolving the program and opening the trace — tens of ms under load — are sysmeter's).
+fn start(argv: &[OsString], mode: LookupMode) -> Result<(Child, Tracing, Instant), RunError> {
     let program = argv.first().ok_or(RunError::NoCommand)?;
     let path = resolve_program(program).map_err(|e| {
         let errno = match e {
@@ -171,17 +176,25 @@ fn start(argv: &[OsString]) -> Result<(Child, Result<Counters, String>, Instant)
     })?;
     let args: Vec<&OsStr> = argv.iter().map(OsString::as_os_str).collect();
     let mut child = Child::spawn(&path, &args).map_err(|e| RunError::spawn(program, e))?;
-    let counters = Counters::open(child.pid());
+    let tracing = match mode {
+        LookupMode::Off => None,
+        LookupMode::Calls => Some(LookupTrace::start(child.pid(), false)),
+        LookupMode::Paths => Some(LookupTrace::start(child.pid(), true)),
+    };
     let released_at = Instant::now();
     child.release().map_err(|e| RunError::spawn(program, e))?;
-    Ok((child, counters, released_at))
+    Ok((child, tracing, released_at))
 }
 
-/// Runs `argv` to completion, sampling every `interval`.
-pub fn launch(argv: &[OsString], interval: Duration) -> Result<Launched, RunError> {
+/// Runs `argv` to completion, sampling every `interval`, tracing its lookups as `mode` says.
+pub fn launch(
+    argv: &[OsString],
+    interval: Duration,
+    mode: LookupMode,
+) -> Result<Launched, RunError> {
     forward::install().map_err(RunError::Signal)?;
     let mut sampler = Sampler::new();
-    let (mut child, counters, spawned_at) = start(argv)?;
+    let (mut child, tracing, spawned_at) = start(argv, mode)?;
     let pid = child.pid();
     // Read after the spawn: the high-water mark only grows, so this bounds what the kernel
     // folded into the child's ru_maxrss at its exec.
@@ -199,8 +212,8 @@ pub fn launch(argv: &[OsString], interval: Duration) -> Result<Launched, RunErro
             source: std::io::Error::from(std::io::ErrorKind::WouldBlock),
         })?;
     let mut measurement = measurement(pid, real, &usage, own_hwm_kib, sampler);
-    measurement.lookups = Some(match counters {
-        Ok(c) => c.read(),
+    measurement.lookups = tracing.map(|t| match t {
+        Ok(t) => LookupCount::Traced(Box::new(t.finish())),
         Err(why) => LookupCount::Unavailable(why),
     });
     Ok(Launched { measurement, exit })

@@ -96,9 +96,18 @@ fn metrics(m: &Measurement, v: &Verdict) -> Vec<Metric> {
         ("TCP/UDP sockets", Count, Some(m.inet_sockets as f64), "most at one sample"),
         ("disk-wait samples", Count, m.disk_wait_share.map(|s| s * 100.0), "% in state D"),
     ];
-    rows.into_iter()
+    let mut out: Vec<Metric> = rows
+        .into_iter()
         .filter_map(|(name, unit, value, note)| single(name, unit, value?, note))
-        .collect()
+        .collect();
+    if let Some(l) = &m.lookups {
+        let rows = super::lookups::metric_rows(l, m.system_ns);
+        out.extend(
+            rows.iter()
+                .filter_map(|(n, u, v, note)| single(n, *u, *v, note)),
+        );
+    }
+    out
 }
 
 fn findings(m: &Measurement, v: &Verdict, target: &Target, exit: Option<i32>) -> Vec<Finding> {
@@ -133,7 +142,7 @@ fn findings(m: &Measurement, v: &Verdict, target: &Target, exit: Option<i32>) ->
         ));
     }
     if let Some(l) = &m.lookups {
-        f.push(super::lookups::finding(l));
+        f.extend(super::lookups::findings(l, m.system_ns));
     }
     for (i, note) in m.notes.iter().enumerate() {
         f.push(Finding::new(&format!("note{}", i + 1), note.clone(), None));
@@ -206,6 +215,9 @@ pub fn build(p: Parts<'_>) -> (RunRecord, Verdict) {
     result.series = timeline::to_series(&m.points);
     result.findings = findings(m, &verdict, p.target, p.exit);
     result.elapsed_ns = m.real_ns;
+    result
+        .artifacts
+        .extend(m.lookups.as_ref().and_then(super::lookups::artifact));
     let config = RunConfig {
         profile: "run".to_string(),
         cpu: None,

@@ -134,6 +134,7 @@ pub(super) fn tracepoint_overhead(ids: Ids, cpus: &[usize]) -> io::Result<(Overh
         follow_forks: false,
         enable_on_exec: false,
         filter: tracepoint::filter_for(&[nr]),
+        paths: &[],
     };
     let mut rings = Rings::open(ids, &spec)?;
     rings.enable()?;

@@ -6,7 +6,7 @@
 //! overhead, the backend and why, and anything that limits the numbers.
 
 mod findings;
-mod lookups;
+pub(super) mod lookups;
 
 use std::time::Duration;
 

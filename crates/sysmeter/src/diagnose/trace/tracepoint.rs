@@ -14,10 +14,14 @@
 //! With `-e`, a tracepoint filter (`id == N || …`) makes the kernel drop the other calls.
 //! Lost records (full ring) are counted and reported.
 
+mod records;
 mod setup;
+mod uprobes;
 
 pub(super) use setup::{Ids, probe};
+pub(in crate::diagnose) use uprobes::{PathEvent, PathProbes};
 
+use std::collections::HashMap;
 use std::ffi::CString;
 use std::io;
 use std::os::fd::AsRawFd;
@@ -28,7 +32,8 @@ use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
 use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 
 use super::names::Arch;
-use super::summary::Collector;
+use super::summary::{Collector, PathArg};
+use records::{Event, Kind, parse_sample, u64_at};
 
 /// How often the rings are drained.
 pub(super) const DRAIN_PERIOD: Duration = Duration::from_millis(10);
@@ -54,16 +59,10 @@ pub(super) struct OpenSpec<'a> {
     pub follow_forks: bool,
     /// Enable at the target's next execve (launched commands) instead of right away.
     pub enable_on_exec: bool,
-    /// Kernel filter expression, if any.
+    /// Kernel filter expression, if any (on the system-call events).
     pub filter: Option<CString>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Event {
-    time: i64,
-    tid: i32,
-    /// Call number and return value (exit records only).
-    exit: Option<(u64, i64)>,
+    /// Path events ([`PathProbes`]) to open beside the system-call events.
+    pub paths: &'a [PathEvent],
 }
 
 /// The open events and their rings.
@@ -73,6 +72,9 @@ pub(super) struct Rings {
     /// Every other event; they write into their CPU's ring.
     others: Vec<Counter>,
     ids: Ids,
+    paths: Vec<PathEvent>,
+    /// The last path each thread passed to a probed function, until its next call.
+    last_path: HashMap<i32, Vec<u8>>,
     /// Bytes per ring.
     ring: usize,
     pending: Vec<Event>,
@@ -93,9 +95,16 @@ pub(super) fn filter_for(numbers: &[u32]) -> Option<CString> {
         .flatten()
 }
 
-fn open_one(id: u64, tid: i32, cpu: usize, exit: bool, spec: &OpenSpec) -> io::Result<Counter> {
+/// One event on `tid` and `cpu`; `raw` adds the tracepoint record to each sample; `filter`
+/// is set on system-call events only (a path event has no `id` field).
+fn open_one(
+    (id, tid, cpu): (u64, i32, usize),
+    raw: bool,
+    filter: Option<&CString>,
+    spec: &OpenSpec,
+) -> io::Result<Counter> {
     let mut flags = SampleFlag::TID | SampleFlag::TIME;
-    if exit {
+    if raw {
         flags |= SampleFlag::RAW;
     }
     let mut b = Builder::new(Tracepoint::with_id(id));
@@ -109,7 +118,7 @@ fn open_one(id: u64, tid: i32, cpu: usize, exit: bool, spec: &OpenSpec) -> io::R
         .clockid(Clock::MONOTONIC)
         .enable_on_exec(spec.enable_on_exec);
     let counter = b.build()?;
-    if let Some(f) = &spec.filter {
+    if let Some(f) = filter {
         sysmeter_sys::tracepoint::set_filter(counter.as_raw_fd(), f)?;
     }
     Ok(counter)
@@ -130,6 +139,8 @@ impl Rings {
             rings: Vec::new(),
             others: Vec::new(),
             ids,
+            paths: Vec::new(),
+            last_path: HashMap::new(),
             ring,
             pending: Vec::new(),
             last_drain: clock_gettime_ns(ClockId::Monotonic),
@@ -140,9 +151,10 @@ impl Rings {
     /// Opens the entry and exit events of thread `tid` on every CPU of `spec`, writing into
     /// that CPU's ring (created with the first exit event of the CPU).
     pub fn add(&mut self, tid: i32, spec: &OpenSpec) -> io::Result<()> {
+        let filter = spec.filter.as_ref();
         for &cpu in spec.cpus {
-            let exit = open_one(self.ids.exit, tid, cpu, true, spec)?;
-            let enter = open_one(self.ids.enter, tid, cpu, false, spec)?;
+            let exit = open_one((self.ids.exit, tid, cpu), true, filter, spec)?;
+            let enter = open_one((self.ids.enter, tid, cpu), false, filter, spec)?;
             let ring_fd = match self.rings.iter().find(|(c, _)| *c == cpu) {
                 Some((_, ring)) => {
                     let fd = ring.as_raw_fd();
@@ -159,6 +171,11 @@ impl Rings {
             };
             sysmeter_sys::tracepoint::set_output(enter.as_raw_fd(), ring_fd)?;
             self.others.push(enter);
+            for p in spec.paths {
+                let path = open_one((p.id, tid, cpu), true, None, spec)?;
+                sysmeter_sys::tracepoint::set_output(path.as_raw_fd(), ring_fd)?;
+                self.others.push(path);
+            }
         }
         Ok(())
     }
@@ -167,6 +184,7 @@ impl Rings {
     /// later; see [`Rings::enable`]).
     pub fn open(ids: Ids, spec: &OpenSpec) -> io::Result<Rings> {
         let mut rings = Rings::empty(ids, ring_size(spec.cpus.len()));
+        rings.paths = spec.paths.to_vec();
         for &tid in spec.targets {
             rings.add(tid, spec)?;
         }
@@ -198,9 +216,9 @@ impl Rings {
     /// collector in time order; `all` feeds everything (after the targets ended).
     pub fn pump(&mut self, c: &mut Collector, all: bool) {
         let started = clock_gettime_ns(ClockId::Monotonic);
-        let ids = self.ids;
+        let ids = (self.ids, &self.paths[..]);
         for (_, s) in &mut self.rings {
-            self.lost += drain(s, &ids, &mut self.pending);
+            self.lost += drain(s, ids, &mut self.pending);
         }
         self.pending.sort_by_key(|e| e.time);
         let cut = if all {
@@ -209,12 +227,20 @@ impl Rings {
             self.pending.partition_point(|e| e.time < self.last_drain)
         };
         let arch = Arch::native().audit();
+        let with_paths = !self.paths.is_empty();
         for e in self.pending.drain(..cut) {
-            match e.exit {
-                None => c.enter(e.tid, None, e.time),
-                Some((nr, ret)) => {
+            match e.kind {
+                Kind::Enter if with_paths => {
+                    let path = self.last_path.remove(&e.tid).map(PathArg::Read);
+                    c.enter_with_path(e.tid, None, e.time, path);
+                }
+                Kind::Enter => c.enter(e.tid, None, e.time),
+                Kind::Exit(nr, ret) => {
                     let is_error = (-4095..=-1).contains(&ret);
                     c.exit(e.tid, Some((arch, nr)), ret, is_error, e.time);
+                }
+                Kind::Path(p) => {
+                    self.last_path.insert(e.tid, p);
                 }
             }
         }
@@ -222,34 +248,8 @@ impl Rings {
     }
 }
 
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
-
-fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_ne_bytes(b.get(at..at + 8)?.try_into().ok()?))
-}
-
-/// Body of an entry sample: `pid, tid: u32; time: u64`; exit samples add the raw record.
-const ENTER_BODY: usize = 16;
-
-/// Parses one sample body: `pid, tid: u32; time: u64; [size: u32, raw…]`.
-fn parse_sample(b: &[u8], ids: &Ids) -> Option<Event> {
-    let tid = u32_at(b, 4)? as i32;
-    let time = u64_at(b, 8)? as i64;
-    let exit = if b.len() > ENTER_BODY {
-        let raw = 20;
-        let nr = u64_at(b, raw + ids.exit_id_offset)?;
-        let ret = u64_at(b, raw + ids.exit_ret_offset)? as i64;
-        Some((nr, ret))
-    } else {
-        None
-    };
-    Some(Event { time, tid, exit })
-}
-
 /// Moves every record of one ring into `out`; returns the number of lost records reported.
-fn drain(s: &mut Sampler, ids: &Ids, out: &mut Vec<Event>) -> u64 {
+fn drain(s: &mut Sampler, ids: (Ids, &[PathEvent]), out: &mut Vec<Event>) -> u64 {
     let mut lost = 0;
     while let Some(rec) = s.next_record() {
         let body = rec.to_contiguous();
@@ -289,29 +289,6 @@ pub(super) fn follow(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn samples_parse_with_offsets_from_the_format() {
-        let ids = Ids {
-            enter: 1,
-            exit: 2,
-            exit_id_offset: 8,
-            exit_ret_offset: 16,
-        };
-        let mut b = Vec::new();
-        b.extend(7u32.to_ne_bytes()); // pid
-        b.extend(9u32.to_ne_bytes()); // tid
-        b.extend(1234u64.to_ne_bytes()); // time
-        b.extend(28u32.to_ne_bytes()); // raw size
-        b.extend([0u8; 8]); // common fields
-        b.extend(3u64.to_ne_bytes()); // id
-        b.extend((-9i64).to_ne_bytes()); // ret
-        let e = parse_sample(&b, &ids).unwrap();
-        assert_eq!((e.tid, e.time, e.exit), (9, 1234, Some((3, -9))));
-        let e = parse_sample(&b[..16], &ids).unwrap();
-        assert_eq!(e.exit, None);
-        assert!(parse_sample(&b[..20], &ids).is_none());
-    }
 
     #[test]
     fn filters_list_the_numbers() {

@@ -70,7 +70,10 @@ pub(super) fn findings(out: &Outcome, calls: &[(String, &CallStats)]) -> Vec<Fin
         Some(share),
     )];
     match out.backend {
-        Backend::Ptrace => v.extend(paths(&out.collector.lookups, share)),
+        Backend::Ptrace => {
+            let lead = format!("path lookups took {} of system-call time", percent(share));
+            v.extend(paths(&out.collector.lookups, &lead));
+        }
         Backend::Tracepoint => v.push(Finding::new(
             "lookup_paths_unavailable",
             "the looked-up paths are not shown: the tracepoint backend records call numbers and \
@@ -84,7 +87,9 @@ pub(super) fn findings(out: &Outcome, calls: &[(String, &CallStats)]) -> Vec<Fin
     v
 }
 
-fn paths(l: &Lookups, share: f64) -> Vec<Finding> {
+/// The findings about the paths: the most looked-up one (after `lead`, e.g. "path lookups
+/// took 27% of system-call time"), the top [`FINDING_PATHS`], and what could not be read.
+pub(in crate::diagnose) fn paths(l: &Lookups, lead: &str) -> Vec<Finding> {
     let top = l.top(FINDING_PATHS);
     let Some((path, s)) = top.first() else {
         return Vec::new();
@@ -96,8 +101,7 @@ fn paths(l: &Lookups, share: f64) -> Vec<Finding> {
     let mut v = vec![Finding::new(
         "top_lookup",
         format!(
-            "path lookups took {} of system-call time; {path} was looked up {} times{failing}",
-            percent(share),
+            "{lead}; {path} was looked up {} times{failing}",
             count(s.count as f64)
         ),
         Some(s.count as f64),
@@ -141,8 +145,16 @@ fn fails(s: &PathStats) -> String {
 
 /// The `lookups` artifact: the most looked-up paths, one per line (ptrace only).
 pub(super) fn artifact(out: &Outcome) -> Option<Artifact> {
-    let l = &out.collector.lookups;
-    if out.backend != Backend::Ptrace || l.distinct() == 0 {
+    match out.backend {
+        Backend::Ptrace => paths_artifact(&out.collector.lookups),
+        Backend::Tracepoint => None,
+    }
+}
+
+/// The `lookups` artifact of a tally: the most looked-up paths, one per line; `None` when no
+/// path was seen.
+pub(in crate::diagnose) fn paths_artifact(l: &Lookups) -> Option<Artifact> {
+    if l.distinct() == 0 {
         return None;
     }
     let mut text = String::from("lookups\tfailed\tpath\n");

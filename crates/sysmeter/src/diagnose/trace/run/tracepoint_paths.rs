@@ -94,6 +94,7 @@ pub(super) fn launch(
         follow_forks: cfg.follow_forks,
         enable_on_exec: true,
         filter: kernel_filter(cfg),
+        paths: &[],
     };
     let mut rings = Rings::open(ids, &spec).map_err(open_failed)?;
     drop(calibration);
@@ -164,6 +165,7 @@ pub(super) fn attach(
         follow_forks: cfg.follow_forks,
         enable_on_exec: false,
         filter: kernel_filter(cfg),
+        paths: &[],
     };
     let (mut rings, threads) = open_all_threads(ids, pid, &spec)?;
     rings.enable().map_err(open_failed)?;
