@@ -29,8 +29,10 @@ unused (cached) and negative (\"no such file\" remembered; Linux >= 5.0), machin
 Path lookups of a launched command (open, stat, access, execve, readlink, ...: strace's %file
 class) are traced without stopping it where syscall tracepoints are permitted (root,
 CAP_PERFMON or perf_event_paranoid <= -1): their count, failures, time and share of the
-system time; as root also the most looked-up paths (uprobes on the C library's path
-functions). Otherwise the report says why in one line (docs/lookup.md).";
+system time; with --lookups paths (root) also the most looked-up paths (uprobes on the C
+library's path functions, about ten times the cost per lookup, so not the default: it
+would move the verdict of a program that looks up many paths). Otherwise the report says
+why in one line (docs/lookup.md).";
 
 /// What `run` accepts of the target arguments.
 pub const RUN_TARGET: Rules = Rules {
@@ -56,9 +58,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "MS", default_value_t = 100,
           value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub interval: u64,
-    /// What to trace of a launched command's path lookups: `paths` (calls, time, failures and
-    /// the paths looked up), `calls` (without the paths: no uprobes), `off`.
-    #[arg(long, value_enum, default_value_t = LookupsArg::Paths)]
+    /// What to trace of a launched command's path lookups: `calls` (count, time, failures;
+    /// tracepoints, about 1 µs per lookup), `paths` (also the paths looked up: uprobes, root,
+    /// about 12 µs per lookup and 1-2 s at exit), `off`.
+    #[arg(long, value_enum, default_value_t = LookupsArg::Calls)]
     pub lookups: LookupsArg,
     /// Output format, --out, and where the run is stored.
     #[command(flatten)]

@@ -255,7 +255,7 @@ fn run_traces_lookup_times_failures_and_paths_like_trace() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cmd = need!(search_setup(dir.path()));
     let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
-    let (run, code) = crate::run::run_json(&[], &cmd);
+    let (run, code) = crate::run::run_json(&["--lookups", "paths"], &cmd);
     assert_eq!(code, Some(0));
     let r = &run["results"][0];
     let failed = metric(r, "failed path lookups").unwrap_or_else(|| panic!("no lookups: {r}"));
