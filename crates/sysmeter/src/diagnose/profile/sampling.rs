@@ -88,7 +88,7 @@ pub(super) fn open_sampler(b: &Builder<'_>) -> io::Result<Sampler> {
 }
 
 /// The CPUs that are online (all of them may run the target, whatever our affinity).
-fn online_cpus() -> Vec<usize> {
+pub(super) fn online_cpus() -> Vec<usize> {
     std::fs::read_to_string("/sys/devices/system/cpu/online")
         .ok()
         .and_then(|t| crate::host::cpulist::parse_cpu_list(&t))
