@@ -100,8 +100,12 @@ fn user_stack(s: &perf_event::data::Sample<'_>) -> Option<UserStack> {
 }
 
 fn sample(rec: &perf_event::Record<'_>, offset: usize, width: usize) -> Option<Switch> {
-    let Ok(Record::Sample(s)) = rec.parse_record() else {
-        return None;
+    let s = match rec.parse_record() {
+        Ok(Record::Sample(s)) => s,
+        // perf-event-data expects a `dyn_size` after an empty user stack, which the kernel
+        // does not write (a kernel thread or idle task has no user stack).
+        Err(_) => return fallback(&rec.to_contiguous(), offset, width),
+        Ok(_) => return None,
     };
     Some(Switch {
         pid: s.pid()?,
@@ -110,6 +114,27 @@ fn sample(rec: &perf_event::Record<'_>, offset: usize, width: usize) -> Option<S
         chain: s.callchain().map(<[u64]>::to_vec).unwrap_or_default(),
         arg: s.raw().map_or(0, |r| field_i64(r, offset, width)),
         stack: user_stack(&s),
+    })
+}
+
+/// Parses the fixed start of our samples by hand (the record's body, after its header):
+/// `pid, tid`, `time`, the call chain, the raw record (no user registers or stack).
+fn fallback(bytes: &[u8], offset: usize, width: usize) -> Option<Switch> {
+    let u32_at = |at: usize| Some(u32::from_ne_bytes(bytes.get(at..at + 4)?.try_into().ok()?));
+    let u64_at = |at: usize| Some(u64::from_ne_bytes(bytes.get(at..at + 8)?.try_into().ok()?));
+    let (pid, tid, time) = (u32_at(0)?, u32_at(4)?, u64_at(8)?);
+    let nr = usize::try_from(u64_at(16)?).ok()?.min(bytes.len() / 8);
+    let chain = (0..nr).map(|i| u64_at(24 + 8 * i)).collect::<Option<Vec<u64>>>()?;
+    let raw_at = 24 + 8 * nr;
+    let size = u32_at(raw_at)? as usize;
+    let raw = bytes.get(raw_at + 4..raw_at + 4 + size)?;
+    Some(Switch {
+        pid,
+        tid,
+        time,
+        chain,
+        arg: field_i64(raw, offset, width),
+        stack: None,
     })
 }
 
