@@ -59,7 +59,7 @@ impl Reason {
 const RULES: [(Reason, &[&str]); 6] = [
     (Reason::PageFault, &["exc_page_fault", "do_user_addr_fault", "handle_mm_fault"]),
     (Reason::Lock, &["futex_*", "__x64_sys_futex", "do_futex"]),
-    (Reason::Pipe, &["pipe_read", "pipe_write", "pipe_wait*"]),
+    (Reason::Pipe, &["pipe_read", "pipe_write", "pipe_wait*", "anon_pipe_read", "anon_pipe_write"]),
     (
         Reason::Network,
         &["sock_*", "tcp_*", "udp_*", "unix_*", "inet_*", "sk_wait*", "ep_poll", "do_sys_poll",
@@ -121,6 +121,7 @@ mod tests {
         assert_eq!(class(&["schedule", "io_schedule", "__iomap_dio_rw"]), Reason::Disk);
         assert_eq!(class(&["schedule", "futex_wait_queue", "futex_wait"]), Reason::Lock);
         assert_eq!(class(&["schedule", "pipe_read", "vfs_read"]), Reason::Pipe);
+        assert_eq!(class(&["schedule", "anon_pipe_read", "vfs_read"]), Reason::Pipe);
         assert_eq!(class(&["schedule", "sk_wait_data", "tcp_recvmsg"]), Reason::Network);
         let fault = ["io_schedule", "filemap_fault", "handle_mm_fault", "exc_page_fault"];
         assert_eq!(class(&fault), Reason::PageFault);

@@ -7,15 +7,18 @@
 //! is missing (DEPENDENCIES.md §5b). The return addresses of the frameless functions are
 //! the words between the stack pointer and that frame pointer: the ones that point into an
 //! executable mapping just after a call instruction are put back between the leaf and the
-//! walked frames. This is the cheap fix (no DWARF unwinding); a code pointer kept in a local
-//! right after a call can be mistaken for a return address, which the call-instruction check
+//! walked frames, innermost first, up to the first one into a function that keeps a frame
+//! pointer (the owner of the frame the walk starts from: stale words beyond it are old
+//! calls). This is the cheap fix (no DWARF unwinding); a code pointer kept in a local right
+//! after a call can still be mistaken for a return address, which the call-instruction check
 //! makes rare.
 
 use std::collections::HashMap;
 
+use super::super::aggregate::pushes_frame_pointer;
 use super::super::maps::{AddressSpaces, Location};
 use super::super::records::PERF_CONTEXT_USER;
-use super::super::symbolize::read_bytes;
+use super::super::symbolize::{Symbols, read_bytes};
 use super::raw::UserStack;
 
 /// Whether the bytes just before a return address end with a call instruction: `e8 rel32`,
@@ -29,10 +32,23 @@ pub fn ends_with_call(before: &[u8]) -> bool {
     at(5) == Some(0xe8) || modrm_call(2) || modrm_call(3) || modrm_call(6)
 }
 
+/// What a candidate word is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Word {
+    /// Not a return address.
+    Data,
+    /// A return address into a function without a frame pointer.
+    Frameless,
+    /// A return address into a function that keeps a frame pointer: the owner of the frame
+    /// the kernel's walk starts from, so the scan stops there.
+    Framed,
+}
+
 /// Looks at code bytes of the modules, with a cache.
 pub struct CallCheck<'a> {
     spaces: &'a AddressSpaces,
-    cache: HashMap<Location, bool>,
+    symbols: Symbols,
+    cache: HashMap<Location, Word>,
 }
 
 impl<'a> CallCheck<'a> {
@@ -40,21 +56,36 @@ impl<'a> CallCheck<'a> {
     pub fn new(spaces: &'a AddressSpaces) -> CallCheck<'a> {
         CallCheck {
             spaces,
+            symbols: Symbols::new(),
             cache: HashMap::new(),
         }
     }
 
-    /// Whether `addr` in `pid` at `time` is a return address (just after a call).
-    fn is_return_address(&mut self, pid: u32, time: u64, addr: u64) -> bool {
+    /// What `addr` in `pid` at `time` is.
+    fn word(&mut self, pid: u32, time: u64, addr: u64) -> Word {
         let Some(loc) = self.spaces.lookup(pid, time, addr) else {
-            return false;
+            return Word::Data;
         };
-        let spaces = self.spaces;
-        *self.cache.entry(loc).or_insert_with(|| {
-            let path = &spaces.modules()[loc.module as usize];
-            loc.offset >= 6
-                && read_bytes(path, loc.offset - 6, 6).is_some_and(|b| ends_with_call(&b))
-        })
+        if let Some(&w) = self.cache.get(&loc) {
+            return w;
+        }
+        let path = &self.spaces.modules()[loc.module as usize];
+        let after_call =
+            loc.offset >= 6 && read_bytes(path, loc.offset - 6, 6).is_some_and(|b| ends_with_call(&b));
+        let w = if !after_call {
+            Word::Data
+        } else {
+            // The function holding the call (one byte back: the call may end it).
+            let start = self.symbols.module(path, &[loc.offset - 1]).pop().flatten().and_then(|r| {
+                (loc.offset - 1).checked_sub(r.offset_in_function)
+            });
+            match start.and_then(|s| read_bytes(path, s, 5)) {
+                Some(code) if pushes_frame_pointer(&code) => Word::Framed,
+                _ => Word::Frameless,
+            }
+        };
+        self.cache.insert(loc, w);
+        w
     }
 
     /// `chain` with the return addresses found between `stack.sp` and `stack.bp` inserted
@@ -67,13 +98,17 @@ impl<'a> CallCheck<'a> {
             return chain.to_vec();
         }
         let below_bp = ((stack.bp - stack.sp) / 8) as usize;
-        let found: Vec<u64> = stack
-            .words
-            .iter()
-            .take(below_bp)
-            .copied()
-            .filter(|&w| w > 0xfff && self.is_return_address(pid, time, w))
-            .collect();
+        let mut found = Vec::new();
+        for &w in stack.words.iter().take(below_bp).filter(|&&w| w > 0xfff) {
+            match self.word(pid, time, w) {
+                Word::Data => {}
+                Word::Frameless => found.push(w),
+                Word::Framed => {
+                    found.push(w);
+                    break;
+                }
+            }
+        }
         let mut out = Vec::with_capacity(chain.len() + found.len());
         out.extend_from_slice(&chain[..user + 2]);
         out.extend(found);
