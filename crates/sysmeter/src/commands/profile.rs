@@ -78,10 +78,11 @@ fn settings(args: &ProfileArgs) -> anyhow::Result<Settings> {
             args.frequency
         )));
     }
-    if args.off_cpu || args.both {
-        if let Err(why) = profile::offcpu::available() {
-            return Err(usage(format!("--off-cpu and --both cannot run here: {why}")));
-        }
+    let off_cpu = (args.off_cpu || args.both).then(profile::offcpu::available);
+    if let Some(Err(why)) = off_cpu {
+        return Err(usage(format!(
+            "--off-cpu and --both cannot run here: {why}"
+        )));
     }
     Ok(Settings {
         frequency: args.frequency,
@@ -134,8 +135,16 @@ impl Artifacts {
         Ok(Artifacts {
             flamegraph: open_opt(args.flamegraph.as_deref(), "--flamegraph", &protect)?,
             folded: open_opt(args.folded.as_deref(), "--folded", &protect)?,
-            off_flamegraph: open_opt(both(args.flamegraph.as_deref()).as_deref(), "--flamegraph", &protect)?,
-            off_folded: open_opt(both(args.folded.as_deref()).as_deref(), "--folded", &protect)?,
+            off_flamegraph: open_opt(
+                both(args.flamegraph.as_deref()).as_deref(),
+                "--flamegraph",
+                &protect,
+            )?,
+            off_folded: open_opt(
+                both(args.folded.as_deref()).as_deref(),
+                "--folded",
+                &protect,
+            )?,
         })
     }
 

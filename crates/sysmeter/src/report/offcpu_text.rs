@@ -54,7 +54,11 @@ fn summary(r: &ExperimentResult) -> String {
     let ns = |name: &str| metric(r, name).map(units::duration_ns).unwrap_or_default();
     let count = |name: &str| metric(r, name).map(units::count).unwrap_or_default();
     let mut parts = vec![
-        format!("off-CPU {} in {} intervals", ns("off-CPU time"), count("intervals")),
+        format!(
+            "off-CPU {} in {} intervals",
+            ns("off-CPU time"),
+            count("intervals")
+        ),
         format!("preempted {}", ns("preempted (runnable)")),
         format!("{} wall", ns("wall time")),
         format!("{} lost", count("lost records")),
@@ -76,7 +80,9 @@ fn summary(r: &ExperimentResult) -> String {
 
 fn table(header: Vec<&str>, right: &[usize]) -> Table {
     let mut t = Table::new();
-    t.force_no_tty().load_style(UTF8_FULL_CONDENSED).set_header(header);
+    t.force_no_tty()
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_header(header);
     for &i in right {
         if let Some(c) = t.column_mut(i) {
             c.set_cell_alignment(CellAlignment::Right);
@@ -101,7 +107,13 @@ fn reasons(r: &ExperimentResult) -> String {
 
 fn stack_table(stacks: &ExperimentResult) -> String {
     let mut t = table(
-        vec!["where · reason", "median", "p95", "max", "count · total · share · waker"],
+        vec![
+            "where · reason",
+            "median",
+            "p95",
+            "max",
+            "count · total · share · waker",
+        ],
         &[1, 2, 3],
     );
     for m in &stacks.metrics {
@@ -124,7 +136,10 @@ fn full_stacks(r: &ExperimentResult, color: bool) -> Vec<String> {
     else {
         return Vec::new();
     };
-    let mut lines = vec![String::new(), bold("Top blocked stacks and who woke them:".into(), color)];
+    let mut lines = vec![
+        String::new(),
+        bold("Top blocked stacks and who woke them:".into(), color),
+    ];
     for (n, s) in list.iter().take(FULL_STACKS).enumerate() {
         let ns = s["blocked_ns"].as_f64().unwrap_or(0.0);
         lines.push(format!(

@@ -52,9 +52,8 @@ pub fn analyse_each(raw: &RawData, maps_at_start: &[MapEvent]) -> (Analysis, Vec
     let spaces = AddressSpaces::new(&all_maps, &raw.execs, &raw.forks);
     let (keys, groups) = group_samples(raw, &spaces);
     let names = Names::resolve(&groups, &spaces);
-    let distinct = |f: fn(&RawSample) -> u32| {
-        raw.samples.iter().map(f).collect::<HashSet<_>>().len()
-    };
+    let distinct =
+        |f: fn(&RawSample) -> u32| raw.samples.iter().map(f).collect::<HashSet<_>>().len();
     let mut analysis = Analysis {
         processes: distinct(|s| s.pid),
         threads: distinct(|s| s.tid),
@@ -102,12 +101,12 @@ pub fn analyse_each(raw: &RawData, maps_at_start: &[MapEvent]) -> (Analysis, Vec
 /// What decides how a sample's addresses are named: pid, mapping epoch, call chain.
 type GroupKey = (u32, (usize, usize), u32);
 
+/// The places of each group key.
+type PlacesOf = HashMap<GroupKey, Vec<Place>>;
+
 /// Samples grouped by what decides their names (pid, mapping epoch, chain), each resolved
 /// to places, leaf first: the places of each key, and the weight per distinct places.
-fn group_samples(
-    raw: &RawData,
-    spaces: &AddressSpaces,
-) -> (HashMap<GroupKey, Vec<Place>>, Vec<(Vec<Place>, u64)>) {
+fn group_samples(raw: &RawData, spaces: &AddressSpaces) -> (PlacesOf, Vec<(Vec<Place>, u64)>) {
     // Per key: weight and the time of the first sample (any time of the epoch resolves the
     // same way).
     let mut keys: HashMap<GroupKey, (u64, u64)> = HashMap::new();

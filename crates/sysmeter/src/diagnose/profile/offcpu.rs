@@ -73,17 +73,21 @@ impl Extra for OffSession {
     }
 }
 
+fn tracepoint_ids() -> Result<Ids, ProfileError> {
+    events::ids().map_err(|why| ProfileError::PerfOpen {
+        what: "sched tracepoints".into(),
+        cause: std::io::Error::from_raw_os_error(libc::EACCES),
+        hint: why,
+    })
+}
+
 /// Records `target` off-CPU (and on-CPU when `settings.on_cpu`) and builds the results.
 pub fn profile(
     target: &Target,
     settings: &Settings,
     progress: &mut dyn FnMut(u64, Duration),
 ) -> Result<super::Profile, ProfileError> {
-    let ids: Ids = events::ids().map_err(|why| ProfileError::PerfOpen {
-        what: "sched tracepoints".into(),
-        cause: std::io::Error::from_raw_os_error(libc::EACCES),
-        hint: why,
-    })?;
+    let ids = tracepoint_ids()?;
     let cost = overhead::calibrate(ids);
     let cpu_cal = match settings.on_cpu {
         true => Some(cpu_overhead::calibrate()?),
@@ -96,7 +100,12 @@ pub fn profile(
         cpus,
     };
     let recording = session::record_with(target, settings, &mut off, progress)?;
-    let seen: Vec<(u32, u64)> = recording.raw.samples.iter().map(|s| (s.tid, s.time)).collect();
+    let seen: Vec<(u32, u64)> = recording
+        .raw
+        .samples
+        .iter()
+        .map(|s| (s.tid, s.time))
+        .collect();
     let off_analysis = analysis::analyse(&off.raw, &recording.maps_at_start, &seen);
     let title = format!("sysmeter profile --off-cpu: {}", super::describe(target));
     let off_flame = flame::render_off_cpu(&off_analysis.analysis.stacks, &title)?;

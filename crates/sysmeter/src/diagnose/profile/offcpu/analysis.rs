@@ -104,7 +104,32 @@ pub fn analyse(raw: &OffRaw, maps_at_start: &[MapEvent], seen: &[(u32, u64)]) ->
         list: all.list.iter().filter(|b| !preempted(b)).copied().collect(),
         ..all
     };
-    let all_maps: Vec<MapEvent> = maps_at_start.iter().chain(&raw.side.maps).cloned().collect();
+    let named = symbolise(raw, &blocks, maps_at_start);
+    let stacks = group(raw, &blocks, &named);
+    let mut off = finish(raw, blocks, named.analysis, stacks, seen);
+    off.preempted = (preempted_ns, preempted_count);
+    for t in &mut off.threads {
+        t.off_ns = off_per_thread.get(&t.tid).copied().unwrap_or(0);
+    }
+    off
+}
+
+/// The blocked intervals (weighted by their time) and the wakers' stacks (weight 0),
+/// symbolised together.
+struct Named {
+    analysis: Analysis,
+    /// Symbolised stack of each sample: the blocks first, in order, then the wakers.
+    each: Vec<Vec<u32>>,
+    /// Sample index of each waking used.
+    waker_sample: HashMap<usize, usize>,
+}
+
+fn symbolise(raw: &OffRaw, blocks: &Blocks, maps_at_start: &[MapEvent]) -> Named {
+    let all_maps: Vec<MapEvent> = maps_at_start
+        .iter()
+        .chain(&raw.side.maps)
+        .cloned()
+        .collect();
     let spaces = AddressSpaces::new(&all_maps, &raw.side.execs, &raw.side.forks);
     let mut check = CallCheck::new(&spaces);
     let mut data = RawData::default();
@@ -122,48 +147,56 @@ pub fn analyse(raw: &OffRaw, maps_at_start: &[MapEvent], seen: &[(u32, u64)]) ->
         push(&raw.outs[b.out], b.ns);
     }
     let mut waker_sample: HashMap<usize, usize> = HashMap::new();
-    let mut next = blocks.list.len();
-    for b in &blocks.list {
-        if let Some(w) = b.waker {
-            if let std::collections::hash_map::Entry::Vacant(e) = waker_sample.entry(w) {
-                push(&raw.wakings[w], 0);
-                e.insert(next);
-                next += 1;
-            }
+    for w in blocks.list.iter().filter_map(|b| b.waker) {
+        if !waker_sample.contains_key(&w) {
+            push(&raw.wakings[w], 0);
+            waker_sample.insert(w, blocks.list.len() + waker_sample.len());
         }
     }
     let (analysis, each) = analyse_each(&data, maps_at_start);
+    Named {
+        analysis,
+        each,
+        waker_sample,
+    }
+}
+
+/// The blocked intervals per distinct stack and reason.
+fn group(raw: &OffRaw, blocks: &Blocks, n: &Named) -> Vec<BlockedStack> {
+    let analysis = &n.analysis;
     let names = |ids: &[u32]| -> Vec<String> {
-        ids.iter().map(|&f| analysis.stacks.frame(f).folded_name()).collect()
+        ids.iter()
+            .map(|&f| analysis.stacks.frame(f).folded_name())
+            .collect()
     };
     let mut groups: HashMap<(Vec<u32>, Reason), BlockedStack> = HashMap::new();
     for (i, b) in blocks.list.iter().enumerate() {
-        let out = &raw.outs[b.out];
-        let ids = &each[i];
-        let kernel = ids.iter().map(|&f| analysis.stacks.frame(f)).filter(|f| f.kernel);
-        let reason = classify(kernel.map(|f| f.name.as_str()).collect::<Vec<_>>(), out.arg);
-        let entry = groups.entry((ids.clone(), reason)).or_insert_with(|| BlockedStack {
-            frames: names(ids),
-            user_leaf: user_leaf(&analysis, ids),
-            caller: caller(&analysis, ids),
-            reason,
-            blocked_ns: 0,
-            count: 0,
-            durations: Vec::new(),
-            wakers: Vec::new(),
-        });
+        let ids = &n.each[i];
+        let kernel = ids
+            .iter()
+            .map(|&f| analysis.stacks.frame(f))
+            .filter(|f| f.kernel);
+        let kernel: Vec<&str> = kernel.map(|f| f.name.as_str()).collect();
+        let reason = classify(kernel, raw.outs[b.out].arg);
+        let entry = groups
+            .entry((ids.clone(), reason))
+            .or_insert_with(|| BlockedStack {
+                frames: names(ids),
+                user_leaf: user_leaf(analysis, ids),
+                caller: caller(analysis, ids),
+                reason,
+                blocked_ns: 0,
+                count: 0,
+                durations: Vec::new(),
+                wakers: Vec::new(),
+            });
         entry.blocked_ns += b.ns;
         entry.count += 1;
         entry.durations.push(b.ns as f64);
-        let waker = describe_waker(raw, b.waker, &waker_sample, &each, &names);
+        let waker = describe_waker(raw, b.waker, &n.waker_sample, &n.each, &names);
         add_waker(&mut entry.wakers, waker, b.ns);
     }
-    let mut off = finish(raw, blocks, analysis, groups.into_values().collect(), seen);
-    off.preempted = (preempted_ns, preempted_count);
-    for t in &mut off.threads {
-        t.off_ns = off_per_thread.get(&t.tid).copied().unwrap_or(0);
-    }
-    off
+    groups.into_values().collect()
 }
 
 fn user_leaf(analysis: &Analysis, ids: &[u32]) -> String {
@@ -195,7 +228,9 @@ fn caller(analysis: &Analysis, ids: &[u32]) -> String {
 /// Kernel frames that mean the wake-up came from an interrupt, a timer or a softirq.
 fn from_interrupt(chain_names: &[String]) -> bool {
     chain_names.iter().any(|n| {
-        n.contains("irq") || n.contains("sysvec") || n.contains("hrtimer_wakeup")
+        n.contains("irq")
+            || n.contains("sysvec")
+            || n.contains("hrtimer_wakeup")
             || n.contains("apic_timer")
     })
 }
@@ -216,7 +251,9 @@ fn describe_waker(
     let Some(w) = waker.map(|i| &raw.wakings[i]) else {
         return who;
     };
-    let stack = waker.and_then(|i| samples.get(&i)).map(|&s| names(&each[s]));
+    let stack = waker
+        .and_then(|i| samples.get(&i))
+        .map(|&s| names(&each[s]));
     let comm = |pid: u32| raw.comm(pid);
     let stack = stack.unwrap_or_default();
     who.who = if w.pid == 0 || from_interrupt(&stack) {
@@ -231,12 +268,18 @@ fn describe_waker(
 }
 
 fn add_waker(list: &mut Vec<Waker>, w: Waker, ns: u64) {
-    match list.iter_mut().find(|x| x.who == w.who && x.stack == w.stack) {
+    match list
+        .iter_mut()
+        .find(|x| x.who == w.who && x.stack == w.stack)
+    {
         Some(x) => {
             x.count += 1;
             x.blocked_ns += ns;
         }
-        None => list.push(Waker { blocked_ns: ns, ..w }),
+        None => list.push(Waker {
+            blocked_ns: ns,
+            ..w
+        }),
     }
 }
 
@@ -247,10 +290,15 @@ fn finish(
     mut stacks: Vec<BlockedStack>,
     seen: &[(u32, u64)],
 ) -> OffAnalysis {
-    stacks.sort_by(|a, b| b.blocked_ns.cmp(&a.blocked_ns).then(a.frames.cmp(&b.frames)));
+    stacks.sort_by(|a, b| {
+        b.blocked_ns
+            .cmp(&a.blocked_ns)
+            .then(a.frames.cmp(&b.frames))
+    });
     let mut reasons: HashMap<Reason, (u64, u64)> = HashMap::new();
     for s in &mut stacks {
-        s.wakers.sort_by(|a, b| b.blocked_ns.cmp(&a.blocked_ns).then(a.who.cmp(&b.who)));
+        s.wakers
+            .sort_by(|a, b| b.blocked_ns.cmp(&a.blocked_ns).then(a.who.cmp(&b.who)));
         s.wakers.truncate(WAKERS_PER_STACK);
         let r = reasons.entry(s.reason).or_default();
         r.0 += s.blocked_ns;

@@ -132,16 +132,43 @@ mod tests {
     #[test]
     fn outs_and_ins_pair_per_thread_with_the_last_waker() {
         let mut raw = OffRaw::default();
-        raw.outs = vec![switch(7, 100, 1), switch(7, 500, 1), switch(8, 120, 1), switch(7, 900, 1)];
+        raw.outs = vec![
+            switch(7, 100, 1),
+            switch(7, 500, 1),
+            switch(8, 120, 1),
+            switch(7, 900, 1),
+        ];
         raw.ins = vec![(7, 300), (8, 50), (7, 650), (8, 400)];
         raw.wakings = vec![switch(9, 250, 7), switch(9, 280, 7), switch(9, 600, 8)];
         let b = pair(&raw);
         let mut list = b.list.clone();
         list.sort_by_key(|b| b.out);
         assert_eq!(list.len(), 3);
-        assert_eq!(list[0], Block { out: 0, ns: 200, waker: Some(1) });
-        assert_eq!(list[1], Block { out: 1, ns: 150, waker: None });
-        assert_eq!(list[2], Block { out: 2, ns: 280, waker: None }, "waking after the switch-in");
+        assert_eq!(
+            list[0],
+            Block {
+                out: 0,
+                ns: 200,
+                waker: Some(1)
+            }
+        );
+        assert_eq!(
+            list[1],
+            Block {
+                out: 1,
+                ns: 150,
+                waker: None
+            }
+        );
+        assert_eq!(
+            list[2],
+            Block {
+                out: 2,
+                ns: 280,
+                waker: None
+            },
+            "waking after the switch-in"
+        );
         assert_eq!(b.unfinished, 1);
         assert_eq!(b.unmatched_ins, 1);
         let s = spans(&raw, &[(8, 10)]);

@@ -57,24 +57,66 @@ impl Reason {
 /// order: a page fault that reads a file is a page fault, a futex wait with a timeout is a
 /// lock.
 const RULES: [(Reason, &[&str]); 6] = [
-    (Reason::PageFault, &["exc_page_fault", "do_user_addr_fault", "handle_mm_fault"]),
+    (
+        Reason::PageFault,
+        &["exc_page_fault", "do_user_addr_fault", "handle_mm_fault"],
+    ),
     (Reason::Lock, &["futex_*", "__x64_sys_futex", "do_futex"]),
-    (Reason::Pipe, &["pipe_read", "pipe_write", "pipe_wait*", "anon_pipe_read", "anon_pipe_write"]),
+    (
+        Reason::Pipe,
+        &[
+            "pipe_read",
+            "pipe_write",
+            "pipe_wait*",
+            "anon_pipe_read",
+            "anon_pipe_write",
+        ],
+    ),
     (
         Reason::Network,
-        &["sock_*", "tcp_*", "udp_*", "unix_*", "inet_*", "sk_wait*", "ep_poll", "do_sys_poll",
-          "do_select", "core_sys_select", "__skb_*"],
+        &[
+            "sock_*",
+            "tcp_*",
+            "udp_*",
+            "unix_*",
+            "inet_*",
+            "sk_wait*",
+            "ep_poll",
+            "do_sys_poll",
+            "do_select",
+            "core_sys_select",
+            "__skb_*",
+        ],
     ),
     (
         Reason::Disk,
-        &["io_schedule*", "blk_*", "bit_wait_io", "folio_wait_bit*", "iomap_dio*",
-          "__iomap_dio*", "submit_bio*", "jbd2_*", "__blkdev_direct_IO*", "wait_on_page_bit*",
-          "filemap_read", "ext4_file_read_iter"],
+        &[
+            "io_schedule*",
+            "blk_*",
+            "bit_wait_io",
+            "folio_wait_bit*",
+            "iomap_dio*",
+            "__iomap_dio*",
+            "submit_bio*",
+            "jbd2_*",
+            "__blkdev_direct_IO*",
+            "wait_on_page_bit*",
+            "filemap_read",
+            "ext4_file_read_iter",
+        ],
     ),
     (
         Reason::Sleep,
-        &["do_nanosleep", "hrtimer_nanosleep", "common_nsleep", "__x64_sys_clock_nanosleep",
-          "__x64_sys_nanosleep", "schedule_hrtimeout*", "msleep*", "schedule_timeout"],
+        &[
+            "do_nanosleep",
+            "hrtimer_nanosleep",
+            "common_nsleep",
+            "__x64_sys_clock_nanosleep",
+            "__x64_sys_nanosleep",
+            "schedule_hrtimeout*",
+            "msleep*",
+            "schedule_timeout",
+        ],
     ),
 ];
 
@@ -91,7 +133,10 @@ pub fn is_preempted(prev_state: i64) -> bool {
 }
 
 /// The class of a blocked stack from its kernel frame names (any order) and its state.
-pub fn classify<'a>(kernel_frames: impl IntoIterator<Item = &'a str> + Clone, prev_state: i64) -> Reason {
+pub fn classify<'a>(
+    kernel_frames: impl IntoIterator<Item = &'a str> + Clone,
+    prev_state: i64,
+) -> Reason {
     if is_preempted(prev_state) {
         return Reason::Preempted;
     }
@@ -116,16 +161,41 @@ mod tests {
 
     #[test]
     fn classes_from_kernel_frames() {
-        let sleep = ["schedule", "do_nanosleep", "hrtimer_nanosleep", "do_syscall_64"];
+        let sleep = [
+            "schedule",
+            "do_nanosleep",
+            "hrtimer_nanosleep",
+            "do_syscall_64",
+        ];
         assert_eq!(class(&sleep), Reason::Sleep);
-        assert_eq!(class(&["schedule", "io_schedule", "__iomap_dio_rw"]), Reason::Disk);
-        assert_eq!(class(&["schedule", "futex_wait_queue", "futex_wait"]), Reason::Lock);
+        assert_eq!(
+            class(&["schedule", "io_schedule", "__iomap_dio_rw"]),
+            Reason::Disk
+        );
+        assert_eq!(
+            class(&["schedule", "futex_wait_queue", "futex_wait"]),
+            Reason::Lock
+        );
         assert_eq!(class(&["schedule", "pipe_read", "vfs_read"]), Reason::Pipe);
-        assert_eq!(class(&["schedule", "anon_pipe_read", "vfs_read"]), Reason::Pipe);
-        assert_eq!(class(&["schedule", "sk_wait_data", "tcp_recvmsg"]), Reason::Network);
-        let fault = ["io_schedule", "filemap_fault", "handle_mm_fault", "exc_page_fault"];
+        assert_eq!(
+            class(&["schedule", "anon_pipe_read", "vfs_read"]),
+            Reason::Pipe
+        );
+        assert_eq!(
+            class(&["schedule", "sk_wait_data", "tcp_recvmsg"]),
+            Reason::Network
+        );
+        let fault = [
+            "io_schedule",
+            "filemap_fault",
+            "handle_mm_fault",
+            "exc_page_fault",
+        ];
         assert_eq!(class(&fault), Reason::PageFault);
-        assert_eq!(class(&["schedule", "do_wait", "kernel_wait4"]), Reason::Other);
+        assert_eq!(
+            class(&["schedule", "do_wait", "kernel_wait4"]),
+            Reason::Other
+        );
         assert_eq!(classify(sleep.iter().copied(), 0), Reason::Preempted);
     }
 

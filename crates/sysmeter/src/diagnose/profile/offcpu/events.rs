@@ -59,14 +59,19 @@ pub fn ids() -> Result<Ids, String> {
     let base = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
         .into_iter()
         .find(|b| std::path::Path::new(&format!("{b}/events/sched/sched_switch/id")).exists())
-        .ok_or("tracefs with sched events is not mounted or not readable; run as root \
-                 (`mount -t tracefs nodev /sys/kernel/tracing`)")?;
+        .ok_or(
+            "tracefs with sched events is not mounted or not readable; run as root \
+                 (`mount -t tracefs nodev /sys/kernel/tracing`)",
+        )?;
     let read = |event: &str, field: &str| -> Result<(u64, usize), String> {
         let dir = format!("{base}/events/sched/{event}");
         let why = |e: io::Error| format!("cannot read {dir}: {e}; run as root");
         let id = std::fs::read_to_string(format!("{dir}/id")).map_err(why)?;
         let format = std::fs::read_to_string(format!("{dir}/format")).map_err(why)?;
-        let id = id.trim().parse().map_err(|_| format!("{dir}/id holds no number"))?;
+        let id = id
+            .trim()
+            .parse()
+            .map_err(|_| format!("{dir}/id holds no number"))?;
         let offset = field_offset(&format, field)
             .ok_or_else(|| format!("{dir}/format has no field {field}"))?;
         Ok((id, offset))
@@ -130,7 +135,8 @@ impl OffEvents {
             let mut b = base(ids.waking);
             b.any_pid().one_cpu(cpu);
             let mut s = open(&b, format!("sched_waking on CPU {cpu}"))?;
-            s.enable().map_err(|e| open_error(format!("CPU {cpu}"), e))?;
+            s.enable()
+                .map_err(|e| open_error(format!("CPU {cpu}"), e))?;
             wakings.push(s);
         }
         Ok(OffEvents {

@@ -124,7 +124,9 @@ fn fallback(bytes: &[u8], offset: usize, width: usize) -> Option<Switch> {
     let u64_at = |at: usize| Some(u64::from_ne_bytes(bytes.get(at..at + 8)?.try_into().ok()?));
     let (pid, tid, time) = (u32_at(0)?, u32_at(4)?, u64_at(8)?);
     let nr = usize::try_from(u64_at(16)?).ok()?.min(bytes.len() / 8);
-    let chain = (0..nr).map(|i| u64_at(24 + 8 * i)).collect::<Option<Vec<u64>>>()?;
+    let chain = (0..nr)
+        .map(|i| u64_at(24 + 8 * i))
+        .collect::<Option<Vec<u64>>>()?;
     let raw_at = 24 + 8 * nr;
     let size = u32_at(raw_at)? as usize;
     let raw = bytes.get(raw_at + 4..raw_at + 4 + size)?;

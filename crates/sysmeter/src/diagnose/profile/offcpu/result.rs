@@ -6,10 +6,10 @@
 //! renderer shows their distribution). With `--both` the off-CPU flame graph goes into the
 //! `profile` result, beside the on-CPU one.
 
+use super::super::Settings;
 use super::super::callgraph;
 use super::super::result::single;
 use super::super::session::Recording;
-use super::super::Settings;
 use super::analysis::{BlockedStack, OffAnalysis};
 use super::classify::Reason;
 use super::overhead::Cost;
@@ -49,7 +49,11 @@ fn artifact(name: &str, media_type: &str, content: String) -> Artifact {
 /// `--both`, or nothing).
 pub fn add(results: &mut Vec<ExperimentResult>, i: &Inputs) {
     let a = i.analysis;
-    let flame = artifact("off-cpu flamegraph", "image/svg+xml", i.flamegraph.to_string());
+    let flame = artifact(
+        "off-cpu flamegraph",
+        "image/svg+xml",
+        i.flamegraph.to_string(),
+    );
     let entries = callgraph::entries(&a.analysis.stacks, 0.01, 30);
     let top: Vec<&BlockedStack> = a.stacks.iter().take(TOP_STACKS).collect();
     let mut main = ExperimentResult::new("offcpu", about(i));
@@ -105,37 +109,100 @@ fn about(i: &Inputs) -> About {
 }
 
 fn metrics(i: &Inputs) -> Vec<Metric> {
-    let (a, rec, raw) = (i.analysis, i.recording, i.raw);
+    let (a, rec) = (i.analysis, i.recording);
     let wall = rec.wall_ns as f64;
     let mut m = vec![
-        single("off-CPU time", Unit::Ns, a.total_ns as f64, Some(format!(
-            "{} intervals in {} stacks", a.blocks.list.len(), a.stacks.len()))),
+        single(
+            "off-CPU time",
+            Unit::Ns,
+            a.total_ns as f64,
+            Some(format!(
+                "{} intervals in {} stacks",
+                a.blocks.list.len(),
+                a.stacks.len()
+            )),
+        ),
         single("intervals", Unit::Count, a.blocks.list.len() as f64, None),
         single("wall time", Unit::Ns, wall, Some("while recording".into())),
     ];
     for &(reason, ns, count) in &a.by_reason {
-        m.push(single(&format!("off-CPU: {}", reason.label()), Unit::Ns, ns as f64, Some(
-            format!("{count} intervals · {}", units::percent(ns as f64 / a.total_ns.max(1) as f64)))));
+        m.push(single(
+            &format!("off-CPU: {}", reason.label()),
+            Unit::Ns,
+            ns as f64,
+            Some(format!(
+                "{count} intervals · {}",
+                units::percent(ns as f64 / a.total_ns.max(1) as f64)
+            )),
+        ));
     }
     let (pre_ns, pre_n) = a.preempted;
-    m.push(single("preempted (runnable)", Unit::Ns, pre_ns as f64, Some(format!(
-        "{pre_n} intervals waiting for a CPU; not in the off-CPU time, in the wall accounting"))));
-    m.push(single("unfinished intervals", Unit::Count, a.blocks.unfinished as f64, Some(
-        "switched out and not back before the end (exits, or still waiting)".into())));
-    m.push(single("lost records", Unit::Count, raw.side.lost as f64, Some("ring buffer full".into())));
-    m.push(single("wakings read", Unit::Count, raw.wakings_read as f64, Some(format!(
-        "all processes; {} woke the target", raw.wakings.len()))));
+    m.push(single(
+        "preempted (runnable)",
+        Unit::Ns,
+        pre_ns as f64,
+        Some(format!(
+            "{pre_n} intervals waiting for a CPU; not in the off-CPU time, in the wall accounting"
+        )),
+    ));
+    m.extend(record_metrics(i));
+    m
+}
+
+/// Records, losses, cost and overhead, and the wall-time coverage of `--both`.
+fn record_metrics(i: &Inputs) -> Vec<Metric> {
+    let (a, rec, raw) = (i.analysis, i.recording, i.raw);
+    let wall = rec.wall_ns as f64;
+    let mut m = Vec::new();
+    m.push(single(
+        "unfinished intervals",
+        Unit::Count,
+        a.blocks.unfinished as f64,
+        Some("switched out and not back before the end (exits, or still waiting)".into()),
+    ));
+    m.push(single(
+        "lost records",
+        Unit::Count,
+        raw.side.lost as f64,
+        Some("ring buffer full".into()),
+    ));
+    m.push(single(
+        "wakings read",
+        Unit::Count,
+        raw.wakings_read as f64,
+        Some(format!(
+            "all processes; {} woke the target",
+            raw.wakings.len()
+        )),
+    ));
     if let Some(cost) = i.cost.per_switch_ns {
         let added = cost * raw.outs.len() as f64;
-        m.push(single("cost per switch", Unit::Ns, cost, Some("measured before the run".into())));
-        m.push(single("in-target overhead (% of wall)", Unit::Count, 100.0 * added / wall.max(1.0),
-            Some(format!("{} switches × cost per switch", raw.outs.len()))));
+        m.push(single(
+            "cost per switch",
+            Unit::Ns,
+            cost,
+            Some("measured before the run".into()),
+        ));
+        m.push(single(
+            "in-target overhead (% of wall)",
+            Unit::Count,
+            100.0 * added / wall.max(1.0),
+            Some(format!("{} switches × cost per switch", raw.outs.len())),
+        ));
     }
-    m.push(single("profiler CPU (% of wall)", Unit::Count,
-        100.0 * rec.profiler_cpu_ns as f64 / wall.max(1.0), Some("reading the rings".into())));
+    m.push(single(
+        "profiler CPU (% of wall)",
+        Unit::Count,
+        100.0 * rec.profiler_cpu_ns as f64 / wall.max(1.0),
+        Some("reading the rings".into()),
+    ));
     if let Some(c) = coverage(i).into_iter().map(|c| c.1).reduce(f64::min) {
-        m.push(single("wall covered, lowest thread (%)", Unit::Count, 100.0 * c,
-            Some("(on-CPU samples × period + off-CPU) / the thread's wall time".into())));
+        m.push(single(
+            "wall covered, lowest thread (%)",
+            Unit::Count,
+            100.0 * c,
+            Some("(on-CPU samples × period + off-CPU) / the thread's wall time".into()),
+        ));
     }
     m
 }
@@ -165,7 +232,11 @@ pub fn coverage(i: &Inputs) -> Vec<(u32, f64, f64, u64, u64)> {
 fn stack_line(s: &BlockedStack, total: u64) -> String {
     let waker = s.wakers.first().map_or(String::new(), |w| {
         let at = w.stack.iter().rev().find(|f| !f.ends_with("_[k]"));
-        format!("; woken by {}{}", w.who, at.map_or(String::new(), |f| format!(" in {f}")))
+        format!(
+            "; woken by {}{}",
+            w.who,
+            at.map_or(String::new(), |f| format!(" in {f}"))
+        )
     });
     format!(
         "{} of off-CPU time ({} in {} interval{}) blocked in {}{} ({}){waker}",
@@ -174,7 +245,11 @@ fn stack_line(s: &BlockedStack, total: u64) -> String {
         s.count,
         if s.count == 1 { "" } else { "s" },
         s.caller,
-        if s.caller == s.user_leaf { String::new() } else { format!(" → {}", s.user_leaf) },
+        if s.caller == s.user_leaf {
+            String::new()
+        } else {
+            format!(" → {}", s.user_leaf)
+        },
         s.reason.label(),
     )
 }
@@ -188,46 +263,80 @@ fn findings(i: &Inputs) -> Vec<Finding> {
         .enumerate()
         .map(|(n, s)| {
             let share = s.blocked_ns as f64 / a.total_ns.max(1) as f64;
-            Finding::new(&format!("blocked_{}", n + 1), stack_line(s, a.total_ns), Some(share))
+            Finding::new(
+                &format!("blocked_{}", n + 1),
+                stack_line(s, a.total_ns),
+                Some(share),
+            )
         })
         .collect();
     if a.stacks.is_empty() {
-        f.push(Finding::new("no_blocking", "No thread of the target went off the CPU while \
-            it was recorded.".into(), None));
+        f.push(Finding::new(
+            "no_blocking",
+            "No thread of the target went off the CPU while \
+            it was recorded."
+                .into(),
+            None,
+        ));
     }
     for (tid, share, on, off, span) in coverage(i).into_iter().take(8) {
-        f.push(Finding::new("wall_covered", format!(
-            "thread {tid}: on-CPU {} + off-CPU {} = {} of its wall time {}",
-            units::duration_ns(on), units::duration_ns(off as f64), units::percent(share),
-            units::duration_ns(span as f64)), Some(share)));
+        f.push(Finding::new(
+            "wall_covered",
+            format!(
+                "thread {tid}: on-CPU {} + off-CPU {} = {} of its wall time {}",
+                units::duration_ns(on),
+                units::duration_ns(off as f64),
+                units::percent(share),
+                units::duration_ns(span as f64)
+            ),
+            Some(share),
+        ));
     }
     if let Some(r) = a.by_reason.first().filter(|r| r.0 == Reason::Lock) {
-        f.push(Finding::new("futex_waits", format!("futex waits are {} of off-CPU time: \
-            `sysmeter locks` shows which locks", units::percent(r.1 as f64 / a.total_ns.max(1) as f64)), None));
+        f.push(Finding::new(
+            "futex_waits",
+            format!(
+                "futex waits are {} of off-CPU time: \
+            `sysmeter locks` shows which locks",
+                units::percent(r.1 as f64 / a.total_ns.max(1) as f64)
+            ),
+            None,
+        ));
     }
     f
 }
 
 fn stacks_result(a: &OffAnalysis, elapsed_ns: u64) -> ExperimentResult {
     let mut seen = std::collections::HashMap::<String, usize>::new();
-    let metrics = a.stacks.iter().take(TOP_STACKS).map(|s| {
-        let base = format!("{} · {}", s.caller, s.reason.label());
-        let n = seen.entry(base.clone()).or_default();
-        *n += 1;
-        let name = if *n > 1 { format!("{base} #{n}") } else { base };
-        let step = s.durations.len().div_ceil(MAX_DURATIONS).max(1);
-        let kept: Vec<f64> = s.durations.iter().step_by(step).copied().collect();
-        let waker = s.wakers.first().map_or("not seen".to_string(), |w| w.who.clone());
-        let note = format!("{}× · total {} · {} of off-CPU · woken by {waker}", s.count,
-            units::duration_ns(s.blocked_ns as f64),
-            units::percent(s.blocked_ns as f64 / a.total_ns.max(1) as f64));
-        let mut m = single(&name, Unit::Ns, s.blocked_ns as f64, Some(note));
-        if let Ok(summary) = crate::stats::summarize(&kept, 0) {
-            m.summary = summary;
-            m.samples = kept;
-        }
-        m
-    }).collect();
+    let metrics = a
+        .stacks
+        .iter()
+        .take(TOP_STACKS)
+        .map(|s| {
+            let base = format!("{} · {}", s.caller, s.reason.label());
+            let n = seen.entry(base.clone()).or_default();
+            *n += 1;
+            let name = if *n > 1 { format!("{base} #{n}") } else { base };
+            let step = s.durations.len().div_ceil(MAX_DURATIONS).max(1);
+            let kept: Vec<f64> = s.durations.iter().step_by(step).copied().collect();
+            let waker = s
+                .wakers
+                .first()
+                .map_or("not seen".to_string(), |w| w.who.clone());
+            let note = format!(
+                "{}× · total {} · {} of off-CPU · woken by {waker}",
+                s.count,
+                units::duration_ns(s.blocked_ns as f64),
+                units::percent(s.blocked_ns as f64 / a.total_ns.max(1) as f64)
+            );
+            let mut m = single(&name, Unit::Ns, s.blocked_ns as f64, Some(note));
+            if let Ok(summary) = crate::stats::summarize(&kept, 0) {
+                m.summary = summary;
+                m.samples = kept;
+            }
+            m
+        })
+        .collect();
     let about = About {
         title: "Blocked stacks: time off the CPU per stack".into(),
         measures: "Each top stack's intervals off the CPU (their distribution), its total and \

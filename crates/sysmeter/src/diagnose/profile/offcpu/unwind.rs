@@ -26,9 +26,8 @@ use super::raw::UserStack;
 pub fn ends_with_call(before: &[u8]) -> bool {
     let n = before.len();
     let at = |back: usize| n.checked_sub(back).and_then(|i| before.get(i)).copied();
-    let modrm_call = |back: usize| {
-        at(back) == Some(0xff) && at(back - 1).is_some_and(|m| (m >> 3) & 7 == 2)
-    };
+    let modrm_call =
+        |back: usize| at(back) == Some(0xff) && at(back - 1).is_some_and(|m| (m >> 3) & 7 == 2);
     at(5) == Some(0xe8) || modrm_call(2) || modrm_call(3) || modrm_call(6)
 }
 
@@ -70,15 +69,18 @@ impl<'a> CallCheck<'a> {
             return w;
         }
         let path = &self.spaces.modules()[loc.module as usize];
-        let after_call =
-            loc.offset >= 6 && read_bytes(path, loc.offset - 6, 6).is_some_and(|b| ends_with_call(&b));
+        let after_call = loc.offset >= 6
+            && read_bytes(path, loc.offset - 6, 6).is_some_and(|b| ends_with_call(&b));
         let w = if !after_call {
             Word::Data
         } else {
             // The function holding the call (one byte back: the call may end it).
-            let start = self.symbols.module(path, &[loc.offset - 1]).pop().flatten().and_then(|r| {
-                (loc.offset - 1).checked_sub(r.offset_in_function)
-            });
+            let start = self
+                .symbols
+                .module(path, &[loc.offset - 1])
+                .pop()
+                .flatten()
+                .and_then(|r| (loc.offset - 1).checked_sub(r.offset_in_function));
             match start.and_then(|s| read_bytes(path, s, 5)) {
                 Some(code) if pushes_frame_pointer(&code) => Word::Framed,
                 _ => Word::Frameless,
@@ -125,7 +127,10 @@ mod tests {
     fn call_instructions_before_a_return_address() {
         assert!(ends_with_call(&[0x90, 0xe8, 1, 2, 3, 4]), "call rel32");
         assert!(ends_with_call(&[0, 0, 0, 0, 0xff, 0xd0]), "call *%rax");
-        assert!(ends_with_call(&[0, 0, 0, 0xff, 0x50, 0x08]), "call *8(%rax)");
+        assert!(
+            ends_with_call(&[0, 0, 0, 0xff, 0x50, 0x08]),
+            "call *8(%rax)"
+        );
         assert!(ends_with_call(&[0xff, 0x15, 1, 2, 3, 4]), "call *rel(%rip)");
         assert!(!ends_with_call(&[0, 0, 0, 0, 0xff, 0xe0]), "jmp *%rax");
         assert!(!ends_with_call(&[0x48, 0x89, 0xe5, 0x90, 0x90, 0x90]));
