@@ -127,9 +127,11 @@ fn matches(pattern: &str, name: &str) -> bool {
     }
 }
 
-/// `TASK_RUNNING`: a `prev_state` of 0 means preempted.
+/// A `prev_state` without any sleeping-state bit is `TASK_RUNNING`: preempted. Kernels
+/// that mark preemption with the `TASK_REPORT_MAX` bit (0x100, printed `R+`) set no
+/// state bit either.
 pub fn is_preempted(prev_state: i64) -> bool {
-    prev_state == 0
+    prev_state & 0xff == 0
 }
 
 /// The class of a blocked stack from its kernel frame names (any order) and its state.
@@ -197,6 +199,7 @@ mod tests {
             Reason::Other
         );
         assert_eq!(classify(sleep.iter().copied(), 0), Reason::Preempted);
+        assert_eq!(classify(sleep.iter().copied(), 0x100), Reason::Preempted, "R+");
     }
 
     #[test]
