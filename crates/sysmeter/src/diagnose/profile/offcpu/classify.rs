@@ -199,7 +199,11 @@ mod tests {
             Reason::Other
         );
         assert_eq!(classify(sleep.iter().copied(), 0), Reason::Preempted);
-        assert_eq!(classify(sleep.iter().copied(), 0x100), Reason::Preempted, "R+");
+        assert_eq!(
+            classify(sleep.iter().copied(), 0x100),
+            Reason::Preempted,
+            "R+"
+        );
     }
 
     #[test]
