@@ -226,17 +226,3 @@ fn attaching_twenty_times_leaves_the_target_running() {
     // A 0.3 s window holds several 20 ms naps: nearly every round must see one.
     assert!(napped >= 18, "nap seen in {napped} of 20 rounds");
 }
-
-#[test]
-fn run_names_the_off_cpu_profile_when_the_command_waits() {
-    let out = sysmeter()
-        .args(["run", "--no-store", "--", "sleep", "0.3"])
-        .output()
-        .expect("run sysmeter");
-    let text = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{text}");
-    assert!(
-        text.contains("`sysmeter profile --off-cpu -- sleep 0.3`"),
-        "{text}"
-    );
-}
