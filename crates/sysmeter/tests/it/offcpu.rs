@@ -88,12 +88,13 @@ fn sleeping_time_is_charged_to_nap() {
     let top = &list[0];
     assert_eq!(top["reason"], "sleep", "{top}");
     assert_eq!(top["caller"], "nap", "{top}");
-    // Timer wake-ups come from an interrupt, not from a thread of the program.
+    // Timer wake-ups come from an interrupt, not from a thread of the program; a waking
+    // record may only be missing when the run reports lost records (a busy machine).
+    let who = top["wakers"][0]["who"].as_str().unwrap_or_default();
+    let lost = median(result(&run, "offcpu"), "lost records").unwrap_or(0.0);
     assert!(
-        top["wakers"][0]["who"]
-            .as_str()
-            .is_some_and(|w| w.starts_with("kernel")),
-        "{top}"
+        who.starts_with("kernel") || (who == "not seen" && lost > 0.0),
+        "woken by {who:?} with {lost} lost records: {top}"
     );
 }
 

@@ -212,5 +212,8 @@ fn blocked_stacks_of_an_off_cpu_profile_are_in_the_answer() {
     let answer = html.find("id=\"answer\"").unwrap_or(usize::MAX);
     let line = html.find("nap_here").unwrap_or(0);
     let details = html.find("<section class=\"experiment\"").unwrap_or(0);
-    assert!(answer < line && line < details, "the blocked stack is in the answer");
+    assert!(
+        answer < line && line < details,
+        "the blocked stack is in the answer"
+    );
 }

@@ -24,6 +24,9 @@ use super::raw::OffRaw;
 /// Ring buffer per event: switches are rare next to CPU-clock samples, but each carries a
 /// stack snapshot of [`STACK_BYTES`].
 const RING_BYTES: usize = 1 << 20;
+/// Ring buffer per CPU for the system-wide wakings: every process's wake-ups land there, so
+/// a busy machine fills them fastest (one ring per CPU, so this does not grow with threads).
+const WAKING_RING_BYTES: usize = 4 << 20;
 /// Bytes of user stack copied per switch and per waking.
 pub const STACK_BYTES: u32 = 512;
 /// `bp`, `sp`, `ip` in the x86-64 perf register numbering (PERF_REG_X86_BP = 6, SP = 7,
@@ -121,9 +124,9 @@ pub struct OffEvents {
     wakings: Vec<Sampler>,
 }
 
-fn open(b: &Builder<'_>, what: String) -> Result<Sampler, ProfileError> {
+fn open(b: &Builder<'_>, bytes: usize, what: String) -> Result<Sampler, ProfileError> {
     b.build()
-        .and_then(|c| c.sampled(RING_BYTES))
+        .and_then(|c| c.sampled(bytes))
         .map_err(|e| open_error(what, e))
 }
 
@@ -134,7 +137,7 @@ impl OffEvents {
         for &cpu in cpus {
             let mut b = base(ids.waking);
             b.any_pid().one_cpu(cpu);
-            let mut s = open(&b, format!("sched_waking on CPU {cpu}"))?;
+            let mut s = open(&b, WAKING_RING_BYTES, format!("sched_waking on CPU {cpu}"))?;
             s.enable()
                 .map_err(|e| open_error(format!("CPU {cpu}"), e))?;
             wakings.push(s);
@@ -154,7 +157,11 @@ impl OffEvents {
                 .one_cpu(cpu)
                 .inherit(true)
                 .enable_on_exec(true);
-            let s = open(&b, format!("sched_switch of pid {pid} on CPU {cpu}"))?;
+            let s = open(
+                &b,
+                RING_BYTES,
+                format!("sched_switch of pid {pid} on CPU {cpu}"),
+            )?;
             self.switches.push(s);
         }
         Ok(())
