@@ -23,7 +23,9 @@ pub const PROFILE_TARGET: Rules = Rules {
                   and sysmeter exits with the command's exit code.\n\nExamples:\n  \
                   sysmeter profile -- ./myprog --input big.txt\n  \
                   sysmeter profile -F 4999 --flamegraph flame.svg -- make -j2\n  \
-                  sysmeter profile -p 1234 --duration 10"
+                  sysmeter profile -p 1234 --duration 10\n  \
+                  sysmeter profile --off-cpu -- ./server --once\n  \
+                  sysmeter profile --both --flamegraph flame.svg -- ./myprog"
 )]
 #[command(mut_arg("pid", |a| a.help(
     "Attach to this running process (all its threads) instead of starting a command")))]
@@ -48,10 +50,21 @@ pub struct ProfileArgs {
     /// `-p PID`, `--duration` and the command.
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Write the flame graph (SVG) to FILE.
+    /// Profile where threads wait instead of where they run: time off the CPU per call
+    /// stack, its reason (disk, network, lock, sleep, pipe, page fault) and who woke them
+    /// (needs root).
+    #[arg(long = "off-cpu", conflicts_with = "both")]
+    pub off_cpu: bool,
+    /// On-CPU samples and off-CPU time together, accounting for each thread's wall time
+    /// (needs root).
+    #[arg(long)]
+    pub both: bool,
+    /// Write the flame graph (SVG) to FILE (with --both the on-CPU one; the off-CPU one goes
+    /// to FILE with `.offcpu.svg` for its extension).
     #[arg(long, value_name = "FILE")]
     pub flamegraph: Option<PathBuf>,
-    /// Write the folded stacks (`a;b;c N` lines, for flamegraph.pl or inferno) to FILE.
+    /// Write the folded stacks (`a;b;c N` lines, for flamegraph.pl or inferno) to FILE (with
+    /// --both the on-CPU ones; the off-CPU ones, in ns, to FILE with `.offcpu` added).
     #[arg(long, value_name = "FILE")]
     pub folded: Option<PathBuf>,
     /// Output format, --out, and where the profile is stored.

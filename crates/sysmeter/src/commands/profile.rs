@@ -78,9 +78,17 @@ fn settings(args: &ProfileArgs) -> anyhow::Result<Settings> {
             args.frequency
         )));
     }
+    let off_cpu = (args.off_cpu || args.both).then(profile::offcpu::available);
+    if let Some(Err(why)) = off_cpu {
+        return Err(usage(format!(
+            "--off-cpu and --both cannot run here: {why}"
+        )));
+    }
     Ok(Settings {
         frequency: args.frequency,
         duration: args.target.duration,
+        on_cpu: !args.off_cpu,
+        off_cpu: args.off_cpu || args.both,
         ..Settings::default()
     })
 }
@@ -103,6 +111,18 @@ fn progress_printer() -> impl FnMut(u64, Duration) {
 struct Artifacts {
     flamegraph: Option<OutFile>,
     folded: Option<OutFile>,
+    /// With `--both`: the off-CPU flame graph and folded stacks.
+    off_flamegraph: Option<OutFile>,
+    off_folded: Option<OutFile>,
+}
+
+/// `FILE.svg` → `FILE.offcpu.svg`, `FILE` → `FILE.offcpu`.
+fn off_cpu_path(path: Option<&Path>) -> Option<std::path::PathBuf> {
+    let path = path?;
+    Some(match path.extension() {
+        Some(ext) => path.with_extension(format!("offcpu.{}", ext.to_string_lossy())),
+        None => path.with_extension("offcpu"),
+    })
 }
 
 impl Artifacts {
@@ -111,9 +131,20 @@ impl Artifacts {
             true => Vec::new(),
             false => protected(&args.output.db),
         };
+        let both = |p: Option<&Path>| off_cpu_path(p).filter(|_| args.both);
         Ok(Artifacts {
             flamegraph: open_opt(args.flamegraph.as_deref(), "--flamegraph", &protect)?,
             folded: open_opt(args.folded.as_deref(), "--folded", &protect)?,
+            off_flamegraph: open_opt(
+                both(args.flamegraph.as_deref()).as_deref(),
+                "--flamegraph",
+                &protect,
+            )?,
+            off_folded: open_opt(
+                both(args.folded.as_deref()).as_deref(),
+                "--folded",
+                &protect,
+            )?,
         })
     }
 
@@ -124,6 +155,14 @@ impl Artifacts {
         }
         if let Some(f) = self.folded {
             f.write(&prof.folded)?;
+        }
+        if let Some((folded, svg)) = &prof.off_cpu {
+            if let Some(f) = self.off_flamegraph {
+                f.write(svg)?;
+            }
+            if let Some(f) = self.off_folded {
+                f.write(folded)?;
+            }
         }
         Ok(())
     }

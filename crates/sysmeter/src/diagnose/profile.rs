@@ -27,6 +27,7 @@ pub mod callgraph;
 pub mod findings;
 pub mod flame;
 pub mod maps;
+pub mod offcpu;
 pub mod overhead;
 pub mod records;
 pub mod result;
@@ -96,6 +97,10 @@ pub struct Settings {
     pub call_graph_min_share: f64,
     /// Rows of the flat profile stored as metrics at most.
     pub flat_rows: usize,
+    /// Sample the CPU clock (off for `--off-cpu` alone).
+    pub on_cpu: bool,
+    /// Record where threads block (`--off-cpu`, `--both`).
+    pub off_cpu: bool,
 }
 
 impl Default for Settings {
@@ -106,6 +111,8 @@ impl Default for Settings {
             call_graph_entries: 30,
             call_graph_min_share: 0.01,
             flat_rows: 50,
+            on_cpu: true,
+            off_cpu: false,
         }
     }
 }
@@ -123,6 +130,9 @@ pub struct Profile {
     pub folded: String,
     /// The flame graph SVG.
     pub flamegraph: String,
+    /// With `--both`: the off-CPU folded stacks and flame graph (the fields above are then
+    /// the on-CPU ones; with `--off-cpu` alone they are the off-CPU ones).
+    pub off_cpu: Option<(String, String)>,
 }
 
 /// Whether this process may sample a child with `perf_event_open`: `Err` says why not and
@@ -138,6 +148,9 @@ pub fn profile(
     settings: &Settings,
     progress: &mut dyn FnMut(u64, Duration),
 ) -> Result<Profile, ProfileError> {
+    if settings.off_cpu {
+        return offcpu::profile(target, settings, progress);
+    }
     let calibration = overhead::calibrate()?;
     let recording = session::record(target, settings, progress)?;
     let analysis = aggregate::analyse(&recording.raw, &recording.maps_at_start);
@@ -149,6 +162,7 @@ pub fn profile(
         interrupted: recording.interrupted,
         folded: analysis.stacks.folded(),
         flamegraph,
+        off_cpu: None,
     })
 }
 

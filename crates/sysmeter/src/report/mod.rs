@@ -20,6 +20,7 @@ pub mod html;
 mod json;
 pub mod locks_text;
 mod markdown;
+pub mod offcpu_text;
 pub mod openmetrics;
 pub mod profile_text;
 mod spark;
@@ -98,7 +99,13 @@ pub fn render_view(
         // A profile reads best as its flat profile and call graph; a record without them
         // (an empty profile) falls back to the tables.
         Format::Text if run.kind == RunKind::Profile => {
-            Ok(profile_text::render(run, color).unwrap_or_else(|| text::render(run, color)))
+            let on = profile_text::render(run, color);
+            let off = offcpu_text::render(run, color, on.is_none());
+            Ok(match (on, off) {
+                (Some(on), Some(off)) => format!("{on}\n{off}"),
+                (Some(one), None) | (None, Some(one)) => one,
+                (None, None) => text::render(run, color),
+            })
         }
         Format::Text if run.kind == RunKind::Bench && !full => Ok(concise::render(run, color)),
         Format::Text if run.kind == RunKind::Bench => {

@@ -51,7 +51,7 @@ pub fn render(run: &RunRecord, color: bool) -> Option<String> {
     Some(out)
 }
 
-fn bold(text: String, color: bool) -> String {
+pub(super) fn bold(text: String, color: bool) -> String {
     if color {
         format!("\x1b[1m{text}\x1b[0m")
     } else {
@@ -59,14 +59,14 @@ fn bold(text: String, color: bool) -> String {
     }
 }
 
-fn metric(r: &ExperimentResult, name: &str) -> Option<f64> {
+pub(super) fn metric(r: &ExperimentResult, name: &str) -> Option<f64> {
     r.metrics
         .iter()
         .find(|m| m.name == name)
         .map(|m| m.summary.median)
 }
 
-fn artifact<'a>(r: &'a ExperimentResult, name: &str) -> Option<&'a str> {
+pub(super) fn artifact<'a>(r: &'a ExperimentResult, name: &str) -> Option<&'a str> {
     r.artifacts
         .iter()
         .find(|a| a.name == name)
@@ -78,7 +78,9 @@ fn run_period_ms(run: &RunRecord) -> String {
     let hz: f64 = run
         .config
         .profile
-        .trim_end_matches(" Hz")
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
         .parse()
         .unwrap_or(0.0);
     if hz > 0.0 {
@@ -88,7 +90,8 @@ fn run_period_ms(run: &RunRecord) -> String {
     }
 }
 
-fn header(run: &RunRecord, r: &ExperimentResult) -> Vec<String> {
+/// The first line: run id, target, settings, start (and INTERRUPTED).
+pub(super) fn title_line(run: &RunRecord) -> String {
     let target = run.config.selected.first().map_or("?", String::as_str);
     let mut first = format!(
         "sysmeter profile run {} · {} · {} · started {}",
@@ -100,6 +103,11 @@ fn header(run: &RunRecord, r: &ExperimentResult) -> Vec<String> {
     if run.interrupted {
         first.push_str(" · INTERRUPTED");
     }
+    first
+}
+
+fn header(run: &RunRecord, r: &ExperimentResult) -> Vec<String> {
+    let first = title_line(run);
     let value = |name: &str, f: fn(f64) -> String| metric(r, name).map(f);
     let mut parts = vec![
         format!(

@@ -26,6 +26,7 @@ mod lookup;
 mod mem;
 mod mutation;
 mod netns;
+mod offcpu;
 mod outputs;
 #[cfg(feature = "pg")]
 mod pg;

@@ -123,8 +123,20 @@ fn device_load(d: &DeviceLoad) -> String {
     }
 }
 
-/// (what, next, remedies) of a wait cause.
+/// (what, next, remedies) of a wait cause; next starts with the off-CPU profile (or the
+/// lock report, when futex waits dominate).
 pub(super) fn wait_parts(e: &Evidence, w: Wait, target: &str) -> (String, String, String) {
+    let (what, next, remedies) = cause_parts(e, w, target);
+    let first = match super::futex_dominated(e) {
+        true => format!(
+            "`sysmeter locks {target}` (futex waits dominate: which locks, who holds them),              `sysmeter profile --off-cpu {target}`"
+        ),
+        false => format!("`sysmeter profile --off-cpu {target}` (where it waits and who wakes it)"),
+    };
+    (what, format!("{first}; {next}"), remedies)
+}
+
+fn cause_parts(e: &Evidence, w: Wait, target: &str) -> (String, String, String) {
     match w {
         Wait::Paging => (
             "paging".into(),

@@ -25,6 +25,10 @@
 //!    - *network*: it held at least one TCP or UDP socket (a Unix socket is a local peer);
 //!    - otherwise *waiting*: sleeping on a timer, a pipe, a lock or another process
 //!      (voluntary context switches and the machine's idle share are given).
+//!
+//!    Whatever the cause, Next names `sysmeter profile --off-cpu` (where it waits, for what,
+//!    who wakes it) — or first `sysmeter locks` when ≥ [`FUTEX_WAIT_SHARE`] of the waiting
+//!    thread samples slept in a futex wait (their `wchan`).
 //! 3. In between: **mixed** — the compute part (user CPU, kernel CPU when `s > u`, or
 //!    *waiting for a CPU* when `q > u + s`: other load) and the wait cause are both named,
 //!    with both next commands.
@@ -52,6 +56,9 @@ pub const DISK_WAIT_SHARE: f64 = 0.25;
 pub const DISK_MIN_BYTES: u64 = 1 << 20;
 /// Busy percentage of the busiest disk that, with the command's own storage I/O, counts.
 pub const DISK_BUSY_PCT: f64 = 20.0;
+/// Share of the waiting thread samples in a futex wait from which futex waits dominate:
+/// the next command is then `sysmeter locks`.
+pub const FUTEX_WAIT_SHARE: f64 = 0.5;
 /// Share of real time spent waiting for a CPU from which the reason warns of contention.
 pub const CONTENTION_SHARE: f64 = 0.2;
 
@@ -89,6 +96,8 @@ pub struct Evidence {
     pub storage_bytes: Option<u64>,
     /// Share of the command's thread samples in disk wait (state D), when sampled.
     pub disk_wait_share: Option<f64>,
+    /// Share of its waiting thread samples sleeping in a futex wait (`wchan`), when sampled.
+    pub futex_wait_share: Option<f64>,
     /// The busiest disk during the run.
     pub disk: Option<DeviceLoad>,
     /// The busiest network interface during the run.
@@ -239,6 +248,11 @@ fn words(e: &Evidence, class: Class, reason: &mut String) -> (String, String, St
             )
         }
     }
+}
+
+/// Whether futex waits (locks, condition variables, joins) dominate the waiting.
+pub fn futex_dominated(e: &Evidence) -> bool {
+    e.futex_wait_share.is_some_and(|s| s >= FUTEX_WAIT_SHARE)
 }
 
 /// The first wait cause that matches (paging, disk, network, other).

@@ -225,3 +225,49 @@ fn mixed_with_more_run_queue_wait_than_cpu_is_contention() {
     );
     assert!(v.remedies.contains("more CPUs"), "{}", v.remedies);
 }
+
+#[test]
+fn waiting_points_to_the_off_cpu_profile_with_the_exact_command() {
+    let mut e = times(1.0, 0.01, 0.01);
+    e.target = "-- ./server --once".into();
+    let v = classify(&e);
+    assert_eq!(v.class, Class::Io(Wait::Other));
+    assert!(
+        v.next
+            .starts_with("`sysmeter profile --off-cpu -- ./server --once`"),
+        "{}",
+        v.next
+    );
+    assert!(!v.next.contains("sysmeter locks"), "{}", v.next);
+    // Mixed: the compute part's command first, then the off-CPU profile.
+    let mut e = times(1.0, 0.5, 0.0);
+    e.target = "-p 42".into();
+    let v = classify(&e);
+    assert!(matches!(v.class, Class::Mixed { .. }), "{:?}", v.class);
+    assert!(
+        v.next.contains("`sysmeter profile --off-cpu -p 42`"),
+        "{}",
+        v.next
+    );
+    // CPU-bound: no off-CPU profile.
+    assert!(!classify(&times(1.0, 0.95, 0.0)).next.contains("--off-cpu"));
+}
+
+#[test]
+fn futex_waits_dominating_point_to_locks_first() {
+    let mut e = times(1.0, 0.01, 0.01);
+    e.futex_wait_share = Some(0.8);
+    assert!(futex_dominated(&e));
+    let v = classify(&e);
+    assert!(v.next.starts_with("`sysmeter locks -- CMD`"), "{}", v.next);
+    assert!(
+        v.next.contains("`sysmeter profile --off-cpu -- CMD`"),
+        "{}",
+        v.next
+    );
+    e.futex_wait_share = Some(FUTEX_WAIT_SHARE - 0.01);
+    assert!(!futex_dominated(&e));
+    assert!(classify(&e).next.starts_with("`sysmeter profile --off-cpu"));
+    e.futex_wait_share = None;
+    assert!(!futex_dominated(&e));
+}

@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::maps::{AddressSpaces, Location, MapEvent};
-use super::records::{RawData, frames};
+use super::records::{RawData, RawSample, frames};
 use super::stacks::{Frame, Stacks};
 use super::symbolize::{Resolved, Symbols, read_bytes, short_module};
 
@@ -42,27 +42,26 @@ enum Place {
 
 /// Symbolises `raw` (with `maps_at_start`, the mappings of an attached process).
 pub fn analyse(raw: &RawData, maps_at_start: &[MapEvent]) -> Analysis {
+    analyse_each(raw, maps_at_start).0
+}
+
+/// [`analyse`], and the symbolised stack (frame ids, outermost first) of every sample of
+/// `raw`, in order. Samples of weight 0 are named but not counted.
+pub fn analyse_each(raw: &RawData, maps_at_start: &[MapEvent]) -> (Analysis, Vec<Vec<u32>>) {
     let all_maps: Vec<MapEvent> = maps_at_start.iter().chain(&raw.maps).cloned().collect();
     let spaces = AddressSpaces::new(&all_maps, &raw.execs, &raw.forks);
-    let groups = group_samples(raw, &spaces);
+    let (keys, groups) = group_samples(raw, &spaces);
     let names = Names::resolve(&groups, &spaces);
+    let distinct =
+        |f: fn(&RawSample) -> u32| raw.samples.iter().map(f).collect::<HashSet<_>>().len();
     let mut analysis = Analysis {
-        processes: raw
-            .samples
-            .iter()
-            .map(|s| s.pid)
-            .collect::<HashSet<_>>()
-            .len(),
-        threads: raw
-            .samples
-            .iter()
-            .map(|s| s.tid)
-            .collect::<HashSet<_>>()
-            .len(),
+        processes: distinct(|s| s.pid),
+        threads: distinct(|s| s.tid),
         ..Analysis::default()
     };
     let mut leaf_starts: HashMap<u32, (u32, u64)> = HashMap::new();
-    for (places, count) in groups {
+    let mut ids_of: HashMap<&[Place], Vec<u32>> = HashMap::new();
+    for (places, count) in &groups {
         let mut ids = Vec::with_capacity(places.len());
         for (i, place) in places.iter().enumerate() {
             let frame = names.frame(place, &spaces);
@@ -81,27 +80,43 @@ pub fn analyse(raw: &RawData, maps_at_start: &[MapEvent]) -> Analysis {
             ids.push(id);
         }
         ids.reverse();
-        analysis.stacks.add(ids, count);
+        analysis.stacks.add(ids.clone(), *count);
+        ids_of.insert(places.as_slice(), ids);
     }
     analysis.frameless = frameless_leaves(&analysis.stacks, &leaf_starts, &spaces);
-    analysis
+    let each = raw
+        .samples
+        .iter()
+        .map(|s| {
+            let key = (s.pid, spaces.epoch(s.pid, s.time), s.chain);
+            keys.get(&key)
+                .and_then(|p| ids_of.get(p.as_slice()))
+                .cloned()
+                .unwrap_or_default()
+        })
+        .collect();
+    (analysis, each)
 }
 
 /// What decides how a sample's addresses are named: pid, mapping epoch, call chain.
 type GroupKey = (u32, (usize, usize), u32);
 
+/// The places of each group key.
+type PlacesOf = HashMap<GroupKey, Vec<Place>>;
+
 /// Samples grouped by what decides their names (pid, mapping epoch, chain), each resolved
-/// to places, leaf first.
-fn group_samples(raw: &RawData, spaces: &AddressSpaces) -> Vec<(Vec<Place>, u64)> {
-    // Per key: sample count and the time of the first sample (any time of the epoch
-    // resolves the same way).
+/// to places, leaf first: the places of each key, and the weight per distinct places.
+fn group_samples(raw: &RawData, spaces: &AddressSpaces) -> (PlacesOf, Vec<(Vec<Place>, u64)>) {
+    // Per key: weight and the time of the first sample (any time of the epoch resolves the
+    // same way).
     let mut keys: HashMap<GroupKey, (u64, u64)> = HashMap::new();
     for s in &raw.samples {
         let key = (s.pid, spaces.epoch(s.pid, s.time), s.chain);
-        keys.entry(key).or_insert((0, s.time)).0 += 1;
+        keys.entry(key).or_insert((0, s.time)).0 += s.weight;
     }
+    let mut places_of = HashMap::with_capacity(keys.len());
     let mut groups: HashMap<Vec<Place>, u64> = HashMap::new();
-    for ((pid, _, chain), (count, time)) in keys {
+    for ((pid, epoch, chain), (count, time)) in keys {
         let places: Vec<Place> = frames(&raw.chains[chain as usize])
             .into_iter()
             .enumerate()
@@ -116,10 +131,11 @@ fn group_samples(raw: &RawData, spaces: &AddressSpaces) -> Vec<(Vec<Place>, u64)
             })
             .collect();
         if !places.is_empty() {
-            *groups.entry(places).or_default() += count;
+            *groups.entry(places.clone()).or_default() += count;
+            places_of.insert((pid, epoch, chain), places);
         }
     }
-    groups.into_iter().collect()
+    (places_of, groups.into_iter().collect())
 }
 
 /// Names of every place in the groups, looked up in batches.

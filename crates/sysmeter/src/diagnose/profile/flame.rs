@@ -1,6 +1,8 @@
 //! The flame graph: inferno's port of FlameGraph drawn from our folded stacks. Colours are
 //! chosen from a hash of each name (`deterministic`), so the same profile draws the same
 //! picture. The SVG carries inferno's JavaScript (search, zoom) and is self-contained.
+//! Off-CPU flame graphs (widths in blocked microseconds) use FlameGraph's blue `io`
+//! palette on a grey-blue background, so they cannot be mistaken for CPU time.
 
 use inferno::flamegraph::{self, Options};
 
@@ -10,6 +12,16 @@ use super::stacks::Stacks;
 /// The flame graph SVG of `stacks` titled `title` (a small SVG saying so when there are no
 /// samples: inferno refuses empty input, and `--flamegraph FILE` should still get an image).
 pub fn render(stacks: &Stacks, title: &str) -> Result<String, ProfileError> {
+    draw(stacks, title, false)
+}
+
+/// The off-CPU flame graph: `stacks` weighted by blocked nanoseconds, drawn in µs with
+/// the blue palette.
+pub fn render_off_cpu(stacks: &Stacks, title: &str) -> Result<String, ProfileError> {
+    draw(stacks, title, true)
+}
+
+fn draw(stacks: &Stacks, title: &str, off_cpu: bool) -> Result<String, ProfileError> {
     if stacks.total() == 0 {
         return Ok(EMPTY_SVG.to_string());
     }
@@ -18,6 +30,13 @@ pub fn render(stacks: &Stacks, title: &str) -> Result<String, ProfileError> {
     opts.title = title.to_string();
     opts.count_name = "samples".to_string();
     opts.deterministic = true;
+    if off_cpu {
+        use inferno::flamegraph::color::{BackgroundColor, BasicPalette, Palette};
+        opts.colors = Palette::Basic(BasicPalette::Io);
+        opts.bgcolors = Some(BackgroundColor::Blue);
+        opts.count_name = "µs off-CPU".to_string();
+        opts.factor = 1e-3;
+    }
     let mut svg = Vec::new();
     flamegraph::from_lines(&mut opts, folded.lines(), &mut svg)
         .map_err(|e| ProfileError::Flame(e.to_string()))?;

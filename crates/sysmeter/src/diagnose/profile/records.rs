@@ -38,6 +38,9 @@ pub struct RawSample {
     pub time: u64,
     /// Index of the call chain (leaf first, with context markers) in [`RawData::chains`].
     pub chain: u32,
+    /// What the sample stands for: 1 for a CPU-clock sample, the blocked time in ns for an
+    /// off-CPU one, 0 for a stack that is only named (a waker's).
+    pub weight: u64,
 }
 
 /// Everything read from the ring buffers.
@@ -67,6 +70,11 @@ pub struct RawData {
 impl RawData {
     /// Adds a sample with call chain `chain` (interned).
     pub fn push_sample(&mut self, pid: u32, tid: u32, time: u64, chain: &[u64]) {
+        self.push_weighted(pid, tid, time, chain, 1);
+    }
+
+    /// Adds a sample of weight `weight` with call chain `chain` (interned).
+    pub fn push_weighted(&mut self, pid: u32, tid: u32, time: u64, chain: &[u64], weight: u64) {
         let next = self.chains.len() as u32;
         let index = match self.chain_index.get(chain) {
             Some(&i) => i,
@@ -81,6 +89,7 @@ impl RawData {
             tid,
             time,
             chain: index,
+            weight,
         });
     }
 }

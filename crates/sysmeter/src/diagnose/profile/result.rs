@@ -277,7 +277,11 @@ pub fn run_record(
     interrupted: bool,
 ) -> RunRecord {
     let config = RunConfig {
-        profile: format!("{} Hz", settings.frequency),
+        profile: match (settings.on_cpu, settings.off_cpu) {
+            (true, false) => format!("{} Hz", settings.frequency),
+            (false, _) => "off-CPU".to_string(),
+            (true, true) => format!("{} Hz + off-CPU", settings.frequency),
+        },
         cpu: None,
         selected: vec![describe(target)],
         target_ci_width: 0.0,

@@ -86,10 +86,47 @@ fn process_cpu_ns() -> u64 {
     clock_gettime_ns(ClockId::ProcessCputime).max(0) as u64
 }
 
+/// More events read alongside the CPU-clock samples (the off-CPU profile's), opened,
+/// drained and closed by the session.
+pub trait Extra {
+    /// Opens the events of a launched command, paused before `execve`.
+    fn open_child(&mut self, pid: i32) -> Result<(), ProfileError>;
+    /// Opens the events of one thread of an attached process; `Ok(false)`: it has exited.
+    fn add_thread(&mut self, tid: i32) -> Result<bool, ProfileError>;
+    /// Reads what the rings hold; `last` at the end.
+    fn drain(&mut self, last: bool);
+    /// Closes the events.
+    fn close(&mut self);
+}
+
+/// No extra events.
+struct NoExtra;
+
+impl Extra for NoExtra {
+    fn open_child(&mut self, _: i32) -> Result<(), ProfileError> {
+        Ok(())
+    }
+    fn add_thread(&mut self, _: i32) -> Result<bool, ProfileError> {
+        Ok(true)
+    }
+    fn drain(&mut self, _: bool) {}
+    fn close(&mut self) {}
+}
+
 /// Samples `target` as `settings` say.
 pub fn record(
     target: &Target,
     settings: &Settings,
+    progress: &mut dyn FnMut(u64, Duration),
+) -> Result<Recording, ProfileError> {
+    record_with(target, settings, &mut NoExtra, progress)
+}
+
+/// [`record`] with `extra` events (CPU-clock sampling only when `settings.on_cpu`).
+pub fn record_with(
+    target: &Target,
+    settings: &Settings,
+    extra: &mut dyn Extra,
     progress: &mut dyn FnMut(u64, Duration),
 ) -> Result<Recording, ProfileError> {
     match target {
@@ -103,11 +140,15 @@ pub fn record(
             };
             let mut child = Child::spawn(&program, &args).map_err(launch)?;
             // If opening the events fails, dropping `child` kills and reaps it unreleased.
-            let events = EventSet::for_child(child.pid(), settings.frequency)?;
+            let events = match settings.on_cpu {
+                true => EventSet::for_child(child.pid(), settings.frequency)?,
+                false => EventSet::for_attach(settings.frequency),
+            };
+            extra.open_child(child.pid())?;
             child.release().map_err(launch)?;
-            record_child(child, events, settings, progress)
+            record_child(child, events, settings, extra, progress)
         }
-        Target::Attach(pid) => record_pid(*pid, settings, progress),
+        Target::Attach(pid) => record_pid(*pid, settings, extra, progress),
     }
 }
 
@@ -130,6 +171,7 @@ fn record_child(
     mut child: Child,
     mut events: EventSet,
     settings: &Settings,
+    extra: &mut dyn Extra,
     progress: &mut dyn FnMut(u64, Duration),
 ) -> Result<Recording, ProfileError> {
     let pid = child.pid();
@@ -140,6 +182,7 @@ fn record_child(
     let mut exit = None;
     let stop = loop {
         events.drain(&mut raw);
+        extra.drain(false);
         if let Some(info) = child.wait(false).map_err(wait_error)? {
             exit = Some(info);
             break Stop::Ended;
@@ -154,11 +197,13 @@ fn record_child(
         std::thread::sleep(POLL);
     };
     events.drain(&mut raw);
+    extra.drain(true);
     let (wall_ns, profiler_cpu_ns) = (elapsed_ns(start), process_cpu_ns().saturating_sub(cpu0));
     let kernel = events.kernel;
     let cpus = events.len();
     // Close the events before waiting, so a command that runs on is not sampled for nothing.
     drop(events);
+    extra.close();
     if exit.is_none() {
         exit = wait_for_end(&mut child).map_err(wait_error)?;
     }
@@ -244,6 +289,7 @@ fn stat_cpu_ns(pid: i32) -> Option<u64> {
 fn record_pid(
     pid: i32,
     settings: &Settings,
+    extra: &mut dyn Extra,
     progress: &mut dyn FnMut(u64, Duration),
 ) -> Result<Recording, ProfileError> {
     let mut known: HashSet<i32> = HashSet::new();
@@ -254,8 +300,8 @@ fn record_pid(
     if let Ok(comm) = std::fs::read_to_string(format!("/proc/{pid}/comm")) {
         raw.comms.insert(pid as u32, comm.trim_end().to_string());
     }
-    attach_new_threads(pid, &mut events, &mut known)?;
-    if events.is_empty() {
+    attach_new_threads(pid, settings.on_cpu, &mut events, extra, &mut known)?;
+    if known.is_empty() {
         return Err(ProfileError::NoSuchPid { pid });
     }
     let (start, cpu0, target0) = (Instant::now(), process_cpu_ns(), stat_cpu_ns(pid));
@@ -263,6 +309,7 @@ fn record_pid(
     let mut last_progress = start;
     let stop = loop {
         events.drain(&mut raw);
+        extra.drain(false);
         if sysmeter_sys::signal::interrupted() {
             break Stop::Interrupted;
         }
@@ -273,11 +320,13 @@ fn record_pid(
             Some(t) => target_last = Some(t),
             None => break Stop::Ended,
         }
-        attach_new_threads(pid, &mut events, &mut known)?;
+        attach_new_threads(pid, settings.on_cpu, &mut events, extra, &mut known)?;
         tick(&raw, start, &mut last_progress, progress);
         std::thread::sleep(POLL);
     };
     events.drain(&mut raw);
+    extra.drain(true);
+    extra.close();
     Ok(Recording {
         raw,
         maps_at_start,
@@ -297,12 +346,17 @@ fn record_pid(
 /// are skipped; threads that live shorter than one rescan are missed (said in the report).
 fn attach_new_threads(
     pid: i32,
+    on_cpu: bool,
     events: &mut EventSet,
+    extra: &mut dyn Extra,
     known: &mut HashSet<i32>,
 ) -> Result<(), ProfileError> {
     for tid in threads(pid) {
         if known.insert(tid) {
-            events.add_thread(tid)?;
+            if on_cpu {
+                events.add_thread(tid)?;
+            }
+            extra.add_thread(tid)?;
         }
     }
     Ok(())

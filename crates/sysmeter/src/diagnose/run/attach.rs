@@ -128,6 +128,7 @@ pub fn attach(pid: i32, duration: Duration, interval: Duration) -> Result<Measur
         runqueue_ns: threads.runqueue_ns,
         io: io_delta(first.io, last.io),
         disk_wait_share: tracker.disk_wait_share(),
+        futex_wait_share: tracker.futex_wait_share(),
         sockets: tracker.max_sockets().unwrap_or(0),
         inet_sockets: tracker.max_inet_sockets().unwrap_or(0),
         points,

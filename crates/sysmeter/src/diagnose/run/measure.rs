@@ -20,8 +20,9 @@ pub struct Tracker {
     pub last: Option<ProcessSample>,
     first_threads: BTreeMap<u32, ThreadSample>,
     last_threads: BTreeMap<u32, ThreadSample>,
-    /// Thread samples seen running, in disk wait (D), and otherwise (sleeping, stopped).
-    states: [u64; 3],
+    /// Thread samples seen running, in disk wait (D), otherwise (sleeping, stopped), and of
+    /// those sleeping in a futex wait.
+    states: [u64; 4],
     max_sockets: Option<usize>,
     max_inet: Option<usize>,
     max_hwm_kib: Option<u64>,
@@ -50,6 +51,7 @@ impl Tracker {
                 'Z' | 'X' => {}
                 _ => self.states[2] += 1,
             }
+            self.states[3] += u64::from(t.futex);
         }
         if let Some(k) = s.status.vm_hwm_kib {
             self.max_hwm_kib = Some(self.max_hwm_kib.map_or(k, |m| m.max(k)));
@@ -68,8 +70,15 @@ impl Tracker {
 
     /// Share of thread samples in disk wait; `None` before any live thread was seen.
     pub fn disk_wait_share(&self) -> Option<f64> {
-        let n: u64 = self.states.iter().sum();
+        let n: u64 = self.states[..3].iter().sum();
         (n > 0).then(|| self.states[1] as f64 / n as f64)
+    }
+
+    /// Share of the waiting thread samples (not running) sleeping in a futex wait; `None`
+    /// before any waiting thread was seen.
+    pub fn futex_wait_share(&self) -> Option<f64> {
+        let waiting = self.states[1] + self.states[2];
+        (waiting > 0).then(|| self.states[3] as f64 / waiting as f64)
     }
 
     /// Largest peak resident set (`VmHWM`) seen in a sample, KiB.
@@ -220,6 +229,8 @@ pub struct Measurement {
     pub io: Option<PidIo>,
     /// Share of thread samples in disk wait.
     pub disk_wait_share: Option<f64>,
+    /// Share of the waiting thread samples in a futex wait.
+    pub futex_wait_share: Option<f64>,
     /// Most sockets held at once.
     pub sockets: usize,
     /// Most TCP/UDP sockets held at once.

@@ -39,6 +39,7 @@ pub fn evidence(m: &Measurement, target: &Target) -> Evidence {
         voluntary_switches: m.voluntary.unwrap_or(0),
         storage_bytes: m.io.map(|io| io.read_bytes + io.write_bytes),
         disk_wait_share: m.disk_wait_share,
+        futex_wait_share: m.futex_wait_share,
         disk: m.totals.disk.clone(),
         net: m.totals.net.clone(),
         sockets: m.inet_sockets,

@@ -123,6 +123,8 @@ pub struct ThreadSample {
     pub runqueue_ns: Option<u64>,
     /// Time on a CPU so far, ns (`None` without schedstats).
     pub oncpu_ns: Option<u64>,
+    /// Sleeping in a futex wait (its `wchan`): a lock, a condition variable, a join.
+    pub futex: bool,
 }
 
 /// The watched process at one instant.
@@ -163,6 +165,12 @@ pub fn read_process(pid: i32, t: Duration) -> Option<ProcessSample> {
     })
 }
 
+/// Whether a thread's `/proc/…/wchan` is a futex wait (`futex_wait_queue`, `futex_wait`,
+/// …, as kernels name it).
+pub fn is_futex_wchan(wchan: &str) -> bool {
+    wchan.trim().starts_with("futex")
+}
+
 fn read_threads(base: &str) -> BTreeMap<u32, ThreadSample> {
     let Ok(entries) = fs::read_dir(format!("{base}/task")) else {
         return BTreeMap::new();
@@ -181,6 +189,7 @@ fn read_threads(base: &str) -> BTreeMap<u32, ThreadSample> {
                 involuntary: status.involuntary.unwrap_or(0),
                 runqueue_ns: sched.map(|(_, wait)| wait),
                 oncpu_ns: sched.map(|(run, _)| run),
+                futex: stat.state == 'S' && read("wchan").is_some_and(|w| is_futex_wchan(&w)),
             };
             Some((tid, sample))
         })
@@ -214,4 +223,18 @@ fn count_inet(base: &str, inodes: &[u64]) -> usize {
         .flat_map(|text| procfs::parse_socket_inodes(&text))
         .collect();
     inodes.iter().filter(|i| inet.contains(i)).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_futex_wchan;
+
+    #[test]
+    fn futex_waits_by_their_wchan() {
+        assert!(is_futex_wchan("futex_wait_queue"));
+        assert!(is_futex_wchan("futex_do_wait\n"));
+        assert!(!is_futex_wchan("hrtimer_nanosleep"));
+        assert!(!is_futex_wchan("pipe_read"));
+        assert!(!is_futex_wchan("0"));
+    }
 }

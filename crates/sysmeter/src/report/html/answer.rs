@@ -6,7 +6,7 @@
 //! - run: the verdict and its next command, the time split as key figures, the timeline;
 //! - trace: [`calls_answer`] — the top calls table and the time by call. It reads only the
 //!   per-call time metrics, so a future `calls` run kind uses it as it is;
-//! - profile: the flame graph(s) (two side by side, for a future on-CPU + off-CPU `--both`),
+//! - profile: the flame graph(s) (two side by side for `--both`: on-CPU and off-CPU; the top blocked stacks of an off-CPU profile),
 //!   then the flat profile and the call graph;
 //! - scale: the fitted curve with the data points and the knee;
 //! - locks: the hot lock, then the contended locks by call site.
@@ -238,9 +238,14 @@ fn profile_answer(run: &RunRecord, views: &mut [ExperimentView]) -> AnswerView {
         texts.into_iter().partition(|t| t.name == "callgraph");
     view.texts = rest;
     let r = &run.results[0];
+    let mut lines = finding_lines(r, &["hottest_1", "hottest_2", "hottest_3"]);
+    // An off-CPU profile (`--off-cpu`, `--both`): where it waited, and who woke it.
+    if let Some(off) = run.results.iter().find(|r| r.id == "offcpu") {
+        lines.extend(finding_lines(off, &["blocked_1", "blocked_2", "blocked_3"]));
+    }
     AnswerView {
         heading: "Flame graph".into(),
-        lines_html: finding_lines(r, &["hottest_1", "hottest_2", "hottest_3"]),
+        lines_html: lines,
         figures: figures(r),
         table: flat.map(flat_table),
         flames: std::mem::take(&mut view.flames),

@@ -196,3 +196,27 @@ fn two_flame_graphs_sit_side_by_side_in_the_answer() {
     assert!(answer < pair, "the pair is in the answer");
     assert_eq!(html.matches("<iframe class=\"flame\"").count(), 2);
 }
+
+/// An off-CPU profile's top blocked stacks are in the answer, above the details.
+#[test]
+fn blocked_stacks_of_an_off_cpu_profile_are_in_the_answer() {
+    let mut run = every_kind().remove(3);
+    let mut off = crate::model::ExperimentResult::new("offcpu", run.results[0].about.clone());
+    off.findings.push(crate::model::Finding::new(
+        "blocked_1",
+        "97% of off-CPU time blocked in nap_here (sleep/timer)".into(),
+        Some(0.97),
+    ));
+    run.results.push(off);
+    let html = match render(&run) {
+        Ok(html) => html,
+        Err(e) => panic!("render failed: {e}"),
+    };
+    let answer = html.find("id=\"answer\"").unwrap_or(usize::MAX);
+    let line = html.find("nap_here").unwrap_or(0);
+    let details = html.find("<section class=\"experiment\"").unwrap_or(0);
+    assert!(
+        answer < line && line < details,
+        "the blocked stack is in the answer"
+    );
+}

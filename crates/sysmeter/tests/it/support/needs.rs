@@ -67,3 +67,14 @@ pub fn tracepoints() -> Result<(), Missing> {
     }
     Ok(())
 }
+
+/// Whether off-CPU profiles (scheduler tracepoints, system-wide wakings) may run here.
+pub fn off_cpu() -> Result<(), Missing> {
+    tracepoints()?;
+    sysmeter::diagnose::profile::offcpu::available().map_err(|e| {
+        Missing::new(
+            Cap::Tracepoints,
+            format!("off-CPU profiles cannot run here: {e}"),
+        )
+    })
+}

@@ -1,0 +1,205 @@
+//! The events of an off-CPU profile (perf_event_open through perf-event2):
+//! - `sched:sched_switch` on the target, sampled on every switch with the thread id, time,
+//!   the user and kernel call chain, the raw record (for `prev_state`: blocked or preempted),
+//!   the user registers and the top of the user stack (to recover callers that frameless
+//!   leaves hide, see `unwind`); `context_switch` adds a record when the thread runs again,
+//!   and `mmap2`/`comm`/`task` the side-band records that symbolisation needs. A launched
+//!   command gets one inherited event per CPU (enabled at `execve`), an attached process one
+//!   event per thread.
+//! - `sched:sched_waking` system-wide, one event per CPU: who made a thread runnable (the
+//!   waker is the current task, its stack is the sample's call chain).
+//!
+//! Traps (DEPENDENCIES.md §5b): perf-event2 excludes the kernel unless `include_kernel`
+//! (tracepoints then give no samples), and tracepoint ids come from tracefs, not debugfs.
+
+use std::io;
+
+use perf_event::events::Tracepoint;
+use perf_event::{Builder, SampleFlag, Sampler};
+
+use super::super::ProfileError;
+use super::super::sampling::open_error;
+use super::raw::OffRaw;
+
+/// Ring buffer per event: switches are rare next to CPU-clock samples, but each carries a
+/// stack snapshot of [`STACK_BYTES`].
+const RING_BYTES: usize = 1 << 20;
+/// Ring buffer per CPU for the system-wide wakings: every process's wake-ups land there, so
+/// a busy machine fills them fastest (one ring per CPU, so this does not grow with threads).
+const WAKING_RING_BYTES: usize = 4 << 20;
+/// Bytes of user stack copied per switch and per waking.
+pub const STACK_BYTES: u32 = 512;
+/// `bp`, `sp`, `ip` in the x86-64 perf register numbering (PERF_REG_X86_BP = 6, SP = 7,
+/// IP = 8); the values come in this order.
+const REGS_MASK: u64 = (1 << 6) | (1 << 7) | (1 << 8);
+
+/// Tracepoint ids and field offsets read from tracefs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ids {
+    /// `sched:sched_switch`.
+    pub switch: u64,
+    /// Offset of `long prev_state` in its raw record.
+    pub prev_state: usize,
+    /// `sched:sched_waking`.
+    pub waking: u64,
+    /// Offset of `pid_t pid` (the thread woken) in its raw record.
+    pub woken_pid: usize,
+}
+
+/// The offset of field `name` in a tracepoint `format` file.
+pub fn field_offset(format: &str, name: &str) -> Option<usize> {
+    format.lines().find_map(|line| {
+        let mut parts = line.trim().split(';').map(str::trim);
+        let decl = parts.next()?.strip_prefix("field:")?;
+        (decl.split_whitespace().last()? == name)
+            .then(|| parts.find_map(|p| p.strip_prefix("offset:")?.parse().ok()))?
+    })
+}
+
+/// Reads the ids from tracefs (mounted by `trace`'s probe when needed); `Err` says why
+/// off-CPU profiling cannot run here and how to fix it.
+pub fn ids() -> Result<Ids, String> {
+    let base = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .into_iter()
+        .find(|b| std::path::Path::new(&format!("{b}/events/sched/sched_switch/id")).exists())
+        .ok_or(
+            "tracefs with sched events is not mounted or not readable; run as root \
+                 (`mount -t tracefs nodev /sys/kernel/tracing`)",
+        )?;
+    let read = |event: &str, field: &str| -> Result<(u64, usize), String> {
+        let dir = format!("{base}/events/sched/{event}");
+        let why = |e: io::Error| format!("cannot read {dir}: {e}; run as root");
+        let id = std::fs::read_to_string(format!("{dir}/id")).map_err(why)?;
+        let format = std::fs::read_to_string(format!("{dir}/format")).map_err(why)?;
+        let id = id
+            .trim()
+            .parse()
+            .map_err(|_| format!("{dir}/id holds no number"))?;
+        let offset = field_offset(&format, field)
+            .ok_or_else(|| format!("{dir}/format has no field {field}"))?;
+        Ok((id, offset))
+    };
+    let (switch, prev_state) = read("sched_switch", "prev_state")?;
+    let (waking, woken_pid) = read("sched_waking", "pid")?;
+    Ok(Ids {
+        switch,
+        prev_state,
+        waking,
+        woken_pid,
+    })
+}
+
+fn base(id: u64) -> Builder<'static> {
+    let mut b = Builder::new(Tracepoint::with_id(id));
+    b.include_kernel()
+        .sample_period(1)
+        .sample(
+            SampleFlag::TID
+                | SampleFlag::TIME
+                | SampleFlag::CALLCHAIN
+                | SampleFlag::RAW
+                | SampleFlag::REGS_USER
+                | SampleFlag::STACK_USER,
+        )
+        .sample_regs_user(REGS_MASK)
+        .sample_stack_user(STACK_BYTES)
+        .sample_id_all(true);
+    b
+}
+
+fn switch_builder(id: u64) -> Builder<'static> {
+    let mut b = base(id);
+    b.context_switch(true)
+        .mmap(true)
+        .mmap2(true)
+        .comm(true)
+        .task(true);
+    b
+}
+
+/// The open events: switch events on the target, waking events on every CPU.
+pub struct OffEvents {
+    ids: Ids,
+    switches: Vec<Sampler>,
+    wakings: Vec<Sampler>,
+}
+
+fn open(b: &Builder<'_>, bytes: usize, what: String) -> Result<Sampler, ProfileError> {
+    b.build()
+        .and_then(|c| c.sampled(bytes))
+        .map_err(|e| open_error(what, e))
+}
+
+impl OffEvents {
+    /// Waking events on every CPU in `cpus` (enabled now) and no switch event yet.
+    pub fn new(ids: Ids, cpus: &[usize]) -> Result<OffEvents, ProfileError> {
+        let mut wakings = Vec::with_capacity(cpus.len());
+        for &cpu in cpus {
+            let mut b = base(ids.waking);
+            b.any_pid().one_cpu(cpu);
+            let mut s = open(&b, WAKING_RING_BYTES, format!("sched_waking on CPU {cpu}"))?;
+            s.enable()
+                .map_err(|e| open_error(format!("CPU {cpu}"), e))?;
+            wakings.push(s);
+        }
+        Ok(OffEvents {
+            ids,
+            switches: Vec::new(),
+            wakings,
+        })
+    }
+
+    /// One inherited switch event per CPU on `pid`, enabled at its next `execve`.
+    pub fn for_child(&mut self, pid: i32, cpus: &[usize]) -> Result<(), ProfileError> {
+        for &cpu in cpus {
+            let mut b = switch_builder(self.ids.switch);
+            b.observe_pid(pid)
+                .one_cpu(cpu)
+                .inherit(true)
+                .enable_on_exec(true);
+            let s = open(
+                &b,
+                RING_BYTES,
+                format!("sched_switch of pid {pid} on CPU {cpu}"),
+            )?;
+            self.switches.push(s);
+        }
+        Ok(())
+    }
+
+    /// A switch event on thread `tid`, enabled now; `Ok(false)` when it has exited.
+    pub fn add_thread(&mut self, tid: i32) -> Result<bool, ProfileError> {
+        let mut b = switch_builder(self.ids.switch);
+        b.observe_pid(tid).any_cpu().inherit(false);
+        match b.build().and_then(|c| c.sampled(RING_BYTES)) {
+            Ok(mut s) => {
+                s.enable()
+                    .map_err(|e| open_error(format!("thread {tid}"), e))?;
+                self.switches.push(s);
+                Ok(true)
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(false),
+            Err(e) => Err(open_error(format!("sched_switch of thread {tid}"), e)),
+        }
+    }
+
+    /// Number of switch events.
+    pub fn switch_events(&self) -> usize {
+        self.switches.len()
+    }
+
+    /// Reads every ring into `raw`: switch records first, then the wakings of threads seen
+    /// switching out (a thread always switches out before it is woken).
+    pub fn drain(&mut self, raw: &mut OffRaw) {
+        for s in &mut self.switches {
+            while let Some(rec) = s.next_record() {
+                raw.handle_switch(&rec, self.ids.prev_state);
+            }
+        }
+        for s in &mut self.wakings {
+            while let Some(rec) = s.next_record() {
+                raw.handle_waking(&rec, self.ids.woken_pid);
+            }
+        }
+    }
+}

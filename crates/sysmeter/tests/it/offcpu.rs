@@ -1,0 +1,229 @@
+//! Integration tests of `sysmeter profile --off-cpu` and `--both`, on C fixtures built by
+//! the tests: `spin()` ~300 ms then `nap()` ~300 ms (≥ 90% of off-CPU time in `nap`, and
+//! `--both` accounts for ≥ 90% of the thread's wall time); O_DIRECT reads in `read_blocks()`
+//! (class disk I/O, `read_blocks` on the stack); a pipe consumer woken by its producer
+//! (the waker's stack holds `produce` and the `write`); attaching with `-p` 20 times leaves
+//! the target running. The shares are fractions of what the run itself measured: the
+//! fixtures' times vary with the machine's load, their split does not.
+//!
+//! Needs root (scheduler tracepoints; capability `tracepoints`) and `cc` (capability `cc`).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::needs::off_cpu;
+use crate::support::skip::Missing;
+use crate::support::{compile_fixture, exclusive, median, need, result, skip, sysmeter};
+
+fn compile(dir: &Path, name: &str) -> Result<PathBuf, Missing> {
+    off_cpu()?;
+    compile_fixture(name, dir, &["-pthread"])
+}
+
+/// Runs `profile ARGS… --format json --out FILE` and returns (run record, exit code).
+fn profile(dir: &Path, args: &[&str]) -> (Value, Option<i32>) {
+    let out = dir.join("run.json");
+    let status = sysmeter()
+        .arg("profile")
+        .args(["--no-store", "--format", "json", "--out"])
+        .arg(&out)
+        .args(args)
+        .output()
+        .expect("run sysmeter");
+    let text = std::fs::read(&out)
+        .unwrap_or_else(|_| panic!("no report: {}", String::from_utf8_lossy(&status.stderr)));
+    (
+        serde_json::from_slice(&text).expect("JSON report"),
+        status.status.code(),
+    )
+}
+
+/// The `blocked stacks` artifact of the `offcpu` result.
+fn stacks(run: &Value) -> Vec<Value> {
+    let off = result(run, "offcpu");
+    let text = off["artifacts"]
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["name"] == "blocked stacks"))
+        .and_then(|x| x["content"].as_str())
+        .unwrap_or_else(|| panic!("no blocked stacks in {off}"));
+    serde_json::from_str(text).expect("blocked stacks JSON")
+}
+
+fn frames(stack: &Value, key: &str) -> Vec<String> {
+    stack[key]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.as_str().map(str::to_string))
+        .collect()
+}
+
+fn blocked_ns(stack: &Value) -> f64 {
+    stack["blocked_ns"].as_f64().unwrap_or(0.0)
+}
+
+#[test]
+fn sleeping_time_is_charged_to_nap() {
+    let _alone = exclusive();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = need!(compile(dir.path(), "offcpu_spinnap"));
+    let (run, code) = profile(
+        dir.path(),
+        &["--off-cpu", "--", prog.to_str().expect("path")],
+    );
+    assert_eq!(code, Some(0));
+    let total = median(result(&run, "offcpu"), "off-CPU time").expect("off-CPU time");
+    let list = stacks(&run);
+    let in_nap: f64 = list
+        .iter()
+        .filter(|s| frames(s, "frames").iter().any(|f| f == "nap"))
+        .map(blocked_ns)
+        .sum();
+    assert!(total > 0.0, "{run}");
+    assert!(
+        in_nap / total >= 0.9,
+        "nap has {in_nap} of {total} ns: {list:?}"
+    );
+    let top = &list[0];
+    assert_eq!(top["reason"], "sleep", "{top}");
+    assert_eq!(top["caller"], "nap", "{top}");
+    // Timer wake-ups come from an interrupt, not from a thread of the program; a waking
+    // record may only be missing when the run reports lost records (a busy machine).
+    let who = top["wakers"][0]["who"].as_str().unwrap_or_default();
+    let lost = median(result(&run, "offcpu"), "lost records").unwrap_or(0.0);
+    assert!(
+        who.starts_with("kernel") || (who == "not seen" && lost > 0.0),
+        "woken by {who:?} with {lost} lost records: {top}"
+    );
+}
+
+#[test]
+fn both_accounts_for_the_wall_time_of_the_thread() {
+    let _alone = exclusive();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = need!(compile(dir.path(), "offcpu_spinnap"));
+    let (run, code) = profile(dir.path(), &["--both", "--", prog.to_str().expect("path")]);
+    assert_eq!(code, Some(0));
+    let covered =
+        median(result(&run, "offcpu"), "wall covered, lowest thread (%)").expect("coverage metric");
+    assert!(covered >= 90.0, "covered {covered}%: {run}");
+    assert!(
+        covered <= 110.0,
+        "covered {covered}%: more than the wall time"
+    );
+    let on = result(&run, "profile");
+    let names: Vec<&str> = on["artifacts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"flamegraph") && names.contains(&"off-cpu flamegraph"),
+        "{names:?}"
+    );
+    assert!(median(result(&run, "profile.flat"), "spin").is_some_and(|n| n > 0.0));
+}
+
+#[test]
+fn direct_reads_wait_for_the_disk_in_read_blocks() {
+    let _alone = exclusive();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = need!(compile(dir.path(), "offcpu_direct"));
+    // O_DIRECT needs a real file system: tmpfs refuses it.
+    let data = tempfile::tempdir_in("/var/tmp").expect("dir on /var/tmp");
+    let args = [
+        "--off-cpu",
+        "--",
+        prog.to_str().expect("path"),
+        data.path().to_str().expect("dir"),
+    ];
+    let (run, code) = profile(dir.path(), &args);
+    if code == Some(77) {
+        skip!(Disk, "O_DIRECT is refused on /var/tmp's file system");
+    }
+    assert_eq!(code, Some(0), "{run}");
+    let list = stacks(&run);
+    let through: Vec<&Value> = list
+        .iter()
+        .filter(|s| frames(s, "frames").iter().any(|f| f == "read_blocks"))
+        .collect();
+    assert!(
+        !through.is_empty(),
+        "no stack through read_blocks: {list:?}"
+    );
+    let all: f64 = through.iter().map(|s| blocked_ns(s)).sum();
+    let disk: Vec<&&Value> = through.iter().filter(|s| s["reason"] == "disk").collect();
+    let disk_ns: f64 = disk.iter().map(|s| blocked_ns(s)).sum();
+    assert!(
+        disk_ns / all >= 0.9,
+        "disk {disk_ns} of {all} ns: {through:?}"
+    );
+    let count: u64 = disk.iter().filter_map(|s| s["count"].as_u64()).sum();
+    assert!(
+        count >= 100,
+        "{count} disk waits in read_blocks: {through:?}"
+    );
+}
+
+#[test]
+fn the_consumer_is_woken_by_the_producers_write() {
+    let _alone = exclusive();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = need!(compile(dir.path(), "offcpu_pipe"));
+    let (run, code) = profile(
+        dir.path(),
+        &["--off-cpu", "--", prog.to_str().expect("path")],
+    );
+    assert_eq!(code, Some(0));
+    let list = stacks(&run);
+    let consumer = list
+        .iter()
+        .find(|s| s["caller"] == "consume")
+        .unwrap_or_else(|| panic!("no stack in consume: {list:?}"));
+    assert_eq!(consumer["reason"], "pipe", "{consumer}");
+    let waker = &consumer["wakers"][0];
+    assert!(
+        waker["who"]
+            .as_str()
+            .is_some_and(|w| w.starts_with("thread ")),
+        "{waker}"
+    );
+    let stack = frames(waker, "stack");
+    assert!(
+        stack.iter().any(|f| f == "produce"),
+        "waker stack {stack:?}"
+    );
+    assert!(
+        stack.iter().any(|f| f.contains("write")),
+        "waker stack {stack:?}"
+    );
+    let woken_by_producer = waker["count"].as_u64().unwrap_or(0) as f64;
+    let count = consumer["count"].as_u64().unwrap_or(1) as f64;
+    assert!(woken_by_producer / count >= 0.9, "{consumer}");
+}
+
+#[test]
+fn attaching_twenty_times_leaves_the_target_running() {
+    let _alone = exclusive();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = need!(compile(dir.path(), "offcpu_spinnap"));
+    let mut child = std::process::Command::new(&prog)
+        .arg("forever")
+        .spawn()
+        .expect("start fixture");
+    let pid = child.id().to_string();
+    let mut napped = 0;
+    for round in 0..20 {
+        let (run, code) = profile(dir.path(), &["--off-cpu", "--duration", "0.3", "-p", &pid]);
+        assert_eq!(code, Some(0), "round {round}: {run}");
+        let running = child.try_wait().expect("try_wait").is_none();
+        assert!(running, "the target died after attach {round}");
+        napped += usize::from(stacks(&run).iter().any(|s| s["caller"] == "nap"));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    // A 0.3 s window holds several 20 ms naps: nearly every round must see one.
+    assert!(napped >= 18, "nap seen in {napped} of 20 rounds");
+}
