@@ -5,7 +5,7 @@
 use anyhow::Context;
 
 use super::output::{Ending, Sink, Stream};
-use super::trace::{LiveCount, now_ns};
+use super::trace::{LiveCount, failed, now_ns};
 use super::{Outcome, UsageError};
 use crate::cli::{CALLS_TARGET, CallsArgs};
 use crate::diagnose::calls::{self, CallsConfig, CallsOutput, DEFAULT_SET, select};
@@ -84,15 +84,8 @@ pub fn calls(args: &CallsArgs) -> anyhow::Result<Outcome> {
     let output = match traced {
         Ok(o) => o,
         Err(e) => {
-            if let Some(code) = e.exit_code() {
-                super::console::errln(format!("error: {e}"));
-                return Ok(Outcome::Code(code));
-            }
-            return Err(if e.is_usage() {
-                usage(e.to_string())
-            } else {
-                anyhow::Error::new(e)
-            });
+            let (code, is_usage) = (e.exit_code(), e.is_usage());
+            return failed(e, code, is_usage);
         }
     };
     let mut output = output;

@@ -2,55 +2,17 @@
 //! the report to stderr (or `--out`): the observed command owns stdout. Exits with the
 //! command's exit code (130 when Ctrl-C stopped it).
 
-use std::path::Path;
-
 use anyhow::Context;
 
 use super::output::{Ending, Sink, Stream};
 use super::{Outcome, UsageError, console};
 use crate::cli::{LOCKS_TARGET, LocksArgs};
 use crate::diagnose::locks::{self, LocksError, Settings};
-use crate::diagnose::target::{Target, Unresolved, resolve_program};
+use crate::diagnose::target::Target;
 use crate::model::{RunConfig, RunKind, RunRecord};
 
 fn usage(message: String) -> anyhow::Error {
     anyhow::Error::new(UsageError(message))
-}
-
-/// The target, checked: a live pid (else exit 2); a program that cannot start is the shell's
-/// code and sentence (127 not found, 126 not executable).
-fn target(args: &LocksArgs) -> anyhow::Result<Result<Target, (u8, String)>> {
-    let target = args
-        .target
-        .target(LOCKS_TARGET)
-        .map_err(|e| usage(e.to_string()))?;
-    match &target {
-        Target::Attach(pid) => {
-            if *pid <= 0 || !Path::new(&format!("/proc/{pid}/task")).exists() {
-                return Err(usage(format!(
-                    "process {pid} does not exist; give the pid of a running process to -p"
-                )));
-            }
-        }
-        Target::Launch(argv) => {
-            let program = argv.first().map(|a| a.as_os_str()).unwrap_or_default();
-            let shown = program.to_string_lossy();
-            match resolve_program(program) {
-                Err(Unresolved::NotFound) => {
-                    let why = format!("command not found: {shown}; check the name and PATH");
-                    return Ok(Err((127, why)));
-                }
-                Err(Unresolved::NotExecutable(_)) => {
-                    let why = format!(
-                        "cannot run {shown}: not an executable file; check its execute permission"
-                    );
-                    return Ok(Err((126, why)));
-                }
-                Ok(_) => {}
-            }
-        }
-    }
-    Ok(Ok(target))
 }
 
 fn now_ns() -> i64 {
@@ -75,7 +37,7 @@ fn record(out: &locks::Locks, started_ns: i64, interrupted: bool) -> RunRecord {
 
 /// Run `sysmeter locks`.
 pub fn locks(args: &LocksArgs) -> anyhow::Result<Outcome> {
-    let target = match target(args)? {
+    let target = match super::profile::checked_target(&args.target, LOCKS_TARGET)? {
         Ok(t) => t,
         Err((code, why)) => {
             console::errln(format!("error: {why}"));

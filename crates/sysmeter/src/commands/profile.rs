@@ -11,6 +11,7 @@ use anyhow::Context;
 use super::outfile::{OutFile, open_opt};
 use super::output::{Ending, Sink, Stream};
 use super::{Outcome, UsageError, console, protected};
+use crate::cli::target::{Rules, TargetArgs};
 use crate::cli::{PROFILE_TARGET, ProfileArgs};
 use crate::diagnose::profile::{self, Settings, result};
 use crate::diagnose::target::{Target, Unresolved, resolve_program};
@@ -19,14 +20,14 @@ fn usage(message: String) -> anyhow::Error {
     anyhow::Error::new(UsageError(message))
 }
 
-/// What to profile, checked: the pid is a live process (else exit 2). A program that cannot
-/// be started is the `Err` exit code and sentence, as a shell (and `run`, `trace`) gives it:
-/// 127 not found, 126 not executable.
-fn target(args: &ProfileArgs) -> anyhow::Result<Result<Target, (u8, String)>> {
-    let target = args
-        .target
-        .target(PROFILE_TARGET)
-        .map_err(|e| usage(e.to_string()))?;
+/// What to profile (or to watch for locks), checked: the pid is a live process (else exit
+/// 2). A program that cannot be started is the `Err` exit code and sentence, as a shell (and
+/// `run`, `trace`) gives it: 127 not found, 126 not executable.
+pub(super) fn checked_target(
+    args: &TargetArgs,
+    rules: Rules,
+) -> anyhow::Result<Result<Target, (u8, String)>> {
+    let target = args.target(rules).map_err(|e| usage(e.to_string()))?;
     match &target {
         Target::Attach(pid) => {
             let pid = *pid;
@@ -41,18 +42,14 @@ fn target(args: &ProfileArgs) -> anyhow::Result<Result<Target, (u8, String)>> {
             let shown = program.to_string_lossy();
             match resolve_program(program) {
                 Err(Unresolved::NotFound) => {
-                    return Ok(Err((
-                        127,
-                        format!("command not found: {shown}; check the name and PATH"),
-                    )));
+                    let why = format!("command not found: {shown}; check the name and PATH");
+                    return Ok(Err((127, why)));
                 }
                 Err(Unresolved::NotExecutable(_)) => {
-                    return Ok(Err((
-                        126,
-                        format!(
-                            "cannot run {shown}: not an executable file; check its execute permission"
-                        ),
-                    )));
+                    let why = format!(
+                        "cannot run {shown}: not an executable file; check its execute permission"
+                    );
+                    return Ok(Err((126, why)));
                 }
                 Ok(_) => {}
             }
@@ -170,7 +167,7 @@ impl Artifacts {
 
 /// Run `sysmeter profile`.
 pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
-    let target = match target(args)? {
+    let target = match checked_target(&args.target, PROFILE_TARGET)? {
         Ok(t) => t,
         Err((code, why)) => {
             console::errln(format!("error: {why}"));

@@ -94,6 +94,24 @@ fn record(output: &TraceOutput, started_ns: i64) -> RunRecord {
     run
 }
 
+/// The ending of a failed `trace` or `calls`: a program that could not be started ends with
+/// the shell's code and sentence (`code`), bad input is a usage error (exit 2), anything else
+/// a failure.
+pub(super) fn failed<E>(e: E, code: Option<u8>, is_usage: bool) -> anyhow::Result<Outcome>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    if let Some(code) = code {
+        super::console::errln(format!("error: {e}"));
+        return Ok(Outcome::Code(code));
+    }
+    Err(if is_usage {
+        usage(e.to_string())
+    } else {
+        anyhow::Error::new(e)
+    })
+}
+
 /// Run `sysmeter trace`.
 pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
     sysmeter_sys::signal::install_interrupt_flag().context("installing the Ctrl-C handler")?;
@@ -107,15 +125,8 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
     let output = match traced {
         Ok(o) => o,
         Err(e) => {
-            if let Some(code) = e.exit_code() {
-                super::console::errln(format!("error: {e}"));
-                return Ok(Outcome::Code(code));
-            }
-            return Err(if e.is_usage() {
-                usage(e.to_string())
-            } else {
-                anyhow::Error::new(e)
-            });
+            let (code, is_usage) = (e.exit_code(), e.is_usage());
+            return failed(e, code, is_usage);
         }
     };
     let mut output = output;

@@ -88,13 +88,14 @@ fn sleeping_time_is_charged_to_nap() {
     let top = &list[0];
     assert_eq!(top["reason"], "sleep", "{top}");
     assert_eq!(top["caller"], "nap", "{top}");
-    // Timer wake-ups come from an interrupt, not from a thread of the program; a waking
-    // record may only be missing when the run reports lost records (a busy machine).
+    // Timer wake-ups come from an interrupt, not from a thread of the program. The waking
+    // record of this one wake-up is sometimes not matched (twice in about 40 runs, with no
+    // lost records; docs/offcpu.md, limits): then it must say "not seen", never a thread of
+    // the program. The pipe test checks a waker inside the program.
     let who = top["wakers"][0]["who"].as_str().unwrap_or_default();
-    let lost = median(result(&run, "offcpu"), "lost records").unwrap_or(0.0);
     assert!(
-        who.starts_with("kernel") || (who == "not seen" && lost > 0.0),
-        "woken by {who:?} with {lost} lost records: {top}"
+        who.starts_with("kernel") || who == "not seen",
+        "woken by {who:?}: {top}"
     );
 }
 
