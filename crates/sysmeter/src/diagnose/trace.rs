@@ -18,6 +18,7 @@ mod errno;
 pub mod lookup_trace;
 pub mod lookups;
 pub mod names;
+pub(crate) mod per_cpu;
 mod ptrace;
 mod record;
 mod run;

@@ -10,13 +10,13 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::AsRawFd;
 
 use perf_event::events::Tracepoint;
-use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
+use perf_event::{Builder, Clock, Counter, SampleFlag};
 use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 
 use super::collector::{Collector, Event};
+use crate::diagnose::trace::per_cpu::PerCpuRings;
 
 /// Bytes per ring (a power of two).
 const RING: usize = 4 << 20;
@@ -35,8 +35,7 @@ pub struct OpenSpec<'a> {
 
 /// Open events and their rings.
 pub struct Rings {
-    rings: Vec<(usize, Sampler)>,
-    others: Vec<Counter>,
+    events: PerCpuRings,
     /// Perf event id → (function index, is a return).
     by_id: HashMap<u64, (usize, bool)>,
     /// `(tracepoint id, function, is return)`, returns first.
@@ -72,8 +71,7 @@ impl Rings {
             .collect();
         list.extend(probes.iter().enumerate().map(|(f, &(e, _))| (e, f, false)));
         Rings {
-            rings: Vec::new(),
-            others: Vec::new(),
+            events: PerCpuRings::default(),
             by_id: HashMap::new(),
             probes: list,
             pending: Vec::new(),
@@ -88,14 +86,7 @@ impl Rings {
             for &(tp, func, ret) in &self.probes {
                 let counter = open_one(tp, tid, cpu, spec)?;
                 self.by_id.insert(counter.id(), (func, ret));
-                match self.rings.iter().find(|(c, _)| *c == cpu) {
-                    Some((_, ring)) => {
-                        let target = ring.as_raw_fd();
-                        sysmeter_sys::tracepoint::set_output(counter.as_raw_fd(), target)?;
-                        self.others.push(counter);
-                    }
-                    None => self.rings.push((cpu, counter.sampled(RING)?)),
-                }
+                self.events.attach(cpu, counter, RING)?;
             }
         }
         Ok(())
@@ -103,27 +94,19 @@ impl Rings {
 
     /// Enables every event now.
     pub fn enable(&mut self) -> io::Result<()> {
-        for (_, s) in &mut self.rings {
-            s.as_counter_mut().enable()?;
-        }
-        self.others.iter_mut().try_for_each(|c| c.enable())
+        self.events.enable()
     }
 
     /// Disables every event (the targets are not affected).
     pub fn disable(&mut self) {
-        for (_, s) in &mut self.rings {
-            let _ = s.as_counter_mut().disable();
-        }
-        for c in &mut self.others {
-            let _ = c.disable();
-        }
+        self.events.disable();
     }
 
     /// Drains every ring and feeds the records older than the previous drain (all of them
     /// with `all`) to the collector in time order.
     pub fn pump(&mut self, c: &mut Collector, all: bool) {
         let started = clock_gettime_ns(ClockId::Monotonic);
-        for (_, s) in &mut self.rings {
+        for s in self.events.rings_mut() {
             while let Some(rec) = s.next_record() {
                 let body = rec.to_contiguous();
                 match rec.ty() {

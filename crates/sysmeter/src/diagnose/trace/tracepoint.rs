@@ -32,6 +32,7 @@ use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
 use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 
 use super::names::Arch;
+use super::per_cpu::PerCpuRings;
 use super::summary::{Collector, PathArg};
 use records::{Event, Kind, parse_sample, u64_at};
 
@@ -67,10 +68,8 @@ pub(super) struct OpenSpec<'a> {
 
 /// The open events and their rings.
 pub(super) struct Rings {
-    /// One ring per CPU, owned by the first exit event opened on that CPU.
-    rings: Vec<(usize, Sampler)>,
-    /// Every other event; they write into their CPU's ring.
-    others: Vec<Counter>,
+    /// The events, one ring per CPU (owned by the first exit event opened on that CPU).
+    events: PerCpuRings,
     ids: Ids,
     paths: Vec<PathEvent>,
     /// The last path each thread passed to a probed function, until its next call.
@@ -136,8 +135,7 @@ impl Rings {
     /// No events yet; rings of `ring` bytes will be opened by [`Rings::add`].
     pub fn empty(ids: Ids, ring: usize) -> Rings {
         Rings {
-            rings: Vec::new(),
-            others: Vec::new(),
+            events: PerCpuRings::default(),
             ids,
             paths: Vec::new(),
             last_path: HashMap::new(),
@@ -155,26 +153,11 @@ impl Rings {
         for &cpu in spec.cpus {
             let exit = open_one((self.ids.exit, tid, cpu), true, filter, spec)?;
             let enter = open_one((self.ids.enter, tid, cpu), false, filter, spec)?;
-            let ring_fd = match self.rings.iter().find(|(c, _)| *c == cpu) {
-                Some((_, ring)) => {
-                    let fd = ring.as_raw_fd();
-                    sysmeter_sys::tracepoint::set_output(exit.as_raw_fd(), fd)?;
-                    self.others.push(exit);
-                    fd
-                }
-                None => {
-                    let ring = exit.sampled(self.ring)?;
-                    let fd = ring.as_raw_fd();
-                    self.rings.push((cpu, ring));
-                    fd
-                }
-            };
-            sysmeter_sys::tracepoint::set_output(enter.as_raw_fd(), ring_fd)?;
-            self.others.push(enter);
+            let ring_fd = self.events.attach(cpu, exit, self.ring)?;
+            self.events.redirect(enter, ring_fd)?;
             for p in spec.paths {
                 let path = open_one((p.id, tid, cpu), true, None, spec)?;
-                sysmeter_sys::tracepoint::set_output(path.as_raw_fd(), ring_fd)?;
-                self.others.push(path);
+                self.events.redirect(path, ring_fd)?;
             }
         }
         Ok(())
@@ -193,23 +176,12 @@ impl Rings {
 
     /// Enables every event now.
     pub fn enable(&mut self) -> io::Result<()> {
-        for (_, s) in &mut self.rings {
-            s.as_counter_mut().enable()?;
-        }
-        for c in &mut self.others {
-            c.enable()?;
-        }
-        Ok(())
+        self.events.enable()
     }
 
     /// Disables every event (tracing stops; the targets are not affected).
     pub fn disable(&mut self) {
-        for (_, s) in &mut self.rings {
-            let _ = s.as_counter_mut().disable();
-        }
-        for c in &mut self.others {
-            let _ = c.disable();
-        }
+        self.events.disable();
     }
 
     /// Drains every ring and feeds the records older than the previous drain to the
@@ -217,7 +189,7 @@ impl Rings {
     pub fn pump(&mut self, c: &mut Collector, all: bool) {
         let started = clock_gettime_ns(ClockId::Monotonic);
         let ids = (self.ids, &self.paths[..]);
-        for (_, s) in &mut self.rings {
+        for s in self.events.rings_mut() {
             self.lost += drain(s, ids, &mut self.pending);
         }
         self.pending.sort_by_key(|e| e.time);

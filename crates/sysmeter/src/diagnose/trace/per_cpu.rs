@@ -1,0 +1,67 @@
+//! One ring buffer per CPU shared by every event opened on that CPU: the first event opened
+//! on a CPU owns its ring, every later one writes into it (`PERF_EVENT_IOC_SET_OUTPUT`).
+//! Inherited events opened with cpu = -1 cannot be mapped (DEPENDENCIES.md §5b), so the
+//! tracepoint backend of `trace` and the uprobes of `calls` both open per CPU and keep
+//! their events here; enabling, disabling and reaching the rings are the same for both.
+//!
+//! Depends on `perf_event` and `sysmeter_sys::tracepoint::set_output`.
+
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+
+use perf_event::{Counter, Sampler};
+
+/// The events of one session, grouped by the CPU ring they write into.
+#[derive(Default)]
+pub(crate) struct PerCpuRings {
+    /// One ring per CPU, owned by the first event opened on that CPU.
+    rings: Vec<(usize, Sampler)>,
+    /// Every other event; they write into their CPU's ring.
+    others: Vec<Counter>,
+}
+
+impl PerCpuRings {
+    /// Keeps `counter`, opened on `cpu`: it becomes that CPU's ring (of `bytes`) when the CPU
+    /// has none yet, else it writes into the existing one. Returns the ring's descriptor.
+    pub fn attach(&mut self, cpu: usize, counter: Counter, bytes: usize) -> io::Result<RawFd> {
+        if let Some((_, ring)) = self.rings.iter().find(|(c, _)| *c == cpu) {
+            let fd = ring.as_raw_fd();
+            self.redirect(counter, fd)?;
+            return Ok(fd);
+        }
+        let ring = counter.sampled(bytes)?;
+        let fd = ring.as_raw_fd();
+        self.rings.push((cpu, ring));
+        Ok(fd)
+    }
+
+    /// Keeps `counter`, writing into the ring `fd` (from [`PerCpuRings::attach`]).
+    pub fn redirect(&mut self, counter: Counter, fd: RawFd) -> io::Result<()> {
+        sysmeter_sys::tracepoint::set_output(counter.as_raw_fd(), fd)?;
+        self.others.push(counter);
+        Ok(())
+    }
+
+    /// Enables every event now.
+    pub fn enable(&mut self) -> io::Result<()> {
+        for (_, s) in &mut self.rings {
+            s.as_counter_mut().enable()?;
+        }
+        self.others.iter_mut().try_for_each(|c| c.enable())
+    }
+
+    /// Disables every event (the targets are not affected).
+    pub fn disable(&mut self) {
+        for (_, s) in &mut self.rings {
+            let _ = s.as_counter_mut().disable();
+        }
+        for c in &mut self.others {
+            let _ = c.disable();
+        }
+    }
+
+    /// The rings, to drain.
+    pub fn rings_mut(&mut self) -> impl Iterator<Item = &mut Sampler> {
+        self.rings.iter_mut().map(|(_, s)| s)
+    }
+}
