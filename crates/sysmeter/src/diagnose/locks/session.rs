@@ -18,7 +18,7 @@ use super::parse::Layout;
 use super::{LocksError, Settings};
 use crate::diagnose::profile::maps::{MapEvent, parse_proc_maps};
 use crate::diagnose::profile::sampling::online_cpus;
-use crate::diagnose::profile::session::{Stop, wait_for_end};
+use crate::diagnose::profile::session::{Stop, launched_stop, wait_for_end};
 use crate::diagnose::target::{Target, Unresolved, resolve_program};
 
 /// How long the reader sleeps between drains.
@@ -96,20 +96,12 @@ fn launch(
     child.release().map_err(launch_error)?;
     let (start, cpu0) = (Instant::now(), cpu_ns());
     let mut recorded = Recorded::default();
-    let mut exit = None;
     let wait_error = |cause| LocksError::Wait { cause };
-    let stop = loop {
+    let (stop, mut exit) = loop {
         std::thread::sleep(POLL);
         rings.drain(&mut recorded);
-        if let Some(info) = child.wait(false).map_err(wait_error)? {
-            exit = Some(info);
-            break Stop::Ended;
-        }
-        if sysmeter_sys::signal::interrupted() {
-            break Stop::Interrupted;
-        }
-        if settings.duration.is_some_and(|d| start.elapsed() >= d) {
-            break Stop::Duration;
+        if let Some(s) = launched_stop(&mut child, start, settings.duration).map_err(wait_error)? {
+            break s;
         }
     };
     rings.drain(&mut recorded);

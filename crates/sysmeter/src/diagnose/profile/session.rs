@@ -41,6 +41,27 @@ pub enum Stop {
     Interrupted,
 }
 
+/// A launched command's end: how it exited and what it used.
+pub(crate) type Ended = (Exit, ChildUsage);
+
+/// Why the observation of launched `child` ends now, if it does: the command ended (with
+/// its exit), Ctrl-C, or `duration` passed since `start`. Shared by `profile` and `locks`.
+pub(crate) fn launched_stop(
+    child: &mut Child,
+    start: Instant,
+    duration: Option<Duration>,
+) -> std::io::Result<Option<(Stop, Option<Ended>)>> {
+    if let Some(info) = child.wait(false)? {
+        return Ok(Some((Stop::Ended, Some(info))));
+    }
+    if sysmeter_sys::signal::interrupted() {
+        return Ok(Some((Stop::Interrupted, None)));
+    }
+    Ok(duration
+        .is_some_and(|d| start.elapsed() >= d)
+        .then_some((Stop::Duration, None)))
+}
+
 /// What a session collected.
 #[derive(Debug, Clone)]
 pub struct Recording {
@@ -179,19 +200,11 @@ fn record_child(
     let (start, cpu0) = (Instant::now(), process_cpu_ns());
     let mut raw = RawData::default();
     let mut last_progress = start;
-    let mut exit = None;
-    let stop = loop {
+    let (stop, mut exit) = loop {
         events.drain(&mut raw);
         extra.drain(false);
-        if let Some(info) = child.wait(false).map_err(wait_error)? {
-            exit = Some(info);
-            break Stop::Ended;
-        }
-        if sysmeter_sys::signal::interrupted() {
-            break Stop::Interrupted;
-        }
-        if settings.duration.is_some_and(|d| start.elapsed() >= d) {
-            break Stop::Duration;
+        if let Some(s) = launched_stop(&mut child, start, settings.duration).map_err(wait_error)? {
+            break s;
         }
         tick(&raw, start, &mut last_progress, progress);
         std::thread::sleep(POLL);
