@@ -3,6 +3,9 @@
 #
 #   scripts/compare-pairs.sh [PAIRS] [BENCH ARGS...]
 #   (default: 10 pairs of `bench --quick --only cpu.call,cpu.ops,os.syscall`)
+#   KEEP=1 scripts/compare-pairs.sh ...     keep the runs (the directory is printed)
+#   scripts/compare-pairs.sh --again DIR    compare the kept runs of DIR again (after a change
+#                                           of `compare`, on the very same measurements)
 #
 # Runs PAIRS pairs of identical benches back to back and compares each pair. Nothing changed
 # between A and B but the machine, so every verdict other than "no change" is a false alarm.
@@ -14,18 +17,25 @@
 # counted apart: neither a false alarm nor "no change".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pairs=${1:-10}
-shift || true
-args=("$@")
-[ ${#args[@]} -gt 0 ] || args=(--quick --only cpu.call,cpu.ops,os.syscall)
-bin=target/release/sysmeter
+bin=${BIN:-target/release/sysmeter}
 [ -x "$bin" ] || cargo build --release --locked >&2
-dir=$(mktemp -d)
-trap '[ -n "${KEEP:-}" ] && echo "kept $dir" >&2 || rm -rf "$dir"' EXIT
-for i in $(seq 1 "$pairs"); do
-    for side in a b; do
-        "$bin" bench --no-store --format json "${args[@]}" > "$dir/$i$side.json" 2>/dev/null
+if [ "${1:-}" = --again ]; then
+    dir=${2:?usage: scripts/compare-pairs.sh --again DIR}
+    pairs=$(find "$dir" -name '*a.json' | wc -l)
+else
+    pairs=${1:-10}
+    shift || true
+    args=("$@")
+    [ ${#args[@]} -gt 0 ] || args=(--quick --only cpu.call,cpu.ops,os.syscall)
+    dir=$(mktemp -d)
+    trap '[ -n "${KEEP:-}" ] && echo "kept $dir" >&2 || rm -rf "$dir"' EXIT
+    for i in $(seq 1 "$pairs"); do
+        for side in a b; do
+            "$bin" bench --no-store --format json "${args[@]}" > "$dir/$i$side.json" 2>/dev/null
+        done
     done
+fi
+for i in $(seq 1 "$pairs"); do
     "$bin" compare "$dir/${i}a.json" "$dir/${i}b.json" --format json > "$dir/$i.cmp.json" || true
 done
 python3 - "$dir" "$pairs" <<'PY'

@@ -58,7 +58,10 @@ How metrics are compared (matched by experiment id and metric name):
                (2000 resamples, --seed).
   p            two-sided Mann-Whitney U test (exact for tie-free samples of up to 50,
                else the normal approximation with tie correction).
-  significant  p < 0.05 and the CI of the ratio excludes 1.
+  many metrics the p-values of all metrics compared at once are adjusted for their
+               number (Benjamini-Hochberg) before they are held against 0.05: at 0.05
+               each, one unchanged metric in twenty would be called changed by chance.
+  significant  adjusted p < 0.05 and the CI of the ratio excludes 1.
   verdict      'no change' unless significant and |change| > --threshold; then
                'slower' or 'faster' (times: larger is slower; rates: larger is faster;
                counts and sizes: 'higher' or 'lower').

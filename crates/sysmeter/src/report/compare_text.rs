@@ -199,9 +199,10 @@ fn summary_lines(cmp: &RunComparison) -> Vec<String> {
         format!("{}.", parts.join(", ")),
         format!(
             "change = B median / A median − 1 with a bootstrap 95% CI; verdicts need |change| > {} \
-             and significance (Mann-Whitney p < {} and a CI that excludes 0).",
+             and significance (Mann-Whitney p < {}{} and a CI that excludes 0).",
             units::percent(cmp.options.threshold),
-            cmp.options.alpha
+            cmp.options.alpha,
+            adjusted_for(cmp)
         ),
     ];
     lines.extend(machine::rule_lines(cmp));
@@ -308,4 +309,21 @@ fn text(cmp: &RunComparison, machine: &[Difference], run: &[Difference], color: 
     let mut s = out.join("\n");
     s.push('\n');
     s
+}
+
+/// How the p-values were adjusted, for the rule line: ", adjusted for the N metrics compared
+/// at once (Benjamini–Hochberg)," when more than one metric was tested, else nothing.
+fn adjusted_for(cmp: &RunComparison) -> String {
+    let n = (cmp.metrics.iter())
+        .filter(|m| {
+            m.comparison
+                .as_ref()
+                .is_some_and(|c| c.p_adjusted.is_some())
+        })
+        .count();
+    if n > 1 {
+        format!(", adjusted for the {n} metrics compared at once (Benjamini–Hochberg),")
+    } else {
+        String::new()
+    }
 }

@@ -8,6 +8,9 @@
 //! - CI: percentile bootstrap of the ratio, resampling both raw sample sets
 //!   ([`CompareOptions::resamples`] times, seeded, so the output is reproducible).
 //! - significant: Mann-Whitney p < α (0.05) **and** the CI of the ratio excludes 1.
+//! - many metrics at once ([`family`]): a comparison of runs tests every metric they share,
+//!   so the p-values are adjusted for their number (Benjamini–Hochberg) before they are held
+//!   against α; one metric alone is judged on its own p.
 //! - verdict: "no change" unless significant and |change| > threshold (default 2%); then
 //!   slower/faster by the unit's direction (time: larger is slower; rate: larger is faster;
 //!   counts and sizes have no direction and are "higher"/"lower").
@@ -24,6 +27,7 @@
 //! Pure: no OS access; randomness only from the caller's seed. Depends on `model` (units,
 //! run records) and the rest of `stats`.
 
+mod family;
 pub mod machine;
 mod mann_whitney;
 mod metric;
@@ -199,7 +203,11 @@ pub struct SampleComparison {
     /// Welch t-test on the log of the per-run medians. Absent for a single pair of runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runs_test: Option<RunsTest>,
-    /// p < α and the CI of the ratio excludes 1.
+    /// The p-value adjusted for every metric of the comparison tested at once
+    /// (Benjamini–Hochberg, [`family`]); absent when this comparison was judged alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_adjusted: Option<f64>,
+    /// p (adjusted, when present) < α and the CI of the ratio excludes 1.
     pub significant: bool,
     /// The verdict.
     pub verdict: Verdict,
@@ -257,18 +265,32 @@ pub fn compare_samples(
         ratio_ci95,
         test,
         runs_test: None,
+        p_adjusted: None,
         significant,
         verdict,
     })
 }
 
 impl SampleComparison {
-    /// The p-value behind `significant`: the between-run test's for sets, else
-    /// Mann-Whitney's.
+    /// The test's own p-value: the between-run test's for sets, else Mann-Whitney's.
     pub fn p_value(&self) -> f64 {
         self.runs_test
             .as_ref()
             .map_or(self.test.p_value, |t| t.p_value)
+    }
+
+    /// Judge again with the p-value adjusted for the family of metrics tested at once:
+    /// `significant` and `verdict` follow the adjusted p, the CI and the ratio are unchanged.
+    pub(crate) fn judge_adjusted(
+        &mut self,
+        p_adjusted: f64,
+        direction: Direction,
+        opts: &CompareOptions,
+    ) {
+        let excludes_one = self.ratio_ci95.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0);
+        self.p_adjusted = Some(p_adjusted);
+        self.significant = p_adjusted < opts.alpha && excludes_one;
+        self.verdict = verdict(self.ratio, self.significant, direction, opts.threshold);
     }
 }
 

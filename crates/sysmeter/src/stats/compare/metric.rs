@@ -296,7 +296,7 @@ fn raw_comparison(
         .map_err(|e| format!("not compared: {e}"))
 }
 
-/// Sets the verdict, the normalised figures and the regression flag of `out`.
+/// Stores the comparisons in `out`, decides which one judges it, and settles the verdict.
 fn judge(
     out: &mut MetricComparison,
     raw: SampleComparison,
@@ -307,19 +307,31 @@ fn judge(
     let moved_between = out
         .machine_ratio
         .is_some_and(|r| (r - 1.0).abs() > opts.machine_threshold);
-    let direction = out.direction;
-    out.verdict = raw.verdict;
-    out.regression = fail_above.is_some_and(|f| raw.regressed_beyond(direction, f));
     if let Some(((n, change), moved_within)) = normalised {
-        if moved_between || moved_within {
-            out.verdict = judged(raw.verdict, n.verdict);
-            out.regression = fail_above.is_some_and(|f| n.regressed_beyond(direction, f));
-            out.judged_normalised = true;
-        }
+        out.judged_normalised = moved_between || moved_within;
         out.normalised_change = Some(change);
         out.normalised = Some(n);
     }
     out.comparison = Some(raw);
+    settle(out, fail_above);
+}
+
+/// The verdict and the `--fail-above` outcome of `out` from the comparisons it holds: the
+/// normalised one when `judged_normalised`, else the raw one; then the machine's sharing.
+/// Called again after the p-values are adjusted for the whole family (`super::family`).
+pub(super) fn settle(out: &mut MetricComparison, fail_above: Option<f64>) {
+    let Some(raw) = &out.comparison else {
+        return;
+    };
+    let direction = out.direction;
+    let mut verdict = raw.verdict;
+    let mut regression = fail_above.is_some_and(|f| raw.regressed_beyond(direction, f));
+    if let (true, Some(n)) = (out.judged_normalised, &out.normalised) {
+        verdict = judged(raw.verdict, n.verdict);
+        regression = fail_above.is_some_and(|f| n.regressed_beyond(direction, f));
+    }
+    out.verdict = verdict;
+    out.regression = regression;
     if let Some(v) = busier(out) {
         out.verdict = v;
         out.regression = false;

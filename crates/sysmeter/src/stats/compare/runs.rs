@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::family;
 use super::machine::{MachineComparison, machine_comparison};
 use super::metric::compare_metric;
 use super::{CompareOptions, Direction, SampleComparison, Verdict};
@@ -230,6 +231,7 @@ pub fn compare_sets(
             Vec::new()
         }
     };
+    family::adjust(&mut metrics, opts, fail_above);
     let machine = machine_comparison(a, b, opts.machine_threshold);
     RunComparison {
         a: RunSide::of(first_a),

@@ -136,6 +136,7 @@ pub fn compare_run_medians(
         ratio_ci95: ratio.and(ratio_ci95),
         test,
         runs_test,
+        p_adjusted: None,
         significant,
         verdict: verdict(ratio, significant, direction, opts.threshold),
     })

@@ -217,3 +217,64 @@ fn missing_samples_and_unit_mismatch_are_notes_not_verdicts() {
     assert_eq!((c.ratio, c.verdict), (Some(1.0), Verdict::NoChange));
     assert!(c.test.p_value > 0.9);
 }
+
+/// A run whose first experiment holds `n` time metrics of 10 samples each, `base + k` for
+/// k = 0…9, with the metrics in `shifted` moved up by 4.5 (≈ 4.3%, a marginal change: the
+/// Mann-Whitney p of one such metric alone is between 0.001 and 0.05).
+fn many_metrics(n: usize, shifted: &[usize]) -> RunRecord {
+    let mut run = sample_run();
+    let template = run.results[0].metrics[1].clone();
+    run.results[0].metrics = (0..n)
+        .map(|i| {
+            let mut m = template.clone();
+            m.name = format!("metric {i}");
+            let shift = if shifted.contains(&i) { 4.5 } else { 0.0 };
+            m.samples = (0..10).map(|k| 100.0 + k as f64 + shift).collect();
+            m.summary = summarize(&m.samples, 1).unwrap();
+            m
+        })
+        .collect();
+    run.results.truncate(1);
+    run
+}
+
+#[test]
+fn one_marginal_change_among_many_metrics_is_not_called_a_change() {
+    // Alone, the shifted metric is slower.
+    let alone = compare_runs(&many_metrics(1, &[]), &many_metrics(1, &[0]), &opts(), None);
+    let c = alone.metrics[0].comparison.as_ref().unwrap();
+    assert!((0.001..0.05).contains(&c.test.p_value), "{c:?}");
+    assert_eq!(alone.metrics[0].verdict(), Verdict::Slower);
+    assert_eq!(c.p_adjusted, None);
+    // Among 20 metrics tested at once the same p is what chance gives one of them.
+    let many = compare_runs(
+        &many_metrics(20, &[]),
+        &many_metrics(20, &[0]),
+        &opts(),
+        None,
+    );
+    let c = many.metrics[0].comparison.as_ref().unwrap();
+    let q = c.p_adjusted.unwrap();
+    assert!(
+        (q - c.test.p_value * 20.0).abs() < 1e-9 && q > 0.05,
+        "{c:?}"
+    );
+    assert_eq!(many.count(Verdict::NoChange), 20);
+}
+
+#[test]
+fn many_metrics_changed_together_stay_changed_after_adjusting() {
+    let shifted: Vec<usize> = (0..10).collect();
+    let cmp = compare_runs(
+        &many_metrics(20, &[]),
+        &many_metrics(20, &shifted),
+        &opts(),
+        None,
+    );
+    for m in &cmp.metrics {
+        let c = m.comparison.as_ref().unwrap();
+        assert!(c.p_adjusted.unwrap() >= c.test.p_value, "{m:?}");
+    }
+    assert_eq!(cmp.count(Verdict::Slower), 10, "{:?}", cmp.metrics);
+    assert_eq!(cmp.count(Verdict::NoChange), 10);
+}
