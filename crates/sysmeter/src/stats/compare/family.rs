@@ -21,7 +21,7 @@
 //! Pure. Depends on the rest of `stats::compare`.
 
 use super::metric::settle;
-use super::{CompareOptions, MetricComparison};
+use super::{CompareOptions, MetricComparison, SampleComparison};
 
 /// Benjamini–Hochberg adjusted p-values, in the order given: for the i-th smallest of m,
 /// `min over j ≥ i of p₍ⱼ₎ · m / j`, capped at 1. NaN sorts as 1 (never significant).
@@ -44,35 +44,33 @@ pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
 /// them again on the adjusted values, and settle the verdicts. A family of one is left as
 /// judged alone.
 pub fn adjust(metrics: &mut [MetricComparison], opts: &CompareOptions, fail_above: Option<f64>) {
-    let raw: Vec<usize> = (0..metrics.len())
-        .filter(|&i| metrics[i].comparison.is_some())
-        .collect();
-    if raw.len() < 2 {
+    if metrics.iter().filter(|m| m.comparison.is_some()).count() < 2 {
         return;
     }
-    let p: Vec<f64> = (raw.iter())
-        .filter_map(|&i| metrics[i].comparison.as_ref().map(|c| c.p_value()))
-        .collect();
-    for (&i, q) in raw.iter().zip(benjamini_hochberg(&p)) {
-        let direction = metrics[i].direction;
-        if let Some(c) = metrics[i].comparison.as_mut() {
-            c.judge_adjusted(q, direction, opts);
-        }
-    }
-    let norm: Vec<usize> = (0..metrics.len())
-        .filter(|&i| metrics[i].normalised.is_some())
-        .collect();
-    let p: Vec<f64> = (norm.iter())
-        .filter_map(|&i| metrics[i].normalised.as_ref().map(|c| c.p_value()))
-        .collect();
-    for (&i, q) in norm.iter().zip(benjamini_hochberg(&p)) {
-        let direction = metrics[i].direction;
-        if let Some(c) = metrics[i].normalised.as_mut() {
-            c.judge_adjusted(q, direction, opts);
-        }
-    }
+    adjust_family(metrics, |m| m.comparison.as_mut(), opts);
+    adjust_family(metrics, |m| m.normalised.as_mut(), opts);
     for m in metrics.iter_mut() {
         settle(m, fail_above);
+    }
+}
+
+/// One family: the comparison `pick` chooses from each metric that has one.
+fn adjust_family(
+    metrics: &mut [MetricComparison],
+    pick: fn(&mut MetricComparison) -> Option<&mut SampleComparison>,
+    opts: &CompareOptions,
+) {
+    let p: Vec<f64> = (metrics.iter_mut())
+        .filter_map(|m| pick(m).map(|c| c.p_value()))
+        .collect();
+    let mut adjusted = benjamini_hochberg(&p).into_iter();
+    for m in metrics.iter_mut() {
+        let direction = m.direction;
+        // Only metrics that have the comparison take an adjusted value, in order.
+        if let Some(c) = pick(m) {
+            let q = adjusted.next().unwrap_or(1.0);
+            c.judge_adjusted(q, direction, opts);
+        }
     }
 }
 

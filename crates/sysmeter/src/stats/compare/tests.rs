@@ -278,3 +278,15 @@ fn many_metrics_changed_together_stay_changed_after_adjusting() {
     assert_eq!(cmp.count(Verdict::Slower), 10, "{:?}", cmp.metrics);
     assert_eq!(cmp.count(Verdict::NoChange), 10);
 }
+
+#[test]
+fn a_metric_without_a_comparison_is_left_out_of_the_family() {
+    let a = many_metrics(20, &[]);
+    let mut b = many_metrics(20, &[19]);
+    b.results[0].metrics[3].samples.clear(); // not compared: a note, no p-value
+    let cmp = compare_runs(&a, &b, &opts(), None);
+    assert!(cmp.metrics[3].comparison.is_none() && cmp.metrics[3].note.is_some());
+    let c = cmp.metrics[19].comparison.as_ref().unwrap();
+    // 19 metrics were tested: the smallest p is multiplied by 19, not 20.
+    assert!((c.p_adjusted.unwrap() - c.test.p_value * 19.0).abs() < 1e-9, "{c:?}");
+}
