@@ -2,6 +2,7 @@
 # Reproducibility of sysmeter across back-to-back runs on this machine (issue 12).
 #
 #   scripts/stability.sh [RUNS] [BENCH ARGS...]      (default: 5 default-profile runs)
+#   KEEP=1 scripts/stability.sh ...                   keep the runs' JSON (the directory is printed)
 #
 # Runs `sysmeter bench` RUNS times back to back (each into a throwaway database) and prints,
 # for named headline metrics of every group, the coefficient of variation of the medians
@@ -17,7 +18,7 @@ shift || true
 bin=target/release/sysmeter
 [ -x "$bin" ] || cargo build --release --locked >&2
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+trap '[ -n "${KEEP:-}" ] && echo "kept $dir" >&2 || rm -rf "$dir"' EXIT
 for i in $(seq 1 "$runs"); do
     start=$(date +%s)
     "$bin" bench --no-store --format json "$@" > "$dir/run$i.json" 2> "$dir/run$i.err" || {
@@ -63,6 +64,10 @@ def find(run, exp, name):
     raw = (m.get("rounds") or {}).get("median", m["summary"]["median"])
     core = (m.get("core_cycles") or {}).get("median")
     return raw, core
+def thr(run, exp):
+    r = next((x for x in run["results"] if x["id"] == exp), None)
+    m = (r or {}).get("machine")
+    return "?" if not m else f"{m['throughput_start']:.0f}"
 def cv(xs):
     xs = [x for x in xs if x is not None]
     if len(xs) < 2 or statistics.mean(xs) == 0:
@@ -77,7 +82,7 @@ print(f"{n} runs; throughput probe per run (median over experiments, adds/ns; it
       "core's other hardware thread is busy):",
       " ".join(f"{statistics.median([x['machine']['throughput_start'] for x in r['results'] if x.get('machine')]):.1f}"
                for r in runs))
-print(f"{'experiment':14} {'metric':42} {'kind':7} {'median':>10} {'raw CV':>7} {'norm CV':>7}")
+print(f"{'experiment':14} {'metric':42} {'kind':7} {'median':>10} {'raw CV':>7} {'norm CV':>7}  per run (throughput probe at its start)")
 for exp, name, kind in HEADLINE:
     pairs = [find(r, exp, name) for r in runs]
     raws = [p[0] for p in pairs]
@@ -86,7 +91,8 @@ for exp, name, kind in HEADLINE:
         print(f"{exp:14} {name:42} {kind:7} {'(not measured)':>10}")
         continue
     med = statistics.median([x for x in raws if x is not None])
-    print(f"{exp:14} {name[:42]:42} {kind:7} {med:10.4g} {pct(cv(raws)):>7} {pct(cv(cores)):>7}")
+    per_run = " ".join("-" if x is None else f"{x:.4g}({t})" for x, t in zip(raws, (thr(r, exp) for r in runs)))
+    print(f"{exp:14} {name[:42]:42} {kind:7} {med:10.4g} {pct(cv(raws)):>7} {pct(cv(cores)):>7}  {per_run}")
 # The core_clock finding against the int mul (dependent) row of the same run (3 cycles per
 # imul on x86-64): issue 12 asks for agreement within 10% in every run.
 for i, r in enumerate(runs, 1):

@@ -288,5 +288,8 @@ fn a_metric_without_a_comparison_is_left_out_of_the_family() {
     assert!(cmp.metrics[3].comparison.is_none() && cmp.metrics[3].note.is_some());
     let c = cmp.metrics[19].comparison.as_ref().unwrap();
     // 19 metrics were tested: the smallest p is multiplied by 19, not 20.
-    assert!((c.p_adjusted.unwrap() - c.test.p_value * 19.0).abs() < 1e-9, "{c:?}");
+    assert!(
+        (c.p_adjusted.unwrap() - c.test.p_value * 19.0).abs() < 1e-9,
+        "{c:?}"
+    );
 }
