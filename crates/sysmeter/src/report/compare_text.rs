@@ -28,7 +28,9 @@ use super::ReportError;
 use super::format;
 use super::text::timestamp;
 use crate::model::RunRecord;
-use crate::stats::compare::{MetricComparison, RunComparison, RunSide, Unmatched};
+use crate::stats::compare::{
+    MetricComparison, RunComparison, RunSide, SampleComparison, Unmatched,
+};
 
 /// Version of the `compare --format json` document (docs/json-schema.md). Bumped on any
 /// incompatible change, like the run record's schema.
@@ -109,6 +111,12 @@ fn signed_percent(fraction: f64) -> String {
     format!("{:+.1}%", fraction * 100.0)
 }
 
+/// The p-value the verdict was judged on: adjusted for the metrics compared at once when it
+/// was (the rule line says so), else the test's own.
+fn shown_p(c: &SampleComparison) -> f64 {
+    c.p_adjusted.unwrap_or_else(|| c.p_value())
+}
+
 /// A p-value: `<0.001` or three decimals.
 fn p_value(p: f64) -> String {
     if p < 0.001 {
@@ -146,7 +154,7 @@ fn metric_cells(m: &MetricComparison, threshold: f64) -> [String; 7] {
         units::value(c.median_a, m.unit),
         units::value(c.median_b, m.unit),
         change,
-        p_value(machine::deciding(m).unwrap_or(c).p_value()),
+        p_value(shown_p(machine::deciding(m).unwrap_or(c))),
         verdict,
     ]
 }

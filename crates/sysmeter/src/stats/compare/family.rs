@@ -4,7 +4,8 @@
 //! alone: more than one false alarm per comparison of two identical runs. So the p-values of
 //! one comparison are adjusted for their number with the Benjamini–Hochberg step-up
 //! procedure before they are held against α: it bounds the expected share of false
-//! discoveries among the metrics called changed by α, and when several metrics really
+//! discoveries among the metrics called changed by α (for independent or positively
+//! correlated tests, as metrics of one machine are), and when several metrics really
 //! changed (a whole experiment slower) it keeps most of the power that a per-metric α has,
 //! where Bonferroni would not.
 //!
