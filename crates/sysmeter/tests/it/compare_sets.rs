@@ -116,7 +116,10 @@ fn compare_sets_use_the_noise_between_runs() {
     assert_eq!(cmp["a_set"].as_array().expect("set").len(), 3);
     let text = stdout_of(sysmeter().args(["compare", &list(&a), &list(&b)]));
     assert!(text.contains("A is a set of 3 runs: a0, a1, a2."), "{text}");
-    assert!(text.contains("Welch t-test"), "{text}");
+    assert!(
+        text.contains("sets: p and CI from a Welch t-test"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -157,7 +157,15 @@ pub(super) fn rule_lines(cmp: &RunComparison) -> Vec<String> {
             units::percent(cmp.options.machine_threshold)
         ));
     }
-    if has_sets(cmp) {
+    if has_sets(cmp) && cmp.a_set.is_empty() && cmp.b_set.is_empty() {
+        lines.push(
+            "rounds: p and CI from a Welch t-test on the log of the per-round medians of each \
+             run; the rounds of one run share the machine's state of that moment, so a change \
+             of state between the two runs can still read as a change (docs/compare.md): \
+             compare sets of runs measured apart before acting on a few-cycle metric."
+                .to_string(),
+        );
+    } else if has_sets(cmp) {
         lines.push(
             "sets: p and CI from a Welch t-test on the log of the per-run (or per-round) \
              medians, so the noise between runs decides."

@@ -144,3 +144,29 @@ fn a_change_put_down_to_the_shared_cache_says_so() {
     );
     assert!(text.contains("--fail-above 5.0%: no regression"), "{text}");
 }
+
+#[test]
+fn rounds_of_single_runs_are_not_called_runs() {
+    // Each side one run of three rounds: tested on the rounds, with the warning that rounds
+    // of one run share its moment.
+    let (mut a, mut b) = pair();
+    for (run, base) in [(&mut a, 51.3), (&mut b, 56.4)] {
+        let m = &mut run.results[0]
+            .metrics
+            .iter_mut()
+            .find(|m| m.name == "null (getppid)");
+        let m = m.as_mut().expect("the fixture has the null syscall");
+        m.rounds = Some(crate::model::RoundStats {
+            medians: vec![base, base * 1.01, base * 0.99],
+            median: base,
+            cv: 0.01,
+        });
+    }
+    let cmp = compare_runs(&a, &b, &CompareOptions::default(), None);
+    let text = render(&cmp, &a, &b, CompareFormat::Text, false).unwrap();
+    assert!(
+        text.contains("rounds: p and CI from a Welch t-test on the log of the per-round medians"),
+        "{text}"
+    );
+    assert!(!text.contains("sets: p and CI"), "{text}");
+}
