@@ -2,15 +2,11 @@
 //! them with the latest stored bench of this host, store the run, print the summary to
 //! stderr (or --out), then pass the command's exit code through.
 
-use anyhow::Context;
-
-use super::output::{Ending, Sink, Stream};
-use super::trace::{LiveCount, failed, now_ns};
+use super::trace::{TracerError, now_ns, traced};
 use super::{Outcome, UsageError};
 use crate::cli::{CALLS_TARGET, CallsArgs};
 use crate::diagnose::calls::{self, CallsConfig, CallsOutput, DEFAULT_SET, select};
 use crate::diagnose::price::{Kind, price};
-use crate::diagnose::trace::CommandState;
 use crate::host;
 use crate::model::{RunConfig, RunKind, RunRecord};
 
@@ -58,50 +54,25 @@ fn record(output: &CallsOutput, started_ns: i64) -> RunRecord {
     run
 }
 
-/// The latest bench run of this host in the store, to price calls with (`None` without a
-/// store or a bench run).
-pub(super) fn latest_bench(sink: &mut Sink) -> Option<RunRecord> {
-    let store = sink.take_store()?;
-    let host = host::hostname();
-    let found = store
-        .list_host_runs(usize::MAX, Some(&host))
-        .ok()
-        .and_then(|runs| runs.into_iter().find(|r| r.kind == RunKind::Bench.as_str()))
-        .and_then(|r| store.load_run(&r.id).ok());
-    sink.put_store(Some(store));
-    found
+impl TracerError for calls::CallsError {
+    fn exit_code(&self) -> Option<u8> {
+        calls::CallsError::exit_code(self)
+    }
+    fn is_usage(&self) -> bool {
+        calls::CallsError::is_usage(self)
+    }
 }
 
 /// Run `sysmeter calls`.
 pub fn calls(args: &CallsArgs) -> anyhow::Result<Outcome> {
-    sysmeter_sys::signal::install_interrupt_flag().context("installing the Ctrl-C handler")?;
     let cfg = config(args)?;
-    let mut sink = Sink::open(&args.output, Stream::Stderr)?;
-    let started_ns = now_ns();
-    let mut live = LiveCount::new("library calls");
-    let traced = calls::calls(&cfg, &mut live);
-    live.bar.finish_and_clear();
-    let output = match traced {
-        Ok(o) => o,
-        Err(e) => {
-            let (code, is_usage) = (e.exit_code(), e.is_usage());
-            return failed(e, code, is_usage);
-        }
-    };
-    let mut output = output;
-    let bench = latest_bench(&mut sink);
-    price(
-        &mut output.result,
-        Kind::Library,
-        bench.as_ref(),
-        output.cpu_ns,
-    );
-    let run = record(&output, started_ns);
-    let finished = sink.finish(&run, Ending::default())?;
-    let code = match output.command {
-        CommandState::NotLaunched => None,
-        CommandState::Exited(code) => Some(code),
-        CommandState::StillRunning(pending) => Some(pending.wait()?),
-    };
-    Ok(finished.outcome(code))
+    traced(
+        &args.output,
+        "library calls",
+        |live| calls::calls(&cfg, live),
+        |mut output: CallsOutput, bench, started_ns| {
+            price(&mut output.result, Kind::Library, bench, output.cpu_ns);
+            (record(&output, started_ns), output.command)
+        },
+    )
 }

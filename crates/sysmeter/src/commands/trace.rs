@@ -112,15 +112,38 @@ where
     })
 }
 
-/// Run `sysmeter trace`.
-pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
+/// The errors of a tracer (`trace`, `calls`): the shell's code when the command cannot be
+/// started, and whether it is bad input.
+pub(super) trait TracerError: std::error::Error + Send + Sync + 'static {
+    fn exit_code(&self) -> Option<u8>;
+    fn is_usage(&self) -> bool;
+}
+
+impl TracerError for trace::TraceError {
+    fn exit_code(&self) -> Option<u8> {
+        trace::TraceError::exit_code(self)
+    }
+    fn is_usage(&self) -> bool {
+        trace::TraceError::is_usage(self)
+    }
+}
+
+/// What `trace` and `calls` do around their tracer: the Ctrl-C flag, the sink opened before
+/// anything is traced (a bad --out or database fails first), the live counter of `what`,
+/// the error exit; then `record` turns the output into a run (pricing it with the latest
+/// bench of this host), which is stored and printed, and the command's exit code passes
+/// through.
+pub(super) fn traced<O, E: TracerError>(
+    output: &crate::cli::OutputArgs,
+    what: &'static str,
+    trace: impl FnOnce(&mut LiveCount) -> Result<O, E>,
+    record: impl FnOnce(O, Option<&RunRecord>, i64) -> (RunRecord, CommandState),
+) -> anyhow::Result<Outcome> {
     sysmeter_sys::signal::install_interrupt_flag().context("installing the Ctrl-C handler")?;
-    let cfg = config(args)?;
-    // Fail on a bad --out or database before tracing anything.
-    let mut sink = Sink::open(&args.output, Stream::Stderr)?;
+    let mut sink = Sink::open(output, Stream::Stderr)?;
     let started_ns = now_ns();
-    let mut live = LiveCount::new("system calls");
-    let traced = trace::trace(&cfg, &mut live);
+    let mut live = LiveCount::new(what);
+    let traced = trace(&mut live);
     live.bar.finish_and_clear();
     let output = match traced {
         Ok(o) => o,
@@ -129,18 +152,44 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
             return failed(e, code, is_usage);
         }
     };
-    let mut output = output;
-    let bench = super::calls::latest_bench(&mut sink);
-    let kind = crate::diagnose::price::Kind::Syscall;
-    crate::diagnose::price::price(&mut output.result, kind, bench.as_ref(), None);
-    let run = record(&output, started_ns);
+    let bench = latest_bench(&mut sink);
+    let (run, command) = record(output, bench.as_ref(), started_ns);
     let finished = sink.finish(&run, Ending::default())?;
     // A command still running when tracing stopped (--duration) is waited for after the
     // summary is out, so its exit code can still pass through.
-    let code = match output.command {
+    let code = match command {
         CommandState::NotLaunched => None,
         CommandState::Exited(code) => Some(code),
         CommandState::StillRunning(pending) => Some(pending.wait()?),
     };
     Ok(finished.outcome(code))
+}
+
+/// The latest bench run of this host in the store, to price calls with (`None` without a
+/// store or a bench run).
+fn latest_bench(sink: &mut Sink) -> Option<RunRecord> {
+    let store = sink.take_store()?;
+    let host = host::hostname();
+    let found = store
+        .list_host_runs(usize::MAX, Some(&host))
+        .ok()
+        .and_then(|runs| runs.into_iter().find(|r| r.kind == RunKind::Bench.as_str()))
+        .and_then(|r| store.load_run(&r.id).ok());
+    sink.put_store(Some(store));
+    found
+}
+
+/// Run `sysmeter trace`.
+pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
+    let cfg = config(args)?;
+    traced(
+        &args.output,
+        "system calls",
+        |live| trace::trace(&cfg, live),
+        |mut output: TraceOutput, bench, started_ns| {
+            let kind = crate::diagnose::price::Kind::Syscall;
+            crate::diagnose::price::price(&mut output.result, kind, bench, None);
+            (record(&output, started_ns), output.command)
+        },
+    )
 }

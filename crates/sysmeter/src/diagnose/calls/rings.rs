@@ -16,7 +16,7 @@ use perf_event::{Builder, Clock, Counter, SampleFlag};
 use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 
 use super::collector::{Collector, Event};
-use crate::diagnose::trace::per_cpu::PerCpuRings;
+use crate::diagnose::trace::per_cpu::{Drain, PerCpuRings};
 
 /// Bytes per ring (a power of two).
 const RING: usize = 4 << 20;
@@ -144,6 +144,19 @@ fn parse(b: &[u8], by_id: &HashMap<u64, (usize, bool)>) -> Option<Event> {
         func,
         ret,
     })
+}
+
+impl Drain for Rings {
+    type Collector = Collector;
+    fn pump(&mut self, c: &mut Collector, all: bool) {
+        Rings::pump(self, c, all);
+    }
+    fn disable(&mut self) {
+        Rings::disable(self);
+    }
+    fn drop_open(c: &mut Collector) {
+        c.drop_open();
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,6 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use sysmeter_sys::process::child::Child;
 
@@ -17,8 +16,9 @@ use super::rings::{OpenSpec, Rings};
 use super::select::{Objects, Site};
 use super::{CallsConfig, CallsError, calibrate};
 use crate::diagnose::target::Target;
+use crate::diagnose::trace::per_cpu::follow;
 use crate::diagnose::trace::{
-    self, CommandState, Ended, Overhead, Pending, TraceError, TraceObserver,
+    self, CommandState, Ended, Overhead, Pending, StopWhen, TraceError, TraceObserver,
 };
 
 /// Everything a run produced, before it becomes a result.
@@ -42,8 +42,6 @@ pub struct Outcome {
     /// On-CPU time each probed call adds, ns (calibrated).
     pub added_cpu_ns: f64,
 }
-
-const DRAIN_PERIOD: Duration = Duration::from_millis(10);
 
 fn unavailable(reason: impl Into<String>, fix: &str) -> CallsError {
     CallsError::Unavailable {
@@ -140,50 +138,6 @@ fn define(probes: &mut Probes, sites: &[Site]) -> Result<Vec<(u64, u64)>, CallsE
         .collect()
 }
 
-/// Stops on Ctrl-C or `--duration`, reporting progress to an observer.
-struct Stop<'o> {
-    deadline: Option<Instant>,
-    observer: Option<&'o mut dyn TraceObserver>,
-    why: Option<Ended>,
-}
-
-impl Stop<'_> {
-    fn check(&mut self, c: &Collector) -> bool {
-        if let Some(o) = self.observer.as_mut() {
-            o.progress(c.total_calls());
-        }
-        if sysmeter_sys::signal::interrupted() {
-            self.why = Some(Ended::Interrupted);
-        } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
-            self.why = Some(Ended::Duration);
-        }
-        self.why.is_some()
-    }
-}
-
-/// Drains until `done()` or a stop; returns whether it was stopped.
-fn follow(
-    rings: &mut Rings,
-    c: &mut Collector,
-    done: &mut dyn FnMut() -> bool,
-    stop: &mut Stop,
-) -> bool {
-    loop {
-        std::thread::sleep(DRAIN_PERIOD);
-        rings.pump(c, false);
-        if done() {
-            rings.pump(c, true);
-            return false;
-        }
-        if stop.check(c) {
-            rings.disable();
-            rings.pump(c, true);
-            c.drop_open();
-            return true;
-        }
-    }
-}
-
 fn launch(
     cfg: &CallsConfig,
     argv: &[OsString],
@@ -206,11 +160,7 @@ fn launch(
     child
         .release()
         .map_err(io_failed("letting the command start"))?;
-    let mut stop = Stop {
-        deadline: cfg.duration.map(|d| Instant::now() + d),
-        observer: None,
-        why: None,
-    };
+    let mut stop = StopWhen::until(cfg.duration, None);
     let (mut exited, mut cpu) = (None, None);
     let mut done = || {
         let waited = child.wait(false).ok().flatten();
@@ -220,7 +170,9 @@ fn launch(
         exited = waited.map(|(x, _)| x.shell_code());
         exited.is_some()
     };
-    let stopped = follow(&mut rings, c, &mut done, &mut stop);
+    let stopped = follow(&mut rings, c, &mut done, &mut |c| {
+        stop.check(c.total_calls())
+    });
     let command = match (stopped, exited) {
         (false, Some(code)) => CommandState::Exited(code),
         _ => CommandState::StillRunning(Pending::gated(child)),
@@ -270,12 +222,11 @@ fn attach(
          and removes the probes, leaving it running",
         seen.len()
     ));
-    let mut stop = Stop {
-        deadline: cfg.duration.map(|d| Instant::now() + d),
-        observer: Some(observer),
-        why: None,
-    };
-    follow(&mut rings, c, &mut || trace::process_gone(pid), &mut stop);
+    let mut stop = StopWhen::until(cfg.duration, Some(observer));
+    let mut gone = || trace::process_gone(pid);
+    follow(&mut rings, c, &mut gone, &mut |c| {
+        stop.check(c.total_calls())
+    });
     Ok((rings, stop.why.unwrap_or(Ended::Finished)))
 }
 

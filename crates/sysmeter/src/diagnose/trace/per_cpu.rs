@@ -2,12 +2,14 @@
 //! on a CPU owns its ring, every later one writes into it (`PERF_EVENT_IOC_SET_OUTPUT`).
 //! Inherited events opened with cpu = -1 cannot be mapped (DEPENDENCIES.md §5b), so the
 //! tracepoint backend of `trace` and the uprobes of `calls` both open per CPU and keep
-//! their events here; enabling, disabling and reaching the rings are the same for both.
+//! their events here; enabling, disabling and reaching the rings are the same for both, and
+//! so is [`follow`], the loop that drains them until the targets end or the user stops.
 //!
 //! Depends on `perf_event` and `sysmeter_sys::tracepoint::set_output`.
 
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
+use std::time::Duration;
 
 use perf_event::{Counter, Sampler};
 
@@ -63,5 +65,45 @@ impl PerCpuRings {
     /// The rings, to drain.
     pub fn rings_mut(&mut self) -> impl Iterator<Item = &mut Sampler> {
         self.rings.iter_mut().map(|(_, s)| s)
+    }
+}
+
+/// How often [`follow`] drains the rings.
+pub(crate) const DRAIN_PERIOD: Duration = Duration::from_millis(10);
+
+/// A tracer's rings as [`follow`] drives them.
+pub(crate) trait Drain {
+    /// What the records are fed to.
+    type Collector;
+    /// Feeds the records older than the previous drain (all of them with `all`) in time
+    /// order.
+    fn pump(&mut self, c: &mut Self::Collector, all: bool);
+    /// Disables every event (the targets are not affected).
+    fn disable(&mut self);
+    /// Forgets the calls that entered and will never be seen to return (the trace was cut).
+    fn drop_open(c: &mut Self::Collector);
+}
+
+/// Drains every [`DRAIN_PERIOD`] until `done()` (the targets ended) or `stop()` (Ctrl-C,
+/// `--duration`); returns whether it was asked to stop.
+pub(crate) fn follow<R: Drain>(
+    rings: &mut R,
+    c: &mut R::Collector,
+    done: &mut dyn FnMut() -> bool,
+    stop: &mut dyn FnMut(&R::Collector) -> bool,
+) -> bool {
+    loop {
+        std::thread::sleep(DRAIN_PERIOD);
+        rings.pump(c, false);
+        if done() {
+            rings.pump(c, true);
+            return false;
+        }
+        if stop(c) {
+            rings.disable();
+            rings.pump(c, true);
+            R::drop_open(c);
+            return true;
+        }
     }
 }

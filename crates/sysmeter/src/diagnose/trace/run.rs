@@ -103,8 +103,9 @@ pub(super) fn exit_code(
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 /// Ctrl-C and `--duration`, checked between stops or drains; also passes the running count
-/// to the observer of an attached trace.
-pub(super) struct StopWhen<'o> {
+/// to the observer of an attached trace (every [`PROGRESS_EVERY`]). `trace` and `calls`
+/// both stop by it.
+pub(crate) struct StopWhen<'o> {
     deadline: Option<Instant>,
     observer: Option<&'o mut dyn TraceObserver>,
     next_progress: Instant,
@@ -114,21 +115,29 @@ pub(super) struct StopWhen<'o> {
 
 impl<'o> StopWhen<'o> {
     fn new(cfg: &TraceConfig, observer: Option<&'o mut dyn TraceObserver>) -> StopWhen<'o> {
+        StopWhen::until(cfg.duration, observer)
+    }
+
+    /// Stops after `duration` (from now), if given, or on Ctrl-C.
+    pub(crate) fn until(
+        duration: Option<Duration>,
+        observer: Option<&'o mut dyn TraceObserver>,
+    ) -> StopWhen<'o> {
         StopWhen {
-            deadline: cfg.duration.map(|d| Instant::now() + d),
+            deadline: duration.map(|d| Instant::now() + d),
             observer,
             next_progress: Instant::now(),
             why: None,
         }
     }
 
-    /// Whether to stop now (remembering why), given the tally so far.
-    pub fn check(&mut self, c: &Collector) -> bool {
+    /// Whether to stop now (remembering why), given the number of calls seen so far.
+    pub fn check(&mut self, calls: u64) -> bool {
         if let Some(o) = self.observer.as_mut() {
             let now = Instant::now();
             if now >= self.next_progress {
                 self.next_progress = now + PROGRESS_EVERY;
-                o.progress(c.total_calls());
+                o.progress(calls);
             }
         }
         if sysmeter_sys::signal::interrupted() {

@@ -25,7 +25,6 @@ use std::collections::HashMap;
 use std::ffi::CString;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::time::Duration;
 
 use perf_event::events::Tracepoint;
 use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
@@ -36,8 +35,8 @@ use super::per_cpu::PerCpuRings;
 use super::summary::{Collector, PathArg};
 use records::{Event, Kind, parse_sample, u64_at};
 
-/// How often the rings are drained.
-pub(super) const DRAIN_PERIOD: Duration = Duration::from_millis(10);
+use super::per_cpu::Drain;
+pub(super) use super::per_cpu::{DRAIN_PERIOD, follow};
 /// Ring buffer memory for all rings together; each ring gets a power-of-two share. Rings
 /// are drained every [`DRAIN_PERIOD`], so 2 MiB (≈ 35 000 exit records) per ring leaves a
 /// wide margin even when the reader is kept off the CPU for a while; larger rings cost
@@ -234,27 +233,16 @@ fn drain(s: &mut Sampler, ids: (Ids, &[PathEvent]), out: &mut Vec<Event>) -> u64
     lost
 }
 
-/// Drains until `done()` (the targets ended) or `stop()` (Ctrl-C, `--duration`); returns
-/// whether it was asked to stop.
-pub(super) fn follow(
-    rings: &mut Rings,
-    c: &mut Collector,
-    done: &mut dyn FnMut() -> bool,
-    stop: &mut dyn FnMut(&Collector) -> bool,
-) -> bool {
-    loop {
-        std::thread::sleep(DRAIN_PERIOD);
-        rings.pump(c, false);
-        if done() {
-            rings.pump(c, true);
-            return false;
-        }
-        if stop(c) {
-            rings.disable();
-            rings.pump(c, true);
-            c.drop_open_entries();
-            return true;
-        }
+impl Drain for Rings {
+    type Collector = Collector;
+    fn pump(&mut self, c: &mut Collector, all: bool) {
+        Rings::pump(self, c, all);
+    }
+    fn disable(&mut self) {
+        Rings::disable(self);
+    }
+    fn drop_open(c: &mut Collector) {
+        c.drop_open_entries();
     }
 }
 

@@ -91,7 +91,7 @@ pub(super) fn launch(cfg: &TraceConfig, argv: &[OsString]) -> Result<Outcome, Tr
     let (child, mut session) = start(&spec, cfg.follow_forks, &program)?;
     let mut stop = StopWhen::new(cfg, None);
     let end = session
-        .run(&mut collector, &mut |c| stop.check(c))
+        .run(&mut collector, &mut |c| stop.check(c.total_calls()))
         .map_err(TraceError::io("waiting for the traced command"))?;
     let mut out = outcome(collector, overhead, cpu);
     out.seccomp = seccomp;
@@ -191,7 +191,7 @@ pub(super) fn attach(
     observer.attached(&super::attached_text(pid, session.task_count(), "ptrace"));
     let mut stop = StopWhen::new(cfg, Some(observer));
     let end = session
-        .run(&mut collector, &mut |c| stop.check(c))
+        .run(&mut collector, &mut |c| stop.check(c.total_calls()))
         .map_err(TraceError::io(format!("following PID {pid}")))?;
     let mut out = outcome(collector, overhead, cpu);
     out.ended = stop.why.unwrap_or(Ended::Finished);

@@ -113,7 +113,7 @@ pub(super) fn launch(
                 .unwrap_or(Some(0));
             exited.is_some()
         },
-        &mut |c| stop.check(c),
+        &mut |c| stop.check(c.total_calls()),
     );
     let mut out = outcome(collector, overhead, &rings);
     out.ended = stop.why.unwrap_or(Ended::Finished);
@@ -176,7 +176,7 @@ pub(super) fn attach(
         &mut rings,
         &mut collector,
         &mut || process_gone(pid),
-        &mut |c| stop.check(c),
+        &mut |c| stop.check(c.total_calls()),
     );
     let mut out = outcome(collector, overhead, &rings);
     out.ended = stop.why.unwrap_or(Ended::Finished);
