@@ -8,6 +8,7 @@ pub mod calls;
 pub mod classify;
 pub mod locks;
 pub mod price;
+pub mod proc;
 pub mod profile;
 pub mod run;
 pub mod scale;

@@ -33,7 +33,7 @@ pub use calibrate::Overhead;
 pub use classes::Selection;
 pub(in crate::diagnose) use record::lookups::{paths as path_findings, paths_artifact};
 pub use run::Pending;
-pub(crate) use run::{StopWhen, check_target, online_cpus, process_gone};
+pub(crate) use run::{StopWhen, check_target, each_thread, online_cpus, process_gone};
 
 pub use crate::diagnose::target::Target;
 use crate::diagnose::target::{Unresolved, resolve_program as resolve};

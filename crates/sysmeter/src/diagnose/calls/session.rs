@@ -194,33 +194,16 @@ fn attach(
         enable_on_exec: false,
     };
     let mut rings = Rings::new(ids);
-    let mut seen = std::collections::BTreeSet::new();
-    loop {
-        let tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
-            .map_err(|_| TraceError::NoProcess(pid))?
-            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-            .filter(|t| !seen.contains(t))
-            .collect();
-        if tids.is_empty() {
-            break;
-        }
-        for tid in tids {
-            match rings.add(tid, &spec) {
-                Err(e) if e.raw_os_error() != Some(libc::ESRCH) => {
-                    return Err(io_failed("opening the uprobe events")(e));
-                }
-                _ => {}
-            }
-            seen.insert(tid);
-        }
-    }
+    let threads = trace::each_thread(pid, |tid| rings.add(tid, &spec))
+        .map_err(io_failed("opening the uprobe events"))?
+        .ok_or(TraceError::NoProcess(pid))?;
     rings
         .enable()
         .map_err(io_failed("enabling the uprobe events"))?;
     observer.attached(&format!(
         "tracing library calls of PID {pid} ({} thread(s)) with uprobes; Ctrl-C stops tracing \
          and removes the probes, leaving it running",
-        seen.len()
+        threads
     ));
     let mut stop = StopWhen::until(cfg.duration, Some(observer));
     let mut gone = || trace::process_gone(pid);

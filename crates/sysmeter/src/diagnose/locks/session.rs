@@ -6,7 +6,6 @@
 //! target never stops and keeps running. After `--duration` a launched command runs on
 //! unobserved to its end, like `profile`'s.
 
-use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
@@ -16,8 +15,8 @@ use sysmeter_sys::process::exit::{ChildUsage, Exit};
 use super::events::{Recorded, Rings};
 use super::parse::Layout;
 use super::{LocksError, Settings};
+use crate::diagnose::proc::{each_thread, online_cpus, process_gone};
 use crate::diagnose::profile::maps::{MapEvent, parse_proc_maps};
-use crate::diagnose::profile::sampling::online_cpus;
 use crate::diagnose::profile::session::{Stop, launched_stop, wait_for_end};
 use crate::diagnose::target::{Target, Unresolved, resolve_program};
 
@@ -123,33 +122,9 @@ fn launch(
 
 /// Opens the events on every thread of `pid`, rescanning until no new one shows up.
 fn open_threads(pid: i32, rings: &mut Rings, cpus: &[usize]) -> Result<usize, LocksError> {
-    let mut seen = BTreeSet::new();
-    loop {
-        let tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
-            .map_err(|_| LocksError::NoSuchPid { pid })?
-            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-            .filter(|t| !seen.contains(t))
-            .collect();
-        if tids.is_empty() {
-            return Ok(seen.len());
-        }
-        for tid in tids {
-            match rings.add(tid, cpus, false) {
-                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
-                other => other.map_err(perf(format!("thread {tid}")))?,
-            }
-            seen.insert(tid);
-        }
-    }
-}
-
-fn process_gone(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(text) => text
-            .rsplit_once(") ")
-            .is_none_or(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
-        Err(_) => true,
-    }
+    each_thread(pid, |tid| rings.add(tid, cpus, false))
+        .map_err(perf(format!("threads of {pid}")))?
+        .ok_or(LocksError::NoSuchPid { pid })
 }
 
 fn attach(

@@ -87,17 +87,7 @@ pub(super) fn open_sampler(b: &Builder<'_>) -> io::Result<Sampler> {
     Err(last)
 }
 
-/// The CPUs that are online (all of them may run the target, whatever our affinity).
-pub(crate) fn online_cpus() -> Vec<usize> {
-    std::fs::read_to_string("/sys/devices/system/cpu/online")
-        .ok()
-        .and_then(|t| crate::host::cpulist::parse_cpu_list(&t))
-        .map(|v| v.into_iter().map(|c| c as usize).collect())
-        .unwrap_or_else(|| {
-            let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-            (0..n).collect()
-        })
-}
+pub(crate) use crate::diagnose::proc::online_cpus;
 
 impl EventSet {
     /// One inherited event per CPU on `pid`, enabled by the kernel at its next `execve`.

@@ -6,7 +6,7 @@
 mod ptrace_paths;
 mod tracepoint_paths;
 
-pub(crate) use tracepoint_paths::online_cpus;
+pub(crate) use crate::diagnose::proc::{each_thread, online_cpus, process_gone};
 
 use std::time::{Duration, Instant};
 
@@ -219,16 +219,6 @@ pub(super) fn attached_text(pid: i32, threads: usize, backend: &str) -> String {
         "tracing PID {pid} ({threads} thread(s)) with {backend}; Ctrl-C stops tracing and \
          detaches, leaving it running"
     )
-}
-
-/// Whether process `pid` is gone (no /proc entry, or a zombie).
-pub(crate) fn process_gone(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(text) => text
-            .rsplit_once(") ")
-            .is_none_or(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
-        Err(_) => true,
-    }
 }
 
 /// The CPU thread `pid` last ran on (field 39 of /proc/PID/stat).

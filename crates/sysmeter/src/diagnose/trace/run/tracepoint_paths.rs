@@ -14,18 +14,7 @@ use super::super::tracepoint::{self, Ids, OpenSpec, Rings};
 use super::super::{
     Backend, CommandState, Ended, TraceConfig, TraceError, TraceObserver, resolve_program,
 };
-use super::{Outcome, Pending, PendingKind, StopWhen, process_gone};
-
-/// The CPUs events must cover: every online CPU (a tracee may move anywhere).
-pub(crate) fn online_cpus() -> Vec<usize> {
-    std::fs::read_to_string("/sys/devices/system/cpu/online")
-        .ok()
-        .and_then(|t| crate::host::cpulist::parse_cpu_list(t.trim()))
-        .map(|l| l.into_iter().map(|c| c as usize).collect())
-        .filter(|l: &Vec<usize>| !l.is_empty())
-        .or_else(|| sysmeter_sys::sched::allowed_cpus().ok())
-        .unwrap_or_else(|| vec![0])
-}
+use super::{Outcome, Pending, PendingKind, StopWhen, each_thread, online_cpus, process_gone};
 
 fn kernel_filter(cfg: &TraceConfig) -> Option<CString> {
     let arch = Arch::native();
@@ -127,25 +116,10 @@ pub(super) fn launch(
 /// Opens events on every thread of `pid`, rescanning until no new thread appears.
 fn open_all_threads(ids: Ids, pid: i32, spec: &OpenSpec) -> Result<(Rings, usize), TraceError> {
     let mut rings = Rings::empty(ids, tracepoint::ring_size(spec.cpus.len()));
-    let mut seen = std::collections::BTreeSet::new();
-    loop {
-        let tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
-            .map_err(|_| TraceError::NoProcess(pid))?
-            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-            .filter(|t| !seen.contains(t))
-            .collect();
-        if tids.is_empty() {
-            return Ok((rings, seen.len()));
-        }
-        for tid in tids {
-            match rings.add(tid, spec) {
-                Ok(()) => {}
-                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
-                Err(e) => return Err(open_failed(e)),
-            }
-            seen.insert(tid);
-        }
-    }
+    let threads = each_thread(pid, |tid| rings.add(tid, spec))
+        .map_err(open_failed)?
+        .ok_or(TraceError::NoProcess(pid))?;
+    Ok((rings, threads))
 }
 
 /// Traces running process `pid` with tracepoints until it ends, Ctrl-C or `--duration`.
