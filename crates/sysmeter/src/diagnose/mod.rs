@@ -14,3 +14,4 @@ pub mod run;
 pub mod scale;
 pub mod target;
 pub mod trace;
+pub mod tracefs;

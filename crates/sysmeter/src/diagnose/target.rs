@@ -27,6 +27,18 @@ impl Target {
         }
     }
 
+    /// The command line, or `PID n`, for titles.
+    pub fn text(&self) -> String {
+        match self {
+            Target::Launch(argv) => argv
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(" "),
+            Target::Attach(pid) => format!("PID {pid}"),
+        }
+    }
+
     /// The argv of a launched command.
     pub fn argv(&self) -> Option<&[OsString]> {
         match self {

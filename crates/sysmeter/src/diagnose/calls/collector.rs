@@ -10,8 +10,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-/// Durations kept per function for statistics; beyond, a uniform reservoir sample.
-pub const MAX_SAMPLES: usize = 1 << 18;
+pub use crate::diagnose::trace::summary::MAX_SAMPLES;
+use crate::diagnose::trace::summary::keep_sample;
 
 /// One probe hit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,14 +115,7 @@ impl Collector {
         s.count += 1;
         s.total_ns += d;
         s.threads.insert(tid);
-        if s.samples.len() < MAX_SAMPLES {
-            s.samples.push(d);
-        } else {
-            let slot = self.rng.u64(..s.count) as usize;
-            if slot < MAX_SAMPLES {
-                s.samples[slot] = d;
-            }
-        }
+        keep_sample(&mut s.samples, s.count, d, &mut self.rng);
     }
 
     /// Drops open entries (tracing stopped): those calls were cut off.

@@ -12,27 +12,12 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// The tracefs mount points tried, in order.
-const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 /// Prefix of our groups.
 const PREFIX: &str = "sysmeter_";
 
 /// The tracefs directory holding `uprobe_events`, if any.
 pub fn tracefs() -> Option<PathBuf> {
-    TRACEFS
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.join("uprobe_events").exists())
-}
-
-/// Mounts tracefs at /sys/kernel/tracing (as `perf` does); `true` when it worked.
-pub fn mount_tracefs() -> bool {
-    std::process::Command::new("mount")
-        .args(["-t", "tracefs", "nodev", TRACEFS[0]])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+    crate::diagnose::tracefs::holding("uprobe_events").map(PathBuf::from)
 }
 
 fn append(base: &Path, line: &str) -> std::io::Result<()> {

@@ -9,20 +9,8 @@ use std::time::Duration;
 use super::collector::{FnStats, MAX_SAMPLES};
 use super::session::Outcome;
 use super::{CALLS_ID, CallsConfig};
-use crate::diagnose::target::Target;
 use crate::diagnose::trace::{CommandState, Ended};
 use crate::model::{About, ExperimentResult, Finding, Metric, Summary, Unit, units};
-
-fn target_text(cfg: &CallsConfig) -> String {
-    match &cfg.target {
-        Target::Launch(argv) => argv
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join(" "),
-        Target::Attach(pid) => format!("PID {pid}"),
-    }
-}
 
 fn about(cfg: &CallsConfig, out: &Outcome) -> About {
     About {
@@ -30,7 +18,7 @@ fn about(cfg: &CallsConfig, out: &Outcome) -> About {
         measures: format!(
             "Per library function called by `{}`: count, total, mean and median inclusive \
              time, share of the traced time, calling threads (uprobes)",
-            target_text(cfg)
+            cfg.target.text()
         ),
         methodology: format!(
             "Entry and return uprobes on the program's PLT stubs (unqualified names: every \

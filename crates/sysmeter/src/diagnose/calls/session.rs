@@ -55,7 +55,7 @@ fn tracefs() -> Result<(PathBuf, Option<String>), CallsError> {
     if let Some(base) = probes::tracefs() {
         return Ok((base, None));
     }
-    if probes::mount_tracefs()
+    if crate::diagnose::tracefs::mount()
         && let Some(base) = probes::tracefs()
     {
         let note = format!("mounted tracefs at {}", base.display());

@@ -35,8 +35,6 @@ pub const SCAN_MARK: u64 = u64::MAX;
 const RECORD_SAMPLE: u32 = 9;
 const RECORD_LOST: u32 = 2;
 
-const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
-
 /// One futex entry or exit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Event {
@@ -142,10 +140,8 @@ impl Recorded {
 
 /// The ids and offsets of the futex tracepoints, or why they cannot be read.
 pub fn layout() -> Result<Layout, String> {
-    let base = TRACEFS
-        .into_iter()
-        .find(|b| std::path::Path::new(&format!("{b}/events/syscalls/sys_enter_futex")).exists())
-        .ok_or_else(|| {
+    let base =
+        crate::diagnose::tracefs::holding("events/syscalls/sys_enter_futex").ok_or_else(|| {
             "the syscalls:sys_enter_futex tracepoint is missing (tracefs not mounted at \
              /sys/kernel/tracing, or a kernel without CONFIG_FTRACE_SYSCALLS); as root: \
              `mount -t tracefs nodev /sys/kernel/tracing`"

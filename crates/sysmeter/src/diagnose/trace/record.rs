@@ -12,23 +12,11 @@ use std::time::Duration;
 
 use super::run::Outcome;
 use super::summary::CallStats;
-use super::{Backend, Target, TraceConfig, errno, names};
+use super::{Backend, TraceConfig, errno, names};
 use crate::model::{About, ExperimentResult, Metric, Summary, Unit};
 
 /// Seed for the bootstrap CI of every call's median.
 const SEED: u64 = 1;
-
-/// The command line or `PID n`, for titles.
-pub(super) fn target_text(cfg: &TraceConfig) -> String {
-    match &cfg.target {
-        Target::Launch(argv) => argv
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join(" "),
-        Target::Attach(pid) => format!("PID {pid}"),
-    }
-}
 
 fn methodology(out: &Outcome) -> String {
     let timing = match out.backend {
@@ -59,7 +47,7 @@ fn about(cfg: &TraceConfig, out: &Outcome) -> About {
         measures: format!(
             "Per system call of `{}`: count, errors, total and mean time and share of the \
              total, via {}",
-            target_text(cfg),
+            cfg.target.text(),
             out.backend.as_str()
         ),
         methodology: methodology(out),

@@ -13,9 +13,24 @@ use super::classes::Selection;
 use super::lookups::Lookups;
 use super::names;
 
-/// Per-call durations kept for statistics, per system call; beyond this a uniform
-/// reservoir sample of this size is kept (counts, totals, min and max stay exact).
+/// Per-call durations kept for statistics, per system call (`trace`) or function (`calls`);
+/// beyond this a uniform reservoir sample of this size is kept (counts, totals, min and max
+/// stay exact).
 pub const MAX_SAMPLES: usize = 1 << 18;
+
+/// Keeps duration `d`, the `seen`-th (counting from 1) of its kind, in `samples`: every one
+/// up to [`MAX_SAMPLES`], then a uniform reservoir (Algorithm R: the `seen`-th replaces a
+/// random slot with probability MAX/seen). `trace` and `calls` keep their samples by it.
+pub fn keep_sample(samples: &mut Vec<f64>, seen: u64, d: f64, rng: &mut fastrand::Rng) {
+    if samples.len() < MAX_SAMPLES {
+        samples.push(d);
+    } else {
+        let slot = rng.u64(..seen) as usize;
+        if slot < MAX_SAMPLES {
+            samples[slot] = d;
+        }
+    }
+}
 
 /// A call's architecture (`AUDIT_ARCH_*`) and number.
 pub type CallKey = (u32, u64);
@@ -199,15 +214,7 @@ impl Collector {
         if let Some(e) = errno {
             *s.errors.entry(e).or_default() += 1;
         }
-        if s.samples.len() < MAX_SAMPLES {
-            s.samples.push(d);
-        } else {
-            // Algorithm R: call number `count` replaces a random slot with p = MAX/count.
-            let slot = self.rng.u64(..s.count) as usize;
-            if slot < MAX_SAMPLES {
-                s.samples[slot] = d;
-            }
-        }
+        keep_sample(&mut s.samples, s.count, d, &mut self.rng);
     }
 
     /// The tallies, by call.

@@ -59,13 +59,10 @@ pub fn field_offset(format: &str, name: &str) -> Option<usize> {
 /// Reads the ids from tracefs (mounted by `trace`'s probe when needed); `Err` says why
 /// off-CPU profiling cannot run here and how to fix it.
 pub fn ids() -> Result<Ids, String> {
-    let base = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
-        .into_iter()
-        .find(|b| std::path::Path::new(&format!("{b}/events/sched/sched_switch/id")).exists())
-        .ok_or(
-            "tracefs with sched events is not mounted or not readable; run as root \
+    let base = crate::diagnose::tracefs::holding("events/sched/sched_switch/id").ok_or(
+        "tracefs with sched events is not mounted or not readable; run as root \
                  (`mount -t tracefs nodev /sys/kernel/tracing`)",
-        )?;
+    )?;
     let read = |event: &str, field: &str| -> Result<(u64, usize), String> {
         let dir = format!("{base}/events/sched/{event}");
         let why = |e: io::Error| format!("cannot read {dir}: {e}; run as root");

@@ -32,7 +32,7 @@ pub(in crate::diagnose::trace) struct Unavailable {
     pub fix: String,
 }
 
-const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+use crate::diagnose::tracefs::{self, MOUNT_POINTS as TRACEFS};
 
 /// The offset of field `name` in a tracepoint `format` file.
 pub(in crate::diagnose::trace) fn field_offset(format: &str, name: &str) -> Option<usize> {
@@ -72,19 +72,7 @@ fn privileged(paranoid: Option<i32>) -> Result<(), Unavailable> {
 }
 
 fn find_tracefs() -> Option<&'static str> {
-    TRACEFS
-        .into_iter()
-        .find(|base| Path::new(&format!("{base}/events/raw_syscalls/sys_enter/id")).exists())
-}
-
-/// Mounts tracefs at /sys/kernel/tracing with mount(8); `true` if it worked.
-fn mount_tracefs() -> bool {
-    std::process::Command::new("mount")
-        .args(["-t", "tracefs", "nodev", TRACEFS[0]])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+    tracefs::holding("events/raw_syscalls/sys_enter/id")
 }
 
 fn read_id(base: &str, event: &str) -> Result<(u64, String), Unavailable> {
@@ -114,7 +102,7 @@ pub(in crate::diagnose::trace) fn probe(
     let mut note = None;
     let base = match find_tracefs() {
         Some(b) => b,
-        None if may_mount && Path::new(TRACEFS[0]).is_dir() && mount_tracefs() => {
+        None if may_mount && Path::new(TRACEFS[0]).is_dir() && tracefs::mount() => {
             note = Some(format!(
                 "mounted tracefs at {} to read tracepoint ids",
                 TRACEFS[0]

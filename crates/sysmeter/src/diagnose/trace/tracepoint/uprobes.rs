@@ -22,7 +22,7 @@ use blazesym::inspect::source::{Elf, Source};
 
 /// Prefix of our uprobe groups; the pid follows.
 const GROUP_PREFIX: &str = "sysmeter_lk";
-const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+use crate::diagnose::tracefs;
 
 /// The C library functions probed, by the argument (0-based) that holds the path. Each
 /// probe costs about 70 ms when its last event is closed (the kernel unregisters it and
@@ -169,12 +169,9 @@ fn path_offset(base: &str, group: &str, name: &str) -> Option<(u64, usize)> {
 impl PathProbes {
     /// Defines the probes (root: tracefs is written); the reason when it cannot.
     pub fn define() -> Result<PathProbes, String> {
-        let base = TRACEFS
-            .into_iter()
-            .find(|b| std::path::Path::new(&format!("{b}/uprobe_events")).exists())
-            .ok_or(
-                "the kernel has no uprobe events (CONFIG_UPROBE_EVENTS) or tracefs is not mounted",
-            )?;
+        let base = tracefs::holding("uprobe_events").ok_or(
+            "the kernel has no uprobe events (CONFIG_UPROBE_EVENTS) or tracefs is not mounted",
+        )?;
         let libc = own_libc().ok_or("sysmeter found no C library mapped in itself")?;
         remove_stale(base);
         let group = format!("{GROUP_PREFIX}{}", std::process::id());
