@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::support::cmd::traced_json;
 use crate::support::needs::root;
 use crate::support::{compile_fixture, need, stdout_of, sysmeter};
 
@@ -19,21 +20,9 @@ pub(crate) fn bind_now_fixture(dir: &Path) -> Result<PathBuf, crate::support::sk
 
 /// Runs `sysmeter calls ARGS -- CMD…` with the JSON run written to a file; returns the run.
 fn calls_json(args: &[&str], cmd: &[&str], dir: &Path) -> Value {
-    let out = dir.join(format!("calls-{}.json", fastrand::u32(..)));
-    let output = sysmeter()
-        .arg("calls")
-        .args(args)
-        .args(["--format", "json", "--out"])
-        .arg(&out)
-        .arg("--")
-        .args(cmd)
-        .output()
-        .expect("sysmeter runs");
+    let (run, output) = traced_json("calls", args, cmd, dir);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    let text = std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("no JSON ({e}): {stderr}"));
-    let run: Value = serde_json::from_str(&text).expect("valid JSON");
-    assert_eq!(run["kind"], "calls");
     run
 }
 

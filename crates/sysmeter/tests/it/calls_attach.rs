@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
+use crate::support::cmd::start_attached;
 use crate::support::needs::root;
 use crate::support::{compile_fixture, need};
 
@@ -80,26 +81,15 @@ fn probes_of(pid: u32) -> Vec<String> {
 }
 
 fn start_calls(pid: u32, extra: &[&str], round: usize) -> (Child, BufReader<ChildStderr>, String) {
-    let mut calls = Command::new(assert_cmd::cargo::cargo_bin("sysmeter"))
-        .args(["calls", "--no-store", "-e", "malloc,free,strlen"])
-        .args(extra)
-        .args(["-p", &pid.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sysmeter starts");
-    let mut err = BufReader::new(calls.stderr.take().expect("stderr"));
-    let mut said = String::new();
-    while !said.contains("Ctrl-C stops tracing") {
-        let mut line = String::new();
-        let n = err.read_line(&mut line).expect("stderr");
-        assert!(
-            n > 0,
-            "round {round}: sysmeter ended before tracing: {said}"
-        );
-        said.push_str(&line);
-    }
-    (calls, err, said)
+    let pid = pid.to_string();
+    let head = ["calls", "--no-store", "-e", "malloc,free,strlen"];
+    let args: Vec<&str> = head
+        .iter()
+        .chain(extra)
+        .chain(&["-p", pid.as_str()])
+        .copied()
+        .collect();
+    start_attached(&args, round)
 }
 
 fn attach_once(bin: &Path, round: usize) {

@@ -9,26 +9,15 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::support::cmd::traced_json;
 use crate::support::needs::tracepoints;
 use crate::support::{compile_fixture, need, stderr_of, stdout_of, sysmeter};
 
 /// Runs `sysmeter trace ARGS -- CMD…` with the JSON summary written to a file; returns
 /// (the trace result, sysmeter's stdout, exit code).
 pub(crate) fn trace_json(args: &[&str], cmd: &[&str], dir: &Path) -> (Value, String, i32) {
-    let out = dir.join(format!("trace-{}.json", fastrand::u32(..)));
-    let output = sysmeter()
-        .arg("trace")
-        .args(args)
-        .args(["--no-store", "--format", "json", "--out"])
-        .arg(&out)
-        .arg("--")
-        .args(cmd)
-        .output()
-        .expect("sysmeter runs");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let text = std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("no JSON ({e}): {stderr}"));
-    let run: Value = serde_json::from_str(&text).expect("valid JSON");
-    assert_eq!(run["kind"], "trace");
+    let args: Vec<&str> = args.iter().copied().chain(["--no-store"]).collect();
+    let (run, output) = traced_json("trace", &args, cmd, dir);
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     (
         run["results"][0].clone(),

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
+use crate::support::cmd::start_attached;
 use crate::support::needs::tracepoints;
 use crate::support::{compile_fixture, need};
 
@@ -40,31 +41,11 @@ fn tracer_of(pid: u32) -> Option<u32> {
 
 /// Starts `sysmeter trace -p PID` and reads its stderr until it says it is tracing.
 fn start_tracer(pid: u32, backend: &str, round: usize) -> (Child, BufReader<ChildStderr>, String) {
-    let mut tracer = Command::new(assert_cmd::cargo::cargo_bin("sysmeter"))
-        .args([
-            "trace",
-            "--no-store",
-            "--backend",
-            backend,
-            "-p",
-            &pid.to_string(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sysmeter starts");
-    let mut err = BufReader::new(tracer.stderr.take().expect("stderr"));
-    let mut said = String::new();
-    while !said.contains("Ctrl-C stops tracing") {
-        let mut line = String::new();
-        let n = err.read_line(&mut line).expect("stderr");
-        assert!(
-            n > 0,
-            "round {round}: sysmeter ended before tracing: {said}"
-        );
-        said.push_str(&line);
-    }
-    (tracer, err, said)
+    let pid = pid.to_string();
+    start_attached(
+        &["trace", "--no-store", "--backend", backend, "-p", &pid],
+        round,
+    )
 }
 
 /// Attaches to a running counter, stops sysmeter with SIGINT, and checks the counter

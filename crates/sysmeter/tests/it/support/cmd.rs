@@ -68,3 +68,60 @@ pub fn stderr_of(cmd: &mut assert_cmd::Command, code: i32) -> String {
     let out = cmd.assert().code(code).get_output().stderr.clone();
     String::from_utf8_lossy(&out).into_owned()
 }
+
+/// Starts `sysmeter ARGS` (a tracer attached with `-p PID`) in the background and reads its
+/// stderr until it says it is tracing; returns the process, its stderr to read on, and what
+/// it said so far. `round` names the attempt in the failure message.
+pub fn start_attached(
+    args: &[&str],
+    round: usize,
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStderr>,
+    String,
+) {
+    use std::io::BufRead;
+    let mut tracer = std_sysmeter()
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("sysmeter starts");
+    let mut err = std::io::BufReader::new(tracer.stderr.take().expect("stderr"));
+    let mut said = String::new();
+    while !said.contains("Ctrl-C stops tracing") {
+        let mut line = String::new();
+        let n = err.read_line(&mut line).expect("stderr");
+        assert!(
+            n > 0,
+            "round {round}: sysmeter ended before tracing: {said}"
+        );
+        said.push_str(&line);
+    }
+    (tracer, err, said)
+}
+
+/// Runs `sysmeter COMMAND ARGS --format json --out FILE -- CMD…` (a tracer launching CMD);
+/// returns the run read from FILE, whose kind must be COMMAND, and the process's output.
+pub fn traced_json(
+    command: &str,
+    args: &[&str],
+    cmd: &[&str],
+    dir: &std::path::Path,
+) -> (Value, std::process::Output) {
+    let out = dir.join(format!("{command}-{}.json", fastrand::u32(..)));
+    let output = sysmeter()
+        .arg(command)
+        .args(args)
+        .args(["--format", "json", "--out"])
+        .arg(&out)
+        .arg("--")
+        .args(cmd)
+        .output()
+        .expect("sysmeter runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let text = std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("no JSON ({e}): {stderr}"));
+    let run: Value = serde_json::from_str(&text).expect("valid JSON");
+    assert_eq!(run["kind"], command);
+    (run, output)
+}
