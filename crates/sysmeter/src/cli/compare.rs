@@ -48,6 +48,10 @@ pub struct CompareArgs {
     /// Seed of the bootstrap resampling (the CIs are reproducible for a seed).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Judge on the runs alone: do not read the host's stored runs for its between-run
+    /// noise (used by default when A or B is a stored run, see the rules below).
+    #[arg(long)]
+    pub no_history: bool,
 }
 
 /// The rules of the verdicts, shown by `sysmeter compare --help`.
@@ -81,6 +85,12 @@ Sets (A1,A2,A3 B1,B2,B3, or runs made with bench --rounds N, which count as N):
   p and CI     Welch t-test on the log of the per-run (per-round) medians and the CI
                exp(mean difference +- t*se) of the ratio; the medians shown are the
                medians of the per-run medians. `-` (standard input) is not allowed in a set.
+History (when A or B is a stored run; --no-history turns it off):
+  run noise    a side that is one run takes the spread of its host's recent stored
+               runs of the same profile (at least 5 of the last 20 bench runs, in core
+               cycles for metrics that scale) as the least variance of its value: the
+               samples and rounds of one run share one moment's machine state. Such a
+               metric is then tested between runs (Welch, as for sets).
 Runs from different machines are compared too; what differs (CPU, caches, kernel,
 virtualization, ...) is listed first.
 Exit status: 0 compared (and no regression), 1 a regression under --fail-above, or an

@@ -11,6 +11,7 @@ use super::{Outcome, Stream, UsageError, console, emit, open_store, protected};
 use crate::cli::CompareArgs;
 use crate::model::{RunRecord, SCHEMA_VERSION};
 use crate::report::compare_text::{self, CompareFormat};
+use crate::stats::compare::history::HISTORY_RUNS;
 use crate::stats::compare::{CompareOptions, compare_sets};
 use crate::store::{Store, StoreError};
 
@@ -35,7 +36,12 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
     };
     let (side_a, side_b): (Vec<&RunRecord>, Vec<&RunRecord>) =
         (a.iter().collect(), b.iter().collect());
-    let cmp = compare_sets(&side_a, &side_b, &opts, args.fail_above);
+    let history = match (&store, args.no_history) {
+        (Some(store), false) => load_history(store, &side_a, &side_b),
+        _ => Vec::new(),
+    };
+    let history: Vec<&RunRecord> = history.iter().collect();
+    let cmp = compare_sets(&side_a, &side_b, &history, &opts, args.fail_above);
     let (first_a, first_b) = (&a[0], &b[0]);
     if cmp.metrics.is_empty() && args.fail_above.is_some() {
         return Err(UsageError(format!(
@@ -67,6 +73,54 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Code(1));
     }
     Ok(Outcome::Success)
+}
+
+/// The stored runs that tell the machine's between-run noise (`stats::compare::history`):
+/// for each side that is one run, up to [`HISTORY_RUNS`] recent bench runs of its host with
+/// its profile, newest first, other than the runs compared. A run that cannot be read is
+/// left out with a warning; the comparison itself never fails for the history's sake.
+fn load_history(store: &Store, a: &[&RunRecord], b: &[&RunRecord]) -> Vec<RunRecord> {
+    let compared: Vec<&str> = a.iter().chain(b).map(|r| r.id.as_str()).collect();
+    let mut wanted: Vec<(&str, &str)> = Vec::new();
+    for side in [a, b] {
+        if let [run] = side {
+            let key = (run.host.hostname.as_str(), run.config.profile.as_str());
+            if !wanted.contains(&key) {
+                wanted.push(key);
+            }
+        }
+    }
+    let mut out: Vec<RunRecord> = Vec::new();
+    for (host, profile) in wanted {
+        let listed = match store.list_host_runs(HISTORY_RUNS * 3, Some(host)) {
+            Ok(l) => l,
+            Err(e) => {
+                console::errln(format!("warning: no run history for {host} ({e})"));
+                continue;
+            }
+        };
+        let mut kept = 0;
+        for listing in listed {
+            if kept == HISTORY_RUNS {
+                break;
+            }
+            if listing.kind != "bench" || compared.contains(&listing.id.as_str()) {
+                continue;
+            }
+            match store.load_run(&listing.id) {
+                Ok(run) if run.config.profile == profile => {
+                    kept += 1;
+                    out.push(run);
+                }
+                Ok(_) => {}
+                Err(e) => console::errln(format!(
+                    "warning: stored run {} left out of the run history ({e})",
+                    listing.id
+                )),
+            }
+        }
+    }
+    out
 }
 
 /// Writes `content` to `out` and, for a file, says so on stderr.

@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 use std::time::Instant;
 
+use super::loop_ref::LoopReference;
 use super::machine::ProbeSample;
 use super::machine::cache::CacheTrail;
 use super::{ExperimentError, Profile};
@@ -175,13 +176,17 @@ impl Ctx<'_> {
         while Instant::now() < warm_until {
             workload(iters)?;
         }
-        let loop_ns = if spec.subtract_loop {
-            self.calib.loop_overhead_ns
-        } else {
-            0.0
-        };
+        // The loop's turn is timed beside the samples (`loop_ref`), not taken from the run's
+        // start: its cost moves with the machine's state.
+        let mut loop_ref = spec
+            .subtract_loop
+            .then(|| LoopReference::start(iters, self.calib.timer_overhead_ns));
         let ops = (iters * spec.ops_per_iter) as f64;
-        let overhead_total = self.calib.timer_overhead_ns + iters as f64 * loop_ns;
+        let timer_ns = self.calib.timer_overhead_ns;
+        let overhead = |loop_ref: &Option<LoopReference>| {
+            timer_ns + iters as f64 * loop_ref.as_ref().map_or(0.0, LoopReference::per_turn_ns)
+        };
+        let mut raws = Vec::new();
         let mut samples = Vec::new();
         let start = Instant::now();
         loop {
@@ -191,11 +196,20 @@ impl Ctx<'_> {
             let t0 = Instant::now();
             workload(iters)?;
             let raw = t0.elapsed().as_nanos() as f64;
-            samples.push(((raw - overhead_total) / ops).max(0.0));
+            raws.push(raw);
+            samples.push(((raw - overhead(&loop_ref)) / ops).max(0.0));
+            if let Some(r) = loop_ref.as_mut() {
+                r.after_sample(samples.len());
+            }
             if self.enough(&samples, start) {
                 break;
             }
         }
+        // Every sample net of the same, final estimate of the loop's turn.
+        let overhead_total = overhead(&loop_ref);
+        let samples: Vec<f64> = (raws.iter())
+            .map(|raw| ((raw - overhead_total) / ops).max(0.0))
+            .collect();
         let mut m = self.metric(&spec.name, Unit::Ns, samples)?;
         m.subtracted_overhead_ns = overhead_total / ops;
         m.ops_per_sample = iters * spec.ops_per_iter;

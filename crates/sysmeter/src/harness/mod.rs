@@ -10,6 +10,7 @@
 
 mod calibrate;
 mod ctx;
+mod loop_ref;
 pub mod machine;
 mod profile;
 mod rounds;

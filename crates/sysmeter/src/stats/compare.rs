@@ -28,6 +28,7 @@
 //! run records) and the rest of `stats`.
 
 mod family;
+pub mod history;
 pub mod machine;
 mod mann_whitney;
 mod metric;
@@ -44,7 +45,7 @@ mod tests;
 pub use machine::{MachineComparison, SideMachine};
 pub use mann_whitney::{EXACT_MAX, MannWhitney, mann_whitney};
 pub use runs::{MetricComparison, RunComparison, RunSide, Unmatched, compare_runs, compare_sets};
-pub use sets::{RunsTest, compare_run_medians};
+pub use sets::{RunNoise, RunsTest, compare_run_medians};
 
 use serde::{Deserialize, Serialize};
 

@@ -19,6 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::{CACHE_SPREAD, MetricComparison, THROUGHPUT_THRESHOLD, Verdict};
 use crate::model::{ExperimentResult, RunRecord, Status, Unit};
 use crate::stats::normalise::{self, Point, Scaling};
 
@@ -240,5 +241,24 @@ pub fn decide_scaling(
                 pct(e.cycles_cv)
             ),
         },
+    }
+}
+
+/// The verdict when the machine's sharing differs between the sides in the direction of the
+/// change: the throughput probes beyond [`THROUGHPUT_THRESHOLD`] for a metric that scales
+/// with the core (a busy SMT sibling), or the shared-cache probes beyond [`CACHE_SPREAD`]
+/// for a metric of an experiment that carries them (other CPUs or guests holding the
+/// last-level cache). The machine's, not the code's.
+pub(super) fn busier(out: &MetricComparison) -> Option<Verdict> {
+    // B/A of "how shared": above 1 when B was shared more.
+    let core = (out.throughput_ratio)
+        .filter(|r| out.scales_with_clock && (r - 1.0).abs() > THROUGHPUT_THRESHOLD)
+        .map(|r| 1.0 / r);
+    let cache = (out.cache_ratio).filter(|r| r.max(1.0 / r) > CACHE_SPREAD);
+    let shared_more = [core, cache].into_iter().flatten().find(|r| *r != 1.0)?;
+    match out.verdict {
+        Verdict::Slower if shared_more > 1.0 => Some(Verdict::MachineBusier),
+        Verdict::Faster if shared_more < 1.0 => Some(Verdict::MachineQuieter),
+        _ => None,
     }
 }

@@ -5,19 +5,21 @@
 //! Pure: reads run records. Depends on the rest of `stats::compare`, `stats::normalise` and
 //! `model`.
 
-use super::machine::{ClockScaling, decide_scaling};
+use super::history::{Wanted, run_noise};
+use super::machine::{ClockScaling, busier, decide_scaling};
+use super::sets::RunNoise;
 use super::{
-    CACHE_SPREAD, CompareOptions, Direction, MetricComparison, SampleComparison,
-    THROUGHPUT_THRESHOLD, Verdict, compare_run_medians, compare_samples,
+    CompareOptions, Direction, MetricComparison, SampleComparison, Verdict, compare_run_medians,
+    compare_samples,
 };
 use crate::model::{MachineState, Metric, RunRecord, Status, Unit};
 use crate::stats::normalise::{self, Kind, Point};
 
 /// One run's (or one round's) median of the metric and the probe's core clock for it.
 #[derive(Debug, Clone, Copy)]
-struct Member {
-    median: f64,
-    ghz: Option<f64>,
+pub(super) struct Member {
+    pub median: f64,
+    pub ghz: Option<f64>,
     throughput: Option<f64>,
     cache_ns: Option<f64>,
 }
@@ -38,9 +40,9 @@ impl Member {
 }
 
 /// A side's measurements of one metric: every run's metric and the per-run/round members.
-struct Side<'a> {
+pub(super) struct Side<'a> {
     metrics: Vec<&'a Metric>,
-    members: Vec<Member>,
+    pub members: Vec<Member>,
 }
 
 impl Side<'_> {
@@ -94,7 +96,12 @@ impl Side<'_> {
 }
 
 /// The metric `name` of `experiment` in every run of `side` where it was measured in `unit`.
-fn gather<'a>(side: &[&'a RunRecord], experiment: &str, name: &str, unit: Unit) -> Side<'a> {
+pub(super) fn gather<'a>(
+    side: &[&'a RunRecord],
+    experiment: &str,
+    name: &str,
+    unit: Unit,
+) -> Side<'a> {
     let mut out = Side {
         metrics: Vec::new(),
         members: Vec::new(),
@@ -158,7 +165,9 @@ struct Inputs<'s, 'a> {
     mb: &'a Metric,
     clocks_a: Vec<f64>,
     clocks_b: Vec<f64>,
-    sets: bool,
+    /// Judged between runs (sets, rounds, or a stored history's noise).
+    between: bool,
+    noise: (Option<RunNoise>, Option<RunNoise>),
 }
 
 /// The comparison with B (and, for sets, every run) brought to A's median clock, and the
@@ -174,7 +183,7 @@ fn normalised(
         Kind::Time
     };
     let reference = median(&i.clocks_a)?;
-    if i.sets {
+    if i.between {
         let norm = |side: &Side<'_>, clocks: &[f64]| -> Vec<f64> {
             let members = side.members.iter().zip(clocks);
             members
@@ -182,7 +191,7 @@ fn normalised(
                 .collect()
         };
         let (a, b) = (norm(i.a, &i.clocks_a), norm(i.b, &i.clocks_b));
-        let c = compare_run_medians(&a, &b, (&[], &[]), direction, opts).ok()?;
+        let c = compare_run_medians(&a, &b, (&[], &[]), i.noise, direction, opts).ok()?;
         let change = c.change()?;
         return Some((c, change));
     }
@@ -207,25 +216,44 @@ fn judged(raw: Verdict, normalised: Verdict) -> Verdict {
     }
 }
 
+/// The runs a metric is compared over: both sides, and the stored runs of their hosts that
+/// tell the machine's between-run noise (`super::history`; empty when there are none).
+pub(super) struct Runs<'r, 'a> {
+    pub a: &'r [&'a RunRecord],
+    pub b: &'r [&'a RunRecord],
+    pub history: &'r [&'a RunRecord],
+}
+
+impl Runs<'_, '_> {
+    /// The stored between-run noise of each side that is one run.
+    fn noise(&self, wanted: Wanted<'_>) -> (Option<RunNoise>, Option<RunNoise>) {
+        let compared: Vec<&str> = (self.a.iter().chain(self.b))
+            .map(|r| r.id.as_str())
+            .collect();
+        let one = |side: &[&RunRecord]| match side {
+            [run] => run_noise(self.history, run, &compared, wanted),
+            _ => None,
+        };
+        (one(self.a), one(self.b))
+    }
+}
+
 /// Compares metric `ma` (A's first run) with `mb` (B's first run) over both sides.
 pub(super) fn compare_metric(
     experiment: &str,
     (ma, mb): (&Metric, &Metric),
-    (side_a, side_b): (&[&RunRecord], &[&RunRecord]),
+    runs: &Runs<'_, '_>,
     opts: &CompareOptions,
     fail_above: Option<f64>,
 ) -> MetricComparison {
     let mut out = MetricComparison::new(experiment, mb);
     if ma.unit != mb.unit {
-        out.note = Some(format!(
-            "units differ ({} in A, {} in B)",
-            ma.unit.as_str(),
-            mb.unit.as_str()
-        ));
+        let units = (ma.unit.as_str(), mb.unit.as_str());
+        out.note = Some(format!("units differ ({} in A, {} in B)", units.0, units.1));
         return out;
     }
-    let a = gather(side_a, experiment, &ma.name, ma.unit);
-    let b = gather(side_b, experiment, &mb.name, mb.unit);
+    let a = gather(runs.a, experiment, &ma.name, ma.unit);
+    let b = gather(runs.b, experiment, &mb.name, mb.unit);
     let ClockScaling { scales, basis } = decide_scaling(
         experiment,
         &mb.name,
@@ -235,7 +263,10 @@ pub(super) fn compare_metric(
     );
     (out.scales_with_clock, out.scaling_basis) = (scales, basis);
     let sets = a.members.len() > 1 || b.members.len() > 1;
-    let raw = match raw_comparison(&a, &b, sets, (ma, mb), out.direction, opts) {
+    let noise = runs.noise(Wanted::new(experiment, mb, scales));
+    (out.run_noise_a, out.run_noise_b) = noise;
+    let between = sets || noise.0.is_some() || noise.1.is_some();
+    let raw = match raw_comparison(&a, &b, (between, noise), (ma, mb), out.direction, opts) {
         Ok(c) => c,
         Err(note) => {
             out.note = Some(note);
@@ -247,40 +278,41 @@ pub(super) fn compare_metric(
     out.machine_ratio = clocks
         .as_ref()
         .and_then(|(ca, cb)| normalise::machine_ratio(median(ca)?, median(cb)?));
-    let normalised = match clocks {
-        Some((clocks_a, clocks_b)) if scales => {
-            let inputs = Inputs {
-                a: &a,
-                b: &b,
-                ma,
-                mb,
-                clocks_a,
-                clocks_b,
-                sets,
-            };
-            let moved_within = sets
-                && (spread(&inputs.clocks_a) > opts.machine_threshold
-                    || spread(&inputs.clocks_b) > opts.machine_threshold);
-            normalised(&inputs, out.direction, opts).map(|n| (n, moved_within))
-        }
-        _ => None,
-    };
+    let normalised = clocks.filter(|_| scales).and_then(|(clocks_a, clocks_b)| {
+        let inputs = Inputs {
+            a: &a,
+            b: &b,
+            ma,
+            mb,
+            clocks_a,
+            clocks_b,
+            between,
+            noise,
+        };
+        let moved_within = sets
+            && (spread(&inputs.clocks_a) > opts.machine_threshold
+                || spread(&inputs.clocks_b) > opts.machine_threshold);
+        normalised(&inputs, out.direction, opts).map(|n| (n, moved_within))
+    });
     judge(&mut out, raw, normalised, opts, fail_above);
     out
 }
 
-/// The raw comparison: of the per-run medians for sets, else of the two runs' samples.
+/// The raw comparison: between runs (of the per-run or per-round medians, with the stored
+/// noise of a side that is one run) for sets, rounds or a known history, else of the two
+/// runs' samples.
 fn raw_comparison(
     a: &Side<'_>,
     b: &Side<'_>,
-    sets: bool,
+    (between, noise): (bool, (Option<RunNoise>, Option<RunNoise>)),
     (ma, mb): (&Metric, &Metric),
     direction: Direction,
     opts: &CompareOptions,
 ) -> Result<SampleComparison, String> {
-    if sets {
+    if between {
         let (pa, pb) = (a.pooled_samples(), b.pooled_samples());
-        return compare_run_medians(&a.medians(), &b.medians(), (&pa, &pb), direction, opts)
+        let (ra, rb) = (a.medians(), b.medians());
+        return compare_run_medians(&ra, &rb, (&pa, &pb), noise, direction, opts)
             .map_err(|e| format!("not compared: {e}"));
     }
     let missing = match (ma.samples.is_empty(), mb.samples.is_empty()) {
@@ -344,23 +376,4 @@ fn sharing_ratios(a: &Side<'_>, b: &Side<'_>) -> (Option<f64>, Option<f64>) {
         a.throughput().zip(b.throughput()).map(|(ta, tb)| tb / ta),
         a.cache_ns().zip(b.cache_ns()).map(|(ca, cb)| cb / ca),
     )
-}
-
-/// The verdict when the machine's sharing differs between the sides in the direction of the
-/// change: the throughput probes beyond [`THROUGHPUT_THRESHOLD`] for a metric that scales
-/// with the core (a busy SMT sibling), or the shared-cache probes beyond [`CACHE_SPREAD`]
-/// for a metric of an experiment that carries them (other CPUs or guests holding the
-/// last-level cache). The machine's, not the code's.
-fn busier(out: &MetricComparison) -> Option<Verdict> {
-    // B/A of "how shared": above 1 when B was shared more.
-    let core = (out.throughput_ratio)
-        .filter(|r| out.scales_with_clock && (r - 1.0).abs() > THROUGHPUT_THRESHOLD)
-        .map(|r| 1.0 / r);
-    let cache = (out.cache_ratio).filter(|r| r.max(1.0 / r) > CACHE_SPREAD);
-    let shared_more = [core, cache].into_iter().flatten().find(|r| *r != 1.0)?;
-    match out.verdict {
-        Verdict::Slower if shared_more > 1.0 => Some(Verdict::MachineBusier),
-        Verdict::Faster if shared_more < 1.0 => Some(Verdict::MachineQuieter),
-        _ => None,
-    }
 }

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use super::family;
 use super::machine::{MachineComparison, machine_comparison};
-use super::metric::compare_metric;
+use super::metric::{Runs, compare_metric};
+use super::sets::RunNoise;
 use super::{CompareOptions, Direction, SampleComparison, Verdict};
 use crate::model::{ExperimentResult, Metric, RunKind, RunRecord, Status, Unit};
 
@@ -95,6 +96,14 @@ pub struct MetricComparison {
     /// The verdict to act on: `comparison`'s, or judged on `normalised` when
     /// `judged_normalised`; `no_change` when the metric could not be compared.
     pub verdict: Verdict,
+    /// A's between-run noise from the stored runs of its host (when A is one run and the
+    /// store holds enough of them, `stats::compare::history`); it then bounds A's variance
+    /// in the between-run test from below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_noise_a: Option<RunNoise>,
+    /// B's, likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_noise_b: Option<RunNoise>,
 }
 
 impl MetricComparison {
@@ -117,6 +126,8 @@ impl MetricComparison {
             normalised: None,
             judged_normalised: false,
             verdict: Verdict::NoChange,
+            run_noise_a: None,
+            run_noise_b: None,
         }
     }
 
@@ -189,20 +200,24 @@ pub fn compare_runs(
     opts: &CompareOptions,
     fail_above: Option<f64>,
 ) -> RunComparison {
-    compare_sets(&[a], &[b], opts, fail_above)
+    compare_sets(&[a], &[b], &[], opts, fail_above)
 }
 
 /// Compares the set of runs `b` against the set `a` (each non-empty; a single run is a set
-/// of one; an empty side compares nothing — callers refuse it first).
+/// of one; an empty side compares nothing — callers refuse it first). `history` holds stored
+/// runs of the sides' hosts, newest first, for the between-run noise of a side that is one
+/// run (`super::history`; may be empty, and may contain the compared runs: they are left out).
 pub fn compare_sets(
     a: &[&RunRecord],
     b: &[&RunRecord],
+    history: &[&RunRecord],
     opts: &CompareOptions,
     fail_above: Option<f64>,
 ) -> RunComparison {
     let (Some(&first_a), Some(&first_b)) = (a.first(), b.first()) else {
         return empty(opts, fail_above);
     };
+    let runs = Runs { a, b, history };
     let mut metrics = Vec::new();
     let mut only_in_a = Vec::new();
     for ra in &first_a.results {
@@ -212,7 +227,7 @@ pub fn compare_sets(
                 for ma in &ra.metrics {
                     match rb.metrics.iter().find(|m| m.name == ma.name) {
                         Some(mb) => {
-                            metrics.push(compare_metric(&ra.id, (ma, mb), (a, b), opts, fail_above))
+                            metrics.push(compare_metric(&ra.id, (ma, mb), &runs, opts, fail_above))
                         }
                         None => only_in_a.push(unmatched_metric(&ra.id, ma)),
                     }

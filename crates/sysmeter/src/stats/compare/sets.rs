@@ -40,34 +40,86 @@ pub struct RunsTest {
     pub p_value: f64,
 }
 
+/// A machine's between-run noise of one metric, learned from its stored runs
+/// (`super::history`): how far the per-run median moves from one run to the next.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RunNoise {
+    /// Stored runs it was computed from (other than the runs compared).
+    pub runs: usize,
+    /// Sample standard deviation of ln(per-run median): about the between-run CV.
+    pub sd_log: f64,
+}
+
+/// What one side's mean of ln values is uncertain by.
+#[derive(Debug, Clone, Copy)]
+struct Term {
+    /// Variance of the side's mean.
+    var_mean: f64,
+    /// Variance of one run's value, lent to a side of one value without noise of its own.
+    var_one: f64,
+    /// Degrees of freedom of the estimate.
+    df: f64,
+}
+
+/// The side's term: its own spread (n ≥ 2), or the stored noise when that is larger — the
+/// values of one run (its rounds) share the machine's state of that moment, so their mean
+/// moves at least as much as one whole run does. `None` for one value without noise.
+fn term(values: &[f64], noise: Option<RunNoise>) -> Option<Term> {
+    let n = values.len() as f64;
+    let own = (values.len() >= 2).then(|| {
+        let (_, v) = mean_var(values);
+        Term {
+            var_mean: v / n,
+            var_one: v,
+            df: n - 1.0,
+        }
+    });
+    let stored = noise.filter(|s| s.runs >= 2).map(|s| Term {
+        var_mean: s.sd_log * s.sd_log,
+        var_one: s.sd_log * s.sd_log,
+        df: s.runs as f64 - 1.0,
+    });
+    match (own, stored) {
+        (Some(o), Some(s)) if s.var_mean > o.var_mean => Some(s),
+        (Some(o), _) => Some(o),
+        (None, s) => s,
+    }
+}
+
 /// Welch's t-test of `ln b` against `ln a` and the 95% CI of the ratio of geometric means.
 /// `None` when a value is not positive, or neither side has two values.
 pub fn welch_log(a: &[f64], b: &[f64]) -> Option<(RunsTest, (f64, f64))> {
-    if a.iter().chain(b).any(|&x| !(x.is_finite() && x > 0.0)) {
+    welch_log_with(a, b, (None, None))
+}
+
+/// [`welch_log`] with each side's stored between-run noise, if any (pass it only for a side
+/// that is one run: see [`term`]). A side of one value and no noise assumes the other side's
+/// variance of one run for it (Student's t with the other side's degrees of freedom).
+pub fn welch_log_with(
+    a: &[f64],
+    b: &[f64],
+    (noise_a, noise_b): (Option<RunNoise>, Option<RunNoise>),
+) -> Option<(RunsTest, (f64, f64))> {
+    if a.is_empty() || b.is_empty() || a.iter().chain(b).any(|&x| !(x.is_finite() && x > 0.0)) {
         return None;
     }
     let la: Vec<f64> = a.iter().map(|x| x.ln()).collect();
     let lb: Vec<f64> = b.iter().map(|x| x.ln()).collect();
-    let (ma, va) = mean_var(&la);
-    let (mb, vb) = mean_var(&lb);
-    let (na, nb) = (la.len() as f64, lb.len() as f64);
-    let (se2, df) = match (la.len(), lb.len()) {
-        (0, _) | (_, 0) | (1, 1) => return None,
-        // One run on a side: assume the other side's variance for it (see the module docs).
-        (1, _) => (vb * (1.0 + 1.0 / nb), nb - 1.0),
-        (_, 1) => (va * (1.0 + 1.0 / na), na - 1.0),
-        _ => {
-            let (qa, qb) = (va / na, vb / nb);
-            let denom = qa * qa / (na - 1.0) + qb * qb / (nb - 1.0);
+    let (se2, df) = match (term(&la, noise_a), term(&lb, noise_b)) {
+        (None, None) => return None,
+        (None, Some(t)) | (Some(t), None) => (t.var_one + t.var_mean, t.df),
+        (Some(ta), Some(tb)) => {
+            let (qa, qb) = (ta.var_mean, tb.var_mean);
+            let denom = qa * qa / ta.df + qb * qb / tb.df;
             let df = if denom > 0.0 {
                 (qa + qb).powi(2) / denom
             } else {
-                na + nb - 2.0
+                ta.df + tb.df
             };
             (qa + qb, df)
         }
     };
-    let delta = mb - ma;
+    let delta = mean_var(&lb).0 - mean_var(&la).0;
     let se = se2.sqrt();
     let test = |t: f64, p: f64| RunsTest {
         runs_a: a.len(),
@@ -106,10 +158,12 @@ fn mean_var(v: &[f64]) -> (f64, f64) {
 /// samples of each side pooled (may be empty): their Mann-Whitney test is kept in `test` to
 /// show what the single-pair rule would have said, but only [`RunsTest`] decides.
 /// `median_a`/`median_b` are the medians of the per-run medians; `ratio` their ratio.
+/// `noise` is each side's stored between-run noise, for a side that is one run.
 pub fn compare_run_medians(
     a: &[f64],
     b: &[f64],
     samples: (&[f64], &[f64]),
+    noise: (Option<RunNoise>, Option<RunNoise>),
     direction: Direction,
     opts: &CompareOptions,
 ) -> Result<SampleComparison, StatsError> {
@@ -122,7 +176,7 @@ pub fn compare_run_medians(
         _ => (a, b),
     };
     let test = mann_whitney(sb, sa);
-    let welch = welch_log(a, b);
+    let welch = welch_log_with(a, b, noise);
     let ratio_ci95 = welch.map(|(_, ci)| ci);
     let runs_test = welch.map(|(t, _)| t);
     let excludes_one = ratio_ci95.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0);

@@ -62,7 +62,7 @@ fn three_against_three_with_between_run_noise_is_not_significant() {
     assert!(null(&pair).regression);
     // …but the sets' medians overlap: no change, and no regression.
     let (sa, sb): (Vec<&RunRecord>, Vec<&RunRecord>) = (a.iter().collect(), b.iter().collect());
-    let sets = compare_sets(&sa, &sb, &opts, Some(0.02));
+    let sets = compare_sets(&sa, &sb, &[], &opts, Some(0.02));
     let m = null(&sets);
     let c = m.comparison.as_ref().expect("compared");
     let t = c.runs_test.expect("sets use the between-run test");
@@ -83,7 +83,7 @@ fn three_against_three_with_a_real_shift_is_significant() {
     let a = [run_at(50.0, "a1"), run_at(50.5, "a2"), run_at(49.6, "a3")];
     let b = [run_at(60.0, "b1"), run_at(60.4, "b2"), run_at(59.5, "b3")];
     let (sa, sb): (Vec<&RunRecord>, Vec<&RunRecord>) = (a.iter().collect(), b.iter().collect());
-    let cmp = compare_sets(&sa, &sb, &CompareOptions::default(), Some(0.05));
+    let cmp = compare_sets(&sa, &sb, &[], &CompareOptions::default(), Some(0.05));
     let m = null(&cmp);
     let c = m.comparison.as_ref().expect("compared");
     assert!(c.runs_test.expect("sets").p_value < 0.001, "{c:?}");
@@ -140,4 +140,93 @@ fn sets_are_normalised_run_by_run() {
     assert!(!m.regression);
     let n = m.normalised.as_ref().expect("normalised");
     assert!(n.runs_test.expect("sets").p_value > 0.5, "{n:?}");
+}
+
+#[test]
+fn stored_noise_bounds_a_single_runs_variance_from_below() {
+    use super::sets::{RunNoise, welch_log_with};
+    // One value each, ln ratio 0.1, each side's variance 0.05² with 9 degrees of freedom:
+    // se = 0.05·√2, t = 1.4142, df = (2·0.0025)² / (2·0.0025²/9) = 18.
+    let noise = Some(RunNoise {
+        runs: 10,
+        sd_log: 0.05,
+    });
+    let (t, _) = welch_log_with(&[1.0], &[0.1f64.exp()], (noise, noise)).expect("noise");
+    assert!(close(t.t, std::f64::consts::SQRT_2, 1e-6), "{t:?}");
+    assert!(close(t.df, 18.0, 1e-9), "{t:?}");
+    assert!(t.p_value > 0.1 && t.p_value < 0.2, "{t:?}");
+    // Tight rounds (0.1% apart) of one run do not make it more certain than the machine's
+    // history says a run is: the stored variance wins over the rounds' own.
+    let rounds_a = [1.0, 1.001, 0.999];
+    let rounds_b = [1.1, 1.101, 1.099];
+    let (alone, _) = welch_log_with(&rounds_a, &rounds_b, (None, None)).expect("rounds");
+    let (floored, _) = welch_log_with(&rounds_a, &rounds_b, (noise, noise)).expect("rounds");
+    assert!(alone.p_value < 1e-4, "{alone:?}");
+    assert!(floored.p_value > 0.1, "{floored:?}");
+    // Rounds that spread more than the history keep their own variance.
+    let wide = [1.0, 1.3, 0.8];
+    let (own, _) = welch_log_with(&wide, &rounds_b, (noise, None)).expect("rounds");
+    let (same, _) = welch_log_with(&wide, &rounds_b, (None, None)).expect("rounds");
+    assert_eq!(own, same);
+}
+
+/// A stored run of the same host and profile as `run_at`, with the metric at `ns`.
+fn stored(ns: f64, i: usize) -> RunRecord {
+    run_at(ns, &format!("h{i}"))
+}
+
+#[test]
+fn one_run_against_one_with_a_history_is_judged_between_runs() {
+    // A and B differ by 8% with samples 0.5% apart: on the runs alone, "slower".
+    let (a, b) = (run_at(50.0, "a"), run_at(54.0, "b"));
+    let opts = CompareOptions::default();
+    let alone = compare_sets(&[&a], &[&b], &[], &opts, Some(0.02));
+    assert_eq!(null(&alone).verdict, Verdict::Slower);
+    assert!(null(&alone).run_noise_a.is_none());
+    // The machine's stored runs move by about 6% from one run to the next: no change.
+    let noisy: Vec<RunRecord> = [50.0, 56.0, 47.0, 53.0, 49.0, 55.0, 46.5, 52.0]
+        .iter()
+        .enumerate()
+        .map(|(i, &ns)| stored(ns, i))
+        .collect();
+    let history: Vec<&RunRecord> = noisy.iter().chain([&a, &b]).collect();
+    let cmp = compare_sets(&[&a], &[&b], &history, &opts, Some(0.02));
+    let m = null(&cmp);
+    let noise = m.run_noise_a.expect("eight stored runs");
+    assert_eq!(noise.runs, 8, "the compared runs are left out");
+    assert!(noise.sd_log > 0.04 && noise.sd_log < 0.09, "{noise:?}");
+    assert!(m.comparison.as_ref().expect("compared").runs_test.is_some());
+    assert_eq!(m.verdict, Verdict::NoChange);
+    assert!(!m.regression);
+    // A steady machine (stored runs within 0.4%) keeps the change.
+    let steady: Vec<RunRecord> = [50.0, 50.2, 49.9, 50.1, 49.8, 50.0]
+        .iter()
+        .enumerate()
+        .map(|(i, &ns)| stored(ns, i))
+        .collect();
+    let history: Vec<&RunRecord> = steady.iter().collect();
+    let cmp = compare_sets(&[&a], &[&b], &history, &opts, Some(0.02));
+    assert_eq!(null(&cmp).verdict, Verdict::Slower);
+    assert!(null(&cmp).regression);
+}
+
+#[test]
+fn history_of_another_host_or_profile_or_too_short_is_not_used() {
+    let (a, b) = (run_at(50.0, "a"), run_at(54.0, "b"));
+    let mut other_host: Vec<RunRecord> = (0..8).map(|i| stored(50.0 + i as f64, i)).collect();
+    for r in &mut other_host {
+        r.host.hostname = "elsewhere".into();
+    }
+    let mut other_profile: Vec<RunRecord> = (0..8).map(|i| stored(50.0 + i as f64, i)).collect();
+    for r in &mut other_profile {
+        r.config.profile = "thorough".into();
+    }
+    let short: Vec<RunRecord> = (0..4).map(|i| stored(50.0 + i as f64, i)).collect();
+    for history in [&other_host, &other_profile, &short] {
+        let h: Vec<&RunRecord> = history.iter().collect();
+        let cmp = compare_sets(&[&a], &[&b], &h, &CompareOptions::default(), None);
+        let m = null(&cmp);
+        assert!(m.run_noise_a.is_none() && m.run_noise_b.is_none(), "{m:?}");
+        assert_eq!(m.verdict, Verdict::Slower);
+    }
 }

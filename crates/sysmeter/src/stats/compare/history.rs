@@ -1,0 +1,99 @@
+//! A machine's between-run noise of one metric, learned from its stored runs: the spread of
+//! the per-run value across the recent runs of the same host and profile. It is what a
+//! comparison of two single runs lacks — the samples (and the rounds) of one run share the
+//! machine's state of that moment and understate how far the next run will land — and it
+//! stands in for that side's variance in the between-run test (`sets::welch_log_with`).
+//!
+//! The per-run value is the geometric mean of the run's round medians (its median when it
+//! has no rounds), the quantity the between-run test compares. For a metric that scales with
+//! the core clock it is first brought to core cycles with each run's (round's) probe, so a
+//! clock that drifted between the stored runs does not count as noise: a raw comparison is
+//! only judged when the two clocks agree within the machine threshold, and a normalised one
+//! has the clock divided out.
+//!
+//! Pure: reads run records the caller loaded (`commands::compare`). Depends on the rest of
+//! `stats::compare` and `model`.
+
+use super::metric::gather;
+use super::sets::RunNoise;
+use crate::model::{Metric, RunRecord, Unit};
+
+/// Fewest stored runs with the metric before their spread is used: with fewer, the sample
+/// standard deviation is too uncertain to set a floor (4 degrees of freedom at 5).
+pub const MIN_HISTORY_RUNS: usize = 5;
+/// Most recent stored runs of a host and profile `compare` reads for the noise.
+pub const HISTORY_RUNS: usize = 20;
+
+/// Which metric, and whether its value is taken in core cycles.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Wanted<'a> {
+    pub experiment: &'a str,
+    pub metric: &'a str,
+    pub unit: Unit,
+    pub in_cycles: bool,
+}
+
+impl Wanted<'_> {
+    /// Metric `m` of `experiment`, in cycles when it scales with the clock.
+    pub fn new<'a>(experiment: &'a str, m: &'a Metric, scales: bool) -> Wanted<'a> {
+        Wanted {
+            experiment,
+            metric: &m.name,
+            unit: m.unit,
+            in_cycles: scales,
+        }
+    }
+}
+
+/// The between-run noise of `wanted` over the runs of `history` made on `run`'s host with
+/// its profile, leaving out the runs compared (`compared`, by id). `None` with fewer than
+/// [`MIN_HISTORY_RUNS`] such runs measuring the metric.
+pub(super) fn run_noise(
+    history: &[&RunRecord],
+    run: &RunRecord,
+    compared: &[&str],
+    wanted: Wanted<'_>,
+) -> Option<RunNoise> {
+    let mut logs: Vec<f64> = history
+        .iter()
+        .filter(|h| {
+            h.host.hostname == run.host.hostname
+                && h.config.profile == run.config.profile
+                && !compared.contains(&h.id.as_str())
+        })
+        .filter_map(|h| run_value_ln(h, wanted))
+        .collect();
+    logs.truncate(HISTORY_RUNS);
+    if logs.len() < MIN_HISTORY_RUNS {
+        return None;
+    }
+    let n = logs.len() as f64;
+    let mean = logs.iter().sum::<f64>() / n;
+    let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    Some(RunNoise {
+        runs: logs.len(),
+        sd_log: var.sqrt(),
+    })
+}
+
+/// ln of one stored run's value of the metric (see the module documentation); `None` when
+/// the run lacks the metric, or a probe where cycles are wanted.
+fn run_value_ln(run: &RunRecord, w: Wanted<'_>) -> Option<f64> {
+    let side = gather(&[run], w.experiment, w.metric, w.unit);
+    if side.members.is_empty() {
+        return None;
+    }
+    let mut sum = 0.0;
+    for m in &side.members {
+        let value = match (w.in_cycles, w.unit) {
+            (false, _) => m.median,
+            (true, Unit::BytesPerSec) => m.median / m.ghz?,
+            (true, _) => m.median * m.ghz?,
+        };
+        if !(value.is_finite() && value > 0.0) {
+            return None;
+        }
+        sum += value.ln();
+    }
+    Some(sum / side.members.len() as f64)
+}
