@@ -1,5 +1,6 @@
 //! Per-run calibration of the harness's own timing: timer overhead and granularity, the cost
-//! of one turn of the harness loop, the shortest trustworthy sample interval, and the
+//! of one turn of the harness loop (reported; each metric times the loop again beside its
+//! samples, `harness::loop_ref`), the shortest trustworthy sample interval, and the
 //! time-stamp counter's rate against CLOCK_MONOTONIC.
 //!
 //! Timing model: a sample is `t0 = now(); workload(iters); t1 = now()`. Besides the work the

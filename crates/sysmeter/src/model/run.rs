@@ -153,7 +153,7 @@ pub struct Calibration {
     pub timer_overhead_ns: f64,
     /// Smallest non-zero difference observed between successive timer reads, ns.
     pub timer_granularity_ns: f64,
-    /// Median cost of one iteration of the harness's empty loop, ns.
+    /// One empty harness loop turn at the run's start, ns (reported; see `harness::loop_ref`).
     pub loop_overhead_ns: f64,
     /// Shortest sample interval the harness allows, ns (timer granularity < 0.1% of it).
     pub min_sample_ns: f64,

@@ -157,7 +157,9 @@ pub(super) fn rule_lines(cmp: &RunComparison) -> Vec<String> {
             units::percent(cmp.options.machine_threshold)
         ));
     }
-    if has_sets(cmp) && cmp.a_set.is_empty() && cmp.b_set.is_empty() {
+    if let Some(line) = history_line(cmp) {
+        lines.push(line);
+    } else if has_sets(cmp) && cmp.a_set.is_empty() && cmp.b_set.is_empty() {
         lines.push(
             "rounds: p and CI from a Welch t-test on the log of the per-round medians of each \
              run; the rounds of one run share the machine's state of that moment, so a change \
@@ -174,6 +176,22 @@ pub(super) fn rule_lines(cmp: &RunComparison) -> Vec<String> {
     }
     lines.extend(shared_core_line(cmp));
     lines
+}
+
+/// One line when a single run's variance came from its host's stored runs: how many, and
+/// the median between-run CV over the metrics.
+fn history_line(cmp: &RunComparison) -> Option<String> {
+    let noises: Vec<_> = (cmp.metrics.iter())
+        .flat_map(|m| [m.run_noise_a, m.run_noise_b])
+        .flatten()
+        .collect();
+    let runs = noises.iter().map(|n| n.runs).max()?;
+    let mut cvs: Vec<f64> = noises.iter().map(|n| n.sd_log).collect();
+    cvs.sort_by(f64::total_cmp);
+    Some(format!(
+        "history: p and CI from a Welch t-test between runs, each single run's variance at          least its host's between-run noise from up to {runs} stored runs of the same profile          (median between-run CV {}; docs/compare.md, \"History\"); --no-history judges the          runs alone.",
+        units::percent(cvs[cvs.len() / 2])
+    ))
 }
 
 /// One line when changes were put down to a core shared more on one side (the throughput

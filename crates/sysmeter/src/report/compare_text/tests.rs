@@ -170,3 +170,41 @@ fn rounds_of_single_runs_are_not_called_runs() {
     );
     assert!(!text.contains("sets: p and CI"), "{text}");
 }
+
+#[test]
+fn a_stored_history_is_named_with_its_size_and_noise() {
+    // Six stored runs of A's host and profile whose null syscall moves by a few percent.
+    let (a, b) = pair();
+    let stored: Vec<RunRecord> = [1.0, 1.04, 0.97, 1.02, 0.99, 1.05]
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| {
+            let mut r = sample_run();
+            r.id = format!("stored-{i}");
+            for s in &mut r.results[0].metrics[1].samples {
+                *s *= f;
+            }
+            r
+        })
+        .collect();
+    let history: Vec<&RunRecord> = stored.iter().collect();
+    let opts = CompareOptions::default();
+    let cmp = crate::stats::compare::compare_sets(&[&a], &[&b], &history, &opts, None);
+    let text = render(&cmp, &a, &b, CompareFormat::Text, false).unwrap();
+    assert!(
+        text.contains("history: p and CI from a Welch t-test between runs"),
+        "{text}"
+    );
+    assert!(text.contains("up to 6 stored runs"), "{text}");
+    // B is of another profile (quick): only A's side has a history.
+    let null = cmp.metrics.iter().find(|m| m.metric == "null (getppid)");
+    let null = null.expect("compared");
+    assert!(
+        null.run_noise_a.is_some() && null.run_noise_b.is_none(),
+        "{null:?}"
+    );
+    // Without it, no such line.
+    let alone = crate::stats::compare::compare_sets(&[&a], &[&b], &[], &opts, None);
+    let text = render(&alone, &a, &b, CompareFormat::Text, false).unwrap();
+    assert!(!text.contains("history:"), "{text}");
+}

@@ -6,10 +6,12 @@
 //!
 //! The per-run value is the geometric mean of the run's round medians (its median when it
 //! has no rounds), the quantity the between-run test compares. For a metric that scales with
-//! the core clock it is first brought to core cycles with each run's (round's) probe, so a
-//! clock that drifted between the stored runs does not count as noise: a raw comparison is
-//! only judged when the two clocks agree within the machine threshold, and a normalised one
-//! has the clock divided out.
+//! the core clock, compared between runs that both carry the probe, it is first brought to
+//! core cycles with each stored run's (round's) probe, so a clock that drifted between the
+//! stored runs does not count as noise: a raw comparison is only judged when the two clocks
+//! agree within the machine threshold, and a normalised one has the clock divided out.
+//! Stored runs without the probe then do not count; without probes on the compared runs the
+//! values are taken as measured.
 //!
 //! Pure: reads run records the caller loaded (`commands::compare`). Depends on the rest of
 //! `stats::compare` and `model`.

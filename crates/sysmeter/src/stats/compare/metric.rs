@@ -263,7 +263,9 @@ pub(super) fn compare_metric(
     );
     (out.scales_with_clock, out.scaling_basis) = (scales, basis);
     let sets = a.members.len() > 1 || b.members.len() > 1;
-    let noise = runs.noise(Wanted::new(experiment, mb, scales));
+    let clocks = a.clocks().zip(b.clocks());
+    // In cycles where the comparison itself can be normalised: both sides probed.
+    let noise = runs.noise(Wanted::new(experiment, mb, scales && clocks.is_some()));
     (out.run_noise_a, out.run_noise_b) = noise;
     let between = sets || noise.0.is_some() || noise.1.is_some();
     let raw = match raw_comparison(&a, &b, (between, noise), (ma, mb), out.direction, opts) {
@@ -274,7 +276,6 @@ pub(super) fn compare_metric(
         }
     };
     (out.throughput_ratio, out.cache_ratio) = sharing_ratios(&a, &b);
-    let clocks = a.clocks().zip(b.clocks());
     out.machine_ratio = clocks
         .as_ref()
         .and_then(|(ca, cb)| normalise::machine_ratio(median(ca)?, median(cb)?));
