@@ -9,6 +9,9 @@
 # 1 + PCT/100; nothing else touched), compares A with B' and counts: the injected metrics
 # called slower (found), and the other metrics not called "no change" (false alarms beside
 # a real change). Machine-explained verdicts (machine_busier/quieter) are counted apart.
+# When DIR holds the runs' database (runs.db, as compare-pairs.sh now keeps), B' is
+# imported into a copy of it and compared by run id, so the comparison uses the stored
+# history as `compare` of stored runs does; the line says which.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:?usage: scripts/compare-power.sh DIR [PCT] [EXPERIMENT]}
@@ -19,13 +22,15 @@ bin=${BIN:-target/release/sysmeter}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 - "$dir" "$work" "$pct" "$exp" "$bin" <<'PY'
-import json, os, subprocess, sys
+import json, os, shutil, subprocess, sys
 d, work, pct, exp, binary = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5]
 f = 1 + pct / 100
 pairs = sorted(int(n[:-6]) for n in os.listdir(d) if n.endswith("a.json"))
 NO_CHANGE = {"no_change", "machine_slower", "machine_faster"}
 NOT_JUDGED = {"machine_busier", "machine_quieter"}
 found = injected = false = others = not_judged = 0
+history = os.path.exists(f"{d}/runs.db")
+db = f"{work}/runs.db"
 for i in pairs:
     b = json.load(open(f"{d}/{i}b.json"))
     for e in b["results"]:
@@ -44,8 +49,18 @@ for i in pairs:
                 m["rounds"]["medians"] = [x * f for x in m["rounds"]["medians"]]
                 m["rounds"]["median"] *= f
     path = f"{work}/{i}b.json"
+    if history:
+        b["id"] += "-slowed"
     json.dump(b, open(path, "w"))
-    out = subprocess.run([binary, "compare", f"{d}/{i}a.json", path, "--format", "json"],
+    if history:
+        # A fresh copy per pair: an earlier pair's slowed run must not enter the history.
+        shutil.copy(f"{d}/runs.db", db)
+        subprocess.run([binary, "import", "--db", db, path], capture_output=True, check=True)
+        a_id = json.load(open(f"{d}/{i}a.json"))["id"]
+        args = ["--db", db, a_id, b["id"]]
+    else:
+        args = [f"{d}/{i}a.json", path]
+    out = subprocess.run([binary, "compare", *args, "--format", "json"],
                          capture_output=True, text=True).stdout
     for m in json.loads(out)["metrics"]:
         if not m.get("comparison"):
@@ -58,7 +73,8 @@ for i in pairs:
         else:
             others += 1
             false += v not in NO_CHANGE | NOT_JUDGED
-print(f"{len(pairs)} pairs, {pct:g}% injected into {exp}: found {found} of {injected} "
+how = "with the stored history" if history else "on the runs alone (no database in DIR)"
+print(f"{len(pairs)} pairs compared {how}, {pct:g}% injected into {exp}: found {found} of {injected} "
       f"({100 * found / max(injected, 1):.1f}%; {not_judged} put down to the machine); "
       f"false alarms among the other metrics {false} of {others} ({100 * false / max(others, 1):.1f}%)")
 PY

@@ -16,6 +16,11 @@
 //! the other side's between-run variance for both (Student's t with that side's n − 1
 //! degrees of freedom — how far the single run lies outside the other side's spread).
 //!
+//! The machine's history ([`RunNoise`], from its stored runs) stands in for a side that is
+//! one run: its rounds — or its single value — share one moment's machine state, so the
+//! variance of that side's value is the between-run variance the stored runs show (with
+//! their degrees of freedom), not its rounds' own.
+//!
 //! Pure: functions of their arguments. Depends on the rest of `stats::compare` and `statrs`.
 
 use serde::{Deserialize, Serialize};
@@ -61,29 +66,29 @@ struct Term {
     df: f64,
 }
 
-/// The side's term: its own spread (n ≥ 2), or the stored noise when that is larger — the
-/// values of one run (its rounds) share the machine's state of that moment, so their mean
-/// moves at least as much as one whole run does. `None` for one value without noise.
+/// The side's term: the stored noise when there is one, else its own spread (n ≥ 2). The
+/// values of one run (its rounds) share the machine's state of that moment, so their spread
+/// understates how far the run's mean moves from one run to the next; the stored runs show
+/// exactly that (each contributes the same quantity, its mean of ln round medians) with
+/// many more degrees of freedom than a run's 2–4 rounds. `None` for one value without noise.
 fn term(values: &[f64], noise: Option<RunNoise>) -> Option<Term> {
+    if let Some(s) = noise.filter(|s| s.runs >= 2) {
+        let var = s.sd_log * s.sd_log;
+        return Some(Term {
+            var_mean: var,
+            var_one: var,
+            df: s.runs as f64 - 1.0,
+        });
+    }
     let n = values.len() as f64;
-    let own = (values.len() >= 2).then(|| {
+    (values.len() >= 2).then(|| {
         let (_, v) = mean_var(values);
         Term {
             var_mean: v / n,
             var_one: v,
             df: n - 1.0,
         }
-    });
-    let stored = noise.filter(|s| s.runs >= 2).map(|s| Term {
-        var_mean: s.sd_log * s.sd_log,
-        var_one: s.sd_log * s.sd_log,
-        df: s.runs as f64 - 1.0,
-    });
-    match (own, stored) {
-        (Some(o), Some(s)) if s.var_mean > o.var_mean => Some(s),
-        (Some(o), _) => Some(o),
-        (None, s) => s,
-    }
+    })
 }
 
 /// Welch's t-test of `ln b` against `ln a` and the 95% CI of the ratio of geometric means.

@@ -143,7 +143,7 @@ fn sets_are_normalised_run_by_run() {
 }
 
 #[test]
-fn stored_noise_bounds_a_single_runs_variance_from_below() {
+fn stored_noise_stands_for_a_single_runs_variance() {
     use super::sets::{RunNoise, welch_log_with};
     // One value each, ln ratio 0.1, each side's variance 0.05² with 9 degrees of freedom:
     // se = 0.05·√2, t = 1.4142, df = (2·0.0025)² / (2·0.0025²/9) = 18.
@@ -156,18 +156,20 @@ fn stored_noise_bounds_a_single_runs_variance_from_below() {
     assert!(close(t.df, 18.0, 1e-9), "{t:?}");
     assert!(t.p_value > 0.1 && t.p_value < 0.2, "{t:?}");
     // Tight rounds (0.1% apart) of one run do not make it more certain than the machine's
-    // history says a run is: the stored variance wins over the rounds' own.
+    // history says a run is: the stored variance stands for the rounds' own.
     let rounds_a = [1.0, 1.001, 0.999];
     let rounds_b = [1.1, 1.101, 1.099];
     let (alone, _) = welch_log_with(&rounds_a, &rounds_b, (None, None)).expect("rounds");
     let (floored, _) = welch_log_with(&rounds_a, &rounds_b, (noise, noise)).expect("rounds");
     assert!(alone.p_value < 1e-4, "{alone:?}");
     assert!(floored.p_value > 0.1, "{floored:?}");
-    // Rounds that spread more than the history keep their own variance.
+    // Rounds that spread more than the history: the history's variance and degrees of
+    // freedom still stand for the run (2 degrees of freedom of three rounds would not).
     let wide = [1.0, 1.3, 0.8];
-    let (own, _) = welch_log_with(&wide, &rounds_b, (noise, None)).expect("rounds");
-    let (same, _) = welch_log_with(&wide, &rounds_b, (None, None)).expect("rounds");
-    assert_eq!(own, same);
+    let (with, _) = welch_log_with(&wide, &rounds_b, (noise, noise)).expect("rounds");
+    let (alone, _) = welch_log_with(&wide, &rounds_b, (None, None)).expect("rounds");
+    assert!(close(with.df, 18.0, 1e-9), "{with:?}");
+    assert!(alone.df < 5.0, "{alone:?}");
 }
 
 /// A stored run of the same host and profile as `run_at`, with the metric at `ns`.
