@@ -3,6 +3,7 @@
 #
 #   scripts/stability.sh [RUNS] [BENCH ARGS...]      (default: 5 default-profile runs)
 #   KEEP=1 scripts/stability.sh ...                   keep the runs' JSON (the directory is printed)
+#   scripts/stability.sh --again DIR                  the table again from the kept runs of DIR
 #
 # Runs `sysmeter bench` RUNS times back to back (each into a throwaway database) and prints,
 # for named headline metrics of every group, the coefficient of variation of the medians
@@ -13,9 +14,13 @@
 # per experiment, how many runs flagged it unstable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = --again ]; then
+    dir=${2:?usage: scripts/stability.sh --again DIR}
+    runs=$(find "$dir" -name 'run*.json' | wc -l)
+else
 runs=${1:-5}
 shift || true
-bin=target/release/sysmeter
+bin=${BIN:-target/release/sysmeter}
 [ -x "$bin" ] || cargo build --release --locked >&2
 dir=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] && echo "kept $dir" >&2 || rm -rf "$dir"' EXIT
@@ -25,8 +30,9 @@ for i in $(seq 1 "$runs"); do
         echo "run $i failed:" >&2; tail -5 "$dir/run$i.err" >&2; exit 1; }
     echo "run $i: $(( $(date +%s) - start )) s" >&2
 done
+fi
 python3 - "$dir" "$runs" <<'PY'
-import json, statistics, sys
+import fnmatch, json, statistics, sys
 d, n = sys.argv[1], int(sys.argv[2])
 runs = [json.load(open(f"{d}/run{i}.json")) for i in range(1, n + 1)]
 HEADLINE = [
@@ -41,8 +47,10 @@ HEADLINE = [
     ("os.ctxsw", "process context switch", "cpu"),
     ("mem.latency", "L1 latency", "cpu"),
     ("mem.latency", "L2 latency", "cpu"),
-    ("mem.latency", "DRAM latency", "memory"),
-    ("mem.bandwidth", "read, DRAM (256 MiB), 1 thread", "memory"),
+    # The deepest level the chase reached: "DRAM latency", or "last level latency" when the
+    # series stops inside a large L3 (the buffer size follows the machine's caches).
+    ("mem.latency", "DRAM latency|last level latency", "memory"),
+    ("mem.bandwidth", "read, DRAM (*), 1 thread", "memory"),
     ("mem.pagefault", "minor fault, 4 KiB page (THP off)", "cpu"),
     ("ipc.pipe", "round trip 1 B, same CPU", "ipc"),
     ("ipc.pipe", "round trip 1 B, cross CPU", "ipc"),
@@ -58,7 +66,8 @@ def find(run, exp, name):
     r = next((x for x in run["results"] if x["id"] == exp), None)
     if r is None or r["status"] != "ok":
         return None, None
-    m = next((m for m in r["metrics"] if m["name"] == name), None)
+    # NAME: alternatives separated by "|", each a shell-style pattern.
+    m = next((m for m in r["metrics"] if any(fnmatch.fnmatchcase(m["name"], p) for p in name.split("|"))), None)
     if m is None:
         return None, None
     raw = (m.get("rounds") or {}).get("median", m["summary"]["median"])
