@@ -154,3 +154,61 @@ fn compare_refuses_bad_sets_with_the_fix() {
         assert!(err.contains(message), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn compare_of_stored_runs_uses_the_hosts_history_unless_told_not_to() {
+    // Eight stored runs whose null syscall moves by about 6% from run to run, then A and a
+    // B 8% slower than A: within B's samples that is a clear slowdown, within the
+    // machine's history it is not.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("runs.db");
+    let mut files = Vec::new();
+    for (i, f) in [1.0, 1.06, 0.95, 1.03, 0.98, 1.07, 0.94, 1.02]
+        .iter()
+        .enumerate()
+    {
+        files.push(write(dir.path(), &run(&format!("h{i}"), 4.5, *f)));
+    }
+    files.push(write(dir.path(), &run("a", 4.5, 1.0)));
+    files.push(write(dir.path(), &run("b", 4.5, 1.08)));
+    sysmeter()
+        .arg("import")
+        .arg("--db")
+        .arg(&db)
+        .args(&files)
+        .assert()
+        .success();
+    let compare = |extra: &[&str]| {
+        let out = sysmeter()
+            .args(["compare", "--db"])
+            .arg(&db)
+            .args(["a", "b", "--format", "json"])
+            .args(extra)
+            .assert()
+            .success();
+        json_of(&out.get_output().stdout)
+    };
+    let with = compare(&[]);
+    let m = null(&with);
+    assert_eq!(
+        m["run_noise_a"]["runs"], 8,
+        "the compared runs are left out: {m}"
+    );
+    assert!(m["comparison"]["runs_test"].is_object(), "{m}");
+    assert_eq!(m["verdict"], "no_change", "{m}");
+    let alone = compare(&["--no-history"]);
+    let m = null(&alone);
+    assert!(m.get("run_noise_a").is_none(), "{m}");
+    assert_eq!(m["verdict"], "slower", "{m}");
+    let text = stdout_of(
+        sysmeter()
+            .args(["compare", "--db"])
+            .arg(&db)
+            .args(["a", "b"]),
+    );
+    assert!(text.contains("history: p and CI"), "{text}");
+    assert!(text.contains("up to 8 stored runs"), "{text}");
+    // Two JSON files: the database is not opened, so no history.
+    let files_only = stdout_of(sysmeter().arg("compare").args([&files[8], &files[9]]));
+    assert!(!files_only.contains("history:"), "{files_only}");
+}
