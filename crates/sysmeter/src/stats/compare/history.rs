@@ -4,8 +4,8 @@
 //! machine's state of that moment and understate how far the next run will land — and it
 //! stands in for that side's variance in the between-run test (`sets::welch_log_with`).
 //!
-//! The per-run value is the geometric mean of the run's round medians (its median when it
-//! has no rounds), the quantity the between-run test compares. For a metric that scales with
+//! The per-run value is the median of the run's round medians (its median when it has no
+//! rounds), the quantity the between-run test compares for a side judged on this noise. For a metric that scales with
 //! the core clock, compared between runs that both carry the probe, it is first brought to
 //! core cycles with each stored run's (round's) probe, so a clock that drifted between the
 //! stored runs does not count as noise: a raw comparison is only judged when the two clocks
@@ -85,7 +85,7 @@ fn run_value_ln(run: &RunRecord, w: Wanted<'_>) -> Option<f64> {
     if side.members.is_empty() {
         return None;
     }
-    let mut sum = 0.0;
+    let mut values = Vec::with_capacity(side.members.len());
     for m in &side.members {
         let value = match (w.in_cycles, w.unit) {
             (false, _) => m.median,
@@ -95,7 +95,7 @@ fn run_value_ln(run: &RunRecord, w: Wanted<'_>) -> Option<f64> {
         if !(value.is_finite() && value > 0.0) {
             return None;
         }
-        sum += value.ln();
+        values.push(value);
     }
-    Some(sum / side.members.len() as f64)
+    Some(crate::stats::median(&values).ok()?.ln())
 }

@@ -19,7 +19,9 @@
 //! The machine's history ([`RunNoise`], from its stored runs) stands in for a side that is
 //! one run: its rounds — or its single value — share one moment's machine state, so the
 //! variance of that side's value is the between-run variance the stored runs show (with
-//! their degrees of freedom), not its rounds' own.
+//! their degrees of freedom) unless its rounds' own is larger, and the value is the median
+//! of its rounds (the quantity whose spread the stored runs show; one disturbed round moves a mean
+//! of three far more than the stored spread allows).
 //!
 //! Pure: functions of their arguments. Depends on the rest of `stats::compare` and `statrs`.
 
@@ -66,29 +68,31 @@ struct Term {
     df: f64,
 }
 
-/// The side's term: the stored noise when there is one, else its own spread (n ≥ 2). The
+/// The side's term: its own spread (n ≥ 2), or the stored noise when that is larger. The
 /// values of one run (its rounds) share the machine's state of that moment, so their spread
-/// understates how far the run's mean moves from one run to the next; the stored runs show
-/// exactly that (each contributes the same quantity, its mean of ln round medians) with
-/// many more degrees of freedom than a run's 2–4 rounds. `None` for one value without noise.
+/// usually understates how far the run moves from one run to the next, which the stored
+/// runs show; but a run whose rounds spread more than the stored runs do (its clock moved
+/// within it, say) is that much less certain. `None` for one value without noise.
 fn term(values: &[f64], noise: Option<RunNoise>) -> Option<Term> {
-    if let Some(s) = noise.filter(|s| s.runs >= 2) {
-        let var = s.sd_log * s.sd_log;
-        return Some(Term {
-            var_mean: var,
-            var_one: var,
-            df: s.runs as f64 - 1.0,
-        });
-    }
     let n = values.len() as f64;
-    (values.len() >= 2).then(|| {
+    let own = (values.len() >= 2).then(|| {
         let (_, v) = mean_var(values);
         Term {
             var_mean: v / n,
             var_one: v,
             df: n - 1.0,
         }
-    })
+    });
+    let stored = noise.filter(|s| s.runs >= 2).map(|s| Term {
+        var_mean: s.sd_log * s.sd_log,
+        var_one: s.sd_log * s.sd_log,
+        df: s.runs as f64 - 1.0,
+    });
+    match (own, stored) {
+        (Some(o), Some(s)) if o.var_mean > s.var_mean => Some(o),
+        (_, Some(s)) => Some(s),
+        (o, None) => o,
+    }
 }
 
 /// Welch's t-test of `ln b` against `ln a` and the 95% CI of the ratio of geometric means.
@@ -124,7 +128,7 @@ pub fn welch_log_with(
             (qa + qb, df)
         }
     };
-    let delta = mean_var(&lb).0 - mean_var(&la).0;
+    let delta = centre(&lb, noise_b) - centre(&la, noise_a);
     let se = se2.sqrt();
     let test = |t: f64, p: f64| RunsTest {
         runs_a: a.len(),
@@ -145,6 +149,16 @@ pub fn welch_log_with(
     let q = dist.inverse_cdf(0.975);
     let ci = ((delta - q * se).exp(), (delta + q * se).exp());
     Some((test(t, p), ci))
+}
+
+/// Where a side's ln values lie: their mean, or for a side judged on its stored noise (one
+/// run's rounds) their median — the quantity the stored runs' spread was taken of
+/// (`super::history`), and one a single disturbed round does not drag.
+fn centre(logs: &[f64], noise: Option<RunNoise>) -> f64 {
+    match noise.filter(|s| s.runs >= 2) {
+        Some(_) => crate::stats::median(logs).unwrap_or(f64::NAN),
+        None => mean_var(logs).0,
+    }
 }
 
 /// Mean and sample variance (n − 1; 0 for one value).
