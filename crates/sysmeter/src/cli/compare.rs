@@ -88,9 +88,10 @@ Sets (A1,A2,A3 B1,B2,B3, or runs made with bench --rounds N, which count as N):
 History (when A or B is a stored run; --no-history turns it off):
   run noise    a side that is one run takes the spread of its host's recent stored
                runs of the same profile (at least 5 of the last 20 bench runs, in core
-               cycles for metrics that scale) as the variance of its value: the samples
-               and rounds of one run share one moment's machine state. Such a metric is
-               then tested between runs (Welch, as for sets).
+               cycles for metrics that scale) as the least variance of its value (the
+               median of its rounds): the samples and rounds of one run share one
+               moment's machine state. Such a metric is then tested between runs (Welch,
+               as for sets).
 Runs from different machines are compared too; what differs (CPU, caches, kernel,
 virtualization, ...) is listed first.
 Exit status: 0 compared (and no regression), 1 a regression under --fail-above, or an

@@ -189,9 +189,10 @@ fn history_line(cmp: &RunComparison) -> Option<String> {
     let mut cvs: Vec<f64> = noises.iter().map(|n| n.sd_log).collect();
     cvs.sort_by(f64::total_cmp);
     Some(format!(
-        "history: p and CI from a Welch t-test between runs, each single run's variance its \
-         host's between-run noise from up to {runs} stored runs of the same profile (median \
-         between-run CV {}; docs/compare.md, \"History\"); --no-history judges the runs alone.",
+        "history: p and CI from a Welch t-test between runs, each single run's variance at \
+         least its host's between-run noise from up to {runs} stored runs of the same profile \
+         (median between-run CV {}; docs/compare.md, \"History\"); --no-history judges the \
+         runs alone.",
         units::percent(cvs[cvs.len() / 2])
     ))
 }

@@ -97,8 +97,8 @@ pub struct MetricComparison {
     /// `judged_normalised`; `no_change` when the metric could not be compared.
     pub verdict: Verdict,
     /// A's between-run noise from the stored runs of its host (when A is one run and the
-    /// store holds enough of them, `stats::compare::history`); it then stands for A's
-    /// variance in the between-run test.
+    /// store holds enough of them, `stats::compare::history`); it then bounds A's variance
+    /// in the between-run test from below.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_noise_a: Option<RunNoise>,
     /// B's, likewise.
