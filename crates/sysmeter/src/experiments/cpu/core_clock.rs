@@ -3,7 +3,8 @@
 //!
 //! The clock comes from the machine-state probe's dependent 64-bit multiply chain
 //! (`sysmeter_sys::probe`: 3 cycles per `imul` on x86-64, carried across loop turns so the
-//! out-of-order core cannot overlap blocks), median of [`PROBES`] probes. It is cross-checked
+//! out-of-order core cannot overlap blocks), median of [`PROBES`] probes just before and as
+//! many just after the `int mul (dependent)` row. It is cross-checked
 //! against two add chains of 1 cycle per add: the probe's carried one, which must agree, and
 //! the `int add (dependent)` row of this experiment, which carries its chain across blocks
 //! too (until issue 12 it restarted it every `CHAIN_LEN` instructions, so a wide core
@@ -32,17 +33,27 @@ pub struct Clocks {
     pub add_row: Option<f64>,
 }
 
-/// Measures the probe chains on the calling (measuring) thread.
-pub fn measure(add_row_ns: Option<f64>) -> Clocks {
-    let mut muls = Vec::with_capacity(PROBES);
-    let mut adds = Vec::with_capacity(PROBES);
-    for _ in 0..PROBES {
-        let r = sysmeter_sys::probe::probe();
-        muls.push(sample::core_ghz(CYCLES_PER_MUL, r.mul_ns));
-        let turns = sysmeter_sys::probe::PROBE_ADD_TURNS;
-        let ns = sysmeter_sys::probe::time_add_chain(turns) as f64;
-        adds.push((turns * sysmeter_sys::probe::ADD_UNROLL) as f64 / ns.max(1.0));
-    }
+/// One reading of the probe chains on the calling (measuring) thread: [`PROBES`] pairs of
+/// (multiply-chain GHz, carried-add GHz).
+pub fn probe_clocks() -> Vec<(f64, f64)> {
+    (0..PROBES)
+        .map(|_| {
+            let r = sysmeter_sys::probe::probe();
+            let turns = sysmeter_sys::probe::PROBE_ADD_TURNS;
+            let ns = sysmeter_sys::probe::time_add_chain(turns) as f64;
+            let add = (turns * sysmeter_sys::probe::ADD_UNROLL) as f64 / ns.max(1.0);
+            (sample::core_ghz(CYCLES_PER_MUL, r.mul_ns), add)
+        })
+        .collect()
+}
+
+/// The clocks from `readings` (probe pairs taken just before and just after the `int mul
+/// (dependent)` row, so the clock is the one that row ran at: on the development host the
+/// turbo bin moved by up to 12% within the second between that row and the end of
+/// `cpu.ops`, where the probes used to be taken), and the add row's.
+pub fn measure(readings: &[(f64, f64)], add_row_ns: Option<f64>) -> Clocks {
+    let muls: Vec<f64> = readings.iter().map(|r| r.0).collect();
+    let adds: Vec<f64> = readings.iter().map(|r| r.1).collect();
     Clocks {
         mul: stats::median(&muls).unwrap_or(f64::NAN),
         carried_add: stats::median(&adds).unwrap_or(f64::NAN),
@@ -50,9 +61,10 @@ pub fn measure(add_row_ns: Option<f64>) -> Clocks {
     }
 }
 
-/// Adds the `core_clock` finding (and `core_clock_check`) to `out`.
-pub fn find(out: &mut Measured, tsc_ghz: Option<f64>) {
-    let clocks = measure(out.median("int add (dependent)"));
+/// Adds the `core_clock` finding (and `core_clock_check`) to `out`, from the probe readings
+/// around the multiply row (see [`measure`]).
+pub fn find(out: &mut Measured, readings: &[(f64, f64)], tsc_ghz: Option<f64>) {
+    let clocks = measure(readings, out.median("int add (dependent)"));
     if !(clocks.mul.is_finite() && clocks.mul > 0.0) {
         return;
     }
@@ -108,8 +120,10 @@ pub fn check_text(c: &Clocks) -> String {
             text.push_str(&format!(
                 "; the int add (dependent) row implies {row:.2} GHz ({:+.0}%), which is off: \
                  the row was disturbed while it was measured (compare its CI and the \
-                 experiment's machine state), or its chain is not carried across its blocks \
-                 of {} adds, so the out-of-order core overlapped them — read it with care.",
+                 experiment's machine state), its chain is not carried across its blocks \
+                 of {} adds, so the out-of-order core overlapped them, or this core resolves \
+                 adds of a small constant before they execute (some recent x86 cores do) — \
+                 read it with care.",
                 100.0 * d,
                 sysmeter_sys::kernels::CHAIN_LEN
             ));
@@ -170,7 +184,9 @@ mod tests {
 
     #[test]
     fn the_probe_chains_give_finite_clocks() {
-        let c = measure(Some(0.25));
+        let readings = probe_clocks();
+        assert_eq!(readings.len(), PROBES);
+        let c = measure(&readings, Some(0.25));
         assert!(c.mul.is_finite() && c.mul > 0.0, "{c:?}");
         assert!(c.carried_add.is_finite() && c.carried_add > 0.0, "{c:?}");
         assert_eq!(c.add_row, Some(4.0));

@@ -76,15 +76,24 @@ impl Experiment for CpuOps {
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
         let mut out = Measured::default();
+        // The core_clock finding's probes bracket the multiply row: the clock it ran at.
+        let mut around_mul = Vec::new();
         for (chain, name, _) in CHAINS {
+            let mul = chain == Chain::IntMul;
+            if mul {
+                around_mul.extend(core_clock::probe_clocks());
+            }
             let spec = Spec::new(name).ops(CHAIN_LEN).own_loop();
             out.metrics.push(ctx.measure(spec, |n| {
                 black_box(kernels::run_chain(chain, black_box(n)));
             })?);
+            if mul {
+                around_mul.extend(core_clock::probe_clocks());
+            }
         }
         branches(ctx, &mut out)?;
         primitives(ctx, &mut out)?;
-        findings(&mut out, ctx.calib.tsc_ghz);
+        findings(&mut out, &around_mul, ctx.calib.tsc_ghz);
         Ok(out)
     }
 }
@@ -144,8 +153,8 @@ fn primitives(ctx: &mut Ctx<'_>, out: &mut Measured) -> Result<(), ExperimentErr
     Ok(())
 }
 
-fn findings(out: &mut Measured, tsc_ghz: Option<f64>) {
-    core_clock::find(out, tsc_ghz);
+fn findings(out: &mut Measured, around_mul: &[(f64, f64)], tsc_ghz: Option<f64>) {
+    core_clock::find(out, around_mul, tsc_ghz);
     if let (Some(r), Some(p)) = (out.median(RANDOM), out.median(PREDICTABLE)) {
         let penalty = 2.0 * (r - p);
         out.find(
