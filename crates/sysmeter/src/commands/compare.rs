@@ -76,8 +76,10 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
 }
 
 /// The stored runs that tell the machine's between-run noise (`stats::compare::history`):
-/// for each side that is one run, up to [`HISTORY_RUNS`] recent bench runs of its host with
-/// its profile, newest first, other than the runs compared. A run that cannot be read is
+/// for each side that is one run, up to [`HISTORY_RUNS`] complete bench runs of its host
+/// with its profile, newest first, found among the host's `3 × HISTORY_RUNS` most recent
+/// stored runs, other than the runs compared (`history::run_noise` also keeps only those of
+/// the same sysmeter version). A run that cannot be read is
 /// left out with a warning; the comparison itself never fails for the history's sake.
 fn load_history(store: &Store, a: &[&RunRecord], b: &[&RunRecord]) -> Vec<RunRecord> {
     let compared: Vec<&str> = a.iter().chain(b).map(|r| r.id.as_str()).collect();
@@ -104,7 +106,9 @@ fn load_history(store: &Store, a: &[&RunRecord], b: &[&RunRecord]) -> Vec<RunRec
             if kept == HISTORY_RUNS {
                 break;
             }
-            if listing.kind != "bench" || compared.contains(&listing.id.as_str()) {
+            // Complete bench runs only: an interrupted one may hold a round or two.
+            let complete = listing.state() == "complete";
+            if listing.kind != "bench" || !complete || compared.contains(&listing.id.as_str()) {
                 continue;
             }
             match store.load_run(&listing.id) {

@@ -197,19 +197,27 @@ impl Ctx<'_> {
             workload(iters)?;
             let raw = t0.elapsed().as_nanos() as f64;
             raws.push(raw);
-            samples.push(((raw - overhead(&loop_ref)) / ops).max(0.0));
+            let before = overhead(&loop_ref);
+            samples.push(((raw - before) / ops).max(0.0));
             if let Some(r) = loop_ref.as_mut() {
                 r.after_sample(samples.len());
+            }
+            // The stopping rule judges what will be reported: every sample net of the
+            // current estimate of the loop's turn.
+            let now = overhead(&loop_ref);
+            if now != before {
+                samples = raws
+                    .iter()
+                    .map(|raw| ((raw - now) / ops).max(0.0))
+                    .collect();
             }
             if self.enough(&samples, start) {
                 break;
             }
         }
-        // Every sample net of the same, final estimate of the loop's turn.
+        // Every sample is net of the same, final estimate of the loop's turn (recomputed above
+        // whenever the estimate moved).
         let overhead_total = overhead(&loop_ref);
-        let samples: Vec<f64> = (raws.iter())
-            .map(|raw| ((raw - overhead_total) / ops).max(0.0))
-            .collect();
         let mut m = self.metric(&spec.name, Unit::Ns, samples)?;
         m.subtracted_overhead_ns = overhead_total / ops;
         m.ops_per_sample = iters * spec.ops_per_iter;

@@ -166,6 +166,14 @@ pub fn clock_scaling(points: &[Point]) -> ScalingEvidence {
         .copied()
         .filter(|p| positive(p.ns) && positive(p.core_ghz))
         .collect();
+    // One line through the points: two parameters.
+    let df = ok.len() as f64 - 2.0;
+    evidence(ok, df)
+}
+
+/// The evidence of `ok` (valid points) whose regression residuals have `residual_df` degrees
+/// of freedom.
+fn evidence(ok: Vec<Point>, residual_df: f64) -> ScalingEvidence {
     let times: Vec<f64> = ok.iter().map(|p| p.ns).collect();
     let cycles: Vec<f64> = ok.iter().map(|p| core_cycles(p.ns, p.core_ghz)).collect();
     let clocks: Vec<f64> = ok.iter().map(|p| p.core_ghz).collect();
@@ -173,7 +181,7 @@ pub fn clock_scaling(points: &[Point]) -> ScalingEvidence {
     // cycles_cv < time_cv exactly when the elasticity exceeds ½; decided only when its 95%
     // CI lies on one side of ½, so a few points over a clock that barely moved (the probe
     // steps by 0.1 GHz) cannot flip a call between "scales" and "fixed" by chance.
-    let clear = elasticity_ci(&ok).is_some_and(|(e, half)| (e - 0.5).abs() > half);
+    let clear = elasticity_ci(&ok, residual_df).is_some_and(|(e, half)| (e - 0.5).abs() > half);
     let too_little = ok.len() < MIN_POINTS || probe_cv.is_nan() || probe_cv < MIN_PROBE_CV;
     let verdict = if too_little || !clear {
         Scaling::Undecided
@@ -193,6 +201,8 @@ pub fn clock_scaling(points: &[Point]) -> ScalingEvidence {
 
 /// [`clock_scaling`] on the points of two sides, each divided by its own geometric mean of
 /// time and of clock, so only the variation within a side is evidence (see the module docs).
+/// A side of one point says nothing about that variation and is left out; each side's
+/// centring uses up one degree of freedom of the residuals, the common slope one more.
 pub fn within_side_scaling(a: &[Point], b: &[Point]) -> ScalingEvidence {
     let centred = |side: &[Point]| -> Vec<Point> {
         let ok: Vec<Point> = side
@@ -200,8 +210,8 @@ pub fn within_side_scaling(a: &[Point], b: &[Point]) -> ScalingEvidence {
             .copied()
             .filter(|p| positive(p.ns) && positive(p.core_ghz))
             .collect();
-        if ok.is_empty() {
-            return ok;
+        if ok.len() < 2 {
+            return Vec::new();
         }
         let n = ok.len() as f64;
         let gm_ns = (ok.iter().map(|p| p.ns.ln()).sum::<f64>() / n).exp();
@@ -213,19 +223,22 @@ pub fn within_side_scaling(a: &[Point], b: &[Point]) -> ScalingEvidence {
             })
             .collect()
     };
-    let mut all = centred(a);
-    all.extend(centred(b));
-    clock_scaling(&all)
+    let (ca, cb) = (centred(a), centred(b));
+    let sides = [&ca, &cb].iter().filter(|s| !s.is_empty()).count() as f64;
+    let df = (ca.len() + cb.len()) as f64 - sides - 1.0;
+    let mut all = ca;
+    all.extend(cb);
+    evidence(all, df)
 }
 
 /// The elasticity (see [`elasticity`]) and the half-width of its 95% CI from the regression's
-/// residuals (Student's t, n − 2 degrees of freedom); `None` under three points or without
+/// residuals (Student's t with `df` degrees of freedom); `None` with `df` < 1 or without
 /// spread of the clock.
-fn elasticity_ci(points: &[Point]) -> Option<(f64, f64)> {
+fn elasticity_ci(points: &[Point], df: f64) -> Option<(f64, f64)> {
     use statrs::distribution::{ContinuousCDF, StudentsT};
     let e = elasticity(points)?;
     let n = points.len();
-    if n < 3 {
+    if df < 1.0 {
         return None;
     }
     let xs: Vec<f64> = points.iter().map(|p| p.core_ghz.ln()).collect();
@@ -239,10 +252,8 @@ fn elasticity_ci(points: &[Point]) -> Option<(f64, f64)> {
     let rss: f64 = (xs.iter().zip(&ys))
         .map(|(x, y)| (y - my + e * (x - mx)).powi(2))
         .sum();
-    let se = (rss / (n as f64 - 2.0) / sxx).sqrt();
-    let q = StudentsT::new(0.0, 1.0, n as f64 - 2.0)
-        .ok()?
-        .inverse_cdf(0.975);
+    let se = (rss / df / sxx).sqrt();
+    let q = StudentsT::new(0.0, 1.0, df).ok()?.inverse_cdf(0.975);
     Some((e, q * se))
 }
 

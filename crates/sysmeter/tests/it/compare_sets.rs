@@ -162,31 +162,21 @@ fn compare_of_stored_runs_uses_the_hosts_history_unless_told_not_to() {
     // machine's history it is not.
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("runs.db");
-    let mut files = Vec::new();
-    for (i, f) in [1.0, 1.06, 0.95, 1.03, 0.98, 1.07, 0.94, 1.02]
-        .iter()
-        .enumerate()
-    {
-        files.push(write(dir.path(), &run(&format!("h{i}"), 4.5, *f)));
-    }
-    files.push(write(dir.path(), &run("a", 4.5, 1.0)));
-    files.push(write(dir.path(), &run("b", 4.5, 1.08)));
-    sysmeter()
-        .arg("import")
-        .arg("--db")
-        .arg(&db)
-        .args(&files)
-        .assert()
-        .success();
+    let factors = [1.0, 1.06, 0.95, 1.03, 0.98, 1.07, 0.94, 1.02, 1.0, 1.08];
+    let ids = ["h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7", "a", "b"];
+    let files: Vec<PathBuf> = (ids.iter().zip(factors))
+        .map(|(id, f)| write(dir.path(), &run(id, 4.5, f)))
+        .collect();
+    let with_db = |cmd: &str, db: &Path| {
+        let mut c = sysmeter();
+        c.args([cmd, "--db"]).arg(db);
+        c
+    };
+    with_db("import", &db).args(&files).assert().success();
     let compare = |extra: &[&str]| {
-        let out = sysmeter()
-            .args(["compare", "--db"])
-            .arg(&db)
-            .args(["a", "b", "--format", "json"])
-            .args(extra)
-            .assert()
-            .success();
-        json_of(&out.get_output().stdout)
+        let mut c = with_db("compare", &db);
+        let out = c.args(["a", "b", "--format", "json"]).args(extra).assert();
+        json_of(&out.success().get_output().stdout)
     };
     let with = compare(&[]);
     let m = null(&with);
@@ -200,15 +190,16 @@ fn compare_of_stored_runs_uses_the_hosts_history_unless_told_not_to() {
     let m = null(&alone);
     assert!(m.get("run_noise_a").is_none(), "{m}");
     assert_eq!(m["verdict"], "slower", "{m}");
-    let text = stdout_of(
-        sysmeter()
-            .args(["compare", "--db"])
-            .arg(&db)
-            .args(["a", "b"]),
-    );
+    let text = stdout_of(with_db("compare", &db).args(["a", "b"]));
     assert!(text.contains("history: p and CI"), "{text}");
     assert!(text.contains("up to 8 stored runs"), "{text}");
-    // Two JSON files: the database is not opened, so no history.
-    let files_only = stdout_of(sysmeter().arg("compare").args([&files[8], &files[9]]));
+    // Two JSON files: the database is not opened (not even created), so no history.
+    let never = dir.path().join("never.db");
+    let files_only = stdout_of(with_db("compare", &never).args([&files[8], &files[9]]));
     assert!(!files_only.contains("history:"), "{files_only}");
+    assert!(
+        !never.exists(),
+        "compare of two files created {}",
+        never.display()
+    );
 }

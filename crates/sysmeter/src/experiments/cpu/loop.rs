@@ -64,8 +64,8 @@ impl Experiment for CpuLoop {
                 "harness_loop_overhead",
                 format!(
                     "The harness loop costs {m:.2} ns per iteration here (calibrated at run \
-                     start: {calibrated:.2} ns); that calibrated value is what the other \
-                     experiments subtract per operation."
+                     start: {calibrated:.2} ns); each metric subtracts the turn timed beside \
+                     its own samples, since it moves with the machine's state."
                 ),
                 Some(m),
             );

@@ -2,16 +2,16 @@
 //! the per-run value across the recent runs of the same host and profile. It is what a
 //! comparison of two single runs lacks — the samples (and the rounds) of one run share the
 //! machine's state of that moment and understate how far the next run will land — and it
-//! stands in for that side's variance in the between-run test (`sets::welch_log_with`).
+//! bounds that side's variance from below in the between-run test (`sets::welch_log_with`).
 //!
 //! The per-run value is the median of the run's round medians (its median when it has no
-//! rounds), the quantity the between-run test compares for a side judged on this noise. For a metric that scales with
-//! the core clock, compared between runs that both carry the probe, it is first brought to
-//! core cycles with each stored run's (round's) probe, so a clock that drifted between the
-//! stored runs does not count as noise: a raw comparison is only judged when the two clocks
-//! agree within the machine threshold, and a normalised one has the clock divided out.
-//! Stored runs without the probe then do not count; without probes on the compared runs the
-//! values are taken as measured.
+//! rounds), the quantity the between-run test compares for a side judged on this noise. For
+//! a metric that scales with the core clock, compared between runs that both carry the
+//! probe, it is first brought to core cycles with each stored run's (round's) probe, so a
+//! clock that drifted between the stored runs does not count as noise: a raw comparison is
+//! only judged when the two clocks agree within the machine threshold, and a normalised one
+//! has the clock divided out. Stored runs without the probe then do not count; without
+//! probes on the compared runs the values are taken as measured.
 //!
 //! Pure: reads run records the caller loaded (`commands::compare`). Depends on the rest of
 //! `stats::compare` and `model`.
@@ -48,7 +48,9 @@ impl Wanted<'_> {
 }
 
 /// The between-run noise of `wanted` over the runs of `history` made on `run`'s host with
-/// its profile, leaving out the runs compared (`compared`, by id). `None` with fewer than
+/// its profile by the same sysmeter version (another version may measure differently: the
+/// one that calibrated the harness loop once per run moved calls by 30% between runs),
+/// leaving out the runs compared (`compared`, by id). `None` with fewer than
 /// [`MIN_HISTORY_RUNS`] such runs measuring the metric.
 pub(super) fn run_noise(
     history: &[&RunRecord],
@@ -61,6 +63,7 @@ pub(super) fn run_noise(
         .filter(|h| {
             h.host.hostname == run.host.hostname
                 && h.config.profile == run.config.profile
+                && h.tool_version == run.tool_version
                 && !compared.contains(&h.id.as_str())
         })
         .filter_map(|h| run_value_ln(h, wanted))

@@ -225,7 +225,8 @@ pub(super) struct Runs<'r, 'a> {
 }
 
 impl Runs<'_, '_> {
-    /// The stored between-run noise of each side that is one run.
+    /// The stored between-run noise of each side that is one run (lent to the other when
+    /// only one has it).
     fn noise(&self, wanted: Wanted<'_>) -> (Option<RunNoise>, Option<RunNoise>) {
         let compared: Vec<&str> = (self.a.iter().chain(self.b))
             .map(|r| r.id.as_str())
@@ -234,7 +235,15 @@ impl Runs<'_, '_> {
             [run] => run_noise(self.history, run, &compared, wanted),
             _ => None,
         };
-        (one(self.a), one(self.b))
+        let (a, b) = (one(self.a), one(self.b));
+        // A single run without a history of its own (another profile or host) borrows the
+        // other side's: its rounds alone would understate it as much.
+        let single = |side: &[&RunRecord]| side.len() == 1;
+        match (a, b) {
+            (None, Some(n)) if single(self.a) => (Some(n), Some(n)),
+            (Some(n), None) if single(self.b) => (Some(n), Some(n)),
+            other => other,
+        }
     }
 }
 

@@ -57,15 +57,17 @@ pub struct RunNoise {
     pub sd_log: f64,
 }
 
-/// What one side's mean of ln values is uncertain by.
+/// What one side's centre of ln values is uncertain by.
 #[derive(Debug, Clone, Copy)]
 struct Term {
-    /// Variance of the side's mean.
+    /// Variance of the side's centre.
     var_mean: f64,
     /// Variance of one run's value, lent to a side of one value without noise of its own.
     var_one: f64,
     /// Degrees of freedom of the estimate.
     df: f64,
+    /// From the stored runs (the side is then centred on the median of its values).
+    stored: bool,
 }
 
 /// The side's term: its own spread (n ≥ 2), or the stored noise when that is larger. The
@@ -81,12 +83,14 @@ fn term(values: &[f64], noise: Option<RunNoise>) -> Option<Term> {
             var_mean: v / n,
             var_one: v,
             df: n - 1.0,
+            stored: false,
         }
     });
     let stored = noise.filter(|s| s.runs >= 2).map(|s| Term {
         var_mean: s.sd_log * s.sd_log,
         var_one: s.sd_log * s.sd_log,
         df: s.runs as f64 - 1.0,
+        stored: true,
     });
     match (own, stored) {
         (Some(o), Some(s)) if o.var_mean > s.var_mean => Some(o),
@@ -103,7 +107,9 @@ pub fn welch_log(a: &[f64], b: &[f64]) -> Option<(RunsTest, (f64, f64))> {
 
 /// [`welch_log`] with each side's stored between-run noise, if any (pass it only for a side
 /// that is one run: see [`term`]). A side of one value and no noise assumes the other side's
-/// variance of one run for it (Student's t with the other side's degrees of freedom).
+/// variance of one run for it (Student's t with the other side's degrees of freedom). Both
+/// sides judged on the *same* stored noise (the same host's runs: equal values) hold one
+/// estimate of the variance, not two, so the test has that estimate's degrees of freedom.
 pub fn welch_log_with(
     a: &[f64],
     b: &[f64],
@@ -114,9 +120,13 @@ pub fn welch_log_with(
     }
     let la: Vec<f64> = a.iter().map(|x| x.ln()).collect();
     let lb: Vec<f64> = b.iter().map(|x| x.ln()).collect();
-    let (se2, df) = match (term(&la, noise_a), term(&lb, noise_b)) {
+    let (ta, tb) = (term(&la, noise_a), term(&lb, noise_b));
+    let (se2, df) = match (ta, tb) {
         (None, None) => return None,
         (None, Some(t)) | (Some(t), None) => (t.var_one + t.var_mean, t.df),
+        (Some(ta), Some(tb)) if ta.stored && tb.stored && noise_a == noise_b => {
+            (ta.var_mean + tb.var_mean, ta.df)
+        }
         (Some(ta), Some(tb)) => {
             let (qa, qb) = (ta.var_mean, tb.var_mean);
             let denom = qa * qa / ta.df + qb * qb / tb.df;
@@ -128,7 +138,7 @@ pub fn welch_log_with(
             (qa + qb, df)
         }
     };
-    let delta = centre(&lb, noise_b) - centre(&la, noise_a);
+    let delta = centre(&lb, tb) - centre(&la, ta);
     let se = se2.sqrt();
     let test = |t: f64, p: f64| RunsTest {
         runs_a: a.len(),
@@ -151,13 +161,13 @@ pub fn welch_log_with(
     Some((test(t, p), ci))
 }
 
-/// Where a side's ln values lie: their mean, or for a side judged on its stored noise (one
-/// run's rounds) their median — the quantity the stored runs' spread was taken of
-/// (`super::history`), and one a single disturbed round does not drag.
-fn centre(logs: &[f64], noise: Option<RunNoise>) -> f64 {
-    match noise.filter(|s| s.runs >= 2) {
-        Some(_) => crate::stats::median(logs).unwrap_or(f64::NAN),
-        None => mean_var(logs).0,
+/// Where a side's ln values lie: the median for a side judged on its stored noise (one
+/// run's rounds) — the quantity the stored runs' spread was taken of (`super::history`), and
+/// one a single disturbed round does not drag — else the mean.
+fn centre(logs: &[f64], term: Option<Term>) -> f64 {
+    match term {
+        Some(t) if t.stored => crate::stats::median(logs).unwrap_or(f64::NAN),
+        _ => mean_var(logs).0,
     }
 }
 

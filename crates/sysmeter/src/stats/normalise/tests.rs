@@ -161,3 +161,35 @@ fn too_little_evidence_is_undecided() {
     }; 4];
     assert_eq!(clock_scaling(&bad).verdict, Scaling::Undecided);
 }
+
+#[test]
+fn within_side_evidence_counts_only_what_varies_within_a_side() {
+    // A is one run (one point: nothing varies within it), B two rounds whose time follows
+    // the clock exactly. Two points on one line leave no residual degree of freedom once
+    // B is centred and the slope fitted: undecided, however clean the line looks.
+    let a = [Point {
+        ns: 1.0,
+        core_ghz: 3.0,
+    }];
+    let b = [
+        Point {
+            ns: 1.0,
+            core_ghz: 3.0,
+        },
+        Point {
+            ns: 3.0 / 3.4,
+            core_ghz: 3.4,
+        },
+    ];
+    assert_eq!(within_side_scaling(&a, &b).verdict, Scaling::Undecided);
+    // Three rounds on B leave one: decided.
+    let b3 = [
+        b[0],
+        b[1],
+        Point {
+            ns: 3.0 / 3.2,
+            core_ghz: 3.2,
+        },
+    ];
+    assert_eq!(within_side_scaling(&a, &b3).verdict, Scaling::Scales);
+}
