@@ -77,23 +77,24 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
 
 /// The stored runs that tell the machine's between-run noise (`stats::compare::history`):
 /// for each side that is one run, up to [`HISTORY_RUNS`] complete bench runs of its host
-/// with its profile, newest first, found among the host's `3 × HISTORY_RUNS` most recent
-/// stored runs, other than the runs compared (`history::run_noise` also keeps only those of
-/// the same sysmeter version). A run that cannot be read is
-/// left out with a warning; the comparison itself never fails for the history's sake.
+/// with its profile and sysmeter version, newest first, found among the host's
+/// `3 × HISTORY_RUNS` most recent stored runs, other than the runs compared (what the
+/// listing tells is checked before a run is loaded). A run that cannot be read is left out
+/// with a warning; the comparison itself never fails for the history's sake.
 fn load_history(store: &Store, a: &[&RunRecord], b: &[&RunRecord]) -> Vec<RunRecord> {
     let compared: Vec<&str> = a.iter().chain(b).map(|r| r.id.as_str()).collect();
-    let mut wanted: Vec<(&str, &str)> = Vec::new();
+    let mut wanted: Vec<(&str, &str, &str)> = Vec::new();
     for side in [a, b] {
         if let [run] = side {
-            let key = (run.host.hostname.as_str(), run.config.profile.as_str());
+            let host = run.host.hostname.as_str();
+            let key = (host, run.config.profile.as_str(), run.tool_version.as_str());
             if !wanted.contains(&key) {
                 wanted.push(key);
             }
         }
     }
     let mut out: Vec<RunRecord> = Vec::new();
-    for (host, profile) in wanted {
+    for (host, profile, version) in wanted {
         let listed = match store.list_host_runs(HISTORY_RUNS * 3, Some(host)) {
             Ok(l) => l,
             Err(e) => {
@@ -107,8 +108,11 @@ fn load_history(store: &Store, a: &[&RunRecord], b: &[&RunRecord]) -> Vec<RunRec
                 break;
             }
             // Complete bench runs only: an interrupted one may hold a round or two.
-            let complete = listing.state() == "complete";
-            if listing.kind != "bench" || !complete || compared.contains(&listing.id.as_str()) {
+            let usable = listing.kind == "bench"
+                && listing.state() == "complete"
+                && listing.tool_version == version
+                && !compared.contains(&listing.id.as_str());
+            if !usable {
                 continue;
             }
             match store.load_run(&listing.id) {

@@ -186,6 +186,8 @@ impl Ctx<'_> {
         let overhead = |loop_ref: &Option<LoopReference>| {
             timer_ns + iters as f64 * loop_ref.as_ref().map_or(0.0, LoopReference::per_turn_ns)
         };
+        let net = |raw: f64, overhead: f64| ((raw - overhead) / ops).max(0.0);
+        let mut overhead_total = overhead(&loop_ref);
         let mut raws = Vec::new();
         let mut samples = Vec::new();
         let start = Instant::now();
@@ -197,27 +199,22 @@ impl Ctx<'_> {
             workload(iters)?;
             let raw = t0.elapsed().as_nanos() as f64;
             raws.push(raw);
-            let before = overhead(&loop_ref);
-            samples.push(((raw - before) / ops).max(0.0));
-            if let Some(r) = loop_ref.as_mut() {
-                r.after_sample(samples.len());
-            }
+            samples.push(net(raw, overhead_total));
+            let read = loop_ref
+                .as_mut()
+                .is_some_and(|r| r.after_sample(samples.len()));
             // The stopping rule judges what will be reported: every sample net of the
             // current estimate of the loop's turn.
-            let now = overhead(&loop_ref);
-            if now != before {
-                samples = raws
-                    .iter()
-                    .map(|raw| ((raw - now) / ops).max(0.0))
-                    .collect();
+            if read && overhead(&loop_ref) != overhead_total {
+                overhead_total = overhead(&loop_ref);
+                for (s, &raw) in samples.iter_mut().zip(&raws) {
+                    *s = net(raw, overhead_total);
+                }
             }
             if self.enough(&samples, start) {
                 break;
             }
         }
-        // Every sample is net of the same, final estimate of the loop's turn (recomputed above
-        // whenever the estimate moved).
-        let overhead_total = overhead(&loop_ref);
         let mut m = self.metric(&spec.name, Unit::Ns, samples)?;
         m.subtracted_overhead_ns = overhead_total / ops;
         m.ops_per_sample = iters * spec.ops_per_iter;

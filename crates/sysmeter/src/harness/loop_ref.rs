@@ -28,6 +28,7 @@ const FIRST: usize = 3;
 pub struct LoopReference {
     iters: u64,
     timer_ns: f64,
+    /// Per-turn readings, kept sorted so the median is at hand after each one.
     readings: Vec<f64>,
 }
 
@@ -46,26 +47,31 @@ impl LoopReference {
         r
     }
 
-    /// Takes a reading when one is due after `samples` samples.
-    pub fn after_sample(&mut self, samples: usize) {
-        if samples.is_multiple_of(EVERY) {
+    /// Takes a reading when one is due after `samples` samples; whether it did (only then
+    /// can [`LoopReference::per_turn_ns`] have moved).
+    pub fn after_sample(&mut self, samples: usize) -> bool {
+        let due = samples.is_multiple_of(EVERY);
+        if due {
             self.read();
         }
+        due
     }
 
     fn read(&mut self) {
         let t0 = Instant::now();
         reference_loop(black_box(self.iters));
         let ns = t0.elapsed().as_nanos() as f64;
-        self.readings
-            .push(((ns - self.timer_ns) / self.iters as f64).max(0.0));
+        let turn = ((ns - self.timer_ns) / self.iters as f64).max(0.0);
+        let at = self.readings.partition_point(|&r| r < turn);
+        self.readings.insert(at, turn);
     }
 
     /// Median per-turn cost of the readings so far, ns.
     pub fn per_turn_ns(&self) -> f64 {
-        let mut v = self.readings.clone();
-        v.sort_by(f64::total_cmp);
-        v.get(v.len() / 2).copied().unwrap_or(0.0)
+        self.readings
+            .get(self.readings.len() / 2)
+            .copied()
+            .unwrap_or(0.0)
     }
 }
 

@@ -26,7 +26,8 @@
 //!   slower has a steadier "cycle count" than time), so each side is first divided by its
 //!   own geometric means of time and clock.
 //!
-//! Pure: numbers in, numbers out. Depends on `thiserror`, `statrs` and `stats::cv`.
+//! Pure: numbers in, numbers out. Depends on `thiserror`, `statrs`, `stats::cv` and
+//! `model::Unit` (which unit is a rate).
 
 use super::cv;
 
@@ -61,6 +62,16 @@ pub enum Kind {
     Time,
     /// Operations or bytes per second: scales as the clock when it scales.
     Rate,
+}
+
+impl Kind {
+    /// A rate for bytes per second, else a time.
+    pub fn of(unit: crate::model::Unit) -> Kind {
+        match unit {
+            crate::model::Unit::BytesPerSec => Kind::Rate,
+            _ => Kind::Time,
+        }
+    }
 }
 
 /// Core cycles in `ns` nanoseconds at `ghz`: `ns × ghz`.
@@ -231,40 +242,51 @@ pub fn within_side_scaling(a: &[Point], b: &[Point]) -> ScalingEvidence {
     evidence(all, df)
 }
 
-/// The elasticity (see [`elasticity`]) and the half-width of its 95% CI from the regression's
-/// residuals (Student's t with `df` degrees of freedom); `None` with `df` < 1 or without
-/// spread of the clock.
-fn elasticity_ci(points: &[Point], df: f64) -> Option<(f64, f64)> {
-    use statrs::distribution::{ContinuousCDF, StudentsT};
-    let e = elasticity(points)?;
-    let n = points.len();
-    if df < 1.0 {
-        return None;
-    }
-    let xs: Vec<f64> = points.iter().map(|p| p.core_ghz.ln()).collect();
-    let ys: Vec<f64> = points.iter().map(|p| p.ns.ln()).collect();
-    let (mx, my) = (
-        xs.iter().sum::<f64>() / n as f64,
-        ys.iter().sum::<f64>() / n as f64,
-    );
-    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
-    // ln ns = my − e (ln ghz − mx) + residual.
-    let rss: f64 = (xs.iter().zip(&ys))
-        .map(|(x, y)| (y - my + e * (x - mx)).powi(2))
-        .sum();
-    let se = (rss / df / sxx).sqrt();
-    let q = StudentsT::new(0.0, 1.0, df).ok()?.inverse_cdf(0.975);
-    Some((e, q * se))
+/// The least-squares line of ln time on ln clock: the elasticity (minus its slope) and what
+/// its confidence interval needs.
+struct Fit {
+    elasticity: f64,
+    /// Residual sum of squares.
+    rss: f64,
+    /// Sum of squared deviations of ln clock.
+    sxx: f64,
 }
 
-fn elasticity(points: &[Point]) -> Option<f64> {
+/// [`Fit`] of `points`; `None` under two points or without spread of the clock.
+fn fit(points: &[Point]) -> Option<Fit> {
     let xs: Vec<f64> = points.iter().map(|p| p.core_ghz.ln()).collect();
     let ys: Vec<f64> = points.iter().map(|p| p.ns.ln()).collect();
     let n = xs.len() as f64;
     let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
     let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
     let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
-    (xs.len() >= 2 && sxx > 0.0).then(|| -sxy / sxx)
+    if xs.len() < 2 || sxx <= 0.0 {
+        return None;
+    }
+    let e = -sxy / sxx;
+    // ln ns = my − e (ln ghz − mx) + residual.
+    let rss = (xs.iter().zip(&ys))
+        .map(|(x, y)| (y - my + e * (x - mx)).powi(2))
+        .sum();
+    Some(Fit {
+        elasticity: e,
+        rss,
+        sxx,
+    })
+}
+
+/// The elasticity and the half-width of its 95% CI from the regression's residuals
+/// (Student's t with `df` degrees of freedom); `None` with `df` < 1 or without a [`fit`].
+fn elasticity_ci(points: &[Point], df: f64) -> Option<(f64, f64)> {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let f = fit(points).filter(|_| df >= 1.0)?;
+    let se = (f.rss / df / f.sxx).sqrt();
+    let q = StudentsT::new(0.0, 1.0, df).ok()?.inverse_cdf(0.975);
+    Some((f.elasticity, q * se))
+}
+
+fn elasticity(points: &[Point]) -> Option<f64> {
+    fit(points).map(|f| f.elasticity)
 }
 
 #[cfg(test)]

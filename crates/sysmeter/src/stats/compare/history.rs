@@ -16,9 +16,10 @@
 //! Pure: reads run records the caller loaded (`commands::compare`). Depends on the rest of
 //! `stats::compare` and `model`.
 
-use super::metric::gather;
-use super::sets::RunNoise;
+use super::metric::{at_clock, gather};
+use super::sets::{RunNoise, mean_var};
 use crate::model::{Metric, RunRecord, Unit};
+use crate::stats::normalise::Kind;
 
 /// Fewest stored runs with the metric before their spread is used: with fewer, the sample
 /// standard deviation is too uncertain to set a floor (4 degrees of freedom at 5).
@@ -47,34 +48,36 @@ impl Wanted<'_> {
     }
 }
 
-/// The between-run noise of `wanted` over the runs of `history` made on `run`'s host with
-/// its profile by the same sysmeter version (another version may measure differently: the
-/// one that calibrated the harness loop once per run moved calls by 30% between runs),
-/// leaving out the runs compared (`compared`, by id). `None` with fewer than
-/// [`MIN_HISTORY_RUNS`] such runs measuring the metric.
-pub(super) fn run_noise(
-    history: &[&RunRecord],
+/// The runs of `history` that tell `run`'s noise: made on its host with its profile by the
+/// same sysmeter version (another version may measure differently: the one that calibrated
+/// the harness loop once per run moved calls by 30% between runs), other than the runs
+/// compared (`compared`, by id); in `history`'s order (newest first). Chosen once per side.
+pub(super) fn stored_runs<'a>(
+    history: &[&'a RunRecord],
     run: &RunRecord,
     compared: &[&str],
-    wanted: Wanted<'_>,
-) -> Option<RunNoise> {
-    let mut logs: Vec<f64> = history
-        .iter()
+) -> Vec<&'a RunRecord> {
+    (history.iter().copied())
         .filter(|h| {
             h.host.hostname == run.host.hostname
                 && h.config.profile == run.config.profile
                 && h.tool_version == run.tool_version
                 && !compared.contains(&h.id.as_str())
         })
+        .collect()
+}
+
+/// The between-run noise of `wanted` over the newest [`HISTORY_RUNS`] of `stored` (see
+/// [`stored_runs`]) that measured it. `None` with fewer than [`MIN_HISTORY_RUNS`] of them.
+pub(super) fn run_noise(stored: &[&RunRecord], wanted: Wanted<'_>) -> Option<RunNoise> {
+    let mut logs: Vec<f64> = (stored.iter())
         .filter_map(|h| run_value_ln(h, wanted))
         .collect();
     logs.truncate(HISTORY_RUNS);
     if logs.len() < MIN_HISTORY_RUNS {
         return None;
     }
-    let n = logs.len() as f64;
-    let mean = logs.iter().sum::<f64>() / n;
-    let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let (_, var) = mean_var(&logs);
     Some(RunNoise {
         runs: logs.len(),
         sd_log: var.sqrt(),
@@ -90,10 +93,10 @@ fn run_value_ln(run: &RunRecord, w: Wanted<'_>) -> Option<f64> {
     }
     let mut values = Vec::with_capacity(side.members.len());
     for m in &side.members {
-        let value = match (w.in_cycles, w.unit) {
-            (false, _) => m.median,
-            (true, Unit::BytesPerSec) => m.median / m.ghz?,
-            (true, _) => m.median * m.ghz?,
+        let value = match w.in_cycles {
+            false => m.median,
+            // At 1 GHz: core cycles for a time, per cycle for a rate.
+            true => at_clock(Kind::of(w.unit), m.median, m.ghz?, 1.0),
         };
         if !(value.is_finite() && value > 0.0) {
             return None;

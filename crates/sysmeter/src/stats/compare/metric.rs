@@ -5,7 +5,7 @@
 //! Pure: reads run records. Depends on the rest of `stats::compare`, `stats::normalise` and
 //! `model`.
 
-use super::history::{Wanted, run_noise};
+use super::history::{Wanted, run_noise, stored_runs};
 use super::machine::{ClockScaling, busier, decide_scaling};
 use super::sets::RunNoise;
 use super::{
@@ -150,7 +150,7 @@ fn spread(clocks: &[f64]) -> f64 {
 
 /// `value` measured at `ghz`, expressed at `reference` GHz (as if the machine had run at the
 /// reference speed): times × ghz / reference, rates × reference / ghz.
-fn at_clock(kind: Kind, value: f64, ghz: f64, reference: f64) -> f64 {
+pub(super) fn at_clock(kind: Kind, value: f64, ghz: f64, reference: f64) -> f64 {
     match kind {
         Kind::Time => value * ghz / reference,
         Kind::Rate => value * reference / ghz,
@@ -177,11 +177,7 @@ fn normalised(
     direction: Direction,
     opts: &CompareOptions,
 ) -> Option<(SampleComparison, f64)> {
-    let kind = if i.mb.unit == Unit::BytesPerSec {
-        Kind::Rate
-    } else {
-        Kind::Time
-    };
+    let kind = Kind::of(i.mb.unit);
     let reference = median(&i.clocks_a)?;
     if i.between {
         let norm = |side: &Side<'_>, clocks: &[f64]| -> Vec<f64> {
@@ -216,32 +212,45 @@ fn judged(raw: Verdict, normalised: Verdict) -> Verdict {
     }
 }
 
-/// The runs a metric is compared over: both sides, and the stored runs of their hosts that
-/// tell the machine's between-run noise (`super::history`; empty when there are none).
+/// The runs a metric is compared over: both sides, and for each side that is one run the
+/// stored runs of its host that tell the machine's between-run noise (`super::history`),
+/// chosen once for every metric.
 pub(super) struct Runs<'r, 'a> {
     pub a: &'r [&'a RunRecord],
     pub b: &'r [&'a RunRecord],
-    pub history: &'r [&'a RunRecord],
+    stored_a: Option<Vec<&'a RunRecord>>,
+    stored_b: Option<Vec<&'a RunRecord>>,
 }
 
-impl Runs<'_, '_> {
+impl<'r, 'a> Runs<'r, 'a> {
+    /// The sides and, from `history`, each single-run side's stored runs.
+    pub fn new(
+        a: &'r [&'a RunRecord],
+        b: &'r [&'a RunRecord],
+        history: &[&'a RunRecord],
+    ) -> Runs<'r, 'a> {
+        let compared: Vec<&str> = a.iter().chain(b).map(|r| r.id.as_str()).collect();
+        let stored = |side: &[&RunRecord]| match side {
+            [run] => Some(stored_runs(history, run, &compared)),
+            _ => None,
+        };
+        Runs {
+            a,
+            b,
+            stored_a: stored(a),
+            stored_b: stored(b),
+        }
+    }
+
     /// The stored between-run noise of each side that is one run (lent to the other when
     /// only one has it).
     fn noise(&self, wanted: Wanted<'_>) -> (Option<RunNoise>, Option<RunNoise>) {
-        let compared: Vec<&str> = (self.a.iter().chain(self.b))
-            .map(|r| r.id.as_str())
-            .collect();
-        let one = |side: &[&RunRecord]| match side {
-            [run] => run_noise(self.history, run, &compared, wanted),
-            _ => None,
-        };
-        let (a, b) = (one(self.a), one(self.b));
+        let one = |s: &Option<Vec<&RunRecord>>| s.as_deref().and_then(|h| run_noise(h, wanted));
         // A single run without a history of its own (another profile or host) borrows the
         // other side's: its rounds alone would understate it as much.
-        let single = |side: &[&RunRecord]| side.len() == 1;
-        match (a, b) {
-            (None, Some(n)) if single(self.a) => (Some(n), Some(n)),
-            (Some(n), None) if single(self.b) => (Some(n), Some(n)),
+        match (one(&self.stored_a), one(&self.stored_b)) {
+            (None, Some(n)) if self.stored_a.is_some() => (Some(n), Some(n)),
+            (Some(n), None) if self.stored_b.is_some() => (Some(n), Some(n)),
             other => other,
         }
     }

@@ -217,7 +217,7 @@ pub fn compare_sets(
     let (Some(&first_a), Some(&first_b)) = (a.first(), b.first()) else {
         return empty(opts, fail_above);
     };
-    let runs = Runs { a, b, history };
+    let runs = Runs::new(a, b, history);
     let mut metrics = Vec::new();
     let mut only_in_a = Vec::new();
     for ra in &first_a.results {
