@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::diagnose::target::Target;
+use crate::diagnose::observe::target::Target;
 
 /// `-p PID`, `--duration` and `-- CMD…`.
 #[derive(Debug, Clone, Default, Args)]

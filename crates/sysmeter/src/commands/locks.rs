@@ -8,7 +8,7 @@ use super::output::{Ending, Sink, Stream};
 use super::{Outcome, UsageError, console};
 use crate::cli::{LOCKS_TARGET, LocksArgs};
 use crate::diagnose::locks::{self, LocksError, Settings};
-use crate::diagnose::target::Target;
+use crate::diagnose::observe::target::Target;
 use crate::model::{RunConfig, RunKind, RunRecord};
 
 fn usage(message: String) -> anyhow::Error {

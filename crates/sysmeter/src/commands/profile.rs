@@ -13,8 +13,8 @@ use super::output::{Ending, Sink, Stream};
 use super::{Outcome, UsageError, console, protected};
 use crate::cli::target::{Rules, TargetArgs};
 use crate::cli::{PROFILE_TARGET, ProfileArgs};
+use crate::diagnose::observe::target::{Target, Unresolved, resolve_program};
 use crate::diagnose::profile::{self, Settings, result};
-use crate::diagnose::target::{Target, Unresolved, resolve_program};
 
 fn usage(message: String) -> anyhow::Error {
     anyhow::Error::new(UsageError(message))

@@ -3,7 +3,7 @@
 //! threads, sorted like `strace -c` (an `ltrace -c` that works with BIND_NOW and threads).
 //!
 //! Mechanism (docs/calls.md): uprobes and uretprobes defined in tracefs ([`probes`]) on the
-//! program's PLT stubs or a library's definitions ([`select`], read from ELF by [`elf`]),
+//! program's PLT stubs or a library's definitions ([`select`], read from ELF by `observe::elf`),
 //! opened as tracepoints through perf_event_open with `inherit` and read from one ring per CPU
 //! ([`rings`]); the program never stops. Entries and returns are paired per thread
 //! ([`collector`]) after the per-call probe cost, measured first ([`calibrate`]), is
@@ -14,7 +14,6 @@
 
 mod calibrate;
 mod collector;
-pub mod elf;
 mod probes;
 mod record;
 mod rings;
@@ -25,7 +24,7 @@ use std::time::Duration;
 
 pub use select::{DEFAULT_SET, Pattern};
 
-use crate::diagnose::target::Target;
+use crate::diagnose::observe::target::Target;
 use crate::diagnose::trace::{CommandState, Ended, TraceError, TraceObserver};
 use crate::model::ExperimentResult;
 
@@ -63,7 +62,7 @@ pub enum CallsError {
     },
     /// The program is not an ELF file sysmeter can read.
     #[error("{0}; give the program itself (e.g. the interpreter of a script)")]
-    Elf(#[from] elf::ElfError),
+    Elf(#[from] crate::diagnose::observe::elf::ElfError),
     /// Uprobes cannot be used here.
     #[error("uprobes unavailable: {reason}; {fix}")]
     Unavailable {

@@ -28,7 +28,7 @@ pub mod waits;
 
 use std::time::Duration;
 
-use crate::diagnose::target::Target;
+use crate::diagnose::observe::target::Target;
 use crate::model::ExperimentResult;
 
 /// Why `locks` could not run.

@@ -1,17 +1,26 @@
-//! Program diagnosis: `run` (time split, /proc timeline, verdict), `trace` (system-call
-//! summary), `profile` (sampling CPU profile), `locks` (lock contention) and `scale` (growth with input size).
-//! Each produces a [`crate::model::RunRecord`] so results are stored and rendered like bench
-//! runs. What they look at — a command to launch or a process to attach to — is the one
-//! [`target::Target`].
+//! Program diagnosis: seven ways of looking at a program, each producing a
+//! [`crate::model::RunRecord`] so results are stored and rendered like bench runs:
+//!
+//! - `run`: the time split (user, system, waiting), the /proc timeline and the verdict
+//!   (CPU-, kernel- or I/O-bound; `run/classify` decides it);
+//! - `trace`: the system-call summary (ptrace or kernel tracepoints);
+//! - `calls`: library calls counted and timed through uprobes;
+//! - `profile`: the sampling CPU profile (flat profile, call graph, flame graph);
+//! - `profile --off-cpu` (`profile/offcpu`): where and why threads block, with their wakers;
+//! - `locks`: contended futexes per lock and call site;
+//! - `scale`: how the run time grows with the input size.
+//!
+//! `price` turns counted calls into time with a stored bench run. Everything the diagnoses
+//! share — the target and its launch, tracefs, perf rings and their records, uprobes, ELF
+//! symbols, address spaces, symbolisation and stack scanning, the end of a session — lives
+//! in [`observe`], the floor they stand on: a diagnosis may import `observe` and nothing of
+//! another diagnosis (checked by `layers::tests`).
 
 pub mod calls;
-pub mod classify;
 pub mod locks;
+pub mod observe;
 pub mod price;
-pub mod proc;
 pub mod profile;
 pub mod run;
 pub mod scale;
-pub mod target;
 pub mod trace;
-pub mod tracefs;

@@ -26,17 +26,14 @@ pub mod aggregate;
 pub mod callgraph;
 pub mod findings;
 pub mod flame;
-pub mod maps;
 pub mod offcpu;
 pub mod overhead;
-pub mod records;
 pub mod result;
 pub mod sampling;
 pub mod session;
 pub mod stacks;
-pub mod symbolize;
 
-pub use crate::diagnose::target::Target;
+pub use crate::diagnose::observe::target::Target;
 use std::time::Duration;
 
 use crate::model::ExperimentResult;

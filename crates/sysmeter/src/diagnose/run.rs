@@ -12,6 +12,7 @@
 //! never prints, never stores: the command does that.
 
 mod attach;
+pub mod classify;
 mod launch;
 mod lookups;
 mod measure;
@@ -26,8 +27,8 @@ use std::time::Duration;
 pub use measure::Measurement;
 pub use sysmeter_sys::process::exit::Exit;
 
-use crate::diagnose::classify::Verdict;
-use crate::diagnose::target::Target;
+use crate::diagnose::observe::target::Target;
+use crate::diagnose::run::classify::Verdict;
 use crate::model::{HostInfo, RunRecord};
 
 /// Why `run` could not measure.

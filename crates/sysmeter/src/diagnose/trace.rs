@@ -18,7 +18,6 @@ mod errno;
 pub mod lookup_trace;
 pub mod lookups;
 pub mod names;
-pub(crate) mod per_cpu;
 mod ptrace;
 mod record;
 mod run;
@@ -35,8 +34,8 @@ pub(in crate::diagnose) use record::lookups::{paths as path_findings, paths_arti
 pub use run::Pending;
 pub(crate) use run::{StopWhen, check_target, each_thread, online_cpus, process_gone};
 
-pub use crate::diagnose::target::Target;
-use crate::diagnose::target::{Unresolved, resolve_program as resolve};
+pub use crate::diagnose::observe::target::Target;
+use crate::diagnose::observe::target::{Unresolved, resolve_program as resolve};
 
 use crate::model::ExperimentResult;
 
@@ -222,7 +221,7 @@ impl TraceError {
 }
 
 /// The file to execute for command `name`, from the one resolver
-/// ([`crate::diagnose::target::resolve_program`]), as a trace error when there is none.
+/// ([`crate::diagnose::observe::target::resolve_program`]), as a trace error when there is none.
 pub fn resolve_program(name: &std::ffi::OsStr) -> Result<PathBuf, TraceError> {
     let text = || name.to_string_lossy().into_owned();
     resolve(name).map_err(|e| match e {

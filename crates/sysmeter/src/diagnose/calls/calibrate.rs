@@ -15,33 +15,21 @@
 //! processes calling strlen inside libc during the few milliseconds are slowed, not counted.
 
 use std::io;
-use std::path::{Path, PathBuf};
+
 use std::sync::mpsc;
 use std::time::Instant;
 
 use super::collector::Collector;
-use super::elf;
-use super::probes::Probes;
+use super::probes::define_pair;
 use super::rings::{OpenSpec, Rings};
+use crate::diagnose::observe::elf;
+use crate::diagnose::observe::uprobes::UprobeGroup;
 use crate::diagnose::trace::Overhead;
 
 const CHUNKS: usize = 20;
 const CALLS: u64 = 500;
 /// The variable looked up (never set).
 const UNSET: &str = "SYSMETER_CALIBRATION_NEVER_SET";
-
-/// The libc this process runs with, from /proc/self/maps.
-fn own_libc() -> Option<PathBuf> {
-    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
-    maps.lines()
-        .filter_map(|l| l.split_whitespace().nth(5))
-        .find(|p| {
-            Path::new(p)
-                .file_name()
-                .is_some_and(|f| f.to_string_lossy().starts_with("libc.so"))
-        })
-        .map(PathBuf::from)
-}
 
 /// On-CPU time of the calling thread so far, ns (`/proc/thread-self/schedstat`).
 fn thread_cpu_ns() -> f64 {
@@ -93,8 +81,9 @@ pub struct Measured {
 }
 
 /// Measures the probe overhead on `cpus`, defining its probes in `probes`.
-pub fn overhead(probes: &mut Probes, cpus: &[usize]) -> io::Result<Measured> {
-    let libc = own_libc().ok_or_else(|| io::Error::other("sysmeter runs without a libc.so"))?;
+pub fn overhead(probes: &mut UprobeGroup, cpus: &[usize]) -> io::Result<Measured> {
+    let libc =
+        elf::own_libc().ok_or_else(|| io::Error::other("sysmeter runs without a libc.so"))?;
     let image = elf::read(&libc).map_err(io::Error::other)?;
     let (_, site) = image
         .plt
@@ -110,8 +99,8 @@ pub fn overhead(probes: &mut Probes, cpus: &[usize]) -> io::Result<Measured> {
         Ok(timed_chunks())
     });
     let (tid, (untraced, untraced_cpu)) = ready_rx.recv().map_err(io::Error::other)?;
-    let defined = probes.define("cal", &libc, *site)?;
-    let mut rings = Rings::new(&[(defined.entry_id, defined.return_id)]);
+    let defined = define_pair(probes, "cal", &libc, *site)?;
+    let mut rings = Rings::new(&[defined]);
     let spec = OpenSpec {
         cpus,
         follow_forks: false,

@@ -16,12 +16,11 @@ use perf_event::{Builder, Clock, Counter, SampleFlag};
 use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 
 use super::collector::{Collector, Event};
-use crate::diagnose::trace::per_cpu::{Drain, PerCpuRings};
+use crate::diagnose::observe::records::{RECORD_LOST, RECORD_SAMPLE, lost_in, u32_at, u64_at};
+use crate::diagnose::observe::rings::{Drain, PerCpuRings};
 
 /// Bytes per ring (a power of two).
 const RING: usize = 4 << 20;
-const PERF_RECORD_LOST: u32 = 2;
-const PERF_RECORD_SAMPLE: u32 = 9;
 
 /// Where and how events are opened.
 pub struct OpenSpec<'a> {
@@ -110,8 +109,8 @@ impl Rings {
             while let Some(rec) = s.next_record() {
                 let body = rec.to_contiguous();
                 match rec.ty() {
-                    PERF_RECORD_SAMPLE => self.pending.extend(parse(&body, &self.by_id)),
-                    PERF_RECORD_LOST => self.lost += u64_at(&body, 8).unwrap_or(0),
+                    RECORD_SAMPLE => self.pending.extend(parse(&body, &self.by_id)),
+                    RECORD_LOST => self.lost += lost_in(&body),
                     _ => {}
                 }
             }
@@ -129,14 +128,10 @@ impl Rings {
     }
 }
 
-fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_ne_bytes(b.get(at..at + 8)?.try_into().ok()?))
-}
-
 /// One sample body: `identifier: u64; pid, tid: u32; time: u64`.
 fn parse(b: &[u8], by_id: &HashMap<u64, (usize, bool)>) -> Option<Event> {
     let &(func, ret) = by_id.get(&u64_at(b, 0)?)?;
-    let tid = u32::from_ne_bytes(b.get(12..16)?.try_into().ok()?) as i32;
+    let tid = u32_at(b, 12)? as i32;
     let time = u64_at(b, 16)? as i64;
     Some(Event {
         time,

@@ -11,11 +11,11 @@
 //!   probed at their first instruction: every caller counts, the library's own internal
 //!   calls included. IFUNC symbols are refused there (the address is the resolver).
 //!
-//! Pure apart from reading ELF files; depends on [`super::elf`].
+//! Pure apart from reading ELF files; depends on `observe::elf`.
 
 use std::path::{Path, PathBuf};
 
-use super::elf::{self, Image};
+use crate::diagnose::observe::elf::{self, Image};
 
 /// What `-e` selects when not given: allocation, strings, time, mutexes, stdio.
 pub const DEFAULT_SET: &str = "malloc,calloc,realloc,free,posix_memalign,aligned_alloc,\

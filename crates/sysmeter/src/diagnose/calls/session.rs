@@ -11,12 +11,13 @@ use std::path::{Path, PathBuf};
 use sysmeter_sys::process::child::Child;
 
 use super::collector::Collector;
-use super::probes::{self, Probes};
+use super::probes;
 use super::rings::{OpenSpec, Rings};
 use super::select::{Objects, Site};
 use super::{CallsConfig, CallsError, calibrate};
-use crate::diagnose::target::Target;
-use crate::diagnose::trace::per_cpu::follow;
+use crate::diagnose::observe::rings::follow;
+use crate::diagnose::observe::target::Target;
+use crate::diagnose::observe::uprobes::{self, UprobeGroup};
 use crate::diagnose::trace::{
     self, CommandState, Ended, Overhead, Pending, StopWhen, TraceError, TraceObserver,
 };
@@ -51,14 +52,14 @@ fn unavailable(reason: impl Into<String>, fix: &str) -> CallsError {
 }
 
 /// tracefs with `uprobe_events`, mounted when missing; a note when we mounted it.
-fn tracefs() -> Result<(PathBuf, Option<String>), CallsError> {
-    if let Some(base) = probes::tracefs() {
+fn tracefs() -> Result<(&'static str, Option<String>), CallsError> {
+    if let Some(base) = uprobes::tracefs_base() {
         return Ok((base, None));
     }
-    if crate::diagnose::tracefs::mount()
-        && let Some(base) = probes::tracefs()
+    if crate::diagnose::observe::tracefs::mount()
+        && let Some(base) = uprobes::tracefs_base()
     {
-        let note = format!("mounted tracefs at {}", base.display());
+        let note = format!("mounted tracefs at {base}");
         return Ok((base, Some(note)));
     }
     Err(unavailable(
@@ -125,15 +126,13 @@ fn choose_sites(cfg: &CallsConfig, program: &Path) -> Result<(Vec<Site>, Vec<Str
 }
 
 /// Defines the probes of every site; `(entry id, return id)` per site.
-fn define(probes: &mut Probes, sites: &[Site]) -> Result<Vec<(u64, u64)>, CallsError> {
+fn define(probes: &mut UprobeGroup, sites: &[Site]) -> Result<Vec<(u64, u64)>, CallsError> {
     sites
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let d = probes
-                .define(&format!("f{i}"), &s.path, s.offset)
-                .map_err(io_failed(&format!("defining the uprobe of {}", s.name)))?;
-            Ok((d.entry_id, d.return_id))
+            probes::define_pair(probes, &format!("f{i}"), &s.path, s.offset)
+                .map_err(io_failed(&format!("defining the uprobe of {}", s.name)))
         })
         .collect()
 }
@@ -226,8 +225,7 @@ pub fn run(cfg: &CallsConfig, observer: &mut dyn TraceObserver) -> Result<Outcom
     let (sites, mut notes) = choose_sites(cfg, &program)?;
     let (base, mounted) = tracefs()?;
     notes.extend(mounted);
-    probes::clean_stale(&base);
-    let mut probes = Probes::new(base);
+    let mut probes = UprobeGroup::new(base, "sysmeter_");
     let cpus = trace::online_cpus();
     let calibrate::Measured {
         overhead,

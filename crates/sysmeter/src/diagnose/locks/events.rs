@@ -20,8 +20,9 @@ use perf_event::events::Tracepoint;
 use perf_event::{Builder, Counter, SampleFlag, Sampler};
 
 use super::parse::{self, Call, Layout};
-use crate::diagnose::profile::maps::MapEvent;
-use crate::diagnose::profile::records::{self, RawData};
+use crate::diagnose::observe::maps::MapEvent;
+use crate::diagnose::observe::records::{self, RECORD_LOST, RECORD_SAMPLE, RawData};
+use crate::diagnose::observe::tracefs::EventFormat;
 
 /// Bytes of user stack copied with every futex entry.
 pub const STACK_BYTES: u32 = 512;
@@ -31,9 +32,6 @@ const RING_BYTES: usize = 8 << 20;
 const MAX_CANDIDATES: usize = 24;
 /// Marks where the stack candidates start in an interned chain.
 pub const SCAN_MARK: u64 = u64::MAX;
-
-const RECORD_SAMPLE: u32 = 9;
-const RECORD_LOST: u32 = 2;
 
 /// One futex entry or exit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,49 +138,29 @@ impl Recorded {
 
 /// The ids and offsets of the futex tracepoints, or why they cannot be read.
 pub fn layout() -> Result<Layout, String> {
-    let base =
-        crate::diagnose::tracefs::holding("events/syscalls/sys_enter_futex").ok_or_else(|| {
+    let base = crate::diagnose::observe::tracefs::holding("events/syscalls/sys_enter_futex")
+        .ok_or_else(|| {
             "the syscalls:sys_enter_futex tracepoint is missing (tracefs not mounted at \
              /sys/kernel/tracing, or a kernel without CONFIG_FTRACE_SYSCALLS); as root: \
              `mount -t tracefs nodev /sys/kernel/tracing`"
                 .to_string()
         })?;
-    let read = |event: &str| -> Result<(u64, String), String> {
-        let dir = format!("{base}/events/syscalls/{event}");
-        let id = std::fs::read_to_string(format!("{dir}/id"));
-        let format = std::fs::read_to_string(format!("{dir}/format"));
-        match (id, format) {
-            (Ok(id), Ok(f)) => Ok((id.trim().parse().map_err(|_| format!("{dir}/id"))?, f)),
-            (Err(e), _) | (_, Err(e)) => Err(format!(
-                "cannot read {dir}: {e}; run as root (tracefs is readable by root only)"
-            )),
-        }
+    let read = |event: &str| {
+        EventFormat::read(base, "syscalls", event)
+            .map_err(|e| format!("{e}; run as root (tracefs is readable by root only)"))
     };
-    let (enter, enter_format) = read("sys_enter_futex")?;
-    let (exit, exit_format) = read("sys_exit_futex")?;
-    let off = |f: &str, name: &str| {
-        field_offset(f, name).ok_or_else(|| format!("the futex tracepoint has no field {name}"))
+    let (enter, exit) = (read("sys_enter_futex")?, read("sys_exit_futex")?);
+    let off = |e: &EventFormat, name: &str| {
+        e.offset(name)
+            .ok_or_else(|| format!("the futex tracepoint has no field {name}"))
     };
     Ok(Layout {
-        enter,
-        exit,
-        uaddr: off(&enter_format, "uaddr")?,
-        op: off(&enter_format, "op")?,
-        uaddr2: off(&enter_format, "uaddr2")?,
-        ret: off(&exit_format, "ret")?,
-    })
-}
-
-/// The offset of field `name` in a tracepoint `format` file.
-pub fn field_offset(format: &str, name: &str) -> Option<usize> {
-    format.lines().find_map(|line| {
-        let mut parts = line.trim().split(';').map(str::trim);
-        let decl = parts.next()?.strip_prefix("field:")?;
-        let last = decl.split_whitespace().last()?.trim_start_matches('*');
-        if last != name {
-            return None;
-        }
-        parts.find_map(|p| p.strip_prefix("offset:")?.parse().ok())
+        enter: enter.id,
+        exit: exit.id,
+        uaddr: off(&enter, "uaddr")?,
+        op: off(&enter, "op")?,
+        uaddr2: off(&enter, "uaddr2")?,
+        ret: off(&exit, "ret")?,
     })
 }
 
@@ -268,11 +246,7 @@ impl Rings {
             while let Some(rec) = s.next_record() {
                 match rec.ty() {
                     RECORD_SAMPLE => samples.push(rec.to_contiguous().into_owned()),
-                    RECORD_LOST => {
-                        let body = rec.to_contiguous();
-                        let lost = body.get(8..16).and_then(|b| <[u8; 8]>::try_from(b).ok());
-                        out.lost += lost.map_or(0, u64::from_ne_bytes);
-                    }
+                    RECORD_LOST => out.lost += records::lost_in(&rec.to_contiguous()),
                     _ => records::handle(&rec, &mut out.side),
                 }
             }
@@ -284,20 +258,5 @@ impl Rings {
                 out.push(s);
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn offsets_come_from_the_format_file() {
-        let f = "\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n\
-                 \tfield:u32 * uaddr;\toffset:16;\tsize:8;\tsigned:0;\n\
-                 \tfield:int op;\toffset:24;\tsize:8;\tsigned:0;\n";
-        assert_eq!(field_offset(f, "uaddr"), Some(16));
-        assert_eq!(field_offset(f, "op"), Some(24));
-        assert_eq!(field_offset(f, "ret"), None);
     }
 }

@@ -3,6 +3,8 @@
 //! record's first field (`common_type`) is the tracepoint id, which tells entries from exits.
 //! Operation numbers are those of `linux/futex.h`. Pure: no system calls.
 
+use crate::diagnose::observe::records::{ChainSample, chain_sample, u16_at, u64_at};
+
 /// Field offsets of the two futex tracepoints, read from their `format` files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
@@ -90,32 +92,16 @@ pub fn touches_uaddr2(op: u32) -> bool {
     matches!(op & !FLAGS, 3 | 4 | 5 | 12)
 }
 
-fn u16_at(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_ne_bytes(b.get(at..at + 2)?.try_into().ok()?))
-}
-
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
-
-fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_ne_bytes(b.get(at..at + 8)?.try_into().ok()?))
-}
-
 /// Parses a sample body (after the record header); `None` when it is not one of ours.
 pub fn sample<'a>(b: &'a [u8], layout: &Layout) -> Option<Sample<'a>> {
-    let pid = u32_at(b, 0)?;
-    let tid = u32_at(b, 4)?;
-    let time = u64_at(b, 8)?;
-    let nr = usize::try_from(u64_at(b, 16)?).ok()?;
-    let mut at = 24usize;
-    let chain = (0..nr.min(512))
-        .map(|i| u64_at(b, at + 8 * i))
-        .collect::<Option<Vec<u64>>>()?;
-    at += 8 * nr;
-    let raw_size = u32_at(b, at)? as usize;
-    let raw = b.get(at + 4..at + 4 + raw_size)?;
-    at += 4 + raw_size;
+    let ChainSample {
+        pid,
+        tid,
+        time,
+        chain,
+        raw,
+        rest: at,
+    } = chain_sample(b)?;
     let id = u64::from(u16_at(raw, 0)?);
     let call = if id == layout.enter {
         Call::Enter {

@@ -14,8 +14,8 @@ use super::events::Recorded;
 use super::session::Recording;
 use super::sites::{Named, Namer, is_lock};
 use super::waits::{Paired, Wait, pair};
-use crate::diagnose::profile::maps::AddressSpaces;
-use crate::diagnose::target::Target;
+use crate::diagnose::observe::maps::AddressSpaces;
+use crate::diagnose::observe::target::Target;
 use crate::model::units;
 use crate::model::{About, ExperimentResult, Metric, Unit};
 

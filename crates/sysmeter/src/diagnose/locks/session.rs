@@ -15,10 +15,10 @@ use sysmeter_sys::process::exit::{ChildUsage, Exit};
 use super::events::{Recorded, Rings};
 use super::parse::Layout;
 use super::{LocksError, Settings};
-use crate::diagnose::proc::{each_thread, online_cpus, process_gone};
-use crate::diagnose::profile::maps::{MapEvent, parse_proc_maps};
+use crate::diagnose::observe::maps::{MapEvent, parse_proc_maps};
+use crate::diagnose::observe::proc::{each_thread, online_cpus, process_gone};
+use crate::diagnose::observe::target::{Target, Unresolved, resolve_program};
 use crate::diagnose::profile::session::{Stop, launched_stop, wait_for_end};
-use crate::diagnose::target::{Target, Unresolved, resolve_program};
 
 /// How long the reader sleeps between drains.
 const POLL: Duration = Duration::from_millis(10);

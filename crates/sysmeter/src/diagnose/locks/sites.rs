@@ -11,8 +11,8 @@ use blazesym::symbolize::source::{Elf, Source};
 use blazesym::symbolize::{CodeInfo, Input, Sym, Symbolized, Symbolizer};
 
 use super::unwind::Unwinder;
-use crate::diagnose::profile::maps::{AddressSpaces, Location};
-use crate::diagnose::profile::symbolize::{Symbols, short_module};
+use crate::diagnose::observe::maps::{AddressSpaces, Location};
+use crate::diagnose::observe::symbolize::{Symbols, short_module};
 
 /// A named stack.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -12,9 +12,9 @@
 use std::collections::HashMap;
 
 use super::events::SCAN_MARK;
-use crate::diagnose::profile::maps::{AddressSpaces, Location};
-use crate::diagnose::profile::records::frames;
-use crate::diagnose::profile::symbolize::read_bytes;
+use crate::diagnose::observe::maps::{AddressSpaces, Location};
+use crate::diagnose::observe::records::frames;
+use crate::diagnose::observe::symbolize::read_bytes;
 
 /// Whether the code bytes just before a return address end with a call instruction.
 pub fn ends_with_call(code: &[u8]) -> bool {
@@ -103,7 +103,7 @@ impl<'a> Unwinder<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnose::profile::records::PERF_CONTEXT_USER;
+    use crate::diagnose::observe::records::PERF_CONTEXT_USER;
 
     #[test]
     fn call_instructions_are_recognised_before_a_return_address() {

@@ -10,10 +10,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::maps::{AddressSpaces, Location, MapEvent};
-use super::records::{RawData, RawSample, frames};
 use super::stacks::{Frame, Stacks};
-use super::symbolize::{Resolved, Symbols, read_bytes, short_module};
+use crate::diagnose::observe::maps::{AddressSpaces, Location, MapEvent};
+use crate::diagnose::observe::records::{RawData, RawSample, frames};
+use crate::diagnose::observe::symbolize::{Resolved, Symbols, read_bytes, short_module};
 
 /// The symbolised profile and facts about its quality.
 #[derive(Debug, Clone, Default)]

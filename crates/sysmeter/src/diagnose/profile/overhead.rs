@@ -22,6 +22,7 @@
 //! interrupt time to no thread and lower the estimate. The reader's own CPU time is
 //! measured separately (session).
 
+use crate::diagnose::observe::records::RECORD_SAMPLE;
 use perf_event::Sampler;
 use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 
@@ -35,7 +36,6 @@ const BLOCK_NS: f64 = 5e6;
 /// Highest calibration frequency (samples per second).
 const MAX_CALIBRATION_HZ: u64 = 10_000;
 /// `PERF_RECORD_SAMPLE`.
-const RECORD_SAMPLE: u32 = 9;
 
 /// The measured cost of sampling.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -15,7 +15,7 @@ use perf_event::events::Software;
 use perf_event::{Builder, SampleFlag, Sampler};
 
 use super::ProfileError;
-use super::records::{RawData, handle};
+use crate::diagnose::observe::records::{RawData, handle};
 
 /// The open events and their ring buffers.
 pub struct EventSet {
@@ -87,7 +87,7 @@ pub(super) fn open_sampler(b: &Builder<'_>) -> io::Result<Sampler> {
     Err(last)
 }
 
-pub(crate) use crate::diagnose::proc::online_cpus;
+pub(crate) use crate::diagnose::observe::proc::online_cpus;
 
 impl EventSet {
     /// One inherited event per CPU on `pid`, enabled by the kernel at its next `execve`.

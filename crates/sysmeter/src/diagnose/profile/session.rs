@@ -17,11 +17,11 @@ use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 use sysmeter_sys::process::child::Child;
 use sysmeter_sys::process::exit::{ChildUsage, Exit};
 
-use super::maps::{MapEvent, parse_proc_maps};
-use super::records::RawData;
 use super::sampling::EventSet;
 use super::{ProfileError, Settings, Target};
-use crate::diagnose::target::{Unresolved, resolve_program};
+use crate::diagnose::observe::maps::{MapEvent, parse_proc_maps};
+use crate::diagnose::observe::records::RawData;
+use crate::diagnose::observe::target::{Unresolved, resolve_program};
 
 /// How long the reader sleeps between drains of the ring buffers.
 const POLL: Duration = Duration::from_millis(20);

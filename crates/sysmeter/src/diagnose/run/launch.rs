@@ -25,7 +25,7 @@ use super::RunError;
 use super::lookups::LookupCount;
 use super::measure::{Measurement, Sampler, allowed_cpus};
 use super::sample::ProcessSample;
-use crate::diagnose::target::{Unresolved, resolve_program};
+use crate::diagnose::observe::target::{Unresolved, resolve_program};
 use crate::diagnose::trace::lookup_trace::LookupTrace;
 
 /// How long to sleep between exit checks when pidfds are not available (Linux < 5.3).

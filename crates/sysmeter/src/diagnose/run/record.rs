@@ -8,8 +8,8 @@
 use super::measure::Measurement;
 use super::procfs::PidIo;
 use super::timeline;
-use crate::diagnose::classify::{self, Evidence, Verdict};
-use crate::diagnose::target::Target;
+use crate::diagnose::observe::target::Target;
+use crate::diagnose::run::classify::{self, Evidence, Verdict};
 use crate::model::{
     About, ExperimentResult, Finding, HostInfo, Metric, RunConfig, RunKind, RunRecord, Unit,
 };

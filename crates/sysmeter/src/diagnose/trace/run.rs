@@ -6,7 +6,7 @@
 mod ptrace_paths;
 mod tracepoint_paths;
 
-pub(crate) use crate::diagnose::proc::{each_thread, online_cpus, process_gone};
+pub(crate) use crate::diagnose::observe::proc::{each_thread, online_cpus, process_gone};
 
 use std::time::{Duration, Instant};
 

@@ -31,12 +31,13 @@ use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
 use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 
 use super::names::Arch;
-use super::per_cpu::PerCpuRings;
 use super::summary::{Collector, PathArg};
-use records::{Event, Kind, parse_sample, u64_at};
+use crate::diagnose::observe::records::{RECORD_LOST, RECORD_SAMPLE, lost_in};
+use crate::diagnose::observe::rings::PerCpuRings;
+use records::{Event, Kind, parse_sample};
 
-use super::per_cpu::Drain;
-pub(super) use super::per_cpu::{DRAIN_PERIOD, follow};
+use crate::diagnose::observe::rings::Drain;
+pub(super) use crate::diagnose::observe::rings::{DRAIN_PERIOD, follow};
 /// Ring buffer memory for all rings together; each ring gets a power-of-two share. Rings
 /// are drained every [`DRAIN_PERIOD`], so 2 MiB (≈ 35 000 exit records) per ring leaves a
 /// wide margin even when the reader is kept off the CPU for a while; larger rings cost
@@ -45,9 +46,6 @@ pub(super) use super::per_cpu::{DRAIN_PERIOD, follow};
 const RING_BUDGET: usize = 16 << 20;
 const RING_MIN: usize = 128 << 10;
 const RING_MAX: usize = 2 << 20;
-
-const PERF_RECORD_LOST: u32 = 2;
-const PERF_RECORD_SAMPLE: u32 = 9;
 
 /// What to trace.
 pub(super) struct OpenSpec<'a> {
@@ -225,8 +223,8 @@ fn drain(s: &mut Sampler, ids: (Ids, &[PathEvent]), out: &mut Vec<Event>) -> u64
     while let Some(rec) = s.next_record() {
         let body = rec.to_contiguous();
         match rec.ty() {
-            PERF_RECORD_SAMPLE => out.extend(parse_sample(&body, ids)),
-            PERF_RECORD_LOST => lost += u64_at(&body, 8).unwrap_or(0),
+            RECORD_SAMPLE => out.extend(parse_sample(&body, ids)),
+            RECORD_LOST => lost += lost_in(&body),
             _ => {}
         }
     }

@@ -8,12 +8,12 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::super::aggregate::{Analysis, analyse_each};
-use super::super::maps::{AddressSpaces, MapEvent};
-use super::super::records::RawData;
 use super::blocks::{self, Block, Blocks};
 use super::classify::{Reason, classify, is_preempted};
 use super::raw::{OffRaw, Switch};
 use super::unwind::CallCheck;
+use crate::diagnose::observe::maps::{AddressSpaces, MapEvent};
+use crate::diagnose::observe::records::RawData;
 
 /// Wakers kept per stack.
 const WAKERS_PER_STACK: usize = 3;

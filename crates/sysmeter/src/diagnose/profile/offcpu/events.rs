@@ -12,14 +12,13 @@
 //! Traps (DEPENDENCIES.md §5b): perf-event2 excludes the kernel unless `include_kernel`
 //! (tracepoints then give no samples), and tracepoint ids come from tracefs, not debugfs.
 
-use std::io;
-
 use perf_event::events::Tracepoint;
 use perf_event::{Builder, SampleFlag, Sampler};
 
 use super::super::ProfileError;
 use super::super::sampling::open_error;
 use super::raw::OffRaw;
+use crate::diagnose::observe::tracefs::EventFormat;
 
 /// Ring buffer per event: switches are rare next to CPU-clock samples, but each carries a
 /// stack snapshot of [`STACK_BYTES`].
@@ -46,35 +45,19 @@ pub struct Ids {
     pub woken_pid: usize,
 }
 
-/// The offset of field `name` in a tracepoint `format` file.
-pub fn field_offset(format: &str, name: &str) -> Option<usize> {
-    format.lines().find_map(|line| {
-        let mut parts = line.trim().split(';').map(str::trim);
-        let decl = parts.next()?.strip_prefix("field:")?;
-        (decl.split_whitespace().last()? == name)
-            .then(|| parts.find_map(|p| p.strip_prefix("offset:")?.parse().ok()))?
-    })
-}
-
 /// Reads the ids from tracefs (mounted by `trace`'s probe when needed); `Err` says why
 /// off-CPU profiling cannot run here and how to fix it.
 pub fn ids() -> Result<Ids, String> {
-    let base = crate::diagnose::tracefs::holding("events/sched/sched_switch/id").ok_or(
+    let base = crate::diagnose::observe::tracefs::holding("events/sched/sched_switch/id").ok_or(
         "tracefs with sched events is not mounted or not readable; run as root \
                  (`mount -t tracefs nodev /sys/kernel/tracing`)",
     )?;
     let read = |event: &str, field: &str| -> Result<(u64, usize), String> {
-        let dir = format!("{base}/events/sched/{event}");
-        let why = |e: io::Error| format!("cannot read {dir}: {e}; run as root");
-        let id = std::fs::read_to_string(format!("{dir}/id")).map_err(why)?;
-        let format = std::fs::read_to_string(format!("{dir}/format")).map_err(why)?;
-        let id = id
-            .trim()
-            .parse()
-            .map_err(|_| format!("{dir}/id holds no number"))?;
-        let offset = field_offset(&format, field)
-            .ok_or_else(|| format!("{dir}/format has no field {field}"))?;
-        Ok((id, offset))
+        let e = EventFormat::read(base, "sched", event).map_err(|e| format!("{e}; run as root"))?;
+        let offset = e
+            .offset(field)
+            .ok_or_else(|| format!("{}/format has no field {field}", e.dir))?;
+        Ok((e.id, offset))
     };
     let (switch, prev_state) = read("sched_switch", "prev_state")?;
     let (waking, woken_pid) = read("sched_waking", "pid")?;

@@ -7,14 +7,9 @@ use std::collections::HashSet;
 
 use perf_event::data::Record;
 
-use super::super::records::{RawData, handle};
-
-/// `PERF_RECORD_SWITCH`.
-const RECORD_SWITCH: u32 = 14;
-/// `PERF_RECORD_MISC_SWITCH_OUT`.
-const MISC_SWITCH_OUT: u16 = 1 << 13;
-/// `PERF_RECORD_SAMPLE`.
-const RECORD_SAMPLE: u32 = 9;
+use crate::diagnose::observe::records::{
+    MISC_SWITCH_OUT, RECORD_SAMPLE, RECORD_SWITCH, RawData, chain_sample, handle, u32_at, u64_at,
+};
 
 /// The user registers and stack words needed by `unwind`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -75,9 +70,7 @@ pub struct OffRaw {
 /// with TID | TIME and no other id fields).
 fn trailer(bytes: &[u8]) -> Option<(u32, u64)> {
     let at = bytes.len().checked_sub(16)?;
-    let tid = u32::from_ne_bytes(bytes.get(at + 4..at + 8)?.try_into().ok()?);
-    let time = u64::from_ne_bytes(bytes.get(at + 8..at + 16)?.try_into().ok()?);
-    Some((tid, time))
+    Some((u32_at(bytes, at + 4)?, u64_at(bytes, at + 8)?))
 }
 
 fn field_i64(raw: &[u8], offset: usize, width: usize) -> i64 {
@@ -120,22 +113,13 @@ fn sample(rec: &perf_event::Record<'_>, offset: usize, width: usize) -> Option<S
 /// Parses the fixed start of our samples by hand (the record's body, after its header):
 /// `pid, tid`, `time`, the call chain, the raw record (no user registers or stack).
 fn fallback(bytes: &[u8], offset: usize, width: usize) -> Option<Switch> {
-    let u32_at = |at: usize| Some(u32::from_ne_bytes(bytes.get(at..at + 4)?.try_into().ok()?));
-    let u64_at = |at: usize| Some(u64::from_ne_bytes(bytes.get(at..at + 8)?.try_into().ok()?));
-    let (pid, tid, time) = (u32_at(0)?, u32_at(4)?, u64_at(8)?);
-    let nr = usize::try_from(u64_at(16)?).ok()?.min(bytes.len() / 8);
-    let chain = (0..nr)
-        .map(|i| u64_at(24 + 8 * i))
-        .collect::<Option<Vec<u64>>>()?;
-    let raw_at = 24 + 8 * nr;
-    let size = u32_at(raw_at)? as usize;
-    let raw = bytes.get(raw_at + 4..raw_at + 4 + size)?;
+    let s = chain_sample(bytes)?;
     Some(Switch {
-        pid,
-        tid,
-        time,
-        chain,
-        arg: field_i64(raw, offset, width),
+        pid: s.pid,
+        tid: s.tid,
+        time: s.time,
+        chain: s.chain,
+        arg: field_i64(s.raw, offset, width),
         stack: None,
     })
 }

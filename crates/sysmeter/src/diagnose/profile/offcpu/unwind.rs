@@ -16,10 +16,10 @@
 use std::collections::HashMap;
 
 use super::super::aggregate::pushes_frame_pointer;
-use super::super::maps::{AddressSpaces, Location};
-use super::super::records::PERF_CONTEXT_USER;
-use super::super::symbolize::{Symbols, read_bytes};
 use super::raw::UserStack;
+use crate::diagnose::observe::maps::{AddressSpaces, Location};
+use crate::diagnose::observe::records::PERF_CONTEXT_USER;
+use crate::diagnose::observe::symbolize::{Symbols, read_bytes};
 
 /// Whether the bytes just before a return address end with a call instruction: `e8 rel32`,
 /// or `ff /2` with a register, register-indirect, disp8 or disp32/RIP-relative operand.

@@ -8,7 +8,7 @@
 
 use super::procfs::{CpuTimes, PidStat};
 use super::sample::{ProcessSample, SystemSample};
-use crate::diagnose::classify::DeviceLoad;
+use crate::diagnose::run::classify::DeviceLoad;
 use crate::model::{Series, SeriesPoint, Unit};
 use crate::stats::summarize;
 

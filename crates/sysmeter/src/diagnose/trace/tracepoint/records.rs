@@ -3,6 +3,7 @@
 //! return value, or a path string. Pure.
 
 use super::{Ids, PathEvent};
+use crate::diagnose::observe::records::{u32_at, u64_at};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -19,14 +20,6 @@ pub(super) struct Event {
     pub time: i64,
     pub tid: i32,
     pub kind: Kind,
-}
-
-pub(super) fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
-
-pub(super) fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_ne_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
 /// Body of an entry sample: `pid, tid: u32; time: u64`; exit samples add the raw record.

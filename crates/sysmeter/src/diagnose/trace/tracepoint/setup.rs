@@ -4,7 +4,7 @@
 //! When tracefs is not mounted and we are root, it is mounted at /sys/kernel/tracing (as
 //! `perf` does); otherwise the reason and the command that fixes it are returned.
 //!
-//! The field offsets are read from the `format` files, not assumed. Parsers are pure.
+//! The field offsets are read from the `format` files (`observe::tracefs`), not assumed.
 
 use std::path::Path;
 
@@ -32,19 +32,7 @@ pub(in crate::diagnose::trace) struct Unavailable {
     pub fix: String,
 }
 
-use crate::diagnose::tracefs::{self, MOUNT_POINTS as TRACEFS};
-
-/// The offset of field `name` in a tracepoint `format` file.
-pub(in crate::diagnose::trace) fn field_offset(format: &str, name: &str) -> Option<usize> {
-    format.lines().find_map(|line| {
-        let mut parts = line.trim().split(';').map(str::trim);
-        let decl = parts.next()?.strip_prefix("field:")?;
-        if decl.split_whitespace().last()? != name {
-            return None;
-        }
-        parts.find_map(|p| p.strip_prefix("offset:")?.parse().ok())
-    })
-}
+use crate::diagnose::observe::tracefs::{self, EventFormat, FormatError, MOUNT_POINTS as TRACEFS};
 
 fn privileged(paranoid: Option<i32>) -> Result<(), Unavailable> {
     let status = std::fs::read_to_string("/proc/self/status")
@@ -75,19 +63,17 @@ fn find_tracefs() -> Option<&'static str> {
     tracefs::holding("events/raw_syscalls/sys_enter/id")
 }
 
-fn read_id(base: &str, event: &str) -> Result<(u64, String), Unavailable> {
-    let dir = format!("{base}/events/raw_syscalls/{event}");
-    let unreadable = |e: std::io::Error| Unavailable {
-        reason: format!("cannot read {dir}: {e}"),
-        fix: "run as root (tracefs is readable by root only)".into(),
-    };
-    let id = std::fs::read_to_string(format!("{dir}/id")).map_err(unreadable)?;
-    let format = std::fs::read_to_string(format!("{dir}/format")).map_err(unreadable)?;
-    let id = id.trim().parse().map_err(|_| Unavailable {
-        reason: format!("{dir}/id does not hold a number"),
-        fix: "use --backend ptrace".into(),
-    })?;
-    Ok((id, format))
+fn read_event(base: &str, event: &str) -> Result<EventFormat, Unavailable> {
+    EventFormat::read(base, "raw_syscalls", event).map_err(|e| match e {
+        FormatError::Unreadable { .. } => Unavailable {
+            reason: e.to_string(),
+            fix: "run as root (tracefs is readable by root only)".into(),
+        },
+        FormatError::BadId { .. } => Unavailable {
+            reason: e.to_string(),
+            fix: "use --backend ptrace".into(),
+        },
+    })
 }
 
 /// Checks privileges and tracefs (mounting it when `may_mount` and root) and returns the
@@ -116,9 +102,10 @@ pub(in crate::diagnose::trace) fn probe(
             });
         }
     };
-    let (enter, _) = read_id(base, "sys_enter")?;
-    let (exit, format) = read_id(base, "sys_exit")?;
-    let offsets = field_offset(&format, "id").zip(field_offset(&format, "ret"));
+    let enter = read_event(base, "sys_enter")?.id;
+    let exit = read_event(base, "sys_exit")?;
+    let offsets = exit.offset("id").zip(exit.offset("ret"));
+    let exit = exit.id;
     let (exit_id_offset, exit_ret_offset) = offsets.ok_or_else(|| Unavailable {
         reason: format!("{base}/events/raw_syscalls/sys_exit/format lacks the id/ret fields"),
         fix: "use --backend ptrace".into(),
@@ -136,25 +123,5 @@ fn no_raw_syscalls() -> Unavailable {
     Unavailable {
         reason: "tracefs has no raw_syscalls events (kernel without CONFIG_FTRACE_SYSCALLS)".into(),
         fix: "use --backend ptrace".into(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::field_offset;
-
-    const EXIT_FORMAT: &str = "name: sys_exit\nID: 442\nformat:\n\
-        \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
-        \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
-        \tfield:long id;\toffset:8;\tsize:8;\tsigned:1;\n\
-        \tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n\n\
-        print fmt: \"NR %ld = %ld\", REC->id, REC->ret\n";
-
-    #[test]
-    fn offsets_come_from_the_format_file() {
-        assert_eq!(field_offset(EXIT_FORMAT, "id"), Some(8));
-        assert_eq!(field_offset(EXIT_FORMAT, "ret"), Some(16));
-        assert_eq!(field_offset(EXIT_FORMAT, "common_pid"), Some(4));
-        assert_eq!(field_offset(EXIT_FORMAT, "args"), None);
     }
 }

@@ -1,7 +1,8 @@
-//! Records read from the ring buffers, kept as plain data: samples (pid, tid, time, an
-//! interned call chain) and the side-band records (MMAP2, COMM with the exec flag, FORK,
-//! LOST, THROTTLE) needed to name addresses after the process is gone. Also splits a raw
-//! call chain into user and kernel frames. No system calls here.
+//! The records of perf rings: their type numbers (`PERF_RECORD_*`, defined here only), the
+//! native-endian readers of their bytes, and the side-band records kept as plain data:
+//! samples (pid, tid, time, an interned call chain) and the records (MMAP2, COMM with the
+//! exec flag, FORK, LOST, THROTTLE) needed to name addresses after the process is gone. Also
+//! splits a raw call chain into user and kernel frames. No system calls here.
 
 use std::collections::HashMap;
 
@@ -17,15 +18,87 @@ pub const PERF_CONTEXT_KERNEL: u64 = (-128i64) as u64;
 /// Marker: the entries that follow are user addresses.
 pub const PERF_CONTEXT_USER: u64 = (-512i64) as u64;
 
-const RECORD_MMAP2: u32 = 10;
-const RECORD_COMM: u32 = 3;
-const RECORD_FORK: u32 = 7;
-const RECORD_LOST: u32 = 2;
-const RECORD_SAMPLE: u32 = 9;
-const RECORD_THROTTLE: u32 = 5;
-const RECORD_LOST_SAMPLES: u32 = 13;
+/// `PERF_RECORD_LOST`: the kernel dropped records (count at byte 8 of the body).
+pub const RECORD_LOST: u32 = 2;
+/// `PERF_RECORD_COMM`.
+pub const RECORD_COMM: u32 = 3;
+/// `PERF_RECORD_THROTTLE`.
+pub const RECORD_THROTTLE: u32 = 5;
+/// `PERF_RECORD_FORK`.
+pub const RECORD_FORK: u32 = 7;
+/// `PERF_RECORD_SAMPLE`.
+pub const RECORD_SAMPLE: u32 = 9;
+/// `PERF_RECORD_MMAP2`.
+pub const RECORD_MMAP2: u32 = 10;
+/// `PERF_RECORD_LOST_SAMPLES`.
+pub const RECORD_LOST_SAMPLES: u32 = 13;
+/// `PERF_RECORD_SWITCH`.
+pub const RECORD_SWITCH: u32 = 14;
 /// `PERF_RECORD_MISC_COMM_EXEC`: this COMM record comes from an `execve`.
 const MISC_COMM_EXEC: u16 = 1 << 13;
+/// `PERF_RECORD_MISC_SWITCH_OUT`: this SWITCH record is a switch-out.
+pub const MISC_SWITCH_OUT: u16 = 1 << 13;
+
+/// The native-endian `u16` at byte `at` of a record body.
+pub fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_ne_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+/// The native-endian `u32` at byte `at` of a record body.
+pub fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// The native-endian `u64` at byte `at` of a record body.
+pub fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_ne_bytes(
+        b.get(at..at.checked_add(8)?)?.try_into().ok()?,
+    ))
+}
+
+/// The fixed start of a sample taken with `TID | TIME | CALLCHAIN | RAW` (in that order,
+/// perf_event_open(2)): who, when, the call chain and the tracepoint's raw record, and the
+/// offset of what follows (the user registers or stack, when asked for).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainSample<'a> {
+    /// Process id.
+    pub pid: u32,
+    /// Thread id.
+    pub tid: u32,
+    /// Kernel time, ns.
+    pub time: u64,
+    /// The call chain, leaf first, context markers kept (at most 512 entries read).
+    pub chain: Vec<u64>,
+    /// The tracepoint's raw record (its first field, `common_type`, is the event id).
+    pub raw: &'a [u8],
+    /// Where the rest of the body starts.
+    pub rest: usize,
+}
+
+/// Parses the start of a sample body (after the record header) as [`ChainSample`].
+pub fn chain_sample(b: &[u8]) -> Option<ChainSample<'_>> {
+    let (pid, tid, time) = (u32_at(b, 0)?, u32_at(b, 4)?, u64_at(b, 8)?);
+    let nr = usize::try_from(u64_at(b, 16)?).ok()?;
+    let chain = (0..nr.min(512))
+        .map(|i| u64_at(b, 24 + 8 * i))
+        .collect::<Option<Vec<u64>>>()?;
+    let at = 24usize.checked_add(nr.checked_mul(8)?)?;
+    let size = u32_at(b, at)? as usize;
+    let raw = b.get(at + 4..(at + 4).checked_add(size)?)?;
+    Some(ChainSample {
+        pid,
+        tid,
+        time,
+        chain,
+        raw,
+        rest: at + 4 + size,
+    })
+}
+
+/// The number of records a `PERF_RECORD_LOST` body says were dropped.
+pub fn lost_in(body: &[u8]) -> u64 {
+    u64_at(body, 8).unwrap_or(0)
+}
 
 /// One sample: who, when, and which call chain (an index into [`RawData::chains`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,9 +175,8 @@ fn trailer_time(bytes: &[u8]) -> u64 {
     bytes
         .len()
         .checked_sub(8)
-        .and_then(|at| bytes.get(at..))
-        .and_then(|b| <[u8; 8]>::try_from(b).ok())
-        .map_or(0, u64::from_ne_bytes)
+        .and_then(|at| u64_at(bytes, at))
+        .unwrap_or(0)
 }
 
 pub(crate) fn handle(rec: &perf_event::Record<'_>, raw: &mut RawData) {

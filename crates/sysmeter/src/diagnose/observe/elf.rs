@@ -1,14 +1,18 @@
-//! The little of ELF that `calls` needs, read by hand from a 64-bit little-endian file (the
-//! x86-64 layout): the program's PLT stubs by imported name (each stub's `jmp *SLOT(%rip)`
+//! The one ELF reader of the diagnoses: the little of ELF that uprobes need, read by hand
+//! from a 64-bit little-endian file (the x86-64 layout): the program's PLT stubs by imported name (each stub's `jmp *SLOT(%rip)`
 //! decoded, the slot named by its relocation), the functions an object defines in `.dynsym` (IFUNC resolvers flagged),
 //! the libraries it needs (`DT_NEEDED`, `DT_RUNPATH`), and every address turned into a file
 //! offset through the `PT_LOAD` segment that holds it — the form uprobes are defined in.
 //!
-//! Only `.dynsym` is read, never `.symtab`, so stripped files work. Pure: bytes in, data
-//! out; depends on nothing else in sysmeter.
+//! `calls` probes PLT stubs and defined functions; the path probes of `trace` and `run`
+//! find the C library's path functions with [`defined_offsets`]. Only `.dynsym` is read,
+//! never `.symtab`, so stripped files work. Hand-written because no ELF crate in the build
+//! names PLT stubs by their relocation (blazesym, used for symbolisation, looks up names
+//! but not stubs, IFUNC types or `DT_NEEDED`). Pure apart from reading the file and
+//! `/proc/self/maps` ([`own_libc`]); depends on nothing else in sysmeter.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Why a file could not be read as an ELF object.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,15 +59,15 @@ struct Section {
     entsize: u64,
 }
 
-fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+fn le_u16(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
 }
 
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+fn le_u32(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
 
-fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+fn le_u64(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
@@ -98,28 +102,28 @@ impl<'a> Elf<'a> {
         if b.get(..4)? != b"\x7fELF" || *b.get(4)? != 2 || *b.get(5)? != 1 {
             return None;
         }
-        let (phoff, shoff) = (u64_at(b, 0x20)? as usize, u64_at(b, 0x28)? as usize);
-        let (phnum, shnum) = (u16_at(b, 0x38)? as usize, u16_at(b, 0x3c)? as usize);
-        let shstrndx = u16_at(b, 0x3e)? as usize;
+        let (phoff, shoff) = (le_u64(b, 0x20)? as usize, le_u64(b, 0x28)? as usize);
+        let (phnum, shnum) = (le_u16(b, 0x38)? as usize, le_u16(b, 0x3c)? as usize);
+        let shstrndx = le_u16(b, 0x3e)? as usize;
         let sections = (0..shnum)
             .map(|i| {
                 let s = shoff + i * 64;
                 Some(Section {
-                    name: u32_at(b, s)?,
-                    kind: u32_at(b, s + 4)?,
-                    addr: u64_at(b, s + 16)?,
-                    offset: u64_at(b, s + 24)?,
-                    size: u64_at(b, s + 32)?,
-                    link: u32_at(b, s + 40)?,
-                    entsize: u64_at(b, s + 56)?,
+                    name: le_u32(b, s)?,
+                    kind: le_u32(b, s + 4)?,
+                    addr: le_u64(b, s + 16)?,
+                    offset: le_u64(b, s + 24)?,
+                    size: le_u64(b, s + 32)?,
+                    link: le_u32(b, s + 40)?,
+                    entsize: le_u64(b, s + 56)?,
                 })
             })
             .collect::<Option<Vec<_>>>()?;
         let loads = (0..phnum)
             .filter_map(|i| {
                 let p = phoff + i * 56;
-                (u32_at(b, p)? == PT_LOAD)
-                    .then(|| Some((u64_at(b, p + 16)?, u64_at(b, p + 40)?, u64_at(b, p + 8)?)))?
+                (le_u32(b, p)? == PT_LOAD)
+                    .then(|| Some((le_u64(b, p + 16)?, le_u64(b, p + 40)?, le_u64(b, p + 8)?)))?
             })
             .collect();
         let shstr = sections.get(shstrndx)?.offset;
@@ -157,14 +161,14 @@ impl<'a> Elf<'a> {
                 let at = (sym.offset + i * 24) as usize;
                 let name = c_str(
                     self.b,
-                    (strtab.offset + u64::from(u32_at(self.b, at)?)) as usize,
+                    (strtab.offset + u64::from(le_u32(self.b, at)?)) as usize,
                 )?;
                 let info = *self.b.get(at + 4)?;
                 Some((
                     name,
-                    u64_at(self.b, at + 8)?,
+                    le_u64(self.b, at + 8)?,
                     info & 0xf,
-                    u16_at(self.b, at + 6)?,
+                    le_u16(self.b, at + 6)?,
                 ))
             })
             .collect()
@@ -180,14 +184,14 @@ impl<'a> Elf<'a> {
         {
             for i in 0..rela.size / 24 {
                 let at = (rela.offset + i * 24) as usize;
-                let (Some(slot), Some(info)) = (u64_at(self.b, at), u64_at(self.b, at + 8)) else {
+                let (Some(slot), Some(info)) = (le_u64(self.b, at), le_u64(self.b, at + 8)) else {
                     break;
                 };
                 let name = match info & 0xffff_ffff {
                     R_X86_64_JUMP_SLOT | R_X86_64_GLOB_DAT => {
                         syms.get((info >> 32) as usize).map(|s| s.0.clone())
                     }
-                    R_X86_64_IRELATIVE => u64_at(self.b, at + 16).and_then(|resolver| {
+                    R_X86_64_IRELATIVE => le_u64(self.b, at + 16).and_then(|resolver| {
                         let f = syms
                             .iter()
                             .find(|s| s.1 == resolver && s.2 == STT_GNU_IFUNC);
@@ -244,7 +248,7 @@ impl<'a> Elf<'a> {
         };
         for i in 0..dynamic.size / 16 {
             let at = (dynamic.offset + i * 16) as usize;
-            let (Some(tag), Some(val)) = (u64_at(self.b, at), u64_at(self.b, at + 8)) else {
+            let (Some(tag), Some(val)) = (le_u64(self.b, at), le_u64(self.b, at + 8)) else {
                 break;
             };
             let text = || c_str(self.b, (strtab.offset + val) as usize);
@@ -291,6 +295,36 @@ pub fn read(path: &Path) -> Result<Image, ElfError> {
     let shown = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| ElfError::Read(shown.clone(), e.to_string()))?;
     parse(&bytes).ok_or(ElfError::NotElf(shown))
+}
+
+/// The file offsets of the functions named `names` that the ELF file `path` defines, one per
+/// address (aliases such as `open`/`open64` share one): `(name, offset)` in `names` order.
+pub fn defined_offsets(path: &Path, names: &[&str]) -> Result<Vec<(String, u64)>, ElfError> {
+    let image = read(path)?;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for name in names {
+        for d in image.defined.iter().filter(|d| d.name == *name) {
+            if seen.insert(d.offset) {
+                out.push((d.name.clone(), d.offset));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The C library this process loaded (the one a program started from here loads too,
+/// unless it brings its own).
+pub fn own_libc() -> Option<PathBuf> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| {
+            Path::new(p)
+                .file_name()
+                .is_some_and(|f| f.to_string_lossy().starts_with("libc.so"))
+        })
+        .map(PathBuf::from)
 }
 
 #[cfg(test)]

@@ -1,0 +1,27 @@
+//! The floor under every diagnosis: what `trace`, `calls`, `profile`, `locks`, `run` and
+//! `scale` share to look at a program, and the only part of `diagnose` they may import from
+//! each other.
+//!
+//! - [`target`]: the one `Target { Launch, Attach }` and the program resolver (126/127);
+//! - [`proc`]: a target's threads, its end, the online CPUs;
+//! - [`tracefs`]: where tracefs is, mounting it, and the one tracepoint `format` parser;
+//! - [`rings`]: per-CPU perf rings shared by every event of a CPU, and the drain loop;
+//! - [`records`]: the perf record types and the one parser of their bytes;
+//! - [`uprobes`]: the one RAII manager of uprobe definitions (stale groups cleaned);
+//! - [`elf`]: the one ELF reader (defined functions and PLT stubs as file offsets);
+//! - [`maps`], [`symbolize`], [`scan`]: address spaces, symbolisation, and the one
+//!   stack scan that recovers callers of frameless functions;
+//! - [`session`]: why a session ended and the one stop rule (target ended, Ctrl-C,
+//!   `--duration`).
+//!
+//! Depends on `model`, `host` and `sysmeter_sys`; never on a diagnosis.
+
+pub mod elf;
+pub mod maps;
+pub mod proc;
+pub mod records;
+pub mod rings;
+pub mod symbolize;
+pub mod target;
+pub mod tracefs;
+pub mod uprobes;
