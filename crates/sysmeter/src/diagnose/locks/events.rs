@@ -1,6 +1,6 @@
 //! The perf events of `locks`: `syscalls:sys_enter_futex` and `sys_exit_futex`, one pair per
 //! CPU with `inherit` on a launched command (or per CPU and thread of an attached process),
-//! every event of a CPU writing into one ring (`PERF_EVENT_IOC_SET_OUTPUT`). Entries carry
+//! every event of a CPU writing into one ring (`observe::rings`). Entries carry
 //! the frame-pointer call chain, the raw record (word, operation) and the top
 //! [`STACK_BYTES`] of the user stack, from which the return addresses a frameless glibc
 //! function hides are recovered later (`unwind`); exits carry the return value. Entry events
@@ -14,14 +14,14 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::AsRawFd;
 
 use perf_event::events::Tracepoint;
-use perf_event::{Builder, Counter, SampleFlag, Sampler};
+use perf_event::{Builder, SampleFlag};
 
 use super::parse::{self, Call, Layout};
 use crate::diagnose::observe::maps::MapEvent;
 use crate::diagnose::observe::records::{self, RECORD_LOST, RECORD_SAMPLE, RawData};
+use crate::diagnose::observe::rings::PerCpuRings;
 use crate::diagnose::observe::tracefs::EventFormat;
 
 /// Bytes of user stack copied with every futex entry.
@@ -166,8 +166,7 @@ pub fn layout() -> Result<Layout, String> {
 
 /// The open events and their rings.
 pub struct Rings {
-    rings: Vec<(usize, Sampler)>,
-    others: Vec<Counter>,
+    events: PerCpuRings,
     layout: Layout,
 }
 
@@ -199,8 +198,7 @@ impl Rings {
     /// No events yet.
     pub fn new(layout: Layout) -> Rings {
         Rings {
-            rings: Vec::new(),
-            others: Vec::new(),
+            events: PerCpuRings::default(),
             layout,
         }
     }
@@ -211,38 +209,21 @@ impl Rings {
         for &cpu in cpus {
             let enter = builder(self.layout.enter, tid, cpu, true, on_exec).build()?;
             let exit = builder(self.layout.exit, tid, cpu, false, on_exec).build()?;
-            let fd = match self.rings.iter().find(|(c, _)| *c == cpu) {
-                Some((_, ring)) => {
-                    let fd = ring.as_raw_fd();
-                    sysmeter_sys::tracepoint::set_output(enter.as_raw_fd(), fd)?;
-                    self.others.push(enter);
-                    fd
-                }
-                None => {
-                    let ring = enter.sampled(RING_BYTES)?;
-                    let fd = ring.as_raw_fd();
-                    self.rings.push((cpu, ring));
-                    fd
-                }
-            };
-            sysmeter_sys::tracepoint::set_output(exit.as_raw_fd(), fd)?;
-            self.others.push(exit);
+            let fd = self.events.attach(cpu, enter, RING_BYTES)?;
+            self.events.redirect(exit, fd)?;
         }
         Ok(())
     }
 
     /// Enables every event now (attach; a launched command's are enabled by its execve).
     pub fn enable(&mut self) -> io::Result<()> {
-        for (_, s) in &mut self.rings {
-            s.as_counter_mut().enable()?;
-        }
-        self.others.iter_mut().try_for_each(|c| c.enable())
+        self.events.enable()
     }
 
     /// Reads every record now in the rings into `out`.
     pub fn drain(&mut self, out: &mut Recorded) {
         let mut samples = Vec::new();
-        for (_, s) in &mut self.rings {
+        for s in self.events.rings_mut() {
             while let Some(rec) = s.next_record() {
                 match rec.ty() {
                     RECORD_SAMPLE => samples.push(rec.to_contiguous().into_owned()),

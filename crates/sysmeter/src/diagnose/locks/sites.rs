@@ -10,8 +10,9 @@ use std::collections::{HashMap, HashSet};
 use blazesym::symbolize::source::{Elf, Source};
 use blazesym::symbolize::{CodeInfo, Input, Sym, Symbolized, Symbolizer};
 
-use super::unwind::Unwinder;
+use super::unwind::user_stack;
 use crate::diagnose::observe::maps::{AddressSpaces, Location};
+use crate::diagnose::observe::scan::StackScan;
 use crate::diagnose::observe::symbolize::{Symbols, short_module};
 
 /// A named stack.
@@ -88,7 +89,7 @@ pub fn is_lock(kind: &str) -> bool {
 /// Names stacks in batches.
 pub struct Namer<'a> {
     spaces: &'a AddressSpaces,
-    unwinder: Unwinder<'a>,
+    scan: StackScan<'a>,
 }
 
 /// A stack's key (process, chain) and the places of its frames, leaf first.
@@ -102,7 +103,7 @@ impl<'a> Namer<'a> {
     pub fn new(spaces: &'a AddressSpaces) -> Namer<'a> {
         Namer {
             spaces,
-            unwinder: Unwinder::new(spaces),
+            scan: StackScan::new(spaces),
         }
     }
 
@@ -113,7 +114,7 @@ impl<'a> Namer<'a> {
             let Some(c) = chains.get(chain as usize) else {
                 continue;
             };
-            let stack = self.unwinder.user_stack(pid, time, c);
+            let stack = user_stack(&mut self.scan, (pid, time), c);
             let locs = stack
                 .iter()
                 .enumerate()

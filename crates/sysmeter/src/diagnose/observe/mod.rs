@@ -21,6 +21,7 @@ pub mod maps;
 pub mod proc;
 pub mod records;
 pub mod rings;
+pub mod scan;
 pub mod symbolize;
 pub mod target;
 pub mod tracefs;

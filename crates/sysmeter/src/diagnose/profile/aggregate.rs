@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 use super::stacks::{Frame, Stacks};
 use crate::diagnose::observe::maps::{AddressSpaces, Location, MapEvent};
 use crate::diagnose::observe::records::{RawData, RawSample, frames};
+use crate::diagnose::observe::scan::pushes_frame_pointer;
 use crate::diagnose::observe::symbolize::{Resolved, Symbols, read_bytes, short_module};
 
 /// The symbolised profile and facts about its quality.
@@ -256,26 +257,9 @@ fn frameless_leaves(
         .collect()
 }
 
-/// Whether x86-64 code starts by saving the frame pointer: `push %rbp`, optionally after
-/// `endbr64`.
-pub fn pushes_frame_pointer(code: &[u8]) -> bool {
-    const ENDBR64: [u8; 4] = [0xf3, 0x0f, 0x1e, 0xfa];
-    const PUSH_RBP: u8 = 0x55;
-    let body = code.strip_prefix(&ENDBR64[..]).unwrap_or(code);
-    body.first() == Some(&PUSH_RBP)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn prologues_with_and_without_frame_pointer() {
-        assert!(pushes_frame_pointer(&[0x55, 0x48, 0x89, 0xe5]));
-        assert!(pushes_frame_pointer(&[0xf3, 0x0f, 0x1e, 0xfa, 0x55]));
-        assert!(!pushes_frame_pointer(&[0x48, 0x89, 0xf0, 0x48, 0x85]));
-        assert!(!pushes_frame_pointer(&[]));
-    }
 
     #[test]
     fn unknown_frames_keep_their_module() {

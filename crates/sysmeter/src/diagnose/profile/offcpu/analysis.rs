@@ -11,9 +11,10 @@ use super::super::aggregate::{Analysis, analyse_each};
 use super::blocks::{self, Block, Blocks};
 use super::classify::{Reason, classify, is_preempted};
 use super::raw::{OffRaw, Switch};
-use super::unwind::CallCheck;
+use super::unwind::repair;
 use crate::diagnose::observe::maps::{AddressSpaces, MapEvent};
 use crate::diagnose::observe::records::RawData;
+use crate::diagnose::observe::scan::StackScan;
 
 /// Wakers kept per stack.
 const WAKERS_PER_STACK: usize = 3;
@@ -131,14 +132,14 @@ fn symbolise(raw: &OffRaw, blocks: &Blocks, maps_at_start: &[MapEvent]) -> Named
         .cloned()
         .collect();
     let spaces = AddressSpaces::new(&all_maps, &raw.side.execs, &raw.side.forks);
-    let mut check = CallCheck::new(&spaces);
+    let mut scan = StackScan::new(&spaces);
     let mut data = RawData::default();
     data.maps.clone_from(&raw.side.maps);
     data.execs.clone_from(&raw.side.execs);
     data.forks.clone_from(&raw.side.forks);
     let mut push = |s: &Switch, weight: u64| {
         let chain = match &s.stack {
-            Some(st) => check.repair(s.pid, s.time, &s.chain, st),
+            Some(st) => repair(&mut scan, (s.pid, s.time), &s.chain, st),
             None => s.chain.clone(),
         };
         data.push_weighted(s.pid, s.tid, s.time, &chain, weight);
