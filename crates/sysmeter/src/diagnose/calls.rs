@@ -24,8 +24,9 @@ use std::time::Duration;
 
 pub use select::{DEFAULT_SET, Pattern};
 
+use crate::diagnose::observe::error::ObserveError as TraceError;
+use crate::diagnose::observe::session::{CommandState, Ended, Observer as TraceObserver};
 use crate::diagnose::observe::target::Target;
-use crate::diagnose::trace::{CommandState, Ended, TraceError, TraceObserver};
 use crate::model::ExperimentResult;
 
 /// The result id of a `calls` run.

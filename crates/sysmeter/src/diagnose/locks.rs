@@ -116,6 +116,6 @@ pub fn locks(
     Ok(Locks {
         result,
         exit: recording.exit.map(|(e, _)| e),
-        interrupted: recording.stop == crate::diagnose::profile::session::Stop::Interrupted,
+        interrupted: recording.stop == crate::diagnose::observe::session::Ended::Interrupted,
     })
 }

@@ -165,17 +165,5 @@ pub fn profile(
 
 /// The flame graph's title: the command line or the pid.
 fn flame_title(target: &Target) -> String {
-    format!("sysmeter profile: {}", describe(target))
-}
-
-/// The target for people: the command line (argv joined by spaces) or `pid N`.
-pub fn describe(target: &Target) -> String {
-    match target {
-        Target::Launch(argv) => argv
-            .iter()
-            .map(|a| a.to_string_lossy())
-            .collect::<Vec<_>>()
-            .join(" "),
-        Target::Attach(pid) => format!("pid {pid}"),
-    }
+    format!("sysmeter profile: {}", target.describe())
 }

@@ -23,8 +23,8 @@ use super::collector::Collector;
 use super::probes::define_pair;
 use super::rings::{OpenSpec, Rings};
 use crate::diagnose::observe::elf;
+use crate::diagnose::observe::overhead::Overhead;
 use crate::diagnose::observe::uprobes::UprobeGroup;
-use crate::diagnose::trace::Overhead;
 
 const CHUNKS: usize = 20;
 const CALLS: u64 = 500;

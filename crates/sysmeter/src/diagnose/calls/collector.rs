@@ -10,8 +10,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-pub use crate::diagnose::trace::summary::MAX_SAMPLES;
-use crate::diagnose::trace::summary::keep_sample;
+pub use crate::diagnose::observe::reservoir::MAX_SAMPLES;
+use crate::diagnose::observe::reservoir::keep_sample;
 
 /// One probe hit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

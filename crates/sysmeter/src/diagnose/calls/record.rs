@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::collector::{FnStats, MAX_SAMPLES};
 use super::session::Outcome;
 use super::{CALLS_ID, CallsConfig};
-use crate::diagnose::trace::{CommandState, Ended};
+use crate::diagnose::observe::session::{CommandState, Ended};
 use crate::model::{About, ExperimentResult, Finding, Metric, Summary, Unit, units};
 
 fn about(cfg: &CallsConfig, out: &Outcome) -> About {

@@ -15,12 +15,15 @@ use super::probes;
 use super::rings::{OpenSpec, Rings};
 use super::select::{Objects, Site};
 use super::{CallsConfig, CallsError, calibrate};
+use crate::diagnose::observe::error::{ObserveError as TraceError, check_target, resolve_program};
+use crate::diagnose::observe::overhead::Overhead;
+use crate::diagnose::observe::proc::{each_thread, online_cpus, process_gone};
 use crate::diagnose::observe::rings::follow;
+use crate::diagnose::observe::session::{
+    CommandState, Ended, Observer as TraceObserver, Pending, StopWhen,
+};
 use crate::diagnose::observe::target::Target;
 use crate::diagnose::observe::uprobes::{self, UprobeGroup};
-use crate::diagnose::trace::{
-    self, CommandState, Ended, Overhead, Pending, StopWhen, TraceError, TraceObserver,
-};
 
 /// Everything a run produced, before it becomes a result.
 pub struct Outcome {
@@ -144,7 +147,7 @@ fn launch(
     cpus: &[usize],
     c: &mut Collector,
 ) -> Result<(Rings, Ended, CommandState, Option<f64>), CallsError> {
-    let program = trace::resolve_program(&argv[0])?;
+    let program = resolve_program(&argv[0])?;
     let args: Vec<&std::ffi::OsStr> = argv.iter().map(OsString::as_os_str).collect();
     let mut child = Child::spawn(&program, &args).map_err(io_failed("starting the command"))?;
     let spec = OpenSpec {
@@ -193,7 +196,7 @@ fn attach(
         enable_on_exec: false,
     };
     let mut rings = Rings::new(ids);
-    let threads = trace::each_thread(pid, |tid| rings.add(tid, &spec))
+    let threads = each_thread(pid, |tid| rings.add(tid, &spec))
         .map_err(io_failed("opening the uprobe events"))?
         .ok_or(TraceError::NoProcess(pid))?;
     rings
@@ -205,7 +208,7 @@ fn attach(
         threads
     ));
     let mut stop = StopWhen::until(cfg.duration, Some(observer));
-    let mut gone = || trace::process_gone(pid);
+    let mut gone = || process_gone(pid);
     follow(&mut rings, c, &mut gone, &mut |c| {
         stop.check(c.total_calls())
     });
@@ -216,17 +219,17 @@ fn attach(
 pub fn run(cfg: &CallsConfig, observer: &mut dyn TraceObserver) -> Result<Outcome, CallsError> {
     let program = match &cfg.target {
         Target::Attach(pid) => {
-            trace::check_target(*pid)?;
+            check_target(*pid)?;
             std::fs::read_link(format!("/proc/{pid}/exe"))
                 .map_err(|_| TraceError::NoProcess(*pid))?
         }
-        Target::Launch(argv) => trace::resolve_program(&argv[0])?,
+        Target::Launch(argv) => resolve_program(&argv[0])?,
     };
     let (sites, mut notes) = choose_sites(cfg, &program)?;
     let (base, mounted) = tracefs()?;
     notes.extend(mounted);
     let mut probes = UprobeGroup::new(base, "sysmeter_");
-    let cpus = trace::online_cpus();
+    let cpus = online_cpus();
     let calibrate::Measured {
         overhead,
         added_cpu_ns,

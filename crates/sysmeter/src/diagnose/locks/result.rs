@@ -220,7 +220,7 @@ fn about(target: &Target) -> About {
             "Contended locks of {}: per lock (futex word) and per acquiring call site, the \
              contended acquisitions, total and longest wait, and where the waiters were woken \
              from (the holder's release site)",
-            crate::diagnose::profile::describe(target)
+            target.describe()
         ),
         methodology: "The syscalls:sys_enter_futex and sys_exit_futex tracepoints, one \
             inherited event pair per CPU (per thread and CPU when attached), with call chains \

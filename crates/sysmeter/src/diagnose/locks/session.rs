@@ -17,8 +17,8 @@ use super::parse::Layout;
 use super::{LocksError, Settings};
 use crate::diagnose::observe::maps::{MapEvent, parse_proc_maps};
 use crate::diagnose::observe::proc::{each_thread, online_cpus, process_gone};
+use crate::diagnose::observe::session::{Ended, launched_stop, wait_for_end};
 use crate::diagnose::observe::target::{Target, Unresolved, resolve_program};
-use crate::diagnose::profile::session::{Stop, launched_stop, wait_for_end};
 
 /// How long the reader sleeps between drains.
 const POLL: Duration = Duration::from_millis(10);
@@ -33,7 +33,7 @@ pub struct Recording {
     /// Exit status of a launched command.
     pub exit: Option<(Exit, ChildUsage)>,
     /// Why it stopped.
-    pub stop: Stop,
+    pub stop: Ended,
     /// Wall time observed, ns.
     pub wall_ns: u64,
     /// CPU time this process spent reading the rings, ns.
@@ -149,13 +149,13 @@ fn attach(
         std::thread::sleep(POLL);
         rings.drain(&mut recorded);
         if sysmeter_sys::signal::interrupted() {
-            break Stop::Interrupted;
+            break Ended::Interrupted;
         }
         if settings.duration.is_some_and(|d| start.elapsed() >= d) {
-            break Stop::Duration;
+            break Ended::Duration;
         }
         if process_gone(pid) {
-            break Stop::Ended;
+            break Ended::Finished;
         }
     };
     rings.drain(&mut recorded);

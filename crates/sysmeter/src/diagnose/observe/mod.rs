@@ -11,17 +11,24 @@
 //! - [`elf`]: the one ELF reader (defined functions and PLT stubs as file offsets);
 //! - [`maps`], [`symbolize`], [`scan`]: address spaces, symbolisation, and the one
 //!   stack scan that recovers callers of frameless functions;
-//! - [`session`]: why a session ended and the one stop rule (target ended, Ctrl-C,
-//!   `--duration`).
+//! - [`reservoir`]: the durations kept of paired entries and exits (`trace`, `calls`);
+//! - [`overhead`]: the one shape of a tracer's overhead calibration (paired A/B);
+//! - [`session`]: why a session ended, the one stop rule (target ended, Ctrl-C,
+//!   `--duration`), a launched command still running, the progress observer;
+//! - [`error`]: why a target cannot be observed (126/127, usage errors, refusals).
 //!
 //! Depends on `model`, `host` and `sysmeter_sys`; never on a diagnosis.
 
 pub mod elf;
+pub mod error;
 pub mod maps;
+pub mod overhead;
 pub mod proc;
 pub mod records;
+pub mod reservoir;
 pub mod rings;
 pub mod scan;
+pub mod session;
 pub mod symbolize;
 pub mod target;
 pub mod tracefs;

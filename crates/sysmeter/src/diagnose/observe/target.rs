@@ -39,6 +39,14 @@ impl Target {
         }
     }
 
+    /// The command line, or `pid n`: how profiles and `locks` name their target.
+    pub fn describe(&self) -> String {
+        match self {
+            Target::Launch(_) => self.text(),
+            Target::Attach(pid) => format!("pid {pid}"),
+        }
+    }
+
     /// The argv of a launched command.
     pub fn argv(&self) -> Option<&[OsString]> {
         match self {

@@ -4,8 +4,9 @@
 
 use super::aggregate::Analysis;
 use super::overhead::Calibration;
-use super::session::{Recording, Stop};
+use super::session::Recording;
 use super::stacks::{Stacks, Truncation};
+use crate::diagnose::observe::session::Ended;
 use crate::model::Finding;
 
 /// Functions named in the hottest-function findings.
@@ -296,12 +297,12 @@ fn scope(rec: &Recording, a: &Analysis) -> Vec<Finding> {
         ));
     }
     match (rec.stop, rec.exit.is_some()) {
-        (Stop::Duration, true) => out.push(Finding::new(
+        (Ended::Duration, true) => out.push(Finding::new(
             "stopped",
             "Sampling stopped at --duration; the command then ran on unobserved to its end.".into(),
             None,
         )),
-        (Stop::Duration | Stop::Interrupted, false) => out.push(Finding::new(
+        (Ended::Duration | Ended::Interrupted, false) => out.push(Finding::new(
             "stopped",
             "Sampling stopped and detached; the process runs on unharmed. Threads that lived \
              shorter than a rescan (20 ms) and forked children were not sampled."

@@ -107,7 +107,7 @@ pub fn profile(
         .map(|s| (s.tid, s.time))
         .collect();
     let off_analysis = analysis::analyse(&off.raw, &recording.maps_at_start, &seen);
-    let title = format!("sysmeter profile --off-cpu: {}", super::describe(target));
+    let title = format!("sysmeter profile --off-cpu: {}", target.describe());
     let off_flame = flame::render_off_cpu(&off_analysis.analysis.stacks, &title)?;
     let mut results = Vec::new();
     let mut on = None;

@@ -11,7 +11,7 @@ use super::callgraph;
 use super::findings;
 use super::overhead::Calibration;
 use super::session::Recording;
-use super::{Settings, Target, describe};
+use super::{Settings, Target};
 use crate::model::{
     About, Artifact, ExperimentResult, HostInfo, Metric, RunConfig, RunKind, RunRecord, Summary,
     Unit,
@@ -283,7 +283,7 @@ pub fn run_record(
             (true, true) => format!("{} Hz + off-CPU", settings.frequency),
         },
         cpu: None,
-        selected: vec![describe(target)],
+        selected: vec![target.describe()],
         target_ci_width: 0.0,
         calibration: None,
         seed: 0,

@@ -21,46 +21,14 @@ use super::sampling::EventSet;
 use super::{ProfileError, Settings, Target};
 use crate::diagnose::observe::maps::{MapEvent, parse_proc_maps};
 use crate::diagnose::observe::records::RawData;
+use crate::diagnose::observe::session::{Ended, launched_stop, wait_for_end};
 use crate::diagnose::observe::target::{Unresolved, resolve_program};
 
 /// How long the reader sleeps between drains of the ring buffers.
 const POLL: Duration = Duration::from_millis(20);
-/// How long a command may take to exit after Ctrl-C before it is killed.
-const GRACE: Duration = Duration::from_secs(3);
+
 /// How often the progress callback runs.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
-
-/// Why sampling stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
-    /// The command exited (or the attached process disappeared).
-    Ended,
-    /// `--duration` passed.
-    Duration,
-    /// Ctrl-C (SIGINT/SIGTERM).
-    Interrupted,
-}
-
-/// A launched command's end: how it exited and what it used.
-pub(crate) type Ended = (Exit, ChildUsage);
-
-/// Why the observation of launched `child` ends now, if it does: the command ended (with
-/// its exit), Ctrl-C, or `duration` passed since `start`. Shared by `profile` and `locks`.
-pub(crate) fn launched_stop(
-    child: &mut Child,
-    start: Instant,
-    duration: Option<Duration>,
-) -> std::io::Result<Option<(Stop, Option<Ended>)>> {
-    if let Some(info) = child.wait(false)? {
-        return Ok(Some((Stop::Ended, Some(info))));
-    }
-    if sysmeter_sys::signal::interrupted() {
-        return Ok(Some((Stop::Interrupted, None)));
-    }
-    Ok(duration
-        .is_some_and(|d| start.elapsed() >= d)
-        .then_some((Stop::Duration, None)))
-}
 
 /// What a session collected.
 #[derive(Debug, Clone)]
@@ -78,7 +46,7 @@ pub struct Recording {
     /// Ctrl-C arrived.
     pub interrupted: bool,
     /// Why sampling stopped.
-    pub stop: Stop,
+    pub stop: Ended,
     /// Wall time from release (or attach) to the end of sampling, ns.
     pub wall_ns: u64,
     /// CPU time this process spent while sampling (reading the ring buffers), ns.
@@ -227,37 +195,12 @@ fn record_child(
         frequency: settings.frequency,
         target_cpu_ns: exit.map(|(_, u)| u.user_ns + u.system_ns),
         exit,
-        interrupted: stop == Stop::Interrupted,
+        interrupted: stop == Ended::Interrupted,
         stop,
         wall_ns,
         profiler_cpu_ns,
         events: cpus,
     })
-}
-
-/// Waits for the command to end. Once Ctrl-C arrived (before or during the wait), passes
-/// SIGINT on to the command (the terminal's Ctrl-C reached it already, a signal sent to
-/// sysmeter alone did not; a second SIGINT is harmless) and kills it if it is still running
-/// [`GRACE`] later, so sysmeter never hangs on a command that ignores SIGINT.
-pub(crate) fn wait_for_end(child: &mut Child) -> std::io::Result<Option<(Exit, ChildUsage)>> {
-    let mut interrupted_at: Option<Instant> = None;
-    loop {
-        if let Some(info) = child.wait(false)? {
-            return Ok(Some(info));
-        }
-        match interrupted_at {
-            None if sysmeter_sys::signal::interrupted() => {
-                let _ = child.signal(libc::SIGINT);
-                interrupted_at = Some(Instant::now());
-            }
-            Some(at) if at.elapsed() >= GRACE => {
-                let _ = child.signal(libc::SIGKILL);
-                return child.wait(true);
-            }
-            _ => {}
-        }
-        std::thread::sleep(POLL);
-    }
 }
 
 fn elapsed_ns(start: Instant) -> u64 {
@@ -324,14 +267,14 @@ fn record_pid(
         events.drain(&mut raw);
         extra.drain(false);
         if sysmeter_sys::signal::interrupted() {
-            break Stop::Interrupted;
+            break Ended::Interrupted;
         }
         if settings.duration.is_some_and(|d| start.elapsed() >= d) {
-            break Stop::Duration;
+            break Ended::Duration;
         }
         match stat_cpu_ns(pid) {
             Some(t) => target_last = Some(t),
-            None => break Stop::Ended,
+            None => break Ended::Finished,
         }
         attach_new_threads(pid, settings.on_cpu, &mut events, extra, &mut known)?;
         tick(&raw, start, &mut last_progress, progress);
@@ -346,7 +289,7 @@ fn record_pid(
         kernel: events.kernel,
         frequency: settings.frequency,
         exit: None,
-        interrupted: stop == Stop::Interrupted,
+        interrupted: stop == Ended::Interrupted,
         stop,
         wall_ns: elapsed_ns(start),
         profiler_cpu_ns: process_cpu_ns().saturating_sub(cpu0),

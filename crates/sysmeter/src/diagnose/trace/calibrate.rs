@@ -29,30 +29,7 @@ const CALLS_CHEAP: u64 = 1_000;
 /// Calls per chunk in the ptrace-traced loop (each stops the tracee).
 const CALLS_PTRACE: u64 = 100;
 
-/// The measured tracing overhead.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Overhead {
-    /// Untraced getppid, ns per call.
-    pub untraced_ns: f64,
-    /// Traced getppid, ns per call as the program sees it.
-    pub traced_ns: f64,
-    /// Median duration of a traced getppid as the backend times it, ns.
-    pub interval_ns: f64,
-    /// Calls in the traced loop (all chunks).
-    pub calls: u64,
-}
-
-impl Overhead {
-    /// What tracing adds to every traced call, ns.
-    pub fn added_ns(&self) -> f64 {
-        (self.traced_ns - self.untraced_ns).max(0.0)
-    }
-
-    /// The part of it inside a call's timed interval (subtracted from every duration), ns.
-    pub fn inside_ns(&self) -> f64 {
-        (self.interval_ns - self.untraced_ns).max(0.0)
-    }
-}
+pub use crate::diagnose::observe::overhead::Overhead;
 
 fn getppid_key() -> (u32, u64) {
     let arch = Arch::native();

@@ -6,12 +6,11 @@
 mod ptrace_paths;
 mod tracepoint_paths;
 
+use crate::diagnose::observe::error::check_target;
 pub(crate) use crate::diagnose::observe::proc::{each_thread, online_cpus, process_gone};
+pub(crate) use crate::diagnose::observe::session::StopWhen;
+use crate::diagnose::observe::session::{StillRunning, exit_code};
 
-use std::time::{Duration, Instant};
-
-use sysmeter_sys::process::child::Child;
-use sysmeter_sys::process::exit::ChildUsage;
 use sysmeter_sys::process::wait::reap;
 use sysmeter_sys::ptrace::TracedChild;
 
@@ -50,31 +49,20 @@ pub(super) struct Outcome {
     pub stats: Option<SessionStats>,
 }
 
-/// A launched command that outlived the trace; [`Pending::wait`] gives its exit code.
+/// A launched command that outlived a ptrace session.
 #[derive(Debug)]
-pub struct Pending(PendingKind);
-
-#[derive(Debug)]
-enum PendingKind {
+pub(super) enum PendingKind {
     /// Detached from ptrace; still our child.
     Detached(TracedChild),
     /// Still traced because of its seccomp filter (without a tracer the selected calls
     /// would fail with ENOSYS); followed silently to the end.
     Silent(Box<Session>, TracedChild),
-    /// Traced by tracepoints, which are closed now.
-    Gated(Child),
 }
 
-impl Pending {
-    /// A launched command that was only watched through perf events (closed now).
-    pub(crate) fn gated(child: Child) -> Pending {
-        Pending(PendingKind::Gated(child))
-    }
-
-    /// Waits for the command to end; its exit code (128 + signal when killed).
-    pub fn wait(self) -> Result<i32, TraceError> {
+impl StillRunning for PendingKind {
+    fn wait(self: Box<Self>) -> Result<i32, TraceError> {
         let fail = TraceError::io("waiting for the traced command");
-        match self.0 {
+        match *self {
             PendingKind::Detached(mut child) => {
                 child.release();
                 exit_code(reap(child.pid(), true)).map_err(fail)
@@ -85,67 +73,7 @@ impl Pending {
                 child.reaped();
                 Ok(session.exit_code.unwrap_or(0))
             }
-            PendingKind::Gated(mut child) => exit_code(child.wait(true)).map_err(fail),
         }
-    }
-}
-
-/// The shell's exit code of a child that was waited for (blocking).
-pub(super) fn exit_code(
-    waited: std::io::Result<Option<(sysmeter_sys::process::exit::Exit, ChildUsage)>>,
-) -> std::io::Result<i32> {
-    waited?
-        .map(|(exit, _)| exit.shell_code())
-        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::WouldBlock))
-}
-
-/// How often the observer hears the running count.
-const PROGRESS_EVERY: Duration = Duration::from_millis(250);
-
-/// Ctrl-C and `--duration`, checked between stops or drains; also passes the running count
-/// to the observer of an attached trace (every [`PROGRESS_EVERY`]). `trace` and `calls`
-/// both stop by it.
-pub(crate) struct StopWhen<'o> {
-    deadline: Option<Instant>,
-    observer: Option<&'o mut dyn TraceObserver>,
-    next_progress: Instant,
-    /// What stopped the trace, once it did.
-    pub why: Option<Ended>,
-}
-
-impl<'o> StopWhen<'o> {
-    fn new(cfg: &TraceConfig, observer: Option<&'o mut dyn TraceObserver>) -> StopWhen<'o> {
-        StopWhen::until(cfg.duration, observer)
-    }
-
-    /// Stops after `duration` (from now), if given, or on Ctrl-C.
-    pub(crate) fn until(
-        duration: Option<Duration>,
-        observer: Option<&'o mut dyn TraceObserver>,
-    ) -> StopWhen<'o> {
-        StopWhen {
-            deadline: duration.map(|d| Instant::now() + d),
-            observer,
-            next_progress: Instant::now(),
-            why: None,
-        }
-    }
-
-    /// Whether to stop now (remembering why), given the number of calls seen so far.
-    pub fn check(&mut self, calls: u64) -> bool {
-        if let Some(o) = self.observer.as_mut() {
-            let now = Instant::now();
-            if now >= self.next_progress {
-                self.next_progress = now + PROGRESS_EVERY;
-                o.progress(calls);
-            }
-        }
-        if sysmeter_sys::signal::interrupted() {
-            self.why = Some(Ended::Interrupted);
-        } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
-            self.why = Some(Ended::Duration);
-        }
-        self.why.is_some()
     }
 }
 
@@ -184,32 +112,6 @@ fn choose(cfg: &TraceConfig) -> Result<(Backend, String, Option<Ids>, Option<Str
                 None,
             )),
         },
-    }
-}
-
-/// Checks that `pid` can be attached to: it exists, is not us, has no other tracer.
-pub(crate) fn check_target(pid: i32) -> Result<(), TraceError> {
-    if pid <= 0 {
-        return Err(TraceError::NoProcess(pid));
-    }
-    if pid == std::process::id() as i32 {
-        return Err(TraceError::SelfTrace(pid));
-    }
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .map_err(|_| TraceError::NoProcess(pid))?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .map(str::trim)
-            .map(str::to_string)
-    };
-    if field("State:").is_some_and(|s| s.starts_with('Z') || s.starts_with('X')) {
-        return Err(TraceError::NoProcess(pid));
-    }
-    match field("TracerPid:").and_then(|t| t.parse::<i32>().ok()) {
-        Some(tracer) if tracer != 0 => Err(TraceError::AlreadyTraced { pid, tracer }),
-        _ => Ok(()),
     }
 }
 

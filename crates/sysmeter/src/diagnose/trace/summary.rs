@@ -13,24 +13,7 @@ use super::classes::Selection;
 use super::lookups::Lookups;
 use super::names;
 
-/// Per-call durations kept for statistics, per system call (`trace`) or function (`calls`);
-/// beyond this a uniform reservoir sample of this size is kept (counts, totals, min and max
-/// stay exact).
-pub const MAX_SAMPLES: usize = 1 << 18;
-
-/// Keeps duration `d`, the `seen`-th (counting from 1) of its kind, in `samples`: every one
-/// up to [`MAX_SAMPLES`], then a uniform reservoir (Algorithm R: the `seen`-th replaces a
-/// random slot with probability MAX/seen). `trace` and `calls` keep their samples by it.
-pub fn keep_sample(samples: &mut Vec<f64>, seen: u64, d: f64, rng: &mut fastrand::Rng) {
-    if samples.len() < MAX_SAMPLES {
-        samples.push(d);
-    } else {
-        let slot = rng.u64(..seen) as usize;
-        if slot < MAX_SAMPLES {
-            samples[slot] = d;
-        }
-    }
-}
+pub use crate::diagnose::observe::reservoir::{MAX_SAMPLES, keep_sample};
 
 /// A call's architecture (`AUDIT_ARCH_*`) and number.
 pub type CallKey = (u32, u64);

@@ -14,10 +14,10 @@ use super::super::calibrate;
 use super::super::names::Arch;
 use super::super::ptrace::{AttachError, End, Session};
 use super::super::summary::Collector;
-use super::super::{
-    Backend, CommandState, Ended, TraceConfig, TraceError, TraceObserver, resolve_program,
-};
-use super::{Outcome, Pending, PendingKind, StopWhen, last_cpu};
+use super::super::{Backend, CommandState, Ended, TraceConfig, TraceError, TraceObserver};
+use super::{Outcome, PendingKind, StopWhen, last_cpu};
+use crate::diagnose::observe::error::resolve_program;
+use crate::diagnose::observe::session::Pending;
 
 /// How often a blocked `waitpid` wakes up to check Ctrl-C and `--duration`.
 const TICK: Duration = Duration::from_millis(50);
@@ -89,7 +89,7 @@ pub(super) fn launch(cfg: &TraceConfig, argv: &[OsString]) -> Result<Outcome, Tr
         },
     };
     let (child, mut session) = start(&spec, cfg.follow_forks, &program)?;
-    let mut stop = StopWhen::new(cfg, None);
+    let mut stop = StopWhen::until(cfg.duration, None);
     let end = session
         .run(&mut collector, &mut |c| stop.check(c.total_calls()))
         .map_err(TraceError::io("waiting for the traced command"))?;
@@ -138,7 +138,7 @@ fn after_launch(
                     .into(),
             );
             let pending = PendingKind::Silent(Box::new(session), child);
-            CommandState::StillRunning(Pending(pending))
+            CommandState::StillRunning(Pending::new(pending))
         }
         End::Requested => detach(&mut session, out, child)?,
     })
@@ -162,7 +162,7 @@ fn detach(
             child.reaped();
             CommandState::Exited(code)
         }
-        None => CommandState::StillRunning(Pending(PendingKind::Detached(child))),
+        None => CommandState::StillRunning(Pending::new(PendingKind::Detached(child))),
     })
 }
 
@@ -189,7 +189,7 @@ pub(super) fn attach(
         },
     })?;
     observer.attached(&super::attached_text(pid, session.task_count(), "ptrace"));
-    let mut stop = StopWhen::new(cfg, Some(observer));
+    let mut stop = StopWhen::until(cfg.duration, Some(observer));
     let end = session
         .run(&mut collector, &mut |c| stop.check(c.total_calls()))
         .map_err(TraceError::io(format!("following PID {pid}")))?;

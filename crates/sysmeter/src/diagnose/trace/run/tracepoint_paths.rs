@@ -11,10 +11,10 @@ use super::super::calibrate;
 use super::super::names::Arch;
 use super::super::summary::Collector;
 use super::super::tracepoint::{self, Ids, OpenSpec, Rings};
-use super::super::{
-    Backend, CommandState, Ended, TraceConfig, TraceError, TraceObserver, resolve_program,
-};
-use super::{Outcome, Pending, PendingKind, StopWhen, each_thread, online_cpus, process_gone};
+use super::super::{Backend, CommandState, Ended, TraceConfig, TraceError, TraceObserver};
+use super::{Outcome, StopWhen, each_thread, online_cpus, process_gone};
+use crate::diagnose::observe::error::resolve_program;
+use crate::diagnose::observe::session::Pending;
 
 fn kernel_filter(cfg: &TraceConfig) -> Option<CString> {
     let arch = Arch::native();
@@ -90,7 +90,7 @@ pub(super) fn launch(
     child
         .release()
         .map_err(TraceError::io("letting the command start"))?;
-    let mut stop = StopWhen::new(cfg, None);
+    let mut stop = StopWhen::until(cfg.duration, None);
     let mut exited = None;
     let stopped = tracepoint::follow(
         &mut rings,
@@ -108,7 +108,7 @@ pub(super) fn launch(
     out.ended = stop.why.unwrap_or(Ended::Finished);
     out.command = match (stopped, exited) {
         (false, Some(code)) => CommandState::Exited(code),
-        _ => CommandState::StillRunning(Pending(PendingKind::Gated(child))),
+        _ => CommandState::StillRunning(Pending::gated(child)),
     };
     Ok(out)
 }
@@ -145,7 +145,7 @@ pub(super) fn attach(
     rings.enable().map_err(open_failed)?;
     drop(calibration);
     observer.attached(&super::attached_text(pid, threads, "tracepoints"));
-    let mut stop = StopWhen::new(cfg, Some(observer));
+    let mut stop = StopWhen::until(cfg.duration, Some(observer));
     tracepoint::follow(
         &mut rings,
         &mut collector,

@@ -1,0 +1,189 @@
+//! The life of a session, the same for every diagnosis: why it ended ([`Ended`]: the target
+//! finished, Ctrl-C, or `--duration`), the one stop rule checked between drains
+//! ([`StopWhen`] for the tracers that count events, [`launched_stop`] for a launched command
+//! watched until it exits), what became of a launched command ([`CommandState`], with a
+//! [`Pending`] command still to be waited for), the observer the command layer shows
+//! progress through ([`Observer`]: `diagnose` never prints), and the wait that passes Ctrl-C
+//! on to a launched command and kills it after a grace period ([`wait_for_end`]).
+//!
+//! Depends on `sysmeter_sys` (the Ctrl-C flag, child processes) and [`super::error`].
+
+use std::time::{Duration, Instant};
+
+use sysmeter_sys::process::child::Child;
+use sysmeter_sys::process::exit::{ChildUsage, Exit};
+
+use super::error::ObserveError;
+
+/// How long a command may take to exit after Ctrl-C before it is killed.
+const GRACE: Duration = Duration::from_secs(3);
+/// How often [`wait_for_end`] looks at the command.
+const WAIT_POLL: Duration = Duration::from_millis(20);
+
+/// A launched command's end: how it exited and what it used.
+pub type Exited = (Exit, ChildUsage);
+
+/// Why a session ended: the one answer of every diagnosis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// The command or process ended.
+    Finished,
+    /// Ctrl-C (SIGINT/SIGTERM).
+    Interrupted,
+    /// `--duration` passed.
+    Duration,
+}
+
+/// What became of a launched command.
+#[derive(Debug)]
+pub enum CommandState {
+    /// Nothing was launched (`-p`).
+    NotLaunched,
+    /// It exited with this code (128 + signal when killed).
+    Exited(i32),
+    /// Observing stopped before it ended; wait for it with [`Pending::wait`].
+    StillRunning(Pending),
+}
+
+/// A launched command that outlived the session, as its diagnosis left it (still traced,
+/// detached, or only watched through perf events).
+pub trait StillRunning: std::fmt::Debug {
+    /// Waits for the command to end; its exit code (128 + signal when killed).
+    fn wait(self: Box<Self>) -> Result<i32, ObserveError>;
+}
+
+/// A launched command that outlived the session; [`Pending::wait`] gives its exit code.
+#[derive(Debug)]
+pub struct Pending(Box<dyn StillRunning>);
+
+/// A command watched only through perf events (closed now): still our child, waited for.
+#[derive(Debug)]
+struct Gated(Child);
+
+impl StillRunning for Gated {
+    fn wait(mut self: Box<Self>) -> Result<i32, ObserveError> {
+        exit_code(self.0.wait(true)).map_err(ObserveError::io("waiting for the traced command"))
+    }
+}
+
+impl Pending {
+    /// A command left as `how` says.
+    pub fn new(how: impl StillRunning + 'static) -> Pending {
+        Pending(Box::new(how))
+    }
+
+    /// A launched command that was only watched through perf events (closed now).
+    pub fn gated(child: Child) -> Pending {
+        Pending::new(Gated(child))
+    }
+
+    /// Waits for the command to end; its exit code (128 + signal when killed).
+    pub fn wait(self) -> Result<i32, ObserveError> {
+        self.0.wait()
+    }
+}
+
+/// The shell's exit code of a child that was waited for (blocking).
+pub fn exit_code(waited: std::io::Result<Option<Exited>>) -> std::io::Result<i32> {
+    waited?
+        .map(|(exit, _)| exit.shell_code())
+        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::WouldBlock))
+}
+
+/// Told what a session on a running process (`-p`) is doing, so the command layer can show
+/// it (`diagnose` never prints).
+pub trait Observer {
+    /// Tracing has begun (one sentence saying what and how to stop).
+    fn attached(&mut self, text: &str);
+    /// Events counted so far (a few times a second at most).
+    fn progress(&mut self, calls: u64);
+}
+
+/// How often the observer hears the running count.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+/// Ctrl-C and `--duration`, checked between stops or drains; also passes the running count
+/// to the observer of an attached trace (every [`PROGRESS_EVERY`]). `trace` and `calls`
+/// both stop by it.
+pub struct StopWhen<'o> {
+    deadline: Option<Instant>,
+    observer: Option<&'o mut dyn Observer>,
+    next_progress: Instant,
+    /// What stopped the trace, once it did.
+    pub why: Option<Ended>,
+}
+
+impl<'o> StopWhen<'o> {
+    /// Stops after `duration` (from now), if given, or on Ctrl-C.
+    pub fn until(
+        duration: Option<Duration>,
+        observer: Option<&'o mut dyn Observer>,
+    ) -> StopWhen<'o> {
+        StopWhen {
+            deadline: duration.map(|d| Instant::now() + d),
+            observer,
+            next_progress: Instant::now(),
+            why: None,
+        }
+    }
+
+    /// Whether to stop now (remembering why), given the number of calls seen so far.
+    pub fn check(&mut self, calls: u64) -> bool {
+        if let Some(o) = self.observer.as_mut() {
+            let now = Instant::now();
+            if now >= self.next_progress {
+                self.next_progress = now + PROGRESS_EVERY;
+                o.progress(calls);
+            }
+        }
+        if sysmeter_sys::signal::interrupted() {
+            self.why = Some(Ended::Interrupted);
+        } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.why = Some(Ended::Duration);
+        }
+        self.why.is_some()
+    }
+}
+
+/// Why the observation of launched `child` ends now, if it does: the command ended (with
+/// its exit), Ctrl-C, or `duration` passed since `start`.
+pub fn launched_stop(
+    child: &mut Child,
+    start: Instant,
+    duration: Option<Duration>,
+) -> std::io::Result<Option<(Ended, Option<Exited>)>> {
+    if let Some(info) = child.wait(false)? {
+        return Ok(Some((Ended::Finished, Some(info))));
+    }
+    if sysmeter_sys::signal::interrupted() {
+        return Ok(Some((Ended::Interrupted, None)));
+    }
+    Ok(duration
+        .is_some_and(|d| start.elapsed() >= d)
+        .then_some((Ended::Duration, None)))
+}
+
+/// Waits for the command to end. Once Ctrl-C arrived (before or during the wait), passes
+/// SIGINT on to the command (the terminal's Ctrl-C reached it already, a signal sent to
+/// sysmeter alone did not; a second SIGINT is harmless) and kills it if it is still running
+/// [`GRACE`] later, so sysmeter never hangs on a command that ignores SIGINT.
+pub fn wait_for_end(child: &mut Child) -> std::io::Result<Option<(Exit, ChildUsage)>> {
+    let mut interrupted_at: Option<Instant> = None;
+    loop {
+        if let Some(info) = child.wait(false)? {
+            return Ok(Some(info));
+        }
+        match interrupted_at {
+            None if sysmeter_sys::signal::interrupted() => {
+                let _ = child.signal(libc::SIGINT);
+                interrupted_at = Some(Instant::now());
+            }
+            Some(at) if at.elapsed() >= GRACE => {
+                let _ = child.signal(libc::SIGKILL);
+                return child.wait(true);
+            }
+            _ => {}
+        }
+        std::thread::sleep(WAIT_POLL);
+    }
+}
