@@ -6,6 +6,10 @@
 //! `sysmeter_sys` (the OS). Reading the `use crate::` lines is enough because the crate has
 //! no glob re-exports across modules and no macros that expand to foreign paths. Test-only.
 //!
+//! Inside `diagnose`, each diagnosis stands on `diagnose/observe` alone: a file of
+//! `diagnose/<a>` may name `crate::diagnose::<b>` (or reach it through `super::`) only when
+//! `b` is `a` itself or `observe`, and `observe` names no diagnosis ([`sibling_uses`]).
+//!
 //! [`size`] checks the other structural rule of ARCHITECTURE.md over both crates: no file
 //! over 400 lines, no function over 60.
 
@@ -62,6 +66,81 @@ pub const EXEMPT: &[(&str, &str)] = &[(
     "model/fixture.rs",
     "test-only fixed run: computes its summaries with stats so they are real",
 )];
+
+/// Uses of one diagnosis by another that are allowed for now, with the reason. Kept short
+/// on purpose: each is a debt, named in ARCHITECTURE.md.
+pub const DIAGNOSIS_EXEMPT: &[(&str, &str, &str)] = &[(
+    "run",
+    "trace",
+    "run counts path lookups with trace's system-call tracer (lookup_trace); to become an \
+     observe backend",
+)];
+
+/// The diagnoses named by `crate::diagnose::<name>` paths in `text`, and by `super::` chains
+/// that climb `depth` levels (to `diagnose` itself) from a file that deep below it.
+pub fn diagnosis_paths(text: &str, depth: usize) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let up = "super::".repeat(depth);
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        let mut take = |marker: &str| {
+            let mut rest = code;
+            while let Some(i) = rest.find(marker) {
+                let before = rest[..i].chars().last();
+                let after = &rest[i + marker.len()..];
+                let name: String = after
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                let is_word = before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !is_word && !name.is_empty() && name != "super" {
+                    found.insert(name);
+                }
+                rest = after;
+            }
+        };
+        take("crate::diagnose::");
+        if depth > 0 {
+            // Only a chain of exactly `depth` supers reaches `diagnose`; a longer one is
+            // caught by the crate-level check, a shorter one stays inside the diagnosis.
+            let mut rest = code;
+            while let Some(i) = rest.find(&up) {
+                let before = &rest[..i];
+                let after = &rest[i + up.len()..];
+                let name: String = after
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !before.ends_with("super::") && !name.is_empty() && name != "super" {
+                    found.insert(name);
+                }
+                rest = after;
+            }
+        }
+    }
+    found
+}
+
+/// The uses in `text` (file `rel` below `src/diagnose/`) of a diagnosis other than its own
+/// and `observe`.
+pub fn sibling_uses(rel: &str, text: &str) -> Vec<Violation> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let own = parts[0].trim_end_matches(".rs");
+    if own == "mod" {
+        return Vec::new();
+    }
+    let depth = parts.len() - usize::from(parts.last() == Some(&"mod.rs"));
+    diagnosis_paths(text, depth)
+        .into_iter()
+        .filter(|b| b != own && b != "observe")
+        .filter(|b| !DIAGNOSIS_EXEMPT.iter().any(|(x, y, _)| *x == own && y == b))
+        .map(|b| Violation {
+            file: format!("diagnose/{rel}"),
+            module: format!("diagnose::{own}"),
+            uses: format!("crate::diagnose::{b} (a diagnosis may use only observe)"),
+        })
+        .collect()
+}
 
 /// One use of a module that the table forbids: `file: crate::x (module m may not use x)`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -173,6 +252,9 @@ pub fn check_tree(src: &Path) -> Vec<Violation> {
         }
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         out.extend(check_file(&rel, &module, &text));
+        if let Some(inside) = rel.strip_prefix("diagnose/") {
+            out.extend(sibling_uses(inside, &text));
+        }
     }
     out
 }
@@ -212,6 +294,30 @@ mod tests {
         assert_eq!(check_file("report/x.rs", "report", text).len(), 1);
         assert!(check_file("harness/x.rs", "harness", text).is_empty());
         assert_eq!(check_file("newmod/x.rs", "newmod", "").len(), 1);
+    }
+
+    #[test]
+    fn a_diagnosis_using_another_is_caught() {
+        let text = "use crate::diagnose::observe::rings::follow;\n\
+                    use crate::diagnose::profile::maps::AddressSpaces;\n";
+        let bad = sibling_uses("locks/events.rs", text);
+        assert_eq!(bad.len(), 1, "{bad:?}");
+        assert!(bad[0].uses.starts_with("crate::diagnose::profile"));
+        // Through `super::` from the top file of a diagnosis, and two levels down.
+        assert_eq!(
+            sibling_uses("calls.rs", "use super::trace::Ended;\n").len(),
+            1
+        );
+        let deep = "use super::super::super::trace::x;\nuse super::super::rings::y;\n";
+        assert_eq!(sibling_uses("calls/a/b.rs", deep).len(), 1);
+        assert!(sibling_uses("calls/a/b.rs", "use super::super::rings::y;\n").is_empty());
+        // observe itself may use no diagnosis; a diagnosis may use itself and observe.
+        assert_eq!(
+            sibling_uses("observe/x.rs", "use crate::diagnose::trace::y;\n").len(),
+            1
+        );
+        assert!(sibling_uses("trace/x.rs", "use crate::diagnose::trace::y;\n").is_empty());
+        assert!(sibling_uses("run.rs", "use crate::diagnose::trace::Overhead;\n").is_empty());
     }
 
     #[test]

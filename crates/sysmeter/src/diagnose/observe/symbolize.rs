@@ -187,7 +187,7 @@ mod tests {
         let exe = std::fs::read_link("/proc/self/exe").expect("exe");
         let exe = exe.to_string_lossy().to_string();
         let here = own_executable_symbolizes_by_file_offset as *const () as u64;
-        let events = super::super::maps::parse_proc_maps(1, &maps);
+        let events = crate::diagnose::observe::maps::parse_proc_maps(1, &maps);
         let m = events
             .iter()
             .find(|m| m.path == exe && m.start <= here && here < m.start + m.len)
