@@ -243,7 +243,7 @@ fn html_report_of_a_real_run_loads_in_headless_chromium() {
     let (_, json) = bench(dir.path());
     let mut run: RunRecord =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("a run");
-    // Two flame graphs: inferno's scripts must not clash (DEPENDENCIES.md gotcha 9).
+    // Two flame graphs: inferno's scripts must not clash (docs/kernel-traps.md).
     run.results[0].artifacts = vec![flame_graph()];
     run.results[1].artifacts = vec![flame_graph()];
     std::fs::write(&json, serde_json::to_string(&run).expect("serialise")).expect("write");

@@ -1,6 +1,6 @@
 //! One ring buffer per CPU shared by every event opened on that CPU: the first event opened
 //! on a CPU owns its ring, every later one writes into it (`PERF_EVENT_IOC_SET_OUTPUT`).
-//! Inherited events opened with cpu = -1 cannot be mapped (DEPENDENCIES.md §5b), so the
+//! Inherited events opened with cpu = -1 cannot be mapped (docs/kernel-traps.md), so the
 //! tracepoint backend of `trace` and the uprobes of `calls` both open per CPU and keep
 //! their events here; enabling, disabling and reaching the rings are the same for both, and
 //! so is [`follow`], the loop that drains them until the targets end or the user stops.

@@ -1,5 +1,5 @@
 //! Names for addresses, via blazesym: user frames from the ELF file of their module at a
-//! file offset (so it works after the process exited, gotcha 4 of DEPENDENCIES.md), kernel
+//! file offset (so it works after the process exited, docs/kernel-traps.md), kernel
 //! frames from `/proc/kallsyms` (readable with addresses only when privileged), and the vDSO
 //! through this process's own copy (the kernel maps the same image into every process).
 //!

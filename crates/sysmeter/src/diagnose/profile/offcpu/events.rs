@@ -9,7 +9,7 @@
 //! - `sched:sched_waking` system-wide, one event per CPU: who made a thread runnable (the
 //!   waker is the current task, its stack is the sample's call chain).
 //!
-//! Traps (DEPENDENCIES.md §5b): perf-event2 excludes the kernel unless `include_kernel`
+//! Traps (docs/kernel-traps.md): perf-event2 excludes the kernel unless `include_kernel`
 //! (tracepoints then give no samples), and tracepoint ids come from tracefs, not debugfs.
 
 use perf_event::events::Tracepoint;
