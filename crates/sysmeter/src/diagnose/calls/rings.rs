@@ -17,7 +17,7 @@ use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 
 use super::collector::{Collector, Event};
 use crate::diagnose::observe::records::{RECORD_LOST, RECORD_SAMPLE, lost_in, u32_at, u64_at};
-use crate::diagnose::observe::rings::{Drain, PerCpuRings};
+use crate::diagnose::observe::rings::{Drain, PerCpuRings, TimeMerge};
 
 /// Bytes per ring (a power of two).
 const RING: usize = 4 << 20;
@@ -39,8 +39,7 @@ pub struct Rings {
     by_id: HashMap<u64, (usize, bool)>,
     /// `(tracepoint id, function, is return)`, returns first.
     probes: Vec<(u64, usize, bool)>,
-    pending: Vec<Event>,
-    last_drain: i64,
+    merged: TimeMerge<Event>,
     /// Records the kernel dropped because a ring was full.
     pub lost: u64,
 }
@@ -73,8 +72,7 @@ impl Rings {
             events: PerCpuRings::default(),
             by_id: HashMap::new(),
             probes: list,
-            pending: Vec::new(),
-            last_drain: clock_gettime_ns(ClockId::Monotonic),
+            merged: TimeMerge::new(),
             lost: 0,
         }
     }
@@ -109,22 +107,15 @@ impl Rings {
             while let Some(rec) = s.next_record() {
                 let body = rec.to_contiguous();
                 match rec.ty() {
-                    RECORD_SAMPLE => self.pending.extend(parse(&body, &self.by_id)),
+                    RECORD_SAMPLE => self.merged.pending().extend(parse(&body, &self.by_id)),
                     RECORD_LOST => self.lost += lost_in(&body),
                     _ => {}
                 }
             }
         }
-        self.pending.sort_by_key(|e| e.time);
-        let cut = if all {
-            self.pending.len()
-        } else {
-            self.pending.partition_point(|e| e.time < self.last_drain)
-        };
-        for e in self.pending.drain(..cut) {
+        for e in self.merged.release(all, started, |e| e.time) {
             c.event(e);
         }
-        self.last_drain = started;
     }
 }
 

@@ -43,28 +43,9 @@ pub struct Event {
     /// Kernel time, ns.
     pub time: u64,
     /// Entry or exit.
-    pub call: CallData,
+    pub call: Call,
     /// Index of the chain in [`Recorded::chains`] (entries only).
     pub chain: u32,
-}
-
-/// [`Call`] without borrowed data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallData {
-    /// A call began.
-    Enter {
-        /// Futex word.
-        uaddr: u64,
-        /// Operation with flags.
-        op: u32,
-        /// Second word.
-        uaddr2: u64,
-    },
-    /// A call returned.
-    Exit {
-        /// Return value.
-        ret: i64,
-    },
 }
 
 /// Everything read from the rings.
@@ -122,9 +103,9 @@ impl Recorded {
                 let found = parse::words(s.stack).filter(|&w| self.executable(w));
                 let found: Vec<u64> = found.take(MAX_CANDIDATES).collect();
                 chain.extend(found);
-                (CallData::Enter { uaddr, op, uaddr2 }, self.intern(chain))
+                (Call::Enter { uaddr, op, uaddr2 }, self.intern(chain))
             }
-            Call::Exit { ret } => (CallData::Exit { ret }, u32::MAX),
+            Call::Exit { ret } => (Call::Exit { ret }, u32::MAX),
         };
         self.events.push(Event {
             pid: s.pid,

@@ -23,7 +23,7 @@ pub struct Layout {
 }
 
 /// What a sample says.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Call {
     /// A futex call began: its word, operation and second word.
     Enter {

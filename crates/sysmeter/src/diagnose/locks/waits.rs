@@ -9,7 +9,8 @@
 
 use std::collections::HashMap;
 
-use super::events::{CallData, Event};
+use super::events::Event;
+use super::parse::Call as CallData;
 use super::parse::{OpKind, op_kind, touches_uaddr2};
 
 /// One blocking futex call.

@@ -68,6 +68,49 @@ impl PerCpuRings {
     }
 }
 
+/// Records of all rings merged by time before they are paired: a thread may enter on one
+/// CPU's ring and leave on another's. Only records older than the previous drain are
+/// released, so a record still being written to another ring cannot be passed over.
+pub(crate) struct TimeMerge<E> {
+    pending: Vec<E>,
+    last_drain: i64,
+}
+
+impl<E> TimeMerge<E> {
+    /// Nothing pending; the first drain releases what is older than now.
+    pub fn new() -> TimeMerge<E> {
+        TimeMerge {
+            pending: Vec::new(),
+            last_drain: sysmeter_sys::clock::clock_gettime_ns(
+                sysmeter_sys::clock::ClockId::Monotonic,
+            ),
+        }
+    }
+
+    /// The records drained so far, to add to.
+    pub fn pending(&mut self) -> &mut Vec<E> {
+        &mut self.pending
+    }
+
+    /// Sorts what is pending by `time` and releases the records older than the previous
+    /// drain (all of them with `all`); `started` is when this drain began.
+    pub fn release(
+        &mut self,
+        all: bool,
+        started: i64,
+        time: impl Fn(&E) -> i64,
+    ) -> std::vec::Drain<'_, E> {
+        self.pending.sort_by_key(&time);
+        let cut = if all {
+            self.pending.len()
+        } else {
+            self.pending.partition_point(|e| time(e) < self.last_drain)
+        };
+        self.last_drain = started;
+        self.pending.drain(..cut)
+    }
+}
+
 /// How often [`follow`] drains the rings.
 pub(crate) const DRAIN_PERIOD: Duration = Duration::from_millis(10);
 

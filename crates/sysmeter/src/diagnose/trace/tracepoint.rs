@@ -33,7 +33,7 @@ use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 use super::names::Arch;
 use super::summary::{Collector, PathArg};
 use crate::diagnose::observe::records::{RECORD_LOST, RECORD_SAMPLE, lost_in};
-use crate::diagnose::observe::rings::PerCpuRings;
+use crate::diagnose::observe::rings::{PerCpuRings, TimeMerge};
 use records::{Event, Kind, parse_sample};
 
 use crate::diagnose::observe::rings::Drain;
@@ -73,8 +73,7 @@ pub(super) struct Rings {
     last_path: HashMap<i32, Vec<u8>>,
     /// Bytes per ring.
     ring: usize,
-    pending: Vec<Event>,
-    last_drain: i64,
+    merged: TimeMerge<Event>,
     /// Records the kernel dropped because a ring was full.
     pub lost: u64,
 }
@@ -137,8 +136,7 @@ impl Rings {
             paths: Vec::new(),
             last_path: HashMap::new(),
             ring,
-            pending: Vec::new(),
-            last_drain: clock_gettime_ns(ClockId::Monotonic),
+            merged: TimeMerge::new(),
             lost: 0,
         }
     }
@@ -187,17 +185,11 @@ impl Rings {
         let started = clock_gettime_ns(ClockId::Monotonic);
         let ids = (self.ids, &self.paths[..]);
         for s in self.events.rings_mut() {
-            self.lost += drain(s, ids, &mut self.pending);
+            self.lost += drain(s, ids, self.merged.pending());
         }
-        self.pending.sort_by_key(|e| e.time);
-        let cut = if all {
-            self.pending.len()
-        } else {
-            self.pending.partition_point(|e| e.time < self.last_drain)
-        };
         let arch = Arch::native().audit();
         let with_paths = !self.paths.is_empty();
-        for e in self.pending.drain(..cut) {
+        for e in self.merged.release(all, started, |e| e.time) {
             match e.kind {
                 Kind::Enter if with_paths => {
                     let path = self.last_path.remove(&e.tid).map(PathArg::Read);
@@ -213,7 +205,6 @@ impl Rings {
                 }
             }
         }
-        self.last_drain = started;
     }
 }
 
