@@ -1,6 +1,9 @@
 //! The bench run observer: a progress bar with ETA on stderr (only when stderr is a
 //! terminal; indicatif hides itself otherwise), the sentence of a failed experiment on
-//! stderr as it fails, and the store write after each experiment.
+//! stderr as it fails, and the store write after each experiment (with several rounds, after
+//! each round, replacing the experiment's result stored after the round before).
+
+use std::collections::HashMap;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -14,6 +17,8 @@ pub struct BenchObserver {
     store: Option<Store>,
     run_id: String,
     current: String,
+    /// The status of each experiment handed over so far, by number.
+    seen: HashMap<usize, Status>,
     /// Store errors, reported after the run (measurements are still printed).
     pub store_errors: Vec<String>,
 }
@@ -32,6 +37,7 @@ impl BenchObserver {
             store,
             run_id: String::new(),
             current: String::new(),
+            seen: HashMap::new(),
             store_errors: Vec::new(),
         }
     }
@@ -66,15 +72,22 @@ impl RunObserver for BenchObserver {
 
     fn experiment_finished(&mut self, seq: usize, result: &ExperimentResult) {
         self.bar.inc(1);
-        // The report says it too, but only at the end (or in a file): stderr says it now.
-        if result.status == Status::Failed {
+        let before = self.seen.insert(seq, result.status);
+        // The report says it too, but only at the end (or in a file): stderr says it now,
+        // once per experiment.
+        if result.status == Status::Failed && before != Some(Status::Failed) {
             let why = result.error.as_deref().unwrap_or("no reason given");
             let line = format!("error: {} failed: {why}", result.id);
             self.bar.suspend(|| super::console::errln(line));
         }
-        if let Some(s) = self.store.as_mut()
-            && let Err(e) = s.add_result(&self.run_id, seq, result)
-        {
+        let Some(s) = self.store.as_mut() else {
+            return;
+        };
+        let stored = match before {
+            None => s.add_result(&self.run_id, seq, result),
+            Some(_) => s.replace_result(&self.run_id, seq, result),
+        };
+        if let Err(e) = stored {
             self.store_errors.push(e.to_string());
         }
     }

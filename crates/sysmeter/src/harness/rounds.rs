@@ -9,16 +9,64 @@
 //! it. TSC and core cycles are recomputed from the pooled samples, each round's core cycles
 //! with that round's own probe clock. Everything that is not a metric (series, findings,
 //! artifacts, `machine`) is the last round's; `round_machines` keeps every round's machine
-//! state. Pure: depends on `model` and `stats`.
+//! state. A result of fewer rounds than planned (the run stopped or died before the rest)
+//! says so in its first finding, [`PARTIAL`]. [`Rounds`] keeps every experiment's rounds
+//! and its result so far, so the runner can hand that over after each round. Pure: depends
+//! on `model` and `stats`.
 
 use super::ctx::metric_seed;
-use crate::model::{ExperimentResult, MachineState, Metric, RoundStats, Status};
+use crate::model::{ExperimentResult, Finding, MachineState, Metric, RoundStats, Status};
 use crate::stats;
 
-/// One result from the per-round results of an experiment, in round order. `tsc_ghz` is the
-/// run's TSC rate (for the TSC-cycle summary), `seed` the run's bootstrap seed.
+/// Key of the finding of a result measured in fewer rounds than planned; its value is the
+/// number of rounds measured.
+pub const PARTIAL: &str = "rounds.partial";
+
+/// The rounds of every experiment of a run so far and each one's result combined over them.
+#[derive(Debug)]
+pub struct Rounds {
+    planned: usize,
+    tsc_ghz: Option<f64>,
+    seed: u64,
+    measured: Vec<Vec<ExperimentResult>>,
+    combined: Vec<Option<ExperimentResult>>,
+}
+
+impl Rounds {
+    /// No rounds yet of `experiments` experiments, each to be measured `planned` times.
+    /// `tsc_ghz` and `seed` as in [`combine`].
+    pub fn new(experiments: usize, planned: usize, tsc_ghz: Option<f64>, seed: u64) -> Rounds {
+        Rounds {
+            planned,
+            tsc_ghz,
+            seed,
+            measured: vec![Vec::new(); experiments],
+            combined: vec![None; experiments],
+        }
+    }
+
+    /// Adds the next round of experiment number `i`; its result over the rounds so far.
+    pub fn add(&mut self, i: usize, round: ExperimentResult) -> Option<&ExperimentResult> {
+        let rounds = self.measured.get_mut(i)?;
+        rounds.push(round);
+        let combined = combine(rounds, self.planned, self.tsc_ghz, self.seed);
+        let slot = self.combined.get_mut(i)?;
+        *slot = combined;
+        slot.as_ref()
+    }
+
+    /// The results of the experiments measured at least once, in experiment order.
+    pub fn finish(self) -> Vec<ExperimentResult> {
+        self.combined.into_iter().flatten().collect()
+    }
+}
+
+/// One result from the per-round results of an experiment, in round order, of `planned`
+/// rounds. `tsc_ghz` is the run's TSC rate (for the TSC-cycle summary), `seed` the run's
+/// bootstrap seed.
 pub fn combine(
-    rounds: Vec<ExperimentResult>,
+    rounds: &[ExperimentResult],
+    planned: usize,
     tsc_ghz: Option<f64>,
     seed: u64,
 ) -> Option<ExperimentResult> {
@@ -46,7 +94,26 @@ pub fn combine(
             pool(m, &per_round, tsc_ghz, seed);
         }
     }
+    if rounds.len() < planned && result.status == Status::Ok {
+        result.findings.insert(0, partial(rounds.len(), planned));
+    }
     Some(result)
+}
+
+/// The finding of a result measured in `done` of `planned` rounds.
+fn partial(done: usize, planned: usize) -> Finding {
+    let only = match done {
+        1 => "that one round".to_string(),
+        n => format!("those {n} rounds"),
+    };
+    Finding::new(
+        PARTIAL,
+        format!(
+            "Measured in {done} of {planned} rounds: the run ended before the rest, so these \
+             figures come from {only} only."
+        ),
+        Some(done as f64),
+    )
 }
 
 /// Replaces `m`'s samples and statistics with those of every round.
@@ -130,7 +197,7 @@ mod tests {
             round(vec![120.0, 121.0, 119.0], 3.0),
             round(vec![110.0, 111.0, 109.0], 3.5),
         ];
-        let r = combine(rounds, Some(2.5), 7).expect("three rounds");
+        let r = combine(&rounds, 3, Some(2.5), 7).expect("three rounds");
         let m = &r.metrics[0];
         assert_eq!(m.samples.len(), 9);
         let s = m.rounds.as_ref().expect("round statistics");
@@ -150,17 +217,17 @@ mod tests {
         let mut bad = round(vec![1.0, 1.0, 1.0], 4.0);
         bad.status = Status::Failed;
         let good = round(vec![100.0, 101.0, 99.0], 4.0);
-        let r = combine(vec![bad, good.clone()], None, 7).expect("one good round");
+        let r = combine(&[bad, good.clone()], 2, None, 7).expect("one good round");
         assert_eq!(r.metrics, good.metrics);
         assert_eq!(r.round_machines.len(), 2);
-        assert!(combine(Vec::new(), None, 7).is_none());
+        assert!(combine(&[], 1, None, 7).is_none());
     }
 
     #[test]
     fn a_pooled_metric_that_is_mostly_zero_is_not_a_result() {
         let zeros = |v: f64| vec![0.0, 0.0, 0.0, 0.0, v, v * 1.1];
         let rounds = vec![round(zeros(5e8), 3.0), round(zeros(4e8), 3.0)];
-        let combined = combine(rounds, Some(2.6), 1).expect("a result");
+        let combined = combine(&rounds, 2, Some(2.6), 1).expect("a result");
         let why = combined.metrics[0]
             .degenerate
             .as_deref()
@@ -172,8 +239,44 @@ mod tests {
             round(vec![202.0, 200.0], 3.0),
         ];
         assert_eq!(
-            combine(ok, Some(2.6), 1).expect("a result").metrics[0].degenerate,
+            combine(&ok, 2, Some(2.6), 1).expect("a result").metrics[0].degenerate,
             None
         );
+    }
+
+    fn partial_of(r: &ExperimentResult) -> Option<&Finding> {
+        r.findings.iter().find(|f| f.key == PARTIAL)
+    }
+
+    #[test]
+    fn a_result_of_fewer_rounds_than_planned_says_so_until_the_last_round() {
+        let mut rounds = Rounds::new(2, 3, None, 7);
+        let first = rounds
+            .add(0, round(vec![100.0, 101.0], 4.0))
+            .expect("a result");
+        let f = partial_of(first).expect("partial after one round");
+        assert_eq!(f.value, Some(1.0));
+        assert!(f.text.contains("1 of 3 rounds"), "{}", f.text);
+        assert_eq!(first.findings[0].key, PARTIAL, "shown first");
+        let mut skipped = ExperimentResult::new("fs.read", About::default());
+        skipped.status = Status::Skipped;
+        let other = rounds.add(1, skipped).expect("a result");
+        assert!(partial_of(other).is_none(), "a skip is no measurement");
+        let second = rounds
+            .add(0, round(vec![110.0, 111.0], 4.0))
+            .expect("a result");
+        assert!(partial_of(second).expect("2 of 3").text.contains("2 of 3"));
+        assert_eq!(
+            second.metrics[0].rounds.as_ref().map(|r| r.medians.len()),
+            Some(2)
+        );
+        let last = rounds
+            .add(0, round(vec![120.0, 121.0], 4.0))
+            .expect("a result");
+        assert!(partial_of(last).is_none(), "{:?}", last.findings);
+        let results = rounds.finish();
+        assert_eq!(results.len(), 2);
+        assert_eq!(results[0].metrics[0].samples.len(), 6);
+        assert_eq!(results[1].status, Status::Skipped);
     }
 }

@@ -1,12 +1,14 @@
 //! The runner: pin, calibrate, then run each experiment in turn, handing every finished
-//! result to the observer at once (so the caller can store it before the next one starts).
+//! result to the observer at once (so the caller can store it before the next one starts);
+//! with several rounds, an experiment's result so far after each of its rounds.
 
 use std::cell::RefCell;
 use std::time::Instant;
 
 use super::machine::cache::CacheTrail;
+use super::rounds::Rounds;
 use super::watched::Attempt;
-use super::{Ctx, Experiment, ExperimentError, Profile, calibrate, rounds, watched};
+use super::{Ctx, Experiment, ExperimentError, Profile, calibrate, watched};
 use crate::model::{ExperimentResult, HostInfo, RunConfig, RunKind, RunRecord, Skip, Status};
 
 /// Options of one bench run.
@@ -48,7 +50,9 @@ pub trait RunObserver {
     fn experiment_started(&mut self, index: usize, total: usize, id: &str);
     /// The current experiment started measuring `metric` (called between samples only).
     fn progress(&mut self, metric: &str);
-    /// Experiment number `seq` finished (ok, skipped or failed).
+    /// Experiment number `seq` finished (ok, skipped or failed). With several rounds this
+    /// comes after each of its rounds with the result so far, which replaces the one an
+    /// earlier call gave for `seq`; the last call gives its final result.
     fn experiment_finished(&mut self, seq: usize, result: &ExperimentResult);
 }
 
@@ -91,44 +95,62 @@ pub fn run_experiments(
     let started_ns = jiff::Timestamp::now().as_nanosecond() as i64;
     let mut run = RunRecord::new(RunKind::Bench, started_ns, host, config);
     observer.run_started(&run);
-    let cpu = pinned.then_some(cpu);
-    let rounds = opts.rounds.max(1);
-    // With one round each result is final (and stored) as soon as it exists; with more, an
-    // experiment is final after its last round, and Ctrl-C keeps the rounds that finished.
-    let mut per_exp: Vec<Vec<ExperimentResult>> = vec![Vec::new(); experiments.len()];
-    'rounds: for round in 0..rounds {
+    measure_rounds(
+        experiments,
+        &mut run,
+        opts,
+        cpus,
+        pinned.then_some(cpu),
+        observer,
+    );
+    if !run.interrupted {
+        run.finished_ns = Some(jiff::Timestamp::now().as_nanosecond() as i64);
+    }
+    run
+}
+
+/// Measures the experiments in `opts.rounds` interleaved passes into `run.results`,
+/// stopping at Ctrl-C (`run.interrupted`). With one round each result is final, handed to
+/// the observer and pushed at once. With more, an experiment's result over its rounds so
+/// far goes to the observer after each of its rounds, under the experiment's number and
+/// replacing the one before (the last is its final result), so a crash keeps every
+/// experiment measured at least once; `run.results` gets the results at the end.
+fn measure_rounds(
+    experiments: &[&dyn Experiment],
+    run: &mut RunRecord,
+    opts: &RunOptions,
+    cpus: &[usize],
+    cpu: Option<usize>,
+    observer: &mut dyn RunObserver,
+) {
+    let planned = opts.rounds.max(1);
+    let tsc = run.config.calibration.as_ref().and_then(|c| c.tsc_ghz);
+    let mut rounds = Rounds::new(experiments.len(), planned, tsc, opts.seed);
+    let total = experiments.len() * planned;
+    'rounds: for round in 0..planned {
         for (i, exp) in experiments.iter().enumerate() {
             if sysmeter_sys::signal::interrupted() {
                 run.interrupted = true;
                 break 'rounds;
             }
-            let total = experiments.len() * rounds;
             observer.experiment_started(round * experiments.len() + i, total, exp.id());
-            let mut attempt = || run_one(*exp, &run, opts, cpus, cpu, observer);
-            let remeasure = opts.profile.remeasure_unstable && rounds == 1;
+            let mut attempt = || run_one(*exp, run, opts, cpus, cpu, observer);
+            let remeasure = opts.profile.remeasure_unstable && planned == 1;
             let Some(result) = watched::measured(*exp, cpu, remeasure, &mut attempt) else {
                 run.interrupted = true;
                 break 'rounds;
             };
-            if rounds == 1 {
+            if planned == 1 {
                 observer.experiment_finished(run.results.len(), &result);
                 run.results.push(result);
-            } else {
-                per_exp[i].push(result);
+            } else if let Some(so_far) = rounds.add(i, result) {
+                observer.experiment_finished(i, so_far);
             }
         }
     }
-    let tsc = run.config.calibration.as_ref().and_then(|c| c.tsc_ghz);
-    for results in per_exp.into_iter().filter(|r| !r.is_empty()) {
-        if let Some(result) = rounds::combine(results, tsc, opts.seed) {
-            observer.experiment_finished(run.results.len(), &result);
-            run.results.push(result);
-        }
+    if planned > 1 {
+        run.results = rounds.finish();
     }
-    if !run.interrupted {
-        run.finished_ns = Some(jiff::Timestamp::now().as_nanosecond() as i64);
-    }
-    run
 }
 
 /// Run one experiment; `None` when it was interrupted (its partial result is discarded).

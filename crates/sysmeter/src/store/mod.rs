@@ -7,8 +7,9 @@
 //!
 //! A run is written incrementally: [`Store::begin_run`] inserts the run row,
 //! [`Store::add_result`] commits each experiment in its own transaction as soon as it finishes
-//! (so Ctrl-C or a crash loses nothing already measured), and [`Store::finish_run`] records the
-//! end. [`Store::load_run`] rebuilds the exact [`RunRecord`](crate::model::RunRecord)
+//! (so Ctrl-C or a crash loses nothing already measured; with several rounds
+//! [`Store::replace_result`] stores it again after each round), and [`Store::finish_run`]
+//! records the end. [`Store::load_run`] rebuilds the exact [`RunRecord`](crate::model::RunRecord)
 //! (bit-exact for floats inside the JSON columns only with serde_json's `float_roundtrip`
 //! feature; summary columns and raw samples are always exact).
 //! Numbers are stored as integers (ns, bytes) or floating-point columns and never as
@@ -37,6 +38,8 @@ mod tests_file;
 mod tests_hosts;
 #[cfg(test)]
 mod tests_machine;
+#[cfg(test)]
+mod tests_replace;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

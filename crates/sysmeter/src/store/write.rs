@@ -1,6 +1,7 @@
 //! Writing runs, whatever the backend: the run row first, then each experiment's result in
-//! its own transaction as soon as it finishes, then the end time. Each call commits, so
-//! whatever happens to the process afterwards, the results written so far are stored.
+//! its own transaction as soon as it finishes (with several rounds, again after each round,
+//! replacing the one before), then the end time. Each call commits, so whatever happens to
+//! the process afterwards, the results written so far are stored.
 //!
 //! Only model → row encoding happens here; the statements are in `sqlite/write.rs` and
 //! `pg/write.rs`.
@@ -26,7 +27,20 @@ impl Store {
         r: &ExperimentResult,
     ) -> Result<(), StoreError> {
         let row = self.encoder(run_id).result(seq, r)?;
-        on_backend_mut!(self, b => b.add_result(run_id, &row))
+        on_backend_mut!(self, b => b.add_result(run_id, &row, false))
+    }
+
+    /// Stores `r` as result number `seq` of run `run_id` in place of the one stored under
+    /// that number (if any), in one transaction: a reader sees the old result or the new one,
+    /// never neither. `bench` with several rounds stores an experiment after each round.
+    pub fn replace_result(
+        &mut self,
+        run_id: &str,
+        seq: usize,
+        r: &ExperimentResult,
+    ) -> Result<(), StoreError> {
+        let row = self.encoder(run_id).result(seq, r)?;
+        on_backend_mut!(self, b => b.add_result(run_id, &row, true))
     }
 
     /// Records the end of run `run_id`: when it finished (`None` if it did not get that far)

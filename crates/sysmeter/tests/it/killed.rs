@@ -1,7 +1,9 @@
 //! A bench killed with SIGKILL (issue 13, items 3 and 4), through the binary: its run is
 //! "incomplete (sysmeter did not finish)" in `history` and `show`, which names the missing
-//! experiments, and `latest` skips it (it is still found by id); the fs test directory it
-//! leaves behind is removed by the next bench, which says so in one line.
+//! experiments, and `latest` skips it (it is still found by id); killed in its first of
+//! several rounds, it keeps the experiments measured so far, each saying of how many rounds
+//! it is; the fs test directory it leaves behind is removed by the next bench, which says so
+//! in one line.
 
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -38,63 +40,116 @@ fn sigkill(mut child: Child) {
     child.wait().expect("reap");
 }
 
-#[test]
-fn a_killed_bench_is_incomplete_names_what_is_missing_and_is_not_latest() {
-    let _alone = crate::support::exclusive();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
+/// `sysmeter history --format json` of `db`: the stored runs, newest first.
+fn history(db: &Path) -> serde_json::Value {
+    json_out(
+        sysmeter()
+            .args(["history", "--format", "json", "--db"])
+            .arg(db),
+    )
+}
+
+/// A database holding one finished run (the one `latest` must keep naming).
+fn db_with_an_earlier_run(dir: &Path) -> (std::path::PathBuf, String) {
+    let db = dir.join("runs.db");
     let earlier = sample_run();
     Store::open(&db)
         .expect("db")
         .save_run(&earlier)
         .expect("store");
-    let only = "cpu.loop,mem.latency,mem.bandwidth";
-    let bench = start(
-        &["bench", "--quick", "--rounds", "1", "--only", only, "--db"],
-        &[db.as_os_str()],
-    );
-    // Killed once the first experiment is stored, while the others are still to come.
-    let stored = || {
-        let list = json_out(
-            sysmeter()
-                .args(["history", "--format", "json", "--db"])
-                .arg(&db),
-        );
-        list[0]["id"] != earlier.id.as_str() && list[0]["experiments"].as_u64() >= Some(1)
-    };
-    wait_for("the first stored experiment", stored);
+    (db, earlier.id)
+}
+
+/// Waits until the newest run in `db` is not `earlier` and has an experiment stored, then
+/// SIGKILLs `bench`; the killed run's id.
+fn kill_after_the_first_stored_experiment(bench: Child, db: &Path, earlier: &str) -> String {
+    wait_for("the first stored experiment", || {
+        let list = history(db);
+        list[0]["id"] != earlier && list[0]["experiments"].as_u64() >= Some(1)
+    });
     sigkill(bench);
-    let list = json_out(
-        sysmeter()
-            .args(["history", "--format", "json", "--db"])
-            .arg(&db),
-    );
-    let killed = list[0]["id"].as_str().expect("id").to_string();
-    let history = stdout_of(sysmeter().args(["history", "--db"]).arg(&db));
-    let row = history
+    let killed = history(db)[0]["id"].as_str().expect("id").to_string();
+    assert_ne!(killed, earlier);
+    killed
+}
+
+/// The killed run is "incomplete" in `history` and `latest` skips it.
+fn assert_incomplete_and_not_latest(db: &Path, killed: &str, earlier: &str) {
+    let listed = stdout_of(sysmeter().args(["history", "--db"]).arg(db));
+    let row = listed
         .lines()
-        .find(|l| l.contains(&killed))
+        .find(|l| l.contains(killed))
         .expect("killed run listed");
     assert!(
         row.contains("incomplete (sysmeter did not finish)"),
-        "{history}"
+        "{listed}"
     );
+    let latest = json_out(
+        sysmeter()
+            .args(["show", "latest", "--format", "json", "--db"])
+            .arg(db),
+    );
+    assert_eq!(latest["id"], earlier, "latest skips the killed run");
+}
+
+const ONLY: &str = "cpu.loop,mem.latency,mem.bandwidth";
+
+#[test]
+fn a_killed_bench_is_incomplete_names_what_is_missing_and_is_not_latest() {
+    let _alone = crate::support::exclusive();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (db, earlier) = db_with_an_earlier_run(dir.path());
+    let bench = start(
+        &["bench", "--quick", "--rounds", "1", "--only", ONLY, "--db"],
+        &[db.as_os_str()],
+    );
+    // Killed once the first experiment is stored, while the others are still to come.
+    let killed = kill_after_the_first_stored_experiment(bench, &db, &earlier);
+    assert_incomplete_and_not_latest(&db, &killed, &earlier);
     let shown = stdout_of(sysmeter().args(["show", &killed, "--db"]).arg(&db));
     assert!(
         shown.contains("incomplete (sysmeter did not finish): missing"),
         "{shown}"
     );
     assert!(shown.contains("mem.bandwidth"), "{shown}");
-    let latest = json_out(
+}
+
+#[test]
+fn a_bench_of_rounds_killed_after_the_first_keeps_what_it_measured_and_says_so() {
+    let _alone = crate::support::exclusive();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (db, earlier) = db_with_an_earlier_run(dir.path());
+    // No --rounds: --quick measures everything in 3 interleaved rounds.
+    let bench = start(
+        &["bench", "--quick", "--only", ONLY, "--db"],
+        &[db.as_os_str()],
+    );
+    let killed = kill_after_the_first_stored_experiment(bench, &db, &earlier);
+    assert_incomplete_and_not_latest(&db, &killed, &earlier);
+    let run = json_out(
         sysmeter()
-            .args(["show", "latest", "--format", "json", "--db"])
+            .args(["show", &killed, "--format", "json", "--db"])
             .arg(&db),
     );
-    assert_eq!(
-        latest["id"],
-        earlier.id.as_str(),
-        "latest skips the killed run"
-    );
+    let first = &run["results"][0];
+    assert_eq!(first["id"], "cpu.loop", "{first}");
+    assert_eq!(first["status"], "ok", "{first}");
+    let metric = &first["metrics"][0];
+    assert!(metric["summary"]["median"].as_f64().is_some(), "{first}");
+    // How many of its 3 rounds it holds: all 3 only if the kill came late (slow polling),
+    // and fewer must say so.
+    let rounds = metric["rounds"]["medians"].as_array().map_or(1, Vec::len);
+    let findings = first["findings"].as_array().expect("findings");
+    match findings.iter().find(|f| f["key"] == "rounds.partial") {
+        Some(f) => {
+            assert_eq!(f["value"].as_f64(), Some(rounds as f64), "{f}");
+            let said = format!("{rounds} of 3 rounds");
+            assert!(f["text"].as_str().is_some_and(|t| t.contains(&said)), "{f}");
+            let shown = stdout_of(sysmeter().args(["show", &killed, "--db"]).arg(&db));
+            assert!(shown.contains(&said), "{shown}");
+        }
+        None => assert_eq!(rounds, 3, "fewer rounds, not said: {first}"),
+    }
 }
 
 /// The `sysmeter-fs-*` entries of `base`.

@@ -1,11 +1,16 @@
 //! PostgreSQL statements that write: the run row, one result with all its metrics, the end of
 //! a run.
 //!
+//! Replacing a result (`bench` with several rounds stores an experiment again after each
+//! round) deletes the old one, whose metrics follow by the foreign key's cascade, and inserts
+//! the new one in one transaction.
+//!
 //! A result and its metrics go in ONE statement (the result inserted in a WITH clause, the
 //! metrics from column arrays through `unnest`): a single statement is its own transaction,
 //! so the result is stored whole or not at all, and it costs one round trip to the server
 //! whatever the number of metrics — a fleet database is often far away.
 
+use postgres::Client;
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 
@@ -56,10 +61,13 @@ impl Pg {
         Ok(())
     }
 
+    /// Inserts result `r` of run `run_id`; with `replace`, after deleting the result stored
+    /// under its number (if any).
     pub(in crate::store) fn add_result(
         &mut self,
         run_id: &str,
         r: &ResultRow,
+        replace: bool,
     ) -> Result<(), StoreError> {
         let columns = MetricColumns::of(&r.metrics);
         let mut params: Vec<&(dyn ToSql + Sync)> = vec![
@@ -78,7 +86,11 @@ impl Pg {
             &r.machine_json,
         ];
         columns.push_params(&mut params);
-        let outcome = self.client.get_mut().execute(INSERT_RESULT, &params);
+        let client = self.client.get_mut();
+        let outcome = match replace {
+            false => client.execute(INSERT_RESULT, &params).map(drop),
+            true => replace_result(client, run_id, r.seq, &params),
+        };
         match outcome {
             Ok(_) => Ok(()),
             Err(e) if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => {
@@ -116,6 +128,23 @@ impl Pg {
         }
         Ok(())
     }
+}
+
+/// Deletes result `seq` of `run_id` and inserts the new one ([`INSERT_RESULT`] with
+/// `params`) in one transaction.
+fn replace_result(
+    client: &mut Client,
+    run_id: &str,
+    seq: i64,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<(), postgres::Error> {
+    let mut tx = client.transaction()?;
+    tx.execute(
+        "DELETE FROM results WHERE run_id = $1 AND seq = $2",
+        &[&run_id, &seq],
+    )?;
+    tx.execute(INSERT_RESULT, params)?;
+    tx.commit()
 }
 
 /// The metrics of one result turned column-wise, for `unnest`.

@@ -1,5 +1,6 @@
 //! SQLite statements that write: the run row, one result with its metrics in one IMMEDIATE
-//! transaction, the end of a run.
+//! transaction (replacing the result stored before under its number, when asked), the end
+//! of a run.
 
 use rusqlite::{Transaction, TransactionBehavior, params};
 
@@ -31,10 +32,13 @@ impl Sqlite {
         Ok(())
     }
 
+    /// Inserts result `r` of run `run_id`; with `replace`, after deleting the result stored
+    /// under its number (if any) with its metrics.
     pub(in crate::store) fn add_result(
         &mut self,
         run_id: &str,
         r: &ResultRow,
+        replace: bool,
     ) -> Result<(), StoreError> {
         let Sqlite { conn, path } = self;
         let action = format!("store result {} ({}) of run {run_id}", r.seq, r.exp_id);
@@ -51,6 +55,9 @@ impl Sqlite {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(fail)?;
+        if replace {
+            delete_result(&tx, run_id, r.seq).map_err(fail)?;
+        }
         insert_result(&tx, run_id, r).map_err(fail)?;
         for metric in &r.metrics {
             insert_metric(&tx, run_id, metric).map_err(fail)?;
@@ -79,6 +86,19 @@ impl Sqlite {
         }
         Ok(())
     }
+}
+
+/// Deletes result `seq` of `run_id` and its metrics (not relying on `foreign_keys` being on).
+fn delete_result(tx: &Transaction<'_>, run_id: &str, seq: i64) -> rusqlite::Result<()> {
+    tx.execute(
+        "DELETE FROM metrics WHERE run_id = ?1 AND seq = ?2",
+        params![run_id, seq],
+    )?;
+    tx.execute(
+        "DELETE FROM results WHERE run_id = ?1 AND seq = ?2",
+        params![run_id, seq],
+    )?;
+    Ok(())
 }
 
 fn insert_result(tx: &Transaction<'_>, run_id: &str, r: &ResultRow) -> rusqlite::Result<usize> {
