@@ -4,7 +4,7 @@
 //! parser ([`parse_duration`]: `10`, `2.5s`, `500ms`, `1m`), which `scale --timeout` uses too.
 //!
 //! A command that needs its own help text for one of these arguments changes it with
-//! `#[command(mut_arg(..))]` on its own struct. Depends only on `diagnose::target`.
+//! `#[command(mut_arg(..))]` on its own struct. Depends only on `diagnose::observe::target`.
 
 use std::ffi::OsString;
 use std::time::Duration;

@@ -6,13 +6,15 @@
 //! [`SCHEMA_VERSION`] and documented in `docs/json-schema.md`. Times are stored in
 //! nanoseconds and sizes in bytes; nothing here holds a formatted string of a number.
 //!
-//! The bottom layer: depends on nothing in this crate and nothing outside but serde (the
-//! test-only `fixture` computes its summaries with `stats`).
+//! The bottom layer: depends on nothing in this crate and nothing outside but serde and
+//! serde_json (the typed rows of `locks` travel as a JSON artifact; the test-only `fixture`
+//! computes its summaries with `stats`).
 
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixture;
 pub mod fleet;
 pub mod host;
+pub mod locks;
 pub mod machine;
 pub mod run;
 pub mod summary;

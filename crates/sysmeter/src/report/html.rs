@@ -1,28 +1,30 @@
 //! The HTML report (`sysmeter report RUN --html FILE`): one self-contained page — inline CSS,
 //! inline SVG charts, flame graphs as data URLs, no script of its own and nothing fetched
 //! from the network. Every run kind gets its layout, opening with its answer: a summary line
-//! (host, kernel, run time, noise state), then the answer block of the kind (`answer`: for a
-//! bench "this machine at a glance" and the findings per group, a run's verdict, a trace's top calls, a profile's flame graph,
-//! a scale run's fitted curve) in `<section id="answer">`, then per experiment about →
+//! (host, kernel, run time, noise state), then the answer block of the kind (built by the
+//! kind's view in `report::kinds`: for a bench "this machine at a glance" and the findings per
+//! group, a run's verdict, the top calls of trace and calls, a profile's flame graph, a scale
+//! run's fitted curve, the contended locks) in `<section id="answer">`, then per experiment about →
 //! methodology → estimate → results table → charts → findings (or why it was skipped or
 //! failed), and the run and machine description last, collapsed.
 //!
 //! Pure: a [`RunRecord`] in, a string out. The page layout is the askama template
 //! `templates/report.html`, which HTML-escapes every value except the `*_html` fields: chart
-//! SVG (escaped by `charts::svg`) and prose with `code` spans (escaped by `rich`). Depends on `model`, `report::format`, `model::units`, `report::charts`.
+//! SVG (escaped by `charts::svg`) and prose with `code` spans (escaped by `rich`). Depends on
+//! `model`, `report::format`, `model::units`, `report::charts`, `report::kinds`.
 
-mod answer;
-mod artifacts;
+pub(super) mod answer;
+pub(super) mod artifacts;
 
 mod header;
-mod rich;
+pub(super) mod rich;
 mod summary;
-mod view;
+pub(super) mod view;
 
 use askama::Template;
 
-use crate::model::{RunKind, RunRecord};
-use crate::report::glance;
+use crate::model::RunRecord;
+use crate::report::kinds::KindView;
 use answer::AnswerView;
 use header::HeaderView;
 use view::ExperimentView;
@@ -64,14 +66,15 @@ struct Page {
 
 /// Renders `run` as one self-contained HTML page in the layout of its kind.
 pub fn render(run: &RunRecord) -> Result<String, HtmlError> {
+    let kind = crate::report::kinds::view(run.kind);
     // A bench's metrics share units per chart; a diagnosis's are key figures of many kinds.
-    let bars = run.kind == RunKind::Bench;
+    let bars = kind.html_bars();
     let mut experiments: Vec<ExperimentView> = run
         .results
         .iter()
         .map(|r| view::experiment(r, &run.host.caches, bars))
         .collect();
-    let answer = answer::answer(run, &mut experiments);
+    let answer = answer::answer(run, kind, &mut experiments);
     let page = Page {
         title: format!(
             "sysmeter {} run {} on {}",
@@ -83,7 +86,7 @@ pub fn render(run: &RunRecord) -> Result<String, HtmlError> {
         summary: summary::summary_line(run),
         answer,
         header: header::header(run),
-        glance: glance_rows(run),
+        glance: glance_rows(run, kind),
         experiments,
         generator: format!("sysmeter {}", env!("CARGO_PKG_VERSION")),
     };
@@ -102,11 +105,10 @@ struct GlanceRow {
 }
 
 /// The summary rows of a bench run (the terminal's "at a glance" block).
-fn glance_rows(run: &RunRecord) -> Vec<GlanceRow> {
-    if run.kind != RunKind::Bench {
+fn glance_rows(run: &RunRecord, kind: &dyn KindView) -> Vec<GlanceRow> {
+    let Some(g) = kind.html_glance(run) else {
         return Vec::new();
-    }
-    let g = glance::glance(run);
+    };
     let row = |key: &str, value: &str| GlanceRow {
         key: key.to_string(),
         value: value.to_string(),

@@ -1,22 +1,24 @@
 //! Markdown output (GitHub-flavoured): a title and host line, then per experiment its
-//! methodology, estimates, a metrics table like the terminal one, series tables and findings
+//! methodology, estimates, a metrics table like the terminal one (or the run kind's own,
+//! `report::kinds`), series tables and findings
 //! as a bullet list; for pasting into issues, READMEs and pull requests.
 //!
 //! Pure: builds a string from the record.
 
 use super::format;
+use super::kinds::KindView;
 use super::text::timestamp;
 use crate::model::units;
 use crate::model::{ExperimentResult, RunRecord, Status};
 
-/// The whole run as markdown.
-pub(super) fn render(run: &RunRecord) -> String {
+/// The whole run as markdown, with the tables of its `kind` where it has its own.
+pub(super) fn render(run: &RunRecord, kind: &dyn KindView) -> String {
     let mut blocks = vec![
         format!("# sysmeter run {}", escape(&run.id)),
         host_line(run),
     ];
     for result in &run.results {
-        blocks.extend(experiment(result));
+        blocks.extend(experiment(result, kind));
     }
     let mut out = blocks.join("\n\n");
     out.push('\n');
@@ -69,7 +71,7 @@ fn table(headers: Vec<String>, rows: impl Iterator<Item = Vec<String>>) -> Strin
 }
 
 /// One experiment as markdown blocks.
-fn experiment(r: &ExperimentResult) -> Vec<String> {
+fn experiment(r: &ExperimentResult, kind: &dyn KindView) -> Vec<String> {
     let mut blocks = vec![format!("## {} — {}", escape(&r.id), escape(&r.about.title))];
     if !r.about.methodology.is_empty() {
         blocks.push(r.about.methodology.clone());
@@ -83,12 +85,12 @@ fn experiment(r: &ExperimentResult) -> Vec<String> {
             "*Failed:* {}",
             r.error.as_deref().unwrap_or("no error recorded")
         )),
-        Status::Ok => blocks.extend(measured(r)),
+        Status::Ok => blocks.extend(measured(r, kind)),
     }
     blocks
 }
 
-fn measured(r: &ExperimentResult) -> Vec<String> {
+fn measured(r: &ExperimentResult, kind: &dyn KindView) -> Vec<String> {
     let mut blocks = Vec::new();
     if !r.estimates.is_empty() {
         let lines: Vec<String> = r
@@ -98,7 +100,7 @@ fn measured(r: &ExperimentResult) -> Vec<String> {
             .collect();
         blocks.push(lines.join("\n"));
     }
-    if let Some(t) = super::syscalls::markdown(r).or_else(|| super::locks_text::markdown(r)) {
+    if let Some(t) = kind.result_markdown(r) {
         blocks.push(t);
     } else if !r.metrics.is_empty() {
         let (headers, rows) = format::metric_table(&r.metrics);

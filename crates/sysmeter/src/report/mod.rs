@@ -3,8 +3,10 @@
 //!
 //! Pure: renderers never query the database and never measure; they see only the record
 //! they are given, so every format is snapshot-tested from `model::fixture::sample_run`. Depends
-//! on `model` and `stats` (noise rules) only. `host_text` renders a [`HostInfo`] on its own
-//! for `sysmeter host`.
+//! on `model` and `stats` (noise rules) only. What differs per run kind (bench, run, trace,
+//! calls, profile, locks, scale) lives in `kinds`, one view per kind behind one trait, picked
+//! in one place (`kinds::view`). `host_text` renders a [`HostInfo`] on its own for `sysmeter
+//! host`.
 //!
 //! [`HostInfo`]: crate::model::HostInfo
 
@@ -18,13 +20,10 @@ pub mod glance;
 pub mod host_text;
 pub mod html;
 mod json;
-pub mod locks_text;
+mod kinds;
 mod markdown;
-pub mod offcpu_text;
 pub mod openmetrics;
-pub mod profile_text;
 mod spark;
-pub mod syscalls;
 mod text;
 mod timeline;
 
@@ -33,7 +32,7 @@ mod tests;
 #[cfg(test)]
 mod tests_glance;
 
-use crate::model::{RunKind, RunRecord};
+use crate::model::RunRecord;
 
 /// Output format of a run report (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -78,10 +77,11 @@ pub enum ReportError {
     },
 }
 
-/// Renders `run` in `format`, choosing the renderer by the run's kind: the one place that
-/// decides how a bench, run, trace, profile or scale reads. `color` allows ANSI bold headers
-/// in [`Format::Text`]; when it is `false` the output contains no escape sequence at all.
-/// Other formats ignore it. A bench run reads concisely in text (see [`render_view`]).
+/// Renders `run` in `format` in the layout of its kind (`kinds::view`, the one place that
+/// decides how a bench, run, trace, calls, profile, locks or scale run reads). `color` allows
+/// ANSI bold headers in [`Format::Text`]; when it is `false` the output contains no escape
+/// sequence at all. Other formats ignore it. A bench run reads concisely in text (see
+/// [`render_view`]).
 pub fn render(run: &RunRecord, format: Format, color: bool) -> Result<String, ReportError> {
     render_view(run, format, color, false)
 }
@@ -95,30 +95,16 @@ pub fn render_view(
     color: bool,
     full: bool,
 ) -> Result<String, ReportError> {
+    let kind = kinds::view(run.kind);
     match format {
-        // A profile reads best as its flat profile and call graph; a record without them
-        // (an empty profile) falls back to the tables.
-        Format::Text if run.kind == RunKind::Profile => {
-            let on = profile_text::render(run, color);
-            let off = offcpu_text::render(run, color, on.is_none());
-            Ok(match (on, off) {
-                (Some(on), Some(off)) => format!("{on}\n{off}"),
-                (Some(one), None) | (None, Some(one)) => one,
-                (None, None) => text::render(run, color),
-            })
-        }
-        Format::Text if run.kind == RunKind::Bench && !full => Ok(concise::render(run, color)),
-        Format::Text if run.kind == RunKind::Bench => {
-            let mut out = text::render(run, color);
-            out.push('\n');
-            out.push_str(&glance::text(&glance::glance(run)).join("\n"));
-            out.push('\n');
-            Ok(out)
-        }
-        Format::Text => Ok(text::render(run, color)),
+        // A kind without a layout of its own (or a profile without one: an empty profile)
+        // reads as the tables.
+        Format::Text => Ok(kind
+            .text(run, color, full)
+            .unwrap_or_else(|| text::render(run, kind, color))),
         Format::Json => json::render(run),
         Format::Csv => csv::render(run),
-        Format::Markdown => Ok(markdown::render(run)),
+        Format::Markdown => Ok(markdown::render(run, kind)),
     }
 }
 

@@ -1,6 +1,6 @@
 //! Terminal output: a header (run, host, profile, calibration, warnings), then per experiment
-//! its estimates, a table of metrics (median, 95% CI, p99, cycles, notes), series tables,
-//! findings, or why it was skipped or failed.
+//! its estimates, a table of metrics (median, 95% CI, p99, cycles, notes) or the run kind's
+//! own table (`report::kinds`), series tables, findings, or why it was skipped or failed.
 //!
 //! Pure: builds a string; never looks at the terminal itself (the caller decides `color`,
 //! e.g. from `NO_COLOR` and whether stdout is a TTY). With `color == false` there is not a
@@ -10,14 +10,15 @@ use crate::model::units;
 use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
 use super::format;
+use super::kinds::KindView;
 use crate::model::{Calibration, ExperimentResult, RunRecord, Status};
 
-/// The whole run as terminal text.
-pub(super) fn render(run: &RunRecord, color: bool) -> String {
+/// The whole run as terminal text, with the tables of its `kind` where it has its own.
+pub(super) fn render(run: &RunRecord, kind: &dyn KindView, color: bool) -> String {
     let mut lines = header(run);
     for result in &run.results {
         lines.push(String::new());
-        lines.extend(experiment(result, color));
+        lines.extend(experiment(result, kind, color));
     }
     let mut out = lines.join("\n");
     out.push('\n');
@@ -146,7 +147,7 @@ fn tsc_note(run: &RunRecord, cal: &Calibration) -> Option<String> {
 }
 
 /// One experiment's section.
-fn experiment(r: &ExperimentResult, color: bool) -> Vec<String> {
+fn experiment(r: &ExperimentResult, kind: &dyn KindView, color: bool) -> Vec<String> {
     let mut lines = vec![bold(format!("== {} — {} ==", r.id, r.about.title), color)];
     match r.status {
         Status::Skipped => {
@@ -164,19 +165,19 @@ fn experiment(r: &ExperimentResult, color: bool) -> Vec<String> {
             let error = r.error.as_deref().unwrap_or("no error recorded");
             lines.push(format!("failed: {error}"));
         }
-        Status::Ok => lines.extend(measured(r)),
+        Status::Ok => lines.extend(measured(r, kind)),
     }
     lines
 }
 
 /// Estimates, tables and findings of an experiment that ran.
-fn measured(r: &ExperimentResult) -> Vec<String> {
+fn measured(r: &ExperimentResult, kind: &dyn KindView) -> Vec<String> {
     let mut lines: Vec<String> = r
         .estimates
         .iter()
         .map(|e| format!("estimate: {}", format::estimate_line(e, &r.metrics)))
         .collect();
-    if let Some(t) = super::syscalls::text(r).or_else(|| super::locks_text::text(r)) {
+    if let Some(t) = kind.result_text(r) {
         lines.push(t);
     } else if !r.metrics.is_empty() {
         let (headers, rows) = format::metric_table(&r.metrics);

@@ -3,8 +3,8 @@
 //! report must show one hot lock holding ≥ 90% of the lock waiting, named at the fixture's
 //! lock line, no wait at all on the four separate mutexes, and a total wait that agrees
 //! with the fixture's own clock_gettime count of its contended lock calls. Attaching with
-//! `-p` and detaching 20 times must leave the target running; a stored run shows, renders
-//! as HTML and compares. Needs root (tracepoints) and a C compiler.
+//! `-p` and detaching 20 times must leave the target running; the typed rows (the `lock rows`
+//! artifact) agree with the metrics; a stored run shows, renders as HTML and compares. Needs root (tracepoints) and a C compiler.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -125,6 +125,35 @@ fn one_hot_lock_at_the_worker_line_and_none_on_separate_locks() {
         "{text}"
     );
     check_hand_count(&stdout, hot_ns, hot.iter().map(|r| r.1).sum());
+    check_typed_rows(&run);
+}
+
+/// The `lock rows` artifact holds one typed row per metric, in order, saying what the
+/// metric's name and note say.
+fn check_typed_rows(run: &Value) {
+    let result = &run["results"][0];
+    let artifacts = result["artifacts"].as_array().expect("artifacts");
+    let artifact = artifacts
+        .iter()
+        .find(|a| a["name"] == "lock rows")
+        .expect("a lock rows artifact");
+    let content = artifact["content"].as_str().expect("content");
+    let typed: Vec<Value> = serde_json::from_str(content).expect("rows are JSON");
+    let metrics = result["metrics"].as_array().expect("metrics");
+    assert_eq!(typed.len(), metrics.len(), "{content}");
+    let text = |v: &Value| v.as_str().expect("a string").to_string();
+    for (t, m) in typed.iter().zip(metrics) {
+        let name = format!(
+            "{} {} {}: {}",
+            text(&t["class"]),
+            t["rank"],
+            text(&t["kind"]),
+            text(&t["site"])
+        );
+        assert_eq!(text(&m["name"]), name);
+        let word = format!("0x{:x} · ", t["word"].as_u64().expect("word"));
+        assert!(text(&m["note"]).starts_with(&word), "{m} {t}");
+    }
 }
 
 /// The fixture timed its contended lock calls itself: every futex wait lies inside one of

@@ -6,7 +6,8 @@
 //! runs compare hottest with hottest whatever the addresses), or `wait N kind: site` for
 //! waits on events (condition variables, joins, semaphores), listed after the locks; its note holds the word's
 //! address, the waiting threads and where the waiters were woken from (the holders' release
-//! sites, with their share). Pure except for naming (symbol files are read).
+//! sites, with their share). The same rows, typed, are the result's `lock rows` artifact
+//! (`model::locks`), which the renderers read. Pure except for naming (symbol files are read).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -16,6 +17,7 @@ use super::sites::{Named, Namer, is_lock};
 use super::waits::{Paired, Wait, pair};
 use crate::diagnose::observe::maps::AddressSpaces;
 use crate::diagnose::observe::target::Target;
+use crate::model::locks::{self, LockClass, LockRow, Waker};
 use crate::model::units;
 use crate::model::{About, ExperimentResult, Metric, Unit};
 
@@ -213,6 +215,23 @@ fn metric(word: &str, rank: usize, lock: &Lock, row: &Row) -> Metric {
     }
 }
 
+/// The typed row beside a row's metric (what its name and note say, as fields).
+fn lock_row(class: LockClass, rank: usize, lock: &Lock, row: &Row) -> LockRow {
+    let woken_from = row.holders.iter().take(3).map(|(site, n)| Waker {
+        site: site.clone(),
+        share: *n as f64 / row.waits.max(1) as f64,
+    });
+    LockRow {
+        class,
+        rank,
+        kind: lock.kind.to_string(),
+        site: row.site.clone(),
+        word: lock.uaddr,
+        threads: row.threads,
+        woken_from: woken_from.collect(),
+    }
+}
+
 fn about(target: &Target) -> About {
     About {
         title: "Lock contention (futex waits)".into(),
@@ -256,13 +275,20 @@ pub fn build(recording: &mut Recording, target: &Target) -> ExperimentResult {
     result.elapsed_ns = recording.wall_ns;
     // Locks first (contention), then waits for events; each ranked by total wait.
     let (contended, events): (Vec<&Lock>, Vec<&Lock>) = locks.iter().partition(|l| is_lock(l.kind));
-    for (word, list) in [("lock", contended), ("wait", events)] {
+    let mut typed = Vec::new();
+    for (class, list) in [(LockClass::Lock, contended), (LockClass::Wait, events)] {
         for (i, lock) in list.iter().enumerate() {
-            let rows = lock.rows.iter().map(|row| metric(word, i + 1, lock, row));
-            result.metrics.extend(rows);
+            for row in &lock.rows {
+                result
+                    .metrics
+                    .push(metric(class.as_str(), i + 1, lock, row));
+                typed.push(lock_row(class, i + 1, lock, row));
+            }
         }
     }
     result.metrics.truncate(MAX_ROWS);
+    typed.truncate(MAX_ROWS);
+    result.artifacts.extend(locks::artifact(&typed));
     result.findings = findings::findings(&locks, &paired, recording);
     result
 }

@@ -31,13 +31,14 @@ fn every_kind() -> Vec<RunRecord> {
 
 /// Every chart the page of `run` draws: the answer's and every experiment's.
 fn charts_of(run: &RunRecord) -> Vec<Chart> {
-    let bars = run.kind == RunKind::Bench;
+    let kind = crate::report::kinds::view(run.kind);
+    let bars = kind.html_bars();
     let mut views: Vec<ExperimentView> = run
         .results
         .iter()
         .map(|r| view::experiment(r, &run.host.caches, bars))
         .collect();
-    let mut charts = answer::answer(run, &mut views).charts;
+    let mut charts = answer::answer(run, kind, &mut views).charts;
     charts.extend(views.into_iter().flat_map(|v| v.charts));
     charts
 }

@@ -1,8 +1,7 @@
 //! Terminal text for a `profile` run, laid out like gprof's report: a summary line, the flat
 //! profile (self %, cumulative %, self and total samples, total %), the call graph, the
 //! findings. The generic table shows the same numbers less readably (the flat profile as a
-//! metric per function), so `sysmeter profile` prints this instead; `show` of a stored
-//! profile uses the generic renderer.
+//! metric per function), so a profile run reads as this (its view is `kinds/profile.rs`).
 //!
 //! Pure: reads only the record, in particular the `profile` result's `flat` (JSON) and
 //! `callgraph` (text) artifacts. Depends on `model` and `model::units`.
@@ -98,7 +97,7 @@ pub(super) fn title_line(run: &RunRecord) -> String {
         run.id,
         target,
         run.config.profile,
-        super::text::timestamp(run.started_ns)
+        crate::report::text::timestamp(run.started_ns)
     );
     if run.interrupted {
         first.push_str(" · INTERRUPTED");

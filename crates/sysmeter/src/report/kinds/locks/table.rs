@@ -1,19 +1,17 @@
 //! The `mutrace`-style table of a `locks` result: per contended lock and call site the
 //! contended acquisitions, total, mean and longest wait, the waiting threads, the futex word
 //! and where the waiters were woken from, hottest lock first (locks, then waits for events).
-//! Text and Markdown use it instead of the generic metric table for results with id `locks`;
-//! JSON and CSV carry the same numbers as ordinary metrics (name `lock N kind: site`, note
-//! `word · N threads · max … · woken from …`).
+//! Text and Markdown use it instead of the generic metric table; JSON and CSV carry the same
+//! numbers as ordinary metrics, and the typed rows as the `lock rows` artifact.
 //!
-//! Pure: strings from the result. Depends on `model` and `model::units`.
+//! Pure: strings from the typed rows (`model::locks::rows`, which also reads records written
+//! before the artifact) and the metrics' summaries. Depends on `model` and `model::units`.
 
 use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
+use crate::model::locks::{self, LockRow};
 use crate::model::units;
 use crate::model::{ExperimentResult, Metric};
-
-/// The result id this table is for.
-pub const LOCKS_ID: &str = "locks";
 
 const HEADERS: [&str; 9] = [
     "lock",
@@ -27,49 +25,41 @@ const HEADERS: [&str; 9] = [
     "woken from",
 ];
 
-fn row(m: &Metric) -> [String; 9] {
-    let (head, site) = m.name.split_once(": ").unwrap_or((&m.name, ""));
-    let mut words = head.split_whitespace();
-    let lock = [words.next(), words.next()]
+fn row(m: &Metric, l: &LockRow) -> [String; 9] {
+    let woken: Vec<String> = l
+        .woken_from
         .iter()
-        .flatten()
-        .copied()
-        .collect::<Vec<_>>()
-        .join(" ");
-    let kind = words.collect::<Vec<_>>().join(" ");
-    let note = m.note.clone().unwrap_or_default();
-    let parts: Vec<&str> = note.split(" · ").collect();
-    let word = parts.first().copied().unwrap_or_default();
-    let threads = parts.get(1).copied().unwrap_or_default();
-    let woken = parts
-        .iter()
-        .find_map(|p| p.strip_prefix("woken from "))
-        .unwrap_or_default();
+        .map(|w| format!("{} {}", w.site, units::percent(w.share)))
+        .collect();
     [
-        lock,
-        kind,
-        site.to_string(),
+        format!("{} {}", l.class.as_str(), l.rank),
+        l.kind.clone(),
+        l.site.clone(),
         units::count(m.summary.n as f64),
         units::duration_ns(m.summary.mean * m.summary.n as f64),
         units::duration_ns(m.summary.mean),
         units::duration_ns(m.summary.max),
-        format!("{threads} · {word}"),
-        woken.to_string(),
+        format!(
+            "{} thread{} · 0x{:x}",
+            l.threads,
+            if l.threads == 1 { "" } else { "s" },
+            l.word
+        ),
+        woken.join(", "),
     ]
 }
 
-/// The terminal table of a `locks` result; `None` for any other result or no rows.
+/// The terminal table of a `locks` result; `None` for any other result, no rows, or rows
+/// that cannot be read (the generic table then).
 pub fn text(r: &ExperimentResult) -> Option<String> {
-    if r.id != LOCKS_ID || r.metrics.is_empty() {
-        return None;
-    }
+    let rows = locks::rows(r)?;
     let mut table = Table::new();
     table
         .force_no_tty()
         .load_style(UTF8_FULL_CONDENSED)
         .set_header(HEADERS.to_vec());
-    for m in &r.metrics {
-        table.add_row(row(m).to_vec());
+    for (m, l) in &rows {
+        table.add_row(row(m, l).to_vec());
     }
     for index in 3..=6 {
         if let Some(column) = table.column_mut(index) {
@@ -79,11 +69,9 @@ pub fn text(r: &ExperimentResult) -> Option<String> {
     Some(table.to_string())
 }
 
-/// The markdown table of a `locks` result; `None` for any other result or no rows.
+/// The markdown table of a `locks` result; `None` as for [`text`].
 pub fn markdown(r: &ExperimentResult) -> Option<String> {
-    if r.id != LOCKS_ID || r.metrics.is_empty() {
-        return None;
-    }
+    let rows = locks::rows(r)?;
     let line = |cells: &[String]| {
         let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
         format!("| {} |", cells.join(" | "))
@@ -92,13 +80,14 @@ pub fn markdown(r: &ExperimentResult) -> Option<String> {
         line(&HEADERS.map(str::to_string)),
         "|---|---|---|--:|--:|--:|--:|---|---|".to_string(),
     ];
-    lines.extend(r.metrics.iter().map(|m| line(&row(m))));
+    lines.extend(rows.iter().map(|(m, l)| line(&row(m, l))));
     Some(lines.join("\n"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::locks::{LOCKS_ID, LockClass, Waker};
     use crate::model::{About, Summary, Unit};
 
     fn result() -> ExperimentResult {
@@ -124,23 +113,44 @@ mod tests {
         r
     }
 
+    fn typed() -> LockRow {
+        LockRow {
+            class: LockClass::Lock,
+            rank: 1,
+            kind: "mutex".into(),
+            site: "worker (fx.c:42)".into(),
+            word: 0x5500,
+            threads: 4,
+            woken_from: vec![Waker {
+                site: "worker (fx.c:44)".into(),
+                share: 1.0,
+            }],
+        }
+    }
+
     #[test]
-    fn rows_split_the_name_and_the_note() {
-        let cells = row(&result().metrics[0]);
+    fn rows_show_the_typed_fields() {
+        let r = result();
+        let cells = row(&r.metrics[0], &typed());
         assert_eq!(cells[0], "lock 1");
         assert_eq!(cells[1], "mutex");
         assert_eq!(cells[2], "worker (fx.c:42)");
         assert_eq!(cells[7], "4 threads · 0x5500");
         assert_eq!(cells[8], "worker (fx.c:44) 100%");
-        let text = text(&result()).unwrap();
+        let text = text(&r).unwrap();
         assert!(text.contains("8.00 ms") || text.contains("8 ms"), "{text}");
-        assert!(markdown(&result()).unwrap().contains("| lock 1 | mutex |"));
+        assert!(markdown(&r).unwrap().contains("| lock 1 | mutex |"));
         let mut other = result();
         other.id = "trace".into();
-        assert!(text_of(&other).is_none());
+        assert!(super::text(&other).is_none());
     }
 
-    fn text_of(r: &ExperimentResult) -> Option<String> {
-        text(r)
+    #[test]
+    fn a_record_with_the_artifact_reads_the_same_as_one_without() {
+        let old = result();
+        let mut new = result();
+        new.artifacts.extend(locks::artifact(&[typed()]));
+        assert_eq!(text(&old), text(&new));
+        assert_eq!(markdown(&old), markdown(&new));
     }
 }

@@ -7,7 +7,7 @@
 
 use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
-use super::profile_text::{artifact, bold, metric, title_line};
+use super::text::{artifact, bold, metric, title_line};
 use crate::model::{ExperimentResult, RunRecord, Status, units};
 
 /// Stacks shown in full.

@@ -1,0 +1,77 @@
+//! A `calls` run (library calls through uprobes), and what `trace` shares with it: the
+//! `strace -c`-style table in text and Markdown (`table.rs`) instead of the generic metric
+//! table, and in HTML the top calls and the time by call as the answer.
+//!
+//! Pure. Depends on `model`, `model::units` and `report` (charts, the HTML views).
+
+pub(super) mod table;
+
+use super::{KindView, first};
+use crate::model::units;
+use crate::model::{ExperimentResult, Metric, RunRecord, Unit};
+use crate::report::charts;
+use crate::report::html::answer::{AnswerView, finding_lines};
+use crate::report::html::view::{ExperimentView, Row, TableView};
+
+/// The view of `calls`.
+pub(super) struct Calls;
+
+impl KindView for Calls {
+    fn result_text(&self, r: &ExperimentResult) -> Option<String> {
+        table::text(r)
+    }
+
+    fn result_markdown(&self, r: &ExperimentResult) -> Option<String> {
+        table::markdown(r)
+    }
+
+    fn html_answer(&self, run: &RunRecord, views: &mut [ExperimentView]) -> AnswerView {
+        match first(run, views) {
+            Some((r, view)) => answer(r, view),
+            None => AnswerView::default(),
+        }
+    }
+}
+
+/// The top calls and the time by call, from per-call time metrics (samples = calls): the
+/// answer of `calls` and of `trace`.
+pub(super) fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerView {
+    view.charts.clear();
+    let calls: Vec<&Metric> = r.metrics.iter().filter(|m| m.unit == Unit::Ns).collect();
+    let total_of = |m: &Metric| m.summary.mean * m.summary.n as f64;
+    let all: f64 = calls.iter().map(|m| total_of(m)).sum();
+    let mut rows: Vec<(f64, Row)> = calls
+        .iter()
+        .map(|m| {
+            let total = total_of(m);
+            let share = if all > 0.0 { total / all } else { 0.0 };
+            let cells = vec![
+                m.name.clone(),
+                units::count(m.summary.n as f64),
+                units::duration_ns(total),
+                units::percent(share),
+                units::duration_ns(m.summary.median),
+            ];
+            (
+                total,
+                Row {
+                    cells,
+                    noisy: false,
+                },
+            )
+        })
+        .collect();
+    rows.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let headers = ["call", "calls", "total time", "share", "median per call"];
+    AnswerView {
+        heading: "Top calls".into(),
+        lines_html: finding_lines(r, &["total", "top_call", "priced"]),
+        table: Some(TableView {
+            caption: String::new(),
+            headers: headers.iter().map(|h| h.to_string()).collect(),
+            rows: rows.into_iter().map(|(_, row)| row).collect(),
+        }),
+        charts: charts::time_by_call(r).into_iter().collect(),
+        ..AnswerView::default()
+    }
+}

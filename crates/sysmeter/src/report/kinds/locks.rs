@@ -1,0 +1,78 @@
+//! A `locks` run: the `mutrace`-style table (`table.rs`) instead of the generic metric table
+//! in text and Markdown, and in HTML the hot lock, then the contended locks by call site as
+//! the answer.
+//!
+//! Pure. Depends on `model` (the typed rows of `model::locks`), `model::units` and the HTML
+//! views of `report`.
+
+mod table;
+
+use super::{KindView, first};
+use crate::model::locks::LOCK_ROWS;
+use crate::model::units;
+use crate::model::{ExperimentResult, RunRecord};
+use crate::report::html::answer::{AnswerView, finding_lines};
+use crate::report::html::view::{ExperimentView, Row, TableView};
+
+/// The view of `locks`.
+pub(super) struct Locks;
+
+impl KindView for Locks {
+    fn result_text(&self, r: &ExperimentResult) -> Option<String> {
+        table::text(r)
+    }
+
+    fn result_markdown(&self, r: &ExperimentResult) -> Option<String> {
+        table::markdown(r)
+    }
+
+    fn html_answer(&self, run: &RunRecord, views: &mut [ExperimentView]) -> AnswerView {
+        match first(run, views) {
+            Some((r, view)) => answer(r, view),
+            None => AnswerView::default(),
+        }
+    }
+}
+
+/// The hot-lock sentence, then one row per lock and call site (mutrace's table) from the
+/// per-row wait metrics, with their names and notes as written. The typed rows' artifact is
+/// not shown again below.
+fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerView {
+    view.charts.clear();
+    view.metrics = None;
+    view.texts.retain(|t| t.name != LOCK_ROWS);
+    let rows = r
+        .metrics
+        .iter()
+        .map(|m| Row {
+            cells: vec![
+                m.name.clone(),
+                units::count(m.summary.n as f64),
+                units::duration_ns(m.summary.mean * m.summary.n as f64),
+                units::duration_ns(m.summary.max),
+                m.note.clone().unwrap_or_default(),
+            ],
+            noisy: false,
+        })
+        .collect();
+    let headers = [
+        "lock: call site",
+        "contended",
+        "total wait",
+        "longest",
+        "word · woken from",
+    ];
+    AnswerView {
+        heading: "Contended locks".into(),
+        lines_html: finding_lines(
+            r,
+            &["hot_lock", "no_contention", "lock_waits", "event_waits"],
+        ),
+        table: Some(TableView {
+            caption: String::new(),
+            headers: headers.iter().map(|h| h.to_string()).collect(),
+            rows,
+        }),
+        ..AnswerView::default()
+    }
+}

@@ -1,0 +1,79 @@
+//! Rendering per run kind: one [`KindView`] per kind (`bench`, `run`, `trace`, `calls`,
+//! `profile` with its off-CPU part, `locks`, `scale`), each in its own file, and [`view`], the
+//! one place that picks it. `render_view` (the terminal layout of a kind), the text and
+//! Markdown tables that replace the generic metric table (`text.rs`, `markdown.rs`) and the
+//! HTML page's answer block and layout (`html.rs`, `html/answer.rs`) all ask the kind's view;
+//! nothing else in `report` matches on a run kind or a result id to choose a renderer.
+//!
+//! Pure. Depends on `model` (the typed rows of `model::locks`), `model::units` and the rest of
+//! `report` (generic tables, charts, the HTML views); never on `diagnose`.
+
+mod bench;
+mod calls;
+mod locks;
+mod profile;
+mod run;
+mod scale;
+mod trace;
+
+use super::glance::Glance;
+use super::html::answer::AnswerView;
+use super::html::view::ExperimentView;
+use crate::model::{ExperimentResult, RunKind, RunRecord};
+
+/// How one run kind reads. Every method but [`KindView::html_answer`] has the generic
+/// behaviour as its default.
+pub(super) trait KindView: Sync {
+    /// The whole run as terminal text in the kind's own layout (`full`: a bench run's complete
+    /// tables); `None` for the generic tables.
+    fn text(&self, _run: &RunRecord, _color: bool, _full: bool) -> Option<String> {
+        None
+    }
+
+    /// The terminal table that replaces the generic metric table of result `r`; `None` for
+    /// the generic table.
+    fn result_text(&self, _r: &ExperimentResult) -> Option<String> {
+        None
+    }
+
+    /// The Markdown table that replaces the generic metric table of result `r`.
+    fn result_markdown(&self, _r: &ExperimentResult) -> Option<String> {
+        None
+    }
+
+    /// Whether the HTML page draws a result's metrics as charts that share units (a bench),
+    /// rather than as key figures of many kinds (a diagnosis).
+    fn html_bars(&self) -> bool {
+        false
+    }
+
+    /// "This machine at a glance" at the top of the HTML page.
+    fn html_glance(&self, _run: &RunRecord) -> Option<Glance> {
+        None
+    }
+
+    /// The answer block at the top of the HTML page, taking what it shows out of `views`
+    /// (one per result, in order; the run has at least one result).
+    fn html_answer(&self, run: &RunRecord, views: &mut [ExperimentView]) -> AnswerView;
+}
+
+/// The view of a run kind: the one dispatch by kind of every renderer.
+pub(super) fn view(kind: RunKind) -> &'static dyn KindView {
+    match kind {
+        RunKind::Bench => &bench::Bench,
+        RunKind::Run => &run::Run,
+        RunKind::Trace => &trace::Trace,
+        RunKind::Calls => &calls::Calls,
+        RunKind::Profile => &profile::Profile,
+        RunKind::Locks => &locks::Locks,
+        RunKind::Scale => &scale::Scale,
+    }
+}
+
+/// The first result and its view (the answer of most kinds is about it).
+fn first<'a>(
+    run: &'a RunRecord,
+    views: &'a mut [ExperimentView],
+) -> Option<(&'a ExperimentResult, &'a mut ExperimentView)> {
+    run.results.first().zip(views.first_mut())
+}
