@@ -175,7 +175,7 @@ fn every_layout_opens_with_its_answer_and_ends_with_the_machine() {
     }
 }
 
-/// A profile with two flame graphs (a future on-CPU + off-CPU `--both`) shows them side by
+/// A profile with two flame graphs (on-CPU and off-CPU, `--both`) shows them side by
 /// side in the answer, and neither again in the details.
 #[test]
 fn two_flame_graphs_sit_side_by_side_in_the_answer() {
