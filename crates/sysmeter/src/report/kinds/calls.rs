@@ -6,32 +6,19 @@
 
 pub(super) mod table;
 
-use super::{KindView, first};
+use super::TableKind;
 use crate::model::units;
-use crate::model::{ExperimentResult, Metric, RunRecord, Unit};
+use crate::model::{ExperimentResult, Metric, Unit};
 use crate::report::charts;
 use crate::report::html::answer::{AnswerView, finding_lines};
 use crate::report::html::view::{ExperimentView, Row, TableView};
 
 /// The view of `calls`.
-pub(super) struct Calls;
-
-impl KindView for Calls {
-    fn result_text(&self, r: &ExperimentResult) -> Option<String> {
-        table::text(r)
-    }
-
-    fn result_markdown(&self, r: &ExperimentResult) -> Option<String> {
-        table::markdown(r)
-    }
-
-    fn html_answer(&self, run: &RunRecord, views: &mut [ExperimentView]) -> AnswerView {
-        match first(run, views) {
-            Some((r, view)) => answer(r, view),
-            None => AnswerView::default(),
-        }
-    }
-}
+pub(super) const CALLS: TableKind = TableKind {
+    text: table::text,
+    markdown: table::markdown,
+    answer,
+};
 
 /// The top calls and the time by call, from per-call time metrics (samples = calls): the
 /// answer of `calls` and of `trace`.

@@ -7,32 +7,19 @@
 
 mod table;
 
-use super::{KindView, first};
+use super::TableKind;
+use crate::model::ExperimentResult;
 use crate::model::locks::LOCK_ROWS;
 use crate::model::units;
-use crate::model::{ExperimentResult, RunRecord};
 use crate::report::html::answer::{AnswerView, finding_lines};
 use crate::report::html::view::{ExperimentView, Row, TableView};
 
 /// The view of `locks`.
-pub(super) struct Locks;
-
-impl KindView for Locks {
-    fn result_text(&self, r: &ExperimentResult) -> Option<String> {
-        table::text(r)
-    }
-
-    fn result_markdown(&self, r: &ExperimentResult) -> Option<String> {
-        table::markdown(r)
-    }
-
-    fn html_answer(&self, run: &RunRecord, views: &mut [ExperimentView]) -> AnswerView {
-        match first(run, views) {
-            Some((r, view)) => answer(r, view),
-            None => AnswerView::default(),
-        }
-    }
-}
+pub(super) const LOCKS: TableKind = TableKind {
+    text: table::text,
+    markdown: table::markdown,
+    answer,
+};
 
 /// The hot-lock sentence, then one row per lock and call site (mutrace's table) from the
 /// per-row wait metrics, with their names and notes as written. The typed rows' artifact is

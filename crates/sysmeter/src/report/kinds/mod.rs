@@ -62,11 +62,39 @@ pub(super) fn view(kind: RunKind) -> &'static dyn KindView {
     match kind {
         RunKind::Bench => &bench::Bench,
         RunKind::Run => &run::Run,
-        RunKind::Trace => &trace::Trace,
-        RunKind::Calls => &calls::Calls,
+        RunKind::Trace => &trace::TRACE,
+        RunKind::Calls => &calls::CALLS,
         RunKind::Profile => &profile::Profile,
-        RunKind::Locks => &locks::Locks,
+        RunKind::Locks => &locks::LOCKS,
         RunKind::Scale => &scale::Scale,
+    }
+}
+
+/// A kind read as one table of its first result: its own text and Markdown table, and an
+/// HTML answer built from that result (`trace`, `calls`, `locks`).
+pub(super) struct TableKind {
+    /// The terminal table, or `None` for the generic one.
+    text: fn(&ExperimentResult) -> Option<String>,
+    /// The Markdown table, or `None` for the generic one.
+    markdown: fn(&ExperimentResult) -> Option<String>,
+    /// The answer block from the first result and its view.
+    answer: fn(&ExperimentResult, &mut ExperimentView) -> AnswerView,
+}
+
+impl KindView for TableKind {
+    fn result_text(&self, r: &ExperimentResult) -> Option<String> {
+        (self.text)(r)
+    }
+
+    fn result_markdown(&self, r: &ExperimentResult) -> Option<String> {
+        (self.markdown)(r)
+    }
+
+    fn html_answer(&self, run: &RunRecord, views: &mut [ExperimentView]) -> AnswerView {
+        match first(run, views) {
+            Some((r, view)) => (self.answer)(r, view),
+            None => AnswerView::default(),
+        }
     }
 }
 
