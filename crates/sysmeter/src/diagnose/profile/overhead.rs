@@ -35,7 +35,6 @@ const PAIRS: usize = 10;
 const BLOCK_NS: f64 = 5e6;
 /// Highest calibration frequency (samples per second).
 const MAX_CALIBRATION_HZ: u64 = 10_000;
-/// `PERF_RECORD_SAMPLE`.
 
 /// The measured cost of sampling.
 #[derive(Debug, Clone, Copy, PartialEq)]
