@@ -141,12 +141,12 @@ fn time_metric(name: &str, samples: Vec<f64>, note: Option<&str>) -> Metric {
 }
 
 fn about(title: &str, measures: &str, methodology: &str) -> About {
-    About {
-        title: title.to_string(),
-        measures: measures.to_string(),
-        methodology: methodology.to_string(),
-        references: vec!["McVoy & Staelin, lmbench (USENIX 1996)".to_string()],
-    }
+    About::new(
+        title,
+        measures,
+        methodology,
+        &["McVoy & Staelin, lmbench (USENIX 1996)"],
+    )
 }
 
 fn experiment(id: &str, status: Status, about: About) -> ExperimentResult {

@@ -9,6 +9,7 @@
 //! The bottom layer: depends on nothing in this crate and nothing outside but serde (the
 //! test-only `fixture` computes its summaries with `stats`).
 
+pub mod about;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixture;
 pub mod fleet;
@@ -18,6 +19,7 @@ pub mod run;
 pub mod summary;
 pub mod units;
 
+pub use about::About;
 pub use fleet::{FleetData, FleetHost, FleetSpread, FleetValue};
 pub use host::{
     CacheInfo, Capability, CgroupLimits, CpuInfo, DiskInfo, HostInfo, MemoryInfo, NicInfo,

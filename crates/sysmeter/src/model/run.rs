@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::about::About;
 use super::host::HostInfo;
 use super::machine::{MachineState, RoundStats};
 use super::summary::Summary;
@@ -254,19 +255,6 @@ pub struct Artifact {
     pub media_type: String,
     /// The content.
     pub content: String,
-}
-
-/// What an experiment measures and how.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-pub struct About {
-    /// Short title.
-    pub title: String,
-    /// What it measures.
-    pub measures: String,
-    /// The methodology: exactly what is inside the timed interval and what is subtracted.
-    pub methodology: String,
-    /// Where the method comes from.
-    pub references: Vec<String>,
 }
 
 /// A model-based prediction of a metric.
