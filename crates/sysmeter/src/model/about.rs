@@ -1,7 +1,10 @@
-//! What an experiment measures and how ([`About`]): its title, what it measures, the timing
-//! model and the references, as every result carries them. Depends on nothing.
+//! What an experiment says of itself before it measures: what it measures and how
+//! ([`About`]: title, what, the timing model, references) and what a model of the machine
+//! predicts ([`Estimate`]), as every result carries them. Depends only on `run::Unit`.
 
 use serde::{Deserialize, Serialize};
+
+use super::run::Unit;
 
 /// What an experiment measures and how.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -31,4 +34,17 @@ impl About {
             references: references.iter().map(|r| r.to_string()).collect(),
         }
     }
+}
+
+/// A model-based prediction of a metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    /// Metric name it predicts (matches [`super::Metric::name`]).
+    pub metric: String,
+    /// Predicted value in the metric's unit.
+    pub value: f64,
+    /// Unit.
+    pub unit: Unit,
+    /// How the value was derived.
+    pub basis: String,
 }

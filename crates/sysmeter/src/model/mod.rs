@@ -19,7 +19,7 @@ pub mod run;
 pub mod summary;
 pub mod units;
 
-pub use about::About;
+pub use about::{About, Estimate};
 pub use fleet::{FleetData, FleetHost, FleetSpread, FleetValue};
 pub use host::{
     CacheInfo, Capability, CgroupLimits, CpuInfo, DiskInfo, HostInfo, MemoryInfo, NicInfo,
