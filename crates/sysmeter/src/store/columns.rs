@@ -1,10 +1,11 @@
 //! Reading rows back, the same for both backends: the `SELECT`s of a run's results and
-//! metrics, and one reader per table that takes a row's columns by position in the order
+//! metrics, and one reader per table (and per row of the fleet's queries) that takes a row's columns by position in the order
 //! those `SELECT`s (and the backends' `runs` query) list them. A backend only says how one
 //! column of its rows is read ([`Get`]).
 //!
 //! Plain values only; the conversion to the model is `rows::Decoder`'s.
 
+use super::fleet::{HostRow, ValueRow};
 use super::rows::{MetricRow, ResultRow, RunRow};
 
 /// The results of run `$1`, in the column order of [`result_row`].
@@ -34,6 +35,7 @@ pub(super) trait Columns<E>:
     + Get<bool, E>
     + Get<String, E>
     + Get<Option<String>, E>
+    + Get<f64, E>
     + Get<Option<f64>, E>
     + Get<Vec<u8>, E>
 {
@@ -45,6 +47,7 @@ impl<E, R> Columns<E> for R where
         + Get<bool, E>
         + Get<String, E>
         + Get<Option<String>, E>
+        + Get<f64, E>
         + Get<Option<f64>, E>
         + Get<Vec<u8>, E>
 {
@@ -107,4 +110,14 @@ pub(super) fn metric_row<E>(row: &impl Columns<E>) -> Result<MetricRow, E> {
         samples: row.at(21)?,
         extra_json: row.at(22)?,
     })
+}
+
+/// A row of the fleet's `HOSTS_SQL`, in its column order.
+pub(super) fn host_row<E>(row: &impl Columns<E>) -> Result<HostRow, E> {
+    Ok((row.at(0)?, row.at(1)?, row.at(2)?, row.at(3)?))
+}
+
+/// A row of the fleet's `VALUES_SQL`, in its column order.
+pub(super) fn value_row<E>(row: &impl Columns<E>) -> Result<ValueRow, E> {
+    Ok((row.at(0)?, row.at(1)?, row.at(2)?, row.at(3)?, row.at(4)?))
 }
