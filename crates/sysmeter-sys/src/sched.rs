@@ -11,17 +11,7 @@ pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
             "CPU number too large",
         ));
     }
-    // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `cpu` < CPU_SETSIZE was checked above, so CPU_SET stays inside `set`.
-    unsafe { libc::CPU_SET(cpu, &mut set) };
-    // SAFETY: pid 0 = calling thread; `set` is a valid cpu_set_t of the size passed.
-    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(crate::last_error())
-    }
+    set_current_thread_cpus(&[cpu])
 }
 
 /// Restore the calling thread's affinity to all of `cpus`.

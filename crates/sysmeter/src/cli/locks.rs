@@ -4,7 +4,9 @@
 use clap::Args;
 
 use super::OutputArgs;
-use super::target::{Rules, TargetArgs};
+use super::target::{
+    Rules, TargetArgs, attach_all_threads, command_without_dashes, stop_doing_after,
+};
 
 /// What `locks` accepts of the target arguments (`--duration` also ends the observation of
 /// a launched command, which then runs on).
@@ -23,17 +25,10 @@ pub const LOCKS_TARGET: Rules = Rules {
                   sysmeter locks -- ./server --threads 8\n  \
                   sysmeter locks -p 1234 --duration 10"
 )]
-#[command(mut_arg("pid", |a| a.help(
-    "Attach to this running process (all its threads) instead of starting a command")))]
-#[command(mut_arg("duration", |a| a.help(
-    "Stop observing after this long (e.g. 10, 2.5s, 500ms, 1m; a command then runs on to its \
-     end; -p detaches). Default: until the command exits, or Ctrl-C with -p")))]
-#[command(mut_arg("command", |a| a
-    .help("The command to observe and its arguments (after `--`)")
-    .last(false)
-    .trailing_var_arg(true)
-    .allow_hyphen_values(true)
-    .required_unless_present("pid")))]
+#[command(mut_arg("pid", attach_all_threads))]
+#[command(mut_arg("duration", |a| stop_doing_after(a, "observing")))]
+#[command(mut_arg("command", |a| command_without_dashes(
+    a, "The command to observe and its arguments (after `--`)")))]
 pub struct LocksArgs {
     /// `-p PID`, `--duration` and the command.
     #[command(flatten)]

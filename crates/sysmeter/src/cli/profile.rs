@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::OutputArgs;
-use super::target::{Rules, TargetArgs};
+use super::target::{
+    Rules, TargetArgs, attach_all_threads, command_without_dashes, stop_doing_after,
+};
 
 /// What `profile` accepts of the target arguments (`--duration` also ends the sampling of a
 /// launched command, which then runs on).
@@ -27,17 +29,10 @@ pub const PROFILE_TARGET: Rules = Rules {
                   sysmeter profile --off-cpu -- ./server --once\n  \
                   sysmeter profile --both --flamegraph flame.svg -- ./myprog"
 )]
-#[command(mut_arg("pid", |a| a.help(
-    "Attach to this running process (all its threads) instead of starting a command")))]
-#[command(mut_arg("duration", |a| a.help(
-    "Stop sampling after this long (e.g. 10, 2.5s, 500ms, 1m; a command then runs on to its \
-     end; -p detaches). Default: until the command exits, or Ctrl-C with -p")))]
-#[command(mut_arg("command", |a| a
-    .help("The command to profile and its arguments (after `--`)")
-    .last(false)
-    .trailing_var_arg(true)
-    .allow_hyphen_values(true)
-    .required_unless_present("pid")))]
+#[command(mut_arg("pid", attach_all_threads))]
+#[command(mut_arg("duration", |a| stop_doing_after(a, "sampling")))]
+#[command(mut_arg("command", |a| command_without_dashes(
+    a, "The command to profile and its arguments (after `--`)")))]
 pub struct ProfileArgs {
     /// Samples per second of CPU time, per thread.
     #[arg(

@@ -9,7 +9,7 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use clap::Args;
+use clap::{Arg, Args};
 
 use crate::diagnose::observe::target::Target;
 
@@ -66,6 +66,29 @@ impl TargetArgs {
             (None, true) => Err(TargetError::Neither(rules.missing)),
         }
     }
+}
+
+/// `-p` of the commands that follow every thread of the process (`profile`, `locks`).
+pub fn attach_all_threads(a: Arg) -> Arg {
+    a.help("Attach to this running process (all its threads) instead of starting a command")
+}
+
+/// `--duration` of `profile` and `locks`, where it also ends what they do to a launched
+/// command (`doing`: "sampling", "observing").
+pub fn stop_doing_after(a: Arg, doing: &str) -> Arg {
+    a.help(format!(
+        "Stop {doing} after this long (e.g. 10, 2.5s, 500ms, 1m; a command then runs on to its \
+         end; -p detaches). Default: until the command exits, or Ctrl-C with -p"
+    ))
+}
+
+/// The command of `profile` and `locks`, which may also follow the options without `--`.
+pub fn command_without_dashes(a: Arg, help: &'static str) -> Arg {
+    a.help(help)
+        .last(false)
+        .trailing_var_arg(true)
+        .allow_hyphen_values(true)
+        .required_unless_present("pid")
 }
 
 /// Parses a duration: seconds (`10`, `2.5`, `30s`), milliseconds (`500ms`) or minutes

@@ -30,8 +30,11 @@ pub trait Experiment: Sync {
     fn id(&self) -> &'static str;
     /// Title, what it measures, methodology (the timing model), references.
     fn about(&self) -> About;
-    /// Model-based predictions from the machine description; may be empty.
-    fn estimate(&self, host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate>;
+    /// Model-based predictions from the machine description; none unless an experiment has a
+    /// model to predict from.
+    fn estimate(&self, _host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {
+        Vec::new()
+    }
     /// Do the measurements through `ctx`.
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError>;
     /// Whether the experiment runs work of its own beside the measuring thread — a pipe

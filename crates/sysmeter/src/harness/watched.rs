@@ -186,19 +186,7 @@ mod tests {
     use crate::model::Summary;
 
     fn metric(name: &str, unit: Unit, summary: Summary) -> crate::model::Metric {
-        crate::model::Metric {
-            degenerate: None,
-            name: name.into(),
-            unit,
-            summary,
-            cycles: None,
-            subtracted_overhead_ns: 0.0,
-            ops_per_sample: 1,
-            note: None,
-            samples: Vec::new(),
-            core_cycles: None,
-            rounds: None,
-        }
+        crate::model::Metric::new(name, unit, summary)
     }
 
     fn probe(ghz: f64, tp: f64) -> ProbeSample {

@@ -125,28 +125,24 @@ fn config() -> RunConfig {
 /// A time metric with cycles at the fixture's TSC rate.
 fn time_metric(name: &str, samples: Vec<f64>, note: Option<&str>) -> Metric {
     let cycles: Vec<f64> = samples.iter().map(|ns| ns * TSC_GHZ).collect();
+    let ns = summary(&samples);
     Metric {
-        degenerate: None,
-        core_cycles: None,
-        rounds: None,
-        name: name.to_string(),
-        unit: Unit::Ns,
-        summary: summary(&samples),
         cycles: Some(summary(&cycles)),
         subtracted_overhead_ns: 0.41,
         ops_per_sample: 200_000,
         note: note.map(str::to_string),
         samples,
+        ..Metric::new(name, Unit::Ns, ns)
     }
 }
 
 fn about(title: &str, measures: &str, methodology: &str) -> About {
-    About {
-        title: title.to_string(),
-        measures: measures.to_string(),
-        methodology: methodology.to_string(),
-        references: vec!["McVoy & Staelin, lmbench (USENIX 1996)".to_string()],
-    }
+    About::new(
+        title,
+        measures,
+        methodology,
+        &["McVoy & Staelin, lmbench (USENIX 1996)"],
+    )
 }
 
 fn experiment(id: &str, status: Status, about: About) -> ExperimentResult {

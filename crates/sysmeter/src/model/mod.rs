@@ -10,6 +10,7 @@
 //! serde_json (the typed rows of `locks` travel as a JSON artifact; the test-only `fixture`
 //! computes its summaries with `stats`).
 
+pub mod about;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixture;
 pub mod fleet;
@@ -20,6 +21,7 @@ pub mod run;
 pub mod summary;
 pub mod units;
 
+pub use about::{About, Estimate};
 pub use fleet::{FleetData, FleetHost, FleetSpread, FleetValue};
 pub use host::{
     CacheInfo, Capability, CgroupLimits, CpuInfo, DiskInfo, HostInfo, MemoryInfo, NicInfo,

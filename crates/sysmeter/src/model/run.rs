@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::about::{About, Estimate};
 use super::host::HostInfo;
 use super::machine::{MachineState, RoundStats};
 use super::summary::Summary;
@@ -256,32 +257,6 @@ pub struct Artifact {
     pub content: String,
 }
 
-/// What an experiment measures and how.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-pub struct About {
-    /// Short title.
-    pub title: String,
-    /// What it measures.
-    pub measures: String,
-    /// The methodology: exactly what is inside the timed interval and what is subtracted.
-    pub methodology: String,
-    /// Where the method comes from.
-    pub references: Vec<String>,
-}
-
-/// A model-based prediction of a metric.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Estimate {
-    /// Metric name it predicts (matches [`Metric::name`]).
-    pub metric: String,
-    /// Predicted value in the metric's unit.
-    pub value: f64,
-    /// Unit.
-    pub unit: Unit,
-    /// How the value was derived.
-    pub basis: String,
-}
-
 /// Unit of a metric's values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -340,6 +315,26 @@ pub struct Metric {
     /// of the value; the samples and summary are kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub degenerate: Option<String>,
+}
+
+impl Metric {
+    /// A metric of `summary` alone: no cycles, samples, note or overhead, one operation per
+    /// sample (derived values, and the base of test metrics).
+    pub fn new(name: &str, unit: Unit, summary: Summary) -> Metric {
+        Metric {
+            name: name.to_string(),
+            unit,
+            summary,
+            cycles: None,
+            subtracted_overhead_ns: 0.0,
+            ops_per_sample: 1,
+            note: None,
+            samples: Vec::new(),
+            core_cycles: None,
+            rounds: None,
+            degenerate: None,
+        }
+    }
 }
 
 /// A curve: metric values over an x axis (e.g. latency by working-set size).

@@ -31,6 +31,12 @@ use xy::{Line, Point, XyChart};
 use crate::model::CacheInfo;
 use crate::model::{ExperimentResult, Metric, Series, Unit};
 
+/// Width of every chart's view box (the page's content width).
+const WIDTH: f64 = 1040.0;
+/// Approximate width of one character of 12 px sans-serif, for the layout of the bar, change
+/// and dot charts.
+const CHAR_W: f64 = 6.4;
+
 /// One rendered chart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chart {

@@ -20,6 +20,7 @@
 //! `write` (the backend-independent API), `sqlite/` and `pg/` (SQL, schema and migrations of
 //! each backend), `error`.
 
+mod columns;
 mod error;
 pub mod fleet;
 #[cfg(feature = "pg")]

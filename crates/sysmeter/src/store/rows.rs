@@ -296,31 +296,20 @@ impl Decoder<'_> {
             let detail = format!("{} bytes, not a whole number of f64", row.samples.len());
             self.error(&field("samples"), detail)
         })?;
-        let [
-            min,
-            p5,
-            median,
-            mean,
-            p95,
-            p99,
-            max,
-            stddev,
-            cv,
-            ci_lo,
-            ci_hi,
-        ] = row.stats.map(|x| x.unwrap_or(f64::NAN));
+        // The column order of `MetricRow::stats`.
+        let s = row.stats.map(|x| x.unwrap_or(f64::NAN));
         let summary = Summary {
             n: self.uint(&field("n"), row.n)?,
-            min,
-            p5,
-            median,
-            mean,
-            p95,
-            p99,
-            max,
-            stddev,
-            cv,
-            ci95: (ci_lo, ci_hi),
+            min: s[0],
+            p5: s[1],
+            median: s[2],
+            mean: s[3],
+            p95: s[4],
+            p99: s[5],
+            max: s[6],
+            stddev: s[7],
+            cv: s[8],
+            ci95: (s[9], s[10]),
             outliers: self.uint(&field("outliers"), row.outliers)?,
         };
         let cycles = match &row.cycles_json {

@@ -23,18 +23,14 @@ pub(super) fn summary(base: f64, n: usize) -> Summary {
 }
 
 fn metric(name: &str, base: f64, samples: Vec<f64>) -> Metric {
+    let n = samples.len();
     Metric {
-        degenerate: None,
-        core_cycles: None,
-        rounds: None,
-        name: name.to_string(),
-        unit: Unit::Ns,
-        summary: summary(base, samples.len()),
-        cycles: Some(summary(base * 3.1, samples.len())),
+        cycles: Some(summary(base * 3.1, n)),
         subtracted_overhead_ns: 18.062_5,
         ops_per_sample: 4096,
         note: Some("system call".to_string()),
         samples,
+        ..Metric::new(name, Unit::Ns, summary(base, n))
     }
 }
 

@@ -9,7 +9,7 @@ use sysmeter::model::fixture::sample_run;
 use sysmeter::model::{MachineState, RunRecord};
 use sysmeter::stats::summarize;
 
-use crate::support::{json_of, stderr_of, stdout_of, sysmeter};
+use crate::support::{json_of, json_out, stderr_of, stdout_of, sysmeter};
 
 fn state(ghz: f64) -> MachineState {
     sysmeter::model::fixture::steady_machine(ghz)
@@ -51,13 +51,11 @@ fn compare_a_slower_machine_is_no_regression_after_normalising() {
     let dir = tempfile::tempdir().expect("tempdir");
     let a = write(dir.path(), &run("a", 4.5, 1.0));
     let b = write(dir.path(), &run("b", 3.6, 1.25));
-    let out = sysmeter()
-        .arg("compare")
-        .args([&a, &b])
-        .args(["--fail-above", "5", "--format", "json"])
-        .assert()
-        .success();
-    let cmp = json_of(&out.get_output().stdout);
+    let cmp = json_out(
+        sysmeter()
+            .args(["compare", "--fail-above", "5", "--format", "json"])
+            .args([&a, &b]),
+    );
     assert!((cmp["machine_ratio"].as_f64().expect("ratio") - 0.8).abs() < 1e-9);
     let m = null(&cmp);
     assert_eq!(m["comparison"]["verdict"], "slower", "{m}");

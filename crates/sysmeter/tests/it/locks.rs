@@ -73,21 +73,7 @@ fn rows(run: &Value) -> Vec<(String, u64, f64, String)> {
 fn one_hot_lock_at_the_worker_line_and_none_on_separate_locks() {
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = need!(fixture(dir.path()));
-    let json = dir.path().join("locks.json");
-    let out = sysmeter()
-        .args(["locks", "--no-store", "--format", "json", "--out"])
-        .arg(&json)
-        .arg("--")
-        .arg(&prog)
-        .output()
-        .expect("sysmeter runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let run: Value = serde_json::from_slice(&std::fs::read(&json).expect("report")).expect("JSON");
+    let (stdout, run) = locks_json(dir.path(), &[prog.as_os_str()]);
     let rows = rows(&run);
     let one = field(&stdout, "one=", "one");
     let locks: Vec<_> = rows.iter().filter(|r| r.0.starts_with("lock ")).collect();

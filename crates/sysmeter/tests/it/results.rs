@@ -96,13 +96,11 @@ fn identical_distributions_are_no_change_and_pass_the_gate() {
     let dir = tempfile::tempdir().expect("tempdir");
     let a = write_json(dir.path(), "a.json", &synthetic_run("a", 3, "", 1.0));
     let b = write_json(dir.path(), "b.json", &synthetic_run("b", 4, "", 1.0));
-    let out = sysmeter()
-        .arg("compare")
-        .args([&a, &b])
-        .args(["--fail-above", "5", "--format", "json"])
-        .assert()
-        .success();
-    let cmp = json_of(&out.get_output().stdout);
+    let cmp = json_out(
+        sysmeter()
+            .args(["compare", "--fail-above", "5", "--format", "json"])
+            .args([&a, &b]),
+    );
     let metrics = cmp["metrics"].as_array().expect("metrics");
     assert_eq!(metrics.len(), 3);
     for m in metrics {

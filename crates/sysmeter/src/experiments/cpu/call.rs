@@ -21,21 +21,19 @@ impl Experiment for CpuCall {
     }
 
     fn about(&self) -> About {
-        About {
-            title: "Procedure call overhead".into(),
-            measures: "A non-inlined call and return with 0 to 7 integer arguments, an \
+        About::new(
+            "Procedure call overhead",
+            "A non-inlined call and return with 0 to 7 integer arguments, an \
                 indirect call through a function pointer, and a call through a trait object \
-                (vtable)."
-                .into(),
-            methodology: "The callees are `#[inline(never)]` functions whose body is an \
+                (vtable).",
+            "The callees are `#[inline(never)]` functions whose body is an \
                 empty asm statement the compiler must assume has side effects, so calls \
                 cannot be removed, merged or hoisted. The loop counter is passed as every \
                 argument (register moves; the 7th argument goes on the stack on x86_64), the \
                 result is kept with black_box. Timer pair and the harness loop iteration are \
-                subtracted, so each figure is call + argument setup + return."
-                .into(),
-            references: vec!["systems-measurement report: procedure call overhead".into()],
-        }
+                subtracted, so each figure is call + argument setup + return.",
+            &["systems-measurement report: procedure call overhead"],
+        )
     }
 
     fn estimate(&self, _host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate> {

@@ -20,20 +20,18 @@ impl Experiment for CpuLoop {
     }
 
     fn about(&self) -> About {
-        About {
-            title: "Loop overhead".into(),
-            measures: "One iteration of an empty loop: the tightest counted loop the CPU can \
-                run, and the loop the harness wraps around every operation."
-                .into(),
-            methodology: "`dec; jnz` (x86_64) or `subs; b.ne` (aarch64) in inline assembly, \
+        About::new(
+            "Loop overhead",
+            "One iteration of an empty loop: the tightest counted loop the CPU can \
+                run, and the loop the harness wraps around every operation.",
+            "`dec; jnz` (x86_64) or `subs; b.ne` (aarch64) in inline assembly, \
                 run `iters` times in one timed interval; only the timer pair is subtracted. \
                 The harness loop (`for i in 0..n { black_box(i) }`, a counter increment, a \
                 store the compiler must keep, a compare and a branch) is the per-iteration \
                 overhead the harness subtracts from other experiments; its calibrated value \
-                is shown beside the one measured here."
-                .into(),
-            references: vec!["systems-measurement report: loop overhead".into()],
-        }
+                is shown beside the one measured here.",
+            &["systems-measurement report: loop overhead"],
+        )
     }
 
     fn estimate(&self, _host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate> {

@@ -38,14 +38,13 @@ impl Experiment for CpuOps {
     }
 
     fn about(&self) -> About {
-        About {
-            title: "Instruction and primitive latency".into(),
-            measures: "Latency of dependent integer add/mul/div and float add/mul/div/sqrt, \
+        About::new(
+            "Instruction and primitive latency",
+            "Latency of dependent integer add/mul/div and float add/mul/div/sqrt, \
                 the branch-mispredict penalty, an uncontended atomic increment, an \
                 uncontended mutex lock+unlock, malloc+free of 64 bytes, strlen and memcpy of a \
-                64-byte string."
-                .into(),
-            methodology: "Arithmetic: inline assembly with 100 copies of one instruction, \
+                64-byte string.",
+            "Arithmetic: inline assembly with 100 copies of one instruction, \
                 each consuming the previous result, and the result carried from one block to the \
                 next, so the whole sample is one dependent chain and time per instruction is \
                 its latency; the loop around each block of 100 runs on other ports beside \
@@ -54,10 +53,9 @@ impl Experiment for CpuOps {
                 versus all non-zero bytes; the mispredict penalty is 2 x (random - \
                 predictable) since half the random branches mispredict. Primitives: one call \
                 per harness-loop iteration with the timer pair and loop iteration subtracted; \
-                malloc/free, strlen and memcpy call the C library."
-                .into(),
-            references: vec!["Agner Fog, Instruction tables".into()],
-        }
+                malloc/free, strlen and memcpy call the C library.",
+            &["Agner Fog, Instruction tables"],
+        )
     }
 
     fn estimate(&self, _host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate> {

@@ -6,7 +6,7 @@ use std::hint::black_box;
 use sysmeter_sys::clock::{self, ClockId};
 
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
-use crate::model::{About, Estimate, HostInfo, Metric};
+use crate::model::{About, Metric};
 
 /// The experiment.
 pub struct CpuTimer;
@@ -20,31 +20,26 @@ impl Experiment for CpuTimer {
     }
 
     fn about(&self) -> About {
-        About {
-            title: "Timer read cost".into(),
-            measures: "The price of one timestamp: the CPU counter (rdtsc/rdtscp or \
+        About::new(
+            "Timer read cost",
+            "The price of one timestamp: the CPU counter (rdtsc/rdtscp or \
                 cntvct_el0), clock_gettime for every clock, gettimeofday, time(), and \
-                clock_gettime forced through the real system call."
-                .into(),
-            methodology: "Each read is repeated `iters` times in the harness loop inside one \
+                clock_gettime forced through the real system call.",
+            "Each read is repeated `iters` times in the harness loop inside one \
                 timed interval; the interval's own timer pair and the calibrated loop \
                 iteration are subtracted, leaving the cost of one read. A clock is reported as \
                 served without a system call when it costs less than half the forced system \
                 call (the vDSO answers it in user space). clock_getres gives each clock's \
-                claimed resolution."
-                .into(),
-            references: vec![
-                "systems-measurement report: measurement overhead".into(),
-                "clock_gettime(2), vdso(7)".into(),
+                claimed resolution.",
+            &[
+                "systems-measurement report: measurement overhead",
+                "clock_gettime(2), vdso(7)",
             ],
-        }
+        )
     }
 
-    fn estimate(&self, _host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {
-        // No credible model predicts vDSO and hypervisor costs; the finding compares them
-        // with the forced system call measured in the same run instead.
-        Vec::new()
-    }
+    // No estimate: no credible model predicts vDSO and hypervisor costs; the finding compares
+    // them with the forced system call measured in the same run instead.
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
         let mut out = Measured::default();

@@ -11,7 +11,7 @@ use super::blocks::{self, Order};
 use super::files::{self, BLOCK, TestDir};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
 use crate::host::storage::storage_of;
-use crate::model::{About, Estimate, HostInfo, Series, SeriesPoint, Unit};
+use crate::model::{About, Series, SeriesPoint, Unit};
 use crate::stats::fit::knee::KneeScan;
 
 mod windows;
@@ -32,13 +32,12 @@ impl Experiment for FsContention {
     }
 
     fn about(&self) -> About {
-        About {
-            title: "File read contention".into(),
-            measures: "Per-block latency (median, and mean of the slowest 1%) of uncached random 4 KiB reads and \
+        About::new(
+            "File read contention",
+            "Per-block latency (median, and mean of the slowest 1%) of uncached random 4 KiB reads and \
                 the aggregate throughput while 1, 2, 3, 4, 6, 8, … up to 32 threads each read \
-                their own file at the same time, and the knee where latency climbs."
-                .into(),
-            methodology: "One file of random bytes per thread in a temporary directory under \
+                their own file at the same time, and the knee where latency climbs.",
+            "One file of random bytes per thread in a temporary directory under \
                 --dir (fsync'ed, dropped from the page cache; removed afterwards). For each \
                 thread count, that many threads (allowed on every CPU of the process) open \
                 their file with O_DIRECT (on memory file systems or where O_DIRECT is refused, \
@@ -55,17 +54,12 @@ impl Experiment for FsContention {
                 sample instead of one window. Per-block latencies are heavy-tailed under \
                 queueing: blocks as samples gave CVs of several hundred percent that described \
                 the distribution's shape, not the uncertainty. The knee is the stats two-segment rule on the mean latency \
-                over every block against the thread count, judged against a flat line."
-                .into(),
-            references: vec![
-                "systems-measurement report: contention".into(),
-                "fio --rw=randread --bs=4k --direct=1 --iodepth=1 --numjobs=N".into(),
+                over every block against the thread count, judged against a flat line.",
+            &[
+                "systems-measurement report: contention",
+                "fio --rw=randread --bs=4k --direct=1 --iodepth=1 --numjobs=N",
             ],
-        }
-    }
-
-    fn estimate(&self, _host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {
-        Vec::new()
+        )
     }
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {

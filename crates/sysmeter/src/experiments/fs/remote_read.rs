@@ -6,7 +6,7 @@ use super::files;
 use super::read::{self, METHODOLOGY, measure_dir};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
 use crate::model::units;
-use crate::model::{About, Estimate, HostInfo, Metric};
+use crate::model::{About, Metric};
 
 /// The experiment.
 pub struct FsRemoteRead;
@@ -22,23 +22,18 @@ impl Experiment for FsRemoteRead {
     }
 
     fn about(&self) -> About {
-        About {
-            title: "Remote file read time".into(),
-            measures: "fs.read's per-block latency and throughput (sequential and random 4 KiB, \
+        About::new(
+            "Remote file read time",
+            "fs.read's per-block latency and throughput (sequential and random 4 KiB, \
                 uncached and cached) on a network or FUSE mount (--remote-dir), and each \
-                median as a multiple of the local one."
-                .into(),
-            methodology: format!(
+                median as a multiple of the local one.",
+            format!(
                 "{METHODOLOGY} The sizes are fs.read's two smallest (remote reads are slow). \
                  The local figures are fs.read's from earlier in the same run when it ran, else \
                  measured here in --dir with the same sizes."
             ),
-            references: vec!["systems-measurement report: remote file read time".into()],
-        }
-    }
-
-    fn estimate(&self, _host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {
-        Vec::new()
+            &["systems-measurement report: remote file read time"],
+        )
     }
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {

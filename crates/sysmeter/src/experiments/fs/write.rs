@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use super::files::{self, BLOCK, TestDir, io};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
-use crate::model::{About, Estimate, HostInfo, Unit};
+use crate::model::{About, Unit};
 
 /// The experiment.
 pub struct FsWrite;
@@ -30,13 +30,12 @@ impl Experiment for FsWrite {
     }
 
     fn about(&self) -> About {
-        About {
-            title: "Write and fsync cost".into(),
-            measures: "Sequential write throughput of a file into the page cache and \
+        About::new(
+            "Write and fsync cost",
+            "Sequential write throughput of a file into the page cache and \
                 including the final fsync, the fsync itself, and the latency of a 4 KiB \
-                write followed by fsync or fdatasync."
-                .into(),
-            methodology: "In a temporary directory under --dir (free space checked first; \
+                write followed by fsync or fdatasync.",
+            "In a temporary directory under --dir (free space checked first; \
                 removed afterwards, also on Ctrl-C): a buffer of random bytes is made \
                 beforehand, then each sample creates (truncates) the file, writes the whole \
                 size in 1 MiB write calls — timed up to here as the buffered throughput — and \
@@ -44,17 +43,12 @@ impl Experiment for FsWrite {
                 figure overwrites one random block of a 4 MiB fsync'ed file with pwrite and \
                 calls fsync (fdatasync for the second metric); each write+sync pair is one \
                 sample, timed by two clock reads whose calibrated cost is subtracted. Sampling \
-                follows the profile (minimum count, time budget, sample cap)."
-                .into(),
-            references: vec![
-                "fsync(2), fdatasync(2)".into(),
-                "time-performance chapter: peripheral costs".into(),
+                follows the profile (minimum count, time budget, sample cap).",
+            &[
+                "fsync(2), fdatasync(2)",
+                "time-performance chapter: peripheral costs",
             ],
-        }
-    }
-
-    fn estimate(&self, _host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {
-        Vec::new()
+        )
     }
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {

@@ -9,7 +9,7 @@ use super::stream::bandwidth;
 use super::transport::{Transport, echo_peer};
 use super::{findings, pipe, tcp, udp, unix};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
-use crate::model::{About, Estimate, HostInfo, Metric};
+use crate::model::{About, Metric};
 
 /// One transport's experiment.
 pub struct Ipc(pub Transport);
@@ -81,8 +81,8 @@ impl Experiment for Ipc {
         if self.0 == Transport::Tcp {
             methodology.push_str(tcp::connect::METHODOLOGY);
         }
-        About {
-            title: format!(
+        About::new(
+            format!(
                 "{title} round trip, bandwidth{}",
                 if self.0 == Transport::Tcp {
                     " and connection cost"
@@ -90,7 +90,7 @@ impl Experiment for Ipc {
                     ""
                 }
             ),
-            measures: format!(
+            format!(
                 "Round-trip latency of 1 B and 1 KiB messages between two processes over {what}, same CPU and cross CPU; streaming bandwidth{}.",
                 if self.0 == Transport::Tcp {
                     "; connect+accept and close-seen-by-peer per connection"
@@ -99,19 +99,15 @@ impl Experiment for Ipc {
                 }
             ),
             methodology,
-            references: vec![
-                "systems-measurement report: round trip time, peak bandwidth, connection overhead"
-                    .into(),
-                "lmbench lat_pipe, lat_unix, lat_tcp, lat_udp, bw_pipe, bw_tcp, lat_connect".into(),
+            &[
+                "systems-measurement report: round trip time, peak bandwidth, connection overhead",
+                "lmbench lat_pipe, lat_unix, lat_tcp, lat_udp, bw_pipe, bw_tcp, lat_connect",
             ],
-        }
+        )
     }
 
-    fn estimate(&self, _host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {
-        // No model from the machine description predicts a kernel path's cost; the
-        // findings relate the transports to each other and to os.ctxsw instead.
-        Vec::new()
-    }
+    // No estimate: no model from the machine description predicts a kernel path's cost; the
+    // findings relate the transports to each other and to os.ctxsw instead.
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
         let mut out = Measured::default();

@@ -6,7 +6,7 @@
 use super::remote::Remote;
 use super::{bandwidth, connect, rtt, udp_rr};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
-use crate::model::{About, Estimate, HostInfo};
+use crate::model::About;
 
 /// Which net experiment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,26 +46,22 @@ impl Experiment for Net {
             Kind::Connect => connect::ABOUT,
             Kind::UdpRr => udp_rr::ABOUT,
         };
-        About {
-            title: title.into(),
-            measures: measures.into(),
-            methodology: format!(
+        About::new(
+            title,
+            measures,
+            format!(
                 "{methodology} The other end is `sysmeter serve` (one thread per connection, \
                  TCP_NODELAY on both ends)."
             ),
-            references: vec![
-                "systems-measurement report: round trip time, peak bandwidth, connection overhead"
-                    .into(),
-                "netperf TCP_RR/UDP_RR/TCP_CRR, iperf3, ping".into(),
+            &[
+                "systems-measurement report: round trip time, peak bandwidth, connection overhead",
+                "netperf TCP_RR/UDP_RR/TCP_CRR, iperf3, ping",
             ],
-        }
+        )
     }
 
-    fn estimate(&self, _host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {
-        // The network between the hosts is not in the machine description; the interface
-        // speed, where known, bounds bandwidth and is shown in `sysmeter host`.
-        Vec::new()
-    }
+    // No estimate: the network between the hosts is not in the machine description; the
+    // interface speed, where known, bounds bandwidth and is shown in `sysmeter host`.
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
         let remote = Remote::from_ctx(ctx)?;

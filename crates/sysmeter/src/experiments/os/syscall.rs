@@ -26,25 +26,23 @@ impl Experiment for OsSyscall {
     }
 
     fn about(&self) -> About {
-        About {
-            title: "System call overhead".into(),
-            measures: "A null system call (getppid via syscall(2), which no library cache can \
+        About::new(
+            "System call overhead",
+            "A null system call (getppid via syscall(2), which no library cache can \
                 answer), read of 1 byte from /dev/zero, write of 1 byte to /dev/null, stat and \
                 fstat of a cached file, open+close of /dev/null, open of a missing file \
-                (ENOENT) and a call given a bad pointer (EFAULT)."
-                .into(),
-            methodology: "Each call is issued `iters` times in the harness loop inside one \
+                (ENOENT) and a call given a bad pointer (EFAULT).",
+            "Each call is issued `iters` times in the harness loop inside one \
                 timed interval; timer pair and loop iteration are subtracted. Files are opened \
                 before timing; stat targets the running executable (cached after exec). The \
                 EFAULT case is clock_gettime(CLOCK_MONOTONIC, 0x8) through the raw syscall, so \
                 the kernel takes the fault on copy-out and returns EFAULT. The ratio to a \
-                function call uses cpu.call from this run, or a fresh measurement."
-                .into(),
-            references: vec![
-                "systems-measurement report: system call overhead".into(),
-                "perf bench syscall basic".into(),
+                function call uses cpu.call from this run, or a fresh measurement.",
+            &[
+                "systems-measurement report: system call overhead",
+                "perf bench syscall basic",
             ],
-        }
+        )
     }
 
     fn estimate(&self, host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate> {

@@ -143,24 +143,13 @@ mod tests {
     use crate::model::Summary;
 
     fn metric(name: &str, unit: Unit, median: f64) -> Metric {
-        Metric {
-            degenerate: None,
-            core_cycles: None,
-            rounds: None,
-            name: name.into(),
-            unit,
-            summary: Summary {
-                n: 3,
-                median,
-                ci95: (median * 0.9, median * 1.1),
-                ..Summary::default()
-            },
-            cycles: None,
-            subtracted_overhead_ns: 0.0,
-            ops_per_sample: 1,
-            note: None,
-            samples: vec![],
-        }
+        let summary = Summary {
+            n: 3,
+            median,
+            ci95: (median * 0.9, median * 1.1),
+            ..Summary::default()
+        };
+        Metric::new(name, unit, summary)
     }
 
     #[test]

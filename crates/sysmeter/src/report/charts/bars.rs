@@ -6,14 +6,12 @@
 
 use super::axis::{AUTO_LOG_SPAN, Axis, ScaleMode};
 use super::svg::{Anchor, Svg, color};
+use super::{CHAR_W, WIDTH};
 use crate::model::Unit;
 use crate::model::units;
 
-const WIDTH: f64 = 1040.0;
 const ROW: f64 = 22.0;
 const BAR: f64 = 14.0;
-/// Approximate width of one character of 12 px sans-serif, for layout.
-const CHAR_W: f64 = 6.4;
 /// Names longer than this are shortened (the full name stays in the tooltip).
 const MAX_NAME_CHARS: usize = 56;
 

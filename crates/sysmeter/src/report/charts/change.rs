@@ -7,12 +7,10 @@
 
 use super::axis::{Axis, ScaleMode};
 use super::svg::{Anchor, Svg};
-use super::{Chart, Quantity};
+use super::{CHAR_W, Chart, Quantity, WIDTH};
 use crate::model::Unit;
 
-const WIDTH: f64 = 1040.0;
 const ROW: f64 = 20.0;
-const CHAR_W: f64 = 6.4;
 const MAX_NAME_CHARS: usize = 60;
 
 /// One metric's change: fractions (0.05 = +5%).

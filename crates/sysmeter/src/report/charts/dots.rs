@@ -6,13 +6,11 @@
 
 use super::axis::{AUTO_LOG_SPAN, Axis, ScaleMode};
 use super::svg::{Anchor, Svg, color};
+use super::{CHAR_W, WIDTH};
 use crate::model::Unit;
 use crate::model::units;
 
-const WIDTH: f64 = 1040.0;
 const ROW: f64 = 22.0;
-/// Approximate width of one character of 12 px sans-serif, for layout.
-const CHAR_W: f64 = 6.4;
 
 /// One host's dot.
 #[derive(Debug, Clone, PartialEq)]

@@ -15,19 +15,7 @@ fn summary(median: f64) -> Summary {
 }
 
 fn metric(name: &str, unit: Unit, median: f64) -> Metric {
-    Metric {
-        degenerate: None,
-        core_cycles: None,
-        rounds: None,
-        name: name.into(),
-        unit,
-        summary: summary(median),
-        cycles: None,
-        subtracted_overhead_ns: 0.0,
-        ops_per_sample: 1,
-        note: None,
-        samples: vec![],
-    }
+    Metric::new(name, unit, summary(median))
 }
 
 fn series(name: &str, x_label: &str, x_unit: Unit, points: &[(f64, f64)]) -> Series {

@@ -4,12 +4,12 @@
 //!
 //! Pure: a description in, an SVG string out. Depends on `axis`, `svg` and `model::units`.
 
+use super::WIDTH;
 use super::axis::{Axis, ScaleMode};
 use super::svg::{Anchor, Svg, color};
 use crate::model::Unit;
 use crate::model::units;
 
-const WIDTH: f64 = 1040.0;
 /// Height of the plot area itself; legend and annotation rows come on top.
 const PLOT_HEIGHT: f64 = 300.0;
 /// Height of one legend or annotation row.

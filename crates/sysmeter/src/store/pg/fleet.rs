@@ -1,41 +1,24 @@
 //! PostgreSQL statements of `sysmeter fleet`: the shared fleet SQL of `store::fleet` and the
 //! fleet's spread with `percentile_cont`, all in the database and in one snapshot.
 
-use postgres::IsolationLevel;
-
-use super::Pg;
+use super::{Pg, snapshot};
 use crate::model::FleetSpread;
 use crate::store::StoreError;
+use crate::store::columns::{host_row, value_row};
 use crate::store::fleet::{FleetRows, HOSTS_SQL, SPREAD_SQL, VALUES_SQL, with_latest};
 
 impl Pg {
     pub(in crate::store) fn fleet_rows(&self, since_ns: i64) -> Result<FleetRows, StoreError> {
         let fail = |e: postgres::Error| self.error("read the fleet", &e);
         let mut client = self.client.borrow_mut();
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(fail)?;
+        let mut tx = snapshot(&mut client).map_err(fail)?;
         let hosts = tx
             .query(&with_latest(HOSTS_SQL), &[&since_ns])
-            .and_then(|rows| {
-                rows.iter()
-                    .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?)))
-                    .collect()
-            })
+            .and_then(|rows| rows.iter().map(host_row).collect())
             .map_err(fail)?;
         let values = tx
             .query(&with_latest(VALUES_SQL), &[&since_ns])
-            .and_then(|rows| {
-                rows.iter()
-                    .map(|r| {
-                        let v = (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
-                        Ok((v.0, v.1, v.2, r.try_get(3)?, r.try_get(4)?))
-                    })
-                    .collect()
-            })
+            .and_then(|rows| rows.iter().map(value_row).collect())
             .map_err(fail)?;
         let spreads = tx
             .query(&with_latest(SPREAD_SQL), &[&since_ns])

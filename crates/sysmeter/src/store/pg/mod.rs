@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use postgres::error::SqlState;
-use postgres::{Client, Config, NoTls};
+use postgres::{Client, Config, IsolationLevel, NoTls, Transaction};
 
 pub(super) use schema::MIGRATIONS;
 
@@ -97,6 +97,16 @@ impl Pg {
     fn error(&self, action: &str, e: &postgres::Error) -> StoreError {
         server_error(&self.location, action, e)
     }
+}
+
+/// A read-only transaction over one snapshot (repeatable read), for reads of several
+/// statements that must agree with each other while a bench goes on writing.
+fn snapshot(client: &mut Client) -> Result<Transaction<'_>, postgres::Error> {
+    client
+        .build_transaction()
+        .isolation_level(IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
 }
 
 /// [`StoreError::Server`] for a failed statement, with a hint chosen from its SQLSTATE.

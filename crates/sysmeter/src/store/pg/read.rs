@@ -1,12 +1,13 @@
 //! PostgreSQL queries that read: the run listing (of one machine or all), reference lookups
 //! and all rows of one run.
 
-use postgres::{IsolationLevel, Row};
+use postgres::Row;
+use postgres::types::FromSql;
 
-use super::Pg;
+use super::{Pg, snapshot};
 use crate::store::StoreError;
+use crate::store::columns::{Get, METRICS_SELECT, RESULTS_SELECT, metric_row, result_row, run_row};
 use crate::store::read::{PREFIX_MATCHES, RunListing, RunRows};
-use crate::store::rows::{MetricRow, ResultRow, RunRow};
 
 impl Pg {
     pub(in crate::store) fn list_runs(
@@ -89,12 +90,7 @@ impl Pg {
             move |e: postgres::Error| self.error(&action, &e)
         };
         let mut client = self.client.borrow_mut();
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(fail("rows"))?;
+        let mut tx = snapshot(&mut client).map_err(fail("rows"))?;
         let run = tx
             .query_one(
                 "SELECT id, schema, kind, started_ns, finished_ns, interrupted, tool_version,
@@ -105,23 +101,11 @@ impl Pg {
             .and_then(|row| run_row(&row))
             .map_err(fail("run row"))?;
         let results = tx
-            .query(
-                "SELECT seq, exp_id, status, elapsed_ns, about_json, estimates_json,
-                        series_json, findings_json, skip_json, error, artifacts_json,
-                        machine_json
-                 FROM results WHERE run_id = $1 ORDER BY seq",
-                &[&id],
-            )
+            .query(RESULTS_SELECT, &[&id])
             .and_then(|rows| rows.iter().map(result_row).collect())
             .map_err(fail("results"))?;
         let metrics = tx
-            .query(
-                "SELECT seq, idx, name, unit, n, min, p5, median, mean, p95, p99, max, stddev,
-                        cv, ci_lo, ci_hi, outliers, cycles_json, subtracted_overhead_ns,
-                        ops_per_sample, note, samples, extra_json
-                 FROM metrics WHERE run_id = $1 ORDER BY seq, idx",
-                &[&id],
-            )
+            .query(METRICS_SELECT, &[&id])
             .and_then(|rows| rows.iter().map(metric_row).collect())
             .map_err(fail("metrics"))?;
         tx.commit().map_err(fail("rows"))?;
@@ -178,57 +162,8 @@ fn listing(row: &Row) -> Result<RunListing, ReadError> {
     })
 }
 
-fn run_row(row: &Row) -> Result<RunRow, postgres::Error> {
-    Ok(RunRow {
-        id: row.try_get(0)?,
-        schema: row.try_get(1)?,
-        kind: row.try_get(2)?,
-        started_ns: row.try_get(3)?,
-        finished_ns: row.try_get(4)?,
-        interrupted: row.try_get(5)?,
-        tool_version: row.try_get(6)?,
-        hostname: row.try_get(7)?,
-        host_json: row.try_get(8)?,
-        config_json: row.try_get(9)?,
-    })
-}
-
-fn result_row(row: &Row) -> Result<ResultRow, postgres::Error> {
-    Ok(ResultRow {
-        seq: row.try_get(0)?,
-        exp_id: row.try_get(1)?,
-        status: row.try_get(2)?,
-        elapsed_ns: row.try_get(3)?,
-        about_json: row.try_get(4)?,
-        estimates_json: row.try_get(5)?,
-        series_json: row.try_get(6)?,
-        findings_json: row.try_get(7)?,
-        skip_json: row.try_get(8)?,
-        error: row.try_get(9)?,
-        artifacts_json: row.try_get(10)?,
-        machine_json: row.try_get(11)?,
-        metrics: Vec::new(),
-    })
-}
-
-fn metric_row(row: &Row) -> Result<MetricRow, postgres::Error> {
-    let mut stats = [None; 11];
-    for (i, slot) in stats.iter_mut().enumerate() {
-        *slot = row.try_get(5 + i)?;
+impl<T: for<'a> FromSql<'a>> Get<T, postgres::Error> for Row {
+    fn at(&self, i: usize) -> Result<T, postgres::Error> {
+        self.try_get(i)
     }
-    Ok(MetricRow {
-        seq: row.try_get(0)?,
-        idx: row.try_get(1)?,
-        name: row.try_get(2)?,
-        unit: row.try_get(3)?,
-        n: row.try_get(4)?,
-        stats,
-        outliers: row.try_get(16)?,
-        cycles_json: row.try_get(17)?,
-        subtracted_overhead_ns: row.try_get(18)?,
-        ops_per_sample: row.try_get(19)?,
-        note: row.try_get(20)?,
-        samples: row.try_get(21)?,
-        extra_json: row.try_get(22)?,
-    })
 }

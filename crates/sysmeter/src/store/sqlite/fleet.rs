@@ -5,6 +5,7 @@ use rusqlite::params;
 
 use super::{Sqlite, sql_error};
 use crate::store::StoreError;
+use crate::store::columns::{host_row, value_row};
 use crate::store::fleet::{FleetRows, HOSTS_SQL, VALUES_SQL, with_latest};
 
 impl Sqlite {
@@ -13,21 +14,11 @@ impl Sqlite {
         let tx = self.conn.unchecked_transaction().map_err(fail)?;
         let hosts = tx
             .prepare(&with_latest(HOSTS_SQL))
-            .and_then(|mut s| {
-                s.query_map(params![since_ns], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-                })?
-                .collect()
-            })
+            .and_then(|mut s| s.query_map(params![since_ns], |r| host_row(r))?.collect())
             .map_err(fail)?;
         let values = tx
             .prepare(&with_latest(VALUES_SQL))
-            .and_then(|mut s| {
-                s.query_map(params![since_ns], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-                })?
-                .collect()
-            })
+            .and_then(|mut s| s.query_map(params![since_ns], |r| value_row(r))?.collect())
             .map_err(fail)?;
         tx.finish().map_err(fail)?;
         Ok((hosts, values, None))

@@ -1,11 +1,12 @@
 //! SQLite queries that read: the run listing, reference lookups and all rows of one run.
 
+use rusqlite::types::FromSql;
 use rusqlite::{OptionalExtension, Row, params};
 
 use super::{Sqlite, sql_error};
 use crate::store::StoreError;
+use crate::store::columns::{Get, METRICS_SELECT, RESULTS_SELECT, metric_row, result_row, run_row};
 use crate::store::read::{PREFIX_MATCHES, RunListing, RunRows};
-use crate::store::rows::{MetricRow, ResultRow, RunRow};
 
 impl Sqlite {
     pub(in crate::store) fn list_runs(
@@ -107,26 +108,16 @@ impl Sqlite {
                         hostname, host_json, config_json
                  FROM runs WHERE id = ?1",
                 [id],
-                run_row,
+                |row| run_row(row),
             )
             .map_err(fail("run row"))?;
         let results = tx
-            .prepare(
-                "SELECT seq, exp_id, status, elapsed_ns, about_json, estimates_json,
-                        series_json, findings_json, skip_json, error, artifacts_json,
-                        machine_json
-                 FROM results WHERE run_id = ?1 ORDER BY seq",
-            )
-            .and_then(|mut s| s.query_map([id], result_row)?.collect())
+            .prepare(RESULTS_SELECT)
+            .and_then(|mut s| s.query_map([id], |row| result_row(row))?.collect())
             .map_err(fail("results"))?;
         let metrics = tx
-            .prepare(
-                "SELECT seq, idx, name, unit, n, min, p5, median, mean, p95, p99, max, stddev,
-                        cv, ci_lo, ci_hi, outliers, cycles_json, subtracted_overhead_ns,
-                        ops_per_sample, note, samples, extra_json
-                 FROM metrics WHERE run_id = ?1 ORDER BY seq, idx",
-            )
-            .and_then(|mut s| s.query_map([id], metric_row)?.collect())
+            .prepare(METRICS_SELECT)
+            .and_then(|mut s| s.query_map([id], |row| metric_row(row))?.collect())
             .map_err(fail("metrics"))?;
         tx.finish().map_err(fail("rows"))?;
         Ok(RunRows {
@@ -144,57 +135,8 @@ fn count(row: &Row<'_>, idx: usize) -> rusqlite::Result<usize> {
     usize::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(idx, v))
 }
 
-fn run_row(row: &Row<'_>) -> rusqlite::Result<RunRow> {
-    Ok(RunRow {
-        id: row.get(0)?,
-        schema: row.get(1)?,
-        kind: row.get(2)?,
-        started_ns: row.get(3)?,
-        finished_ns: row.get(4)?,
-        interrupted: row.get(5)?,
-        tool_version: row.get(6)?,
-        hostname: row.get(7)?,
-        host_json: row.get(8)?,
-        config_json: row.get(9)?,
-    })
-}
-
-fn result_row(row: &Row<'_>) -> rusqlite::Result<ResultRow> {
-    Ok(ResultRow {
-        seq: row.get(0)?,
-        exp_id: row.get(1)?,
-        status: row.get(2)?,
-        elapsed_ns: row.get(3)?,
-        about_json: row.get(4)?,
-        estimates_json: row.get(5)?,
-        series_json: row.get(6)?,
-        findings_json: row.get(7)?,
-        skip_json: row.get(8)?,
-        error: row.get(9)?,
-        artifacts_json: row.get(10)?,
-        machine_json: row.get(11)?,
-        metrics: Vec::new(),
-    })
-}
-
-fn metric_row(row: &Row<'_>) -> rusqlite::Result<MetricRow> {
-    let mut stats = [None; 11];
-    for (i, slot) in stats.iter_mut().enumerate() {
-        *slot = row.get(5 + i)?;
+impl<T: FromSql> Get<T, rusqlite::Error> for Row<'_> {
+    fn at(&self, i: usize) -> rusqlite::Result<T> {
+        self.get(i)
     }
-    Ok(MetricRow {
-        seq: row.get(0)?,
-        idx: row.get(1)?,
-        name: row.get(2)?,
-        unit: row.get(3)?,
-        n: row.get(4)?,
-        stats,
-        outliers: row.get(16)?,
-        cycles_json: row.get(17)?,
-        subtracted_overhead_ns: row.get(18)?,
-        ops_per_sample: row.get(19)?,
-        note: row.get(20)?,
-        samples: row.get(21)?,
-        extra_json: row.get(22)?,
-    })
 }

@@ -38,15 +38,14 @@ impl Experiment for FsCacheSize {
     }
 
     fn about(&self) -> About {
-        About {
-            title: "File cache size".into(),
-            measures: "The size of the file cache available to this process: where the \
+        About::new(
+            "File cache size",
+            "The size of the file cache available to this process: where the \
                 second sequential read of a growing file stops being served from memory, \
                 as a size and a curve (file size → per-block time of the second pass, and \
                 the share resident afterwards), next to MemAvailable and the cgroup memory \
-                limit."
-                .into(),
-            methodology: "One file of random bytes in a temporary directory under --dir \
+                limit.",
+            "One file of random bytes in a temporary directory under --dir \
                 grows through sizes 4 per octave up to --max-size (default 512 MiB; 64 MiB \
                 quick; 1.25× RAM thorough); each extension is fsync'ed so its pages are clean. \
                 At each size the whole file is read once with 1 MiB reads (untimed, loading \
@@ -57,10 +56,9 @@ impl Experiment for FsCacheSize {
                 cache take that long). mincore then counts the file's resident pages. The knee of the per-block time against size (stats' \
                 two-segment rule, judged against a flat line) gives the size; 'at least' the \
                 largest size when the cap came first. The file is removed afterwards, also on \
-                Ctrl-C."
-                .into(),
-            references: vec!["systems-measurement report: file cache size".into()],
-        }
+                Ctrl-C.",
+            &["systems-measurement report: file cache size"],
+        )
     }
 
     fn estimate(&self, host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {

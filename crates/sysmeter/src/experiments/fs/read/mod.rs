@@ -16,7 +16,7 @@ use super::blocks::{self, Order};
 use super::files::{self, BLOCK, Bypass, TestDir, io};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Profile};
 use crate::host::storage::{Storage, storage_of};
-use crate::model::{About, Estimate, HostInfo, Series, SeriesPoint, Unit};
+use crate::model::{About, Series, SeriesPoint, Unit};
 
 /// The experiment.
 pub struct FsRead;
@@ -32,26 +32,22 @@ impl Experiment for FsRead {
     }
 
     fn about(&self) -> About {
-        About {
-            title: "File read time".into(),
-            measures: "Time per 4 KiB block and throughput of sequential and random reads of \
+        About::new(
+            "File read time",
+            "Time per 4 KiB block and throughput of sequential and random reads of \
                 files of several sizes, uncached (from the device) and cached (from the page \
-                cache), in the directory given by --dir (default: the working directory)."
-                .into(),
-            methodology: METHODOLOGY.into(),
-            references: vec![
-                "systems-measurement report: file read time".into(),
-                "open(2) O_DIRECT; posix_fadvise(2); mincore(2)".into(),
+                cache), in the directory given by --dir (default: the working directory).",
+            METHODOLOGY,
+            &[
+                "systems-measurement report: file read time",
+                "open(2) O_DIRECT; posix_fadvise(2); mincore(2)",
             ],
-        }
+        )
     }
 
-    fn estimate(&self, _host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {
-        // The machine description has no device latency to predict from (a virtual disk's
-        // flags describe nothing real); the findings compare the cached read with the
-        // system-call and memory-copy costs measured earlier in the run instead.
-        Vec::new()
-    }
+    // No estimate: the machine description has no device latency to predict from (a virtual
+    // disk's flags describe nothing real); the findings compare the cached read with the
+    // system-call and memory-copy costs measured earlier in the run instead.
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
         let base = files::local_base(ctx);

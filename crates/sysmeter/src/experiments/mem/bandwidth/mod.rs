@@ -218,13 +218,12 @@ impl Experiment for MemBandwidth {
     }
 
     fn about(&self) -> About {
-        About {
-            title: "Memory bandwidth".into(),
-            measures: "Read, write, copy and non-temporal (streaming) write bandwidth over \
+        About::new(
+            "Memory bandwidth",
+            "Read, write, copy and non-temporal (streaming) write bandwidth over \
                 working sets inside L1, L2, L3 and DRAM, with one thread and with one pinned \
-                thread per CPU; median and best (max) in bytes per second."
-                .into(),
-            methodology: format!(
+                thread per CPU; median and best (max) in bytes per second.",
+            format!(
                 "Kernels are inline-assembly loops ({}) that move 256 B per iteration: read \
                 sums 64-bit lanes (the sum is returned, so the loads cannot be dropped), write \
                 stores a byte pattern, copy loads and stores, nt-write uses streaming stores \
@@ -241,11 +240,11 @@ impl Experiment for MemBandwidth {
                 bandwidth = total bytes / that time.",
                 membw::vector_isa()
             ),
-            references: vec![
-                "systems-measurement report: RAM bandwidth".into(),
-                "McCalpin, STREAM benchmark; lmbench bw_mem".into(),
+            &[
+                "systems-measurement report: RAM bandwidth",
+                "McCalpin, STREAM benchmark; lmbench bw_mem",
             ],
-        }
+        )
     }
 
     fn estimate(&self, host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate> {

@@ -57,15 +57,14 @@ impl Experiment for MemLatency {
     }
 
     fn about(&self) -> About {
-        About {
-            title: "Memory latency and the cache hierarchy".into(),
-            measures: "Load-to-use latency of dependent loads over working sets from 4 KiB to \
+        About::new(
+            "Memory latency and the cache hierarchy",
+            "Load-to-use latency of dependent loads over working sets from 4 KiB to \
                 16x the last-level cache (quick: 4x; cap 512 MiB, --max-size overrides), the \
                 cache levels this reveals (latency and size of L1, L2, L3 and the DRAM \
                 latency) checked against sysfs, the extra cost of TLB misses, and fixed \
-                strides of 64 B to 4 KiB."
-                .into(),
-            methodology: "Pointer chasing: a closed chain of absolute addresses, one per \
+                strides of 64 B to 4 KiB.",
+            "Pointer chasing: a closed chain of absolute addresses, one per \
                 cache line, in a 4 KiB-page mapping (huge pages refused); the timed \
                 interval is `chase(loads)` alone — an assembly loop of 16 unrolled \
                 `mov p,[p]` (aarch64 `ldr`) and one dec+jnz, so every load waits for the \
@@ -101,14 +100,13 @@ impl Experiment for MemLatency {
                 re-measured in the fine stage, the jump across it is >= 1.5x and it spans \
                 <= 4x, else a finding says it could not be confirmed. The reported end is \
                 the range's geometric middle; sysfs agrees when its size lies inside the \
-                range or within 1.25x of it (see stats::hierarchy::confirm)."
-                .into(),
-            references: vec![
-                "McVoy & Staelin, lmbench (lat_mem_rd), USENIX 1996".into(),
-                "systems-measurement report: RAM access time".into(),
-                "Drepper, What Every Programmer Should Know About Memory, 2007".into(),
+                range or within 1.25x of it (see stats::hierarchy::confirm).",
+            &[
+                "McVoy & Staelin, lmbench (lat_mem_rd), USENIX 1996",
+                "systems-measurement report: RAM access time",
+                "Drepper, What Every Programmer Should Know About Memory, 2007",
             ],
-        }
+        )
     }
 
     fn estimate(&self, host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate> {

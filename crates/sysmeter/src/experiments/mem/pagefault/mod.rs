@@ -12,7 +12,7 @@ use std::time::Instant;
 use sysmeter_sys::memory::{self, Advice, FaultCounts, Region};
 
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
-use crate::model::{About, Estimate, HostInfo, Metric, Unit};
+use crate::model::{About, Metric, Unit};
 use crate::stats;
 
 /// The experiment.
@@ -33,15 +33,14 @@ impl Experiment for MemPagefault {
     }
 
     fn about(&self) -> About {
-        About {
-            title: "Page fault service time".into(),
-            measures: "Minor fault on the first touch of anonymous memory (per 4 KiB page with \
+        About::new(
+            "Page fault service time",
+            "Minor fault on the first touch of anonymous memory (per 4 KiB page with \
                 THP disabled, and per 2 MiB huge page with MADV_HUGEPAGE where THP allows it), \
                 and file-backed faults on a mapped temporary file: evicted from the page cache \
                 with readahead off (one storage read per fault), evicted with the default \
-                readahead, and cached (page-cache hit)."
-                .into(),
-            methodology: "Each sample maps fresh memory (untimed), then times one write per \
+                readahead, and cached (page-cache hit).",
+            "Each sample maps fresh memory (untimed), then times one write per \
                 page (per huge page) over the region; the timer pair is subtracted and the time \
                 divided by the pages touched. For the file, the mapping's pages are dropped with \
                 madvise(MADV_DONTNEED) and the file's page cache with \
@@ -52,21 +51,17 @@ impl Experiment for MemPagefault {
                 major fault counts around every timed interval give the faults per page. The \
                 file is an unlinked temporary file (gone even if the process is killed) of \
                 random bytes, fsync'ed so its pages are clean and evictable. Sampling follows \
-                the harness rules (minimum count, budget, CI of the median)."
-                .into(),
-            references: vec![
-                "systems-measurement report: page fault service time".into(),
-                "Linux mm: do_anonymous_page, do_huge_pmd_anonymous_page, filemap_fault".into(),
+                the harness rules (minimum count, budget, CI of the median).",
+            &[
+                "systems-measurement report: page fault service time",
+                "Linux mm: do_anonymous_page, do_huge_pmd_anonymous_page, filemap_fault",
             ],
-        }
+        )
     }
 
-    fn estimate(&self, _host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {
-        // No cost model: a fault is kernel software (entry, page allocation, zeroing or I/O,
-        // page-table update), not a quantity the machine description predicts. The findings
-        // compare the huge-page fault with the zeroing time at the measured bandwidth.
-        Vec::new()
-    }
+    // No estimate: a fault is kernel software (entry, page allocation, zeroing or I/O,
+    // page-table update), not a quantity the machine description predicts. The findings
+    // compare the huge-page fault with the zeroing time at the measured bandwidth.
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
         let mut out = Measured::default();

@@ -17,7 +17,7 @@ use std::hint::black_box;
 use sysmeter_sys::syscall as sys;
 
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
-use crate::model::{About, Estimate, HostInfo, Series, SeriesPoint, Unit};
+use crate::model::{About, Series, SeriesPoint, Unit};
 use tree::Tree;
 
 /// The experiment.
@@ -52,17 +52,16 @@ impl Experiment for OsLookup {
     }
 
     fn about(&self) -> About {
-        About {
-            title: "Path-name lookup".into(),
-            measures: "stat (newfstatat) of a file 1, 2, 4, 8, 16 and 32 components deep with \
+        About::new(
+            "Path-name lookup",
+            "stat (newfstatat) of a file 1, 2, 4, 8, 16 and 32 components deep with \
                 one-byte names, and 8 deep with 255-byte names; stat through chains of 1, 4 \
                 and 8 symbolic links; openat+close of a 4-component path relative to a \
                 directory fd against open+close of the same file by absolute path; stat of a \
                 missing name that was looked up before (a negative dentry) and of a name never \
                 looked up; a $PATH search (one stat per directory, found in the last); and, \
-                as root, a dentry-cache miss against a hit."
-                .into(),
-            methodology: "Paths are resolved in a temporary tree under --dir (default: the \
+                as root, a dentry-cache miss against a hit.",
+            "Paths are resolved in a temporary tree under --dir (default: the \
                 working directory), held open, so relative paths name exactly the components \
                 counted. Each case is issued `iters` times in the harness loop inside one timed \
                 interval; timer pair and loop iteration are subtracted. Everything but the \
@@ -73,19 +72,13 @@ impl Experiment for OsLookup {
                 code in the remembered and the fresh case. The miss: as root, \
                 /proc/sys/vm/drop_caches = 2 (dentries and inodes; directory blocks stay cached) before \
                 each pass, then the 8-component stat timed alone twice (miss, then hit); \
-                verified by /proc/sys/fs/dentry-state falling and the miss being slower."
-                .into(),
-            references: vec![
+                verified by /proc/sys/fs/dentry-state falling and the miss being slower.",
+            &[
                 "McKusick et al., Performance Improvements and Functional Enhancements in \
-                 4.3BSD: the name cache (namei took ~a quarter of system time)"
-                    .into(),
-                "Linux Documentation/filesystems/path-lookup.rst (RCU-walk, dcache)".into(),
+                 4.3BSD: the name cache (namei took ~a quarter of system time)",
+                "Linux Documentation/filesystems/path-lookup.rst (RCU-walk, dcache)",
             ],
-        }
-    }
-
-    fn estimate(&self, _host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {
-        Vec::new()
+        )
     }
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {

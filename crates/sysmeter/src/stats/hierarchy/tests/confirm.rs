@@ -120,37 +120,33 @@ fn a_one_point_bump_is_not_confirmed_and_does_not_move_a_boundary() {
         last_size,
         flat: true,
     };
-    // Claimed: a level ending just before the bump, the bump as the next level.
-    let claim = Hierarchy {
-        levels: vec![
-            level(40.0, MIB, 3 * MIB + MIB / 2, Some(3 * MIB + MIB / 2)),
-            level(40.0, 5 * MIB, 28 * MIB, Some(28 * MIB)),
-            level(300.0, L3, 512 * MIB, None),
-        ],
-        minor_steps: Vec::new(),
+    // The claimed levels' first boundary (the bump's) is not confirmed.
+    let bump_not_confirmed = |levels: Vec<Level>| {
+        let claim = Hierarchy {
+            levels,
+            minor_steps: Vec::new(),
+        };
+        let b = confirm(&claim, &pts, &ConfirmConfig::default());
+        assert_eq!(
+            b[0].unconfirmed,
+            Some(Unconfirmed::NoPersistentStep),
+            "{b:?}"
+        );
+        b
     };
-    let b = confirm(&claim, &pts, &ConfirmConfig::default());
-    assert_eq!(
-        b[0].unconfirmed,
-        Some(Unconfirmed::NoPersistentStep),
-        "{b:?}"
-    );
+    // Claimed: a level ending just before the bump, the bump as the next level.
+    let b = bump_not_confirmed(vec![
+        level(40.0, MIB, 3 * MIB + MIB / 2, Some(3 * MIB + MIB / 2)),
+        level(40.0, 5 * MIB, 28 * MIB, Some(28 * MIB)),
+        level(300.0, L3, 512 * MIB, None),
+    ]);
     assert_eq!(b[1].unconfirmed, None, "{b:?}");
     assert_eq!((b[1].lo_bytes, b[1].hi_bytes), (Some(28 * MIB), Some(L3)));
     // The bump as the level after a plateau: it does not persist, so no step.
-    let claim = Hierarchy {
-        levels: vec![
-            level(40.0, MIB, 3 * MIB + MIB / 2, Some(3 * MIB + MIB / 2)),
-            level(300.0, 4 * MIB, 7 * MIB, None),
-        ],
-        minor_steps: Vec::new(),
-    };
-    let b = confirm(&claim, &pts, &ConfirmConfig::default());
-    assert_eq!(
-        b[0].unconfirmed,
-        Some(Unconfirmed::NoPersistentStep),
-        "{b:?}"
-    );
+    bump_not_confirmed(vec![
+        level(40.0, MIB, 3 * MIB + MIB / 2, Some(3 * MIB + MIB / 2)),
+        level(300.0, 4 * MIB, 7 * MIB, None),
+    ]);
 }
 
 #[test]
