@@ -24,6 +24,7 @@ use super::probes::define_pair;
 use super::rings::{OpenSpec, Rings};
 use crate::diagnose::observe::elf;
 use crate::diagnose::observe::overhead::Overhead;
+use crate::diagnose::observe::rings::Drain;
 use crate::diagnose::observe::uprobes::UprobeGroup;
 
 const CHUNKS: usize = 20;

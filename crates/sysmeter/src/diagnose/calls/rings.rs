@@ -93,30 +93,6 @@ impl Rings {
     pub fn enable(&mut self) -> io::Result<()> {
         self.events.enable()
     }
-
-    /// Disables every event (the targets are not affected).
-    pub fn disable(&mut self) {
-        self.events.disable();
-    }
-
-    /// Drains every ring and feeds the records older than the previous drain (all of them
-    /// with `all`) to the collector in time order.
-    pub fn pump(&mut self, c: &mut Collector, all: bool) {
-        let started = clock_gettime_ns(ClockId::Monotonic);
-        for s in self.events.rings_mut() {
-            while let Some(rec) = s.next_record() {
-                let body = rec.to_contiguous();
-                match rec.ty() {
-                    RECORD_SAMPLE => self.merged.pending().extend(parse(&body, &self.by_id)),
-                    RECORD_LOST => self.lost += lost_in(&body),
-                    _ => {}
-                }
-            }
-        }
-        for e in self.merged.release(all, started, |e| e.time) {
-            c.event(e);
-        }
-    }
 }
 
 /// One sample body: `identifier: u64; pid, tid: u32; time: u64`.
@@ -134,12 +110,29 @@ fn parse(b: &[u8], by_id: &HashMap<u64, (usize, bool)>) -> Option<Event> {
 
 impl Drain for Rings {
     type Collector = Collector;
+    /// Drains every ring and feeds the records older than the previous drain (all of them
+    /// with `all`) to the collector in time order.
     fn pump(&mut self, c: &mut Collector, all: bool) {
-        Rings::pump(self, c, all);
+        let started = clock_gettime_ns(ClockId::Monotonic);
+        for s in self.events.rings_mut() {
+            while let Some(rec) = s.next_record() {
+                let body = rec.to_contiguous();
+                match rec.ty() {
+                    RECORD_SAMPLE => self.merged.pending().extend(parse(&body, &self.by_id)),
+                    RECORD_LOST => self.lost += lost_in(&body),
+                    _ => {}
+                }
+            }
+        }
+        for e in self.merged.release(all, started, |e| e.time) {
+            c.event(e);
+        }
     }
-    fn disable(&mut self) {
-        Rings::disable(self);
+
+    fn events(&mut self) -> &mut PerCpuRings {
+        &mut self.events
     }
+
     fn drop_open(c: &mut Collector) {
         c.drop_open();
     }

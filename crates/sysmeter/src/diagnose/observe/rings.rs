@@ -121,8 +121,12 @@ pub(crate) trait Drain {
     /// Feeds the records older than the previous drain (all of them with `all`) in time
     /// order.
     fn pump(&mut self, c: &mut Self::Collector, all: bool);
+    /// The events whose rings are drained.
+    fn events(&mut self) -> &mut PerCpuRings;
     /// Disables every event (the targets are not affected).
-    fn disable(&mut self);
+    fn disable(&mut self) {
+        self.events().disable();
+    }
     /// Forgets the calls that entered and will never be seen to return (the trace was cut).
     fn drop_open(c: &mut Self::Collector);
 }

@@ -20,6 +20,7 @@ use super::names::{self, Arch};
 use super::ptrace::Session;
 use super::summary::Collector;
 use super::tracepoint::{self, Ids, OpenSpec, Rings};
+use crate::diagnose::observe::rings::Drain;
 
 /// Chunks each calibration loop is timed in; the median chunk is used, so a preemption or
 /// a burst of other load during a few chunks does not move the result.

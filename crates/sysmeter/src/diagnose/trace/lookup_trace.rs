@@ -16,6 +16,7 @@ use super::lookups::Lookups;
 use super::names::{self, Arch};
 use super::summary::{CallStats, Collector};
 use super::tracepoint::{self, OpenSpec, PathProbes, Rings};
+use crate::diagnose::observe::rings::Drain;
 
 /// What the trace of the lookups found.
 #[derive(Debug, Clone)]

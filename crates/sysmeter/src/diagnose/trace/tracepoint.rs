@@ -173,15 +173,27 @@ impl Rings {
     pub fn enable(&mut self) -> io::Result<()> {
         self.events.enable()
     }
+}
 
-    /// Disables every event (tracing stops; the targets are not affected).
-    pub fn disable(&mut self) {
-        self.events.disable();
+/// Moves every record of one ring into `out`; returns the number of lost records reported.
+fn drain(s: &mut Sampler, ids: (Ids, &[PathEvent]), out: &mut Vec<Event>) -> u64 {
+    let mut lost = 0;
+    while let Some(rec) = s.next_record() {
+        let body = rec.to_contiguous();
+        match rec.ty() {
+            RECORD_SAMPLE => out.extend(parse_sample(&body, ids)),
+            RECORD_LOST => lost += lost_in(&body),
+            _ => {}
+        }
     }
+    lost
+}
 
+impl Drain for Rings {
+    type Collector = Collector;
     /// Drains every ring and feeds the records older than the previous drain to the
     /// collector in time order; `all` feeds everything (after the targets ended).
-    pub fn pump(&mut self, c: &mut Collector, all: bool) {
+    fn pump(&mut self, c: &mut Collector, all: bool) {
         let started = clock_gettime_ns(ClockId::Monotonic);
         let ids = (self.ids, &self.paths[..]);
         for s in self.events.rings_mut() {
@@ -206,30 +218,11 @@ impl Rings {
             }
         }
     }
-}
 
-/// Moves every record of one ring into `out`; returns the number of lost records reported.
-fn drain(s: &mut Sampler, ids: (Ids, &[PathEvent]), out: &mut Vec<Event>) -> u64 {
-    let mut lost = 0;
-    while let Some(rec) = s.next_record() {
-        let body = rec.to_contiguous();
-        match rec.ty() {
-            RECORD_SAMPLE => out.extend(parse_sample(&body, ids)),
-            RECORD_LOST => lost += lost_in(&body),
-            _ => {}
-        }
+    fn events(&mut self) -> &mut PerCpuRings {
+        &mut self.events
     }
-    lost
-}
 
-impl Drain for Rings {
-    type Collector = Collector;
-    fn pump(&mut self, c: &mut Collector, all: bool) {
-        Rings::pump(self, c, all);
-    }
-    fn disable(&mut self) {
-        Rings::disable(self);
-    }
     fn drop_open(c: &mut Collector) {
         c.drop_open_entries();
     }
