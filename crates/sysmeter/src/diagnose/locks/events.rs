@@ -15,13 +15,12 @@
 use std::collections::HashMap;
 use std::io;
 
-use perf_event::events::Tracepoint;
-use perf_event::{Builder, SampleFlag};
+use perf_event::Builder;
 
 use super::parse::{self, Call, Layout};
 use crate::diagnose::observe::maps::MapEvent;
 use crate::diagnose::observe::records::{self, RECORD_LOST, RECORD_SAMPLE, RawData};
-use crate::diagnose::observe::rings::PerCpuRings;
+use crate::diagnose::observe::rings::{PerCpuRings, stack_sampled};
 use crate::diagnose::observe::tracefs::EventFormat;
 
 /// Bytes of user stack copied with every futex entry.
@@ -152,22 +151,11 @@ pub struct Rings {
 }
 
 fn builder(id: u64, tid: i32, cpu: usize, enter: bool, on_exec: bool) -> Builder<'static> {
-    let mut b = Builder::new(Tracepoint::with_id(id));
+    let mut b = stack_sampled(id, if enter { STACK_BYTES } else { 8 });
     b.observe_pid(tid)
         .one_cpu(cpu)
         .inherit(true)
-        .include_kernel()
         .exclude_callchain_kernel(true)
-        .sample_period(1)
-        .sample(
-            SampleFlag::TID
-                | SampleFlag::TIME
-                | SampleFlag::CALLCHAIN
-                | SampleFlag::RAW
-                | SampleFlag::STACK_USER,
-        )
-        .sample_stack_user(if enter { STACK_BYTES } else { 8 })
-        .sample_id_all(true)
         .enable_on_exec(on_exec);
     if enter {
         b.mmap(true).mmap2(true).comm(true).task(true);

@@ -11,7 +11,8 @@ use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
-use perf_event::{Counter, Sampler};
+use perf_event::events::Tracepoint;
+use perf_event::{Builder, Counter, SampleFlag, Sampler};
 
 /// The events of one session, grouped by the CPU ring they write into.
 #[derive(Default)]
@@ -110,6 +111,28 @@ impl<E> TimeMerge<E> {
         self.pending.drain(..cut)
     }
 }
+
+/// The attributes of a tracepoint sampled on every hit with who and when, the call chain,
+/// the raw record and the top `stack` bytes of the user stack (`locks`' futex events, the
+/// off-CPU switch and waking events). The kernel is included (perf-event2 excludes it by
+/// default, which silences tracepoints); `sample_id_all` puts who and when on side-band
+/// records too.
+pub(crate) fn stack_sampled(id: u64, stack: u32) -> Builder<'static> {
+    let mut b = Builder::new(Tracepoint::with_id(id));
+    b.include_kernel()
+        .sample_period(1)
+        .sample(STACK_SAMPLED)
+        .sample_stack_user(stack)
+        .sample_id_all(true);
+    b
+}
+
+/// What [`stack_sampled`] events record.
+pub(crate) const STACK_SAMPLED: SampleFlag = SampleFlag::TID
+    .union(SampleFlag::TIME)
+    .union(SampleFlag::CALLCHAIN)
+    .union(SampleFlag::RAW)
+    .union(SampleFlag::STACK_USER);
 
 /// How often [`follow`] drains the rings.
 pub(crate) const DRAIN_PERIOD: Duration = Duration::from_millis(10);

@@ -12,12 +12,12 @@
 //! Traps (docs/kernel-traps.md): perf-event2 excludes the kernel unless `include_kernel`
 //! (tracepoints then give no samples), and tracepoint ids come from tracefs, not debugfs.
 
-use perf_event::events::Tracepoint;
 use perf_event::{Builder, SampleFlag, Sampler};
 
 use super::super::ProfileError;
 use super::super::sampling::open_error;
 use super::raw::OffRaw;
+use crate::diagnose::observe::rings::{STACK_SAMPLED, stack_sampled};
 use crate::diagnose::observe::tracefs::EventFormat;
 
 /// Ring buffer per event: switches are rare next to CPU-clock samples, but each carries a
@@ -70,20 +70,9 @@ pub fn ids() -> Result<Ids, String> {
 }
 
 fn base(id: u64) -> Builder<'static> {
-    let mut b = Builder::new(Tracepoint::with_id(id));
-    b.include_kernel()
-        .sample_period(1)
-        .sample(
-            SampleFlag::TID
-                | SampleFlag::TIME
-                | SampleFlag::CALLCHAIN
-                | SampleFlag::RAW
-                | SampleFlag::REGS_USER
-                | SampleFlag::STACK_USER,
-        )
-        .sample_regs_user(REGS_MASK)
-        .sample_stack_user(STACK_BYTES)
-        .sample_id_all(true);
+    let mut b = stack_sampled(id, STACK_BYTES);
+    b.sample(STACK_SAMPLED | SampleFlag::REGS_USER)
+        .sample_regs_user(REGS_MASK);
     b
 }
 
