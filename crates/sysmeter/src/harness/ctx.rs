@@ -287,17 +287,9 @@ impl Ctx<'_> {
             _ => None,
         };
         Ok(Metric {
-            core_cycles: None,
-            rounds: None,
-            name: name.to_string(),
-            unit,
-            summary,
             cycles,
-            subtracted_overhead_ns: 0.0,
-            ops_per_sample: 1,
-            note: None,
-            degenerate: None,
             samples,
+            ..Metric::new(name, unit, summary)
         })
     }
 

@@ -168,17 +168,10 @@ mod tests {
     fn metric(name: &str, samples: Vec<f64>) -> Metric {
         let summary = stats::summarize(&samples, 1).expect("finite samples");
         Metric {
-            degenerate: None,
-            name: name.into(),
-            unit: Unit::Ns,
-            summary,
             cycles: Some(summary),
-            subtracted_overhead_ns: 0.0,
-            ops_per_sample: 1,
-            note: None,
             samples,
             core_cycles: Some(summary),
-            rounds: None,
+            ..Metric::new(name, Unit::Ns, summary)
         }
     }
 

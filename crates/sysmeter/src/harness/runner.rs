@@ -236,18 +236,10 @@ mod tests {
     use crate::stats;
 
     fn metric(samples: Vec<f64>) -> Metric {
+        let summary = stats::summarize(&samples, 1).expect("finite samples");
         Metric {
-            name: "aggregate throughput".into(),
-            unit: Unit::BytesPerSec,
-            summary: stats::summarize(&samples, 1).expect("finite samples"),
-            cycles: None,
-            subtracted_overhead_ns: 0.0,
-            ops_per_sample: 1,
-            note: None,
             samples,
-            core_cycles: None,
-            rounds: None,
-            degenerate: None,
+            ..Metric::new("aggregate throughput", Unit::BytesPerSec, summary)
         }
     }
 

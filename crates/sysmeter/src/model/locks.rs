@@ -149,17 +149,8 @@ mod tests {
 
     fn metric(name: &str, note: &str) -> Metric {
         Metric {
-            name: name.into(),
-            unit: Unit::Ns,
-            summary: Summary::default(),
-            cycles: None,
-            subtracted_overhead_ns: 0.0,
-            ops_per_sample: 1,
             note: Some(note.into()),
-            samples: Vec::new(),
-            core_cycles: None,
-            rounds: None,
-            degenerate: None,
+            ..Metric::new(name, Unit::Ns, Summary::default())
         }
     }
 

@@ -58,17 +58,10 @@ fn metric(out: &Outcome, i: usize, s: &FnStats) -> Metric {
         site.object.clone()
     };
     Metric {
-        degenerate: None,
-        core_cycles: None,
-        rounds: None,
-        name: site.name.clone(),
-        unit: Unit::Ns,
-        summary: summary(s),
-        cycles: None,
         subtracted_overhead_ns: out.overhead.inside_ns(),
-        ops_per_sample: 1,
         note: Some(format!("threads: {}; probed at {place}", s.threads.len())),
         samples: s.samples.clone(),
+        ..Metric::new(&site.name, Unit::Ns, summary(s))
     }
 }
 

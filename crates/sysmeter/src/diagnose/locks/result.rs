@@ -201,17 +201,13 @@ fn metric(word: &str, rank: usize, lock: &Lock, row: &Row) -> Metric {
     summary.mean = row.total_ns as f64 / row.waits.max(1) as f64;
     summary.max = row.max_ns as f64;
     Metric {
-        name: format!("{word} {rank} {}: {}", lock.kind, row.site),
-        unit: Unit::Ns,
-        summary,
-        cycles: None,
-        subtracted_overhead_ns: 0.0,
-        ops_per_sample: 1,
         note: Some(note(lock, row)),
         samples: row.samples.clone(),
-        core_cycles: None,
-        rounds: None,
-        degenerate: None,
+        ..Metric::new(
+            &format!("{word} {rank} {}: {}", lock.kind, row.site),
+            Unit::Ns,
+            summary,
+        )
     }
 }
 

@@ -4,24 +4,13 @@ use super::*;
 use crate::model::{About, Metric, RunConfig, RunKind, Summary, Unit};
 
 fn metric(name: &str, n: usize, median: f64) -> Metric {
-    Metric {
-        degenerate: None,
-        core_cycles: None,
-        rounds: None,
-        name: name.into(),
-        unit: Unit::Ns,
-        summary: Summary {
-            n,
-            mean: median,
-            median,
-            ..Summary::default()
-        },
-        cycles: None,
-        subtracted_overhead_ns: 0.0,
-        ops_per_sample: 1,
-        note: None,
-        samples: Vec::new(),
-    }
+    let summary = Summary {
+        n,
+        mean: median,
+        median,
+        ..Summary::default()
+    };
+    Metric::new(name, Unit::Ns, summary)
 }
 
 fn bench() -> RunRecord {

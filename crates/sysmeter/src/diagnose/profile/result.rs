@@ -111,30 +111,26 @@ fn about(rec: &Recording) -> About {
 /// A metric holding one value (counts and totals have no distribution).
 pub fn single(name: &str, unit: Unit, value: f64, note: Option<String>) -> Metric {
     Metric {
-        degenerate: None,
-        core_cycles: None,
-        rounds: None,
-        name: name.into(),
-        unit,
-        summary: Summary {
-            n: 1,
-            min: value,
-            p5: value,
-            median: value,
-            mean: value,
-            p95: value,
-            p99: value,
-            max: value,
-            stddev: 0.0,
-            cv: 0.0,
-            ci95: (value, value),
-            outliers: 0,
-        },
-        cycles: None,
-        subtracted_overhead_ns: 0.0,
-        ops_per_sample: 1,
         note,
         samples: vec![value],
+        ..Metric::new(
+            name,
+            unit,
+            Summary {
+                n: 1,
+                min: value,
+                p5: value,
+                median: value,
+                mean: value,
+                p95: value,
+                p99: value,
+                max: value,
+                stddev: 0.0,
+                cv: 0.0,
+                ci95: (value, value),
+                outliers: 0,
+            },
+        )
     }
 }
 

@@ -51,17 +51,9 @@ pub fn evidence(m: &Measurement, target: &Target) -> Evidence {
 /// A metric with one sample.
 fn single(name: &str, unit: Unit, value: f64, note: &str) -> Option<Metric> {
     Some(Metric {
-        degenerate: None,
-        core_cycles: None,
-        rounds: None,
-        name: name.to_string(),
-        unit,
-        summary: summarize(&[value], SEED).ok()?,
-        cycles: None,
-        subtracted_overhead_ns: 0.0,
-        ops_per_sample: 1,
         note: (!note.is_empty()).then(|| note.to_string()),
         samples: vec![value],
+        ..Metric::new(name, unit, summarize(&[value], SEED).ok()?)
     })
 }
 

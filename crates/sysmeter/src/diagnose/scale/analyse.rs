@@ -206,17 +206,9 @@ fn series(sizes: &[SizeRuns], cfg: &ScaleConfig) -> Vec<Series> {
 fn single(name: String, unit: Unit, value: f64, note: String, seed: u64) -> Option<Metric> {
     let summary = summarize(&[value], seed).ok()?;
     Some(Metric {
-        degenerate: None,
-        core_cycles: None,
-        rounds: None,
-        name,
-        unit,
-        summary,
-        cycles: None,
-        subtracted_overhead_ns: 0.0,
-        ops_per_sample: 1,
         note: Some(note),
         samples: vec![value],
+        ..Metric::new(&name, unit, summary)
     })
 }
 

@@ -92,17 +92,10 @@ fn metric(name: String, s: &CallStats, overhead_ns: f64) -> Metric {
         format!("{n} {word}: {e}")
     });
     Metric {
-        degenerate: None,
-        core_cycles: None,
-        rounds: None,
-        name,
-        unit: Unit::Ns,
-        summary: summary(s),
-        cycles: None,
         subtracted_overhead_ns: overhead_ns,
-        ops_per_sample: 1,
         note,
         samples: s.samples.clone(),
+        ..Metric::new(&name, Unit::Ns, summary(s))
     }
 }
 

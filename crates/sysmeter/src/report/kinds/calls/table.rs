@@ -200,23 +200,15 @@ mod tests {
     use crate::model::{About, Summary, Unit};
 
     fn metric(name: &str, n: usize, mean: f64, note: Option<&str>) -> Metric {
+        let summary = Summary {
+            n,
+            mean,
+            median: mean,
+            ..Summary::default()
+        };
         Metric {
-            degenerate: None,
-            core_cycles: None,
-            rounds: None,
-            name: name.into(),
-            unit: Unit::Ns,
-            summary: Summary {
-                n,
-                mean,
-                median: mean,
-                ..Summary::default()
-            },
-            cycles: None,
-            subtracted_overhead_ns: 0.0,
-            ops_per_sample: 1,
             note: note.map(str::to_string),
-            samples: Vec::new(),
+            ..Metric::new(name, Unit::Ns, summary)
         }
     }
 

@@ -93,22 +93,17 @@ mod tests {
     fn result() -> ExperimentResult {
         let mut r = ExperimentResult::new(LOCKS_ID, About::default());
         r.metrics.push(Metric {
-            name: "lock 1 mutex: worker (fx.c:42)".into(),
-            unit: Unit::Ns,
-            summary: Summary {
-                n: 4,
-                mean: 2_000_000.0,
-                max: 5_000_000.0,
-                ..Summary::default()
-            },
-            cycles: None,
-            subtracted_overhead_ns: 0.0,
-            ops_per_sample: 1,
             note: Some("0x5500 · 4 threads · max 5 ms · woken from worker (fx.c:44) 100%".into()),
-            samples: Vec::new(),
-            core_cycles: None,
-            rounds: None,
-            degenerate: None,
+            ..Metric::new(
+                "lock 1 mutex: worker (fx.c:42)",
+                Unit::Ns,
+                Summary {
+                    n: 4,
+                    mean: 2_000_000.0,
+                    max: 5_000_000.0,
+                    ..Summary::default()
+                },
+            )
         });
         r
     }
