@@ -79,44 +79,20 @@ pub const DIAGNOSIS_EXEMPT: &[(&str, &str, &str)] = &[(
 /// The diagnoses named by `crate::diagnose::<name>` paths in `text`, and by `super::` chains
 /// that climb `depth` levels (to `diagnose` itself) from a file that deep below it.
 pub fn diagnosis_paths(text: &str, depth: usize) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
-    let up = "super::".repeat(depth);
-    for line in text.lines() {
-        let code = line.split("//").next().unwrap_or("");
-        let mut take = |marker: &str| {
-            let mut rest = code;
-            while let Some(i) = rest.find(marker) {
-                let before = rest[..i].chars().last();
-                let after = &rest[i + marker.len()..];
-                let name: String = after
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
-                let is_word = before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-                if !is_word && !name.is_empty() && name != "super" {
-                    found.insert(name);
-                }
-                rest = after;
-            }
-        };
-        take("crate::diagnose::");
-        if depth > 0 {
-            // Only a chain of exactly `depth` supers reaches `diagnose`; a longer one is
-            // caught by the crate-level check, a shorter one stays inside the diagnosis.
-            let mut rest = code;
-            while let Some(i) = rest.find(&up) {
-                let before = &rest[..i];
-                let after = &rest[i + up.len()..];
-                let name: String = after
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
-                if !before.ends_with("super::") && !name.is_empty() && name != "super" {
-                    found.insert(name);
-                }
-                rest = after;
-            }
-        }
+    let word = |before: &str| {
+        before
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let mut found = names_after(text, "crate::diagnose::", word);
+    if depth > 0 {
+        // Only a chain of exactly `depth` supers reaches `diagnose`; a longer one is caught
+        // by the crate-level check, a shorter one stays inside the diagnosis.
+        let up = "super::".repeat(depth);
+        found.extend(names_after(text, &up, |before| {
+            word(before) || before.ends_with("super::")
+        }));
     }
     found
 }
@@ -155,20 +131,29 @@ pub struct Violation {
 
 /// The top-level modules named by `crate::<name>` paths in `text`.
 pub fn crate_paths(text: &str) -> BTreeSet<String> {
+    // `sysmeter_sys::` or `$crate::` are not this crate's paths.
+    names_after(text, "crate::", |before| {
+        before
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+    })
+}
+
+/// The identifiers that follow `marker` in the code of `text` (comments left out), where
+/// `inside(code before the marker)` says the marker is not part of a longer path or word.
+fn names_after(text: &str, marker: &str, inside: impl Fn(&str) -> bool) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
     for line in text.lines() {
         let code = line.split("//").next().unwrap_or("");
         let mut rest = code;
-        while let Some(i) = rest.find("crate::") {
-            let before = rest[..i].chars().last();
-            let after = &rest[i + "crate::".len()..];
+        while let Some(i) = rest.find(marker) {
+            let after = &rest[i + marker.len()..];
             let name: String = after
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                 .collect();
-            // `sysmeter_sys::` or `$crate::` are not this crate's paths.
-            let is_word = before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
-            if !is_word && !name.is_empty() {
+            if !inside(&rest[..i]) && !name.is_empty() && name != "super" {
                 found.insert(name);
             }
             rest = after;
