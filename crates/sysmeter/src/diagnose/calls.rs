@@ -24,8 +24,8 @@ use std::time::Duration;
 
 pub use select::{DEFAULT_SET, Pattern};
 
-use crate::diagnose::observe::error::ObserveError as TraceError;
-use crate::diagnose::observe::session::{CommandState, Ended, Observer as TraceObserver};
+use crate::diagnose::observe::error::ObserveError;
+use crate::diagnose::observe::session::{CommandState, Ended, Observer};
 use crate::diagnose::observe::target::Target;
 use crate::model::ExperimentResult;
 
@@ -50,7 +50,7 @@ pub struct CallsConfig {
 pub enum CallsError {
     /// Launching or attaching failed as it would for `trace`.
     #[error(transparent)]
-    Target(#[from] TraceError),
+    Target(#[from] ObserveError),
     /// Nothing matched `-e`.
     #[error("no function of {object} matches -e {patterns}; {hint}")]
     NothingMatches {
@@ -109,10 +109,7 @@ pub struct CallsOutput {
 
 /// Traces the library calls of `cfg.target` to its end (or Ctrl-C, or `--duration`). The
 /// caller installs the Ctrl-C flag first.
-pub fn calls(
-    cfg: &CallsConfig,
-    observer: &mut dyn TraceObserver,
-) -> Result<CallsOutput, CallsError> {
+pub fn calls(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<CallsOutput, CallsError> {
     let started = std::time::Instant::now();
     let out = session::run(cfg, observer)?;
     let result = record::build(&out, cfg, started.elapsed());

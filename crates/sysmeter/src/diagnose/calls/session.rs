@@ -15,13 +15,11 @@ use super::probes;
 use super::rings::{OpenSpec, Rings};
 use super::select::{Objects, Site};
 use super::{CallsConfig, CallsError, calibrate};
-use crate::diagnose::observe::error::{ObserveError as TraceError, check_target, resolve_program};
+use crate::diagnose::observe::error::{ObserveError, check_target, resolve_program};
 use crate::diagnose::observe::overhead::Overhead;
 use crate::diagnose::observe::proc::{each_thread, online_cpus, process_gone};
 use crate::diagnose::observe::rings::follow;
-use crate::diagnose::observe::session::{
-    CommandState, Ended, Observer as TraceObserver, Pending, StopWhen,
-};
+use crate::diagnose::observe::session::{CommandState, Ended, Observer, Pending, StopWhen};
 use crate::diagnose::observe::target::Target;
 use crate::diagnose::observe::uprobes::{self, UprobeGroup};
 
@@ -78,7 +76,7 @@ fn io_failed(what: &str) -> impl FnOnce(std::io::Error) -> CallsError {
             format!("{what} was refused ({e})"),
             "run as root (uprobes need CAP_SYS_ADMIN and a writable tracefs)",
         ),
-        _ => CallsError::Target(TraceError::Io { what, error: e }),
+        _ => CallsError::Target(ObserveError::Io { what, error: e }),
     }
 }
 
@@ -188,7 +186,7 @@ fn attach(
     ids: &[(u64, u64)],
     cpus: &[usize],
     c: &mut Collector,
-    observer: &mut dyn TraceObserver,
+    observer: &mut dyn Observer,
 ) -> Result<(Rings, Ended), CallsError> {
     let spec = OpenSpec {
         cpus,
@@ -198,7 +196,7 @@ fn attach(
     let mut rings = Rings::new(ids);
     let threads = each_thread(pid, |tid| rings.add(tid, &spec))
         .map_err(io_failed("opening the uprobe events"))?
-        .ok_or(TraceError::NoProcess(pid))?;
+        .ok_or(ObserveError::NoProcess(pid))?;
     rings
         .enable()
         .map_err(io_failed("enabling the uprobe events"))?;
@@ -216,12 +214,12 @@ fn attach(
 }
 
 /// Runs `calls` as `cfg` says.
-pub fn run(cfg: &CallsConfig, observer: &mut dyn TraceObserver) -> Result<Outcome, CallsError> {
+pub fn run(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<Outcome, CallsError> {
     let program = match &cfg.target {
         Target::Attach(pid) => {
             check_target(*pid)?;
             std::fs::read_link(format!("/proc/{pid}/exe"))
-                .map_err(|_| TraceError::NoProcess(*pid))?
+                .map_err(|_| ObserveError::NoProcess(*pid))?
         }
         Target::Launch(argv) => resolve_program(&argv[0])?,
     };
