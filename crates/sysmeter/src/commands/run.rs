@@ -8,6 +8,7 @@ use super::output::{Ending, Sink, Stream};
 use super::{Outcome, UsageError};
 use crate::cli::{RUN_TARGET, RunArgs};
 use crate::diagnose::run::{self, RunError};
+use crate::diagnose::trace;
 use crate::host;
 
 /// Run `sysmeter run`.
@@ -20,7 +21,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let sink = Sink::open(&args.output, Stream::Stderr)?;
     let interval = Duration::from_millis(args.interval);
     let duration = args.target.duration;
-    let lookups = args.lookups.into();
+    let lookups = run::LookupPlan {
+        mode: args.lookups.into(),
+        start: trace::lookup_trace::start,
+    };
     let output = match run::run(&target, (duration, interval), lookups, host::read_host()) {
         Ok(o) => o,
         Err(e) => return failed(e),

@@ -27,6 +27,7 @@ use std::time::Duration;
 pub use measure::Measurement;
 pub use sysmeter_sys::process::exit::Exit;
 
+use crate::diagnose::observe::lookups::StartLookups;
 use crate::diagnose::observe::target::Target;
 use crate::diagnose::run::classify::Verdict;
 use crate::model::{HostInfo, RunRecord};
@@ -107,6 +108,16 @@ pub enum LookupMode {
     Off,
 }
 
+/// What `run` traces of a launched command's path lookups, and the tracer that does it
+/// (`trace`'s, handed in by the command: a diagnosis never imports another).
+#[derive(Clone, Copy)]
+pub struct LookupPlan {
+    /// What to trace.
+    pub mode: LookupMode,
+    /// Opens the trace on the gated child.
+    pub start: StartLookups,
+}
+
 /// The finished run.
 #[derive(Debug)]
 pub struct RunOutput {
@@ -143,7 +154,7 @@ const FOREVER: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 pub fn run(
     target: &Target,
     (duration, interval): (Option<Duration>, Duration),
-    lookups: LookupMode,
+    lookups: LookupPlan,
     host: HostInfo,
 ) -> Result<RunOutput, RunError> {
     let interval = interval.max(Duration::from_millis(1));

@@ -15,6 +15,7 @@
 mod calibrate;
 pub mod classes;
 mod errno;
+pub mod lookup_summary;
 pub mod lookup_trace;
 pub mod lookups;
 pub mod names;
@@ -32,7 +33,6 @@ pub use crate::diagnose::observe::session::{
 };
 pub use calibrate::Overhead;
 pub use classes::Selection;
-pub(in crate::diagnose) use record::lookups::{paths as path_findings, paths_artifact};
 
 pub use crate::diagnose::observe::target::Target;
 

@@ -67,15 +67,6 @@ pub const EXEMPT: &[(&str, &str)] = &[(
     "test-only fixed run: computes its summaries with stats so they are real",
 )];
 
-/// Uses of one diagnosis by another that are allowed for now, with the reason. Kept short
-/// on purpose: each is a debt, named in ARCHITECTURE.md.
-pub const DIAGNOSIS_EXEMPT: &[(&str, &str, &str)] = &[(
-    "run",
-    "trace",
-    "run counts path lookups with trace's system-call tracer (lookup_trace); to become an \
-     observe backend",
-)];
-
 /// The diagnoses named by `crate::diagnose::<name>` paths in `text`, and by `super::` chains
 /// that climb `depth` levels (to `diagnose` itself) from a file that deep below it.
 pub fn diagnosis_paths(text: &str, depth: usize) -> BTreeSet<String> {
@@ -109,7 +100,6 @@ pub fn sibling_uses(rel: &str, text: &str) -> Vec<Violation> {
     diagnosis_paths(text, depth)
         .into_iter()
         .filter(|b| b != own && b != "observe")
-        .filter(|b| !DIAGNOSIS_EXEMPT.iter().any(|(x, y, _)| *x == own && y == b))
         .map(|b| Violation {
             file: format!("diagnose/{rel}"),
             module: format!("diagnose::{own}"),
@@ -302,7 +292,11 @@ mod tests {
             1
         );
         assert!(sibling_uses("trace/x.rs", "use crate::diagnose::trace::y;\n").is_empty());
-        assert!(sibling_uses("run.rs", "use crate::diagnose::trace::Overhead;\n").is_empty());
+        // No diagnosis is exempt: `run` naming `trace` is caught like any other.
+        assert_eq!(
+            sibling_uses("run.rs", "use crate::diagnose::trace::Overhead;\n").len(),
+            1
+        );
     }
 
     #[test]

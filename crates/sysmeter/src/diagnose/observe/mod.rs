@@ -12,6 +12,7 @@
 //! - [`maps`], [`symbolize`], [`scan`]: address spaces, symbolisation, and the one
 //!   stack scan that recovers callers of frameless functions;
 //! - [`reservoir`]: the durations kept of paired entries and exits (`trace`, `calls`);
+//! - [`lookups`]: the seam through which `run` receives `trace`'s path-lookup tracer;
 //! - [`overhead`]: the one shape of a tracer's overhead calibration (paired A/B);
 //! - [`session`]: why a session ended, the one stop rule (target ended, Ctrl-C,
 //!   `--duration`), a launched command still running, the progress observer;
@@ -21,6 +22,7 @@
 
 pub mod elf;
 pub mod error;
+pub mod lookups;
 pub mod maps;
 pub mod overhead;
 pub mod proc;

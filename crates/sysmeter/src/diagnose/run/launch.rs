@@ -20,13 +20,13 @@ use sysmeter_sys::process::exit::{ChildUsage, Exit};
 use sysmeter_sys::process::forward;
 use sysmeter_sys::process::wait::{self, PidFd, PidWait};
 
-use super::LookupMode;
 use super::RunError;
 use super::lookups::LookupCount;
 use super::measure::{Measurement, Sampler, allowed_cpus};
 use super::sample::ProcessSample;
+use super::{LookupMode, LookupPlan};
+use crate::diagnose::observe::lookups::LookupTracer;
 use crate::diagnose::observe::target::{Unresolved, resolve_program};
-use crate::diagnose::trace::lookup_trace::LookupTrace;
 
 /// How long to sleep between exit checks when pidfds are not available (Linux < 5.3).
 const FALLBACK_POLL: Duration = Duration::from_millis(2);
@@ -160,12 +160,12 @@ fn sample_until_exit(
 }
 
 /// The lookup trace of a launched command, or why there is none.
-type Tracing = Option<Result<LookupTrace, String>>;
+type Tracing = Option<Result<Box<dyn LookupTracer>, String>>;
 
 /// Starts `argv` as a gated child, with the lookup trace opened on it before its exec;
 /// also returns when the gate was opened (the start of the command's real time: forking,
 /// resolving the program and opening the trace — tens of ms under load — are sysmeter's).
-fn start(argv: &[OsString], mode: LookupMode) -> Result<(Child, Tracing, Instant), RunError> {
+fn start(argv: &[OsString], plan: LookupPlan) -> Result<(Child, Tracing, Instant), RunError> {
     let program = argv.first().ok_or(RunError::NoCommand)?;
     let path = resolve_program(program).map_err(|e| {
         let errno = match e {
@@ -176,25 +176,25 @@ fn start(argv: &[OsString], mode: LookupMode) -> Result<(Child, Tracing, Instant
     })?;
     let args: Vec<&OsStr> = argv.iter().map(OsString::as_os_str).collect();
     let mut child = Child::spawn(&path, &args).map_err(|e| RunError::spawn(program, e))?;
-    let tracing = match mode {
+    let tracing = match plan.mode {
         LookupMode::Off => None,
-        LookupMode::Calls => Some(LookupTrace::start(child.pid(), false)),
-        LookupMode::Paths => Some(LookupTrace::start(child.pid(), true)),
+        LookupMode::Calls => Some((plan.start)(child.pid(), false)),
+        LookupMode::Paths => Some((plan.start)(child.pid(), true)),
     };
     let released_at = Instant::now();
     child.release().map_err(|e| RunError::spawn(program, e))?;
     Ok((child, tracing, released_at))
 }
 
-/// Runs `argv` to completion, sampling every `interval`, tracing its lookups as `mode` says.
+/// Runs `argv` to completion, sampling every `interval`, tracing its lookups as `plan` says.
 pub fn launch(
     argv: &[OsString],
     interval: Duration,
-    mode: LookupMode,
+    plan: LookupPlan,
 ) -> Result<Launched, RunError> {
     forward::install().map_err(RunError::Signal)?;
     let mut sampler = Sampler::new();
-    let (mut child, tracing, spawned_at) = start(argv, mode)?;
+    let (mut child, tracing, spawned_at) = start(argv, plan)?;
     let pid = child.pid();
     // Read after the spawn: the high-water mark only grows, so this bounds what the kernel
     // folded into the child's ru_maxrss at its exec.
@@ -213,7 +213,7 @@ pub fn launch(
         })?;
     let mut measurement = measurement(pid, real, &usage, own_hwm_kib, sampler);
     measurement.lookups = tracing.map(|t| match t {
-        Ok(t) => LookupCount::Traced(Box::new(t.finish())),
+        Ok(t) => LookupCount::Traced(Box::new(t.finish(measurement.system_ns))),
         Err(why) => LookupCount::Unavailable(why),
     });
     Ok(Launched { measurement, exit })

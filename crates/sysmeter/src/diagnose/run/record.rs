@@ -94,7 +94,7 @@ fn metrics(m: &Measurement, v: &Verdict) -> Vec<Metric> {
         .filter_map(|(name, unit, value, note)| single(name, unit, value?, note))
         .collect();
     if let Some(l) = &m.lookups {
-        let rows = super::lookups::metric_rows(l, m.system_ns);
+        let rows = super::lookups::metric_rows(l);
         out.extend(
             rows.iter()
                 .filter_map(|(n, u, v, note)| single(n, *u, *v, note)),
@@ -135,7 +135,7 @@ fn findings(m: &Measurement, v: &Verdict, target: &Target, exit: Option<i32>) ->
         ));
     }
     if let Some(l) = &m.lookups {
-        f.extend(super::lookups::findings(l, m.system_ns));
+        f.extend(super::lookups::findings(l));
     }
     for (i, note) in m.notes.iter().enumerate() {
         f.push(Finding::new(&format!("note{}", i + 1), note.clone(), None));

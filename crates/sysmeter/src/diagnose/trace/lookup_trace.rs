@@ -16,6 +16,7 @@ use super::lookups::Lookups;
 use super::names::{self, Arch};
 use super::summary::{CallStats, Collector};
 use super::tracepoint::{self, OpenSpec, PathProbes, Rings};
+use crate::diagnose::observe::lookups::{LookupSummary, LookupTracer};
 use crate::diagnose::observe::rings::Drain;
 
 /// What the trace of the lookups found.
@@ -105,7 +106,7 @@ impl LookupTrace {
     }
 
     /// Stops tracing (after the command exited) and returns what was found.
-    pub fn finish(mut self) -> LookupReport {
+    pub fn report(mut self) -> LookupReport {
         let (collector, lost) = self.join();
         let paths = match self.probes.take() {
             Some(Ok(p)) => Ok(p.libc.clone()),
@@ -135,6 +136,18 @@ impl LookupTrace {
             .take()
             .and_then(|w| w.join().ok())
             .unwrap_or_else(|| (Collector::new(None, 0.0), 0))
+    }
+}
+
+/// Opens the lookup trace on the gated child `pid`: `run`'s
+/// [`StartLookups`](crate::diagnose::observe::lookups::StartLookups).
+pub fn start(pid: i32, paths: bool) -> Result<Box<dyn LookupTracer>, String> {
+    Ok(Box::new(LookupTrace::start(pid, paths)?))
+}
+
+impl LookupTracer for LookupTrace {
+    fn finish(self: Box<Self>, system_ns: u64) -> LookupSummary {
+        super::lookup_summary::summarize(&self.report(), system_ns)
     }
 }
 
