@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::harness::RunObserver;
 use crate::model::{ExperimentResult, RunRecord, Status};
-use crate::store::Store;
+use crate::store::{Put, Store};
 
 /// Draws progress and stores each finished experiment at once.
 pub struct BenchObserver {
@@ -83,10 +83,11 @@ impl RunObserver for BenchObserver {
         let Some(s) = self.store.as_mut() else {
             return;
         };
-        let stored = match before {
-            None => s.add_result(&self.run_id, seq, result),
-            Some(_) => s.replace_result(&self.run_id, seq, result),
+        let put = match before {
+            None => Put::New,
+            Some(_) => Put::Replace,
         };
+        let stored = s.put_result((&self.run_id, seq), result, put);
         if let Err(e) = stored {
             self.store_errors.push(e.to_string());
         }

@@ -248,16 +248,37 @@ pub fn compare_samples(
     let (sorted_a, sorted_b) = (sorted_copy(a), sorted_copy(b));
     let median_a = quantile_sorted(&sorted_a, 0.5);
     let median_b = quantile_sorted(&sorted_b, 0.5);
-    let ratio = (median_a > 0.0).then(|| median_b / median_a);
-    let ratio_ci95 = match ratio {
-        Some(_) => ratio_ci(&sorted_a, &sorted_b, opts.resamples, opts.seed),
-        None => None,
+    let ratio_ci95 = match median_a > 0.0 {
+        true => ratio_ci(&sorted_a, &sorted_b, opts.resamples, opts.seed),
+        false => None,
     };
     let test = mann_whitney(&sorted_b, &sorted_a);
+    Ok(judged(
+        (a, b),
+        (median_a, median_b),
+        (ratio_ci95, test, None),
+        direction,
+        opts,
+    ))
+}
+
+/// The comparison of `a` and `b` from their medians, the ratio's 95% CI and the tests, shared
+/// by [`compare_samples`] and the run-set comparison: significant when the deciding test (the
+/// run-level one where there is one, else the samples' rank test) has p below `alpha` and the
+/// CI excludes 1; no ratio (a zero baseline) means no CI.
+pub(crate) fn judged(
+    (a, b): (&[f64], &[f64]),
+    (median_a, median_b): (f64, f64),
+    (ratio_ci95, test, runs_test): (Option<(f64, f64)>, MannWhitney, Option<RunsTest>),
+    direction: Direction,
+    opts: &CompareOptions,
+) -> SampleComparison {
+    let ratio = (median_a > 0.0).then(|| median_b / median_a);
+    let ratio_ci95 = ratio.and(ratio_ci95);
+    let p = runs_test.as_ref().map_or(test.p_value, |t| t.p_value);
     let excludes_one = ratio_ci95.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0);
-    let significant = test.p_value < opts.alpha && excludes_one;
-    let verdict = verdict(ratio, significant, direction, opts.threshold);
-    Ok(SampleComparison {
+    let significant = p < opts.alpha && excludes_one;
+    SampleComparison {
         n_a: a.len(),
         n_b: b.len(),
         median_a,
@@ -265,11 +286,11 @@ pub fn compare_samples(
         ratio,
         ratio_ci95,
         test,
-        runs_test: None,
+        runs_test,
         p_adjusted: None,
         significant,
-        verdict,
-    })
+        verdict: verdict(ratio, significant, direction, opts.threshold),
+    }
 }
 
 impl SampleComparison {

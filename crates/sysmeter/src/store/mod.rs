@@ -6,9 +6,9 @@
 //! where many machines store their runs side by side.
 //!
 //! A run is written incrementally: [`Store::begin_run`] inserts the run row,
-//! [`Store::add_result`] commits each experiment in its own transaction as soon as it finishes
+//! [`Store::put_result`] commits each experiment in its own transaction as soon as it finishes
 //! (so Ctrl-C or a crash loses nothing already measured; with several rounds
-//! [`Store::replace_result`] stores it again after each round), and [`Store::finish_run`]
+//! [`Store::put_result`] with `Put::Replace` stores it again after each round), and [`Store::finish_run`]
 //! records the end. [`Store::load_run`] rebuilds the exact [`RunRecord`](crate::model::RunRecord)
 //! (bit-exact for floats inside the JSON columns only with serde_json's `float_roundtrip`
 //! feature; summary columns and raw samples are always exact).
@@ -30,6 +30,7 @@ mod rows;
 mod sqlite;
 mod target;
 mod write;
+pub use write::Put;
 
 #[cfg(test)]
 mod tests;

@@ -144,7 +144,9 @@ pub(super) fn fixture_run(id: &str, started_ns: i64) -> RunRecord {
 pub(super) fn store_run(store: &mut Store, run: &RunRecord) {
     store.begin_run(run).expect("begin_run");
     for (seq, r) in run.results.iter().enumerate() {
-        store.add_result(&run.id, seq, r).expect("add_result");
+        store
+            .put_result((&run.id, seq), r, Put::New)
+            .expect("add_result");
     }
     store
         .finish_run(&run.id, run.finished_ns, run.interrupted)
@@ -200,8 +202,12 @@ fn results_come_back_in_seq_order_with_their_own_metrics() {
     run.finished_ns = None; // as when a bench begins
     store.begin_run(&run).expect("begin");
     // Written out of order: the loaded order follows seq, not insertion.
-    store.add_result("r1", 5, &run.results[1]).expect("add");
-    store.add_result("r1", 2, &run.results[0]).expect("add");
+    store
+        .put_result(("r1", 5), &run.results[1], Put::New)
+        .expect("add");
+    store
+        .put_result(("r1", 2), &run.results[0], Put::New)
+        .expect("add");
     let back = store.load_run("r1").expect("load");
     assert_eq!(back.results, run.results);
     assert_eq!(back.finished_ns, None);
@@ -218,7 +224,9 @@ fn list_runs_newest_first_with_counts() {
     failed.results[1].status = Status::Failed;
     failed.results[1].error = Some("boom".to_string());
     store.begin_run(&failed).expect("begin");
-    store.add_result("d", 0, &failed.results[1]).expect("add");
+    store
+        .put_result(("d", 0), &failed.results[1], Put::New)
+        .expect("add");
 
     let list = store.list_runs(10).expect("list");
     let ids: Vec<_> = list.iter().map(|l| l.id.as_str()).collect();
@@ -305,7 +313,7 @@ fn run_not_found_message_names_reference_path_and_fix() {
 #[test]
 fn writing_to_an_unknown_run_is_run_not_found() {
     let mut store = Store::open_in_memory().expect("open");
-    let err = store.add_result("ghost", 0, &skipped_result());
+    let err = store.put_result(("ghost", 0), &skipped_result(), Put::New);
     assert!(
         matches!(err, Err(StoreError::RunNotFound { .. })),
         "{err:?}"
@@ -325,7 +333,7 @@ fn duplicate_run_and_result_are_refused() {
     let err = store.begin_run(&run).expect_err("duplicate run");
     assert!(err.to_string().contains("cannot store run r1"), "{err}");
     let err = store
-        .add_result("r1", 0, &run.results[0])
+        .put_result(("r1", 0), &run.results[0], Put::New)
         .expect_err("dup result");
     assert!(matches!(err, StoreError::Sql { .. }), "{err:?}");
     // The failed transaction left the stored run untouched.

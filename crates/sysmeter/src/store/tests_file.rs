@@ -38,7 +38,9 @@ fn results_are_visible_to_another_connection_before_finish() {
     run.finished_ns = None; // as when a bench begins
     writer.begin_run(&run).expect("begin");
     for (seq, r) in run.results.iter().enumerate() {
-        writer.add_result("r1", seq, r).expect("add");
+        writer
+            .put_result(("r1", seq), r, super::Put::New)
+            .expect("add");
     }
     // The process "dies" here: no finish_run, no orderly close.
     std::mem::forget(writer);

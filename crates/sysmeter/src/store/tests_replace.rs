@@ -19,14 +19,18 @@ fn a_replaced_result_comes_back_with_only_its_own_metrics() {
     store.begin_run(&run).expect("begin");
     // Nothing stored under 0 yet: replacing inserts.
     store
-        .replace_result("r1", 0, &run.results[0])
+        .put_result(("r1", 0), &run.results[0], Put::Replace)
         .expect("insert");
-    store.add_result("r1", 1, &run.results[1]).expect("add");
+    store
+        .put_result(("r1", 1), &run.results[1], Put::New)
+        .expect("add");
     assert_eq!(metric_rows(&store), 2);
     let mut fewer = run.results[0].clone();
     fewer.metrics.truncate(1);
     fewer.findings.clear();
-    store.replace_result("r1", 0, &fewer).expect("replace");
+    store
+        .put_result(("r1", 0), &fewer, Put::Replace)
+        .expect("replace");
     let back = store.load_run("r1").expect("load");
     assert_eq!(back.results, [fewer, run.results[1].clone()]);
     assert_eq!(
@@ -34,7 +38,7 @@ fn a_replaced_result_comes_back_with_only_its_own_metrics() {
         1,
         "no metric of the old result is left"
     );
-    let err = store.replace_result("ghost", 0, &run.results[1]);
+    let err = store.put_result(("ghost", 0), &run.results[1], Put::Replace);
     assert!(
         matches!(err, Err(StoreError::RunNotFound { .. })),
         "{err:?}"

@@ -10,37 +10,37 @@ use super::rows::Encoder;
 use super::{Store, StoreError, on_backend_mut};
 use crate::model::{ExperimentResult, RunRecord};
 
+/// Whether a result may take the place of one stored under its number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Put {
+    /// The first result under its number.
+    New,
+    /// A later round's result in place of the earlier one.
+    Replace,
+}
+
 impl Store {
     /// Inserts the run row for `run` (its `results` are ignored; add them with
-    /// [`Store::add_result`]). Fails if a run with the same id is already stored.
+    /// [`Store::put_result`]). Fails if a run with the same id is already stored.
     pub fn begin_run(&mut self, run: &RunRecord) -> Result<(), StoreError> {
         let row = self.encoder(&run.id).run(run)?;
         on_backend_mut!(self, b => b.begin_run(&row))
     }
 
     /// Stores experiment result number `seq` of run `run_id` with all its metrics and raw
-    /// samples in one transaction: after it returns, the result survives any crash.
-    pub fn add_result(
+    /// samples in one transaction: after it returns, the result survives any crash. With
+    /// [`Put::Replace`] it takes the place of the one stored under that number (if any), and a
+    /// reader sees the old result or the new one, never neither (`bench` with several rounds
+    /// stores an experiment after each round); with [`Put::New`] a result already stored
+    /// under that number is an error.
+    pub fn put_result(
         &mut self,
-        run_id: &str,
-        seq: usize,
+        (run_id, seq): (&str, usize),
         r: &ExperimentResult,
+        put: Put,
     ) -> Result<(), StoreError> {
         let row = self.encoder(run_id).result(seq, r)?;
-        on_backend_mut!(self, b => b.add_result(run_id, &row, false))
-    }
-
-    /// Stores `r` as result number `seq` of run `run_id` in place of the one stored under
-    /// that number (if any), in one transaction: a reader sees the old result or the new one,
-    /// never neither. `bench` with several rounds stores an experiment after each round.
-    pub fn replace_result(
-        &mut self,
-        run_id: &str,
-        seq: usize,
-        r: &ExperimentResult,
-    ) -> Result<(), StoreError> {
-        let row = self.encoder(run_id).result(seq, r)?;
-        on_backend_mut!(self, b => b.add_result(run_id, &row, true))
+        on_backend_mut!(self, b => b.add_result(run_id, &row, put == Put::Replace))
     }
 
     /// Records the end of run `run_id`: when it finished (`None` if it did not get that far)
@@ -60,7 +60,7 @@ impl Store {
     pub fn save_run(&mut self, run: &RunRecord) -> Result<(), StoreError> {
         self.begin_run(run)?;
         for (seq, result) in run.results.iter().enumerate() {
-            self.add_result(&run.id, seq, result)?;
+            self.put_result((&run.id, seq), result, Put::New)?;
         }
         self.finish_run(&run.id, run.finished_ns, run.interrupted)
     }

@@ -21,6 +21,11 @@ use crate::support::{compile_fixture, exclusive, need, stderr_of, stdout_of, sys
 /// Runs `scale --format json --no-store --time cpu --stat min` with `args` on fixture `name`; returns the
 /// one result.
 fn scale_fixture(name: &str, args: &[&str]) -> Result<Value, Missing> {
+    scale_fixture_with(name, &[], args)
+}
+
+/// [`scale_fixture`] with `fixed` arguments before the size (`scale_loops 2 {n}`).
+fn scale_fixture_with(name: &str, fixed: &[&str], args: &[&str]) -> Result<Value, Missing> {
     let _alone = exclusive();
     let dir = tempfile::tempdir().expect("temp dir");
     let exe = compile_fixture(name, dir.path(), &[])?;
@@ -30,6 +35,7 @@ fn scale_fixture(name: &str, args: &[&str]) -> Result<Value, Missing> {
         .args(args)
         .arg("--")
         .arg(&exe)
+        .args(fixed)
         .arg("{n}")
         .assert()
         .success()
@@ -94,17 +100,15 @@ fn finding<'a>(result: &'a Value, key: &str) -> Option<&'a Value> {
 
 #[test]
 fn a_linear_loop_is_o_n() {
-    let r = need!(scale_fixture(
-        "scale_linear",
-        &["--range", "2M..128M", "--repeat", "3"]
-    ));
+    let args = ["--range", "2M..128M", "--repeat", "3"];
+    let r = need!(scale_fixture_with("scale_loops", &["1"], &args));
     assert_eq!(best_class(&r), "O(N)", "{}", summary(&r));
 }
 
 #[test]
 fn a_doubly_nested_loop_is_o_n_squared() {
     let args = ["--range", "1000..8000x1.41421356", "--repeat", "3"];
-    let r = need!(scale_fixture("scale_quadratic", &args));
+    let r = need!(scale_fixture_with("scale_loops", &["2"], &args));
     assert_eq!(best_class(&r), "O(N²)", "{}", summary(&r));
     // A clean power law has no knee, whatever start-up does to the smallest sizes.
     assert!(finding(&r, "knee").is_none(), "{}", summary(&r));

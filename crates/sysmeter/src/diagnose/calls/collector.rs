@@ -12,6 +12,7 @@ use std::collections::{BTreeSet, HashMap};
 
 pub use crate::diagnose::observe::reservoir::MAX_SAMPLES;
 use crate::diagnose::observe::reservoir::keep_sample;
+use crate::diagnose::observe::rings::Pairing;
 
 /// One probe hit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,11 +119,6 @@ impl Collector {
         keep_sample(&mut s.samples, s.count, d, &mut self.rng);
     }
 
-    /// Drops open entries (tracing stopped): those calls were cut off.
-    pub fn drop_open(&mut self) {
-        self.stacks.clear();
-    }
-
     /// Per function, in function order.
     pub fn stats(&self) -> &[FnStats] {
         &self.stats
@@ -131,6 +127,12 @@ impl Collector {
     /// Completed calls in all.
     pub fn total_calls(&self) -> u64 {
         self.stats.iter().map(|s| s.count).sum()
+    }
+}
+
+impl Pairing for Collector {
+    fn drop_open(&mut self) {
+        self.stacks.clear();
     }
 }
 

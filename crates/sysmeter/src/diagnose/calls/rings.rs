@@ -11,13 +11,14 @@
 use std::collections::HashMap;
 use std::io;
 
-use perf_event::events::Tracepoint;
-use perf_event::{Builder, Clock, Counter, SampleFlag};
+use perf_event::{Counter, SampleFlag};
 use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 
 use super::collector::{Collector, Event};
 use crate::diagnose::observe::records::{RECORD_LOST, RECORD_SAMPLE, lost_in, u32_at, u64_at};
-use crate::diagnose::observe::rings::{Drain, PerCpuRings, TimeMerge};
+use crate::diagnose::observe::rings::{
+    Drain, PerCpuRings, Placement, TimeMerge, paired_tracepoint,
+};
 
 /// Bytes per ring (a power of two).
 const RING: usize = 4 << 20;
@@ -45,17 +46,13 @@ pub struct Rings {
 }
 
 fn open_one(tp: u64, tid: i32, cpu: usize, spec: &OpenSpec) -> io::Result<Counter> {
-    let mut b = Builder::new(Tracepoint::with_id(tp));
-    b.observe_pid(tid)
-        .one_cpu(cpu)
-        .inherit(true)
-        .inherit_thread(!spec.follow_forks)
-        .include_kernel()
-        .sample_period(1)
-        .sample(SampleFlag::IDENTIFIER | SampleFlag::TID | SampleFlag::TIME)
-        .clockid(Clock::MONOTONIC)
-        .enable_on_exec(spec.enable_on_exec);
-    b.build()
+    let at = Placement {
+        tid,
+        cpu,
+        follow_forks: spec.follow_forks,
+        enable_on_exec: spec.enable_on_exec,
+    };
+    paired_tracepoint(tp, at, SampleFlag::IDENTIFIER)
 }
 
 impl Rings {
@@ -131,10 +128,6 @@ impl Drain for Rings {
 
     fn events(&mut self) -> &mut PerCpuRings {
         &mut self.events
-    }
-
-    fn drop_open(c: &mut Collector) {
-        c.drop_open();
     }
 }
 

@@ -12,7 +12,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
 use perf_event::events::Tracepoint;
-use perf_event::{Builder, Counter, SampleFlag, Sampler};
+use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
 
 /// The events of one session, grouped by the CPU ring they write into.
 #[derive(Default)]
@@ -137,10 +137,17 @@ pub(crate) const STACK_SAMPLED: SampleFlag = SampleFlag::TID
 /// How often [`follow`] drains the rings.
 pub(crate) const DRAIN_PERIOD: Duration = Duration::from_millis(10);
 
+/// A collector that pairs entries with exits (`trace`'s system calls, `calls`' functions).
+pub(crate) trait Pairing {
+    /// Forgets the calls that entered and will never be seen to return (the trace was cut):
+    /// those calls were cut off, not unfinished.
+    fn drop_open(&mut self);
+}
+
 /// A tracer's rings as [`follow`] drives them.
 pub(crate) trait Drain {
     /// What the records are fed to.
-    type Collector;
+    type Collector: Pairing;
     /// Feeds the records older than the previous drain (all of them with `all`) in time
     /// order.
     fn pump(&mut self, c: &mut Self::Collector, all: bool);
@@ -150,8 +157,6 @@ pub(crate) trait Drain {
     fn disable(&mut self) {
         self.events().disable();
     }
-    /// Forgets the calls that entered and will never be seen to return (the trace was cut).
-    fn drop_open(c: &mut Self::Collector);
 }
 
 /// Drains every [`DRAIN_PERIOD`] until `done()` (the targets ended) or `stop()` (Ctrl-C,
@@ -172,8 +177,41 @@ pub(crate) fn follow<R: Drain>(
         if stop(c) {
             rings.disable();
             rings.pump(c, true);
-            R::drop_open(c);
+            c.drop_open();
             return true;
         }
     }
+}
+
+/// Where a paired tracer (`trace`, `calls`) opens its events: on which thread and CPU,
+/// whether child processes inherit them (else new threads only), and whether they start at
+/// the target's next exec.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Placement {
+    /// The traced thread.
+    pub tid: i32,
+    /// The CPU this event counts on (one event per CPU, all writing into that CPU's ring).
+    pub cpu: usize,
+    /// Inherit into child processes too.
+    pub follow_forks: bool,
+    /// Enable at the target's next execve.
+    pub enable_on_exec: bool,
+}
+
+/// One event that samples every hit of tracepoint `id` at `at` with its thread and time on
+/// the monotonic clock (the clock paired entries and exits are timed with), inherited by new
+/// threads; `extra` adds what the tracer records beyond TID and TIME. The kernel is
+/// included (perf-event2 excludes it by default, which silences tracepoints).
+pub(crate) fn paired_tracepoint(id: u64, at: Placement, extra: SampleFlag) -> io::Result<Counter> {
+    let mut b = Builder::new(Tracepoint::with_id(id));
+    b.observe_pid(at.tid)
+        .one_cpu(at.cpu)
+        .inherit(true)
+        .inherit_thread(!at.follow_forks)
+        .include_kernel()
+        .sample_period(1)
+        .sample(SampleFlag::TID | SampleFlag::TIME | extra)
+        .clockid(Clock::MONOTONIC)
+        .enable_on_exec(at.enable_on_exec);
+    b.build()
 }

@@ -115,7 +115,6 @@ pub fn attach(pid: i32, duration: Duration, interval: Duration) -> Result<Measur
     let d = |x: u64, y: u64| y.saturating_sub(x);
     let threads = tracker.thread_totals(false);
     Ok(Measurement {
-        lookups: None,
         real_ns: last.t.saturating_sub(first.t).as_nanos() as u64,
         user_ns: ticks_ns(d(a.utime + a.cutime, b.utime + b.cutime)),
         system_ns: ticks_ns(d(a.stime + a.cstime, b.stime + b.cstime)),
@@ -127,13 +126,6 @@ pub fn attach(pid: i32, duration: Duration, interval: Duration) -> Result<Measur
         involuntary: Some(threads.involuntary),
         runqueue_ns: threads.runqueue_ns,
         io: io_delta(first.io, last.io),
-        disk_wait_share: tracker.disk_wait_share(),
-        futex_wait_share: tracker.futex_wait_share(),
-        sockets: tracker.max_sockets().unwrap_or(0),
-        inet_sockets: tracker.max_inet_sockets().unwrap_or(0),
-        points,
-        totals,
-        notes,
-        signal: forward::received(),
+        ..Measurement::from_samples((points, totals, &tracker), notes)
     })
 }

@@ -261,14 +261,6 @@ fn measurement(
         involuntary: Some(usage.involuntary_switches),
         runqueue_ns: threads.runqueue_ns,
         io,
-        disk_wait_share: tracker.disk_wait_share(),
-        futex_wait_share: tracker.futex_wait_share(),
-        sockets: tracker.max_sockets().unwrap_or(0),
-        inet_sockets: tracker.max_inet_sockets().unwrap_or(0),
-        points,
-        totals,
-        notes,
-        signal: forward::received(),
-        lookups: None,
+        ..Measurement::from_samples((points, totals, &tracker), notes)
     }
 }

@@ -247,6 +247,28 @@ pub struct Measurement {
     pub lookups: Option<super::lookups::LookupCount>,
 }
 
+impl Measurement {
+    /// The fields a launch and an attach fill the same way, from the sampler's timeline,
+    /// totals and tracker; the caller adds the times, counters and limits it has its own
+    /// source for (rusage for a reaped child, /proc deltas for an attached process).
+    pub fn from_samples(
+        (points, totals, tracker): (Vec<Point>, Totals, &Tracker),
+        notes: Vec<String>,
+    ) -> Measurement {
+        Measurement {
+            disk_wait_share: tracker.disk_wait_share(),
+            futex_wait_share: tracker.futex_wait_share(),
+            sockets: tracker.max_sockets().unwrap_or(0),
+            inet_sockets: tracker.max_inet_sockets().unwrap_or(0),
+            points,
+            totals,
+            notes,
+            signal: sysmeter_sys::process::forward::received(),
+            ..Measurement::default()
+        }
+    }
+}
+
 /// CPUs allowed by a `Cpus_allowed_list`, or this process's own affinity.
 pub fn allowed_cpus(list: Option<&str>) -> usize {
     list.and_then(crate::host::cpulist::parse_cpu_list)

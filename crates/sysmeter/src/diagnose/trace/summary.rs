@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::classes::Selection;
 use super::lookups::Lookups;
 use super::names;
+use crate::diagnose::observe::rings::Pairing;
 
 pub use crate::diagnose::observe::reservoir::{MAX_SAMPLES, keep_sample};
 
@@ -157,11 +158,6 @@ impl Collector {
         }
     }
 
-    /// Drops every open entry (tracing stops): those calls were cut off, not unfinished.
-    pub fn drop_open_entries(&mut self) {
-        self.pending.clear();
-    }
-
     fn never_returned(&mut self, p: Pending) {
         let name = match p.key {
             Some((arch, nr)) => names::name(arch, nr).into_owned(),
@@ -213,6 +209,12 @@ impl Collector {
     /// Completed calls in all.
     pub fn total_calls(&self) -> u64 {
         self.calls.values().map(|c| c.count).sum()
+    }
+}
+
+impl Pairing for Collector {
+    fn drop_open(&mut self) {
+        self.pending.clear();
     }
 }
 

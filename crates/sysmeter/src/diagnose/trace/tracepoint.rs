@@ -26,14 +26,13 @@ use std::ffi::CString;
 use std::io;
 use std::os::fd::AsRawFd;
 
-use perf_event::events::Tracepoint;
-use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
+use perf_event::{Counter, SampleFlag, Sampler};
 use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 
 use super::names::Arch;
 use super::summary::{Collector, PathArg};
 use crate::diagnose::observe::records::{RECORD_LOST, RECORD_SAMPLE, lost_in};
-use crate::diagnose::observe::rings::{PerCpuRings, TimeMerge};
+use crate::diagnose::observe::rings::{PerCpuRings, Placement, TimeMerge, paired_tracepoint};
 use records::{Event, Kind, parse_sample};
 
 use crate::diagnose::observe::rings::Drain;
@@ -98,21 +97,17 @@ fn open_one(
     filter: Option<&CString>,
     spec: &OpenSpec,
 ) -> io::Result<Counter> {
-    let mut flags = SampleFlag::TID | SampleFlag::TIME;
-    if raw {
-        flags |= SampleFlag::RAW;
-    }
-    let mut b = Builder::new(Tracepoint::with_id(id));
-    b.observe_pid(tid)
-        .one_cpu(cpu)
-        .inherit(true)
-        .inherit_thread(!spec.follow_forks)
-        .include_kernel()
-        .sample_period(1)
-        .sample(flags)
-        .clockid(Clock::MONOTONIC)
-        .enable_on_exec(spec.enable_on_exec);
-    let counter = b.build()?;
+    let at = Placement {
+        tid,
+        cpu,
+        follow_forks: spec.follow_forks,
+        enable_on_exec: spec.enable_on_exec,
+    };
+    let extra = match raw {
+        true => SampleFlag::RAW,
+        false => SampleFlag::empty(),
+    };
+    let counter = paired_tracepoint(id, at, extra)?;
     if let Some(f) = filter {
         sysmeter_sys::tracepoint::set_filter(counter.as_raw_fd(), f)?;
     }
@@ -221,10 +216,6 @@ impl Drain for Rings {
 
     fn events(&mut self) -> &mut PerCpuRings {
         &mut self.events
-    }
-
-    fn drop_open(c: &mut Collector) {
-        c.drop_open_entries();
     }
 }
 

@@ -37,17 +37,8 @@ fn find<'a>(caps: &'a [Capability], name: &str) -> &'a Capability {
 
 #[test]
 fn root_in_this_vm() {
+    // The order is probe_lists_every_capability's (the probe evaluates these facts).
     let caps = evaluate(&kvm_root());
-    let names: Vec<&str> = caps.iter().map(|c| c.name.as_str()).collect();
-    let want = [
-        PTRACE,
-        PERF_SOFTWARE,
-        PERF_HARDWARE,
-        TRACEPOINTS,
-        RAW_SOCKETS,
-        NET_NAMESPACES,
-    ];
-    assert_eq!(names[..6], want);
     assert!(find(&caps, PTRACE).available);
     assert!(find(&caps, PTRACE).detail.contains("CAP_SYS_PTRACE"));
     assert!(find(&caps, PERF_SOFTWARE).available);

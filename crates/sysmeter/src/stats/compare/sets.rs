@@ -28,7 +28,7 @@
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use super::{CompareOptions, Direction, SampleComparison, mann_whitney, verdict};
+use super::{CompareOptions, Direction, SampleComparison, judged, mann_whitney};
 use crate::stats::{StatsError, median, validate};
 
 /// The between-run test of two sets of per-run medians.
@@ -199,28 +199,18 @@ pub fn compare_run_medians(
     validate(a)?;
     validate(b)?;
     let (median_a, median_b) = (median(a)?, median(b)?);
-    let ratio = (median_a > 0.0).then(|| median_b / median_a);
     let (sa, sb) = match samples {
         (sa, sb) if !sa.is_empty() && !sb.is_empty() => (sa, sb),
         _ => (a, b),
     };
     let test = mann_whitney(sb, sa);
     let welch = welch_log_with(a, b, noise);
-    let ratio_ci95 = welch.map(|(_, ci)| ci);
-    let runs_test = welch.map(|(t, _)| t);
-    let excludes_one = ratio_ci95.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0);
-    let significant = runs_test.is_some_and(|t| t.p_value < opts.alpha) && excludes_one;
-    Ok(SampleComparison {
-        n_a: a.len(),
-        n_b: b.len(),
-        median_a,
-        median_b,
-        ratio,
-        ratio_ci95: ratio.and(ratio_ci95),
-        test,
-        runs_test,
-        p_adjusted: None,
-        significant,
-        verdict: verdict(ratio, significant, direction, opts.threshold),
-    })
+    let (ratio_ci95, runs_test) = (welch.map(|(_, ci)| ci), welch.map(|(t, _)| t));
+    Ok(judged(
+        (a, b),
+        (median_a, median_b),
+        (ratio_ci95, test, runs_test),
+        direction,
+        opts,
+    ))
 }

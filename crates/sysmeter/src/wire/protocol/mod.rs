@@ -42,29 +42,37 @@ pub enum Test {
     Udp,
 }
 
+/// Every test with its name on the wire: the one table both directions read.
+const TESTS: [(Test, &str); 5] = [
+    (Test::Echo, "echo"),
+    (Test::Sink, "sink"),
+    (Test::Source, "source"),
+    (Test::Accept, "accept"),
+    (Test::Udp, "udp"),
+];
+
 impl Test {
     /// The name on the wire.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Test::Echo => "echo",
-            Test::Sink => "sink",
-            Test::Source => "source",
-            Test::Accept => "accept",
-            Test::Udp => "udp",
-        }
+        wire_name(&TESTS, self)
     }
 
     fn parse(s: &str) -> Option<Test> {
-        [
-            Test::Echo,
-            Test::Sink,
-            Test::Source,
-            Test::Accept,
-            Test::Udp,
-        ]
-        .into_iter()
-        .find(|t| t.as_str() == s)
+        from_wire_name(&TESTS, s)
     }
+}
+
+/// The wire name of `v` in `table` (every variant is in its table).
+fn wire_name<T: PartialEq + Copy>(table: &[(T, &'static str)], v: T) -> &'static str {
+    table
+        .iter()
+        .find(|(t, _)| *t == v)
+        .map_or("?", |(_, name)| name)
+}
+
+/// The variant named `s` on the wire, if any.
+fn from_wire_name<T: Copy>(table: &[(T, &str)], s: &str) -> Option<T> {
+    table.iter().find(|(_, name)| *name == s).map(|(t, _)| *t)
 }
 
 /// A client's request.
@@ -101,33 +109,25 @@ pub enum ErrorCode {
     UnknownTest,
 }
 
+/// Every refusal with its code on the wire.
+const ERROR_CODES: [(ErrorCode, &str); 7] = [
+    (ErrorCode::Malformed, "malformed"),
+    (ErrorCode::Version, "version"),
+    (ErrorCode::TooLong, "too-long"),
+    (ErrorCode::Timeout, "timeout"),
+    (ErrorCode::Auth, "auth"),
+    (ErrorCode::Busy, "busy"),
+    (ErrorCode::UnknownTest, "unknown-test"),
+];
+
 impl ErrorCode {
     /// The code on the wire.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::Malformed => "malformed",
-            ErrorCode::Version => "version",
-            ErrorCode::TooLong => "too-long",
-            ErrorCode::Timeout => "timeout",
-            ErrorCode::Auth => "auth",
-            ErrorCode::Busy => "busy",
-            ErrorCode::UnknownTest => "unknown-test",
-        }
+        wire_name(&ERROR_CODES, self)
     }
 
     fn parse(s: &str) -> Option<ErrorCode> {
-        use ErrorCode::*;
-        [
-            Malformed,
-            Version,
-            TooLong,
-            Timeout,
-            Auth,
-            Busy,
-            UnknownTest,
-        ]
-        .into_iter()
-        .find(|c| c.as_str() == s)
+        from_wire_name(&ERROR_CODES, s)
     }
 }
 

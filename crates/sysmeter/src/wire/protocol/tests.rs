@@ -143,3 +143,31 @@ fn random_and_truncated_input_never_panics() {
         let _ = udp_parse(&bytes);
     }
 }
+
+#[test]
+fn every_test_and_error_code_has_one_wire_name() {
+    for (t, name) in TESTS {
+        assert_eq!((t.as_str(), Test::parse(name)), (name, Some(t)));
+    }
+    for (c, name) in ERROR_CODES {
+        assert_eq!((c.as_str(), ErrorCode::parse(name)), (name, Some(c)));
+    }
+    assert_eq!(Test::parse("nope"), None);
+    assert_eq!(ErrorCode::parse("nope"), None);
+    // Exhaustive: a new variant does not compile here until it is counted, and the count
+    // must then match its table.
+    let tests = |t: Test| match t {
+        Test::Echo | Test::Sink | Test::Source | Test::Accept | Test::Udp => 5,
+    };
+    let codes = |c: ErrorCode| match c {
+        ErrorCode::Malformed
+        | ErrorCode::Version
+        | ErrorCode::TooLong
+        | ErrorCode::Timeout
+        | ErrorCode::Auth
+        | ErrorCode::Busy
+        | ErrorCode::UnknownTest => 7,
+    };
+    assert_eq!(tests(Test::Echo), TESTS.len());
+    assert_eq!(codes(ErrorCode::Busy), ERROR_CODES.len());
+}

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use sysmeter_sys::ptrace::{self as pt, Options, Resume, Stop};
 
 use super::{Session, Task};
+use crate::diagnose::observe::rings::Pairing;
 use crate::diagnose::trace::summary::Collector;
 
 /// Why attaching failed.
@@ -90,7 +91,7 @@ impl Session {
     /// Detaches from every traced task, leaving them running. Returns how many tasks were
     /// still traced when the timeout passed (0 when all went well).
     pub fn detach_all(&mut self, c: &mut Collector) -> io::Result<usize> {
-        c.drop_open_entries();
+        c.drop_open();
         self.recording = false;
         let tids: Vec<(i32, i32)> = self.tasks.iter().map(|(&t, k)| (t, k.tgid)).collect();
         for (tid, tgid) in tids {

@@ -17,6 +17,7 @@ use super::super::summary::Collector;
 use super::super::{Backend, CommandState, Ended, TraceConfig, TraceError, TraceObserver};
 use super::{Outcome, PendingKind, StopWhen, last_cpu};
 use crate::diagnose::observe::error::resolve_program;
+use crate::diagnose::observe::rings::Pairing;
 use crate::diagnose::observe::session::Pending;
 
 /// How often a blocked `waitpid` wakes up to check Ctrl-C and `--duration`.
@@ -131,7 +132,7 @@ fn after_launch(
         }
         End::Requested if out.seccomp => {
             session.stop_recording();
-            out.collector.drop_open_entries();
+            out.collector.drop_open();
             out.notes.push(
                 "the command keeps running under the tracer (silently) until it ends: its \
                  seccomp filter would make the selected calls fail without a tracer"
