@@ -2,13 +2,13 @@
 //! them with the latest stored bench of this host, store the run, print the summary to
 //! stderr (or --out), then pass the command's exit code through.
 
-use super::trace::{TracerError, now_ns, traced};
+use super::diagnosis::{Diagnosed, DiagnosisError, LiveCount, diagnose, latest_bench, record};
+use super::output::Stream;
 use super::{Outcome, UsageError};
 use crate::cli::{CALLS_TARGET, CallsArgs};
 use crate::diagnose::calls::{self, CallsConfig, CallsOutput, DEFAULT_SET, select};
 use crate::diagnose::price::{Kind, price};
-use crate::host;
-use crate::model::{RunConfig, RunKind, RunRecord};
+use crate::model::RunKind;
 
 fn usage(text: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(UsageError(text.into()))
@@ -39,40 +39,36 @@ fn config(args: &CallsArgs) -> anyhow::Result<CallsConfig> {
     })
 }
 
-fn record(output: &CallsOutput, started_ns: i64) -> RunRecord {
-    let config = RunConfig {
-        profile: "calls".into(),
-        cpu: None,
-        selected: vec![calls::CALLS_ID.into()],
-        target_ci_width: 0.0,
-        calibration: None,
-        seed: 1,
-    };
-    let mut run = RunRecord::new(RunKind::Calls, started_ns, host::read_host(), config);
-    run.finished_ns = Some(now_ns());
-    run.results = vec![output.result.clone()];
-    run
+/// Run `sysmeter calls`.
+pub fn calls(args: &CallsArgs) -> anyhow::Result<Outcome> {
+    let cfg = config(args)?;
+    let mut live = LiveCount::new("library calls");
+    diagnose(
+        (&args.output, Stream::Stderr),
+        || {
+            let traced = calls::calls(&cfg, &mut live);
+            live.clear();
+            traced
+        },
+        |mut output: CallsOutput, sink, started_ns| {
+            let bench = latest_bench(sink);
+            price(
+                &mut output.result,
+                Kind::Library,
+                bench.as_ref(),
+                output.cpu_ns,
+            );
+            let run = record(RunKind::Calls, started_ns, vec![output.result], None);
+            Ok(Diagnosed::new(run, output.command))
+        },
+    )
 }
 
-impl TracerError for calls::CallsError {
+impl DiagnosisError for calls::CallsError {
     fn exit_code(&self) -> Option<u8> {
         calls::CallsError::exit_code(self)
     }
     fn is_usage(&self) -> bool {
         calls::CallsError::is_usage(self)
     }
-}
-
-/// Run `sysmeter calls`.
-pub fn calls(args: &CallsArgs) -> anyhow::Result<Outcome> {
-    let cfg = config(args)?;
-    traced(
-        &args.output,
-        "library calls",
-        |live| calls::calls(&cfg, live),
-        |mut output: CallsOutput, bench, started_ns| {
-            price(&mut output.result, Kind::Library, bench, output.cpu_ns);
-            (record(&output, started_ns), output.command)
-        },
-    )
 }

@@ -7,6 +7,7 @@ mod calls;
 mod compare;
 mod completions;
 pub mod console;
+mod diagnosis;
 mod export;
 mod fleet;
 mod history;

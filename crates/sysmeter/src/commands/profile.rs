@@ -6,10 +6,9 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::Context;
-
+use super::diagnosis::{Diagnosed, DiagnosisError, diagnose, ended};
 use super::outfile::{OutFile, open_opt};
-use super::output::{Ending, Sink, Stream};
+use super::output::Stream;
 use super::{Outcome, UsageError, console, protected};
 use crate::cli::target::{Rules, TargetArgs};
 use crate::cli::{PROFILE_TARGET, ProfileArgs};
@@ -165,6 +164,13 @@ impl Artifacts {
     }
 }
 
+/// Profiling errors end as failures (exit 1): the target was checked before.
+impl DiagnosisError for profile::ProfileError {
+    fn is_usage(&self) -> bool {
+        false
+    }
+}
+
 /// Run `sysmeter profile`.
 pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
     let target = match checked_target(&args.target, PROFILE_TARGET)? {
@@ -175,21 +181,26 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
         }
     };
     let settings = settings(args)?;
-    let sink = Sink::open(&args.output, Stream::Stderr)?;
     let artifacts = Artifacts::create(args)?;
-    sysmeter_sys::signal::install_interrupt_flag().context("installing the Ctrl-C handler")?;
-    let started_ns = jiff::Timestamp::now().as_nanosecond() as i64;
     let mut progress = progress_printer();
-    let prof = profile::profile(&target, &settings, &mut progress)?;
-    if std::io::stderr().is_terminal() {
-        console::err(&format!("\r{:40}\r", ""));
-    }
-    // For -p, Ctrl-C is the normal way to stop: the run is complete, not interrupted.
-    let interrupted = prof.interrupted && matches!(target, Target::Launch(_));
-    let host = crate::host::read_host();
-    let results = prof.results.clone();
-    let run = result::run_record(&target, &settings, host, started_ns, results, interrupted);
-    artifacts.write(&prof)?;
-    let finished = sink.finish(&run, Ending::default())?;
-    Ok(finished.outcome(prof.exit.map(|e| e.shell_code())))
+    diagnose(
+        (&args.output, Stream::Stderr),
+        || {
+            let prof = profile::profile(&target, &settings, &mut progress);
+            if std::io::stderr().is_terminal() {
+                console::err(&format!("\r{:40}\r", ""));
+            }
+            prof
+        },
+        |prof, _, started_ns| {
+            // For -p, Ctrl-C is the normal way to stop: the run is complete, not interrupted.
+            let interrupted = prof.interrupted && matches!(target, Target::Launch(_));
+            let host = crate::host::read_host();
+            let results = prof.results.clone();
+            let run =
+                result::run_record(&target, &settings, host, started_ns, results, interrupted);
+            artifacts.write(&prof)?;
+            Ok(Diagnosed::new(run, ended(prof.exit)))
+        },
+    )
 }

@@ -1,46 +1,59 @@
 //! `sysmeter scale`: validate, measure every size, fit, store the run, print it.
 
-use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::output::{Ending, Sink, Stream};
+use super::diagnosis::{Diagnosed, DiagnosisError, diagnose, now_ns};
+use super::output::Stream;
 use super::{Outcome, UsageError};
 use crate::cli::ScaleArgs;
+use crate::diagnose::observe::session::CommandState;
 use crate::diagnose::scale::{self, ScaleConfig, Stop};
 use crate::host;
 
 /// Run `sysmeter scale`.
 pub fn scale(args: &ScaleArgs) -> anyhow::Result<Outcome> {
-    sysmeter_sys::signal::install_interrupt_flag().context("installing the Ctrl-C handler")?;
     let cfg = config(args)?;
-    // Fail on a bad --out or database before running anything.
-    let sink = Sink::open(&args.output, Stream::Stdout)?;
-    let started = now_ns();
     let bar = progress_bar();
-    let measured = scale::measure(&cfg, &mut |done, total, n| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-        bar.set_message(format!("N = {n}"));
-    });
-    bar.finish_and_clear();
-    let measured = measured.map_err(|e| anyhow::Error::new(UsageError(e.to_string())))?;
-    let run = scale::record(&cfg, host::read_host(), started, now_ns(), &measured);
-    let failed = matches!(measured.stop, Some(Stop::Failed(_)));
-    let ending = Ending {
-        failed,
-        ..Ending::default()
-    };
-    let finished = sink.finish(&run, ending)?;
-    match &measured.stop {
-        Some(Stop::Interrupted) => super::console::errln(format!(
-            "interrupted: kept {} of {} runs",
-            measured.runs.len(),
-            measured.planned
-        )),
-        Some(Stop::Failed(why)) => super::console::errln(format!("error: {why}")),
-        None => {}
+    diagnose(
+        (&args.output, Stream::Stdout),
+        || {
+            let measured = scale::measure(&cfg, &mut |done, total, n| {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+                bar.set_message(format!("N = {n}"));
+            });
+            bar.finish_and_clear();
+            measured.map_err(|e| MeasureError(e.to_string()))
+        },
+        |measured, _, started| {
+            let run = scale::record(&cfg, host::read_host(), started, now_ns(), &measured);
+            let epilogue = match &measured.stop {
+                Some(Stop::Interrupted) => Some(format!(
+                    "interrupted: kept {} of {} runs",
+                    measured.runs.len(),
+                    measured.planned
+                )),
+                Some(Stop::Failed(why)) => Some(format!("error: {why}")),
+                None => None,
+            };
+            Ok(Diagnosed {
+                failed: matches!(measured.stop, Some(Stop::Failed(_))),
+                epilogue,
+                ..Diagnosed::new(run, CommandState::NotLaunched)
+            })
+        },
+    )
+}
+
+/// A size that could not be measured at all: bad input (exit 2), in one sentence.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct MeasureError(String);
+
+impl DiagnosisError for MeasureError {
+    fn is_usage(&self) -> bool {
+        true
     }
-    Ok(finished.outcome(None))
 }
 
 /// Validated configuration from the arguments (usage errors exit 2).
@@ -77,8 +90,4 @@ fn progress_bar() -> ProgressBar {
         bar.set_style(style);
     }
     bar
-}
-
-fn now_ns() -> i64 {
-    jiff::Timestamp::now().as_nanosecond() as i64
 }
