@@ -10,6 +10,7 @@
 //!
 //! Pure: depends on `model` only.
 
+use crate::model::call_note;
 use crate::model::{ExperimentResult, Finding, RunRecord, units};
 
 /// Which result this applies to.
@@ -190,16 +191,12 @@ pub fn price(
             continue;
         };
         let count = m.summary.n as f64;
-        let cost = format!(
-            "cost here: {} × {} = {} ({source})",
+        let texts = (
             units::count(count),
             units::duration_ns(each),
-            units::duration_ns(each * count)
+            units::duration_ns(each * count),
         );
-        m.note = Some(match m.note.take() {
-            Some(n) => format!("{n}; {cost}"),
-            None => cost,
-        });
+        call_note::add_cost(m, (&texts.0, &texts.1, &texts.2), &source);
         priced.push(Priced {
             name: m.name.clone(),
             count,

@@ -11,12 +11,14 @@
 //! computes its summaries with `stats`).
 
 pub mod about;
+pub mod call_note;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixture;
 pub mod fleet;
 pub mod host;
 pub mod locks;
 pub mod machine;
+pub mod offcpu;
 pub mod run;
 pub mod summary;
 pub mod units;

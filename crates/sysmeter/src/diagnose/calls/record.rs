@@ -4,6 +4,7 @@
 //! `strace -c` (total time, then count, then name), and findings for the top function, the
 //! measured probe cost, and anything that limits the numbers.
 
+use crate::model::call_note;
 use std::time::Duration;
 
 use super::collector::{FnStats, MAX_SAMPLES};
@@ -59,7 +60,10 @@ fn metric(out: &Outcome, i: usize, s: &FnStats) -> Metric {
     };
     Metric {
         subtracted_overhead_ns: out.overhead.inside_ns(),
-        note: Some(format!("threads: {}; probed at {place}", s.threads.len())),
+        note: Some(format!(
+            "{}; probed at {place}",
+            call_note::threads_text(s.threads.len())
+        )),
         samples: s.samples.clone(),
         ..Metric::new(&site.name, Unit::Ns, summary(s))
     }

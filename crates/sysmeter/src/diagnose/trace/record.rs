@@ -8,6 +8,7 @@
 mod findings;
 pub(super) mod lookups;
 
+use crate::model::call_note;
 use std::time::Duration;
 
 use super::run::Outcome;
@@ -86,11 +87,7 @@ fn summary(s: &CallStats) -> Summary {
 }
 
 fn metric(name: String, s: &CallStats, overhead_ns: f64) -> Metric {
-    let note = error_text(s).map(|e| {
-        let n = s.error_count();
-        let word = if n == 1 { "error" } else { "errors" };
-        format!("{n} {word}: {e}")
-    });
+    let note = error_text(s).map(|e| call_note::errors_text(s.error_count(), &e));
     Metric {
         subtracted_overhead_ns: overhead_ns,
         note,

@@ -127,7 +127,7 @@ fn metrics(i: &Inputs) -> Vec<Metric> {
     ];
     for &(reason, ns, count) in &a.by_reason {
         m.push(single(
-            &format!("off-CPU: {}", reason.label()),
+            &crate::model::offcpu::reason_metric(reason.label()),
             Unit::Ns,
             ns as f64,
             Some(format!(

@@ -8,6 +8,7 @@
 //!
 //! Pure: strings from the result. Depends on `model` and `model::units`.
 
+use crate::model::call_note::CallNote;
 use crate::model::units;
 use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
@@ -40,49 +41,6 @@ fn total_ns(m: &Metric) -> f64 {
     m.summary.mean * m.summary.n as f64
 }
 
-/// The `; `-separated parts of a metric's note.
-fn parts(m: &Metric) -> impl Iterator<Item = &str> {
-    m.note
-        .as_deref()
-        .unwrap_or("")
-        .split("; ")
-        .filter(|p| !p.is_empty())
-}
-
-fn part<'a>(m: &'a Metric, prefix: &str) -> Option<&'a str> {
-    parts(m).find_map(|p| p.strip_prefix(prefix))
-}
-
-/// The error part of a trace note, `N error(s): …`.
-fn error_part(m: &Metric) -> Option<&str> {
-    parts(m).find(|p| {
-        p.split_whitespace()
-            .next()
-            .is_some_and(|n| n.parse::<u64>().is_ok())
-    })
-}
-
-/// Number of failed calls, read back from the note `N error(s): …`.
-fn errors(m: &Metric) -> u64 {
-    error_part(m)
-        .and_then(|n| n.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
-fn breakdown(m: &Metric) -> String {
-    error_part(m)
-        .and_then(|n| n.split_once(": "))
-        .map_or_else(String::new, |(_, b)| b.to_string())
-}
-
-/// The cost cell: `5.00 ms (cpu.timer "time()")` from `cost here: … = 5.00 ms (…)`.
-fn cost(m: &Metric) -> String {
-    part(m, "cost here: ").map_or_else(String::new, |c| {
-        c.split_once(" = ").map_or(c, |(_, t)| t).to_string()
-    })
-}
-
 fn headers(r: &ExperimentResult, priced: bool) -> Vec<String> {
     let base: &[&str] = if r.id == CALLS_ID {
         &CALLS_HEADERS
@@ -97,6 +55,7 @@ fn headers(r: &ExperimentResult, priced: bool) -> Vec<String> {
 }
 
 fn row(r: &ExperimentResult, m: &Metric, share: String, priced: bool) -> Vec<String> {
+    let note = CallNote::of(m);
     let mut cells = vec![
         share,
         units::duration_ns(total_ns(m)),
@@ -105,18 +64,18 @@ fn row(r: &ExperimentResult, m: &Metric, share: String, priced: bool) -> Vec<Str
         m.summary.n.to_string(),
     ];
     if r.id == CALLS_ID {
-        cells.push(part(m, "threads: ").unwrap_or("").to_string());
+        cells.push(note.threads.unwrap_or("").to_string());
         cells.push(m.name.clone());
     } else {
-        cells.push(match errors(m) {
+        cells.push(match note.errors {
             0 => String::new(),
             e => e.to_string(),
         });
         cells.push(m.name.clone());
-        cells.push(breakdown(m));
+        cells.push(note.breakdown.to_string());
     }
     if priced {
-        cells.push(cost(m));
+        cells.push(note.cost.unwrap_or("").to_string());
     }
     cells
 }
@@ -147,7 +106,7 @@ fn rows(r: &ExperimentResult, priced: bool) -> Vec<Vec<String>> {
     if r.id == CALLS_ID {
         total.extend([String::new(), "total".into()]);
     } else {
-        let errs: u64 = r.metrics.iter().map(errors).sum();
+        let errs: u64 = r.metrics.iter().map(|m| CallNote::of(m).errors).sum();
         total.extend([errs.to_string(), "total".into(), String::new()]);
     }
     if priced {
@@ -159,7 +118,7 @@ fn rows(r: &ExperimentResult, priced: bool) -> Vec<Vec<String>> {
 
 fn is_table(r: &ExperimentResult) -> Option<bool> {
     (r.id == TRACE_ID || r.id == CALLS_ID)
-        .then(|| r.metrics.iter().any(|m| part(m, "cost here: ").is_some()))
+        .then(|| r.metrics.iter().any(|m| CallNote::of(m).cost.is_some()))
 }
 
 /// The terminal table of a `trace` or `calls` result; `None` for any other result.

@@ -94,7 +94,7 @@ fn table(header: Vec<&str>, right: &[usize]) -> Table {
 fn reasons(r: &ExperimentResult) -> String {
     let mut t = table(vec!["reason", "time", "intervals · share"], &[1]);
     for m in r.metrics.iter() {
-        if let Some(reason) = m.name.strip_prefix("off-CPU: ") {
+        if let Some(reason) = crate::model::offcpu::reason_of(m) {
             t.add_row(vec![
                 reason.to_string(),
                 units::duration_ns(m.summary.median),
