@@ -23,6 +23,7 @@ pub mod random;
 pub mod sched;
 pub mod seccomp;
 pub mod signal;
+pub mod stdio;
 pub mod syscall;
 pub mod tracepoint;
 

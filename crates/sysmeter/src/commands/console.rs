@@ -5,10 +5,13 @@
 //! - stdout: a closed pipe (`sysmeter history | head -1`) ends the output quietly, like
 //!   ripgrep and hyperfine; later writes are dropped. A stdout that was *closed* when sysmeter
 //!   started (`sysmeter list >&-`) is an error: the Rust runtime quietly reopens a closed
-//!   standard descriptor on /dev/null (read-write), so output would vanish; [`out`] refuses
-//!   instead, and the command exits 1 with that sentence on stderr.
-//! - stderr: best effort. Where stderr is gone there is nowhere left to report it, and the
-//!   command's own outcome (a measured command's exit code) must not change because of it.
+//!   standard descriptor on /dev/null, so output would vanish; [`out`] refuses instead, and
+//!   the command exits 1 with that sentence on stderr. Which it was is recorded before the
+//!   runtime starts (`sysmeter_sys::stdio`), so a stdout open on /dev/null — even read-write,
+//!   as Python's `subprocess.DEVNULL` and supervisors pass it — is fine.
+//! - stderr: best effort (`sysmeter_sys::stdio::err`, also what `serve` logs with). Where
+//!   stderr is gone there is nowhere left to report it, and the command's own outcome (a
+//!   measured command's exit code, a server's clients) must not change because of it.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,27 +53,15 @@ pub fn check_stdout() -> anyhow::Result<()> {
 
 /// Writes `text` to stderr, ignoring failure (there is nowhere left to report it).
 pub fn err(text: &str) {
-    let mut stderr = std::io::stderr().lock();
-    let _ = stderr
-        .write_all(text.as_bytes())
-        .and_then(|()| stderr.flush());
+    sysmeter_sys::stdio::err(text);
 }
 
 /// Writes `text` and a newline to stderr, ignoring failure.
 pub fn errln(text: impl std::fmt::Display) {
-    err(&format!("{text}\n"));
+    sysmeter_sys::stdio::errln(text);
 }
 
-/// Whether descriptor 1 is the read-write /dev/null the Rust runtime opens in place of a
-/// closed stdout. A shell's `>/dev/null` opens it write-only, so that is still allowed.
+/// Whether stdout was closed when sysmeter started.
 fn stdout_was_closed() -> bool {
-    let target = std::fs::read_link("/proc/self/fd/1");
-    if target.ok().as_deref() != Some(std::path::Path::new("/dev/null")) {
-        return false;
-    }
-    let info = std::fs::read_to_string("/proc/self/fdinfo/1").unwrap_or_default();
-    info.lines()
-        .find_map(|l| l.strip_prefix("flags:"))
-        .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
-        .is_some_and(|flags| flags & 0o3 == 0o2)
+    sysmeter_sys::stdio::stdout_closed_at_start()
 }

@@ -24,7 +24,7 @@ pub fn import(args: &ImportArgs) -> anyhow::Result<Outcome> {
         let run = match read_record(&name, FIX) {
             Ok(run) => run,
             Err(e) if is_usage_error(&e) => {
-                eprintln!("error: {e}");
+                super::console::errln(format!("error: {e}"));
                 refused += 1;
                 continue;
             }

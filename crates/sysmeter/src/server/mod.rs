@@ -197,7 +197,7 @@ fn accept_loop(
         if swept.elapsed() >= Duration::from_secs(1) {
             swept = Instant::now();
             for line in shared.sources().sweep(swept) {
-                eprintln!("{line}");
+                sysmeter_sys::stdio::errln(&line);
             }
         }
         match sysmeter_sys::net::wait_readable(listener, TICK) {
@@ -216,7 +216,7 @@ fn accept_loop(
             // Gone before we took it, or out of descriptors for a moment: keep serving.
             Err(e) => {
                 if e.kind() != std::io::ErrorKind::WouldBlock {
-                    eprintln!("serve: accept failed: {e}");
+                    sysmeter_sys::stdio::errln(format!("serve: accept failed: {e}"));
                     std::thread::sleep(Duration::from_millis(10));
                 }
                 continue;
@@ -262,7 +262,7 @@ fn admit(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) -> Option<Jo
         Err(e) => {
             shared.active.fetch_sub(1, Ordering::AcqRel);
             shared.sources().close(src);
-            eprintln!("serve: cannot start a thread for {peer}: {e}");
+            sysmeter_sys::stdio::errln(format!("serve: cannot start a thread for {peer}: {e}"));
             None
         }
     }
@@ -308,6 +308,6 @@ fn refuse(shared: &Shared, stream: &TcpStream, peer: SocketAddr, e: &ProtocolErr
         format!("{peer}: refused: {e}"),
     );
     if let Some(line) = line {
-        eprintln!("{line}");
+        sysmeter_sys::stdio::errln(&line);
     }
 }

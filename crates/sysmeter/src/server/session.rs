@@ -167,11 +167,11 @@ fn run_test(stream: TcpStream, peer: SocketAddr, h: &Hello, g: Granted, shared: 
             Test::Accept => 0,
         };
         if h.test != Test::Accept {
-            eprintln!(
+            sysmeter_sys::stdio::errln(format!(
                 "serve: {peer}: {} for {:.1} s, {bytes} bytes",
                 h.test.as_str(),
                 started.elapsed().as_secs_f64()
-            );
+            ));
         }
     }
     if let Some(c) = g.cookie

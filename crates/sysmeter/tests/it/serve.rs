@@ -229,3 +229,18 @@ fn a_wrong_token_fails_the_net_group_with_the_servers_reason() {
     let error = result["error"].as_str().unwrap_or_default();
     assert!(error.contains("token"), "{error}");
 }
+
+#[test]
+fn a_dead_log_pipe_never_stops_the_server() {
+    // Every finished client and every refusal logs a line; with nobody reading stderr each
+    // of those writes fails. The server must go on answering, and free each client's slot.
+    let mut server = Serve::start_with_dead_stderr(&["--bind", "127.0.0.1:0", "--token", "s3cret"]);
+    for _ in 0..3 {
+        echo_works(server.addr, "s3cret");
+        // Refusals that do not count as token guesses (those would slow this source down).
+        assert!(ask(server.addr, b"hello\n").starts_with("ERR malformed "));
+        assert!(ask(server.addr, b"SYSMETER/9 echo\n").starts_with("ERR version "));
+    }
+    assert!(server.alive(), "serve died on a closed stderr");
+    echo_works(server.addr, "s3cret");
+}

@@ -22,13 +22,22 @@ impl Serve {
     /// Start `prefix... sysmeter serve args...` (prefix e.g. `ip netns exec NS`) and wait for
     /// its "listening on" line.
     pub fn start_with(prefix: &[&str], args: &[&str]) -> Serve {
-        Serve::spawn(prefix, args, None)
+        Serve::spawn(prefix, args, None, Stdio::null())
+    }
+
+    /// Start `sysmeter serve args...` with its stderr a pipe whose reader has gone (a dead
+    /// log pipe): every line it logs fails with EPIPE.
+    pub fn start_with_dead_stderr(args: &[&str]) -> Serve {
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        Serve::spawn(&[], args, None, Stdio::from(writer))
     }
 
     /// Start `sysmeter serve args...` with its stderr kept for [`Serve::log`].
     pub fn start_logged(args: &[&str]) -> Serve {
         let log = tempfile::NamedTempFile::new().expect("log file");
-        Serve::spawn(&[], args, Some(log))
+        let stderr = Stdio::from(log.reopen().expect("reopen the log"));
+        Serve::spawn(&[], args, Some(log), stderr)
     }
 
     /// What it printed on stderr so far (empty unless started with [`Serve::start_logged`]).
@@ -38,11 +47,12 @@ impl Serve {
         })
     }
 
-    fn spawn(prefix: &[&str], args: &[&str], log: Option<tempfile::NamedTempFile>) -> Serve {
-        let stderr = match &log {
-            Some(f) => Stdio::from(f.reopen().expect("reopen the log")),
-            None => Stdio::null(),
-        };
+    fn spawn(
+        prefix: &[&str],
+        args: &[&str],
+        log: Option<tempfile::NamedTempFile>,
+        stderr: Stdio,
+    ) -> Serve {
         let bin = assert_cmd::cargo::cargo_bin("sysmeter");
         let mut cmd = match prefix.split_first() {
             Some((first, rest)) => {
