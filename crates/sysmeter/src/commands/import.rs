@@ -1,14 +1,17 @@
 //! `sysmeter import FILE…`: stores run records written with `--format json` on other
 //! machines in this store (SQLite or PostgreSQL), so one file can gather a fleet. Each run
 //! keeps its id and its host; a run already stored is skipped. A file that is not a run
-//! record is refused with one sentence on stderr, the other files are still imported, and
-//! the command exits 2 — nothing already imported is lost, and importing again is safe.
+//! record, or a record that cannot be stored as it is (a number out of the store's range, a
+//! control character in its id or hostname), is refused with one sentence on stderr and
+//! nothing of it stored; the other files are still imported, and the command exits 2 —
+//! nothing already imported is lost, and importing again is safe, also at the same time.
 
 use std::fmt::Write;
 
 use super::compare::read_record;
 use super::{Outcome, emit, is_usage_error, open_store};
 use crate::cli::ImportArgs;
+use crate::store::StoreError;
 
 /// What to do with a file that is not a run record.
 const FIX: &str =
@@ -30,7 +33,16 @@ pub fn import(args: &ImportArgs) -> anyhow::Result<Outcome> {
             }
             Err(e) => return Err(e),
         };
-        if store.import_run(&run)? {
+        let stored = match store.import_run(&run) {
+            Ok(stored) => stored,
+            Err(e @ StoreError::Refused { .. }) => {
+                super::console::errln(format!("error: {name}: {e}"));
+                refused += 1;
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if stored {
             imported += 1;
             writeln!(
                 out,

@@ -198,6 +198,14 @@ pub enum StoreError {
         /// The database file.
         path: PathBuf,
     },
+    /// A run from elsewhere (`import`) that cannot be stored as it is: nothing of it was.
+    #[error("run {run_id} is refused: {reason}; nothing of it was stored")]
+    Refused {
+        /// The run's id (control characters shown escaped).
+        run_id: String,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 // PostgreSQL: variants exist in every build, so messages and callers need no cfg.
@@ -207,7 +215,7 @@ impl StoreError {
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            StoreError::PgNotBuilt { .. } | StoreError::BadUrl { .. }
+            StoreError::PgNotBuilt { .. } | StoreError::BadUrl { .. } | StoreError::Refused { .. }
         )
     }
 }

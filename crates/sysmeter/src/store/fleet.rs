@@ -7,8 +7,8 @@
 //!
 //! No formatting for people here; statements run in `sqlite/fleet.rs` and `pg/fleet.rs`.
 
-use super::rows::Decoder;
-use super::{Store, StoreError, on_backend};
+use super::rows::{Decoder, Encoder};
+use super::{Store, StoreError, on_backend, on_backend_mut};
 use crate::model::{FleetData, FleetHost, FleetSpread, FleetValue, RunRecord};
 
 /// Each host's latest bench run started at or after `$1` (ns since the epoch), as the
@@ -123,13 +123,66 @@ impl Store {
     }
 
     /// Stores a run written elsewhere (`sysmeter import`) under its own id and host; returns
-    /// `false`, storing nothing, when a run with that id is already stored.
+    /// `false`, storing nothing, when a run with that id is already stored (also when a
+    /// concurrent import stored it first). The whole run is checked and encoded before
+    /// anything is written, so a record that cannot be stored is [`StoreError::Refused`]
+    /// with nothing of it stored; a write that fails part way deletes what it wrote.
     pub fn import_run(&mut self, run: &RunRecord) -> Result<bool, StoreError> {
+        let refused = |reason: String| StoreError::Refused {
+            run_id: run.id.escape_debug().to_string(),
+            reason,
+        };
+        printable("its id", &run.id).map_err(refused)?;
+        printable("its hostname", &run.host.hostname).map_err(refused)?;
+        let encoder = Encoder {
+            db: self.path(),
+            run_id: &run.id,
+        };
+        let encoded = encoder.run(run).and_then(|row| {
+            let results = run.results.iter().enumerate();
+            let rows = results.map(|(seq, r)| encoder.result(seq, r));
+            Ok((row, rows.collect::<Result<Vec<_>, _>>()?))
+        });
+        let (row, results) = encoded.map_err(|e| match e {
+            StoreError::Encode { field, cause, .. } => refused(format!("its {field}: {cause}")),
+            other => refused(other.to_string()),
+        })?;
         if self.has_run(&run.id)? {
             return Ok(false);
         }
-        self.save_run(run)?;
+        if let Err(e) = on_backend_mut!(self, b => b.begin_run(&row)) {
+            // Stored meanwhile by another import of the same record: not an error.
+            return match self.has_run(&run.id) {
+                Ok(true) => Ok(false),
+                _ => Err(e),
+            };
+        }
+        let written = results
+            .iter()
+            .try_for_each(|r| on_backend_mut!(self, b => b.add_result(&run.id, r, false)))
+            .and_then(|()| {
+                on_backend_mut!(self, b => b.finish_run(&run.id, run.finished_ns, run.interrupted))
+            });
+        if let Err(e) = written {
+            let _ = on_backend_mut!(self, b => b.delete_run(&run.id));
+            return Err(e);
+        }
         Ok(true)
+    }
+}
+
+/// Refuses an empty, overlong or unprintable identifier (control characters would reach
+/// every terminal that lists it).
+fn printable(what: &str, text: &str) -> Result<(), String> {
+    if text.is_empty() || text.len() > 255 {
+        return Err(format!("{what} is empty or longer than 255 bytes"));
+    }
+    match text.chars().find(|c| c.is_control()) {
+        Some(c) => Err(format!(
+            "{what} holds the control character {}",
+            c.escape_debug()
+        )),
+        None => Ok(()),
     }
 }
 

@@ -129,6 +129,100 @@ fn import_skips_stored_runs_and_refuses_damaged_files_alone() {
     );
 }
 
+/// The ids `history` lists in `db`.
+fn stored_ids(db: &Path) -> Vec<String> {
+    let listed = json_out(sysmeter().args(["history", "--format", "json", "--db", arg(db)]));
+    let runs = listed.as_array().expect("runs").iter();
+    runs.map(|r| r["id"].as_str().expect("id").to_string())
+        .collect()
+}
+
+/// `file` rewritten by `edit` on its JSON, saved as `name` in `dir`.
+fn edited(
+    dir: &Path,
+    file: &Path,
+    name: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> String {
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).expect("read")).expect("json");
+    edit(&mut doc);
+    let path = dir.join(name);
+    std::fs::write(&path, doc.to_string()).expect("write");
+    arg(&path).to_string()
+}
+
+#[test]
+fn import_refuses_records_the_store_cannot_hold_and_stores_nothing_of_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("strict.db");
+    let files = fleet_files(dir.path());
+    let cases = [
+        edited(dir.path(), &files[0], "huge-n.json", |d| {
+            d["results"][0]["metrics"][0]["summary"]["n"] = u64::MAX.into();
+        }),
+        edited(dir.path(), &files[1], "huge-elapsed.json", |d| {
+            d["results"][0]["elapsed_ns"] = u64::MAX.into();
+        }),
+        edited(dir.path(), &files[2], "evil-host.json", |d| {
+            d["host"]["hostname"] = "evil\u{1b}]0;pwned\u{7}\u{1b}[2J".into();
+        }),
+        edited(dir.path(), &files[3], "evil-id.json", |d| {
+            d["id"] = "run\u{1b}[2J".into();
+        }),
+    ];
+    let mut import = sysmeter();
+    import
+        .args(["import", "--db", arg(&db)])
+        .args(&cases)
+        .arg(arg(&files[4]));
+    let out = import.output().expect("run import");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.lines().count(),
+        4,
+        "one sentence per refused file: {err}"
+    );
+    assert!(
+        err.lines().all(|l| l.contains("nothing of it was stored")),
+        "{err}"
+    );
+    assert!(!err.contains('\u{1b}') && !err.contains("bug"), "{err:?}");
+    // Only the good file is stored, whole; the refused ones can be fixed and imported later.
+    let ids = stored_ids(&db);
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    let shown = json_out(sysmeter().args(["show", &ids[0], "--format", "json", "--db", arg(&db)]));
+    assert!(shown["finished_ns"].is_i64(), "stored whole: {shown}");
+}
+
+#[test]
+fn two_imports_of_the_same_files_at_once_both_succeed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("shared.db");
+    let files = fleet_files(dir.path());
+    let bin = assert_cmd::cargo::cargo_bin("sysmeter");
+    let start = || {
+        std::process::Command::new(&bin)
+            .args(["import", "--db", arg(&db)])
+            .args(&files)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start import")
+    };
+    for _ in 0..3 {
+        let _ = std::fs::remove_file(&db);
+        let (a, b) = (start(), start());
+        for child in [a, b] {
+            let out = child.wait_with_output().expect("import");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "{err}");
+        }
+        assert_eq!(stored_ids(&db).len(), files.len());
+    }
+}
+
 #[test]
 fn fleet_html_loads_in_headless_chromium() {
     let dir = tempfile::tempdir().expect("tempdir");

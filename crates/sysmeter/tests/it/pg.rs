@@ -132,7 +132,9 @@ fn library_round_trip_is_exact_and_references_resolve() {
     let run = awkward_run();
     store.begin_run(&run).expect("begin");
     for (seq, r) in run.results.iter().enumerate() {
-        store.add_result(&run.id, seq, r).expect("add");
+        store
+            .put_result((&run.id, seq), r, sysmeter::store::Put::New)
+            .expect("add");
     }
     store
         .finish_run(&run.id, run.finished_ns, run.interrupted)
@@ -195,7 +197,7 @@ fn references_resolve_across_hosts(store: &mut Store, run: &RunRecord) {
     ));
     let dup = store.begin_run(run).expect_err("duplicate run").to_string();
     assert!(dup.contains("already stored"), "{dup}");
-    let ghost = store.add_result("ghost", 0, &run.results[0]);
+    let ghost = store.put_result(("ghost", 0), &run.results[0], sysmeter::store::Put::New);
     assert!(
         matches!(ghost, Err(StoreError::RunNotFound { .. })),
         "{ghost:?}"
@@ -219,7 +221,9 @@ fn migrations_are_tracked_idempotent_race_free_and_match_sqlite() {
     run.results.truncate(1);
     let mut store = open(&db.url);
     store.begin_run(&run).expect("begin");
-    store.add_result(&run.id, 0, &run.results[0]).expect("add");
+    store
+        .put_result((&run.id, 0), &run.results[0], sysmeter::store::Put::New)
+        .expect("add");
     drop(store);
     // Re-opening neither re-runs nor resets anything.
     assert_eq!(

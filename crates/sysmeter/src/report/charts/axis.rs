@@ -47,7 +47,12 @@ impl Axis {
         };
         if log {
             let base = if unit == Unit::Bytes { 2.0 } else { 10.0 };
-            let lo_exp = min.log(base).floor();
+            // Not below the smallest normal number: a subnormal minimum (5e-324 in a hostile
+            // record) would put the axis at 0 and ask for 2^31 ticks.
+            let lo_exp = min
+                .log(base)
+                .floor()
+                .max(f64::MIN_POSITIVE.log(base).ceil());
             let hi_exp = max.log(base).ceil().max(lo_exp + 1.0);
             return Axis {
                 lo: base.powf(lo_exp),
@@ -84,7 +89,13 @@ impl Axis {
             Some(base) => log_ticks(self.lo, self.hi, base),
             None => {
                 let step = nice_step(self.hi - self.lo);
-                let count = ((self.hi - self.lo) / step).round() as usize;
+                // A step the range cannot be divided by (an axis built by hand) gives no
+                // ticks rather than billions of them.
+                let count = ((self.hi - self.lo) / step).round();
+                if !(count.is_finite() && count <= MAX_TICKS) {
+                    return Vec::new();
+                }
+                let count = count as usize;
                 (0..=count).map(|i| self.lo + step * i as f64).collect()
             }
         }
@@ -100,7 +111,9 @@ impl Axis {
 fn linear(values: &[f64], unit: Unit) -> Axis {
     let min = values.iter().copied().fold(0.0, f64::min);
     let mut max = values.iter().copied().fold(0.0, f64::max);
-    if max <= min {
+    // An empty or degenerate range (all equal, or so small that its step underflows: a
+    // median of 5e-324 in a hostile record) becomes 1 wide.
+    if !(max - min).is_normal() || max <= min {
         max = min + 1.0;
     }
     let step = nice_step(max - min);
@@ -111,6 +124,9 @@ fn linear(values: &[f64], unit: Unit) -> Axis {
         unit,
     }
 }
+
+/// More ticks than any axis of ours has; a count above it means a degenerate axis.
+const MAX_TICKS: f64 = 100.0;
 
 /// A 1, 2 or 5 × 10^k step giving about five intervals over `span`.
 fn nice_step(span: f64) -> f64 {
@@ -164,6 +180,28 @@ pub fn tick_label(v: f64, unit: Unit) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn degenerate_values_give_bounded_axes() {
+        for mode in [ScaleMode::Log, ScaleMode::Linear, ScaleMode::Auto] {
+            for values in [
+                &[5e-324][..],
+                &[5e-324, 1e-300],
+                &[0.0, 5e-324],
+                &[1e300, 5e-324],
+            ] {
+                let a = Axis::fit(values, Unit::Ns, mode);
+                let ticks = a.ticks();
+                assert!(
+                    ticks.len() <= 100,
+                    "{mode:?} {values:?}: {} ticks",
+                    ticks.len()
+                );
+                assert!(a.lo.is_finite() && a.hi.is_finite() && a.hi > a.lo, "{a:?}");
+                assert!(values.iter().all(|v| a.frac(*v).is_finite()));
+            }
+        }
+    }
 
     #[test]
     fn byte_axes_are_log2_with_size_ticks() {

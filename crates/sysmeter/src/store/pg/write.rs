@@ -130,6 +130,18 @@ impl Pg {
     }
 }
 
+impl Pg {
+    /// Deletes run `run_id`; its results and metrics go with it (`ON DELETE CASCADE`). An
+    /// import that failed part way takes back what it wrote.
+    pub(in crate::store) fn delete_run(&mut self, run_id: &str) -> Result<(), StoreError> {
+        self.client
+            .get_mut()
+            .execute("DELETE FROM runs WHERE id = $1", &[&run_id])
+            .map_err(|e| self.error(&format!("delete run {run_id}"), &e))?;
+        Ok(())
+    }
+}
+
 /// Deletes result `seq` of `run_id` and inserts the new one ([`INSERT_RESULT`] with
 /// `params`) in one transaction.
 fn replace_result(

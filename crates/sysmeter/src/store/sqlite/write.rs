@@ -88,6 +88,27 @@ impl Sqlite {
     }
 }
 
+impl Sqlite {
+    /// Deletes run `run_id` with its results and metrics in one transaction (an import that
+    /// failed part way takes back what it wrote).
+    pub(in crate::store) fn delete_run(&mut self, run_id: &str) -> Result<(), StoreError> {
+        let Sqlite { conn, path } = self;
+        let fail = |e: rusqlite::Error| sql_error(path, &format!("delete run {run_id}"), e);
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        for table in ["metrics", "results", "runs"] {
+            let column = if table == "runs" { "id" } else { "run_id" };
+            tx.execute(
+                &format!("DELETE FROM {table} WHERE {column} = ?1"),
+                params![run_id],
+            )
+            .map_err(fail)?;
+        }
+        tx.commit().map_err(fail)
+    }
+}
+
 /// Deletes result `seq` of `run_id` and its metrics (not relying on `foreign_keys` being on).
 fn delete_result(tx: &Transaction<'_>, run_id: &str, seq: i64) -> rusqlite::Result<()> {
     tx.execute(

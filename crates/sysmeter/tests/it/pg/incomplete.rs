@@ -21,7 +21,7 @@ fn a_run_that_died_is_incomplete_and_not_latest_in_postgres() {
     // What a bench killed after its first experiment leaves: begun, one result, no end.
     store.begin_run(&died).expect("begin");
     store
-        .add_result(&died.id, 0, &died.results[0])
+        .put_result((&died.id, 0), &died.results[0], sysmeter::store::Put::New)
         .expect("add");
     drop(store);
     let host = done.host.hostname.as_str();
