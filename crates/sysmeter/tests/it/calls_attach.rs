@@ -69,7 +69,8 @@ impl Counter {
 /// The probes of sysmeter process `pid` left in uprobe_events (other tests may be running
 /// sysmeters of their own meanwhile).
 fn probes_of(pid: u32) -> Vec<String> {
-    let group = format!(":sysmeter_{pid}/");
+    // Groups are named `sysmeter_<pid>x<random>`.
+    let group = format!(":sysmeter_{pid}x");
     let text = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
         .iter()
         .find_map(|b| std::fs::read_to_string(format!("{b}/uprobe_events")).ok())

@@ -27,10 +27,16 @@ const CHUNK: usize = 1 << 20;
 const HEADROOM: u64 = 256 << 20;
 
 /// The directory the files of one experiment live in; removed with its contents on drop.
-/// Its name carries this process's pid, so a bench killed before the drop leaves a directory
-/// the next bench can recognise as stale (`stale::remove_stale`).
+/// This process holds the lock of its owner file while it lives, so a bench killed before
+/// the drop leaves a directory the next bench can recognise as stale
+/// (`stale::remove_stale`).
 #[derive(Debug)]
 pub struct TestDir {
+    /// The owner lock, held until the directory is removed (`None` on a file system without
+    /// `flock`: the directory is then stale only after an hour without change). Declared
+    /// first so it is closed first: on FUSE an open file being deleted becomes a
+    /// `.fuse_hidden…` file that keeps the directory from being removed.
+    _owner: Option<File>,
     dir: tempfile::TempDir,
 }
 
@@ -70,7 +76,8 @@ impl TestDir {
                      with {what}"
                 ))
             })?;
-        Ok(TestDir { dir })
+        let owner = super::stale::own(dir.path()).ok();
+        Ok(TestDir { dir, _owner: owner })
     }
 
     /// Its path.

@@ -1,10 +1,34 @@
 //! Test directories left behind by a `bench` that was killed (SIGKILL, OOM, power loss)
 //! before its `TestDir` could remove them. Every test directory is named
-//! `sysmeter-fs-<pid>-<random>` after the process that owns it ([`prefix`]); the next bench
-//! removes those whose owner no longer runs ([`remove_stale`]). A directory of a live
-//! process, and any other name, is left alone.
+//! `sysmeter-fs-<pid>-<random>` ([`prefix`]) and holds a lock file ([`OWNER_LOCK`]) on which
+//! its owner keeps an exclusive `flock` for as long as it lives; the kernel drops the lock
+//! when the owner dies, however it dies. The next bench removes the directories whose lock
+//! it can take ([`remove_stale`]).
+//!
+//! Why a lock and not the pid in the name: pid numbers are not unique across pid namespaces
+//! (a bench in a container sees other pids than one on the host, over the same directory),
+//! and a pid is reused. Only directories of the current user are ever touched; one without a
+//! lock file (written by an older sysmeter, or caught between its creation and its lock) is
+//! removed only when it has not changed for [`UNLOCKED_AGE`].
 
+use std::fs::File;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use std::time::Duration;
+
+/// The lock file inside every test directory, held by its owner.
+pub const OWNER_LOCK: &str = ".sysmeter-owner";
+
+/// How long a test directory without a lock file must have been left alone to be stale.
+const UNLOCKED_AGE: Duration = Duration::from_secs(3600);
+
+/// Takes the owner's lock of the test directory `dir` (just created by this process): held
+/// until the returned file is closed.
+pub fn own(dir: &Path) -> std::io::Result<File> {
+    let f = File::create(dir.join(OWNER_LOCK))?;
+    f.lock()?;
+    Ok(f)
+}
 
 /// The name prefix of this process's test directories.
 pub fn prefix() -> String {
@@ -30,13 +54,16 @@ pub fn remove_stale(base: &Path) -> Removed {
     let Ok(entries) = std::fs::read_dir(base) else {
         return removed;
     };
+    let me = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = owner(&name.to_string_lossy()) else {
+        if owner(&name.to_string_lossy()).is_none() {
+            continue;
+        }
+        let Ok(meta) = entry.metadata() else {
             continue;
         };
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if !is_dir || Path::new(&format!("/proc/{pid}")).exists() {
+        if !meta.is_dir() || Some(meta.uid()) != me || !abandoned(&entry.path(), &meta) {
             continue;
         }
         let bytes = size(&entry.path());
@@ -46,6 +73,20 @@ pub fn remove_stale(base: &Path) -> Removed {
         }
     }
     removed
+}
+
+/// Whether no live process owns the test directory `dir`: its lock can be taken, or it has
+/// no lock file and has not changed for [`UNLOCKED_AGE`].
+fn abandoned(dir: &Path, meta: &std::fs::Metadata) -> bool {
+    match File::open(dir.join(OWNER_LOCK)) {
+        // Taking it proves the owner is gone; it is released when `f` closes.
+        Ok(f) => f.try_lock().is_ok(),
+        Err(_) => meta
+            .modified()
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= UNLOCKED_AGE),
+    }
 }
 
 /// The owner's pid of a test directory name, `None` for any other name.
@@ -75,19 +116,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_directories_of_dead_owners_are_removed() {
+    fn only_directories_whose_owner_lock_is_free_are_removed() {
         assert_eq!(owner("sysmeter-fs-123-abc"), Some(123));
         assert_eq!(owner("sysmeter-fs-abc"), None);
         assert_eq!(owner("sysmeter-fs-0-abc"), None);
         assert_eq!(owner("other-123-abc"), None);
         let base = tempfile::tempdir().expect("base");
-        let live = base.path().join(format!("{}x", prefix()));
-        // Pid 4194304 is above the kernel's largest pid_max, so it never runs.
-        let dead = base.path().join("sysmeter-fs-4194304-x");
+        // A live owner holds its lock; the name's pid does not matter (it may be another
+        // namespace's, or reused).
+        let live = base.path().join("sysmeter-fs-4194304-live");
+        let dead = base.path().join(format!("{}dead", prefix()));
+        let unlocked_new = base.path().join("sysmeter-fs-7-new");
         let unmarked = base.path().join("sysmeter-fs-old");
-        for d in [&live, &dead, &unmarked] {
+        for d in [&live, &dead, &unlocked_new, &unmarked] {
             std::fs::create_dir(d).expect("mkdir");
         }
+        let held = own(&live).expect("own live");
+        drop(own(&dead).expect("own dead"));
         std::fs::write(dead.join("f"), [0u8; 1000]).expect("write");
         let removed = remove_stale(base.path());
         assert_eq!(
@@ -97,6 +142,14 @@ mod tests {
                 bytes: 1000
             }
         );
-        assert!(live.exists() && unmarked.exists() && !dead.exists());
+        assert!(
+            live.exists() && !dead.exists(),
+            "the dead owner's directory goes"
+        );
+        assert!(
+            unlocked_new.exists() && unmarked.exists(),
+            "recent or foreign names stay"
+        );
+        drop(held);
     }
 }

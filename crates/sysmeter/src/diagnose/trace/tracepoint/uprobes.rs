@@ -11,7 +11,7 @@
 //! the lookups whose path was not seen are counted, not guessed.
 //!
 //! The probes are defined in an `observe::uprobes` group unique to this process
-//! (`sysmeter_lk<pid>`), removed when [`PathProbes`] is dropped (after every perf event on
+//! (`sysmeter_lk<pid>x<random>`), removed when [`PathProbes`] is dropped (after every perf event on
 //! them is closed); the C library's offsets come from `observe::elf`.
 
 use crate::diagnose::observe::elf;
