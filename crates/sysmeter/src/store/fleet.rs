@@ -134,6 +134,7 @@ impl Store {
         };
         printable("its id", &run.id).map_err(refused)?;
         printable("its hostname", &run.host.hostname).map_err(refused)?;
+        terminal_safe(run).map_err(refused)?;
         let encoder = Encoder {
             db: self.path(),
             run_id: &run.id,
@@ -184,6 +185,29 @@ fn printable(what: &str, text: &str) -> Result<(), String> {
         )),
         None => Ok(()),
     }
+}
+
+/// Refuses a record with a terminal control character (an escape sequence could rewrite the
+/// screen of whoever lists it) in any of its texts; line breaks and tabs are text.
+fn terminal_safe(run: &RunRecord) -> Result<(), String> {
+    let value = serde_json::to_value(run).map_err(|e| e.to_string())?;
+    let mut texts = vec![&value];
+    while let Some(v) = texts.pop() {
+        match v {
+            serde_json::Value::String(s) => {
+                if let Some(c) = s.chars().find(|c| c.is_control() && !"\n\t\r".contains(*c)) {
+                    return Err(format!(
+                        "a text holds the control character {}",
+                        c.escape_debug()
+                    ));
+                }
+            }
+            serde_json::Value::Array(items) => texts.extend(items),
+            serde_json::Value::Object(fields) => texts.extend(fields.values()),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -170,6 +170,9 @@ fn import_refuses_records_the_store_cannot_hold_and_stores_nothing_of_them() {
         edited(dir.path(), &files[3], "evil-id.json", |d| {
             d["id"] = "run\u{1b}[2J".into();
         }),
+        edited(dir.path(), &files[3], "evil-finding.json", |d| {
+            d["results"][0]["findings"][0]["text"] = "all fine\u{1b}[2J\u{9b}31m".into();
+        }),
     ];
     let mut import = sysmeter();
     import
@@ -181,7 +184,7 @@ fn import_refuses_records_the_store_cannot_hold_and_stores_nothing_of_them() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(
         err.lines().count(),
-        4,
+        5,
         "one sentence per refused file: {err}"
     );
     assert!(
