@@ -7,7 +7,7 @@ use std::io::Read;
 use std::path::Path;
 
 use super::outfile::{OutFile, open_opt};
-use super::{Outcome, Stream, UsageError, console, emit, open_store, protected};
+use super::{Outcome, Stream, UsageError, console, emit, open_store_to_read, protected};
 use crate::cli::CompareArgs;
 use crate::model::{RunRecord, SCHEMA_VERSION};
 use crate::report::compare_text::{self, CompareFormat};
@@ -211,7 +211,7 @@ fn load(
     }
     let store = match store {
         Some(s) => s,
-        None => store.insert(open_store(&args.db)?),
+        None => store.insert(open_store_to_read(&args.db)?),
     };
     store.load_run(reference).map_err(|e| match e {
         // A bare file name looks like a run reference; say how to name the file instead.

@@ -5,13 +5,13 @@
 //! FIFO.
 
 use super::outfile::open_opt;
-use super::{Outcome, emit, open_store, protected};
+use super::{Outcome, emit, open_store_to_read, protected};
 use crate::cli::{ExportArgs, ExportFormat};
 use crate::report::{self, Format, openmetrics};
 
 /// Export a stored run.
 pub fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
-    let store = open_store(&args.db)?;
+    let store = open_store_to_read(&args.db)?;
     let out = open_opt(args.out.as_deref(), "--out", &protected(&args.db))?;
     let run = store.load_run(&args.run)?;
     let text = match args.effective_format() {

@@ -3,7 +3,7 @@
 //! matching metrics, `stats::fleet` finds the spread and the outliers, and
 //! `report::fleet` renders them.
 
-use super::{Outcome, UsageError, emit, open_store};
+use super::{Outcome, UsageError, emit, open_store_to_read};
 use crate::cli::FleetArgs;
 use crate::model::FleetData;
 use crate::report::fleet;
@@ -12,7 +12,7 @@ use crate::stats::fleet::fleet_view;
 /// Prints the fleet.
 pub fn fleet(args: &FleetArgs) -> anyhow::Result<Outcome> {
     let since = args.since.as_deref().map(parse_since).transpose()?;
-    let store = open_store(&args.db)?;
+    let store = open_store_to_read(&args.db)?;
     let mut data = store.fleet(since)?;
     if data.hosts.len() < 2 {
         return Err(UsageError(format!(

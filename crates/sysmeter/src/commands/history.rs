@@ -8,11 +8,11 @@ use crate::store::RunListing;
 
 use std::fmt::Write;
 
-use super::{Outcome, emit, open_store};
+use super::{Outcome, emit, open_store_to_read};
 
 /// Print the run list.
 pub fn history(args: &HistoryArgs) -> anyhow::Result<Outcome> {
-    let store = open_store(&args.db)?;
+    let store = open_store_to_read(&args.db)?;
     // open_store sets the home host only for a fleet database.
     let host = store.home_host().filter(|_| !args.all_hosts);
     let runs = store.list_host_runs(args.limit, host)?;

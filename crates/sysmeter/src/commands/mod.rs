@@ -120,6 +120,27 @@ fn protected(db: &DbArgs) -> Vec<PathBuf> {
     }
 }
 
+/// Open the store named by `db` to read from it: like [`open_store`], but a database file
+/// named on purpose (`--db` or `SYSMETER_DB`) must exist — a mistyped path is a usage error,
+/// not a new empty database in new directories. Only the default database is created on
+/// first use, so `history` on a fresh machine says it has no runs.
+fn open_store_to_read(db: &DbArgs) -> anyhow::Result<Store> {
+    let env = std::env::var_os("SYSMETER_DB").filter(|v| !v.is_empty());
+    if let Some(named) = db.db.clone().or(env.map(PathBuf::from)) {
+        let is_file = matches!(
+            store::DbTarget::parse(named.as_os_str()),
+            store::DbTarget::File(_)
+        );
+        if is_file && !named.exists() {
+            return Err(anyhow::Error::new(UsageError(format!(
+                "no database at {}; check the path, or leave --db out to use the default database",
+                named.display()
+            ))));
+        }
+    }
+    open_store(db)
+}
+
 /// Open the store named by `db` (a file, or a `postgres://` URL). In a fleet database
 /// `latest` and `latest~N` mean this machine's runs.
 fn open_store(db: &DbArgs) -> anyhow::Result<Store> {

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::outfile::{OutFile, open_opt};
-use super::{Outcome, UsageError, console, open_store, protected};
+use super::{Outcome, UsageError, console, open_store_to_read, protected};
 use crate::cli::ReportArgs;
 use crate::model::{RunRecord, SCHEMA_VERSION};
 use crate::report::{self, Format};
@@ -41,7 +41,7 @@ fn load(args: &ReportArgs) -> anyhow::Result<RunRecord> {
         ))
         .into());
     }
-    let store = open_store(&args.db)?;
+    let store = open_store_to_read(&args.db)?;
     // Store errors already name the reference, the database and the fix.
     Ok(store.load_run(&args.run)?)
 }

@@ -4,7 +4,7 @@
 use crate::cli::ShowArgs;
 use crate::report::{Format, render_view, summary};
 
-use super::{Outcome, Stream, UsageError, emit, open_store};
+use super::{Outcome, Stream, UsageError, emit, open_store_to_read};
 
 /// Print a stored run.
 pub fn show(args: &ShowArgs) -> anyhow::Result<Outcome> {
@@ -15,7 +15,7 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<Outcome> {
                 .to_string(),
         )));
     }
-    let store = open_store(&args.db)?;
+    let store = open_store_to_read(&args.db)?;
     let run = store.load_run(&args.run)?;
     let text = match args.summary {
         true => summary(&run, args.format).unwrap_or_default(),

@@ -164,6 +164,16 @@ const CASES: &[(&str, i32)] = &[
     ("man extra", 2),
     ("man --bogus", 2),
     ("bench --only os.syscall --only", 2),
+    // A mistyped database for a command that only reads: refused, nothing created.
+    ("history --db {dir}/typo/runs.db", 2),
+    ("show latest --db {dir}/typo/runs.db", 2),
+    ("export latest --db {dir}/typo/runs.db", 2),
+    ("fleet --db {dir}/typo/runs.db", 2),
+    (
+        "report latest --html {dir}/x.html --db {dir}/typo/runs.db",
+        2,
+    ),
+    ("compare latest~1 latest --db {dir}/typo/runs.db", 2),
 ];
 
 /// The files the cases name, in `dir`.
@@ -244,6 +254,39 @@ fn bad_input_to_every_command_is_one_sentence_and_the_documented_code() {
         CASES.len(),
         failures.join("\n")
     );
+    assert!(
+        !dir.path().join("typo").exists(),
+        "a read created the mistyped path"
+    );
+}
+
+#[test]
+fn a_new_database_and_its_directory_are_the_users_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("new/dir/runs.db");
+    let out = sysmeter()
+        .args(["import", "--db"])
+        .arg(&db)
+        .arg(write_run(dir.path()))
+        .output()
+        .expect("run import");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+    assert_eq!(mode(&db), 0o600, "database file");
+    assert_eq!(mode(&dir.path().join("new/dir")), 0o700, "its directory");
+}
+
+/// A run record file in `dir`.
+fn write_run(dir: &Path) -> std::path::PathBuf {
+    let p = dir.join("run.json");
+    std::fs::write(&p, serde_json::to_string(&sample_run()).expect("json")).expect("write");
+    p
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod read;
 mod schema;
 mod write;
 
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -40,11 +41,23 @@ impl Sqlite {
     /// written by a newer sysmeter.
     pub(super) fn open(path: &Path) -> Result<Sqlite, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|cause| StoreError::CreateDir {
-                path: dir.to_path_buf(),
-                cause,
-            })?;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|cause| StoreError::CreateDir {
+                    path: dir.to_path_buf(),
+                    cause,
+                })?;
         }
+        // The runs hold command lines and host details: a new database is the user's alone
+        // (SQLite gives its -wal and -shm files the database's permissions). An existing
+        // file, or one another process creates first, keeps its own.
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path);
         // Two sysmeter processes opening a new database at once (a bench and a `history`)
         // can meet SQLITE_BUSY where SQLite does not call the busy handler (switching to WAL,
         // upgrading a read to a write). Such a meeting is brief: retry the whole open.
