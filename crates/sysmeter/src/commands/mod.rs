@@ -120,25 +120,19 @@ fn protected(db: &DbArgs) -> Vec<PathBuf> {
     }
 }
 
-/// Open the store named by `db` to read from it: like [`open_store`], but a database file
-/// named on purpose (`--db` or `SYSMETER_DB`) must exist — a mistyped path is a usage error,
-/// not a new empty database in new directories. Only the default database is created on
-/// first use, so `history` on a fresh machine says it has no runs.
+/// Open the store named by `db` to read from it: like [`open_store`], but an SQLite file
+/// that does not exist is read as an empty store and not created — a mistyped `--db` makes
+/// no directories and no empty database, and says it has no runs.
 fn open_store_to_read(db: &DbArgs) -> anyhow::Result<Store> {
-    let env = std::env::var_os("SYSMETER_DB").filter(|v| !v.is_empty());
-    if let Some(named) = db.db.clone().or(env.map(PathBuf::from)) {
-        let is_file = matches!(
-            store::DbTarget::parse(named.as_os_str()),
-            store::DbTarget::File(_)
-        );
-        if is_file && !named.exists() {
-            return Err(anyhow::Error::new(UsageError(format!(
-                "no database at {}; check the path, or leave --db out to use the default database",
-                named.display()
-            ))));
-        }
+    let path = db_path(db)?;
+    let absent = matches!(
+        store::DbTarget::parse(path.as_os_str()),
+        store::DbTarget::File(_)
+    ) && std::fs::symlink_metadata(&path).is_err();
+    if !absent {
+        return open_store(db);
     }
-    open_store(db)
+    Store::open_absent(&path).map_err(anyhow::Error::new)
 }
 
 /// Open the store named by `db` (a file, or a `postgres://` URL). In a fleet database

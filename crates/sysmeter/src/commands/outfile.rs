@@ -15,10 +15,47 @@
 
 use std::fs::OpenOptions;
 use std::io::Write;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::{UsageError, console};
+
+/// The name prefix of the temporary files written beside an output.
+const TEMP_PREFIX: &str = ".sysmeter-out-";
+
+/// How long an unlocked temp file must have been left alone before it is removed (one being
+/// created right now is locked within microseconds; this leaves a wide margin).
+const TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Removes the temporary outputs in `dir` that a killed sysmeter of this user left behind:
+/// regular files named [`TEMP_PREFIX`]…, owned by us, unchanged for [`TEMP_AGE`], whose lock
+/// no live process holds. Housekeeping: any error leaves things as they are.
+fn remove_abandoned_temps(dir: &Path) {
+    let me = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if !entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
+            continue;
+        }
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        let old = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= TEMP_AGE);
+        if !meta.is_file() || Some(meta.uid()) != me || !old {
+            continue;
+        }
+        let free = std::fs::File::open(entry.path()).is_ok_and(|f| f.try_lock().is_ok());
+        if free {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
 
 /// How many symlinks are followed before giving up (as the kernel's ELOOP limit).
 const MAX_LINKS: usize = 40;
@@ -78,6 +115,12 @@ impl OutFile {
                     path.display()
                 )));
             }
+            if m.file_type().is_socket() {
+                return Err(usage(format!(
+                    "{flag} {} is a socket, which cannot be written like a file; give a file name",
+                    path.display()
+                )));
+            }
             if !m.is_file() {
                 return Ok(out(Kind::Special(path.to_path_buf())));
             }
@@ -87,12 +130,16 @@ impl OutFile {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
         };
+        remove_abandoned_temps(&dir);
         // 0666 before the umask, like any newly created file.
         let tmp = tempfile::Builder::new()
-            .prefix(".sysmeter-out-")
+            .prefix(TEMP_PREFIX)
             .permissions(std::fs::Permissions::from_mode(0o666))
             .tempfile_in(&dir)
             .map_err(fail)?;
+        // Held until the file is renamed or removed: a temp file whose lock is free was left
+        // by a sysmeter that was killed before it could rename or remove it.
+        tmp.as_file().lock().map_err(fail)?;
         Ok(out(Kind::Regular {
             target,
             tmp,
@@ -212,4 +259,30 @@ pub fn open_opt(
     protect: &[PathBuf],
 ) -> anyhow::Result<Option<OutFile>> {
     path.map(|p| OutFile::open(p, flag, protect)).transpose()
+}
+
+#[cfg(test)]
+mod temp_tests {
+    use super::*;
+
+    #[test]
+    fn only_old_unlocked_temps_of_ours_are_removed() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = |name: &str, age_s: u64| {
+            let p = dir.path().join(name);
+            let f = std::fs::File::create(&p).expect("create");
+            let then = std::time::SystemTime::now() - std::time::Duration::from_secs(age_s);
+            f.set_modified(then).expect("set mtime");
+            (p, f)
+        };
+        let (abandoned, _) = file(".sysmeter-out-dead", 3600);
+        let (held, held_file) = file(".sysmeter-out-live", 3600);
+        held_file.lock().expect("lock");
+        let (fresh, _) = file(".sysmeter-out-new", 0);
+        let (other, _) = file("report.html", 3600);
+        remove_abandoned_temps(dir.path());
+        assert!(!abandoned.exists(), "a killed sysmeter's temp goes");
+        assert!(held.exists() && fresh.exists() && other.exists());
+        drop(held_file);
+    }
 }

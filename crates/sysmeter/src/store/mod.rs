@@ -140,6 +140,16 @@ impl Store {
         })
     }
 
+    /// An empty store standing for the SQLite file `path` that does not exist: a command that
+    /// only reads finds no runs there and creates nothing (no file, no directories), while
+    /// its messages still name `path`.
+    pub fn open_absent(path: &Path) -> Result<Store, StoreError> {
+        Ok(Store {
+            backend: Backend::Sqlite(sqlite::Sqlite::open_absent(path)?),
+            home_host: None,
+        })
+    }
+
     /// Opens a fresh SQLite database that lives only in memory (for tests and `--no-store`
     /// paths that still want the same code).
     pub fn open_in_memory() -> Result<Store, StoreError> {

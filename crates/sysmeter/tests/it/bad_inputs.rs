@@ -164,11 +164,13 @@ const CASES: &[(&str, i32)] = &[
     ("man extra", 2),
     ("man --bogus", 2),
     ("bench --only os.syscall --only", 2),
-    // A mistyped database for a command that only reads: refused, nothing created.
-    ("history --db {dir}/typo/runs.db", 2),
+    // A socket where a file is expected: refused before anything is measured.
+    ("export --out {sock} --db {db}", 2),
+    ("bench --only cpu.loop --no-store --out {sock}", 2),
+    // A mistyped database for a command that only reads: it holds no runs, and nothing is
+    // created (checked after the table).
     ("show latest --db {dir}/typo/runs.db", 2),
     ("export latest --db {dir}/typo/runs.db", 2),
-    ("fleet --db {dir}/typo/runs.db", 2),
     (
         "report latest --html {dir}/x.html --db {dir}/typo/runs.db",
         2,
@@ -191,6 +193,9 @@ fn setup(dir: &Path) -> Vec<(&'static str, String)> {
     let mut other = run.clone();
     other.results.retain(|r| r.id != "os.syscall");
     let noexec = write("noexec", "#!/bin/sh\n");
+    // The socket file stays when the listener is dropped.
+    let sock = dir.join("listening.sock");
+    drop(std::os::unix::net::UnixListener::bind(&sock).expect("bind a unix socket"));
     vec![
         ("{db}", db.display().to_string()),
         (
@@ -205,6 +210,7 @@ fn setup(dir: &Path) -> Vec<(&'static str, String)> {
             write("other.json", &serde_json::to_string(&other).expect("json")),
         ),
         ("{noexec}", noexec),
+        ("{sock}", sock.display().to_string()),
         ("{dir}", dir.display().to_string()),
     ]
 }

@@ -76,9 +76,13 @@ impl Sqlite {
 
     /// Opens a fresh database that lives only in memory.
     pub(super) fn open_in_memory() -> Result<Sqlite, StoreError> {
-        let path = PathBuf::from(":memory:");
-        let conn = Connection::open_in_memory().map_err(|source| open_error(&path, source))?;
-        Sqlite::init(conn, path)
+        Sqlite::open_absent(Path::new(":memory:"))
+    }
+
+    /// A fresh database in memory that messages call `path` (a file not created yet).
+    pub(super) fn open_absent(path: &Path) -> Result<Sqlite, StoreError> {
+        let conn = Connection::open_in_memory().map_err(|source| open_error(path, source))?;
+        Sqlite::init(conn, path.to_path_buf())
     }
 
     /// The file, for messages.
