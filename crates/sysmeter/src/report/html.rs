@@ -16,6 +16,13 @@
 pub(super) mod answer;
 pub(super) mod artifacts;
 
+/// The page's Content-Security-Policy: inline styles, scripts (the flame graphs' own) and
+/// data: images and frames, nothing from anywhere else. Browsers apply it to the data:
+/// frames the flame graphs live in too, so a hostile SVG in an imported record can load
+/// nothing (checked in headless Chromium by tests/it/html.rs).
+pub const CSP: &str = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; \
+                       script-src 'unsafe-inline'; frame-src data:";
+
 mod header;
 pub(super) mod rich;
 mod summary;

@@ -271,3 +271,81 @@ fn html_report_of_a_real_run_loads_in_headless_chromium() {
         .collect();
     assert!(problems.is_empty(), "browser errors: {problems:#?}");
 }
+
+#[test]
+fn a_hostile_flame_graph_in_a_record_loads_nothing_from_the_network() {
+    let bin = need!(find_chromium());
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Something to call home to: a listener on loopback that counts who connects.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let port = listener.local_addr().expect("addr").port();
+    let home = CallHome::answer(listener);
+    let svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100\" height=\"100\" \
+         onload=\"fetch('http://127.0.0.1:{port}/script').catch(function(){{}})\">\
+         <image href=\"http://127.0.0.1:{port}/image\" width=\"10\" height=\"10\"/>\
+         <rect width=\"10\" height=\"10\"/></svg>"
+    );
+    let mut run = sample_run();
+    run.results[0].artifacts = vec![Artifact {
+        name: "flamegraph".into(),
+        media_type: "image/svg+xml".into(),
+        content: svg,
+    }];
+    let json = dir.path().join("evil.json");
+    std::fs::write(&json, serde_json::to_string(&run).expect("serialise")).expect("write");
+    let html = report_html(path_arg(&json), None, dir.path(), "evil");
+    assert!(
+        html.contains("Content-Security-Policy"),
+        "the page states its policy"
+    );
+    let profile = dir.path().join("chromium-profile");
+    let loaded = load_in_chromium(&bin, &dir.path().join("evil.html"), &profile, &[]);
+    let (dom, _) = need!(loaded.map_err(|reason| Missing::new(Cap::Chromium, reason)));
+    assert!(
+        dom.contains("<iframe class=\"flame\""),
+        "the frame was rendered"
+    );
+    let calls = home.stop();
+    assert!(calls.is_empty(), "the page reached the network: {calls:?}");
+}
+
+/// A loopback listener that answers every connection at once (so a page that calls it
+/// still finishes loading) and keeps the first line of each request.
+struct CallHome {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    worker: std::thread::JoinHandle<Vec<String>>,
+}
+
+impl CallHome {
+    fn answer(listener: std::net::TcpListener) -> CallHome {
+        use std::io::{Read, Write};
+        listener.set_nonblocking(true).expect("nonblocking");
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&stop);
+        let worker = std::thread::spawn(move || {
+            let mut calls = Vec::new();
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                let Ok((mut s, _)) = listener.accept() else {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                    continue;
+                };
+                let _ = s.set_nonblocking(false);
+                let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(1)));
+                let mut head = [0u8; 128];
+                let n = s.read(&mut head).unwrap_or(0);
+                let line = String::from_utf8_lossy(&head[..n]);
+                calls.push(line.lines().next().unwrap_or("").to_string());
+                let _ = s.write_all(b"HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+            }
+            calls
+        });
+        CallHome { stop, worker }
+    }
+
+    /// The requests seen.
+    fn stop(self) -> Vec<String> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.worker.join().expect("listener thread")
+    }
+}

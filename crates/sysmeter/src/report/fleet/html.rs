@@ -41,8 +41,10 @@ pub(super) fn render(doc: &FleetDocument) -> String {
     body.push_str(&metrics(doc));
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n\
          <meta name=\"generator\" content=\"sysmeter {}\">\n<title>{}</title>\n\
          <style>{STYLE}</style>\n</head>\n<body>\n<main>\n{body}</main>\n</body>\n</html>\n",
+        crate::report::html::CSP,
         env!("CARGO_PKG_VERSION"),
         escape(&title)
     )

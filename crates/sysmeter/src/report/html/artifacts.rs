@@ -9,7 +9,10 @@
 //! its search and zoom. No `sandbox` attribute: Chromium then lays the frame out late and
 //! inferno's fluid-width script reads a width of 0 ("negative value -20"), so every label
 //! disappears; tests/html.rs loads two such frames in headless Chromium and fails on any
-//! console error. Pure; no dependencies.
+//! console error. What keeps a hostile SVG from an imported record harmless is the page's
+//! Content-Security-Policy (`report::html::CSP`), which the data: frame inherits: its
+//! scripts run in an opaque origin and can load nothing (tests/html.rs: a flame graph that
+//! fetches and references a loopback listener reaches nothing). Pure; no dependencies.
 
 use crate::model::Artifact;
 
