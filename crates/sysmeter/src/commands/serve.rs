@@ -35,8 +35,10 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         }
     ))?;
     if is_loopback(addr) {
+        // The address family the user chose: [::1] is answered with [::].
+        let any = if addr.is_ipv6() { "[::]" } else { "0.0.0.0" };
         console::errln(format_args!(
-            "serve: bound to loopback only; pass --bind 0.0.0.0:{} to be reachable from other hosts",
+            "serve: bound to loopback only; pass --bind {any}:{} to be reachable from other hosts",
             addr.port()
         ));
     } else if token.is_none() {

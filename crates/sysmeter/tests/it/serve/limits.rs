@@ -186,3 +186,16 @@ fn udp_replies_are_no_larger_than_their_requests_unless_negotiated() {
     let (_tcp, _, cookie) = udp_session(a, "SYSMETER/1 udp size=9000\n", " size=1400 ");
     assert_eq!(reply_size(&sock, cookie, 1400, 10), 1400);
 }
+
+#[test]
+fn the_loopback_hint_keeps_the_address_family() {
+    let v4 = Serve::start_logged(&["--bind", "127.0.0.1:0"]);
+    assert!(log_shows(&v4, "--bind 0.0.0.0:"), "{}", v4.log());
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        println!("skipped: the IPv6 half: no IPv6 loopback on this host");
+        return;
+    }
+    let v6 = Serve::start_logged(&["--bind", "[::1]:0"]);
+    assert!(log_shows(&v6, "--bind [::]:"), "{}", v6.log());
+    assert!(!v6.log().contains("0.0.0.0"), "{}", v6.log());
+}
