@@ -160,7 +160,7 @@ fn metric_cells(m: &MetricComparison, threshold: f64) -> [String; 7] {
 }
 
 fn side_line(label: &str, s: &RunSide) -> String {
-    format!(
+    let line = format!(
         "{label}: {} · {} · {} · {} · profile {} · sysmeter {}",
         s.id,
         s.kind.as_str(),
@@ -168,7 +168,11 @@ fn side_line(label: &str, s: &RunSide) -> String {
         s.hostname,
         s.profile,
         s.tool_version
-    )
+    );
+    match s.incomplete {
+        true => format!("{line} · {}", crate::model::INCOMPLETE),
+        false => line,
+    }
 }
 
 fn unmatched_line(u: &Unmatched) -> String {

@@ -112,6 +112,31 @@ fn a_killed_bench_is_incomplete_names_what_is_missing_and_is_not_latest() {
         "{shown}"
     );
     assert!(shown.contains("mem.bandwidth"), "{shown}");
+    // The HTML report and a comparison say so too.
+    let page = dir.path().join("killed.html");
+    let mut report = sysmeter();
+    report
+        .args(["report", &killed, "--html"])
+        .arg(&page)
+        .arg("--db")
+        .arg(&db);
+    report.assert().success();
+    let html = std::fs::read_to_string(&page).expect("page");
+    assert!(
+        html.contains("incomplete (sysmeter did not finish): missing"),
+        "report --html"
+    );
+    let compared = sysmeter()
+        .args(["compare", &earlier, &killed, "--db"])
+        .arg(&db)
+        .output()
+        .expect("compare");
+    let text = String::from_utf8_lossy(&compared.stdout);
+    let b_line = text.lines().find(|l| l.starts_with("B")).unwrap_or("");
+    assert!(
+        b_line.contains("incomplete (sysmeter did not finish)"),
+        "{text}"
+    );
 }
 
 #[test]

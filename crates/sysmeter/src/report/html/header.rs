@@ -49,6 +49,8 @@ pub struct HeaderView {
     pub headline: String,
     /// `true` when the run was stopped early.
     pub interrupted: bool,
+    /// For a run whose process died: what it is and what is missing.
+    pub incomplete: Option<String>,
     /// The run's facts (kind, times, profile, calibration).
     pub run: Vec<KeyValue>,
     /// Machine description groups.
@@ -83,6 +85,7 @@ pub fn header(run: &RunRecord) -> HeaderView {
         id: run.id.clone(),
         headline: headline.join(" · "),
         interrupted: run.interrupted,
+        incomplete: crate::report::text::incomplete_line(run),
         run: run_rows(run),
         host,
         warnings: h.warnings.clone(),

@@ -31,6 +31,10 @@ pub struct RunSide {
     pub tool_version: String,
     /// Profile (`quick`, `default`, `thorough`).
     pub profile: String,
+    /// Whether the run never ended (its process died): it may lack experiments. Absent
+    /// (false) in the JSON of a complete run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub incomplete: bool,
 }
 
 impl RunSide {
@@ -43,6 +47,7 @@ impl RunSide {
             hostname: run.host.hostname.clone(),
             tool_version: run.tool_version.clone(),
             profile: run.config.profile.clone(),
+            incomplete: run.is_incomplete(),
         }
     }
 }
@@ -272,6 +277,7 @@ fn empty(opts: &CompareOptions, fail_above: Option<f64>) -> RunComparison {
         hostname: String::new(),
         tool_version: String::new(),
         profile: String::new(),
+        incomplete: false,
     };
     RunComparison {
         a: side.clone(),
