@@ -75,12 +75,16 @@ pub enum CallsError {
 }
 
 impl CallsError {
-    /// Whether the user gave something that cannot be traced (exit 2).
+    /// Whether the user gave something that cannot be traced, or must change a setting
+    /// first (exit 2).
     pub fn is_usage(&self) -> bool {
         match self {
             CallsError::Target(t) => t.is_usage(),
-            CallsError::NothingMatches { .. } | CallsError::Elf(_) => true,
-            CallsError::Unavailable { .. } => false,
+            // Missing privileges or tracefs are the user's to fix, as for `locks` and
+            // `profile --off-cpu` (exit 2).
+            CallsError::NothingMatches { .. }
+            | CallsError::Elf(_)
+            | CallsError::Unavailable { .. } => true,
         }
     }
 
