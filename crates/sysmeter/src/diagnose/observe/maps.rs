@@ -57,6 +57,19 @@ pub struct Location {
     pub offset: u64,
 }
 
+/// One mapping of a process's address space (see [`AddressSpaces::visible`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Mapped {
+    /// First address.
+    pub start: u64,
+    /// One past the last address.
+    pub end: u64,
+    /// File offset of `start`.
+    pub pgoff: u64,
+    /// Index of the module's path in [`AddressSpaces::modules`].
+    pub module: u32,
+}
+
 #[derive(Debug, Clone)]
 struct Entry {
     time: u64,
@@ -86,9 +99,16 @@ impl AddressSpaces {
     /// Builds the table from all mapping, exec and fork events (in any order).
     pub fn new(maps: &[MapEvent], execs: &[ExecEvent], forks: &[ForkEvent]) -> AddressSpaces {
         let mut spaces = AddressSpaces::default();
+        spaces.extend(maps, execs, forks);
+        spaces
+    }
+
+    /// Adds more events (in any order): the unwinder keeps one table up to date while the
+    /// rings are drained. Module indexes already handed out stay valid.
+    pub fn extend(&mut self, maps: &[MapEvent], execs: &[ExecEvent], forks: &[ForkEvent]) {
         for m in maps {
-            let module = spaces.intern(&m.path);
-            spaces.entries.entry(m.pid).or_default().push(Entry {
+            let module = self.intern(&m.path);
+            self.entries.entry(m.pid).or_default().push(Entry {
                 time: m.time,
                 start: m.start,
                 end: m.start.saturating_add(m.len),
@@ -96,20 +116,65 @@ impl AddressSpaces {
                 module,
             });
         }
-        for list in spaces.entries.values_mut() {
-            // Stable: records of equal time keep their reading order.
-            list.sort_by_key(|e| e.time);
+        for m in maps {
+            if let Some(list) = self.entries.get_mut(&m.pid) {
+                // Stable: records of equal time keep their reading order.
+                list.sort_by_key(|e| e.time);
+            }
         }
         for e in execs {
-            spaces.execs.entry(e.pid).or_default().push(e.time);
+            self.execs.entry(e.pid).or_default().push(e.time);
         }
-        for list in spaces.execs.values_mut() {
-            list.sort_unstable();
+        for e in execs {
+            if let Some(list) = self.execs.get_mut(&e.pid) {
+                list.sort_unstable();
+            }
         }
         for f in forks {
-            spaces.forks.insert(f.pid, (f.ppid, f.time));
+            self.forks.insert(f.pid, (f.ppid, f.time));
         }
-        spaces
+    }
+
+    /// Whether anything is known of `pid`'s address space (its own mappings, or a parent's).
+    pub fn knows(&self, pid: u32) -> bool {
+        self.entries.contains_key(&pid) || self.forks.contains_key(&pid)
+    }
+
+    /// Every mapping visible in `pid` at `time`, by start address, without overlaps: the
+    /// newest mapping of a range wins, as in [`AddressSpaces::lookup`], and an older one it
+    /// overlaps is left out whole (an unwinder needs disjoint modules; a library mapped over
+    /// part of another is rare enough to lose the rest of the older one).
+    pub fn visible(&self, pid: u32, time: u64) -> Vec<Mapped> {
+        let (mut pid, mut time) = (pid, time);
+        let mut out: Vec<Mapped> = Vec::new();
+        for _ in 0..MAX_FORK_DEPTH {
+            let last_exec = self
+                .execs
+                .get(&pid)
+                .and_then(|l| l[..l.partition_point(|&t| t <= time)].last().copied());
+            if let Some(list) = self.entries.get(&pid) {
+                let visible = &list[..list.partition_point(|e| e.time <= time)];
+                let own = visible.iter().rev();
+                for e in own.take_while(|e| last_exec.is_none_or(|x| e.time >= x)) {
+                    if !out.iter().any(|m| m.start < e.end && e.start < m.end) {
+                        out.push(Mapped {
+                            start: e.start,
+                            end: e.end,
+                            pgoff: e.pgoff,
+                            module: e.module,
+                        });
+                    }
+                }
+            }
+            match self.forks.get(&pid) {
+                Some(&(ppid, fork_time)) if last_exec.is_none() && fork_time <= time => {
+                    (pid, time) = (ppid, fork_time);
+                }
+                _ => break,
+            }
+        }
+        out.sort_by_key(|m| m.start);
+        out
     }
 
     fn intern(&mut self, path: &str) -> u32 {
@@ -291,6 +356,33 @@ mod tests {
             "mapped by the parent after the fork"
         );
         assert_eq!(module(80, 0x1000), Some("/bin/child".into()));
+        let starts = |t| s.visible(2, t).iter().map(|m| m.start).collect::<Vec<_>>();
+        assert_eq!(starts(45), vec![0x1000], "the parent's, as at the fork");
+        assert_eq!(
+            starts(80),
+            vec![0x1000],
+            "only the child's own after its exec"
+        );
+        assert_eq!(
+            s.visible(2, 80)[0].module,
+            s.lookup(2, 80, 0x1000).unwrap().module
+        );
+    }
+
+    #[test]
+    fn extending_keeps_module_indexes_and_newer_mappings_hide_older_ones() {
+        let mut s = AddressSpaces::new(&[map(1, 10, 0x1000, 0x2000, 0, "/bin/a")], &[], &[]);
+        assert!(s.knows(1) && !s.knows(2));
+        s.extend(&[map(1, 20, 0x2000, 0x1000, 0, "/lib/b.so")], &[], &[]);
+        assert_eq!(s.modules(), ["/bin/a".to_string(), "/lib/b.so".to_string()]);
+        let list = s.visible(1, 30);
+        assert_eq!(
+            list.len(),
+            1,
+            "the newer mapping covers part of the older: {list:?}"
+        );
+        assert_eq!((list[0].start, list[0].module), (0x2000, 1));
+        assert_eq!(s.visible(1, 15)[0].module, 0);
     }
 
     #[test]

@@ -1,0 +1,369 @@
+//! The one unwinder of the diagnoses: whole user stacks from a sample's user registers
+//! (`ip`, `sp`, `bp`) and a copy of the top of its user stack, for code built without frame
+//! pointers (distribution binaries, the C library), which the kernel's frame-pointer walk
+//! cuts short.
+//!
+//! Each frame is unwound with the DWARF CFI of the file that holds it (`.eh_frame`, or
+//! `.debug_frame` where that is all there is, see [`tables`]) and with the frame pointer
+//! where no table covers the address (JIT code, hand-written assembly without CFI) — chosen
+//! per frame by framehop, which also caches the rule of every address it met. Tables are
+//! read once per file; a framehop module is built once per mapping, and one framehop
+//! unwinder per distinct address space (the mappings a process had at the sample's time,
+//! from `maps`), so processes that exec, fork or `dlopen` unwind with what they had mapped.
+//!
+//! Unwinding happens while the rings are drained ([`Live`]), so only the addresses are kept,
+//! never the stack copies. Why a walk stopped is kept per sample ([`Stop`]): at the program's
+//! entry, at the end of the copy (a bigger copy would have gone on), in code outside any file
+//! (JIT code), in a file without CFI for that code, or somewhere the tables led astray.
+//! x86-64 only (the register numbers below); elsewhere stacks stay the kernel's walk.
+
+pub mod tables;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
+use framehop::{Error as WalkError, Module, Unwinder as _};
+
+use super::maps::{AddressSpaces, MapEvent, Mapped, parse_proc_maps};
+use super::records::{PERF_CONTEXT_USER, RawData};
+use tables::{Bytes, FileTables};
+
+/// `bp`, `sp`, `ip` in perf's x86-64 register numbering (PERF_REG_X86_BP = 6, SP = 7,
+/// IP = 8): the user registers every stack-copying sample asks for, in this order.
+pub const REGS_MASK: u64 = (1 << 6) | (1 << 7) | (1 << 8);
+
+/// Frames followed at most (deep recursion is cut here, and said so).
+const MAX_FRAMES: usize = 512;
+
+/// A read this far above the stack pointer is still the stack (8 MiB: the default stack
+/// limit); beyond it a failed read is a wrong frame, not a short copy.
+const STACK_REACH: u64 = 8 << 20;
+
+/// The user registers of a sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Regs {
+    /// Instruction pointer.
+    pub ip: u64,
+    /// Stack pointer.
+    pub sp: u64,
+    /// Frame pointer (`rbp`), whatever the code keeps there.
+    pub bp: u64,
+}
+
+impl Regs {
+    /// The registers of a sample taken with [`REGS_MASK`] (values in `bp`, `sp`, `ip`
+    /// order); `None` when the kernel recorded none (a kernel thread).
+    pub fn from_sample(values: &[u64]) -> Option<Regs> {
+        match values {
+            [bp, sp, ip, ..] => Some(Regs {
+                ip: *ip,
+                sp: *sp,
+                bp: *bp,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// One sample's user registers and stack copy.
+#[derive(Debug, Clone, Copy)]
+pub struct StackCopy<'a> {
+    /// Process id.
+    pub pid: u32,
+    /// Kernel time, ns.
+    pub time: u64,
+    /// The user registers.
+    pub regs: Regs,
+    /// The stack from `regs.sp` up.
+    pub stack: &'a [u8],
+}
+
+/// Why a walk stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stop {
+    /// The tables (or a zero frame pointer) say the last frame is the outermost one.
+    End,
+    /// The next frame lies beyond the copied stack: a bigger copy would have gone on.
+    CopyEnded,
+    /// At code outside any mapped file (JIT code, anonymous memory), whose frame pointer
+    /// led nowhere.
+    Anonymous,
+    /// At code of a file with no CFI for it, whose frame pointer led nowhere.
+    NoCfi,
+    /// The tables led to an address that is not a frame of this stack.
+    Lost,
+    /// [`MAX_FRAMES`] frames deep.
+    Deep,
+}
+
+/// How the walks of a session ended, in samples, and what they cost this process.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stops {
+    /// Walks that reached the outermost frame.
+    pub end: u64,
+    /// Walks cut by the end of the stack copy.
+    pub copy_ended: u64,
+    /// Walks stopped in JIT code or anonymous memory.
+    pub anonymous: u64,
+    /// Walks stopped in code without CFI.
+    pub no_cfi: u64,
+    /// Walks the tables led astray, or cut at [`MAX_FRAMES`].
+    pub lost: u64,
+    /// Time spent unwinding, ns (this process's, not the target's).
+    pub unwind_ns: u64,
+    /// Bytes of stack copied per sample (asked of the kernel).
+    pub copy_bytes: u32,
+}
+
+impl Stops {
+    fn add(&mut self, stop: Stop) {
+        let n = match stop {
+            Stop::End => &mut self.end,
+            Stop::CopyEnded => &mut self.copy_ended,
+            Stop::Anonymous => &mut self.anonymous,
+            Stop::NoCfi => &mut self.no_cfi,
+            Stop::Lost | Stop::Deep => &mut self.lost,
+        };
+        *n += 1;
+    }
+
+    /// Walks in all.
+    pub fn total(&self) -> u64 {
+        self.end + self.copy_ended + self.anonymous + self.no_cfi + self.lost
+    }
+
+    /// Mean time one walk took, ns.
+    pub fn ns_per_walk(&self) -> Option<f64> {
+        let n = self.total();
+        (n > 0).then(|| self.unwind_ns as f64 / n as f64)
+    }
+}
+
+/// A walk: the sampled instruction, then return addresses; and why it stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unwound {
+    /// Addresses, leaf first.
+    pub frames: Vec<u64>,
+    /// Why the walk ended.
+    pub stop: Stop,
+}
+
+/// The tables of the files of one growing [`AddressSpaces`], the framehop modules of their
+/// mappings and the framehop unwinder of each address space seen.
+pub struct Unwinder {
+    files: HashMap<u32, Option<Arc<FileTables>>>,
+    modules: HashMap<Mapped, Option<Module<Bytes>>>,
+    walkers: HashMap<Vec<Mapped>, UnwinderX86_64<Bytes>>,
+    cache: Box<CacheX86_64>,
+}
+
+impl Default for Unwinder {
+    fn default() -> Self {
+        Unwinder {
+            files: HashMap::new(),
+            modules: HashMap::new(),
+            walkers: HashMap::new(),
+            cache: Box::new(CacheX86_64::new()),
+        }
+    }
+}
+
+/// The stack word at `addr` of a copy starting at `sp`.
+fn read_word(stack: &[u8], sp: u64, addr: u64) -> Result<u64, ()> {
+    let at = usize::try_from(addr.checked_sub(sp).ok_or(())?).map_err(drop)?;
+    let bytes = stack.get(at..at.checked_add(8).ok_or(())?).ok_or(())?;
+    Ok(u64::from_le_bytes(bytes.try_into().map_err(drop)?))
+}
+
+impl Unwinder {
+    /// The tables of module `module` of `spaces` (read on first use).
+    fn file(&mut self, spaces: &AddressSpaces, module: u32) -> Option<Arc<FileTables>> {
+        self.files
+            .entry(module)
+            .or_insert_with(|| {
+                let path = spaces.modules().get(module as usize)?;
+                let readable = path.starts_with('/') && !path.ends_with(" (deleted)");
+                readable
+                    .then(|| FileTables::read(path))
+                    .flatten()
+                    .map(Arc::new)
+            })
+            .clone()
+    }
+
+    /// The framehop unwinder of the address space `visible`, built on first use.
+    fn walker(&mut self, spaces: &AddressSpaces, visible: Vec<Mapped>) -> &UnwinderX86_64<Bytes> {
+        if !self.walkers.contains_key(&visible) {
+            let mut walker = UnwinderX86_64::new();
+            for m in &visible {
+                if !self.modules.contains_key(m) {
+                    let name = spaces.modules().get(m.module as usize).cloned();
+                    let tables = self.file(spaces, m.module);
+                    let module = tables.zip(name).and_then(|(t, n)| t.module(&n, m));
+                    self.modules.insert(*m, module);
+                }
+                if let Some(Some(module)) = self.modules.get(m) {
+                    walker.add_module(module.clone());
+                }
+            }
+            self.walkers.insert(visible.clone(), walker);
+        }
+        &self.walkers[&visible]
+    }
+
+    /// Unwinds one stack copy of a process whose mappings `spaces` holds.
+    pub fn unwind(&mut self, spaces: &AddressSpaces, copy: &StackCopy<'_>) -> Unwound {
+        let visible = spaces.visible(copy.pid, copy.time);
+        let Regs { ip, sp, bp } = copy.regs;
+        let mut cache = std::mem::take(&mut self.cache);
+        let walker = self.walker(spaces, visible.clone());
+        let mut read = |addr: u64| read_word(copy.stack, sp, addr);
+        let mut walk = walker.iter_frames(
+            ip,
+            UnwindRegsX86_64::new(ip, sp, bp),
+            &mut *cache,
+            &mut read,
+        );
+        let mut frames = Vec::new();
+        let failed = loop {
+            if frames.len() >= MAX_FRAMES {
+                break Some(None);
+            }
+            match walk.next() {
+                Ok(Some(f)) => frames.push(f.address()),
+                Ok(None) => break None,
+                Err(e) => break Some(Some(e)),
+            }
+        };
+        drop(walk);
+        self.cache = cache;
+        let stop = match failed {
+            None => Stop::End,
+            Some(None) => Stop::Deep,
+            Some(Some(WalkError::CouldNotReadStack(at)))
+                if at >= sp.saturating_add(copy.stack.len() as u64)
+                    && at < sp.saturating_add(STACK_REACH) =>
+            {
+                Stop::CopyEnded
+            }
+            Some(Some(_)) => self.stopped_at(spaces, &visible, &frames),
+        };
+        Unwound { frames, stop }
+    }
+
+    /// Why a walk that failed stopped where it did: the code of its last frame.
+    fn stopped_at(&mut self, spaces: &AddressSpaces, visible: &[Mapped], frames: &[u64]) -> Stop {
+        let Some(&last) = frames.last() else {
+            return Stop::Lost;
+        };
+        // A return address points after its call: look inside the call.
+        let addr = if frames.len() > 1 { last - 1 } else { last };
+        let Some(m) = visible.iter().find(|m| m.start <= addr && addr < m.end) else {
+            return Stop::Anonymous;
+        };
+        let offset = addr - m.start + m.pgoff;
+        match self.file(spaces, m.module) {
+            None => Stop::Anonymous,
+            Some(t) if t.function_at(offset).is_none() => Stop::NoCfi,
+            Some(_) => Stop::Lost,
+        }
+    }
+}
+
+/// An unwinder kept up to date with the side-band records of a session while its rings are
+/// drained: every stack copy is unwound against the mappings known when it is read.
+pub struct Live {
+    spaces: AddressSpaces,
+    /// Processes whose `/proc/PID/maps` was read because no record had named their mappings.
+    read_procs: HashSet<u32>,
+    /// Mapping, exec and fork records of the side band already added to `spaces`.
+    seen: (usize, usize, usize),
+    unwinder: Unwinder,
+    /// How the walks ended so far.
+    pub stops: Stops,
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live").field("stops", &self.stops).finish()
+    }
+}
+
+impl Live {
+    /// An unwinder knowing `maps_at_start` (an attached process's mappings) that copies
+    /// `copy_bytes` of stack per sample.
+    pub fn new(maps_at_start: &[MapEvent], copy_bytes: u32) -> Live {
+        Live {
+            spaces: AddressSpaces::new(maps_at_start, &[], &[]),
+            read_procs: HashSet::new(),
+            seen: (0, 0, 0),
+            unwinder: Unwinder::default(),
+            stops: Stops {
+                copy_bytes,
+                ..Stops::default()
+            },
+        }
+    }
+
+    /// Adds the side-band records of `side` not seen yet.
+    pub fn catch_up(&mut self, side: &RawData) {
+        let (m, e, f) = self.seen;
+        let (maps, execs, forks) = (&side.maps, &side.execs, &side.forks);
+        if (maps.len(), execs.len(), forks.len()) != (m, e, f) {
+            let (maps, execs, forks) = (
+                maps.get(m..).unwrap_or_default(),
+                execs.get(e..).unwrap_or_default(),
+                forks.get(f..).unwrap_or_default(),
+            );
+            self.spaces.extend(maps, execs, forks);
+            self.seen = (side.maps.len(), side.execs.len(), side.forks.len());
+        }
+    }
+
+    /// Whether the address space of `pid` is known (its stacks can be unwound).
+    pub fn knows(&self, pid: u32) -> bool {
+        self.spaces.knows(pid)
+    }
+
+    /// Reads the mappings of `pid` from `/proc` once when no record named them: a process
+    /// attached to mapped its files before the events existed. (For a launched command they
+    /// are older than its `execve`, so they never hide what the records say.)
+    fn know(&mut self, pid: u32) {
+        if self.spaces.knows(pid) || !self.read_procs.insert(pid) {
+            return;
+        }
+        if let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/maps")) {
+            self.spaces.extend(&parse_proc_maps(pid, &text), &[], &[]);
+        }
+    }
+
+    /// Unwinds `copy` and counts how it stopped.
+    pub fn unwind(&mut self, copy: &StackCopy<'_>) -> Unwound {
+        let started = Instant::now();
+        self.know(copy.pid);
+        let unwound = self.unwinder.unwind(&self.spaces, copy);
+        self.stops.add(unwound.stop);
+        let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.stops.unwind_ns = self.stops.unwind_ns.saturating_add(ns);
+        unwound
+    }
+
+    /// `chain` (a kernel call chain with context markers) with its user part replaced by
+    /// the unwound stack of `copy`; `chain` as it is when nothing could be unwound.
+    pub fn chain(&mut self, chain: &[u64], copy: &StackCopy<'_>) -> Vec<u64> {
+        let unwound = self.unwind(copy);
+        if unwound.frames.is_empty() {
+            return chain.to_vec();
+        }
+        let kernel = chain.iter().position(|&e| e == PERF_CONTEXT_USER);
+        let mut out = chain[..kernel.unwrap_or(chain.len())].to_vec();
+        out.push(PERF_CONTEXT_USER);
+        out.extend(unwound.frames);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;
