@@ -41,3 +41,4 @@ mod scale_group;
 mod serve;
 mod trace;
 mod trace_attach;
+mod unwind;

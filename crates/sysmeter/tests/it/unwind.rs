@@ -1,0 +1,277 @@
+//! Integration tests of the unwinder (`observe::unwind`) through the three diagnoses that
+//! take stacks, on code without frame pointers:
+//! - a C fixture (tests/fixtures/programs/unwind_tree.c) built with `-O2
+//!   -fomit-frame-pointer`, with the known call tree main → tree_loop → tree_a → tree_b →
+//!   leaf: every stack through the fixture's functions reaches `main` (or, in the mutex
+//!   variant's threads, the thread's start) in `profile` (spin), `profile --off-cpu`
+//!   (block: nanosleep) and `locks` (mutex);
+//! - Debian's `/usr/bin/xz` (stripped, no frame pointers): `profile` on ~5 MB of generated
+//!   text has at most 10% truncated stacks, `lzma_code` on ≥ 80% of the stacks and
+//!   liblzma's hot functions as separate rows (`liblzma.so.5…+0xADDR`); `locks` with two
+//!   threads names a call site outside the C library.
+//!
+//! The checks are on stacks, not times, so they hold on a loaded machine; CPU-bound runs
+//! hold [`exclusive`] like the other profile tests.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::needs::{off_cpu, perf, tracepoints};
+use crate::support::skip::{Cap, Missing};
+use crate::support::{compile_fixture, exclusive, need, result, sysmeter};
+
+/// The fixture built without frame pointers (the flags after the helper's own win).
+fn tree(dir: &Path) -> Result<PathBuf, Missing> {
+    compile_fixture(
+        "unwind_tree",
+        dir,
+        &["-O2", "-fomit-frame-pointer", "-pthread"],
+    )
+}
+
+/// Folded stacks (`a;b;c N`) as (frames outermost first, weight).
+fn folded(text: &str) -> Vec<(Vec<String>, u64)> {
+    text.lines()
+        .filter_map(|l| {
+            let (stack, n) = l.rsplit_once(' ')?;
+            let frames = stack.split(';').map(str::to_string).collect();
+            Some((frames, n.parse().ok()?))
+        })
+        .collect()
+}
+
+fn has(frames: &[String], name: &str) -> bool {
+    frames.iter().any(|f| f == name)
+}
+
+/// Whether `frames` hold `names` in this order (outermost first), others between allowed.
+fn in_order(frames: &[String], names: &[&str]) -> bool {
+    let mut it = frames.iter();
+    names.iter().all(|n| it.any(|f| f == n))
+}
+
+/// Runs `sysmeter ARGS… --folded FILE` and returns the folded stacks.
+fn profile_folded(dir: &Path, args: &[&str]) -> Vec<(Vec<String>, u64)> {
+    let path = dir.join("folded.txt");
+    sysmeter()
+        .args(["profile", "--no-store", "--folded"])
+        .arg(&path)
+        .args(args)
+        .assert()
+        .success();
+    folded(&std::fs::read_to_string(&path).expect("folded stacks written"))
+}
+
+/// Every stack through the fixture's `tree_b` goes up through `tree_a` and `tree_loop`
+/// to `main`, and such stacks hold at least `min_share` of the weight.
+fn check_reaches_main(stacks: &[(Vec<String>, u64)], leaf: &str, min_share: f64) {
+    let total: u64 = stacks.iter().map(|s| s.1).sum();
+    let mut through = 0;
+    for (frames, n) in stacks.iter().filter(|(f, _)| has(f, "tree_b")) {
+        assert!(
+            in_order(frames, &["main", "tree_loop", "tree_a", "tree_b", leaf]),
+            "a stack through tree_b does not reach main: {frames:?}"
+        );
+        through += n;
+    }
+    assert!(
+        through as f64 >= min_share * total as f64,
+        "{through} of {total} through tree_b → {leaf}: {stacks:?}"
+    );
+}
+
+#[test]
+fn cpu_samples_of_frameless_code_reach_main() {
+    let _alone = exclusive();
+    need!(perf());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = need!(tree(dir.path()));
+    let prog = prog.to_string_lossy().to_string();
+    let stacks = profile_folded(dir.path(), &["--", &prog, "spin", "600"]);
+    check_reaches_main(&stacks, "tree_spin", 0.8);
+}
+
+#[test]
+fn blocked_stacks_of_frameless_code_reach_main() {
+    need!(off_cpu());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = need!(tree(dir.path()));
+    let prog = prog.to_string_lossy().to_string();
+    let stacks = profile_folded(dir.path(), &["--off-cpu", "--", &prog, "block", "400"]);
+    check_reaches_main(&stacks, "tree_block", 0.8);
+    // The libc wrapper between the fixture and the kernel is kept too.
+    assert!(
+        stacks
+            .iter()
+            .any(|(f, _)| in_order(f, &["tree_block", "nanosleep"])),
+        "{stacks:?}"
+    );
+}
+
+/// The `wait stacks` artifact of a `locks` run of `args`.
+fn wait_stacks(dir: &Path, args: &[&str]) -> (Value, Vec<(Vec<String>, u64)>) {
+    let out = dir.join("locks.json");
+    sysmeter()
+        .args(["locks", "--no-store", "--format", "json", "--out"])
+        .arg(&out)
+        .arg("--")
+        .args(args)
+        .assert()
+        .success();
+    let run: Value = serde_json::from_slice(&std::fs::read(&out).expect("report")).expect("JSON");
+    let artifacts = result(&run, "locks")["artifacts"].clone();
+    let text = artifacts
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["name"] == "wait stacks"))
+        .and_then(|x| x["content"].as_str())
+        .unwrap_or_else(|| panic!("no wait stacks: {artifacts}"))
+        .to_string();
+    (run, folded(&text))
+}
+
+#[test]
+fn lock_waits_of_frameless_code_reach_main_or_the_thread_start() {
+    need!(tracepoints());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = need!(tree(dir.path()));
+    let prog = prog.to_string_lossy().to_string();
+    let (_, stacks) = wait_stacks(dir.path(), &[&prog, "mutex", "400"]);
+    let locked: Vec<_> = stacks
+        .iter()
+        .filter(|(f, _)| has(f, "pthread_mutex_lock"))
+        .collect();
+    assert!(!locked.is_empty(), "no mutex wait: {stacks:?}");
+    for (frames, _) in &locked {
+        let path = [
+            "tree_loop",
+            "tree_a",
+            "tree_b",
+            "tree_lock",
+            "pthread_mutex_lock",
+        ];
+        let from_main = in_order(frames, &[&["main"][..], &path].concat());
+        let from_thread = in_order(
+            frames,
+            &[&["start_thread", "tree_worker"][..], &path].concat(),
+        );
+        assert!(from_main || from_thread, "cut stack: {frames:?}");
+    }
+    assert!(
+        locked.iter().any(|(f, _)| has(f, "main")),
+        "main never waited: {stacks:?}"
+    );
+}
+
+/// Debian's xz, or why the test cannot run.
+fn xz() -> Result<&'static str, Missing> {
+    let path = "/usr/bin/xz";
+    match Path::new(path).exists() {
+        true => Ok(path),
+        false => Err(Missing::new(
+            Cap::Xz,
+            "no /usr/bin/xz (apt-get install xz-utils)",
+        )),
+    }
+}
+
+/// ~5 MB of text made of a few thousand made-up words (compresses like prose).
+fn text_file(dir: &Path) -> PathBuf {
+    let mut rng = fastrand::Rng::with_seed(32);
+    let words: Vec<String> = (0..5000)
+        .map(|_| {
+            let len = rng.usize(2..10);
+            (0..len).map(|_| rng.lowercase()).collect()
+        })
+        .collect();
+    let mut text = String::with_capacity(5 << 20);
+    while text.len() < 5 << 20 {
+        for _ in 0..12 {
+            text.push_str(&words[rng.usize(..words.len())]);
+            text.push(' ');
+        }
+        text.push('\n');
+    }
+    let path = dir.join("text.txt");
+    std::fs::write(&path, text).expect("text written");
+    path
+}
+
+/// The value of finding `key` of result `id`.
+fn finding_value(run: &Value, id: &str, key: &str) -> f64 {
+    let findings = result(run, id)["findings"].clone();
+    findings
+        .as_array()
+        .and_then(|f| f.iter().find(|x| x["key"] == key))
+        .and_then(|x| x["value"].as_f64())
+        .unwrap_or_else(|| panic!("no {key} value: {findings}"))
+}
+
+#[test]
+fn xz_stacks_are_whole_and_its_stripped_functions_separate() {
+    let _alone = exclusive();
+    need!(perf());
+    let xz = need!(xz());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = text_file(dir.path()).to_string_lossy().to_string();
+    let out = dir.path().join("run.json").to_string_lossy().to_string();
+    let args = [
+        "--format", "json", "--out", &out, "--", xz, "-T1", "-k", "-f", "-3",
+    ];
+    let stacks = profile_folded(dir.path(), &[&args[..], &[&text]].concat());
+    let run: Value = serde_json::from_slice(&std::fs::read(&out).expect("report")).expect("JSON");
+    let truncated = finding_value(&run, "profile", "truncated_stacks");
+    assert!(truncated <= 0.10, "{:.1}% truncated", 100.0 * truncated);
+    let total: u64 = stacks.iter().map(|s| s.1).sum();
+    let coding: u64 = stacks
+        .iter()
+        .filter(|(f, _)| has(f, "lzma_code"))
+        .map(|s| s.1)
+        .sum();
+    assert!(
+        coding as f64 >= 0.8 * total as f64,
+        "lzma_code on {coding} of {total} stacks"
+    );
+    // The stripped library's hot code is split per function: several leaves of ≥ 1% each.
+    let mut leaves: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    for (frames, n) in &stacks {
+        let user_leaf = frames.iter().rev().find(|f| !f.ends_with("_[k]"));
+        if let Some(leaf) = user_leaf.filter(|f| f.starts_with("liblzma.so.5") && f.contains("+0x"))
+        {
+            *leaves.entry(leaf).or_default() += n;
+        }
+    }
+    let rows = leaves.values().filter(|&&n| n * 100 >= total).count();
+    assert!(
+        rows >= 2,
+        "liblzma's functions are not told apart: {leaves:?}"
+    );
+}
+
+#[test]
+fn xz_waits_are_named_outside_the_c_library() {
+    need!(tracepoints());
+    let xz = need!(xz());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = text_file(dir.path()).to_string_lossy().to_string();
+    let (run, stacks) = wait_stacks(dir.path(), &[xz, "-T2", "-k", "-f", "-3", &text]);
+    let metrics = result(&run, "locks")["metrics"].clone();
+    let sites: Vec<&str> = metrics
+        .as_array()
+        .map(|m| m.iter().filter_map(|x| x["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(!sites.is_empty(), "xz -T2 never waited: {stacks:?}");
+    // Row names end in the call site: `wait 1 condvar: liblzma.so.5.4.1+0xc300`.
+    let outside = sites
+        .iter()
+        .filter_map(|s| s.split_once(": "))
+        .any(|(_, site)| {
+            !site.starts_with('[') && !site.contains("futex") && !site.starts_with("__")
+        });
+    assert!(outside, "every call site is in the C library: {sites:?}");
+    // And the whole stack is there: the waits of the main thread go up to lzma_code.
+    assert!(
+        stacks.iter().any(|(f, _)| has(f, "lzma_code")),
+        "{stacks:?}"
+    );
+}
