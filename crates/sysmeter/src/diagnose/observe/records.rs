@@ -228,6 +228,31 @@ fn trailer_time(bytes: &[u8]) -> u64 {
         .unwrap_or(0)
 }
 
+/// A sample: waiting for its unwinding when it carries a stack copy, else kept as it is.
+fn sample(s: &perf_event::data::Sample<'_>, raw: &mut RawData) {
+    let (pid, tid, time) = (
+        s.pid().unwrap_or(0),
+        s.tid().unwrap_or(0),
+        s.time().unwrap_or(0),
+    );
+    let ip = s.ip().unwrap_or(0);
+    let chain = s
+        .callchain()
+        .filter(|c| !c.is_empty())
+        .unwrap_or(std::slice::from_ref(&ip));
+    match user_copy(s) {
+        Some((regs, stack)) => raw.pending.push(Pending {
+            pid,
+            tid,
+            time,
+            chain: chain.to_vec(),
+            regs,
+            stack: stack.to_vec(),
+        }),
+        None => raw.push_sample(pid, tid, time, chain),
+    }
+}
+
 pub(crate) fn handle(rec: &perf_event::Record<'_>, raw: &mut RawData) {
     let ty = rec.ty();
     if !matches!(
@@ -247,25 +272,7 @@ pub(crate) fn handle(rec: &perf_event::Record<'_>, raw: &mut RawData) {
         return;
     };
     match parsed {
-        Record::Sample(s) => {
-            let (pid, tid, time) = (s.pid().unwrap_or(0), s.tid().unwrap_or(0), s.time());
-            let ip = s.ip().unwrap_or(0);
-            let chain = s
-                .callchain()
-                .filter(|c| !c.is_empty())
-                .unwrap_or(std::slice::from_ref(&ip));
-            match user_copy(&s) {
-                Some((regs, stack)) => raw.pending.push(Pending {
-                    pid,
-                    tid,
-                    time: time.unwrap_or(0),
-                    chain: chain.to_vec(),
-                    regs,
-                    stack: stack.to_vec(),
-                }),
-                None => raw.push_sample(pid, tid, time.unwrap_or(0), chain),
-            }
-        }
+        Record::Sample(s) => sample(&s, raw),
         Record::Mmap2(m) => raw.maps.push(MapEvent {
             pid: m.pid,
             time: trailer_time(&rec.to_contiguous()),

@@ -162,53 +162,10 @@ fn truncation(stacks: &Stacks, t: &Truncation, stops: &Stops) -> Finding {
             pct(t.truncated, t.user_samples),
             t.depth_one,
             top.join(", "),
-            why_stopped(stops)
+            stops.explain()
         ),
         Some(t.truncated as f64 / t.user_samples.max(1) as f64),
     )
-}
-
-/// What stopped the walks that did not reach the outermost frame.
-fn why_stopped(stops: &Stops) -> String {
-    if stops.total() == 0 {
-        return "No stack was copied, so only frame pointers were followed: code below those \
-                frames has none; rebuild with -fno-omit-frame-pointer (C/C++) or -C \
-                force-frame-pointers=yes (Rust)."
-            .into();
-    }
-    let copy = units::bytes(f64::from(stops.copy_bytes));
-    let parts: Vec<String> = [
-        (
-            stops.copy_ended,
-            format!("the stack copy ended (it needed more than {copy})"),
-        ),
-        (
-            stops.anonymous,
-            "JIT code or anonymous memory (no file, no unwind table)".into(),
-        ),
-        (
-            stops.no_cfi,
-            "code without CFI whose frame pointer led nowhere".into(),
-        ),
-        (
-            stops.lost,
-            "a frame the unwind tables could not follow".into(),
-        ),
-    ]
-    .into_iter()
-    .filter(|(n, _)| *n > 0)
-    .map(|(n, why)| format!("{} at {why}", samples(n)))
-    .collect();
-    match parts.is_empty() {
-        true => "Every walk reached what the unwind tables call the outermost frame, which is \
-                 not a known entry point."
-            .into(),
-        false => format!(
-            "The stacks were unwound with DWARF CFI ({copy} copied per sample); walks stopped \
-             early: {}.",
-            parts.join(", ")
-        ),
-    }
 }
 
 fn kernel(rec: &Recording, a: &Analysis, total: u64) -> Finding {

@@ -17,6 +17,7 @@
 //! (JIT code), in a file without CFI for that code, or somewhere the tables led astray.
 //! x86-64 only (the register numbers below); elsewhere stacks stay the kernel's walk.
 
+pub mod stops;
 pub mod tables;
 
 use std::collections::{HashMap, HashSet};
@@ -28,6 +29,7 @@ use framehop::{Error as WalkError, Module, Unwinder as _};
 
 use super::maps::{AddressSpaces, MapEvent, Mapped, parse_proc_maps};
 use super::records::{PERF_CONTEXT_USER, RawData};
+pub use stops::{Stop, Stops};
 use tables::{Bytes, FileTables};
 
 /// `bp`, `sp`, `ip` in perf's x86-64 register numbering (PERF_REG_X86_BP = 6, SP = 7,
@@ -35,7 +37,7 @@ use tables::{Bytes, FileTables};
 pub const REGS_MASK: u64 = (1 << 6) | (1 << 7) | (1 << 8);
 
 /// Frames followed at most (deep recursion is cut here, and said so).
-const MAX_FRAMES: usize = 512;
+pub const MAX_FRAMES: usize = 512;
 
 /// A read this far above the stack pointer is still the stack (8 MiB: the default stack
 /// limit); beyond it a failed read is a wrong frame, not a short copy.
@@ -80,67 +82,6 @@ pub struct StackCopy<'a> {
     pub stack: &'a [u8],
 }
 
-/// Why a walk stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Stop {
-    /// The tables (or a zero frame pointer) say the last frame is the outermost one.
-    End,
-    /// The next frame lies beyond the copied stack: a bigger copy would have gone on.
-    CopyEnded,
-    /// At code outside any mapped file (JIT code, anonymous memory), whose frame pointer
-    /// led nowhere.
-    Anonymous,
-    /// At code of a file with no CFI for it, whose frame pointer led nowhere.
-    NoCfi,
-    /// The tables led to an address that is not a frame of this stack.
-    Lost,
-    /// [`MAX_FRAMES`] frames deep.
-    Deep,
-}
-
-/// How the walks of a session ended, in samples, and what they cost this process.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stops {
-    /// Walks that reached the outermost frame.
-    pub end: u64,
-    /// Walks cut by the end of the stack copy.
-    pub copy_ended: u64,
-    /// Walks stopped in JIT code or anonymous memory.
-    pub anonymous: u64,
-    /// Walks stopped in code without CFI.
-    pub no_cfi: u64,
-    /// Walks the tables led astray, or cut at [`MAX_FRAMES`].
-    pub lost: u64,
-    /// Time spent unwinding, ns (this process's, not the target's).
-    pub unwind_ns: u64,
-    /// Bytes of stack copied per sample (asked of the kernel).
-    pub copy_bytes: u32,
-}
-
-impl Stops {
-    fn add(&mut self, stop: Stop) {
-        let n = match stop {
-            Stop::End => &mut self.end,
-            Stop::CopyEnded => &mut self.copy_ended,
-            Stop::Anonymous => &mut self.anonymous,
-            Stop::NoCfi => &mut self.no_cfi,
-            Stop::Lost | Stop::Deep => &mut self.lost,
-        };
-        *n += 1;
-    }
-
-    /// Walks in all.
-    pub fn total(&self) -> u64 {
-        self.end + self.copy_ended + self.anonymous + self.no_cfi + self.lost
-    }
-
-    /// Mean time one walk took, ns.
-    pub fn ns_per_walk(&self) -> Option<f64> {
-        let n = self.total();
-        (n > 0).then(|| self.unwind_ns as f64 / n as f64)
-    }
-}
-
 /// A walk: the sampled instruction, then return addresses; and why it stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unwound {
@@ -177,6 +118,33 @@ fn read_word(stack: &[u8], sp: u64, addr: u64) -> Result<u64, ()> {
     Ok(u64::from_le_bytes(bytes.try_into().map_err(drop)?))
 }
 
+/// How a walk failed: `None` it reached the outermost frame, `Some(None)` it was cut at
+/// [`MAX_FRAMES`], `Some(Some(e))` framehop could not go on.
+type Failure = Option<Option<WalkError>>;
+
+/// Walks `copy` with `walker`: the frames, leaf first, and how the walk ended.
+fn walk(
+    walker: &UnwinderX86_64<Bytes>,
+    cache: &mut CacheX86_64,
+    copy: &StackCopy<'_>,
+) -> (Vec<u64>, Failure) {
+    let Regs { ip, sp, bp } = copy.regs;
+    let mut read = |addr: u64| read_word(copy.stack, sp, addr);
+    let regs = UnwindRegsX86_64::new(ip, sp, bp);
+    let mut frames = Vec::new();
+    let mut walk = walker.iter_frames(ip, regs, cache, &mut read);
+    loop {
+        if frames.len() >= MAX_FRAMES {
+            return (frames, Some(None));
+        }
+        match walk.next() {
+            Ok(Some(f)) => frames.push(f.address()),
+            Ok(None) => return (frames, None),
+            Err(e) => return (frames, Some(Some(e))),
+        }
+    }
+}
+
 impl Unwinder {
     /// The tables of module `module` of `spaces` (read on first use).
     fn file(&mut self, spaces: &AddressSpaces, module: u32) -> Option<Arc<FileTables>> {
@@ -193,52 +161,35 @@ impl Unwinder {
             .clone()
     }
 
-    /// The framehop unwinder of the address space `visible`, built on first use.
-    fn walker(&mut self, spaces: &AddressSpaces, visible: Vec<Mapped>) -> &UnwinderX86_64<Bytes> {
-        if !self.walkers.contains_key(&visible) {
-            let mut walker = UnwinderX86_64::new();
-            for m in &visible {
-                if !self.modules.contains_key(m) {
-                    let name = spaces.modules().get(m.module as usize).cloned();
-                    let tables = self.file(spaces, m.module);
-                    let module = tables.zip(name).and_then(|(t, n)| t.module(&n, m));
-                    self.modules.insert(*m, module);
-                }
-                if let Some(Some(module)) = self.modules.get(m) {
-                    walker.add_module(module.clone());
-                }
-            }
-            self.walkers.insert(visible.clone(), walker);
+    /// Builds the framehop unwinder of the address space `visible` unless it exists.
+    fn prepare(&mut self, spaces: &AddressSpaces, visible: &[Mapped]) {
+        if self.walkers.contains_key(visible) {
+            return;
         }
-        &self.walkers[&visible]
+        let mut walker = UnwinderX86_64::new();
+        for m in visible {
+            if !self.modules.contains_key(m) {
+                let name = spaces.modules().get(m.module as usize).cloned();
+                let tables = self.file(spaces, m.module);
+                let module = tables.zip(name).and_then(|(t, n)| t.module(&n, m));
+                self.modules.insert(*m, module);
+            }
+            if let Some(Some(module)) = self.modules.get(m) {
+                walker.add_module(module.clone());
+            }
+        }
+        self.walkers.insert(visible.to_vec(), walker);
     }
 
     /// Unwinds one stack copy of a process whose mappings `spaces` holds.
     pub fn unwind(&mut self, spaces: &AddressSpaces, copy: &StackCopy<'_>) -> Unwound {
         let visible = spaces.visible(copy.pid, copy.time);
-        let Regs { ip, sp, bp } = copy.regs;
-        let mut cache = std::mem::take(&mut self.cache);
-        let walker = self.walker(spaces, visible.clone());
-        let mut read = |addr: u64| read_word(copy.stack, sp, addr);
-        let mut walk = walker.iter_frames(
-            ip,
-            UnwindRegsX86_64::new(ip, sp, bp),
-            &mut *cache,
-            &mut read,
-        );
-        let mut frames = Vec::new();
-        let failed = loop {
-            if frames.len() >= MAX_FRAMES {
-                break Some(None);
-            }
-            match walk.next() {
-                Ok(Some(f)) => frames.push(f.address()),
-                Ok(None) => break None,
-                Err(e) => break Some(Some(e)),
-            }
+        let sp = copy.regs.sp;
+        self.prepare(spaces, &visible);
+        let (frames, failed) = match self.walkers.get(&visible) {
+            Some(walker) => walk(walker, &mut self.cache, copy),
+            None => (Vec::new(), None),
         };
-        drop(walk);
-        self.cache = cache;
         let stop = match failed {
             None => Stop::End,
             Some(None) => Stop::Deep,

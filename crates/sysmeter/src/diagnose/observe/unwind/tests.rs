@@ -52,7 +52,6 @@ fn without_tables_frame_pointers_are_followed_to_a_zero_frame_pointer() {
 
 #[test]
 fn a_frame_beyond_the_copy_says_the_copy_ended() {
-    let spaces = AddressSpaces::default();
     // The outer frame's saved bp points above the 48 copied bytes, still on the stack.
     let stack = fp_stack(0x2000);
     let copy = StackCopy {
