@@ -271,13 +271,26 @@ fn overhead(rec: &Recording, cal: &Calibration) -> Finding {
             )
         })
         .unwrap_or_default();
+    let stops = &rec.raw.stops;
+    let unwinding = stops
+        .ns_per_walk()
+        .map(|ns| {
+            format!(
+                ", {:.1} µs of it per stack unwound ({} copied per sample, at most {} of it \
+                 read by one walk)",
+                ns / 1000.0,
+                units::bytes(f64::from(stops.copy_bytes)),
+                units::bytes(stops.deepest as f64)
+            )
+        })
+        .unwrap_or_default();
     Finding::new(
         "overhead",
         format!(
             "Overhead: one sample cost the target {:.2} µs (measured at {} Hz before the run), \
              so about {share:.2}% of its CPU time at {} Hz (an estimate: at low rates a sample \
              can cost up to twice as much; scripts/profile-overhead.sh measures the slowdown \
-             side by side){reader}.",
+             side by side){reader}{unwinding}.",
             cal.per_sample_ns / 1000.0,
             cal.frequency,
             rec.frequency

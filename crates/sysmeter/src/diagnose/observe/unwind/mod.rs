@@ -89,6 +89,8 @@ pub struct Unwound {
     pub frames: Vec<u64>,
     /// Why the walk ended.
     pub stop: Stop,
+    /// Bytes of the copy the walk read, from the stack pointer up.
+    pub used: u64,
 }
 
 /// The tables of the files of one growing [`AddressSpaces`], the framehop modules of their
@@ -122,27 +124,34 @@ fn read_word(stack: &[u8], sp: u64, addr: u64) -> Result<u64, ()> {
 /// [`MAX_FRAMES`], `Some(Some(e))` framehop could not go on.
 type Failure = Option<Option<WalkError>>;
 
-/// Walks `copy` with `walker`: the frames, leaf first, and how the walk ended.
+/// Walks `copy` with `walker`: the frames, leaf first, how the walk ended, and how many
+/// bytes above the stack pointer it read.
 fn walk(
     walker: &UnwinderX86_64<Bytes>,
     cache: &mut CacheX86_64,
     copy: &StackCopy<'_>,
-) -> (Vec<u64>, Failure) {
+) -> (Vec<u64>, Failure, u64) {
     let Regs { ip, sp, bp } = copy.regs;
-    let mut read = |addr: u64| read_word(copy.stack, sp, addr);
+    let mut used = 0;
+    let mut read = |addr: u64| {
+        let word = read_word(copy.stack, sp, addr)?;
+        used = used.max(addr - sp + 8);
+        Ok(word)
+    };
     let regs = UnwindRegsX86_64::new(ip, sp, bp);
     let mut frames = Vec::new();
     let mut walk = walker.iter_frames(ip, regs, cache, &mut read);
-    loop {
+    let failure = loop {
         if frames.len() >= MAX_FRAMES {
-            return (frames, Some(None));
+            break Some(None);
         }
         match walk.next() {
             Ok(Some(f)) => frames.push(f.address()),
-            Ok(None) => return (frames, None),
-            Err(e) => return (frames, Some(Some(e))),
+            Ok(None) => break None,
+            Err(e) => break Some(Some(e)),
         }
-    }
+    };
+    (frames, failure, used)
 }
 
 impl Unwinder {
@@ -186,9 +195,9 @@ impl Unwinder {
         let visible = spaces.visible(copy.pid, copy.time);
         let sp = copy.regs.sp;
         self.prepare(spaces, &visible);
-        let (frames, failed) = match self.walkers.get(&visible) {
+        let (frames, failed, used) = match self.walkers.get(&visible) {
             Some(walker) => walk(walker, &mut self.cache, copy),
-            None => (Vec::new(), None),
+            None => (Vec::new(), None, 0),
         };
         let stop = match failed {
             None => Stop::End,
@@ -201,7 +210,7 @@ impl Unwinder {
             }
             Some(Some(_)) => self.stopped_at(spaces, &visible, &frames),
         };
-        Unwound { frames, stop }
+        Unwound { frames, stop, used }
     }
 
     /// Why a walk that failed stopped where it did: the code of its last frame.
@@ -296,6 +305,7 @@ impl Live {
         self.know(copy.pid);
         let unwound = self.unwinder.unwind(&self.spaces, copy);
         self.stops.add(unwound.stop);
+        self.stops.deepest = self.stops.deepest.max(unwound.used);
         let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
         self.stops.unwind_ns = self.stops.unwind_ns.saturating_add(ns);
         unwound

@@ -40,6 +40,8 @@ pub struct Stops {
     pub unwind_ns: u64,
     /// Bytes of stack copied per sample (asked of the kernel).
     pub copy_bytes: u32,
+    /// The most bytes above the stack pointer one walk read (what a copy must hold).
+    pub deepest: u64,
 }
 
 impl Stops {
