@@ -3,9 +3,14 @@
 //! and to name its functions by their FDEs. Part of the one ELF reader (its section and
 //! segment tables).
 
-use super::{Elf, le_u32};
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use super::{Elf, le_u16, le_u32, le_u64};
 
 const SHT_NOBITS: u32 = 8;
+const SHT_NOTE: u32 = 7;
 const SHF_COMPRESSED: u64 = 0x800;
 const NT_GNU_BUILD_ID: u32 = 3;
 
@@ -102,6 +107,48 @@ pub fn unwind_layout(b: &[u8]) -> Option<UnwindLayout> {
     })
 }
 
+/// Reads `n` bytes at `at` of `file` into the same place of `b`.
+fn fill(file: &mut File, b: &mut [u8], at: u64, n: u64) -> Option<()> {
+    let start = usize::try_from(at).ok()?;
+    let end = start.checked_add(usize::try_from(n).ok()?)?;
+    file.seek(SeekFrom::Start(at)).ok()?;
+    file.read_exact(b.get_mut(start..end)?).ok()
+}
+
+/// The unwind layout of the ELF file at `path`, reading only its headers, section names and
+/// notes: they are placed at their offsets in a buffer of the file's size whose other bytes
+/// stay zero (and, never touched, take no memory), so a compiler's 30 MB `cc1` costs a few
+/// reads, not a copy of its code.
+pub fn read_layout(path: &Path) -> Option<UnwindLayout> {
+    let mut file = File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    let mut b = vec![0u8; usize::try_from(len).ok()?];
+    fill(&mut file, &mut b, 0, 64.min(len))?;
+    let (phoff, shoff) = (le_u64(&b, 0x20)?, le_u64(&b, 0x28)?);
+    let (phnum, shnum) = (u64::from(le_u16(&b, 0x38)?), u64::from(le_u16(&b, 0x3c)?));
+    let shstrndx = u64::from(le_u16(&b, 0x3e)?);
+    fill(&mut file, &mut b, phoff, 56 * phnum)?;
+    fill(&mut file, &mut b, shoff, 64 * shnum)?;
+    for i in 0..shnum {
+        let at = usize::try_from(shoff + 64 * i).ok()?;
+        let kind = le_u32(&b, at + 4)?;
+        if i == shstrndx || kind == SHT_NOTE {
+            let (offset, size) = (le_u64(&b, at + 24)?, le_u64(&b, at + 32)?);
+            fill(&mut file, &mut b, offset, size)?;
+        }
+    }
+    unwind_layout(&b)
+}
+
+/// The bytes of `span` in the file at `path` (as stored: compressed ones stay compressed).
+pub fn read_span(path: &Path, span: Span) -> Option<Vec<u8>> {
+    let mut file = File::open(path).ok()?;
+    let mut b = vec![0u8; usize::try_from(span.size).ok()?];
+    file.seek(SeekFrom::Start(span.offset)).ok()?;
+    file.read_exact(&mut b).ok()?;
+    Some(b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,6 +164,16 @@ mod tests {
         assert!(layout.build_id.as_ref().is_none_or(|id| id.len() >= 8));
         let text = layout.text.expect(".text");
         assert_eq!(layout.svma_of_offset(text.offset), Some(text.addr));
+    }
+
+    #[test]
+    fn reading_only_the_headers_gives_the_same_layout() {
+        let exe = std::fs::read_link("/proc/self/exe").expect("own executable");
+        let whole = unwind_layout(&std::fs::read(&exe).expect("read")).expect("ELF");
+        assert_eq!(read_layout(&exe), Some(whole.clone()));
+        let eh = whole.eh_frame.expect(".eh_frame");
+        let bytes = read_span(&exe, eh).expect("section read");
+        assert_eq!(bytes.len() as u64, eh.size);
     }
 
     #[test]

@@ -18,7 +18,7 @@ mod layout;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub use layout::{Span, UnwindLayout, unwind_layout};
+pub use layout::{Span, UnwindLayout, read_layout, read_span, unwind_layout};
 
 /// Why a file could not be read as an ELF object.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

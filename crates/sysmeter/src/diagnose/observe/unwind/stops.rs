@@ -97,17 +97,48 @@ impl Stops {
         ]
         .into_iter()
         .filter(|(n, _)| *n > 0)
-        .map(|(n, why)| format!("{n} at {why}"))
+        .map(|(n, why)| format!("{n} where {why}"))
         .collect();
         match parts.is_empty() {
             true => "Every walk reached what the unwind tables call the outermost frame, which \
                      is not a known entry point."
                 .into(),
             false => format!(
-                "The stacks were unwound with DWARF CFI ({copy} copied per sample); walks \
-                 stopped early: {}.",
+                "The stacks were unwound with DWARF CFI ({copy} copied per sample); walks that \
+                 did not end at an outermost frame of the tables (some of them still at an \
+                 entry point without CFI, such as a program's own _start): {}.",
                 parts.join(", ")
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_explanation_names_only_the_reasons_seen() {
+        let none = Stops::default();
+        assert!(none.explain().contains("only frame pointers"));
+        let mut s = Stops {
+            copy_bytes: 16 << 10,
+            ..Stops::default()
+        };
+        s.add(Stop::End);
+        assert!(s.explain().contains("outermost frame"), "{}", s.explain());
+        s.add(Stop::CopyEnded);
+        s.add(Stop::NoCfi);
+        s.add(Stop::Deep);
+        let text = s.explain();
+        assert!(
+            text.contains("1 where the stack copy ended (it needed more than 16 KiB)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("1 where code without CFI") && !text.contains("JIT"),
+            "{text}"
+        );
+        assert_eq!((s.total(), s.lost), (4, 1));
     }
 }

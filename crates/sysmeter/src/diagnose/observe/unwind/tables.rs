@@ -4,17 +4,19 @@
 //! framehop resolves DWARF pointer encodings against, and the function ranges of the table
 //! (one FDE per function), which name code that has no symbols.
 //!
-//! framehop gets the sections as `Arc<[u8]>`, so the modules built for every process that
-//! maps the file share one copy. Reads files; depends on `observe::elf`.
+//! Only the headers and the unwind sections of a file are read, and the function list is
+//! made when a name is first asked for. framehop gets the sections as `Arc<[u8]>`, so the
+//! modules built for every process that maps the file share one copy. Reads files; depends
+//! on `observe::elf`.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use framehop::{ExplicitModuleSectionInfo, Module};
 use gimli::{BaseAddresses, CieOrFde, DebugFrame, EhFrame, LittleEndian, UnwindSection};
 
-use super::super::elf::{Span, UnwindLayout, unwind_layout};
+use super::super::elf::{Span, UnwindLayout, read_layout, read_span};
 use super::super::maps::Mapped;
 
 /// Section bytes shared by every framehop module of a file.
@@ -30,15 +32,14 @@ pub struct FileTables {
     eh_frame: Option<Bytes>,
     eh_frame_hdr: Option<Bytes>,
     debug_frame: Option<Bytes>,
-    /// `(start, end)` stated addresses of every FDE, by start.
-    functions: Vec<(u64, u64)>,
+    /// `(start, end)` stated addresses of every FDE, by start, once listed.
+    functions: OnceLock<Vec<(u64, u64)>>,
 }
 
-/// The bytes of `span` in `file` (decompressed when the section is compressed).
-fn section(file: &[u8], span: Option<Span>) -> Option<Bytes> {
+/// The bytes of `span` of the file at `path`, decompressed when the section is compressed.
+fn section(path: &Path, span: Option<Span>) -> Option<Bytes> {
     let span = span?;
-    let start = usize::try_from(span.offset).ok()?;
-    let bytes = file.get(start..start.checked_add(usize::try_from(span.size).ok()?)?)?;
+    let bytes = read_span(path, span)?;
     if !span.compressed {
         return Some(Arc::from(bytes));
     }
@@ -64,47 +65,55 @@ pub fn debug_file(build_id: &[u8]) -> Option<PathBuf> {
 }
 
 impl FileTables {
-    /// Reads the tables of `path`; `None` for what is not a readable ELF file.
+    /// Reads the tables of `path`; `None` for what is not a readable ELF file. Only the
+    /// headers and the unwind sections are read; the function list is made on first use.
     pub fn read(path: &str) -> Option<FileTables> {
-        let file = std::fs::read(path).ok()?;
-        let layout = unwind_layout(&file)?;
-        let eh_frame = section(&file, layout.eh_frame);
-        let eh_frame_hdr = section(&file, layout.eh_frame_hdr);
+        let path = Path::new(path);
+        let layout = read_layout(path)?;
+        let eh_frame = section(path, layout.eh_frame);
+        let eh_frame_hdr = section(path, layout.eh_frame_hdr);
         // `.debug_frame` only matters where `.eh_frame` is missing (framehop then uses it).
         let debug_frame = match eh_frame {
             Some(_) => None,
-            None => section(&file, layout.debug_frame).or_else(|| {
-                let debug = std::fs::read(debug_file(layout.build_id.as_deref()?)?).ok()?;
-                section(&debug, unwind_layout(&debug)?.debug_frame)
+            None => section(path, layout.debug_frame).or_else(|| {
+                let debug = debug_file(layout.build_id.as_deref()?)?;
+                section(&debug, read_layout(&debug)?.debug_frame)
             }),
-        };
-        let functions = match (&eh_frame, &debug_frame) {
-            (Some(eh), _) => fde_ranges(EhFrame::new(eh, LittleEndian), &bases(&layout)),
-            (None, Some(debug)) => {
-                fde_ranges(DebugFrame::new(debug, LittleEndian), &bases(&layout))
-            }
-            (None, None) => Vec::new(),
         };
         Some(FileTables {
             layout,
             eh_frame,
             eh_frame_hdr,
             debug_frame,
-            functions,
+            functions: OnceLock::new(),
+        })
+    }
+
+    /// `(start, end)` of every FDE, by start (listed on first use: naming needs it, the
+    /// walks do not).
+    fn functions(&self) -> &[(u64, u64)] {
+        self.functions.get_or_init(|| {
+            let bases = bases(&self.layout);
+            match (&self.eh_frame, &self.debug_frame) {
+                (Some(eh), _) => fde_ranges(EhFrame::new(eh, LittleEndian), &bases),
+                (None, Some(debug)) => fde_ranges(DebugFrame::new(debug, LittleEndian), &bases),
+                (None, None) => Vec::new(),
+            }
         })
     }
 
     /// Whether the file has a table to unwind with.
     pub fn has_cfi(&self) -> bool {
-        !self.functions.is_empty()
+        !self.functions().is_empty()
     }
 
     /// The stated address of the first byte of the function (FDE) holding file offset
     /// `offset`, and that address; `None` where no FDE covers it.
     pub fn function_at(&self, offset: u64) -> Option<(u64, u64)> {
         let svma = self.layout.svma_of_offset(offset)?;
-        let i = self.functions.partition_point(|&(start, _)| start <= svma);
-        let &(start, end) = self.functions.get(i.checked_sub(1)?)?;
+        let functions = self.functions();
+        let i = functions.partition_point(|&(start, _)| start <= svma);
+        let &(start, end) = functions.get(i.checked_sub(1)?)?;
         (svma < end).then_some((start, svma))
     }
 
