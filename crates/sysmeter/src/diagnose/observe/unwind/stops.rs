@@ -84,15 +84,15 @@ impl Stops {
             ),
             (
                 self.anonymous,
-                "JIT code or anonymous memory (no file, no unwind table)".into(),
+                "JIT code or anonymous memory was reached (no file, no table)".into(),
             ),
             (
                 self.no_cfi,
-                "code without CFI whose frame pointer led nowhere".into(),
+                "code without CFI was reached and its frame pointer led nowhere".into(),
             ),
             (
                 self.lost,
-                "a frame the unwind tables could not follow".into(),
+                "the unwind tables led to no further frame".into(),
             ),
         ]
         .into_iter()

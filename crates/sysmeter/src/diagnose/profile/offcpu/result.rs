@@ -89,9 +89,9 @@ fn about(i: &Inputs) -> About {
                    by the kernel stack, with the thread that woke it."
             .into(),
         methodology: format!(
-            "perf_event_open: sched:sched_switch on {} with call chains, a 512-byte user stack \
-             snapshot (callers of frameless libc wrappers found again between the stack and \
-             frame pointers, checked against a call instruction), and context-switch records \
+            "perf_event_open: sched:sched_switch on {} with call chains, the user registers \
+             and an 8 KiB user stack copy (unwound with the binaries' DWARF CFI, frame \
+             pointers where there is none), and context-switch records \
              for the switch-in; sched:sched_waking on every CPU for the waker. Symbolised like \
              the CPU profile. Overhead: the CPU time one recorded switch adds, measured before \
              the run on two threads bouncing a byte (median of 5 pairs of 200 round trips), \
