@@ -64,16 +64,19 @@ fn profile_folded(dir: &Path, args: &[&str]) -> Vec<(Vec<String>, u64)> {
 }
 
 /// Every stack through the fixture's `tree_b` goes up through `tree_a` and `tree_loop`
-/// to `main`, and such stacks hold at least `min_share` of the weight.
+/// to `main`, and those ending in `leaf` hold at least `min_share` of the weight (the
+/// others are in the mode check's `strcmp` or the loop's clock reads).
 fn check_reaches_main(stacks: &[(Vec<String>, u64)], leaf: &str, min_share: f64) {
     let total: u64 = stacks.iter().map(|s| s.1).sum();
     let mut through = 0;
     for (frames, n) in stacks.iter().filter(|(f, _)| has(f, "tree_b")) {
         assert!(
-            in_order(frames, &["main", "tree_loop", "tree_a", "tree_b", leaf]),
+            in_order(frames, &["main", "tree_loop", "tree_a", "tree_b"]),
             "a stack through tree_b does not reach main: {frames:?}"
         );
-        through += n;
+        if in_order(frames, &["tree_b", leaf]) {
+            through += n;
+        }
     }
     assert!(
         through as f64 >= min_share * total as f64,
