@@ -307,5 +307,7 @@ pub fn build(recording: &mut Recording, target: &Target) -> ExperimentResult {
     result.artifacts.extend(locks::artifact(&typed));
     result.artifacts.push(wait_stacks(&paired.waits, &named));
     result.findings = findings::findings(&locks, &paired, recording);
+    let stops = recording.recorded.side.stops;
+    result.findings.extend(stops.finding("futex"));
     result
 }

@@ -3,7 +3,7 @@
 //! anonymous memory, in code without CFI, or where the tables led astray — the reasons the
 //! truncated-stack findings name. Pure.
 
-use crate::model::units;
+use crate::model::{Finding, units};
 
 /// Why a walk stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -66,6 +66,22 @@ impl Stops {
     pub fn ns_per_walk(&self) -> Option<f64> {
         let n = self.total();
         (n > 0).then(|| self.unwind_ns as f64 / n as f64)
+    }
+
+    /// A `truncated_stacks` finding when some walks stopped before an outermost frame
+    /// (`what` names the stacks: `futex`, `switch-out`); none when every walk ended there.
+    pub fn finding(&self, what: &str) -> Option<Finding> {
+        let (total, early) = (self.total(), self.total() - self.end);
+        (early > 0).then(|| {
+            Finding::new(
+                "truncated_stacks",
+                format!(
+                    "{early} of {total} {what} stacks were not unwound to an outermost frame. {}",
+                    self.explain()
+                ),
+                Some(early as f64 / total as f64),
+            )
+        })
     }
 
     /// What stopped the walks that did not reach the outermost frame, in a sentence.
@@ -140,5 +156,9 @@ mod tests {
             "{text}"
         );
         assert_eq!((s.total(), s.lost), (4, 1));
+        let f = s.finding("futex").expect("a finding");
+        assert_eq!(f.value, Some(0.75));
+        assert!(f.text.starts_with("3 of 4 futex stacks"), "{}", f.text);
+        assert!(Stops::default().finding("futex").is_none());
     }
 }

@@ -59,6 +59,8 @@ pub fn add(results: &mut Vec<ExperimentResult>, i: &Inputs) {
     let mut main = ExperimentResult::new("offcpu", about(i));
     main.metrics = metrics(i);
     main.findings = findings(i);
+    main.findings
+        .extend(i.raw.side.stops.finding("switch-out and waker"));
     main.elapsed_ns = i.recording.wall_ns;
     main.artifacts = vec![
         artifact("offcpu folded", "text/plain", a.analysis.stacks.folded()),
