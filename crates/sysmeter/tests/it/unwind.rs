@@ -10,6 +10,9 @@
 //!   liblzma's hot functions as separate rows (`liblzma.so.5…+0xADDR`); `locks` with two
 //!   threads names a call site outside the C library.
 //!
+//! - `.debug_frame`: a fixture built without unwind tables (its CFI only in `.debug_frame`)
+//!   is unwound, and a stripped one through its compressed separate debug file.
+//!
 //! The checks are on stacks, not times, so they hold on a loaded machine; CPU-bound runs
 //! hold [`exclusive`] like the other profile tests.
 
@@ -93,6 +96,101 @@ fn cpu_samples_of_frameless_code_reach_main() {
     let prog = prog.to_string_lossy().to_string();
     let stacks = profile_folded(dir.path(), &["--", &prog, "spin", "600"]);
     check_reaches_main(&stacks, "tree_spin", 0.8);
+}
+
+/// The fixture with its own code's CFI in `.debug_frame` only (no unwind tables asked
+/// for; `-g` still describes the frames), beside the C runtime's small `.eh_frame`.
+fn tree_debug_frame(dir: &Path) -> Result<PathBuf, Missing> {
+    let flags = [
+        "-O2",
+        "-fomit-frame-pointer",
+        "-fno-asynchronous-unwind-tables",
+    ];
+    compile_fixture(
+        "unwind_tree",
+        dir,
+        &[&flags[..], &["-fno-unwind-tables", "-pthread"]].concat(),
+    )
+}
+
+#[test]
+fn a_debug_frame_serves_when_the_eh_frame_does_not_cover_the_code() {
+    let _alone = exclusive();
+    need!(perf());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = need!(tree_debug_frame(dir.path()));
+    let prog = prog.to_string_lossy().to_string();
+    let stacks = profile_folded(dir.path(), &["--", &prog, "spin", "400"]);
+    check_reaches_main(&stacks, "tree_spin", 0.8);
+}
+
+/// Runs `tool args…`; `Err` when the tool is missing.
+fn tool(name: &str, args: &[&std::ffi::OsStr]) -> Result<(), Missing> {
+    let status = std::process::Command::new(name)
+        .args(args)
+        .status()
+        .map_err(|e| Missing::new(Cap::Cc, format!("no {name} (binutils): {e}")))?;
+    assert!(status.success(), "{name} {args:?}: {status}");
+    Ok(())
+}
+
+/// The stated address of `symbol` in `exe`, from `nm`.
+fn address_of(exe: &Path, symbol: &str) -> u64 {
+    let out = std::process::Command::new("nm")
+        .arg(exe)
+        .output()
+        .expect("nm");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let line = text.lines().find(|l| l.ends_with(&format!(" {symbol}")));
+    let word = line.and_then(|l| l.split_whitespace().next());
+    u64::from_str_radix(word.unwrap_or_else(|| panic!("no {symbol}: {text}")), 16).expect("hex")
+}
+
+#[test]
+fn a_separate_debug_file_gives_the_tables_a_stripped_file_lacks() {
+    use sysmeter::diagnose::observe::elf::read_layout;
+    use sysmeter::diagnose::observe::unwind::tables::FileTables;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = need!(tree_debug_frame(dir.path()));
+    let spin = address_of(&prog, "tree_spin");
+    let build_id = read_layout(&prog)
+        .and_then(|l| l.build_id)
+        .expect("a build id");
+    let hex: String = build_id.iter().map(|b| format!("{b:02x}")).collect();
+    let debug_dir = dir.path().join("debug");
+    let debug = debug_dir.join(format!("{}/{}.debug", &hex[..2], &hex[2..]));
+    std::fs::create_dir_all(debug.parent().expect("parent")).expect("mkdir");
+    // Compressed, as Debian's debug packages ship them (SHF_COMPRESSED, zlib).
+    need!(tool(
+        "objcopy",
+        &[
+            "--only-keep-debug".as_ref(),
+            "--compress-debug-sections=zlib".as_ref(),
+            prog.as_os_str(),
+            debug.as_os_str()
+        ]
+    ));
+    need!(tool("strip", &["--strip-debug".as_ref(), prog.as_os_str()]));
+    let kept = read_layout(&debug).and_then(|l| l.debug_frame);
+    assert!(kept.is_some_and(|s| s.compressed), "{kept:?}");
+    let layout = read_layout(&prog).expect("layout");
+    assert!(layout.debug_frame.is_none(), "strip left .debug_frame");
+    let offset = |svma: u64| {
+        let &(va, _, off) = layout
+            .loads
+            .iter()
+            .find(|l| l.0 <= svma && svma < l.0 + l.1)
+            .expect("load");
+        svma - va + off
+    };
+    let without = FileTables::read_in(&prog, &dir.path().join("none")).expect("tables");
+    assert_eq!(
+        without.function_at(offset(spin + 1)),
+        None,
+        "only the start files' CFI"
+    );
+    let with = FileTables::read_in(&prog, &debug_dir).expect("tables");
+    assert_eq!(with.function_at(offset(spin + 1)), Some((spin, spin + 1)));
 }
 
 #[test]

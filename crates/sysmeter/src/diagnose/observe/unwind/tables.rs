@@ -56,11 +56,11 @@ fn section(path: &Path, span: Option<Span>) -> Option<Bytes> {
     Some(Arc::from(out))
 }
 
-/// The separate debug file of a build id, when installed.
-pub fn debug_file(build_id: &[u8]) -> Option<PathBuf> {
+/// The separate debug file of a build id under `dir` (`dir/xx/yyyy.debug`), when there.
+pub fn debug_file(dir: &Path, build_id: &[u8]) -> Option<PathBuf> {
     let (first, rest) = build_id.split_first()?;
     let hex: String = rest.iter().map(|b| format!("{b:02x}")).collect();
-    let path = Path::new(DEBUG_DIR).join(format!("{first:02x}/{hex}.debug"));
+    let path = dir.join(format!("{first:02x}/{hex}.debug"));
     path.is_file().then_some(path)
 }
 
@@ -68,25 +68,41 @@ impl FileTables {
     /// Reads the tables of `path`; `None` for what is not a readable ELF file. Only the
     /// headers and the unwind sections are read; the function list is made on first use.
     pub fn read(path: &str) -> Option<FileTables> {
-        let path = Path::new(path);
+        FileTables::read_in(Path::new(path), Path::new(DEBUG_DIR))
+    }
+
+    /// [`FileTables::read`] with separate debug files looked for under `debug_dir`.
+    pub fn read_in(path: &Path, debug_dir: &Path) -> Option<FileTables> {
         let layout = read_layout(path)?;
-        let eh_frame = section(path, layout.eh_frame);
-        let eh_frame_hdr = section(path, layout.eh_frame_hdr);
-        // `.debug_frame` only matters where `.eh_frame` is missing (framehop then uses it).
-        let debug_frame = match eh_frame {
-            Some(_) => None,
-            None => section(path, layout.debug_frame).or_else(|| {
-                let debug = debug_file(layout.build_id.as_deref()?)?;
-                section(&debug, read_layout(&debug)?.debug_frame)
-            }),
-        };
-        Some(FileTables {
-            layout,
-            eh_frame,
-            eh_frame_hdr,
-            debug_frame,
+        let debug_frame = section(path, layout.debug_frame).or_else(|| {
+            let debug = debug_file(debug_dir, layout.build_id.as_deref()?)?;
+            section(&debug, read_layout(&debug)?.debug_frame)
+        });
+        let mut tables = FileTables {
+            eh_frame: section(path, layout.eh_frame),
+            eh_frame_hdr: section(path, layout.eh_frame_hdr),
+            debug_frame: None,
             functions: OnceLock::new(),
-        })
+            layout,
+        };
+        if let Some(debug) = debug_frame {
+            tables.consider(debug);
+        }
+        Some(tables)
+    }
+
+    /// framehop unwinds a file with one table: `.debug_frame` replaces `.eh_frame` when it
+    /// describes more functions. A program built with `-fno-asynchronous-unwind-tables` has
+    /// its own code's CFI in `.debug_frame` only (with `-g`), beside an `.eh_frame` of the C
+    /// runtime's start files; a stripped file may have it only in its separate debug file.
+    fn consider(&mut self, debug: Bytes) {
+        let from_debug = fde_ranges(DebugFrame::new(&debug, LittleEndian), &bases(&self.layout));
+        if from_debug.len() > self.functions().len() {
+            self.eh_frame = None;
+            self.eh_frame_hdr = None;
+            self.debug_frame = Some(debug);
+            self.functions = OnceLock::from(from_debug);
+        }
     }
 
     /// `(start, end)` of every FDE, by start (listed on first use: naming needs it, the
