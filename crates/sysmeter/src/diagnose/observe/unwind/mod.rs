@@ -36,6 +36,10 @@ use tables::{Bytes, FileTables};
 /// IP = 8): the user registers every stack-copying sample asks for, in this order.
 pub const REGS_MASK: u64 = (1 << 6) | (1 << 7) | (1 << 8);
 
+/// Whether stacks are unwound here: the registers above and the unwinder are x86-64's;
+/// elsewhere no registers or copies are asked for and stacks stay the kernel's walk.
+pub const SUPPORTED: bool = cfg!(target_arch = "x86_64");
+
 /// Frames followed at most (deep recursion is cut here, and said so).
 pub const MAX_FRAMES: usize = 512;
 
@@ -99,6 +103,9 @@ pub struct Unwinder {
     files: HashMap<u32, Option<Arc<FileTables>>>,
     modules: HashMap<Mapped, Option<Module<Bytes>>>,
     walkers: HashMap<Vec<Mapped>, UnwinderX86_64<Bytes>>,
+    /// The visible mappings per process and mapping epoch (`AddressSpaces::epoch`), until
+    /// the address spaces change.
+    visible: HashMap<(u32, (usize, usize)), Vec<Mapped>>,
     cache: Box<CacheX86_64>,
 }
 
@@ -108,6 +115,7 @@ impl Default for Unwinder {
             files: HashMap::new(),
             modules: HashMap::new(),
             walkers: HashMap::new(),
+            visible: HashMap::new(),
             cache: Box::new(CacheX86_64::new()),
         }
     }
@@ -155,6 +163,12 @@ fn walk(
 }
 
 impl Unwinder {
+    /// Forgets the visible mappings worked out so far: `spaces` gained mappings, execs or
+    /// forks (the framehop unwinders, keyed by the mappings themselves, stay valid).
+    pub fn spaces_changed(&mut self) {
+        self.visible.clear();
+    }
+
     /// The tables of module `module` of `spaces` (read on first use).
     fn file(&mut self, spaces: &AddressSpaces, module: u32) -> Option<Arc<FileTables>> {
         self.files
@@ -192,7 +206,12 @@ impl Unwinder {
 
     /// Unwinds one stack copy of a process whose mappings `spaces` holds.
     pub fn unwind(&mut self, spaces: &AddressSpaces, copy: &StackCopy<'_>) -> Unwound {
-        let visible = spaces.visible(copy.pid, copy.time);
+        let epoch = (copy.pid, spaces.epoch(copy.pid, copy.time));
+        let visible = self
+            .visible
+            .entry(epoch)
+            .or_insert_with(|| spaces.visible(copy.pid, copy.time))
+            .clone();
         let sp = copy.regs.sp;
         self.prepare(spaces, &visible);
         let (frames, failed, used) = match self.walkers.get(&visible) {
@@ -278,6 +297,7 @@ impl Live {
                 forks.get(f..).unwrap_or_default(),
             );
             self.spaces.extend(maps, execs, forks);
+            self.unwinder.spaces_changed();
             self.seen = (side.maps.len(), side.execs.len(), side.forks.len());
         }
     }
@@ -296,6 +316,7 @@ impl Live {
         }
         if let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/maps")) {
             self.spaces.extend(&parse_proc_maps(pid, &text), &[], &[]);
+            self.unwinder.spaces_changed();
         }
     }
 
@@ -314,6 +335,9 @@ impl Live {
     /// `chain` (a kernel call chain with context markers) with its user part replaced by
     /// the unwound stack of `copy`; `chain` as it is when nothing could be unwound.
     pub fn chain(&mut self, chain: &[u64], copy: &StackCopy<'_>) -> Vec<u64> {
+        if !SUPPORTED {
+            return chain.to_vec();
+        }
         let unwound = self.unwind(copy);
         if unwound.frames.is_empty() {
             return chain.to_vec();
