@@ -302,11 +302,6 @@ impl Live {
         }
     }
 
-    /// Whether the address space of `pid` is known (its stacks can be unwound).
-    pub fn knows(&self, pid: u32) -> bool {
-        self.spaces.knows(pid)
-    }
-
     /// Reads the mappings of `pid` from `/proc` once when no record named them: a process
     /// attached to mapped its files before the events existed. (For a launched command they
     /// are older than its `execve`, so they never hide what the records say.)
