@@ -210,6 +210,42 @@ fn blocked_stacks_of_frameless_code_reach_main() {
     );
 }
 
+/// Starts the fixture in `mode` for `ms` and profiles it with `-p` for a second (`extra`
+/// arguments first); the folded stacks.
+fn attached(dir: &Path, mode: &str, ms: &str, extra: &[&str]) -> Vec<(Vec<String>, u64)> {
+    let prog = tree(dir).expect("checked by the caller");
+    let mut child = std::process::Command::new(&prog)
+        .args([mode, ms])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("fixture started");
+    // Let it reach its loop: the stacks of its start-up are not the point.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let pid = child.id().to_string();
+    let args = [extra, &["--duration", "1", "-p", &pid]].concat();
+    let stacks = profile_folded(dir, &args);
+    let _ = child.kill();
+    let _ = child.wait();
+    stacks
+}
+
+#[test]
+fn attached_processes_are_unwound_through_their_existing_mappings() {
+    let _alone = exclusive();
+    need!(perf());
+    let dir = tempfile::tempdir().expect("tempdir");
+    need!(tree(dir.path()));
+    let stacks = attached(dir.path(), "spin", "5000", &[]);
+    check_reaches_main(&stacks, "tree_spin", 0.8);
+    match off_cpu() {
+        Ok(()) => {
+            let stacks = attached(dir.path(), "block", "5000", &["--off-cpu"]);
+            check_reaches_main(&stacks, "tree_block", 0.8);
+        }
+        Err(missing) => missing.skip_part("the off-CPU part"),
+    }
+}
+
 /// The `wait stacks` artifact of a `locks` run of `args`.
 fn wait_stacks(dir: &Path, args: &[&str]) -> (Value, Vec<(Vec<String>, u64)>) {
     let out = dir.join("locks.json");
