@@ -25,11 +25,15 @@ use crate::diagnose::observe::rings::{PerCpuRings, stack_sampled};
 use crate::diagnose::observe::tracefs::EventFormat;
 use crate::diagnose::observe::unwind::{Live, StackCopy};
 
-/// Bytes of user stack copied with every futex entry: a futex call's stack up to `main` or
-/// the thread's start is rarely deeper (the walks that needed more are counted).
-pub const STACK_BYTES: u32 = 8 << 10;
-/// Ring bytes per CPU: ~1 000 entries with their stack copies, drained every 10 ms.
-const RING_BYTES: usize = 8 << 20;
+/// Bytes of user stack copied with every futex entry: enough for the call site and, in C
+/// programs, the stack up to `main` or the thread's start (768 bytes in the `unwind_tree`
+/// fixture); deeper stacks are cut and counted. Futex calls can come 100 000 a second, and
+/// each byte asked for is copied by the kernel into the ring and by this process out of it:
+/// at 8 KiB a semaphore ping-pong lost most of its records.
+pub const STACK_BYTES: u32 = 2 << 10;
+/// Ring bytes per CPU: ~7 000 entries with their stack copies (every byte asked for takes
+/// ring space, deep stack or not), drained every 10 ms: 70 ms of a futex ping-pong.
+const RING_BYTES: usize = 16 << 20;
 
 /// One futex entry or exit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

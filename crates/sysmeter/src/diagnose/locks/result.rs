@@ -258,7 +258,7 @@ fn about(target: &Target) -> About {
         ),
         methodology: "The syscalls:sys_enter_futex and sys_exit_futex tracepoints, one \
             inherited event pair per CPU (per thread and CPU when attached), with the user \
-            registers and the top 8 KiB of the user stack, unwound with the binaries' DWARF \
+            registers and the top 2 KiB of the user stack, unwound with the binaries' DWARF \
             CFI (frame pointers where there is none). A wait is a waiting futex operation (WAIT, \
             WAIT_BITSET, LOCK_PI, LOCK_PI2, WAIT_REQUEUE_PI) from entry to exit, so it \
             includes the time until the woken thread ran again. Its waker is the last other \

@@ -20,19 +20,25 @@ use super::raw::OffRaw;
 use crate::diagnose::observe::rings::stack_sampled;
 use crate::diagnose::observe::tracefs::EventFormat;
 
-/// Ring buffer per event: each switch carries a stack copy of [`STACK_BYTES`], so 4 MiB
-/// hold ~500 switches per CPU between two drains (25 000 a second).
-const RING_BYTES: usize = 4 << 20;
+/// Ring buffer per CPU of a launched command's switch events: each switch carries a stack
+/// copy of [`STACK_BYTES`], so 8 MiB hold ~2 000 switches per CPU between two drains
+/// (100 000 a second), as many as the 1 MiB rings held with the earlier 512-byte copies.
+const RING_BYTES: usize = 8 << 20;
+/// Ring buffer per thread of an attached process (one event each): locked memory grows
+/// with the threads, so ~250 switches per thread between two drains.
+const THREAD_RING_BYTES: usize = 1 << 20;
 /// Ring buffer per CPU for the system-wide wakings: every process's wake-ups land there, so
 /// a busy machine fills them fastest (one ring per CPU, so this does not grow with threads).
 const WAKING_RING_BYTES: usize = 4 << 20;
 /// Bytes of user stack copied per switch of the target, for `observe::unwind`: a thread
-/// blocks in a system call, whose stack up to `main` or the thread's start is shallower
-/// than a CPU sample's can be (the walks that needed more are counted).
-pub const STACK_BYTES: u32 = 8 << 10;
-/// Bytes copied per waking: wakings are sampled on the whole machine, and only the waker's
-/// first frames (the call that woke) are named, so less is copied.
-pub const WAKING_STACK_BYTES: u32 = 2 << 10;
+/// blocks in a system call, whose stack up to `main` or the thread's start is rarely deeper
+/// (the walks that needed more are counted). Every byte asked for takes ring space, used or
+/// not, so a busy target's switches fill the rings in proportion.
+pub const STACK_BYTES: u32 = 4 << 10;
+/// Bytes copied per waking: wakings are sampled on the whole machine (a ping-pong elsewhere
+/// makes 100 000 a second), and a waker's stack is shown for its first frames, the call
+/// that woke; 1 KiB keeps ~3 700 per CPU ring.
+pub const WAKING_STACK_BYTES: u32 = 1 << 10;
 
 /// Tracepoint ids and field offsets read from tracefs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,7 +141,7 @@ impl OffEvents {
     pub fn add_thread(&mut self, tid: i32) -> Result<bool, ProfileError> {
         let mut b = switch_builder(self.ids.switch);
         b.observe_pid(tid).any_cpu().inherit(false);
-        match b.build().and_then(|c| c.sampled(RING_BYTES)) {
+        match b.build().and_then(|c| c.sampled(THREAD_RING_BYTES)) {
             Ok(mut s) => {
                 s.enable()
                     .map_err(|e| open_error(format!("thread {tid}"), e))?;

@@ -92,7 +92,7 @@ fn about(i: &Inputs) -> About {
             .into(),
         methodology: format!(
             "perf_event_open: sched:sched_switch on {} with call chains, the user registers \
-             and an 8 KiB user stack copy (unwound with the binaries' DWARF CFI, frame \
+             and a 4 KiB user stack copy (unwound with the binaries' DWARF CFI, frame \
              pointers where there is none), and context-switch records \
              for the switch-in; sched:sched_waking on every CPU for the waker. Symbolised like \
              the CPU profile. Overhead: the CPU time one recorded switch adds, measured before \

@@ -5,7 +5,7 @@
 
 use super::raw::{OffRaw, Switch};
 use crate::diagnose::observe::maps::MapEvent;
-use crate::diagnose::observe::unwind::{Live, StackCopy};
+use crate::diagnose::observe::unwind::{Live, StackCopy, Stops};
 
 /// The unwinder of a session and how far it got through the records.
 pub struct Unwinding {
@@ -43,6 +43,9 @@ impl Unwinding {
         for s in raw.outs.iter_mut().skip(outs) {
             unwind_one(&mut self.live, s);
         }
+        // A waker's copy is short (`events::WAKING_STACK_BYTES`): its walks are not counted
+        // with the switch-outs', whose stops the truncation finding reports.
+        let counted = self.live.stops;
         for w in raw.wakings.iter_mut().skip(wakings) {
             if raw.tids.contains(&w.tid) {
                 unwind_one(&mut self.live, w);
@@ -50,6 +53,10 @@ impl Unwinding {
                 w.stack = None;
             }
         }
+        self.live.stops = Stops {
+            unwind_ns: self.live.stops.unwind_ns,
+            ..counted
+        };
         self.done = (raw.outs.len(), raw.wakings.len());
         raw.side.stops = self.live.stops;
     }
@@ -72,34 +79,38 @@ mod tests {
         }
     }
 
-    #[test]
-    fn copies_are_unwound_once_and_dropped() {
+    /// Two frame-pointer frames: the leaf at 0x40_1000 and its caller's 0x40_2000.
+    fn copy() -> super::super::raw::UserStack {
         let bytes: Vec<u8> = [0u64, 0, 0, 0x40_2000]
             .iter()
             .flat_map(|w| w.to_le_bytes())
             .collect();
-        let stack = super::super::raw::UserStack {
-            regs: Regs {
-                ip: 0x40_1000,
-                sp: 0x1000,
-                bp: 0x1010,
-            },
-            bytes,
+        let regs = Regs {
+            ip: 0x40_1000,
+            sp: 0x1000,
+            bp: 0x1010,
         };
+        super::super::raw::UserStack { regs, bytes }
+    }
+
+    #[test]
+    fn copies_are_unwound_once_and_dropped() {
         let mut raw = OffRaw::default();
-        raw.outs.push(switch(7, Some(stack.clone())));
-        raw.wakings.push(switch(8, Some(stack)));
+        raw.outs.push(switch(7, Some(copy())));
+        raw.wakings.push(switch(8, Some(copy())));
         let mut u = Unwinding::new(&[], 32);
         u.settle(&mut raw);
-        assert_eq!(
-            raw.outs[0].chain,
-            vec![PERF_CONTEXT_USER, 0x40_1000, 0x40_2000]
-        );
+        let whole = vec![PERF_CONTEXT_USER, 0x40_1000, 0x40_2000];
+        assert_eq!(raw.outs[0].chain, whole);
         assert!(raw.outs[0].stack.is_none() && raw.wakings[0].stack.is_none());
         // Thread 8 is not the target's: its waking keeps the kernel's chain.
         assert_eq!(raw.wakings[0].chain, vec![PERF_CONTEXT_USER, 0x40_1000]);
         assert_eq!(raw.side.stops.total(), 1);
+        // A target thread's waking is unwound, but its walk is not counted.
+        raw.tids.insert(9);
+        raw.wakings.push(switch(9, Some(copy())));
         u.settle(&mut raw);
+        assert_eq!(raw.wakings[1].chain, whole);
         assert_eq!(raw.side.stops.total(), 1, "nothing is unwound twice");
     }
 }
