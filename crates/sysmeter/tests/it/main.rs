@@ -42,3 +42,4 @@ mod serve;
 mod trace;
 mod trace_attach;
 mod unwind;
+mod unwind_xz;
