@@ -1,9 +1,10 @@
 //! `sysmeter profile`: a sampling CPU profile of a command or a running process.
 //!
 //! The pipeline, one submodule per step:
-//! - [`sampling`] and [`records`]: `perf_event_open` on the software CPU clock (works in VMs
-//!   without hardware counters) with frame-pointer call chains, and the MMAP2/COMM/FORK
-//!   side-band records that let us symbolise after the process is gone;
+//! - [`sampling`] and `observe::records`: `perf_event_open` on the software CPU clock (works
+//!   in VMs without hardware counters) with the user registers and a stack copy (unwound by
+//!   `observe::unwind` at every drain), and the MMAP2/COMM/FORK side-band records that let
+//!   us symbolise after the process is gone;
 //! - [`session`]: start a command paused before `execve` (so the events exist before it runs)
 //!   or attach to every thread of a pid, read the ring buffers until it ends, `--duration`
 //!   passes or Ctrl-C;
@@ -17,8 +18,9 @@
 //! - [`result`] and [`findings`]: the [`ExperimentResult`]s (metrics, findings, artifacts)
 //!   stored and rendered.
 //!
-//! Call stacks come from the kernel's frame-pointer walk only: DWARF unwinding is not done,
-//! and stacks that end early (code without frame pointers) are counted and named instead.
+//! User stacks are unwound with the binaries' DWARF CFI (frame pointers where there is
+//! none), so code built without frame pointers has whole stacks; stacks that still end early
+//! are counted and what stopped them is named (docs/profiling.md).
 //! Depends on `model`, `host` (the CPU-list parser) and `sysmeter-sys` (launching, clocks);
 //! never prints.
 

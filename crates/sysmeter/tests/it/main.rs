@@ -42,3 +42,5 @@ mod serve;
 mod trace;
 mod trace_attach;
 mod unprivileged;
+mod unwind;
+mod unwind_xz;

@@ -1,9 +1,10 @@
 //! The perf events of `locks`: `syscalls:sys_enter_futex` and `sys_exit_futex`, one pair per
 //! CPU with `inherit` on a launched command (or per CPU and thread of an attached process),
 //! every event of a CPU writing into one ring (`observe::rings`). Entries carry
-//! the frame-pointer call chain, the raw record (word, operation) and the top
-//! [`STACK_BYTES`] of the user stack, from which the return addresses a frameless glibc
-//! function hides are recovered later (`unwind`); exits carry the return value. Entry events
+//! the frame-pointer call chain, the raw record (word, operation), the user registers and
+//! the top [`STACK_BYTES`] of the user stack, which `observe::unwind` turns into the whole
+//! user stack as the rings are drained (glibc keeps no frame pointers, so the kernel's walk
+//! alone loses the caller that took the lock); exits carry the return value. Entry events
 //! also ask for the MMAP2/COMM/FORK side-band records that name addresses after the process
 //! is gone (parsed by the profiler's `records`).
 //!
@@ -22,15 +23,17 @@ use crate::diagnose::observe::maps::MapEvent;
 use crate::diagnose::observe::records::{self, RECORD_LOST, RECORD_SAMPLE, RawData};
 use crate::diagnose::observe::rings::{PerCpuRings, stack_sampled};
 use crate::diagnose::observe::tracefs::EventFormat;
+use crate::diagnose::observe::unwind::{Live, StackCopy};
 
-/// Bytes of user stack copied with every futex entry.
-pub const STACK_BYTES: u32 = 512;
-/// Ring bytes per CPU: ~14 000 entries with their 512-byte stacks, drained every 10 ms.
-const RING_BYTES: usize = 8 << 20;
-/// Return-address candidates kept per entry.
-const MAX_CANDIDATES: usize = 24;
-/// Marks where the stack candidates start in an interned chain.
-pub const SCAN_MARK: u64 = u64::MAX;
+/// Bytes of user stack copied with every futex entry: enough for the call site and, in C
+/// programs, the stack up to `main` or the thread's start (768 bytes in the `unwind_tree`
+/// fixture); deeper stacks are cut and counted. Futex calls can come 100 000 a second, and
+/// each byte asked for is copied by the kernel into the ring and by this process out of it:
+/// at 8 KiB a semaphore ping-pong lost most of its records.
+pub const STACK_BYTES: u32 = 2 << 10;
+/// Ring bytes per CPU: ~7 000 entries with their stack copies (every byte asked for takes
+/// ring space, deep stack or not), drained every 10 ms: 70 ms of a futex ping-pong.
+const RING_BYTES: usize = 16 << 20;
 
 /// One futex entry or exit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,28 +51,37 @@ pub struct Event {
 }
 
 /// Everything read from the rings.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Recorded {
     /// Entries and exits in reading order (sort by time before pairing).
     pub events: Vec<Event>,
-    /// Distinct chains: frame-pointer chain, [`SCAN_MARK`], stack candidates.
+    /// Distinct chains: the kernel's context markers and the unwound user stack.
     pub chains: Vec<Vec<u64>>,
     index: HashMap<Vec<u64>, u32>,
     /// Side-band records (mappings, execs, forks, names).
     pub side: RawData,
     /// Records lost to full rings.
     pub lost: u64,
-    /// Executable ranges known so far, for picking stack candidates.
-    ranges: Vec<(u64, u64)>,
-    ranges_from: usize,
+    /// Unwinds the stack copies of the entries as they are read.
+    live: Live,
+}
+
+impl Default for Recorded {
+    fn default() -> Self {
+        Recorded::with_maps(&[])
+    }
 }
 
 impl Recorded {
     /// Starts with the mappings of an attached process.
     pub fn with_maps(maps: &[MapEvent]) -> Recorded {
         Recorded {
-            ranges: maps.iter().map(|m| (m.start, m.start + m.len)).collect(),
-            ..Recorded::default()
+            events: Vec::new(),
+            chains: Vec::new(),
+            index: HashMap::new(),
+            side: RawData::default(),
+            lost: 0,
+            live: Live::new(maps, STACK_BYTES),
         }
     }
 
@@ -83,25 +95,21 @@ impl Recorded {
         i
     }
 
-    fn refresh_ranges(&mut self) {
-        let new = &self.side.maps[self.ranges_from..];
-        self.ranges
-            .extend(new.iter().map(|m| (m.start, m.start.saturating_add(m.len))));
-        self.ranges_from = self.side.maps.len();
-    }
-
-    fn executable(&self, addr: u64) -> bool {
-        self.ranges.iter().any(|&(lo, hi)| lo <= addr && addr < hi)
-    }
-
     fn push(&mut self, s: parse::Sample<'_>) {
         let (call, chain) = match s.call {
             Call::Enter { uaddr, op, uaddr2 } => {
-                let mut chain = s.chain;
-                chain.push(SCAN_MARK);
-                let found = parse::words(s.stack).filter(|&w| self.executable(w));
-                let found: Vec<u64> = found.take(MAX_CANDIDATES).collect();
-                chain.extend(found);
+                let chain = match s.regs {
+                    Some(regs) if !s.stack.is_empty() => {
+                        let copy = StackCopy {
+                            pid: s.pid,
+                            time: s.time,
+                            regs,
+                            stack: s.stack,
+                        };
+                        self.live.chain(&s.chain, &copy)
+                    }
+                    _ => s.chain,
+                };
                 (Call::Enter { uaddr, op, uaddr2 }, self.intern(chain))
             }
             Call::Exit { ret } => (Call::Exit { ret }, u32::MAX),
@@ -201,12 +209,13 @@ impl Rings {
                 }
             }
         }
-        // Mappings first, so the candidates of every sample drained now can be recognised.
-        out.refresh_ranges();
+        // Mappings first, so every stack drained now unwinds through the files it needs.
+        out.live.catch_up(&out.side);
         for body in &samples {
             if let Some(s) = parse::sample(body, &self.layout) {
                 out.push(s);
             }
         }
+        out.side.stops = out.live.stops;
     }
 }

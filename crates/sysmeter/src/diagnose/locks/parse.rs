@@ -1,9 +1,11 @@
 //! The bytes of one futex tracepoint sample, and what a futex operation means. Samples carry
-//! `TID | TIME | CALLCHAIN | RAW | STACK_USER` (perf_event_open(2) gives their order); the raw
+//! `TID | TIME | CALLCHAIN | RAW | REGS_USER | STACK_USER` (perf_event_open(2) gives their
+//! order; the registers are `observe::unwind`'s three); the raw
 //! record's first field (`common_type`) is the tracepoint id, which tells entries from exits.
 //! Operation numbers are those of `linux/futex.h`. Pure: no system calls.
 
 use crate::diagnose::observe::records::{ChainSample, chain_sample, u16_at, u64_at};
+use crate::diagnose::observe::unwind::Regs;
 
 /// Field offsets of the two futex tracepoints, read from their `format` files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,8 +56,20 @@ pub struct Sample<'a> {
     pub chain: Vec<u64>,
     /// The call.
     pub call: Call,
+    /// The user registers (`None` for a kernel thread, or when not recorded).
+    pub regs: Option<Regs>,
     /// The user stack from the stack pointer up (empty for exits).
     pub stack: &'a [u8],
+}
+
+/// The user registers at `at` (`abi`, then the values when `abi` is not 0) and where the
+/// stack copy starts.
+fn regs_at(b: &[u8], at: usize) -> Option<(Option<Regs>, usize)> {
+    if u64_at(b, at)? == 0 {
+        return Some((None, at + 8));
+    }
+    let values = [u64_at(b, at + 8)?, u64_at(b, at + 16)?, u64_at(b, at + 24)?];
+    Some((Regs::from_sample(&values), at + 32))
 }
 
 /// `FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME`: bits that do not change the operation.
@@ -116,6 +130,7 @@ pub fn sample<'a>(b: &'a [u8], layout: &Layout) -> Option<Sample<'a>> {
     } else {
         return None;
     };
+    let (regs, at) = regs_at(b, at)?;
     let size = usize::try_from(u64_at(b, at).unwrap_or(0)).ok()?;
     let stack = match (&call, size) {
         (Call::Enter { .. }, n) if n > 0 => {
@@ -132,15 +147,9 @@ pub fn sample<'a>(b: &'a [u8], layout: &Layout) -> Option<Sample<'a>> {
         time,
         chain,
         call,
+        regs,
         stack,
     })
-}
-
-/// The 8-byte words of a stack dump, from the stack pointer up.
-pub fn words(stack: &[u8]) -> impl Iterator<Item = u64> + '_ {
-    stack
-        .chunks_exact(8)
-        .filter_map(|c| <[u8; 8]>::try_from(c).ok().map(u64::from_ne_bytes))
 }
 
 #[cfg(test)]
@@ -165,6 +174,10 @@ mod tests {
         chain.iter().for_each(|c| b.extend(c.to_ne_bytes()));
         b.extend((raw.len() as u32).to_ne_bytes());
         b.extend(raw);
+        // REGS_USER: abi 2 (64-bit), then bp, sp, ip.
+        [2u64, 0x30, 0x20, 0x10]
+            .iter()
+            .for_each(|v| b.extend(v.to_ne_bytes()));
         b.extend((stack.len() as u64).to_ne_bytes());
         b.extend(stack);
         if !stack.is_empty() {
@@ -200,7 +213,9 @@ mod tests {
                 uaddr2: 0x2000
             }
         );
-        assert_eq!(words(s.stack).collect::<Vec<_>>(), vec![5, 6]);
+        assert_eq!(s.stack, &stack[..]);
+        let regs = s.regs.expect("registers");
+        assert_eq!((regs.ip, regs.sp, regs.bp), (0x10, 0x20, 0x30));
         let exit = raw(521, &[(16, (-11i64) as u64)]);
         let exit_body = body(&[], &exit, &[]);
         let s = sample(&exit_body, &LAYOUT).unwrap();

@@ -9,7 +9,7 @@
 //! sites, with their share). The same rows, typed, are the result's `lock rows` artifact
 //! (`model::locks`), which the renderers read. Pure except for naming (symbol files are read).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::events::Recorded;
 use super::session::Recording;
@@ -19,7 +19,7 @@ use crate::diagnose::observe::maps::AddressSpaces;
 use crate::diagnose::observe::target::Target;
 use crate::model::locks::{self, LockClass, LockRow, Waker};
 use crate::model::units;
-use crate::model::{About, ExperimentResult, Metric, Unit};
+use crate::model::{About, Artifact, ExperimentResult, Metric, Unit};
 
 mod findings;
 
@@ -155,6 +155,25 @@ fn lock(
     }
 }
 
+/// The `wait stacks` artifact: every wait's whole stack, outermost frame first, folded
+/// (`main;worker;pthread_mutex_lock;… NS`) with the time waited, as flame-graph tools read.
+fn wait_stacks(waits: &[Wait], named: &HashMap<(u32, u32), Named>) -> Artifact {
+    let mut per: BTreeMap<String, u64> = BTreeMap::new();
+    for w in waits {
+        let Some(n) = named.get(&(w.pid, w.chain)) else {
+            continue;
+        };
+        let frames: Vec<&str> = n.stack.iter().rev().map(String::as_str).collect();
+        *per.entry(frames.join(";")).or_default() += w.ns();
+    }
+    let content = per.iter().map(|(s, ns)| format!("{s} {ns}\n")).collect();
+    Artifact {
+        name: "wait stacks".into(),
+        media_type: "text/plain".into(),
+        content,
+    }
+}
+
 /// Names the stacks of every wait and waker.
 fn name_all(
     paired: &Paired,
@@ -238,13 +257,14 @@ fn about(target: &Target) -> About {
             target.describe()
         ),
         methodology: "The syscalls:sys_enter_futex and sys_exit_futex tracepoints, one \
-            inherited event pair per CPU (per thread and CPU when attached), with call chains \
-            and the top 512 bytes of the user stack. A wait is a waiting futex operation (WAIT, \
+            inherited event pair per CPU (per thread and CPU when attached), with the user \
+            registers and the top 2 KiB of the user stack, unwound with the binaries' DWARF \
+            CFI (frame pointers where there is none). A wait is a waiting futex operation (WAIT, \
             WAIT_BITSET, LOCK_PI, LOCK_PI2, WAIT_REQUEUE_PI) from entry to exit, so it \
             includes the time until the woken thread ran again. Its waker is the last other \
             thread that called a waking operation on the same word during the wait. Call \
-            sites are the first frame outside libc, the loader and Rust's std, recovered by \
-            stack scanning where glibc has no frame pointer. Uncontended locks never enter \
+            sites are the first frame outside libc, the loader and Rust's std; the `wait \
+            stacks` artifact has the whole stack of every wait (folded, in ns). Uncontended locks never enter \
             the kernel and are not seen."
             .into(),
         references: vec![
@@ -285,6 +305,9 @@ pub fn build(recording: &mut Recording, target: &Target) -> ExperimentResult {
     result.metrics.truncate(MAX_ROWS);
     typed.truncate(MAX_ROWS);
     result.artifacts.extend(locks::artifact(&typed));
+    result.artifacts.push(wait_stacks(&paired.waits, &named));
     result.findings = findings::findings(&locks, &paired, recording);
+    let stops = recording.recorded.side.stops;
+    result.findings.extend(stops.finding("futex"));
     result
 }

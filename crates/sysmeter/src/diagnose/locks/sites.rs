@@ -12,7 +12,6 @@ use blazesym::symbolize::{CodeInfo, Input, Sym, Symbolized, Symbolizer};
 
 use super::unwind::user_stack;
 use crate::diagnose::observe::maps::{AddressSpaces, Location};
-use crate::diagnose::observe::scan::StackScan;
 use crate::diagnose::observe::symbolize::{Symbols, short_module};
 
 /// A named stack.
@@ -89,7 +88,6 @@ pub fn is_lock(kind: &str) -> bool {
 /// Names stacks in batches.
 pub struct Namer<'a> {
     spaces: &'a AddressSpaces,
-    scan: StackScan<'a>,
 }
 
 /// A stack's key (process, chain) and the places of its frames, leaf first.
@@ -101,10 +99,7 @@ pub type Key = (u32, u64, u32);
 impl<'a> Namer<'a> {
     /// A namer over these address spaces.
     pub fn new(spaces: &'a AddressSpaces) -> Namer<'a> {
-        Namer {
-            spaces,
-            scan: StackScan::new(spaces),
-        }
+        Namer { spaces }
     }
 
     /// Names every key; chains are looked up in `chains`.
@@ -114,7 +109,7 @@ impl<'a> Namer<'a> {
             let Some(c) = chains.get(chain as usize) else {
                 continue;
             };
-            let stack = user_stack(&mut self.scan, (pid, time), c);
+            let stack = user_stack(c);
             let locs = stack
                 .iter()
                 .enumerate()

@@ -9,8 +9,11 @@
 //! - [`records`]: the perf record types and the one parser of their bytes;
 //! - [`uprobes`]: the one RAII manager of uprobe definitions (stale groups cleaned);
 //! - [`elf`]: the one ELF reader (defined functions and PLT stubs as file offsets);
-//! - [`maps`], [`symbolize`], [`scan`]: address spaces, symbolisation, and the one
-//!   stack scan that recovers callers of frameless functions;
+//! - [`maps`], [`symbolize`]: address spaces and symbolisation (functions without symbols
+//!   named by their unwind-table entry);
+//! - [`unwind`]: the one unwinder: whole user stacks from a sample's registers and stack
+//!   copy, with DWARF CFI where the code has it and frame pointers where it does not;
+//! - [`scan`]: the x86 call and prologue decoders (the frameless-leaf check);
 //! - [`reservoir`]: the durations kept of paired entries and exits (`trace`, `calls`);
 //! - [`lookups`]: the seam through which `run` receives `trace`'s path-lookup tracer;
 //! - [`overhead`]: the one shape of a tracer's overhead calibration (paired A/B);
@@ -34,4 +37,5 @@ pub mod session;
 pub mod symbolize;
 pub mod target;
 pub mod tracefs;
+pub mod unwind;
 pub mod uprobes;

@@ -1,7 +1,9 @@
 //! The records of perf rings: their type numbers (`PERF_RECORD_*`, defined here only), the
 //! native-endian readers of their bytes, and the side-band records kept as plain data:
 //! samples (pid, tid, time, an interned call chain) and the records (MMAP2, COMM with the
-//! exec flag, FORK, LOST, THROTTLE) needed to name addresses after the process is gone. Also
+//! exec flag, FORK, LOST, THROTTLE) needed to name addresses after the process is gone.
+//! Samples that carry user registers and a stack copy wait in [`RawData::pending`] until the
+//! drain of every ring is done, then `unwind` gives them their whole user stacks. Also
 //! splits a raw call chain into user and kernel frames. No system calls here.
 
 use std::collections::HashMap;
@@ -9,6 +11,7 @@ use std::collections::HashMap;
 use perf_event::data::Record;
 
 use super::maps::{ExecEvent, ForkEvent, MapEvent};
+use super::unwind::{Live, Regs, StackCopy, Stops};
 
 /// Call-chain entries at or above this are context markers (`PERF_CONTEXT_*`), not
 /// addresses.
@@ -116,6 +119,24 @@ pub struct RawSample {
     pub weight: u64,
 }
 
+/// A sample read with its user registers and stack copy, to be unwound once every ring of
+/// the drain has been read (a mapping it needs may sit in another CPU's ring).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    /// Process id.
+    pub pid: u32,
+    /// Thread id.
+    pub tid: u32,
+    /// Kernel time, ns.
+    pub time: u64,
+    /// The kernel's call chain (its user part is replaced by the unwound stack).
+    pub chain: Vec<u64>,
+    /// User registers.
+    pub regs: Regs,
+    /// The stack copy, from `regs.sp` up.
+    pub stack: Vec<u8>,
+}
+
 /// Everything read from the ring buffers.
 #[derive(Debug, Default, Clone)]
 pub struct RawData {
@@ -138,6 +159,10 @@ pub struct RawData {
     pub throttles: u64,
     /// Records that could not be parsed (should stay 0).
     pub unparsed: u64,
+    /// Samples with a stack copy not unwound yet ([`RawData::unwind_pending`]).
+    pub pending: Vec<Pending>,
+    /// How the unwound stacks ended (all zero when no stack was copied).
+    pub stops: Stops,
 }
 
 impl RawData {
@@ -165,6 +190,30 @@ impl RawData {
             weight,
         });
     }
+
+    /// Unwinds the samples read with a stack copy (after a drain of every ring) and adds
+    /// them with their whole user stacks.
+    pub fn unwind_pending(&mut self, live: &mut Live) {
+        live.catch_up(self);
+        for p in std::mem::take(&mut self.pending) {
+            let copy = StackCopy {
+                pid: p.pid,
+                time: p.time,
+                regs: p.regs,
+                stack: &p.stack,
+            };
+            let chain = live.chain(&p.chain, &copy);
+            self.push_sample(p.pid, p.tid, p.time, &chain);
+        }
+        self.stops = live.stops;
+    }
+}
+
+/// The user registers and stack copy of a sample, when it has both.
+pub fn user_copy<'s>(s: &'s perf_event::data::Sample<'_>) -> Option<(Regs, &'s [u8])> {
+    let regs = Regs::from_sample(&s.regs_user()?.regs)?;
+    let stack = s.stack_user().filter(|b| !b.is_empty())?;
+    Some((regs, stack))
 }
 
 /// The time of a non-sample record from its trailing `sample_id`. With `sample_id_all` and
@@ -177,6 +226,31 @@ fn trailer_time(bytes: &[u8]) -> u64 {
         .checked_sub(8)
         .and_then(|at| u64_at(bytes, at))
         .unwrap_or(0)
+}
+
+/// A sample: waiting for its unwinding when it carries a stack copy, else kept as it is.
+fn sample(s: &perf_event::data::Sample<'_>, raw: &mut RawData) {
+    let (pid, tid, time) = (
+        s.pid().unwrap_or(0),
+        s.tid().unwrap_or(0),
+        s.time().unwrap_or(0),
+    );
+    let ip = s.ip().unwrap_or(0);
+    let chain = s
+        .callchain()
+        .filter(|c| !c.is_empty())
+        .unwrap_or(std::slice::from_ref(&ip));
+    match user_copy(s) {
+        Some((regs, stack)) => raw.pending.push(Pending {
+            pid,
+            tid,
+            time,
+            chain: chain.to_vec(),
+            regs,
+            stack: stack.to_vec(),
+        }),
+        None => raw.push_sample(pid, tid, time, chain),
+    }
 }
 
 pub(crate) fn handle(rec: &perf_event::Record<'_>, raw: &mut RawData) {
@@ -198,15 +272,7 @@ pub(crate) fn handle(rec: &perf_event::Record<'_>, raw: &mut RawData) {
         return;
     };
     match parsed {
-        Record::Sample(s) => {
-            let (pid, tid, time) = (s.pid().unwrap_or(0), s.tid().unwrap_or(0), s.time());
-            let ip = s.ip().unwrap_or(0);
-            let chain = s
-                .callchain()
-                .filter(|c| !c.is_empty())
-                .unwrap_or(std::slice::from_ref(&ip));
-            raw.push_sample(pid, tid, time.unwrap_or(0), chain);
-        }
+        Record::Sample(s) => sample(&s, raw),
         Record::Mmap2(m) => raw.maps.push(MapEvent {
             pid: m.pid,
             time: trailer_time(&rec.to_contiguous()),

@@ -14,6 +14,8 @@ use std::time::Duration;
 use perf_event::events::Tracepoint;
 use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
 
+use super::unwind::REGS_MASK;
+
 /// The events of one session, grouped by the CPU ring they write into.
 #[derive(Default)]
 pub(crate) struct PerCpuRings {
@@ -113,8 +115,9 @@ impl<E> TimeMerge<E> {
 }
 
 /// The attributes of a tracepoint sampled on every hit with who and when, the call chain,
-/// the raw record and the top `stack` bytes of the user stack (`locks`' futex events, the
-/// off-CPU switch and waking events). The kernel is included (perf-event2 excludes it by
+/// the raw record, the user registers and the top `stack` bytes of the user stack, which
+/// `observe::unwind` turns into the whole user stack (`locks`' futex events, the off-CPU
+/// switch and waking events). The kernel is included (perf-event2 excludes it by
 /// default, which silences tracepoints); `sample_id_all` puts who and when on side-band
 /// records too.
 pub(crate) fn stack_sampled(id: u64, stack: u32) -> Builder<'static> {
@@ -122,6 +125,7 @@ pub(crate) fn stack_sampled(id: u64, stack: u32) -> Builder<'static> {
     b.include_kernel()
         .sample_period(1)
         .sample(STACK_SAMPLED)
+        .sample_regs_user(REGS_MASK)
         .sample_stack_user(stack)
         .sample_id_all(true);
     b
@@ -132,6 +136,7 @@ pub(crate) const STACK_SAMPLED: SampleFlag = SampleFlag::TID
     .union(SampleFlag::TIME)
     .union(SampleFlag::CALLCHAIN)
     .union(SampleFlag::RAW)
+    .union(SampleFlag::REGS_USER)
     .union(SampleFlag::STACK_USER);
 
 /// How often [`follow`] drains the rings.

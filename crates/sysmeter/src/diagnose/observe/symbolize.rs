@@ -3,14 +3,21 @@
 //! frames from `/proc/kallsyms` (readable with addresses only when privileged), and the vDSO
 //! through this process's own copy (the kernel maps the same image into every process).
 //!
-//! Frames that cannot be named keep their module (`[unknown in libfoo.so]`), so a stripped
-//! library still shows up as one block. Depends on blazesym only; no aggregation here.
+//! Code without symbols is named per function by the unwind table's entries (FDEs):
+//! `libfoo.so+0x15a20`, the function's first address as stated in the file; only code no
+//! FDE covers keeps just its module (`[unknown in libfoo.so]`). Depends on blazesym and the
+//! unwinder's tables (`unwind::tables`); no aggregation here.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use blazesym::symbolize::source::{Elf, Kernel, Process, Source};
 use blazesym::symbolize::{Input, Symbolized};
 use blazesym::{MaybeDefault, Pid};
+
+use super::unwind::tables::FileTables;
 
 /// A named address: the function and where the address is inside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +26,9 @@ pub struct Resolved {
     pub name: String,
     /// Offset of the address from the function's first byte.
     pub offset_in_function: u64,
+    /// No symbol names the function: `name` is `module+0xSTART`, its entry (FDE) in the
+    /// file's unwind table.
+    pub from_cfi: bool,
 }
 
 /// Wraps one blazesym symbolizer (it caches parsed files across calls).
@@ -26,6 +36,8 @@ pub struct Symbols {
     inner: blazesym::symbolize::Symbolizer,
     /// Start of this process's vDSO, for vDSO frames of the target.
     own_vdso: Option<u64>,
+    /// Unwind tables read so far, by path, for naming code without symbols.
+    tables: RefCell<HashMap<String, Option<Arc<FileTables>>>>,
 }
 
 impl Default for Symbols {
@@ -45,6 +57,7 @@ impl Symbols {
         Symbols {
             inner,
             own_vdso: own_vdso_start(),
+            tables: RefCell::new(HashMap::new()),
         }
     }
 
@@ -67,7 +80,29 @@ impl Symbols {
                 names[i] = r;
             }
         }
+        for (name, &offset) in names.iter_mut().zip(offsets) {
+            if name.is_none() {
+                *name = self.by_cfi(path, offset);
+            }
+        }
         names
+    }
+
+    /// Code without a symbol named by the unwind-table entry (FDE) holding it, one per
+    /// function: `liblzma.so.5+0x15a20`, the function's first address as stated in the file
+    /// (what `objdump` and `addr2line` take), so a stripped library's hot function is still
+    /// one row rather than one lump per library.
+    fn by_cfi(&self, path: &str, offset: u64) -> Option<Resolved> {
+        let mut tables = self.tables.borrow_mut();
+        let file = tables
+            .entry(path.to_string())
+            .or_insert_with(|| FileTables::read(path).map(Arc::new));
+        let (start, at) = file.as_ref()?.function_at(offset)?;
+        Some(Resolved {
+            name: format!("{}+0x{start:x}", short_module(path)),
+            offset_in_function: at - start,
+            from_cfi: true,
+        })
     }
 
     fn elf(&self, path: &str, offsets: &[u64], debug_syms: bool) -> Vec<Option<Resolved>> {
@@ -126,6 +161,7 @@ fn resolved(s: Symbolized<'_>) -> Option<Resolved> {
         Symbolized::Sym(sym) => Some(Resolved {
             name: sym.name.into_owned(),
             offset_in_function: sym.offset as u64,
+            from_cfi: false,
         }),
         Symbolized::Unknown(_) => None,
     }

@@ -194,6 +194,12 @@ impl Names {
             Place::User(Some(loc)) => {
                 let module = short_module(&spaces.modules()[loc.module as usize]);
                 match self.user.get(&loc).and_then(Option::as_ref) {
+                    // Named by its unwind-table entry: one row per function, still counted
+                    // as code without symbols.
+                    Some(r) if r.from_cfi => Frame {
+                        known: false,
+                        ..named(&r.name, module, false)
+                    },
                     Some(r) => named(&r.name, module, false),
                     None => unknown(module, false),
                 }

@@ -7,7 +7,9 @@ use super::overhead::Calibration;
 use super::session::Recording;
 use super::stacks::{Stacks, Truncation};
 use crate::diagnose::observe::session::Ended;
+use crate::diagnose::observe::unwind::Stops;
 use crate::model::Finding;
+use crate::model::units;
 
 /// Functions named in the hottest-function findings.
 const HOTTEST: usize = 3;
@@ -47,14 +49,20 @@ pub fn all(rec: &Recording, a: &Analysis, cal: &Calibration) -> Vec<Finding> {
         )];
     }
     let mut out = hottest(&a.stacks, total);
-    out.push(truncation(&a.stacks, &a.stacks.truncation()));
-    out.extend(frameless(&a.stacks, &a.frameless, total));
+    let stops = &rec.raw.stops;
+    out.push(truncation(&a.stacks, &a.stacks.truncation(), stops));
+    // With the stacks unwound by their CFI, a frameless leaf no longer hides its caller.
+    if stops.total() == 0 {
+        out.extend(frameless(&a.stacks, &a.frameless, total));
+    }
     if a.unknown_leaf > 0 {
         out.push(Finding::new(
             "unknown_symbols",
             format!(
-                "{} samples ({:.1}%) are in code without symbols (shown as [unknown …]); \
-                 stripped binaries need their debug symbols (-dbgsym packages, /usr/lib/debug).",
+                "{} samples ({:.1}%) are in code without symbols (shown per function as \
+                 module+0xADDRESS, the function's entry in the unwind table, or as [unknown …] \
+                 where no table covers it); stripped binaries need their debug symbols \
+                 (-dbgsym packages, /usr/lib/debug).",
                 a.unknown_leaf,
                 pct(a.unknown_leaf, total)
             ),
@@ -119,13 +127,20 @@ fn frameless(stacks: &Stacks, list: &[(u32, u64)], total: u64) -> Option<Finding
     ))
 }
 
-fn truncation(stacks: &Stacks, t: &Truncation) -> Finding {
+fn truncation(stacks: &Stacks, t: &Truncation, stops: &Stops) -> Finding {
     if t.truncated == 0 {
+        let how = match stops.total() {
+            0 => "frame pointers were intact".to_string(),
+            _ => format!(
+                "unwound with the binaries' DWARF CFI from {} of stack copied per sample",
+                units::bytes(f64::from(stops.copy_bytes))
+            ),
+        };
         return Finding::new(
             "truncated_stacks",
             format!(
                 "All {} user stacks reach an entry point (_start, libc's start code or a thread \
-                 start): frame pointers were intact.",
+                 start): {how}.",
                 t.user_samples
             ),
             Some(0.0),
@@ -141,14 +156,13 @@ fn truncation(stacks: &Stacks, t: &Truncation) -> Finding {
         "truncated_stacks",
         format!(
             "{} of {} samples ({:.1}%) have stacks that end before an entry point ({} of them \
-             with one frame only); they stop at: {}. Code below those frames has no frame \
-             pointers, so their callers are unknown (DWARF unwinding is not done): rebuild \
-             with -fno-omit-frame-pointer (C/C++) or -C force-frame-pointers=yes (Rust).",
+             with one frame only); they stop at: {}. {}",
             t.truncated,
             t.user_samples,
             pct(t.truncated, t.user_samples),
             t.depth_one,
-            top.join(", ")
+            top.join(", "),
+            stops.explain()
         ),
         Some(t.truncated as f64 / t.user_samples.max(1) as f64),
     )
@@ -257,13 +271,26 @@ fn overhead(rec: &Recording, cal: &Calibration) -> Finding {
             )
         })
         .unwrap_or_default();
+    let stops = &rec.raw.stops;
+    let unwinding = stops
+        .ns_per_walk()
+        .map(|ns| {
+            format!(
+                ", {:.1} µs of it per stack unwound ({} copied per sample, at most {} of it \
+                 read by one walk)",
+                ns / 1000.0,
+                units::bytes(f64::from(stops.copy_bytes)),
+                units::bytes(stops.deepest as f64)
+            )
+        })
+        .unwrap_or_default();
     Finding::new(
         "overhead",
         format!(
             "Overhead: one sample cost the target {:.2} µs (measured at {} Hz before the run), \
              so about {share:.2}% of its CPU time at {} Hz (an estimate: at low rates a sample \
              can cost up to twice as much; scripts/profile-overhead.sh measures the slowdown \
-             side by side){reader}.",
+             side by side){reader}{unwinding}.",
             cal.per_sample_ns / 1000.0,
             cal.frequency,
             rec.frequency

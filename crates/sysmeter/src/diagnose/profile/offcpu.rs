@@ -5,7 +5,7 @@
 //! - [`events`]: `sched:sched_switch` on the target (stack at switch-out, switch-in
 //!   records) and system-wide `sched:sched_waking` (who made it runnable, with its stack);
 //! - [`raw`]: the records as plain data; [`blocks`] (pure): blocked intervals and wakers;
-//! - [`unwind`]: callers hidden by frameless libc wrappers, put back from the user stack;
+//! - [`unwind`]: the whole user stack of each switch and waking (`observe::unwind`);
 //! - [`classify`] (pure): disk, network, lock, sleep, pipe, page fault, preempted, other;
 //! - [`analysis`]: symbolised, per stack and reason (time, count, distribution, wakers);
 //! - [`overhead`]: what one switch costs a traced thread, measured before each run;
@@ -44,6 +44,7 @@ struct OffSession {
     events: Option<OffEvents>,
     raw: OffRaw,
     cpus: Vec<usize>,
+    unwinding: unwind::Unwinding,
 }
 
 impl Extra for OffSession {
@@ -65,6 +66,7 @@ impl Extra for OffSession {
         if let Some(e) = &mut self.events {
             e.drain(&mut self.raw);
             self.raw.settle(last);
+            self.unwinding.settle(&mut self.raw);
         }
     }
 
@@ -98,6 +100,7 @@ pub fn profile(
         events: Some(OffEvents::new(ids, &cpus)?),
         raw: OffRaw::default(),
         cpus,
+        unwinding: unwind::Unwinding::new(&[], events::STACK_BYTES),
     };
     let recording = session::record_with(target, settings, &mut off, progress)?;
     let seen: Vec<(u32, u64)> = recording

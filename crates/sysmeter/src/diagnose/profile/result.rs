@@ -84,9 +84,11 @@ fn about(rec: &Recording) -> About {
             .into(),
         methodology: format!(
             "perf_event_open, software CPU clock at {} Hz per thread ({}); {stacks} call chains \
-             from the kernel's frame-pointer walk, symbolised from ELF symbols (blazesym) with \
-             the mappings recorded while sampling. DWARF unwinding is not done: stacks through \
-             code without frame pointers end early and are counted in the findings. Overhead: \
+             from the kernel, with user stacks unwound from the user registers and a 16 KiB \
+             stack copy with the binaries' DWARF CFI (frame pointers where there is none), \
+             symbolised from ELF symbols (blazesym; code without symbols per unwind-table \
+             entry) with the mappings recorded while sampling; stacks that still end early \
+             are counted in the findings with what stopped them. Overhead: \
              cost per sample measured before the run (a spin loop's thread CPU time with and \
              without sampling at 10 kHz, median of 10 pairs) × frequency, an estimate (a \
              sample at 1 kHz can cost up to about twice as much; scripts/profile-overhead.sh \

@@ -1,6 +1,7 @@
 //! Sampling with `perf_event_open` (perf-event2): the software CPU clock at a fixed
-//! frequency, each sample carrying pid/tid, time and the kernel's frame-pointer call chain,
-//! plus the side-band records that make offline symbolisation possible (MMAP2 for every
+//! frequency, each sample carrying pid/tid, time, the kernel's frame-pointer call chain (its
+//! kernel part is kept), the user registers and [`STACK_BYTES`] of the user stack (unwound
+//! by `observe::unwind` at every drain, so the copies are never kept), plus the side-band records that make offline symbolisation possible (MMAP2 for every
 //! executable mapping, COMM with the exec flag, FORK).
 //!
 //! A launched command gets one event per CPU on its pid with `inherit` (the kernel refuses
@@ -15,7 +16,9 @@ use perf_event::events::Software;
 use perf_event::{Builder, SampleFlag, Sampler};
 
 use super::ProfileError;
+use crate::diagnose::observe::maps::MapEvent;
 use crate::diagnose::observe::records::{RawData, handle};
+use crate::diagnose::observe::unwind::{Live, REGS_MASK};
 
 /// The open events and their ring buffers.
 pub struct EventSet {
@@ -23,16 +26,28 @@ pub struct EventSet {
     /// Whether kernel frames are sampled (privileged or `perf_event_paranoid` ≤ 1).
     pub kernel: bool,
     frequency: u64,
+    /// Unwinds the stack copies of every drain.
+    live: Live,
 }
 
-/// Ring-buffer sizes tried per event, largest first: unprivileged users share a small
-/// locked-memory budget (`perf_event_mlock_kb`, 516 KiB by default) across all events.
-const RING_BYTES: [usize; 4] = [512 << 10, 128 << 10, 64 << 10, 32 << 10];
+/// Ring-buffer sizes tried per event, largest first: every sample carries a stack copy of
+/// [`STACK_BYTES`], so a ring of 4 MiB holds ~250 of them (a quarter second at 999 Hz);
+/// unprivileged users share a small locked-memory budget (`perf_event_mlock_kb`, 516 KiB
+/// by default) across all events and get the smaller sizes, and lose samples sooner.
+const RING_BYTES: [usize; 6] = [4 << 20, 2 << 20, 1 << 20, 512 << 10, 128 << 10, 64 << 10];
+
+/// Bytes of user stack copied with every sample: enough for the whole stack of most
+/// programs (the walks that needed more are counted, see the truncation finding); the copy
+/// is the largest part of a sample's cost (docs/profiling.md, "Whole stacks").
+pub const STACK_BYTES: u32 = 16 << 10;
 
 pub(super) fn builder(frequency: u64, kernel: bool) -> Builder<'static> {
     let mut b = Builder::new(Software::CPU_CLOCK);
+    let flags = SampleFlag::IP | SampleFlag::TID | SampleFlag::TIME | SampleFlag::CALLCHAIN;
     b.sample_frequency(frequency)
-        .sample(SampleFlag::IP | SampleFlag::TID | SampleFlag::TIME | SampleFlag::CALLCHAIN)
+        .sample(flags | SampleFlag::REGS_USER | SampleFlag::STACK_USER)
+        .sample_regs_user(REGS_MASK)
+        .sample_stack_user(STACK_BYTES)
         .mmap(true)
         .mmap2(true)
         .comm(true)
@@ -121,15 +136,18 @@ impl EventSet {
             samplers,
             kernel,
             frequency,
+            live: Live::new(&[], STACK_BYTES),
         })
     }
 
-    /// An empty set for attaching thread by thread ([`EventSet::add_thread`]).
-    pub fn for_attach(frequency: u64) -> EventSet {
+    /// An empty set for attaching thread by thread ([`EventSet::add_thread`]) to a process
+    /// that had `maps_at_start` mapped.
+    pub fn for_attach(frequency: u64, maps_at_start: &[MapEvent]) -> EventSet {
         EventSet {
             samplers: Vec::new(),
             kernel: true,
             frequency,
+            live: Live::new(maps_at_start, STACK_BYTES),
         }
     }
 
@@ -170,7 +188,8 @@ impl EventSet {
         self.samplers.is_empty()
     }
 
-    /// Reads every record now in the ring buffers into `raw`; returns how many.
+    /// Reads every record now in the ring buffers into `raw`, and unwinds the stacks read;
+    /// returns how many records.
     pub fn drain(&mut self, raw: &mut RawData) -> usize {
         let mut n = 0;
         for s in &mut self.samplers {
@@ -180,6 +199,7 @@ impl EventSet {
                 // Dropping `rec` hands the space back to the kernel.
             }
         }
+        raw.unwind_pending(&mut self.live);
         n
     }
 }

@@ -131,7 +131,7 @@ pub fn record_with(
             // If opening the events fails, dropping `child` kills and reaps it unreleased.
             let events = match settings.on_cpu {
                 true => EventSet::for_child(child.pid(), settings.frequency)?,
-                false => EventSet::for_attach(settings.frequency),
+                false => EventSet::for_attach(settings.frequency, &[]),
             };
             extra.open_child(child.pid())?;
             child.release().map_err(launch)?;
@@ -249,9 +249,9 @@ fn record_pid(
     progress: &mut dyn FnMut(u64, Duration),
 ) -> Result<Recording, ProfileError> {
     let mut known: HashSet<i32> = HashSet::new();
-    let mut events = EventSet::for_attach(settings.frequency);
     let maps_text = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
     let maps_at_start = parse_proc_maps(pid as u32, &maps_text);
+    let mut events = EventSet::for_attach(settings.frequency, &maps_at_start);
     let mut raw = RawData::default();
     if let Ok(comm) = std::fs::read_to_string(format!("/proc/{pid}/comm")) {
         raw.comms.insert(pid as u32, comm.trim_end().to_string());

@@ -74,6 +74,9 @@ const ENTRY_POINTS: [&str; 10] = [
     "_dl_start_user",
 ];
 
+/// How many outermost user frames may hold the entry point of a complete stack.
+const ENTRY_DEPTH: usize = 3;
+
 /// Whether a frame is where a complete stack begins.
 pub fn is_entry_point(frame: &Frame) -> bool {
     !frame.kernel && ENTRY_POINTS.contains(&frame.name.as_str())
@@ -228,7 +231,11 @@ impl Stacks {
                 continue;
             };
             t.user_samples += count;
-            if is_entry_point(self.frame(outermost)) {
+            // The outermost frames rather than the outermost one: a stripped program's
+            // `_start` has no name, but libc's start code (or `start_thread`, under a
+            // nameless `clone3`) is right above it.
+            let near_entry = user.iter().take(ENTRY_DEPTH);
+            if near_entry.copied().any(|f| is_entry_point(self.frame(f))) {
                 continue;
             }
             t.truncated += count;

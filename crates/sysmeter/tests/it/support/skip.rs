@@ -27,6 +27,7 @@
 //! | `shm` | /dev/shm is a tmpfs | the default |
 //! | `mount` | mounting a tmpfs (root, not denied by the container) | root |
 //! | `disk` | the target directory is on a disk, not tmpfs or overlay | build on a real disk |
+//! | `xz` | the distribution's /usr/bin/xz (built without frame pointers) | `apt-get install xz-utils` |
 //! | `cgroup` | a memory-limited cgroup can be made (root, memory controller) | root |
 //! | `strace` | strace(1), the reference `trace` is checked against | `apt-get install strace` |
 
@@ -50,6 +51,7 @@ pub enum Cap {
     Disk,
     Cgroup,
     Strace,
+    Xz,
 }
 
 impl Cap {
@@ -73,6 +75,7 @@ impl Cap {
             Cap::Disk => "disk",
             Cap::Cgroup => "cgroup",
             Cap::Strace => "strace",
+            Cap::Xz => "xz",
         }
     }
 }

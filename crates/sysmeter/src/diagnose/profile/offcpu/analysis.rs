@@ -1,6 +1,6 @@
 //! From records to the off-CPU profile: blocked intervals (`blocks`) weighted by their time
-//! and symbolised by the on-CPU profile's machinery (`aggregate`, after `unwind` put back
-//! the callers of frameless leaves), grouped per distinct stack and reason with their
+//! and symbolised by the on-CPU profile's machinery (`aggregate`; `unwind` gave them their
+//! whole user stacks while the rings were drained), grouped per distinct stack and reason with their
 //! durations and wakers, and the time of each thread for `--both`.
 
 use std::collections::HashMap;
@@ -11,10 +11,8 @@ use super::super::aggregate::{Analysis, analyse_each};
 use super::blocks::{self, Block, Blocks};
 use super::classify::{Reason, classify, is_preempted};
 use super::raw::{OffRaw, Switch};
-use super::unwind::repair;
-use crate::diagnose::observe::maps::{AddressSpaces, MapEvent};
+use crate::diagnose::observe::maps::MapEvent;
 use crate::diagnose::observe::records::RawData;
-use crate::diagnose::observe::scan::StackScan;
 
 /// Wakers kept per stack.
 const WAKERS_PER_STACK: usize = 3;
@@ -126,23 +124,13 @@ struct Named {
 }
 
 fn symbolise(raw: &OffRaw, blocks: &Blocks, maps_at_start: &[MapEvent]) -> Named {
-    let all_maps: Vec<MapEvent> = maps_at_start
-        .iter()
-        .chain(&raw.side.maps)
-        .cloned()
-        .collect();
-    let spaces = AddressSpaces::new(&all_maps, &raw.side.execs, &raw.side.forks);
-    let mut scan = StackScan::new(&spaces);
     let mut data = RawData::default();
     data.maps.clone_from(&raw.side.maps);
     data.execs.clone_from(&raw.side.execs);
     data.forks.clone_from(&raw.side.forks);
+    // The chains already hold the unwound user stacks (`unwind`, at every drain).
     let mut push = |s: &Switch, weight: u64| {
-        let chain = match &s.stack {
-            Some(st) => repair(&mut scan, (s.pid, s.time), &s.chain, st),
-            None => s.chain.clone(),
-        };
-        data.push_weighted(s.pid, s.tid, s.time, &chain, weight);
+        data.push_weighted(s.pid, s.tid, s.time, &s.chain, weight);
     };
     for b in &blocks.list {
         push(&raw.outs[b.out], b.ns);

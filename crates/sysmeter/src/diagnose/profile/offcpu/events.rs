@@ -1,8 +1,8 @@
 //! The events of an off-CPU profile (perf_event_open through perf-event2):
 //! - `sched:sched_switch` on the target, sampled on every switch with the thread id, time,
 //!   the user and kernel call chain, the raw record (for `prev_state`: blocked or preempted),
-//!   the user registers and the top of the user stack (to recover callers that frameless
-//!   leaves hide, see `unwind`); `context_switch` adds a record when the thread runs again,
+//!   the user registers and the top of the user stack (unwound into the whole user stack
+//!   at every drain, see `unwind`); `context_switch` adds a record when the thread runs again,
 //!   and `mmap2`/`comm`/`task` the side-band records that symbolisation needs. A launched
 //!   command gets one inherited event per CPU (enabled at `execve`), an attached process one
 //!   event per thread.
@@ -12,25 +12,33 @@
 //! Traps (docs/kernel-traps.md): perf-event2 excludes the kernel unless `include_kernel`
 //! (tracepoints then give no samples), and tracepoint ids come from tracefs, not debugfs.
 
-use perf_event::{Builder, SampleFlag, Sampler};
+use perf_event::{Builder, Sampler};
 
 use super::super::ProfileError;
 use super::super::sampling::open_error;
 use super::raw::OffRaw;
-use crate::diagnose::observe::rings::{STACK_SAMPLED, stack_sampled};
+use crate::diagnose::observe::rings::stack_sampled;
 use crate::diagnose::observe::tracefs::EventFormat;
 
-/// Ring buffer per event: switches are rare next to CPU-clock samples, but each carries a
-/// stack snapshot of [`STACK_BYTES`].
-const RING_BYTES: usize = 1 << 20;
+/// Ring buffer per CPU of a launched command's switch events: each switch carries a stack
+/// copy of [`STACK_BYTES`], so 8 MiB hold ~2 000 switches per CPU between two drains
+/// (100 000 a second), as many as the 1 MiB rings held with the earlier 512-byte copies.
+const RING_BYTES: usize = 8 << 20;
+/// Ring buffer per thread of an attached process (one event each): locked memory grows
+/// with the threads, so ~250 switches per thread between two drains.
+const THREAD_RING_BYTES: usize = 1 << 20;
 /// Ring buffer per CPU for the system-wide wakings: every process's wake-ups land there, so
 /// a busy machine fills them fastest (one ring per CPU, so this does not grow with threads).
 const WAKING_RING_BYTES: usize = 4 << 20;
-/// Bytes of user stack copied per switch and per waking.
-pub const STACK_BYTES: u32 = 512;
-/// `bp`, `sp`, `ip` in the x86-64 perf register numbering (PERF_REG_X86_BP = 6, SP = 7,
-/// IP = 8); the values come in this order.
-const REGS_MASK: u64 = (1 << 6) | (1 << 7) | (1 << 8);
+/// Bytes of user stack copied per switch of the target, for `observe::unwind`: a thread
+/// blocks in a system call, whose stack up to `main` or the thread's start is rarely deeper
+/// (the walks that needed more are counted). Every byte asked for takes ring space, used or
+/// not, so a busy target's switches fill the rings in proportion.
+pub const STACK_BYTES: u32 = 4 << 10;
+/// Bytes copied per waking: wakings are sampled on the whole machine (a ping-pong elsewhere
+/// makes 100 000 a second), and a waker's stack is shown for its first frames, the call
+/// that woke; 1 KiB keeps ~3 700 per CPU ring.
+pub const WAKING_STACK_BYTES: u32 = 1 << 10;
 
 /// Tracepoint ids and field offsets read from tracefs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,15 +77,8 @@ pub fn ids() -> Result<Ids, String> {
     })
 }
 
-fn base(id: u64) -> Builder<'static> {
-    let mut b = stack_sampled(id, STACK_BYTES);
-    b.sample(STACK_SAMPLED | SampleFlag::REGS_USER)
-        .sample_regs_user(REGS_MASK);
-    b
-}
-
 fn switch_builder(id: u64) -> Builder<'static> {
-    let mut b = base(id);
+    let mut b = stack_sampled(id, STACK_BYTES);
     b.context_switch(true)
         .mmap(true)
         .mmap2(true)
@@ -104,7 +105,7 @@ impl OffEvents {
     pub fn new(ids: Ids, cpus: &[usize]) -> Result<OffEvents, ProfileError> {
         let mut wakings = Vec::with_capacity(cpus.len());
         for &cpu in cpus {
-            let mut b = base(ids.waking);
+            let mut b = stack_sampled(ids.waking, WAKING_STACK_BYTES);
             b.any_pid().one_cpu(cpu);
             let mut s = open(&b, WAKING_RING_BYTES, format!("sched_waking on CPU {cpu}"))?;
             s.enable()
@@ -140,7 +141,7 @@ impl OffEvents {
     pub fn add_thread(&mut self, tid: i32) -> Result<bool, ProfileError> {
         let mut b = switch_builder(self.ids.switch);
         b.observe_pid(tid).any_cpu().inherit(false);
-        match b.build().and_then(|c| c.sampled(RING_BYTES)) {
+        match b.build().and_then(|c| c.sampled(THREAD_RING_BYTES)) {
             Ok(mut s) => {
                 s.enable()
                     .map_err(|e| open_error(format!("thread {tid}"), e))?;

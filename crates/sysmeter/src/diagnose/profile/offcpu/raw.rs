@@ -9,17 +9,17 @@ use perf_event::data::Record;
 
 use crate::diagnose::observe::records::{
     MISC_SWITCH_OUT, RECORD_SAMPLE, RECORD_SWITCH, RawData, chain_sample, handle, u32_at, u64_at,
+    user_copy,
 };
+use crate::diagnose::observe::unwind::Regs;
 
-/// The user registers and stack words needed by `unwind`.
+/// The user registers and stack copy `unwind` turns into the user stack.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UserStack {
-    /// Stack pointer at the kernel entry.
-    pub sp: u64,
-    /// Frame pointer at the kernel entry.
-    pub bp: u64,
-    /// The 8-byte words from `sp` upwards (at most [`super::events::STACK_BYTES`]).
-    pub words: Vec<u64>,
+    /// The user registers at the kernel entry.
+    pub regs: Regs,
+    /// The stack from `regs.sp` up (at most [`super::events::STACK_BYTES`]).
+    pub bytes: Vec<u8>,
 }
 
 /// One sample of a switch-out (`sched_switch`) or a waking (`sched_waking`).
@@ -35,7 +35,8 @@ pub struct Switch {
     pub chain: Vec<u64>,
     /// `prev_state` (switch) or the thread woken (waking).
     pub arg: i64,
-    /// User registers and stack, when the kernel copied them.
+    /// User registers and stack, when the kernel copied them and until they are unwound
+    /// (at the drain that read them).
     pub stack: Option<UserStack>,
 }
 
@@ -82,14 +83,11 @@ fn field_i64(raw: &[u8], offset: usize, width: usize) -> i64 {
 }
 
 fn user_stack(s: &perf_event::data::Sample<'_>) -> Option<UserStack> {
-    let regs = s.regs_user()?;
-    let (bp, sp) = (*regs.regs.first()?, *regs.regs.get(1)?);
-    let words = s
-        .stack_user()?
-        .chunks_exact(8)
-        .filter_map(|c| c.try_into().ok().map(u64::from_ne_bytes))
-        .collect();
-    Some(UserStack { sp, bp, words })
+    let (regs, bytes) = user_copy(s)?;
+    Some(UserStack {
+        regs,
+        bytes: bytes.to_vec(),
+    })
 }
 
 fn sample(rec: &perf_event::Record<'_>, offset: usize, width: usize) -> Option<Switch> {

@@ -59,6 +59,8 @@ pub fn add(results: &mut Vec<ExperimentResult>, i: &Inputs) {
     let mut main = ExperimentResult::new("offcpu", about(i));
     main.metrics = metrics(i);
     main.findings = findings(i);
+    main.findings
+        .extend(i.raw.side.stops.finding("switch-out and waker"));
     main.elapsed_ns = i.recording.wall_ns;
     main.artifacts = vec![
         artifact("offcpu folded", "text/plain", a.analysis.stacks.folded()),
@@ -89,9 +91,9 @@ fn about(i: &Inputs) -> About {
                    by the kernel stack, with the thread that woke it."
             .into(),
         methodology: format!(
-            "perf_event_open: sched:sched_switch on {} with call chains, a 512-byte user stack \
-             snapshot (callers of frameless libc wrappers found again between the stack and \
-             frame pointers, checked against a call instruction), and context-switch records \
+            "perf_event_open: sched:sched_switch on {} with call chains, the user registers \
+             and a 4 KiB user stack copy (unwound with the binaries' DWARF CFI, frame \
+             pointers where there is none), and context-switch records \
              for the switch-in; sched:sched_waking on every CPU for the waker. Symbolised like \
              the CPU profile. Overhead: the CPU time one recorded switch adds, measured before \
              the run on two threads bouncing a byte (median of 5 pairs of 200 round trips), \

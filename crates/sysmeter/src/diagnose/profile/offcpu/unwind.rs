@@ -1,59 +1,116 @@
-//! The stack of a switch-out with the callers a frame-pointer walk loses put back: the words
-//! between the stack pointer and the frame pointer at the kernel entry go through the one
-//! stack scan of `observe::scan`, and the return addresses it finds are inserted between the
-//! user leaf and the walked frames, innermost first.
+//! The whole user stack of every switch-out (and of every waking by a target thread), from
+//! its registers and stack copy, through the one unwinder of `observe::unwind`. Done at each
+//! drain, so the copies are dropped as soon as they are read; wakers outside the target keep
+//! the kernel's frame-pointer chain (their mappings are not followed).
 
-use super::raw::UserStack;
-use crate::diagnose::observe::records::PERF_CONTEXT_USER;
-use crate::diagnose::observe::scan::StackScan;
+use super::raw::{OffRaw, Switch};
+use crate::diagnose::observe::maps::MapEvent;
+use crate::diagnose::observe::unwind::{Live, StackCopy, Stops};
 
-/// `chain` with the return addresses found between `stack.sp` and `stack.bp` inserted
-/// after the user leaf.
-pub fn repair(
-    scan: &mut StackScan<'_>,
-    (pid, time): (u32, u64),
-    chain: &[u64],
-    stack: &UserStack,
-) -> Vec<u64> {
-    let Some(user) = chain.iter().position(|&e| e == PERF_CONTEXT_USER) else {
-        return chain.to_vec();
-    };
-    if user + 1 >= chain.len() || stack.bp <= stack.sp {
-        return chain.to_vec();
+/// The unwinder of a session and how far it got through the records.
+pub struct Unwinding {
+    live: Live,
+    /// Switch-outs and wakings already unwound.
+    done: (usize, usize),
+}
+
+/// Replaces the user part of `s`'s chain by its unwound stack, and drops the copy.
+fn unwind_one(live: &mut Live, s: &mut Switch) {
+    if let Some(st) = s.stack.take() {
+        let copy = StackCopy {
+            pid: s.pid,
+            time: s.time,
+            regs: st.regs,
+            stack: &st.bytes,
+        };
+        s.chain = live.chain(&s.chain, &copy);
     }
-    let below_bp = ((stack.bp - stack.sp) / 8) as usize;
-    let words = stack.words.iter().take(below_bp).copied();
-    let found = scan.callers(pid, time, words, chain.get(user + 2).copied());
-    let mut out = Vec::with_capacity(chain.len() + found.len());
-    out.extend_from_slice(&chain[..user + 2]);
-    out.extend(found);
-    out.extend_from_slice(&chain[user + 2..]);
-    out
+}
+
+impl Unwinding {
+    /// An unwinder that knows `maps_at_start` and copies `copy_bytes` per switch.
+    pub fn new(maps_at_start: &[MapEvent], copy_bytes: u32) -> Unwinding {
+        Unwinding {
+            live: Live::new(maps_at_start, copy_bytes),
+            done: (0, 0),
+        }
+    }
+
+    /// Unwinds what `raw` gained since the last call.
+    pub fn settle(&mut self, raw: &mut OffRaw) {
+        self.live.catch_up(&raw.side);
+        let (outs, wakings) = self.done;
+        for s in raw.outs.iter_mut().skip(outs) {
+            unwind_one(&mut self.live, s);
+        }
+        // A waker's copy is short (`events::WAKING_STACK_BYTES`): its walks are not counted
+        // with the switch-outs', whose stops the truncation finding reports.
+        let counted = self.live.stops;
+        for w in raw.wakings.iter_mut().skip(wakings) {
+            if raw.tids.contains(&w.tid) {
+                unwind_one(&mut self.live, w);
+            } else {
+                w.stack = None;
+            }
+        }
+        self.live.stops = Stops {
+            unwind_ns: self.live.stops.unwind_ns,
+            ..counted
+        };
+        self.done = (raw.outs.len(), raw.wakings.len());
+        raw.side.stops = self.live.stops;
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnose::observe::maps::AddressSpaces;
+    use crate::diagnose::observe::records::PERF_CONTEXT_USER;
+    use crate::diagnose::observe::unwind::Regs;
+
+    fn switch(tid: u32, stack: Option<super::super::raw::UserStack>) -> Switch {
+        Switch {
+            pid: 1,
+            tid,
+            time: 5,
+            chain: vec![PERF_CONTEXT_USER, 0x40_1000],
+            arg: 0,
+            stack,
+        }
+    }
+
+    /// Two frame-pointer frames: the leaf at 0x40_1000 and its caller's 0x40_2000.
+    fn copy() -> super::super::raw::UserStack {
+        let bytes: Vec<u8> = [0u64, 0, 0, 0x40_2000]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        let regs = Regs {
+            ip: 0x40_1000,
+            sp: 0x1000,
+            bp: 0x1010,
+        };
+        super::super::raw::UserStack { regs, bytes }
+    }
 
     #[test]
-    fn nothing_changes_without_a_user_part_or_a_frame() {
-        let spaces = AddressSpaces::new(&[], &[], &[]);
-        let mut scan = StackScan::new(&spaces);
-        let chain = [1, 2, 3];
-        let stack = UserStack {
-            sp: 100,
-            bp: 50,
-            words: vec![5],
-        };
-        assert_eq!(repair(&mut scan, (1, 1), &chain, &stack), chain.to_vec());
-        let chain = [PERF_CONTEXT_USER, 0x40_1000, 0x40_2000];
-        let stack = UserStack {
-            sp: 100,
-            bp: 116,
-            words: vec![0x40_3000, 0x40_4000, 0x40_5000],
-        };
-        // No mapping: no word is a return address.
-        assert_eq!(repair(&mut scan, (1, 1), &chain, &stack), chain.to_vec());
+    fn copies_are_unwound_once_and_dropped() {
+        let mut raw = OffRaw::default();
+        raw.outs.push(switch(7, Some(copy())));
+        raw.wakings.push(switch(8, Some(copy())));
+        let mut u = Unwinding::new(&[], 32);
+        u.settle(&mut raw);
+        let whole = vec![PERF_CONTEXT_USER, 0x40_1000, 0x40_2000];
+        assert_eq!(raw.outs[0].chain, whole);
+        assert!(raw.outs[0].stack.is_none() && raw.wakings[0].stack.is_none());
+        // Thread 8 is not the target's: its waking keeps the kernel's chain.
+        assert_eq!(raw.wakings[0].chain, vec![PERF_CONTEXT_USER, 0x40_1000]);
+        assert_eq!(raw.side.stops.total(), 1);
+        // A target thread's waking is unwound, but its walk is not counted.
+        raw.tids.insert(9);
+        raw.wakings.push(switch(9, Some(copy())));
+        u.settle(&mut raw);
+        assert_eq!(raw.wakings[1].chain, whole);
+        assert_eq!(raw.side.stops.total(), 1, "nothing is unwound twice");
     }
 }

@@ -3,6 +3,8 @@
 //! decoded, the slot named by its relocation), the functions an object defines in `.dynsym` (IFUNC resolvers flagged),
 //! the libraries it needs (`DT_NEEDED`, `DT_RUNPATH`), and every address turned into a file
 //! offset through the `PT_LOAD` segment that holds it — the form uprobes are defined in.
+//! For the unwinder, where an object keeps its code, its unwind tables (`.eh_frame`, its
+//! index, `.debug_frame`) and its build id ([`unwind_layout`]).
 //!
 //! `calls` probes PLT stubs and defined functions; the path probes of `trace` and `run`
 //! find the C library's path functions with [`defined_offsets`]. Only `.dynsym` is read,
@@ -11,8 +13,12 @@
 //! but not stubs, IFUNC types or `DT_NEEDED`). Pure apart from reading the file and
 //! `/proc/self/maps` ([`own_libc`]); depends on nothing else in sysmeter.
 
+mod layout;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+pub use layout::{Span, UnwindLayout, read_layout, read_span, unwind_layout};
 
 /// Why a file could not be read as an ELF object.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -52,6 +58,7 @@ pub struct Image {
 struct Section {
     name: u32,
     kind: u32,
+    flags: u64,
     addr: u64,
     offset: u64,
     size: u64,
@@ -111,6 +118,7 @@ impl<'a> Elf<'a> {
                 Some(Section {
                     name: le_u32(b, s)?,
                     kind: le_u32(b, s + 4)?,
+                    flags: le_u64(b, s + 8)?,
                     addr: le_u64(b, s + 16)?,
                     offset: le_u64(b, s + 24)?,
                     size: le_u64(b, s + 32)?,

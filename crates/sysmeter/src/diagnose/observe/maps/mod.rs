@@ -57,6 +57,19 @@ pub struct Location {
     pub offset: u64,
 }
 
+/// One mapping of a process's address space (see [`AddressSpaces::visible`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Mapped {
+    /// First address.
+    pub start: u64,
+    /// One past the last address.
+    pub end: u64,
+    /// File offset of `start`.
+    pub pgoff: u64,
+    /// Index of the module's path in [`AddressSpaces::modules`].
+    pub module: u32,
+}
+
 #[derive(Debug, Clone)]
 struct Entry {
     time: u64,
@@ -86,9 +99,16 @@ impl AddressSpaces {
     /// Builds the table from all mapping, exec and fork events (in any order).
     pub fn new(maps: &[MapEvent], execs: &[ExecEvent], forks: &[ForkEvent]) -> AddressSpaces {
         let mut spaces = AddressSpaces::default();
+        spaces.extend(maps, execs, forks);
+        spaces
+    }
+
+    /// Adds more events (in any order): the unwinder keeps one table up to date while the
+    /// rings are drained. Module indexes already handed out stay valid.
+    pub fn extend(&mut self, maps: &[MapEvent], execs: &[ExecEvent], forks: &[ForkEvent]) {
         for m in maps {
-            let module = spaces.intern(&m.path);
-            spaces.entries.entry(m.pid).or_default().push(Entry {
+            let module = self.intern(&m.path);
+            self.entries.entry(m.pid).or_default().push(Entry {
                 time: m.time,
                 start: m.start,
                 end: m.start.saturating_add(m.len),
@@ -96,20 +116,61 @@ impl AddressSpaces {
                 module,
             });
         }
-        for list in spaces.entries.values_mut() {
-            // Stable: records of equal time keep their reading order.
+        for e in execs {
+            self.execs.entry(e.pid).or_default().push(e.time);
+        }
+        // Stable: records of equal time keep their reading order.
+        for list in self.entries.values_mut() {
             list.sort_by_key(|e| e.time);
         }
-        for e in execs {
-            spaces.execs.entry(e.pid).or_default().push(e.time);
-        }
-        for list in spaces.execs.values_mut() {
+        for list in self.execs.values_mut() {
             list.sort_unstable();
         }
         for f in forks {
-            spaces.forks.insert(f.pid, (f.ppid, f.time));
+            self.forks.insert(f.pid, (f.ppid, f.time));
         }
-        spaces
+    }
+
+    /// Whether anything is known of `pid`'s address space (its own mappings, or a parent's).
+    pub fn knows(&self, pid: u32) -> bool {
+        self.entries.contains_key(&pid) || self.forks.contains_key(&pid)
+    }
+
+    /// Every mapping visible in `pid` at `time`, by start address, without overlaps: the
+    /// newest mapping of a range wins, as in [`AddressSpaces::lookup`], and an older one it
+    /// overlaps is left out whole (an unwinder needs disjoint modules; a library mapped over
+    /// part of another is rare enough to lose the rest of the older one).
+    pub fn visible(&self, pid: u32, time: u64) -> Vec<Mapped> {
+        let (mut pid, mut time) = (pid, time);
+        let mut out: Vec<Mapped> = Vec::new();
+        for _ in 0..MAX_FORK_DEPTH {
+            let last_exec = self
+                .execs
+                .get(&pid)
+                .and_then(|l| l[..l.partition_point(|&t| t <= time)].last().copied());
+            if let Some(list) = self.entries.get(&pid) {
+                let visible = &list[..list.partition_point(|e| e.time <= time)];
+                let own = visible.iter().rev();
+                for e in own.take_while(|e| last_exec.is_none_or(|x| e.time >= x)) {
+                    if !out.iter().any(|m| m.start < e.end && e.start < m.end) {
+                        out.push(Mapped {
+                            start: e.start,
+                            end: e.end,
+                            pgoff: e.pgoff,
+                            module: e.module,
+                        });
+                    }
+                }
+            }
+            match self.forks.get(&pid) {
+                Some(&(ppid, fork_time)) if last_exec.is_none() && fork_time <= time => {
+                    (pid, time) = (ppid, fork_time);
+                }
+                _ => break,
+            }
+        }
+        out.sort_by_key(|m| m.start);
+        out
     }
 
     fn intern(&mut self, path: &str) -> u32 {
@@ -211,104 +272,4 @@ pub fn parse_proc_maps(pid: u32, text: &str) -> Vec<MapEvent> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn map(pid: u32, time: u64, start: u64, len: u64, pgoff: u64, path: &str) -> MapEvent {
-        MapEvent {
-            pid,
-            time,
-            start,
-            len,
-            pgoff,
-            path: path.into(),
-        }
-    }
-
-    #[test]
-    fn latest_covering_mapping_wins_and_offsets_include_pgoff() {
-        let maps = [
-            map(1, 10, 0x1000, 0x1000, 0x0, "/bin/a"),
-            map(1, 20, 0x5000, 0x1000, 0x2000, "/lib/late.so"),
-        ];
-        let s = AddressSpaces::new(&maps, &[], &[]);
-        let at = |t, a| {
-            s.lookup(1, t, a)
-                .map(|l| (s.modules()[l.module as usize].clone(), l.offset))
-        };
-        assert_eq!(at(15, 0x1010), Some(("/bin/a".into(), 0x10)));
-        // The late library is unknown before it was mapped, known after.
-        assert_eq!(at(15, 0x5010), None);
-        assert_eq!(at(25, 0x5010), Some(("/lib/late.so".into(), 0x2010)));
-        assert_eq!(at(25, 0x9000), None);
-    }
-
-    #[test]
-    fn exec_discards_older_mappings_but_not_for_older_samples() {
-        let maps = [
-            map(1, 10, 0x1000, 0x1000, 0, "/bin/sh"),
-            map(1, 31, 0x1000, 0x1000, 0, "/bin/prog"),
-            map(1, 5, 0x8000, 0x1000, 0, "/lib/old.so"),
-        ];
-        let execs = [ExecEvent { pid: 1, time: 30 }];
-        let s = AddressSpaces::new(&maps, &execs, &[]);
-        let module = |t, a| {
-            s.lookup(1, t, a)
-                .map(|l| s.modules()[l.module as usize].clone())
-        };
-        assert_eq!(module(20, 0x1000), Some("/bin/sh".into()));
-        assert_eq!(module(40, 0x1000), Some("/bin/prog".into()));
-        assert_eq!(
-            module(40, 0x8000),
-            None,
-            "pre-exec library must not survive exec"
-        );
-        assert_ne!(s.epoch(1, 20), s.epoch(1, 40));
-    }
-
-    #[test]
-    fn forked_child_inherits_parent_mappings_until_it_execs() {
-        let maps = [
-            map(1, 0, 0x1000, 0x1000, 0, "/bin/parent"),
-            map(1, 50, 0x2000, 0x1000, 0, "/lib/after-fork.so"),
-            map(2, 70, 0x1000, 0x1000, 0, "/bin/child"),
-        ];
-        let forks = [ForkEvent {
-            pid: 2,
-            ppid: 1,
-            time: 40,
-        }];
-        let execs = [ExecEvent { pid: 2, time: 60 }];
-        let s = AddressSpaces::new(&maps, &execs, &forks);
-        let module = |t, a| {
-            s.lookup(2, t, a)
-                .map(|l| s.modules()[l.module as usize].clone())
-        };
-        assert_eq!(module(45, 0x1000), Some("/bin/parent".into()));
-        assert_eq!(
-            module(55, 0x2000),
-            None,
-            "mapped by the parent after the fork"
-        );
-        assert_eq!(module(80, 0x1000), Some("/bin/child".into()));
-    }
-
-    #[test]
-    fn proc_maps_lines_become_executable_mappings() {
-        let text = "\
-55d0c0000000-55d0c0001000 r--p 00000000 fe:01 123 /usr/bin/prog
-55d0c0001000-55d0c0005000 r-xp 00001000 fe:01 123 /usr/bin/prog
-7ffd1000-7ffd3000 r-xp 00000000 00:00 0 [vdso]
-7f0000000000-7f0000001000 r-xp 00000000 00:00 0
-7f0000002000-7f0000003000 r-xp 00002000 fe:01 9 /tmp/a b (deleted)
-";
-        let maps = parse_proc_maps(7, text);
-        assert_eq!(maps.len(), 4);
-        assert_eq!(maps[0].start, 0x55d0c0001000);
-        assert_eq!(maps[0].len, 0x4000);
-        assert_eq!(maps[0].pgoff, 0x1000);
-        assert_eq!(maps[1].path, "[vdso]");
-        assert_eq!(maps[2].path, "//anon");
-        assert_eq!(maps[3].path, "/tmp/a b (deleted)");
-    }
-}
+mod tests;
