@@ -27,6 +27,18 @@ const TEMP_PREFIX: &str = ".sysmeter-out-";
 /// created right now is locked within microseconds; this leaves a wide margin).
 const TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// A new temporary output in `dir`, 0666 before the umask like any newly created file, and
+/// locked until it is renamed or removed: a temp file whose lock is free was left by a
+/// sysmeter that was killed before it could rename or remove it.
+fn locked_temp(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let tmp = tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)?;
+    tmp.as_file().lock()?;
+    Ok(tmp)
+}
+
 /// Removes the temporary outputs in `dir` that a killed sysmeter of this user left behind:
 /// regular files named [`TEMP_PREFIX`]…, owned by us, unchanged for [`TEMP_AGE`], whose lock
 /// no live process holds. Housekeeping: any error leaves things as they are.
@@ -131,15 +143,7 @@ impl OutFile {
             _ => PathBuf::from("."),
         };
         remove_abandoned_temps(&dir);
-        // 0666 before the umask, like any newly created file.
-        let tmp = tempfile::Builder::new()
-            .prefix(TEMP_PREFIX)
-            .permissions(std::fs::Permissions::from_mode(0o666))
-            .tempfile_in(&dir)
-            .map_err(fail)?;
-        // Held until the file is renamed or removed: a temp file whose lock is free was left
-        // by a sysmeter that was killed before it could rename or remove it.
-        tmp.as_file().lock().map_err(fail)?;
+        let tmp = locked_temp(&dir).map_err(fail)?;
         Ok(out(Kind::Regular {
             target,
             tmp,
