@@ -339,7 +339,10 @@ int sched_waking(void *ctx)
 	w.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 	w.kstack = bpf_get_stackid(ctx, &stacks, 0);
 	bpf_map_update_elem(&wakers, &tid, &w, BPF_ANY);
-	if (!bpf_map_lookup_elem(&comms, &w.pid)) {
+	// A waker of the target gets its stack repaired too (its stack is shown).
+	if (bpf_map_lookup_elem(&targets, &w.pid))
+		snapshot(w.pid, w.ustack, bpf_ktime_get_ns());
+	else if (!bpf_map_lookup_elem(&comms, &w.pid)) {
 		char comm[16] = {};
 		bpf_get_current_comm(comm, sizeof(comm));
 		bpf_map_update_elem(&comms, &w.pid, comm, BPF_NOEXIST);

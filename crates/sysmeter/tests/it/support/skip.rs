@@ -29,6 +29,7 @@
 //! | `disk` | the target directory is on a disk, not tmpfs or overlay | build on a real disk |
 //! | `cgroup` | a memory-limited cgroup can be made (root, memory controller) | root |
 //! | `strace` | strace(1), the reference `trace` is checked against | `apt-get install strace` |
+//! | `bpf` | BPF programs may be loaded (root or CAP_BPF + CAP_PERFMON, kernel BTF) | root on a kernel with CONFIG_DEBUG_INFO_BTF |
 
 /// A capability a test may lack; [`Cap::name`] is its name in `SYSMETER_TEST_REQUIRE`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +51,7 @@ pub enum Cap {
     Disk,
     Cgroup,
     Strace,
+    Bpf,
 }
 
 impl Cap {
@@ -73,6 +75,7 @@ impl Cap {
             Cap::Disk => "disk",
             Cap::Cgroup => "cgroup",
             Cap::Strace => "strace",
+            Cap::Bpf => "bpf",
         }
     }
 }

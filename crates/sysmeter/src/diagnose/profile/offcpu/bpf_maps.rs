@@ -192,13 +192,14 @@ pub fn into_raw(maps: &Maps, raw: &mut OffRaw) -> Blocks {
             .map_or_else(|| first.get(&k.tid).copied().unwrap_or(0), |s| s.0);
         let waker = k.waker.map(|w| {
             *wakers.entry(w).or_insert_with(|| {
+                let snap = snapshot(maps, w.0, w.2);
                 raw.wakings.push(Switch {
                     pid: w.0,
                     tid: w.1,
-                    time,
+                    time: snap.as_ref().map_or(time, |s| s.0),
                     chain: chain(maps, w.3, w.2),
                     arg: i64::from(k.tid),
-                    stack: None,
+                    stack: snap.map(|s| s.1),
                 });
                 raw.wakings.len() - 1
             })
