@@ -9,7 +9,8 @@
 //! - [`classify`] (pure): disk, network, lock, sleep, pipe, page fault, preempted, other;
 //! - [`analysis`]: symbolised, per stack and reason (time, count, distribution, wakers);
 //! - [`overhead`]: what one switch costs a traced thread, measured before each run;
-//! - [`result`]: the `offcpu` and `offcpu.stacks` results;
+//! - [`result`]: the `offcpu` and `offcpu.stacks` results; [`loss`]: what was lost, as
+//!   their first finding;
 //! - [`bpf`], [`bpf_maps`]: the in-kernel backend (`--backend bpf`), whose maps become the
 //!   same records, so everything after `blocks` is shared; [`Backend`] and [`choose`] pick
 //!   between it and the perf rings.
@@ -23,6 +24,7 @@ pub mod bpf;
 pub mod bpf_maps;
 pub mod classify;
 pub mod events;
+pub mod loss;
 pub mod overhead;
 pub mod raw;
 pub mod result;
@@ -186,6 +188,7 @@ pub fn profile(
         cost: &cost,
         settings,
         flamegraph: &off_flame,
+        backend: settings.off_backend,
     };
     result::add(&mut results, &inputs);
     let off_folded = off_analysis.analysis.stacks.folded();

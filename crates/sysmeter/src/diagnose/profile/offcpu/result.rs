@@ -35,6 +35,8 @@ pub struct Inputs<'a> {
     pub settings: &'a Settings,
     /// The off-CPU flame graph.
     pub flamegraph: &'a str,
+    /// Which backend recorded it.
+    pub backend: super::Backend,
 }
 
 fn artifact(name: &str, media_type: &str, content: String) -> Artifact {
@@ -58,7 +60,10 @@ pub fn add(results: &mut Vec<ExperimentResult>, i: &Inputs) {
     let top: Vec<&BlockedStack> = a.stacks.iter().take(TOP_STACKS).collect();
     let mut main = ExperimentResult::new("offcpu", about(i));
     main.metrics = metrics(i);
-    main.findings = findings(i);
+    main.findings = super::loss::finding(i)
+        .into_iter()
+        .chain(findings(i))
+        .collect();
     main.elapsed_ns = i.recording.wall_ns;
     main.artifacts = vec![
         artifact("offcpu folded", "text/plain", a.analysis.stacks.folded()),
@@ -88,24 +93,31 @@ fn about(i: &Inputs) -> About {
                    switch-in, charged to the user and kernel stack at the switch-out, classed \
                    by the kernel stack, with the thread that woke it."
             .into(),
-        methodology: format!(
-            "perf_event_open: sched:sched_switch on {} with call chains, a 512-byte user stack \
+        methodology: match i.backend {
+            super::Backend::Bpf => super::loss::bpf_methodology(i.recording.exit.is_some()),
+            super::Backend::Perf => perf_methodology(i),
+        },
+        references: vec![
+            "B. Gregg: Off-CPU Analysis, https://www.brendangregg.com/offcpuanalysis.html".into(),
+            "perf_event_open(2)".into(),
+        ],
+    }
+}
+
+fn perf_methodology(i: &Inputs) -> String {
+    format!(
+        "perf_event_open: sched:sched_switch on {} with call chains, a 512-byte user stack \
              snapshot (callers of frameless libc wrappers found again between the stack and \
              frame pointers, checked against a call instruction), and context-switch records \
              for the switch-in; sched:sched_waking on every CPU for the waker. Symbolised like \
              the CPU profile. Overhead: the CPU time one recorded switch adds, measured before \
              the run on two threads bouncing a byte (median of 5 pairs of 200 round trips), \
              × the switches recorded.",
-            match i.recording.exit {
-                Some(_) => "a command, its threads and children (inherited per-CPU events)",
-                None => "every thread of a running process (per-thread events)",
-            }
-        ),
-        references: vec![
-            "B. Gregg: Off-CPU Analysis, https://www.brendangregg.com/offcpuanalysis.html".into(),
-            "perf_event_open(2)".into(),
-        ],
-    }
+        match i.recording.exit {
+            Some(_) => "a command, its threads and children (inherited per-CPU events)",
+            None => "every thread of a running process (per-thread events)",
+        }
+    )
 }
 
 fn metrics(i: &Inputs) -> Vec<Metric> {
