@@ -182,10 +182,10 @@ fn record_metrics(i: &Inputs) -> Vec<Metric> {
         "wakings read",
         Unit::Count,
         raw.wakings_read as f64,
-        Some(format!(
-            "all processes; {} woke the target",
-            raw.wakings.len()
-        )),
+        Some(match i.backend {
+            super::Backend::Perf => format!("all processes; {} woke the target", raw.wakings.len()),
+            super::Backend::Bpf => "of blocked target threads (filtered in the kernel)".into(),
+        }),
     ));
     if let Some(cost) = i.cost.per_switch_ns {
         let added = cost * raw.outs.len() as f64;
