@@ -47,6 +47,9 @@ struct start {
 	__u64 state;
 	__s32 ustack;
 	__s32 kstack;
+	// The process of the thread (the switch-in runs as another task, so it is kept here).
+	__u32 pid;
+	__u32 pad;
 };
 
 struct waker {
@@ -254,7 +257,7 @@ static __always_inline void switch_out(void *ctx, __u64 now)
 	__u32 pid = id >> 32, tid = (__u32)id;
 	if (!bpf_map_lookup_elem(&targets, &pid))
 		return;
-	struct start st = { .ts = now, .state = field_u64(ctx, off_prev_state) };
+	struct start st = { .ts = now, .state = field_u64(ctx, off_prev_state), .pid = pid };
 	st.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 	st.kstack = bpf_get_stackid(ctx, &stacks, 0);
 	if (st.ustack < 0 && st.ustack != -14 /* EFAULT: no user stack */)
@@ -297,7 +300,7 @@ static __always_inline void switch_in(__u32 tid, __u64 now)
 		return;
 	struct span *sp = bpf_map_lookup_elem(&spans, &tid);
 	struct key k = {
-		.pid = sp ? sp->pid : 0,
+		.pid = st->pid,
 		.tid = tid,
 		.ustack = st->ustack,
 		.kstack = st->kstack,

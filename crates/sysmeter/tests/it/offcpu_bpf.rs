@@ -1,7 +1,7 @@
 //! Integration tests of what the two off-CPU backends add: the in-kernel backend (`--backend
 //! bpf`, picked by `auto` where it may run) charges known sleeps to the right functions with
 //! exact counts and totals inside the sleeps' own wall time (fixture `offcpu_naps`, which
-//! prints them); the perf backend, made to lose records (a two-thread pipe ping-pong on one
+//! prints them), also in a child of the command; the perf backend, made to lose records (a two-thread pipe ping-pong on one
 //! CPU with sysmeter at the lowest priority, so it cannot drain the rings in time), says so
 //! right under the title, with the share lost.
 //!
@@ -83,6 +83,33 @@ fn the_in_kernel_backend_charges_known_sleeps_exactly() {
             "the stack reaches main: {here:?}"
         );
     }
+}
+
+#[test]
+fn the_in_kernel_backend_follows_children() {
+    let _alone = exclusive();
+    need!(bpf());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = need!(compile_fixture("offcpu_naps", dir.path(), &[]));
+    let out = dir.path().join("run.json");
+    // `; true` keeps the shell from exec'ing the program itself: it forks a child.
+    let script = format!("{} ; true", prog.display());
+    let done = sysmeter()
+        .args(["profile", "--off-cpu", "--backend", "bpf", "--no-store"])
+        .args(["--format", "json", "--out"])
+        .arg(&out)
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .expect("run sysmeter");
+    assert_eq!(done.status.code(), Some(0));
+    let run: Value = serde_json::from_slice(&std::fs::read(&out).expect("report")).expect("JSON");
+    let stacks = blocked_stacks(&run);
+    let count: u64 = stacks
+        .iter()
+        .filter(|s| s["caller"] == "nap_short")
+        .filter_map(|s| s["count"].as_u64())
+        .sum();
+    assert_eq!(count, 10, "the child's naps: {stacks:?}");
 }
 
 /// Runs the ping-pong on CPU 0 under `profile --backend perf` at nice 19 (the fixture

@@ -186,7 +186,7 @@ fn read(l: &mut Loaded) -> Result<Maps, BpfError> {
     let blocked: Vec<([u8; KEY_BYTES], [u64; VALUE_WORDS])> = l.entries("blocked")?;
     let snapshots: Vec<([u8; 8], [u64; SNAPSHOT_WORDS])> = l.entries("snapshots")?;
     let spans: Vec<(u32, [u8; SPAN_BYTES])> = l.entries("spans")?;
-    let starts: Vec<(u32, [u8; 24])> = l.entries("starts")?;
+    let starts: Vec<(u32, [u8; 32])> = l.entries("starts")?;
     let mut maps = Maps {
         blocked,
         snapshots: snapshots
