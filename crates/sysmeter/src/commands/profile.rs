@@ -110,13 +110,14 @@ fn off_cpu_backend(arg: OffCpuBackendArg) -> anyhow::Result<Backend> {
     Ok(backend)
 }
 
-/// A live sample counter on stderr, only when stderr is a terminal.
-fn progress_printer() -> impl FnMut(u64, Duration) {
+/// A live counter on stderr, only when stderr is a terminal: CPU samples, or with
+/// `--off-cpu` alone the off-CPU intervals so far.
+fn progress_printer(what: &'static str) -> impl FnMut(u64, Duration) {
     let tty = std::io::stderr().is_terminal();
-    move |samples, elapsed| {
+    move |count, elapsed| {
         if tty {
             console::err(&format!(
-                "\rprofiling: {samples} samples, {:.1} s ",
+                "\rprofiling: {count} {what}, {:.1} s ",
                 elapsed.as_secs_f64()
             ));
         }
@@ -203,7 +204,10 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
     };
     let settings = settings(args)?;
     let artifacts = Artifacts::create(args)?;
-    let mut progress = progress_printer();
+    let mut progress = progress_printer(match settings.on_cpu {
+        true => "samples",
+        false => "off-CPU intervals",
+    });
     diagnose(
         (&args.output, Stream::Stderr),
         || {

@@ -102,6 +102,10 @@ impl Extra for OffSession {
     fn close(&mut self) {
         self.events = None;
     }
+
+    fn live(&mut self) -> Option<u64> {
+        Some(self.raw.outs.len() as u64)
+    }
 }
 
 fn tracepoint_ids() -> Result<Ids, ProfileError> {

@@ -4,8 +4,8 @@
 //! state, waker) in the kernel, filtered to the target's processes (children followed), so
 //! no record per switch crosses to user space. A software dummy event per CPU (or per
 //! thread of an attached process) still brings the side-band records (mappings, execs,
-//! names) that symbolisation needs, timed on CLOCK_MONOTONIC like `bpf_ktime_get_ns`. At the
-//! end the maps are read once and turned into the perf backend's records (`bpf_maps`), so
+//! names) that symbolisation needs, timed on CLOCK_MONOTONIC like `bpf_ktime_get_ns`. The
+//! live line reads the interval counter (one array lookup); at the end the maps are read once and turned into the perf backend's records (`bpf_maps`), so
 //! the analysis, reports and flame graphs are the same code.
 
 use perf_event::events::Software;
@@ -178,6 +178,11 @@ impl Extra for BpfSession {
             }
             // Dropping `l` detaches and unloads the programs.
         }
+    }
+
+    fn live(&mut self) -> Option<u64> {
+        let counters = self.loaded.as_mut()?.counters("counters").ok()?;
+        counters.get(bpf_maps::slot::INTERVALS).copied()
     }
 }
 
