@@ -160,8 +160,8 @@ impl Loaded {
     }
 }
 
-/// A little-endian-agnostic reader of the fixed layouts the BPF programs write (native
-/// byte order: the programs run on this machine).
+/// The `u32` at byte `at` of a struct the BPF programs wrote (0 past the end); native byte
+/// order, because the programs run on this machine.
 pub fn u32_at(bytes: &[u8], at: usize) -> u32 {
     bytes
         .get(at..at + 4)
