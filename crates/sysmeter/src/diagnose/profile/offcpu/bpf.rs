@@ -18,7 +18,7 @@ use super::bpf_maps::{self, KEY_BYTES, Maps, SNAPSHOT_WORDS, SPAN_BYTES, VALUE_W
 use super::raw::OffRaw;
 use crate::diagnose::observe::bpf::{BpfError, Loaded, u32_at};
 use crate::diagnose::observe::records::handle;
-use crate::diagnose::observe::tracefs::{EventFormat, holding};
+use crate::diagnose::observe::tracefs::{EventFormat, holding, mount};
 
 /// The compiled programs (scripts/build-bpf.sh); aligned, or aya refuses the ELF.
 static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../../bpf/offcpu.bpf.o");
@@ -44,8 +44,11 @@ fn bpf_error(e: BpfError) -> ProfileError {
 }
 
 fn offsets() -> Result<Vec<(&'static str, u32)>, String> {
-    let base = holding("events/sched/sched_switch/id")
-        .ok_or("tracefs with sched events is not mounted or not readable")?;
+    const SWITCH: &str = "events/sched/sched_switch/id";
+    // Root may mount tracefs itself, as perf does (aya attaches through it too).
+    let base = holding(SWITCH)
+        .or_else(|| mount().then(|| holding(SWITCH)).flatten())
+        .ok_or("tracefs with sched events is not mounted and could not be mounted")?;
     let mut out = Vec::new();
     for (global, event, field) in FIELDS {
         let f = EventFormat::read(base, "sched", event).map_err(|e| e.to_string())?;
