@@ -22,8 +22,8 @@ pub fn finding(i: &Inputs) -> Option<Finding> {
             let text = format!(
                 "Incomplete: {} of {} records lost ({}; ring buffers full): about that share \
                  of the blocking intervals and wakers is missing, so the off-CPU times and \
-                 counts below are too low. `--backend bpf` aggregates in the kernel and \
-                 loses none.",
+                 counts below are too low, and no overhead estimate is given. `--backend \
+                 bpf` aggregates in the kernel and loses none.",
                 units::count(lost as f64),
                 units::count((lost + kept) as f64),
                 units::percent(share)

@@ -187,7 +187,9 @@ fn record_metrics(i: &Inputs) -> Vec<Metric> {
             super::Backend::Bpf => "of blocked target threads (filtered in the kernel)".into(),
         }),
     ));
-    if let Some(cost) = i.cost.per_switch_ns {
+    // Switches × cost counts only the switches kept: with records lost it is too low by an
+    // unknown amount, so no number is given (the `lost` finding says why).
+    if let Some(cost) = i.cost.per_switch_ns.filter(|_| raw.side.lost == 0) {
         let added = cost * raw.outs.len() as f64;
         m.push(single(
             "cost per switch",
