@@ -34,7 +34,8 @@ for src in crates/sysmeter/bpf/*.bpf.c; do
     "$strip" -g "$tmp"
     if [ "$check" = 1 ]; then
         if ! cmp -s "$tmp" "$obj"; then
-            echo "error: $obj differs from what $src compiles to; run scripts/build-bpf.sh and commit" >&2
+            echo "error: $obj differs from what $src compiles to with $("$clang" --version | head -n 1);" \
+                "run scripts/build-bpf.sh and commit (the committed objects come from Debian 12's clang 14)" >&2
             status=1
         fi
         rm -f "$tmp"

@@ -102,8 +102,15 @@ fn off_cpu_backend(arg: OffCpuBackendArg) -> anyhow::Result<Backend> {
     if backend == Backend::Perf
         && let Err(why) = profile::offcpu::available()
     {
+        // Say why the in-kernel backend was not taken either.
+        let bpf = match request {
+            None => line
+                .strip_prefix("off-CPU backend: perf")
+                .unwrap_or_default(),
+            Some(_) => "",
+        };
         return Err(usage(format!(
-            "--off-cpu and --both cannot run here: {why}"
+            "--off-cpu and --both cannot run here: {why}{bpf}"
         )));
     }
     console::errln(line);

@@ -59,13 +59,15 @@ pub enum Backend {
 /// The backend for a request (`None`: auto, the in-kernel one where it is permitted) and
 /// one line saying which and why; `Err` when `bpf` was asked for and cannot run here.
 pub fn choose(request: Option<Backend>) -> Result<(Backend, String), String> {
+    if request == Some(Backend::Perf) {
+        return Ok((Backend::Perf, "off-CPU backend: perf (asked for)".into()));
+    }
     match (request, bpf::available()) {
-        (Some(Backend::Perf), _) => Ok((Backend::Perf, "off-CPU backend: perf (asked for)".into())),
         (_, Ok(())) => Ok((
             Backend::Bpf,
             "off-CPU backend: bpf (in-kernel aggregation: permitted, kernel BTF present)".into(),
         )),
-        (Some(Backend::Bpf), Err(why)) => Err(format!("--backend bpf cannot run here: {why}")),
+        (Some(_), Err(why)) => Err(format!("--backend bpf cannot run here: {why}")),
         (None, Err(why)) => Ok((Backend::Perf, format!("off-CPU backend: perf (bpf: {why})"))),
     }
 }
