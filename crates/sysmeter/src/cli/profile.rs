@@ -54,6 +54,11 @@ pub struct ProfileArgs {
     /// (needs root).
     #[arg(long)]
     pub both: bool,
+    /// How the off-CPU time is measured: `bpf` aggregates in the kernel (nothing lost, low
+    /// overhead; needs root or CAP_BPF + CAP_PERFMON and kernel BTF), `perf` sends every
+    /// switch through ring buffers, `auto` takes `bpf` where it is permitted.
+    #[arg(long, value_enum, value_name = "BACKEND", default_value = "auto")]
+    pub backend: OffCpuBackendArg,
     /// Write the flame graph (SVG) to FILE (with --both the on-CPU one; the off-CPU one goes
     /// to FILE with `.offcpu.svg` for its extension).
     #[arg(long, value_name = "FILE")]
@@ -65,4 +70,15 @@ pub struct ProfileArgs {
     /// Output format, --out, and where the profile is stored.
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// `--backend` of `profile --off-cpu` and `--both`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OffCpuBackendArg {
+    /// The in-kernel backend where it is permitted, else perf.
+    Auto,
+    /// In-kernel aggregation (BPF programs, maps read at the end).
+    Bpf,
+    /// perf ring buffers (every switch and waking read by sysmeter).
+    Perf,
 }

@@ -11,8 +11,9 @@ use super::outfile::{OutFile, open_opt};
 use super::output::Stream;
 use super::{Outcome, UsageError, console, protected};
 use crate::cli::target::{Rules, TargetArgs};
-use crate::cli::{PROFILE_TARGET, ProfileArgs};
+use crate::cli::{OffCpuBackendArg, PROFILE_TARGET, ProfileArgs};
 use crate::diagnose::observe::target::{Target, Unresolved, resolve_program};
+use crate::diagnose::profile::offcpu::Backend;
 use crate::diagnose::profile::{self, Settings, result};
 
 fn usage(message: String) -> anyhow::Error {
@@ -74,28 +75,56 @@ fn settings(args: &ProfileArgs) -> anyhow::Result<Settings> {
             args.frequency
         )));
     }
-    let off_cpu = (args.off_cpu || args.both).then(profile::offcpu::available);
-    if let Some(Err(why)) = off_cpu {
-        return Err(usage(format!(
-            "--off-cpu and --both cannot run here: {why}"
-        )));
-    }
+    let off_cpu = args.off_cpu || args.both;
+    let off_backend = match off_cpu {
+        true => off_cpu_backend(args.backend)?,
+        false => Backend::Perf,
+    };
     Ok(Settings {
         frequency: args.frequency,
         duration: args.target.duration,
         on_cpu: !args.off_cpu,
-        off_cpu: args.off_cpu || args.both,
+        off_cpu,
+        off_backend,
         ..Settings::default()
     })
 }
 
-/// A live sample counter on stderr, only when stderr is a terminal.
-fn progress_printer() -> impl FnMut(u64, Duration) {
+/// The off-CPU backend `--backend` asks for, checked here (exit 2 with the reason when it
+/// cannot run), and announced in one line on stderr.
+fn off_cpu_backend(arg: OffCpuBackendArg) -> anyhow::Result<Backend> {
+    let request = match arg {
+        OffCpuBackendArg::Auto => None,
+        OffCpuBackendArg::Bpf => Some(Backend::Bpf),
+        OffCpuBackendArg::Perf => Some(Backend::Perf),
+    };
+    let (backend, line) = profile::offcpu::choose(request).map_err(usage)?;
+    if backend == Backend::Perf
+        && let Err(why) = profile::offcpu::available()
+    {
+        // Say why the in-kernel backend was not taken either.
+        let bpf = match request {
+            None => line
+                .strip_prefix("off-CPU backend: perf")
+                .unwrap_or_default(),
+            Some(_) => "",
+        };
+        return Err(usage(format!(
+            "--off-cpu and --both cannot run here: {why}{bpf}"
+        )));
+    }
+    console::errln(line);
+    Ok(backend)
+}
+
+/// A live counter on stderr, only when stderr is a terminal: CPU samples, or with
+/// `--off-cpu` alone the off-CPU intervals so far.
+fn progress_printer(what: &'static str) -> impl FnMut(u64, Duration) {
     let tty = std::io::stderr().is_terminal();
-    move |samples, elapsed| {
+    move |count, elapsed| {
         if tty {
             console::err(&format!(
-                "\rprofiling: {samples} samples, {:.1} s ",
+                "\rprofiling: {count} {what}, {:.1} s ",
                 elapsed.as_secs_f64()
             ));
         }
@@ -182,7 +211,10 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
     };
     let settings = settings(args)?;
     let artifacts = Artifacts::create(args)?;
-    let mut progress = progress_printer();
+    let mut progress = progress_printer(match settings.on_cpu {
+        true => "samples",
+        false => "off-CPU intervals",
+    });
     diagnose(
         (&args.output, Stream::Stderr),
         || {

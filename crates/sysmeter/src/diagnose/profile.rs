@@ -100,6 +100,8 @@ pub struct Settings {
     pub on_cpu: bool,
     /// Record where threads block (`--off-cpu`, `--both`).
     pub off_cpu: bool,
+    /// How: in-kernel aggregation or perf rings (`--backend`, resolved).
+    pub off_backend: offcpu::Backend,
 }
 
 impl Default for Settings {
@@ -112,6 +114,7 @@ impl Default for Settings {
             flat_rows: 50,
             on_cpu: true,
             off_cpu: false,
+            off_backend: offcpu::Backend::Perf,
         }
     }
 }

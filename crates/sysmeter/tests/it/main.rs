@@ -27,6 +27,7 @@ mod mem;
 mod mutation;
 mod netns;
 mod offcpu;
+mod offcpu_bpf;
 mod outputs;
 #[cfg(feature = "pg")]
 mod pg;

@@ -6,26 +6,56 @@
 //! the target running. The shares are fractions of what the run itself measured: the
 //! fixtures' times vary with the machine's load, their split does not.
 //!
-//! Needs root (scheduler tracepoints; capability `tracepoints`) and `cc` (capability `cc`).
+//! Each test runs on both backends (`--backend perf` and `--backend bpf`: a module per test
+//! with a `perf` and a `bpf` test). Needs root (scheduler tracepoints; capability
+//! `tracepoints`; the in-kernel backend also capability `bpf`) and `cc` (capability `cc`).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::needs::off_cpu;
+use crate::support::needs::{bpf, off_cpu};
 use crate::support::skip::Missing;
 use crate::support::{compile_fixture, exclusive, median, need, result, skip, sysmeter};
 
-fn compile(dir: &Path, name: &str) -> Result<PathBuf, Missing> {
-    off_cpu()?;
+/// `test_name::perf` and `test_name::bpf`: the test function on each backend.
+macro_rules! on_both_backends {
+    ($($name:ident),*) => {$(
+        mod $name {
+            #[test]
+            fn perf() {
+                super::$name("perf")
+            }
+            #[test]
+            fn bpf() {
+                super::$name("bpf")
+            }
+        }
+    )*};
+}
+
+on_both_backends!(
+    sleeping_time_is_charged_to_nap,
+    both_accounts_for_the_wall_time_of_the_thread,
+    direct_reads_wait_for_the_disk_in_read_blocks,
+    the_consumer_is_woken_by_the_producers_write,
+    attaching_twenty_times_leaves_the_target_running
+);
+
+fn compile(dir: &Path, name: &str, backend: &str) -> Result<PathBuf, Missing> {
+    match backend {
+        "bpf" => bpf()?,
+        _ => off_cpu()?,
+    }
     compile_fixture(name, dir, &["-pthread"])
 }
 
-/// Runs `profile ARGS… --format json --out FILE` and returns (run record, exit code).
-fn profile(dir: &Path, args: &[&str]) -> (Value, Option<i32>) {
+/// Runs `profile --backend BACKEND ARGS… --format json --out FILE` and returns (run
+/// record, exit code).
+fn profile(dir: &Path, backend: &str, args: &[&str]) -> (Value, Option<i32>) {
     let out = dir.join("run.json");
     let status = sysmeter()
-        .arg("profile")
+        .args(["profile", "--backend", backend])
         .args(["--no-store", "--format", "json", "--out"])
         .arg(&out)
         .args(args)
@@ -63,13 +93,13 @@ fn blocked_ns(stack: &Value) -> f64 {
     stack["blocked_ns"].as_f64().unwrap_or(0.0)
 }
 
-#[test]
-fn sleeping_time_is_charged_to_nap() {
+fn sleeping_time_is_charged_to_nap(backend: &str) {
     let _alone = exclusive();
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(compile(dir.path(), "offcpu_spinnap"));
+    let prog = need!(compile(dir.path(), "offcpu_spinnap", backend));
     let (run, code) = profile(
         dir.path(),
+        backend,
         &["--off-cpu", "--", prog.to_str().expect("path")],
     );
     assert_eq!(code, Some(0));
@@ -99,12 +129,15 @@ fn sleeping_time_is_charged_to_nap() {
     );
 }
 
-#[test]
-fn both_accounts_for_the_wall_time_of_the_thread() {
+fn both_accounts_for_the_wall_time_of_the_thread(backend: &str) {
     let _alone = exclusive();
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(compile(dir.path(), "offcpu_spinnap"));
-    let (run, code) = profile(dir.path(), &["--both", "--", prog.to_str().expect("path")]);
+    let prog = need!(compile(dir.path(), "offcpu_spinnap", backend));
+    let (run, code) = profile(
+        dir.path(),
+        backend,
+        &["--both", "--", prog.to_str().expect("path")],
+    );
     assert_eq!(code, Some(0));
     let covered =
         median(result(&run, "offcpu"), "wall covered, lowest thread (%)").expect("coverage metric");
@@ -127,11 +160,10 @@ fn both_accounts_for_the_wall_time_of_the_thread() {
     assert!(median(result(&run, "profile.flat"), "spin").is_some_and(|n| n > 0.0));
 }
 
-#[test]
-fn direct_reads_wait_for_the_disk_in_read_blocks() {
+fn direct_reads_wait_for_the_disk_in_read_blocks(backend: &str) {
     let _alone = exclusive();
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(compile(dir.path(), "offcpu_direct"));
+    let prog = need!(compile(dir.path(), "offcpu_direct", backend));
     // O_DIRECT needs a real file system: tmpfs refuses it.
     let data = tempfile::tempdir_in("/var/tmp").expect("dir on /var/tmp");
     let args = [
@@ -140,7 +172,7 @@ fn direct_reads_wait_for_the_disk_in_read_blocks() {
         prog.to_str().expect("path"),
         data.path().to_str().expect("dir"),
     ];
-    let (run, code) = profile(dir.path(), &args);
+    let (run, code) = profile(dir.path(), backend, &args);
     if code == Some(77) {
         skip!(Disk, "O_DIRECT is refused on /var/tmp's file system");
     }
@@ -174,13 +206,13 @@ fn direct_reads_wait_for_the_disk_in_read_blocks() {
     );
 }
 
-#[test]
-fn the_consumer_is_woken_by_the_producers_write() {
+fn the_consumer_is_woken_by_the_producers_write(backend: &str) {
     let _alone = exclusive();
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(compile(dir.path(), "offcpu_pipe"));
+    let prog = need!(compile(dir.path(), "offcpu_pipe", backend));
     let (run, code) = profile(
         dir.path(),
+        backend,
         &["--off-cpu", "--", prog.to_str().expect("path")],
     );
     assert_eq!(code, Some(0));
@@ -211,11 +243,10 @@ fn the_consumer_is_woken_by_the_producers_write() {
     assert!(woken_by_producer / count >= 0.9, "{consumer}");
 }
 
-#[test]
-fn attaching_twenty_times_leaves_the_target_running() {
+fn attaching_twenty_times_leaves_the_target_running(backend: &str) {
     let _alone = exclusive();
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(compile(dir.path(), "offcpu_spinnap"));
+    let prog = need!(compile(dir.path(), "offcpu_spinnap", backend));
     let mut child = std::process::Command::new(&prog)
         .arg("forever")
         .spawn()
@@ -223,7 +254,11 @@ fn attaching_twenty_times_leaves_the_target_running() {
     let pid = child.id().to_string();
     let mut napped = 0;
     for round in 0..20 {
-        let (run, code) = profile(dir.path(), &["--off-cpu", "--duration", "0.3", "-p", &pid]);
+        let (run, code) = profile(
+            dir.path(),
+            backend,
+            &["--off-cpu", "--duration", "0.3", "-p", &pid],
+        );
         assert_eq!(code, Some(0), "round {round}: {run}");
         let running = child.try_wait().expect("try_wait").is_none();
         assert!(running, "the target died after attach {round}");

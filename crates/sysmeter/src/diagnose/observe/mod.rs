@@ -19,10 +19,13 @@
 //! - [`overhead`]: the one shape of a tracer's overhead calibration (paired A/B);
 //! - [`session`]: why a session ended, the one stop rule (target ended, Ctrl-C,
 //!   `--duration`), a launched command still running, the progress observer;
+//! - [`bpf`]: the one loader of the BPF objects (permission and BTF check, tracepoints,
+//!   maps), for the in-kernel backends;
 //! - [`error`]: why a target cannot be observed (126/127, usage errors, refusals).
 //!
 //! Depends on `model`, `host` and `sysmeter_sys`; never on a diagnosis.
 
+pub mod bpf;
 pub mod elf;
 pub mod error;
 pub mod lookups;

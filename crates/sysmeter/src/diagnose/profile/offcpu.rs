@@ -9,15 +9,22 @@
 //! - [`classify`] (pure): disk, network, lock, sleep, pipe, page fault, preempted, other;
 //! - [`analysis`]: symbolised, per stack and reason (time, count, distribution, wakers);
 //! - [`overhead`]: what one switch costs a traced thread, measured before each run;
-//! - [`result`]: the `offcpu` and `offcpu.stacks` results.
+//! - [`result`]: the `offcpu` and `offcpu.stacks` results; [`loss`]: what was lost, as
+//!   their first finding;
+//! - [`bpf`], [`bpf_maps`]: the in-kernel backend (`--backend bpf`), whose maps become the
+//!   same records, so everything after `blocks` is shared; [`Backend`] and [`choose`] pick
+//!   between it and the perf rings.
 //!
 //! Launching, attaching, stopping and the CPU-clock samples of `--both` are the on-CPU
 //! profile's [`session`](super::session), which drains these events alongside its own.
 
 pub mod analysis;
 pub mod blocks;
+pub mod bpf;
+pub mod bpf_maps;
 pub mod classify;
 pub mod events;
+pub mod loss;
 pub mod overhead;
 pub mod raw;
 pub mod result;
@@ -37,6 +44,32 @@ pub fn available() -> Result<(), String> {
     OffEvents::new(ids, &[0])
         .map(drop)
         .map_err(|e| format!("{e}; off-CPU profiles need root (system-wide sched_waking)"))
+}
+
+/// Where the blocked intervals are measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// BPF programs aggregate in the kernel; user space reads maps at the end.
+    Bpf,
+    /// Every switch and waking crosses a perf ring to user space.
+    #[default]
+    Perf,
+}
+
+/// The backend for a request (`None`: auto, the in-kernel one where it is permitted) and
+/// one line saying which and why; `Err` when `bpf` was asked for and cannot run here.
+pub fn choose(request: Option<Backend>) -> Result<(Backend, String), String> {
+    if request == Some(Backend::Perf) {
+        return Ok((Backend::Perf, "off-CPU backend: perf (asked for)".into()));
+    }
+    match (request, bpf::available()) {
+        (_, Ok(())) => Ok((
+            Backend::Bpf,
+            "off-CPU backend: bpf (in-kernel aggregation: permitted, kernel BTF present)".into(),
+        )),
+        (Some(_), Err(why)) => Err(format!("--backend bpf cannot run here: {why}")),
+        (None, Err(why)) => Ok((Backend::Perf, format!("off-CPU backend: perf (bpf: {why})"))),
+    }
 }
 
 /// The off-CPU events as the session's [`Extra`].
@@ -73,6 +106,10 @@ impl Extra for OffSession {
     fn close(&mut self) {
         self.events = None;
     }
+
+    fn live(&mut self) -> Option<u64> {
+        Some(self.raw.outs.len() as u64)
+    }
 }
 
 fn tracepoint_ids() -> Result<Ids, ProfileError> {
@@ -83,18 +120,17 @@ fn tracepoint_ids() -> Result<Ids, ProfileError> {
     })
 }
 
-/// Records `target` off-CPU (and on-CPU when `settings.on_cpu`) and builds the results.
-pub fn profile(
+/// What a backend recorded: the session, the off-CPU records, their intervals, and the
+/// measured cost of a switch (none for the in-kernel backend, whose cost is not estimated).
+type Recorded = (session::Recording, OffRaw, blocks::Blocks, overhead::Cost);
+
+fn record_perf(
     target: &Target,
     settings: &Settings,
     progress: &mut dyn FnMut(u64, Duration),
-) -> Result<super::Profile, ProfileError> {
+) -> Result<Recorded, ProfileError> {
     let ids = tracepoint_ids()?;
     let cost = overhead::calibrate(ids);
-    let cpu_cal = match settings.on_cpu {
-        true => Some(cpu_overhead::calibrate()?),
-        false => None,
-    };
     let cpus = super::sampling::online_cpus();
     let mut off = OffSession {
         events: Some(OffEvents::new(ids, &cpus)?),
@@ -103,13 +139,48 @@ pub fn profile(
         unwinding: unwind::Unwinding::new(&[], events::STACK_BYTES),
     };
     let recording = session::record_with(target, settings, &mut off, progress)?;
+    let paired = blocks::pair(&off.raw);
+    Ok((recording, off.raw, paired, cost))
+}
+
+fn record_bpf(
+    target: &Target,
+    settings: &Settings,
+    progress: &mut dyn FnMut(u64, Duration),
+) -> Result<Recorded, ProfileError> {
+    let cpus = super::sampling::online_cpus();
+    let mut off = bpf::BpfSession::new(cpus).map_err(|why| ProfileError::PerfOpen {
+        what: "the in-kernel off-CPU programs".into(),
+        cause: std::io::Error::from_raw_os_error(libc::EPERM),
+        hint: format!("{why}; use --backend perf"),
+    })?;
+    let recording = session::record_with(target, settings, &mut off, progress)?;
+    let paired = bpf::finish(&mut off)?;
+    unwind::repair_leaves(&mut off.raw, bpf_maps::SNAPSHOT_BYTES);
+    Ok((recording, off.raw, paired, overhead::Cost::default()))
+}
+
+/// Records `target` off-CPU (and on-CPU when `settings.on_cpu`) and builds the results.
+pub fn profile(
+    target: &Target,
+    settings: &Settings,
+    progress: &mut dyn FnMut(u64, Duration),
+) -> Result<super::Profile, ProfileError> {
+    let cpu_cal = match settings.on_cpu {
+        true => Some(cpu_overhead::calibrate()?),
+        false => None,
+    };
+    let (recording, raw, paired, cost) = match settings.off_backend {
+        Backend::Bpf => record_bpf(target, settings, progress)?,
+        Backend::Perf => record_perf(target, settings, progress)?,
+    };
     let seen: Vec<(u32, u64)> = recording
         .raw
         .samples
         .iter()
         .map(|s| (s.tid, s.time))
         .collect();
-    let off_analysis = analysis::analyse(&off.raw, &recording.maps_at_start, &seen);
+    let off_analysis = analysis::analyse_paired(&raw, paired, &recording.maps_at_start, &seen);
     let title = format!("sysmeter profile --off-cpu: {}", target.describe());
     let off_flame = flame::render_off_cpu(&off_analysis.analysis.stacks, &title)?;
     let mut results = Vec::new();
@@ -122,11 +193,12 @@ pub fn profile(
     }
     let inputs = result::Inputs {
         recording: &recording,
-        raw: &off.raw,
+        raw: &raw,
         analysis: &off_analysis,
         cost: &cost,
         settings,
         flamegraph: &off_flame,
+        backend: settings.off_backend,
     };
     result::add(&mut results, &inputs);
     let off_folded = off_analysis.analysis.stacks.folded();

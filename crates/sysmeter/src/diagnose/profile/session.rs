@@ -86,6 +86,10 @@ pub trait Extra {
     fn drain(&mut self, last: bool);
     /// Closes the events.
     fn close(&mut self);
+    /// Off-CPU intervals seen so far, for the live line of a run without CPU samples.
+    fn live(&mut self) -> Option<u64> {
+        None
+    }
 }
 
 /// No extra events.
@@ -174,7 +178,7 @@ fn record_child(
         if let Some(s) = launched_stop(&mut child, start, settings.duration).map_err(wait_error)? {
             break s;
         }
-        tick(&raw, start, &mut last_progress, progress);
+        tick((&raw, &mut *extra), start, &mut last_progress, progress);
         std::thread::sleep(POLL);
     };
     events.drain(&mut raw);
@@ -207,15 +211,21 @@ fn elapsed_ns(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
+/// Calls `progress` with the CPU samples so far, or without any the extra events' count.
 fn tick(
-    raw: &RawData,
+    (raw, extra): (&RawData, &mut dyn Extra),
     start: Instant,
     last: &mut Instant,
     progress: &mut dyn FnMut(u64, Duration),
 ) {
     if last.elapsed() >= PROGRESS_EVERY {
         *last = Instant::now();
-        progress(raw.samples.len() as u64, start.elapsed());
+        let samples = raw.samples.len() as u64;
+        let count = match samples {
+            0 => extra.live().unwrap_or(0),
+            n => n,
+        };
+        progress(count, start.elapsed());
     }
 }
 
@@ -277,7 +287,7 @@ fn record_pid(
             None => break Ended::Finished,
         }
         attach_new_threads(pid, settings.on_cpu, &mut events, extra, &mut known)?;
-        tick(&raw, start, &mut last_progress, progress);
+        tick((&raw, &mut *extra), start, &mut last_progress, progress);
         std::thread::sleep(POLL);
     };
     events.drain(&mut raw);

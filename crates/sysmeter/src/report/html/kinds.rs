@@ -221,3 +221,37 @@ fn blocked_stacks_of_an_off_cpu_profile_are_in_the_answer() {
         "the blocked stack is in the answer"
     );
 }
+
+/// A profile that lost records says so first: the first line of the HTML answer, and the
+/// line under the title in the terminal, above the CPU half of `--both`.
+#[test]
+fn a_loss_is_the_first_line_of_the_answer_and_under_the_terminal_title() {
+    let mut run = every_kind().remove(3);
+    let mut off = crate::model::ExperimentResult::new("offcpu", run.results[0].about.clone());
+    for (key, text) in [
+        ("lost", "Incomplete: 47 of 117 records lost (40%)"),
+        ("blocked_1", "97% of off-CPU time blocked in nap_here"),
+    ] {
+        off.findings
+            .push(crate::model::Finding::new(key, text.into(), None));
+    }
+    run.results.push(off);
+    let html = match render(&run) {
+        Ok(html) => html,
+        Err(e) => panic!("render failed: {e}"),
+    };
+    let answer = html.find("id=\"answer\"").unwrap_or(usize::MAX);
+    let lost = html.find("Incomplete: 47 of 117").unwrap_or(0);
+    let first_finding = html.find("nap_here").unwrap_or(0);
+    assert!(
+        answer < lost && lost < first_finding,
+        "the loss leads the answer"
+    );
+    let text = crate::report::render(&run, crate::report::Format::Text, false)
+        .unwrap_or_else(|e| panic!("text failed: {e}"));
+    let second = text.lines().nth(1).unwrap_or_default();
+    assert!(
+        second.starts_with("warning: Incomplete: 47 of 117"),
+        "under the title: {text}"
+    );
+}

@@ -2,7 +2,8 @@
 //! gprof-style report (`text.rs`) followed by the off-CPU part (`offcpu.rs`), or the generic
 //! tables for a record with neither; in HTML the flame graph(s) (two side by side for
 //! `--both`), the hottest functions and the top blocked stacks, then the flat profile and the
-//! call graph as the answer.
+//! call graph as the answer. A run that lost records says so first (under the title in
+//! the terminal, the first line of the answer in HTML), from the off-CPU `lost` finding.
 //!
 //! Pure. Depends on `model`, `model::units` and the HTML views of `report`.
 
@@ -23,16 +24,28 @@ impl KindView for Profile {
     fn text(&self, run: &RunRecord, color: bool, _full: bool) -> Option<String> {
         let on = text::render(run, color);
         let off = offcpu::render(run, color, on.is_none());
-        match (on, off) {
-            (Some(on), Some(off)) => Some(format!("{on}\n{off}")),
-            (Some(one), None) | (None, Some(one)) => Some(one),
-            (None, None) => None,
-        }
+        let text = match (on, off) {
+            (Some(on), Some(off)) => format!("{on}\n{off}"),
+            (Some(one), None) | (None, Some(one)) => one,
+            (None, None) => return None,
+        };
+        // A loss goes right under the title: everything below is a fraction.
+        Some(match (lost(run), text.split_once('\n')) {
+            (Some(line), Some((title, rest))) => format!("{title}\n{line}\n{rest}"),
+            _ => text,
+        })
     }
 
     fn html_answer(&self, run: &RunRecord, views: &mut [ExperimentView]) -> AnswerView {
         answer(run, views)
     }
+}
+
+/// The `lost` finding of the off-CPU part, as the line that says the run is incomplete.
+fn lost(run: &RunRecord) -> Option<String> {
+    let off = run.results.iter().find(|r| r.id == "offcpu")?;
+    let f = off.findings.iter().find(|f| f.key == "lost")?;
+    Some(format!("warning: {}", f.text))
 }
 
 /// The flame graph(s), then the flat profile (from the `….flat` result: samples in each
@@ -51,9 +64,12 @@ fn answer(run: &RunRecord, views: &mut [ExperimentView]) -> AnswerView {
     let (open, rest): (Vec<TextView>, Vec<TextView>) =
         texts.into_iter().partition(|t| t.name == "callgraph");
     view.texts = rest;
-    let mut lines = finding_lines(r, &["hottest_1", "hottest_2", "hottest_3"]);
+    let off = run.results.iter().find(|r| r.id == "offcpu");
+    // A loss first: the figures below are a fraction of what happened.
+    let mut lines = off.map_or_else(Vec::new, |o| finding_lines(o, &["lost"]));
+    lines.extend(finding_lines(r, &["hottest_1", "hottest_2", "hottest_3"]));
     // An off-CPU profile (`--off-cpu`, `--both`): where it waited, and who woke it.
-    if let Some(off) = run.results.iter().find(|r| r.id == "offcpu") {
+    if let Some(off) = off {
         lines.extend(finding_lines(off, &["blocked_1", "blocked_2", "blocked_3"]));
     }
     AnswerView {

@@ -78,3 +78,14 @@ pub fn off_cpu() -> Result<(), Missing> {
         )
     })
 }
+
+/// Whether the in-kernel off-CPU backend (`--backend bpf`) can load its programs here.
+pub fn bpf() -> Result<(), Missing> {
+    tracepoints()?;
+    sysmeter::diagnose::profile::offcpu::bpf::available().map_err(|e| {
+        Missing::new(
+            Cap::Bpf,
+            format!("the in-kernel backend cannot run here: {e}"),
+        )
+    })
+}

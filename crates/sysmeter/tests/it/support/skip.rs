@@ -30,6 +30,7 @@
 //! | `xz` | the distribution's /usr/bin/xz (built without frame pointers) | `apt-get install xz-utils` |
 //! | `cgroup` | a memory-limited cgroup can be made (root, memory controller) | root |
 //! | `strace` | strace(1), the reference `trace` is checked against | `apt-get install strace` |
+//! | `bpf` | BPF programs may be loaded (root or CAP_BPF + CAP_PERFMON, kernel BTF) | root on a kernel with CONFIG_DEBUG_INFO_BTF |
 
 /// A capability a test may lack; [`Cap::name`] is its name in `SYSMETER_TEST_REQUIRE`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +53,7 @@ pub enum Cap {
     Cgroup,
     Strace,
     Xz,
+    Bpf,
 }
 
 impl Cap {
@@ -76,6 +78,7 @@ impl Cap {
             Cap::Cgroup => "cgroup",
             Cap::Strace => "strace",
             Cap::Xz => "xz",
+            Cap::Bpf => "bpf",
         }
     }
 }

@@ -88,7 +88,17 @@ pub struct OffAnalysis {
 /// Analyses `raw` (`maps_at_start`: mappings of an attached process; `seen`: other
 /// `(tid, time)` observations of the threads, the on-CPU samples of `--both`).
 pub fn analyse(raw: &OffRaw, maps_at_start: &[MapEvent], seen: &[(u32, u64)]) -> OffAnalysis {
-    let all = blocks::pair(raw);
+    analyse_paired(raw, blocks::pair(raw), maps_at_start, seen)
+}
+
+/// [`analyse`] of intervals already paired (by `blocks::pair`, or read from the in-kernel
+/// backend's maps).
+pub fn analyse_paired(
+    raw: &OffRaw,
+    all: Blocks,
+    maps_at_start: &[MapEvent],
+    seen: &[(u32, u64)],
+) -> OffAnalysis {
     let preempted = |b: &&Block| is_preempted(raw.outs[b.out].arg);
     let (preempted_ns, preempted_count) = all
         .list

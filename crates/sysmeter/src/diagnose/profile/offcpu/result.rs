@@ -35,6 +35,8 @@ pub struct Inputs<'a> {
     pub settings: &'a Settings,
     /// The off-CPU flame graph.
     pub flamegraph: &'a str,
+    /// Which backend recorded it.
+    pub backend: super::Backend,
 }
 
 fn artifact(name: &str, media_type: &str, content: String) -> Artifact {
@@ -58,7 +60,10 @@ pub fn add(results: &mut Vec<ExperimentResult>, i: &Inputs) {
     let top: Vec<&BlockedStack> = a.stacks.iter().take(TOP_STACKS).collect();
     let mut main = ExperimentResult::new("offcpu", about(i));
     main.metrics = metrics(i);
-    main.findings = findings(i);
+    main.findings = super::loss::finding(i)
+        .into_iter()
+        .chain(findings(i))
+        .collect();
     main.findings
         .extend(i.raw.side.stops.finding("switch-out and waker"));
     main.elapsed_ns = i.recording.wall_ns;
@@ -90,24 +95,31 @@ fn about(i: &Inputs) -> About {
                    switch-in, charged to the user and kernel stack at the switch-out, classed \
                    by the kernel stack, with the thread that woke it."
             .into(),
-        methodology: format!(
-            "perf_event_open: sched:sched_switch on {} with call chains, the user registers \
+        methodology: match i.backend {
+            super::Backend::Bpf => super::loss::bpf_methodology(i.recording.exit.is_some()),
+            super::Backend::Perf => perf_methodology(i),
+        },
+        references: vec![
+            "B. Gregg: Off-CPU Analysis, https://www.brendangregg.com/offcpuanalysis.html".into(),
+            "perf_event_open(2)".into(),
+        ],
+    }
+}
+
+fn perf_methodology(i: &Inputs) -> String {
+    format!(
+        "perf_event_open: sched:sched_switch on {} with call chains, the user registers \
              and a 4 KiB user stack copy (unwound with the binaries' DWARF CFI, frame \
              pointers where there is none), and context-switch records \
              for the switch-in; sched:sched_waking on every CPU for the waker. Symbolised like \
              the CPU profile. Overhead: the CPU time one recorded switch adds, measured before \
              the run on two threads bouncing a byte (median of 5 pairs of 200 round trips), \
              × the switches recorded.",
-            match i.recording.exit {
-                Some(_) => "a command, its threads and children (inherited per-CPU events)",
-                None => "every thread of a running process (per-thread events)",
-            }
-        ),
-        references: vec![
-            "B. Gregg: Off-CPU Analysis, https://www.brendangregg.com/offcpuanalysis.html".into(),
-            "perf_event_open(2)".into(),
-        ],
-    }
+        match i.recording.exit {
+            Some(_) => "a command, its threads and children (inherited per-CPU events)",
+            None => "every thread of a running process (per-thread events)",
+        }
+    )
 }
 
 fn metrics(i: &Inputs) -> Vec<Metric> {
@@ -172,12 +184,14 @@ fn record_metrics(i: &Inputs) -> Vec<Metric> {
         "wakings read",
         Unit::Count,
         raw.wakings_read as f64,
-        Some(format!(
-            "all processes; {} woke the target",
-            raw.wakings.len()
-        )),
+        Some(match i.backend {
+            super::Backend::Perf => format!("all processes; {} woke the target", raw.wakings.len()),
+            super::Backend::Bpf => "of blocked target threads (filtered in the kernel)".into(),
+        }),
     ));
-    if let Some(cost) = i.cost.per_switch_ns {
+    // Switches × cost counts only the switches kept: with records lost it is too low by an
+    // unknown amount, so no number is given (the `lost` finding says why).
+    if let Some(cost) = i.cost.per_switch_ns.filter(|_| raw.side.lost == 0) {
         let added = cost * raw.outs.len() as f64;
         m.push(single(
             "cost per switch",

@@ -5,6 +5,7 @@
 
 use super::raw::{OffRaw, Switch};
 use crate::diagnose::observe::maps::MapEvent;
+use crate::diagnose::observe::records::PERF_CONTEXT_USER;
 use crate::diagnose::observe::unwind::{Live, StackCopy, Stops};
 
 /// The unwinder of a session and how far it got through the records.
@@ -25,6 +26,53 @@ fn unwind_one(live: &mut Live, s: &mut Switch) {
         };
         s.chain = live.chain(&s.chain, &copy);
     }
+}
+
+/// The in-kernel backend's stacks: the kernel's frame-pointer walk, and one small user-stack
+/// copy per distinct stack (`bpf_maps`). Unwinding the copy puts back the callers that a
+/// frameless leaf (glibc's `clock_nanosleep`, `read`, …) hides from the frame-pointer walk;
+/// past the copy's end the frame-pointer walk goes on from the last frame both walks hold.
+pub fn repair_leaves(raw: &mut OffRaw, copy_bytes: u32) {
+    let mut live = Live::new(&[], copy_bytes);
+    live.catch_up(&raw.side);
+    for s in raw.outs.iter_mut().chain(raw.wakings.iter_mut()) {
+        let Some(st) = s.stack.take() else {
+            continue;
+        };
+        let copy = StackCopy {
+            pid: s.pid,
+            time: s.time,
+            regs: st.regs,
+            stack: &st.bytes,
+        };
+        let unwound = live.unwind(&copy);
+        s.chain = joined(&s.chain, &unwound.frames);
+    }
+}
+
+/// `chain` (kernel part, then the frame-pointer user walk) with its user part led by the
+/// `unwound` frames and continued by the frame-pointer walk after the last frame both hold;
+/// `chain` as it is when the two share no frame and the unwound walk is not longer.
+fn joined(chain: &[u64], unwound: &[u64]) -> Vec<u64> {
+    let at = chain.iter().position(|&e| e == PERF_CONTEXT_USER);
+    let (kernel, user) = match at {
+        Some(i) => (&chain[..i], &chain[i + 1..]),
+        None => (chain, &[][..]),
+    };
+    let shared = unwound
+        .iter()
+        .rev()
+        .find_map(|f| user.iter().position(|u| u == f));
+    let rest = match shared {
+        Some(i) => &user[i + 1..],
+        None if unwound.len() > user.len() => &[][..],
+        None => return chain.to_vec(),
+    };
+    let mut out = kernel.to_vec();
+    out.push(PERF_CONTEXT_USER);
+    out.extend_from_slice(unwound);
+    out.extend_from_slice(rest);
+    out
 }
 
 impl Unwinding {
@@ -59,6 +107,30 @@ impl Unwinding {
         };
         self.done = (raw.outs.len(), raw.wakings.len());
         raw.side.stops = self.live.stops;
+    }
+}
+
+#[cfg(test)]
+mod joined_tests {
+    use super::*;
+
+    #[test]
+    fn the_unwound_leaf_is_continued_by_the_frame_pointer_walk() {
+        let k = crate::diagnose::observe::records::PERF_CONTEXT_KERNEL;
+        let u = PERF_CONTEXT_USER;
+        // The frame-pointer walk skipped `nap` (0x20) behind a frameless leaf (0x10).
+        let chain = [k, 0xffff_1, u, 0x10, 0x30, 0x40, 0x50];
+        let unwound = [0x10, 0x20, 0x30];
+        assert_eq!(
+            joined(&chain, &unwound),
+            vec![k, 0xffff_1, u, 0x10, 0x20, 0x30, 0x40, 0x50]
+        );
+        assert_eq!(joined(&chain, &[]), chain.to_vec());
+        assert_eq!(
+            joined(&chain, &[0x99]),
+            chain.to_vec(),
+            "nothing shared, not longer"
+        );
     }
 }
 

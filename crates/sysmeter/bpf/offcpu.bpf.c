@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// In-kernel aggregation for `sysmeter profile --off-cpu --backend bpf` (docs/bpf.md).
+//
+// Each blocked interval of a target thread (switch-out to next switch-in) is added to
+// `blocked`, keyed by the thread, its user and kernel stack ids, its state at switch-out and
+// the last thread that woke it (with that waker's stacks): a count, a sum and a log2
+// histogram. No record per switch leaves the kernel; user space reads the maps at the end
+// and reads `counters` for the live line.
+//
+// Tracepoint field offsets are not compiled in: user space reads them from tracefs and sets
+// the `off_*` globals before loading, because they move between kernels (sched_process_fork's
+// comms became __data_loc strings in 6.x).
+//
+// Built by scripts/build-bpf.sh; the object next to this file is committed.
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#define MAX_TARGETS 4096
+#define MAX_THREADS 16384
+#define MAX_KEYS 32768
+#define MAX_STACKS 16384
+#define STACK_WORDS 64
+#define BUCKETS 40
+
+// Counter slots, read by user space (crates/sysmeter/src/diagnose/profile/offcpu/bpf.rs).
+#define C_INTERVALS 0
+#define C_USTACK_LOST 1
+#define C_KSTACK_LOST 2
+#define C_KEYS_FULL 3
+#define C_STARTS_FULL 4
+#define C_WAKINGS 5
+#define C_SNAPSHOT_FAILED 6
+#define C_SLOTS 8
+
+// Offsets of the tracepoint fields, from tracefs; set by the loader.
+const volatile __u32 off_prev_pid = 24;
+const volatile __u32 off_prev_state = 32;
+const volatile __u32 off_next_pid = 56;
+const volatile __u32 off_waking_pid = 24;
+const volatile __u32 off_fork_child = 20;
+const volatile __u32 off_exec_pid = 12;
+
+struct start {
+	__u64 ts;
+	__u64 state;
+	__s32 ustack;
+	__s32 kstack;
+	// The process of the thread (the switch-in runs as another task, so it is kept here).
+	__u32 pid;
+	__u32 pad;
+};
+
+struct waker {
+	__u32 pid;
+	__u32 tid;
+	__s32 ustack;
+	__s32 kstack;
+};
+
+struct key {
+	__u32 pid;
+	__u32 tid;
+	__s32 ustack;
+	__s32 kstack;
+	__u64 state;
+	// The waker; `seen` is 0 when no waking of this thread happened while it was off.
+	__u32 seen;
+	__u32 waker_pid;
+	__u32 waker_tid;
+	__s32 waker_ustack;
+	__s32 waker_kstack;
+	__u32 pad;
+};
+
+struct value {
+	__u64 count;
+	__u64 sum_ns;
+	__u64 hist[BUCKETS];
+};
+
+struct span {
+	__u64 first;
+	__u64 last;
+	__u32 pid;
+	__u32 pad;
+};
+
+// The user registers and the top of the user stack at the first switch-out of a
+// (process, user stack): user space puts back the callers that frameless leaves hide.
+struct snapshot {
+	__u64 ts;
+	__u64 sp;
+	__u64 bp;
+	__u64 words[STACK_WORDS];
+};
+
+struct snap_key {
+	__u32 pid;
+	__s32 ustack;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u8);
+} armed SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct start);
+} starts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct waker);
+} wakers SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_KEYS);
+	__type(key, struct key);
+	__type(value, struct value);
+} blocked SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct span);
+} spans SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_THREADS);
+	__type(key, struct snap_key);
+	__type(value, struct snapshot);
+} snapshots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, char[16]);
+} comms SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, MAX_STACKS);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 127 * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, C_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+// Scratch space: a snapshot does not fit the 512-byte BPF stack.
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct snapshot);
+} scratch SEC(".maps");
+
+static const struct value zero_value;
+
+static __always_inline void count(__u32 slot)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &slot);
+	if (c)
+		__sync_fetch_and_add(c, 1);
+}
+
+static __always_inline __u32 field_u32(void *ctx, __u32 off)
+{
+	__u32 v = 0;
+	bpf_probe_read_kernel(&v, sizeof(v), (char *)ctx + off);
+	return v;
+}
+
+static __always_inline __u64 field_u64(void *ctx, __u32 off)
+{
+	__u64 v = 0;
+	bpf_probe_read_kernel(&v, sizeof(v), (char *)ctx + off);
+	return v;
+}
+
+static __always_inline __u32 log2_bucket(__u64 v)
+{
+	__u32 b = 0;
+#pragma unroll
+	for (int i = 0; i < BUCKETS - 1; i++) {
+		if (v > 1) {
+			v >>= 1;
+			b++;
+		}
+	}
+	return b;
+}
+
+static __always_inline void see(__u32 tid, __u32 pid, __u64 now)
+{
+	struct span *s = bpf_map_lookup_elem(&spans, &tid);
+	if (s) {
+		s->last = now;
+		return;
+	}
+	struct span fresh = { .first = now, .last = now, .pid = pid };
+	bpf_map_update_elem(&spans, &tid, &fresh, BPF_NOEXIST);
+}
+
+// x86-64 `struct pt_regs` offsets (an ABI: the order of the saved registers).
+#define PT_REGS_BP 32
+#define PT_REGS_SP 152
+
+static __always_inline void snapshot(__u32 pid, __s32 ustack, __u64 now)
+{
+	struct snap_key sk = { .pid = pid, .ustack = ustack };
+	if (ustack < 0 || bpf_map_lookup_elem(&snapshots, &sk))
+		return;
+	__u32 zero = 0;
+	struct snapshot *s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return;
+	struct task_struct *task = bpf_get_current_task_btf();
+	char *regs = (char *)bpf_task_pt_regs(task);
+	s->ts = now;
+	if (bpf_probe_read_kernel(&s->sp, 8, regs + PT_REGS_SP) ||
+	    bpf_probe_read_kernel(&s->bp, 8, regs + PT_REGS_BP) ||
+	    bpf_probe_read_user(s->words, sizeof(s->words), (void *)s->sp)) {
+		count(C_SNAPSHOT_FAILED);
+		return;
+	}
+	bpf_map_update_elem(&snapshots, &sk, s, BPF_NOEXIST);
+}
+
+static __always_inline void switch_out(void *ctx, __u64 now)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, tid = (__u32)id;
+	if (!bpf_map_lookup_elem(&targets, &pid))
+		return;
+	struct start st = { .ts = now, .state = field_u64(ctx, off_prev_state), .pid = pid };
+	st.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	st.kstack = bpf_get_stackid(ctx, &stacks, 0);
+	if (st.ustack < 0 && st.ustack != -14 /* EFAULT: no user stack */)
+		count(C_USTACK_LOST);
+	if (st.kstack < 0)
+		count(C_KSTACK_LOST);
+	if (bpf_map_update_elem(&starts, &tid, &st, BPF_ANY))
+		count(C_STARTS_FULL);
+	bpf_map_delete_elem(&wakers, &tid);
+	see(tid, pid, now);
+	snapshot(pid, st.ustack, now);
+}
+
+static __always_inline void add(struct key *k, __u64 ns)
+{
+	struct value *v = bpf_map_lookup_elem(&blocked, k);
+	if (!v) {
+		if (bpf_map_update_elem(&blocked, k, &zero_value, BPF_NOEXIST) == -7 /* E2BIG */) {
+			count(C_KEYS_FULL);
+			return;
+		}
+		v = bpf_map_lookup_elem(&blocked, k);
+		if (!v) {
+			count(C_KEYS_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->count, 1);
+	__sync_fetch_and_add(&v->sum_ns, ns);
+	__u32 b = log2_bucket(ns);
+	if (b < BUCKETS)
+		__sync_fetch_and_add(&v->hist[b], 1);
+	count(C_INTERVALS);
+}
+
+static __always_inline void switch_in(__u32 tid, __u64 now)
+{
+	struct start *st = bpf_map_lookup_elem(&starts, &tid);
+	if (!st)
+		return;
+	struct span *sp = bpf_map_lookup_elem(&spans, &tid);
+	struct key k = {
+		.pid = st->pid,
+		.tid = tid,
+		.ustack = st->ustack,
+		.kstack = st->kstack,
+		.state = st->state,
+	};
+	__u64 ns = now - st->ts;
+	struct waker *w = bpf_map_lookup_elem(&wakers, &tid);
+	if (w) {
+		k.seen = 1;
+		k.waker_pid = w->pid;
+		k.waker_tid = w->tid;
+		k.waker_ustack = w->ustack;
+		k.waker_kstack = w->kstack;
+		bpf_map_delete_elem(&wakers, &tid);
+	}
+	bpf_map_delete_elem(&starts, &tid);
+	if (sp)
+		sp->last = now;
+	add(&k, ns);
+}
+
+SEC("tracepoint/sched/sched_switch")
+int sched_switch(void *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	switch_out(ctx, now);
+	switch_in(field_u32(ctx, off_next_pid), now);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_waking")
+int sched_waking(void *ctx)
+{
+	__u32 tid = field_u32(ctx, off_waking_pid);
+	if (!bpf_map_lookup_elem(&starts, &tid))
+		return 0;
+	__u64 id = bpf_get_current_pid_tgid();
+	struct waker w = { .pid = id >> 32, .tid = (__u32)id };
+	w.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	w.kstack = bpf_get_stackid(ctx, &stacks, 0);
+	bpf_map_update_elem(&wakers, &tid, &w, BPF_ANY);
+	// A waker of the target gets its stack repaired too (its stack is shown).
+	if (bpf_map_lookup_elem(&targets, &w.pid))
+		snapshot(w.pid, w.ustack, bpf_ktime_get_ns());
+	else if (!bpf_map_lookup_elem(&comms, &w.pid)) {
+		char comm[16] = {};
+		bpf_get_current_comm(comm, sizeof(comm));
+		bpf_map_update_elem(&comms, &w.pid, comm, BPF_NOEXIST);
+	}
+	count(C_WAKINGS);
+	return 0;
+}
+
+// A process of the target forks: its child is a target too (threads share the tgid already).
+SEC("tracepoint/sched/sched_process_fork")
+int sched_process_fork(void *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	if (!bpf_map_lookup_elem(&targets, &pid))
+		return 0;
+	__u32 child = field_u32(ctx, off_fork_child);
+	__u8 one = 1;
+	bpf_map_update_elem(&targets, &child, &one, BPF_ANY);
+	return 0;
+}
+
+// A launched command becomes a target at its execve (before it, it is sysmeter's child
+// waiting to be released).
+SEC("tracepoint/sched/sched_process_exec")
+int sched_process_exec(void *ctx)
+{
+	__u32 pid = field_u32(ctx, off_exec_pid);
+	if (!bpf_map_lookup_elem(&armed, &pid))
+		return 0;
+	__u8 one = 1;
+	bpf_map_update_elem(&targets, &pid, &one, BPF_ANY);
+	bpf_map_delete_elem(&armed, &pid);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,199 @@
+//! The one loader of sysmeter's BPF programs (in-kernel aggregation, docs/bpf.md): whether
+//! they may run here ([`available`]: root or CAP_BPF + CAP_PERFMON, and the kernel's BTF at
+//! `/sys/kernel/btf/vmlinux`), loading a committed object with its tracefs field offsets as
+//! globals, attaching its programs to tracepoints, and reading its maps back (hash maps as
+//! fixed-size byte or word arrays, stack traces, a counter array).
+//!
+//! Keys and values cross as `[u8; N]`/`[u64; N]` arrays, which aya already knows are plain
+//! data: this crate has no `unsafe`, so no `Pod` impls of its own. The objects are built by
+//! `scripts/build-bpf.sh` from `crates/sysmeter/bpf/*.bpf.c` and committed, so that building
+//! needs no clang. Depends on `host::procfs` and aya; never on a diagnosis.
+
+use std::path::Path;
+
+use aya::maps::{Array, HashMap as BpfHash, MapData, StackTraceMap};
+use aya::programs::TracePoint;
+use aya::{Ebpf, EbpfLoader, Pod};
+
+use crate::host::procfs::parse_status;
+
+/// The kernel's own type information, which the verifier needs for the BTF helpers.
+pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
+/// `CAP_SYS_ADMIN`, which implies both of the next two.
+const CAP_SYS_ADMIN: u32 = 21;
+/// `CAP_PERFMON`: tracepoints and stacks.
+const CAP_PERFMON: u32 = 38;
+/// `CAP_BPF`: loading programs and creating maps.
+const CAP_BPF: u32 = 39;
+
+/// Why a BPF program or map failed, with what was attempted.
+#[derive(Debug, thiserror::Error)]
+#[error("BPF {what}: {cause}")]
+pub struct BpfError {
+    /// What was attempted (`load offcpu.bpf.o`, `attach sched/sched_switch`, …).
+    pub what: String,
+    /// aya's answer, as text (its error types are not `Send` + `'static` in every case).
+    pub cause: String,
+}
+
+fn err(what: impl Into<String>) -> impl FnOnce(&dyn std::fmt::Display) -> BpfError {
+    let what = what.into();
+    move |cause| BpfError {
+        what,
+        cause: cause.to_string(),
+    }
+}
+
+/// `Ok` when BPF programs can be loaded here, else one line saying what is missing and how
+/// to get it.
+pub fn available() -> Result<(), String> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let status = parse_status(&status);
+    let permitted =
+        status.has_cap(CAP_SYS_ADMIN) || (status.has_cap(CAP_BPF) && status.has_cap(CAP_PERFMON));
+    if !permitted {
+        return Err(
+            "not root and without CAP_BPF + CAP_PERFMON (run as root, or \
+                    `setcap cap_bpf,cap_perfmon+ep` on sysmeter)"
+                .into(),
+        );
+    }
+    if !Path::new(VMLINUX_BTF).exists() {
+        return Err(format!(
+            "the kernel publishes no BTF ({VMLINUX_BTF} missing; a kernel built with \
+             CONFIG_DEBUG_INFO_BTF=y has it)"
+        ));
+    }
+    Ok(())
+}
+
+/// A loaded BPF object; its programs stay attached until it is dropped.
+pub struct Loaded {
+    ebpf: Ebpf,
+}
+
+impl std::fmt::Debug for Loaded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Loaded(BPF object)")
+    }
+}
+
+impl Loaded {
+    /// Loads `bytes` (an object from `include_bytes_aligned!`: aya refuses unaligned ELF)
+    /// named `name` for messages, with the `u32` globals set before the verifier sees them.
+    pub fn load(name: &str, bytes: &[u8], globals: &[(&str, u32)]) -> Result<Loaded, BpfError> {
+        let mut loader = EbpfLoader::new();
+        for (global, value) in globals {
+            loader.set_global(global, value, true);
+        }
+        let ebpf = loader
+            .load(bytes)
+            .map_err(|e| err(format!("load {name}"))(&e))?;
+        Ok(Loaded { ebpf })
+    }
+
+    /// Loads program `program` and attaches it to tracepoint `category:event`.
+    pub fn attach_tracepoint(
+        &mut self,
+        program: &str,
+        category: &str,
+        event: &str,
+    ) -> Result<(), BpfError> {
+        let what = format!("attach {program} to {category}:{event}");
+        let p: &mut TracePoint = self
+            .ebpf
+            .program_mut(program)
+            .ok_or_else(|| err(what.clone())(&"no such program in the object"))?
+            .try_into()
+            .map_err(|e| err(what.clone())(&e))?;
+        p.load().map_err(|e| err(what.clone())(&e))?;
+        p.attach(category, event).map_err(|e| err(what)(&e))?;
+        Ok(())
+    }
+
+    fn hash<K: Pod, V: Pod>(&mut self, map: &str) -> Result<BpfHash<&mut MapData, K, V>, BpfError> {
+        let what = format!("map {map}");
+        let m = self
+            .ebpf
+            .map_mut(map)
+            .ok_or_else(|| err(what.clone())(&"no such map in the object"))?;
+        BpfHash::try_from(m).map_err(|e| err(what)(&e))
+    }
+
+    /// Sets `key` to `value` in hash map `map`.
+    pub fn insert<K: Pod, V: Pod>(&mut self, map: &str, key: K, value: V) -> Result<(), BpfError> {
+        let mut h = self.hash::<K, V>(map)?;
+        h.insert(key, value, 0)
+            .map_err(|e| err(format!("insert into {map}"))(&e))
+    }
+
+    /// Every entry of hash map `map`; entries deleted while it is read are skipped.
+    pub fn entries<K: Pod, V: Pod>(&mut self, map: &str) -> Result<Vec<(K, V)>, BpfError> {
+        let h = self.hash::<K, V>(map)?;
+        Ok(h.iter().filter_map(Result::ok).collect())
+    }
+
+    /// The frames (instruction pointers, innermost first) of stack `id` in stack-trace map
+    /// `map`; empty when the id is not there.
+    pub fn stack(&mut self, map: &str, id: u32) -> Result<Vec<u64>, BpfError> {
+        let what = format!("map {map}");
+        let m = self
+            .ebpf
+            .map(map)
+            .ok_or_else(|| err(what.clone())(&"no such map in the object"))?;
+        let stacks = StackTraceMap::try_from(m).map_err(|e| err(what)(&e))?;
+        Ok(stacks
+            .get(&id, 0)
+            .map(|s| s.frames().iter().map(|f| f.ip).collect())
+            .unwrap_or_default())
+    }
+
+    /// The `u64` slots of array map `map`.
+    pub fn counters(&mut self, map: &str) -> Result<Vec<u64>, BpfError> {
+        let what = format!("map {map}");
+        let m = self
+            .ebpf
+            .map(map)
+            .ok_or_else(|| err(what.clone())(&"no such map in the object"))?;
+        let a: Array<&MapData, u64> = Array::try_from(m).map_err(|e| err(what)(&e))?;
+        Ok(a.iter().filter_map(Result::ok).collect())
+    }
+}
+
+/// The `u32` at byte `at` of a struct the BPF programs wrote (0 past the end); native byte
+/// order, because the programs run on this machine.
+pub fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    bytes
+        .get(at..at + 4)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u32::from_ne_bytes)
+}
+
+/// The `u64` at byte `at` of `bytes` (0 past the end).
+pub fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    bytes
+        .get(at..at + 8)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u64::from_ne_bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_read_in_native_order_and_zero_past_the_end() {
+        let mut b = 7u32.to_ne_bytes().to_vec();
+        b.extend_from_slice(&9u64.to_ne_bytes());
+        assert_eq!(u32_at(&b, 0), 7);
+        assert_eq!(u64_at(&b, 4), 9);
+        assert_eq!(u64_at(&b, 8), 0);
+    }
+
+    #[test]
+    fn availability_is_a_reason_or_ok() {
+        if let Err(why) = available() {
+            assert!(!why.is_empty());
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! The in-kernel backend of the off-CPU profile (`--backend bpf`, docs/bpf.md): the BPF
+//! programs of `crates/sysmeter/bpf/offcpu.bpf.c` on `sched_switch`, `sched_waking`,
+//! `sched_process_fork` and `sched_process_exec` aggregate blocked time per (thread, stacks,
+//! state, waker) in the kernel, filtered to the target's processes (children followed), so
+//! no record per switch crosses to user space. A software dummy event per CPU (or per
+//! thread of an attached process) still brings the side-band records (mappings, execs,
+//! names) that symbolisation needs, timed on CLOCK_MONOTONIC like `bpf_ktime_get_ns`. The
+//! live line reads the interval counter (one array lookup); at the end the maps are read once and turned into the perf backend's records (`bpf_maps`), so
+//! the analysis, reports and flame graphs are the same code.
+
+use perf_event::events::Software;
+use perf_event::{Builder, Clock, SampleFlag, Sampler};
+
+use super::super::ProfileError;
+use super::super::sampling::open_error;
+use super::super::session::Extra;
+use super::bpf_maps::{self, KEY_BYTES, Maps, SNAPSHOT_WORDS, SPAN_BYTES, VALUE_WORDS};
+use super::raw::OffRaw;
+use crate::diagnose::observe::bpf::{BpfError, Loaded, u32_at};
+use crate::diagnose::observe::records::handle;
+use crate::diagnose::observe::tracefs::{EventFormat, holding, mount};
+
+/// The compiled programs (scripts/build-bpf.sh); aligned, or aya refuses the ELF.
+static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../../bpf/offcpu.bpf.o");
+/// Ring per side-band event: mappings and names only, a few records per thread.
+const SIDE_RING_BYTES: usize = 256 << 10;
+
+/// The tracepoint fields the programs read, as (global, event, field): the offsets come
+/// from tracefs because they differ between kernels.
+const FIELDS: [(&str, &str, &str); 5] = [
+    ("off_prev_state", "sched_switch", "prev_state"),
+    ("off_next_pid", "sched_switch", "next_pid"),
+    ("off_waking_pid", "sched_waking", "pid"),
+    ("off_fork_child", "sched_process_fork", "child_pid"),
+    ("off_exec_pid", "sched_process_exec", "pid"),
+];
+
+fn bpf_error(e: BpfError) -> ProfileError {
+    ProfileError::PerfOpen {
+        what: e.what,
+        cause: std::io::Error::other(e.cause),
+        hint: "use --backend perf".into(),
+    }
+}
+
+fn offsets() -> Result<Vec<(&'static str, u32)>, String> {
+    const SWITCH: &str = "events/sched/sched_switch/id";
+    // Root may mount tracefs itself, as perf does (aya attaches through it too).
+    let base = holding(SWITCH)
+        .or_else(|| mount().then(|| holding(SWITCH)).flatten())
+        .ok_or("tracefs with sched events is not mounted and could not be mounted")?;
+    let mut out = Vec::new();
+    for (global, event, field) in FIELDS {
+        let f = EventFormat::read(base, "sched", event).map_err(|e| e.to_string())?;
+        let at = f
+            .offset(field)
+            .ok_or_else(|| format!("{}/format has no field {field}", f.dir))?;
+        out.push((global, at as u32));
+    }
+    Ok(out)
+}
+
+/// Loads and attaches the programs; `Err` is one line saying why they cannot run here.
+fn load() -> Result<Loaded, String> {
+    crate::diagnose::observe::bpf::available()?;
+    let globals = offsets()?;
+    let mut l = Loaded::load("offcpu.bpf.o", OBJECT, &globals).map_err(|e| e.to_string())?;
+    for event in [
+        "sched_switch",
+        "sched_waking",
+        "sched_process_fork",
+        "sched_process_exec",
+    ] {
+        l.attach_tracepoint(event, "sched", event)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(l)
+}
+
+/// Why the in-kernel backend cannot run here (one line), or `Ok`: loads and unloads it.
+pub fn available() -> Result<(), String> {
+    load().map(drop)
+}
+
+fn side_band() -> Builder<'static> {
+    let mut b = Builder::new(Software::DUMMY);
+    b.sample(SampleFlag::TID | SampleFlag::TIME)
+        .sample_id_all(true)
+        .clockid(Clock::MONOTONIC)
+        .mmap(true)
+        .mmap2(true)
+        .comm(true)
+        .task(true);
+    b
+}
+
+/// The in-kernel backend as the session's [`Extra`]: the programs, the side-band events,
+/// and what was read at the end.
+pub struct BpfSession {
+    loaded: Option<Loaded>,
+    side: Vec<Sampler>,
+    cpus: Vec<usize>,
+    /// The records: side-band while running, everything after [`Extra::close`].
+    pub raw: OffRaw,
+    /// The maps read at the end (`None` before, or when reading failed).
+    pub maps: Option<Maps>,
+    /// Why reading the maps failed.
+    pub read_error: Option<String>,
+}
+
+impl BpfSession {
+    /// Loads the programs (nothing is a target yet); `Err` says why it cannot run here.
+    pub fn new(cpus: Vec<usize>) -> Result<BpfSession, String> {
+        Ok(BpfSession {
+            loaded: Some(load()?),
+            side: Vec::new(),
+            cpus,
+            raw: OffRaw::default(),
+            maps: None,
+            read_error: None,
+        })
+    }
+
+    fn target(&mut self, map: &str, pid: i32) -> Result<(), ProfileError> {
+        match &mut self.loaded {
+            Some(l) => l.insert(map, pid as u32, 1u8).map_err(bpf_error),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Extra for BpfSession {
+    fn open_child(&mut self, pid: i32) -> Result<(), ProfileError> {
+        // A target from its execve on (before it, it is sysmeter's gated child).
+        self.target("armed", pid)?;
+        for &cpu in &self.cpus {
+            let mut b = side_band();
+            b.observe_pid(pid)
+                .one_cpu(cpu)
+                .inherit(true)
+                .enable_on_exec(true);
+            let what = format!("side-band event of pid {pid} on CPU {cpu}");
+            let s = b.build().and_then(|c| c.sampled(SIDE_RING_BYTES));
+            self.side.push(s.map_err(|e| open_error(what, e))?);
+        }
+        Ok(())
+    }
+
+    fn add_thread(&mut self, tid: i32) -> Result<bool, ProfileError> {
+        // Keys are process ids; a thread id in the set matches nothing but costs nothing,
+        // and the main thread's id is the process's.
+        self.target("targets", tid)?;
+        let mut b = side_band();
+        b.observe_pid(tid).any_cpu().inherit(false);
+        match b.build().and_then(|c| c.sampled(SIDE_RING_BYTES)) {
+            Ok(mut s) => {
+                s.enable()
+                    .map_err(|e| open_error(format!("thread {tid}"), e))?;
+                self.side.push(s);
+                Ok(true)
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(false),
+            Err(e) => Err(open_error(format!("side-band event of thread {tid}"), e)),
+        }
+    }
+
+    fn drain(&mut self, _last: bool) {
+        for s in &mut self.side {
+            while let Some(rec) = s.next_record() {
+                handle(&rec, &mut self.raw.side);
+            }
+        }
+    }
+
+    fn close(&mut self) {
+        self.side.clear();
+        if let Some(mut l) = self.loaded.take() {
+            match read(&mut l) {
+                Ok(m) => self.maps = Some(m),
+                Err(e) => self.read_error = Some(e.to_string()),
+            }
+            // Dropping `l` detaches and unloads the programs.
+        }
+    }
+
+    fn live(&mut self) -> Option<u64> {
+        let counters = self.loaded.as_mut()?.counters("counters").ok()?;
+        counters.get(bpf_maps::slot::INTERVALS).copied()
+    }
+}
+
+/// Reads every map the analysis needs.
+fn read(l: &mut Loaded) -> Result<Maps, BpfError> {
+    let blocked: Vec<([u8; KEY_BYTES], [u64; VALUE_WORDS])> = l.entries("blocked")?;
+    let snapshots: Vec<([u8; 8], [u64; SNAPSHOT_WORDS])> = l.entries("snapshots")?;
+    let spans: Vec<(u32, [u8; SPAN_BYTES])> = l.entries("spans")?;
+    let starts: Vec<(u32, [u8; 32])> = l.entries("starts")?;
+    let mut maps = Maps {
+        blocked,
+        snapshots: snapshots
+            .into_iter()
+            .map(|(k, v)| ((u32_at(&k, 0), u32_at(&k, 4) as i32), v))
+            .collect(),
+        spans,
+        comms: l.entries("comms")?,
+        unfinished: starts.len() as u64,
+        counters: l.counters("counters")?,
+        ..Maps::default()
+    };
+    for id in maps.stack_ids() {
+        let frames = l.stack("stacks", id as u32)?;
+        maps.stacks.insert(id, frames);
+    }
+    Ok(maps)
+}
+
+/// The records and intervals of a finished session; `Err` when the maps could not be read.
+pub fn finish(s: &mut BpfSession) -> Result<super::blocks::Blocks, ProfileError> {
+    let maps = s.maps.as_ref().ok_or_else(|| ProfileError::PerfOpen {
+        what: "reading the BPF maps".into(),
+        cause: std::io::Error::other(s.read_error.clone().unwrap_or_default()),
+        hint: "use --backend perf".into(),
+    })?;
+    let blocks = bpf_maps::into_raw(maps, &mut s.raw);
+    s.raw.wakings_read = maps.counter(bpf_maps::slot::WAKINGS);
+    // What the kernel could not keep: intervals dropped (maps full) and stacks missing.
+    s.raw.side.lost += [
+        bpf_maps::slot::KEYS_FULL,
+        bpf_maps::slot::STARTS_FULL,
+        bpf_maps::slot::USTACK_LOST,
+        bpf_maps::slot::KSTACK_LOST,
+    ]
+    .iter()
+    .map(|&c| maps.counter(c))
+    .sum::<u64>();
+    Ok(blocks)
+}

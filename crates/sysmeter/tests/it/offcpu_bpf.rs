@@ -1,0 +1,173 @@
+//! Integration tests of what the two off-CPU backends add: the in-kernel backend (`--backend
+//! bpf`, picked by `auto` where it may run) charges known sleeps to the right functions with
+//! exact counts and totals inside the sleeps' own wall time (fixture `offcpu_naps`, which
+//! prints them), also in a child of the command; the perf backend, made to lose records (a two-thread pipe ping-pong on one
+//! CPU with sysmeter at the lowest priority, so it cannot drain the rings in time), says so
+//! right under the title, with the share lost.
+//!
+//! Needs root (capabilities `tracepoints` and `bpf`), `cc` (capability `cc`), and for the
+//! second taskset(1) from util-linux (capability `script`, the same package) and nice(1).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::needs::{bpf, off_cpu};
+use crate::support::{compile_fixture, exclusive, need, result, skip, sysmeter};
+
+/// (calls, wall ns of its sleeps) per function, as the naps fixture prints them.
+fn printed(stdout: &str, function: &str) -> (u64, f64) {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with(function))
+        .unwrap_or_else(|| panic!("no {function} in {stdout:?}"));
+    let f: Vec<&str> = line.split_whitespace().collect();
+    (f[1].parse().expect("calls"), f[2].parse().expect("wall ns"))
+}
+
+fn blocked_stacks(run: &Value) -> Vec<Value> {
+    let off = result(run, "offcpu");
+    let text = off["artifacts"]
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["name"] == "blocked stacks"))
+        .and_then(|x| x["content"].as_str())
+        .unwrap_or_else(|| panic!("no blocked stacks in {off}"));
+    serde_json::from_str(text).expect("blocked stacks JSON")
+}
+
+#[test]
+fn the_in_kernel_backend_charges_known_sleeps_exactly() {
+    let _alone = exclusive();
+    need!(bpf());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = need!(compile_fixture("offcpu_naps", dir.path(), &[]));
+    let out = dir.path().join("run.json");
+    let done = sysmeter()
+        .args([
+            "profile",
+            "--off-cpu",
+            "--no-store",
+            "--format",
+            "json",
+            "--out",
+        ])
+        .arg(&out)
+        .arg("--")
+        .arg(&prog)
+        .output()
+        .expect("run sysmeter");
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(
+        stderr.starts_with("off-CPU backend: bpf"),
+        "auto picks the in-kernel backend here: {stderr}"
+    );
+    assert_eq!(done.status.code(), Some(0), "{stderr}");
+    let run: Value = serde_json::from_slice(&std::fs::read(&out).expect("report")).expect("JSON");
+    let stdout = String::from_utf8_lossy(&done.stdout);
+    let stacks = blocked_stacks(&run);
+    for (function, asked_ns) in [("nap_short", 200e6), ("nap_long", 200e6)] {
+        let (calls, wall) = printed(&stdout, function);
+        let here: Vec<&Value> = stacks.iter().filter(|s| s["caller"] == function).collect();
+        let count: u64 = here.iter().filter_map(|s| s["count"].as_u64()).sum();
+        let ns: f64 = here.iter().filter_map(|s| s["blocked_ns"].as_f64()).sum();
+        assert_eq!(count, calls, "{function}: {here:?}");
+        assert!(
+            ns >= asked_ns * 0.999 && ns <= wall,
+            "{function}: {ns} ns blocked, asked {asked_ns}, its sleeps took {wall}: {here:?}"
+        );
+        assert!(here.iter().all(|s| s["reason"] == "sleep"), "{here:?}");
+        assert!(
+            here.iter().all(|s| s["frames"]
+                .as_array()
+                .is_some_and(|f| f.iter().any(|x| x == "main"))),
+            "the stack reaches main: {here:?}"
+        );
+    }
+}
+
+#[test]
+fn the_in_kernel_backend_follows_children() {
+    let _alone = exclusive();
+    need!(bpf());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = need!(compile_fixture("offcpu_naps", dir.path(), &[]));
+    let out = dir.path().join("run.json");
+    // `; true` keeps the shell from exec'ing the program itself: it forks a child.
+    let script = format!("{} ; true", prog.display());
+    let done = sysmeter()
+        .args(["profile", "--off-cpu", "--backend", "bpf", "--no-store"])
+        .args(["--format", "json", "--out"])
+        .arg(&out)
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .expect("run sysmeter");
+    assert_eq!(done.status.code(), Some(0));
+    let run: Value = serde_json::from_slice(&std::fs::read(&out).expect("report")).expect("JSON");
+    let stacks = blocked_stacks(&run);
+    let count: u64 = stacks
+        .iter()
+        .filter(|s| s["caller"] == "nap_short")
+        .filter_map(|s| s["count"].as_u64())
+        .sum();
+    assert_eq!(count, 10, "the child's naps: {stacks:?}");
+}
+
+/// Runs the ping-pong on CPU 0 under `profile --backend perf` at nice 19 (the fixture
+/// itself at nice 0): the stderr.
+fn starved_perf_run(dir: &Path, prog: &Path) -> String {
+    let bin = assert_cmd::cargo::cargo_bin("sysmeter");
+    let done = std::process::Command::new("taskset")
+        .args(["-c", "0", "nice", "-n", "19"])
+        .arg(bin)
+        .args([
+            "profile",
+            "--off-cpu",
+            "--backend",
+            "perf",
+            "--no-store",
+            "--",
+        ])
+        .args(["nice", "-n", "-19"])
+        .arg(prog)
+        .arg("100000")
+        .current_dir(dir)
+        .output()
+        .expect("run taskset");
+    assert_eq!(done.status.code(), Some(0));
+    String::from_utf8_lossy(&done.stderr).into_owned()
+}
+
+#[test]
+fn a_perf_run_that_lost_records_says_so_under_its_title() {
+    let _alone = exclusive();
+    need!(off_cpu());
+    if which("taskset").is_none() || which("nice").is_none() {
+        skip!(Script, "taskset (util-linux) or nice (coreutils) missing");
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = need!(compile_fixture(
+        "offcpu_pingpong",
+        dir.path(),
+        &["-pthread"]
+    ));
+    let stderr = starved_perf_run(dir.path(), &prog);
+    let lines: Vec<&str> = stderr.lines().collect();
+    let title = lines
+        .iter()
+        .position(|l| l.starts_with("sysmeter profile run"))
+        .unwrap_or_else(|| panic!("no title: {stderr}"));
+    let next = lines.get(title + 1).copied().unwrap_or_default();
+    assert!(
+        next.starts_with("warning: Incomplete: ") && next.contains("records lost ("),
+        "the line under the title: {next:?}\n{stderr}"
+    );
+    assert!(next.contains('%'), "the share lost: {next}");
+}
+
+fn which(tool: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(tool))
+            .find(|f| f.is_file())
+    })
+}
