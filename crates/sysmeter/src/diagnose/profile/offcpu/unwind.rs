@@ -119,11 +119,11 @@ mod joined_tests {
         let k = crate::diagnose::observe::records::PERF_CONTEXT_KERNEL;
         let u = PERF_CONTEXT_USER;
         // The frame-pointer walk skipped `nap` (0x20) behind a frameless leaf (0x10).
-        let chain = [k, 0xffff_1, u, 0x10, 0x30, 0x40, 0x50];
+        let chain = [k, 0xffff_0001, u, 0x10, 0x30, 0x40, 0x50];
         let unwound = [0x10, 0x20, 0x30];
         assert_eq!(
             joined(&chain, &unwound),
-            vec![k, 0xffff_1, u, 0x10, 0x20, 0x30, 0x40, 0x50]
+            vec![k, 0xffff_0001, u, 0x10, 0x20, 0x30, 0x40, 0x50]
         );
         assert_eq!(joined(&chain, &[]), chain.to_vec());
         assert_eq!(
