@@ -266,6 +266,8 @@ fn attaching_twenty_times_leaves_the_target_running(backend: &str) {
     }
     let _ = child.kill();
     let _ = child.wait();
-    // A 0.3 s window holds several 20 ms naps: nearly every round must see one.
-    assert!(napped >= 18, "nap seen in {napped} of 20 rounds");
+    // A 0.3 s window holds several 20 ms naps: nearly every round must see one. On a loaded
+    // 2-CPU machine a round's window can start late or a copy be lost (17 of 20 seen once
+    // under stress-ng --cpu 2), so 16 is the bar; a broken attach or unwind sees none.
+    assert!(napped >= 16, "nap seen in {napped} of 20 rounds");
 }
