@@ -136,6 +136,19 @@ impl AddressSpaces {
         self.entries.contains_key(&pid) || self.forks.contains_key(&pid)
     }
 
+    /// When `pid` last exec'd at or before `time`, if it did.
+    fn last_exec(&self, pid: u32, time: u64) -> Option<u64> {
+        self.execs
+            .get(&pid)
+            .and_then(|l| l[..l.partition_point(|&t| t <= time)].last().copied())
+    }
+
+    /// The mappings `pid` had made by `time`, oldest first.
+    fn mapped_by(&self, pid: u32, time: u64) -> Option<&[Entry]> {
+        let list = self.entries.get(&pid)?;
+        Some(&list[..list.partition_point(|e| e.time <= time)])
+    }
+
     /// Every mapping visible in `pid` at `time`, by start address, without overlaps: the
     /// newest mapping of a range wins, as in [`AddressSpaces::lookup`], and an older one it
     /// overlaps is left out whole (an unwinder needs disjoint modules; a library mapped over
@@ -144,12 +157,8 @@ impl AddressSpaces {
         let (mut pid, mut time) = (pid, time);
         let mut out: Vec<Mapped> = Vec::new();
         for _ in 0..MAX_FORK_DEPTH {
-            let last_exec = self
-                .execs
-                .get(&pid)
-                .and_then(|l| l[..l.partition_point(|&t| t <= time)].last().copied());
-            if let Some(list) = self.entries.get(&pid) {
-                let visible = &list[..list.partition_point(|e| e.time <= time)];
+            let last_exec = self.last_exec(pid, time);
+            if let Some(visible) = self.mapped_by(pid, time) {
                 let own = visible.iter().rev();
                 for e in own.take_while(|e| last_exec.is_none_or(|x| e.time >= x)) {
                     if !out.iter().any(|m| m.start < e.end && e.start < m.end) {
@@ -206,12 +215,8 @@ impl AddressSpaces {
     pub fn lookup(&self, pid: u32, time: u64, addr: u64) -> Option<Location> {
         let (mut pid, mut time) = (pid, time);
         for _ in 0..MAX_FORK_DEPTH {
-            let last_exec = self
-                .execs
-                .get(&pid)
-                .and_then(|l| l[..l.partition_point(|&t| t <= time)].last().copied());
-            if let Some(list) = self.entries.get(&pid) {
-                let visible = &list[..list.partition_point(|e| e.time <= time)];
+            let last_exec = self.last_exec(pid, time);
+            if let Some(visible) = self.mapped_by(pid, time) {
                 let hit = visible
                     .iter()
                     .rev()
