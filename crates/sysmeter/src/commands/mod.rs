@@ -129,19 +129,23 @@ fn open_store_to_read(db: &DbArgs) -> anyhow::Result<Store> {
         store::DbTarget::parse(path.as_os_str()),
         store::DbTarget::File(_)
     ) && std::fs::symlink_metadata(&path).is_err();
-    if !absent {
-        return open_store(db);
+    if absent {
+        return Store::open_absent(&path).map_err(anyhow::Error::new);
     }
-    Store::open_absent(&path).map_err(anyhow::Error::new)
+    open_path(&path)
 }
 
 /// Open the store named by `db` (a file, or a `postgres://` URL). In a fleet database
 /// `latest` and `latest~N` mean this machine's runs.
 fn open_store(db: &DbArgs) -> anyhow::Result<Store> {
-    let path = db_path(db)?;
+    open_path(&db_path(db)?)
+}
+
+/// [`open_store`] of `path`, already resolved from `--db`, `SYSMETER_DB` or the default.
+fn open_path(path: &std::path::Path) -> anyhow::Result<Store> {
     // Store errors already name the database and the fix; a URL this build cannot use is the
     // user's to change (exit 2).
-    let mut store = Store::open(&path).map_err(|e| {
+    let mut store = Store::open(path).map_err(|e| {
         if e.is_usage() {
             anyhow::Error::new(UsageError(e.to_string()))
         } else {

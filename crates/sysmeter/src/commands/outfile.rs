@@ -43,7 +43,7 @@ fn locked_temp(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
 /// regular files named [`TEMP_PREFIX`]…, owned by us, unchanged for [`TEMP_AGE`], whose lock
 /// no live process holds. Housekeeping: any error leaves things as they are.
 fn remove_abandoned_temps(dir: &Path) {
-    let me = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
+    let me = crate::host::ownership::my_uid();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -62,8 +62,7 @@ fn remove_abandoned_temps(dir: &Path) {
         if !meta.is_file() || Some(meta.uid()) != me || !old {
             continue;
         }
-        let free = std::fs::File::open(entry.path()).is_ok_and(|f| f.try_lock().is_ok());
-        if free {
+        if crate::host::ownership::lock_is_free(&entry.path()) {
             let _ = std::fs::remove_file(entry.path());
         }
     }

@@ -12,6 +12,7 @@ pub mod cpuinfo;
 pub mod cpulist;
 pub mod meminfo;
 pub mod osinfo;
+pub mod ownership;
 pub mod procfs;
 mod read;
 pub mod storage;

@@ -70,7 +70,7 @@ fn profile(dir: &Path, backend: &str, args: &[&str]) -> (Value, Option<i32>) {
 }
 
 /// The `blocked stacks` artifact of the `offcpu` result.
-fn stacks(run: &Value) -> Vec<Value> {
+pub(crate) fn stacks(run: &Value) -> Vec<Value> {
     let off = result(run, "offcpu");
     let text = off["artifacts"]
         .as_array()

@@ -13,7 +13,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::support::needs::{bpf, off_cpu};
-use crate::support::{compile_fixture, exclusive, need, result, skip, sysmeter};
+use crate::support::{compile_fixture, exclusive, need, skip, sysmeter};
 
 /// (calls, wall ns of its sleeps) per function, as the naps fixture prints them.
 fn printed(stdout: &str, function: &str) -> (u64, f64) {
@@ -23,16 +23,6 @@ fn printed(stdout: &str, function: &str) -> (u64, f64) {
         .unwrap_or_else(|| panic!("no {function} in {stdout:?}"));
     let f: Vec<&str> = line.split_whitespace().collect();
     (f[1].parse().expect("calls"), f[2].parse().expect("wall ns"))
-}
-
-fn blocked_stacks(run: &Value) -> Vec<Value> {
-    let off = result(run, "offcpu");
-    let text = off["artifacts"]
-        .as_array()
-        .and_then(|a| a.iter().find(|x| x["name"] == "blocked stacks"))
-        .and_then(|x| x["content"].as_str())
-        .unwrap_or_else(|| panic!("no blocked stacks in {off}"));
-    serde_json::from_str(text).expect("blocked stacks JSON")
 }
 
 #[test]
@@ -64,7 +54,7 @@ fn the_in_kernel_backend_charges_known_sleeps_exactly() {
     assert_eq!(done.status.code(), Some(0), "{stderr}");
     let run: Value = serde_json::from_slice(&std::fs::read(&out).expect("report")).expect("JSON");
     let stdout = String::from_utf8_lossy(&done.stdout);
-    let stacks = blocked_stacks(&run);
+    let stacks = crate::offcpu::stacks(&run);
     for (function, asked_ns) in [("nap_short", 200e6), ("nap_long", 200e6)] {
         let (calls, wall) = printed(&stdout, function);
         let here: Vec<&Value> = stacks.iter().filter(|s| s["caller"] == function).collect();
@@ -103,7 +93,7 @@ fn the_in_kernel_backend_follows_children() {
         .expect("run sysmeter");
     assert_eq!(done.status.code(), Some(0));
     let run: Value = serde_json::from_slice(&std::fs::read(&out).expect("report")).expect("JSON");
-    let stacks = blocked_stacks(&run);
+    let stacks = crate::offcpu::stacks(&run);
     let count: u64 = stacks
         .iter()
         .filter(|s| s["caller"] == "nap_short")

@@ -54,7 +54,7 @@ fn lock_path(dir: &Path, group: &str) -> PathBuf {
 
 /// Whether the owner of `group` is gone: its lock file exists and its lock can be taken.
 fn abandoned(dir: &Path, group: &str) -> bool {
-    std::fs::File::open(lock_path(dir, group)).is_ok_and(|f| f.try_lock().is_ok())
+    crate::host::ownership::lock_is_free(&lock_path(dir, group))
 }
 
 /// Creates and locks the lock file of `group`.

@@ -54,7 +54,7 @@ pub fn remove_stale(base: &Path) -> Removed {
     let Ok(entries) = std::fs::read_dir(base) else {
         return removed;
     };
-    let me = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
+    let me = crate::host::ownership::my_uid();
     for entry in entries.flatten() {
         let name = entry.file_name();
         if owner(&name.to_string_lossy()).is_none() {
@@ -78,15 +78,14 @@ pub fn remove_stale(base: &Path) -> Removed {
 /// Whether no live process owns the test directory `dir`: its lock can be taken, or it has
 /// no lock file and has not changed for [`UNLOCKED_AGE`].
 fn abandoned(dir: &Path, meta: &std::fs::Metadata) -> bool {
-    match File::open(dir.join(OWNER_LOCK)) {
-        // Taking it proves the owner is gone; it is released when `f` closes.
-        Ok(f) => f.try_lock().is_ok(),
-        Err(_) => meta
-            .modified()
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age >= UNLOCKED_AGE),
+    let lock = dir.join(OWNER_LOCK);
+    if lock.exists() {
+        return crate::host::ownership::lock_is_free(&lock);
     }
+    meta.modified()
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age >= UNLOCKED_AGE)
 }
 
 /// The owner's pid of a test directory name, `None` for any other name.

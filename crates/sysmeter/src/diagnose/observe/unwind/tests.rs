@@ -35,7 +35,15 @@ fn fp_stack(outer_bp: u64) -> Vec<u8> {
 fn without_tables_frame_pointers_are_followed_to_a_zero_frame_pointer() {
     let spaces = AddressSpaces::default();
     let stack = fp_stack(0);
-    let copy = StackCopy {
+    let copy = leaf_copy(&stack);
+    let got = Unwinder::default().unwind(&spaces, &copy);
+    assert_eq!(got.frames, vec![0x40_1000, 0x40_2000, 0x40_3000]);
+    assert_eq!(got.stop, Stop::End);
+}
+
+/// A copy of `stack` taken in process 1 at the leaf 0x40_1000 (sp 0x1000, bp 0x1010).
+fn leaf_copy(stack: &[u8]) -> StackCopy<'_> {
+    StackCopy {
         pid: 1,
         time: 0,
         regs: Regs {
@@ -43,27 +51,15 @@ fn without_tables_frame_pointers_are_followed_to_a_zero_frame_pointer() {
             sp: 0x1000,
             bp: 0x1010,
         },
-        stack: &stack,
-    };
-    let got = Unwinder::default().unwind(&spaces, &copy);
-    assert_eq!(got.frames, vec![0x40_1000, 0x40_2000, 0x40_3000]);
-    assert_eq!(got.stop, Stop::End);
+        stack,
+    }
 }
 
 #[test]
 fn a_frame_beyond_the_copy_says_the_copy_ended() {
     // The outer frame's saved bp points above the 48 copied bytes, still on the stack.
     let stack = fp_stack(0x2000);
-    let copy = StackCopy {
-        pid: 1,
-        time: 0,
-        regs: Regs {
-            ip: 0x40_1000,
-            sp: 0x1000,
-            bp: 0x1010,
-        },
-        stack: &stack,
-    };
+    let copy = leaf_copy(&stack);
     let mut live = Live::new(&[], 48);
     let got = live.unwind(&copy);
     assert_eq!(got.stop, Stop::CopyEnded, "{got:?}");
@@ -74,16 +70,7 @@ fn a_frame_beyond_the_copy_says_the_copy_ended() {
 #[test]
 fn a_chain_keeps_its_kernel_part_and_gets_the_unwound_user_part() {
     let stack = fp_stack(0);
-    let copy = StackCopy {
-        pid: 1,
-        time: 0,
-        regs: Regs {
-            ip: 0x40_1000,
-            sp: 0x1000,
-            bp: 0x1010,
-        },
-        stack: &stack,
-    };
+    let copy = leaf_copy(&stack);
     let mut live = Live::new(&[], 48);
     let kernel = [
         PERF_CONTEXT_KERNEL,

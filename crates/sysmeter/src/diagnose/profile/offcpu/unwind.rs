@@ -3,7 +3,7 @@
 //! drain, so the copies are dropped as soon as they are read; wakers outside the target keep
 //! the kernel's frame-pointer chain (their mappings are not followed).
 
-use super::raw::{OffRaw, Switch};
+use super::raw::{OffRaw, Switch, UserStack};
 use crate::diagnose::observe::maps::MapEvent;
 use crate::diagnose::observe::records::PERF_CONTEXT_USER;
 use crate::diagnose::observe::unwind::{Live, StackCopy, Stops};
@@ -18,13 +18,17 @@ pub struct Unwinding {
 /// Replaces the user part of `s`'s chain by its unwound stack, and drops the copy.
 fn unwind_one(live: &mut Live, s: &mut Switch) {
     if let Some(st) = s.stack.take() {
-        let copy = StackCopy {
-            pid: s.pid,
-            time: s.time,
-            regs: st.regs,
-            stack: &st.bytes,
-        };
-        s.chain = live.chain(&s.chain, &copy);
+        s.chain = live.chain(&s.chain, &copy_of(s, &st));
+    }
+}
+
+/// The stack copy of switch `s` for the unwinder.
+fn copy_of<'a>(s: &Switch, st: &'a UserStack) -> StackCopy<'a> {
+    StackCopy {
+        pid: s.pid,
+        time: s.time,
+        regs: st.regs,
+        stack: &st.bytes,
     }
 }
 
@@ -39,13 +43,7 @@ pub fn repair_leaves(raw: &mut OffRaw, copy_bytes: u32) {
         let Some(st) = s.stack.take() else {
             continue;
         };
-        let copy = StackCopy {
-            pid: s.pid,
-            time: s.time,
-            regs: st.regs,
-            stack: &st.bytes,
-        };
-        let unwound = live.unwind(&copy);
+        let unwound = live.unwind(&copy_of(s, &st));
         s.chain = joined(&s.chain, &unwound.frames);
     }
 }
