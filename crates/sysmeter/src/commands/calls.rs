@@ -16,10 +16,7 @@ fn usage(text: impl Into<String>) -> anyhow::Error {
 
 /// The validated configuration from the arguments.
 fn config(args: &CallsArgs) -> anyhow::Result<CallsConfig> {
-    let target = args
-        .target
-        .target(CALLS_TARGET)
-        .map_err(|e| usage(e.to_string()))?;
+    let target = super::diagnosis::target(&args.target, CALLS_TARGET)?;
     let given = if args.calls.is_empty() {
         vec![DEFAULT_SET.to_string()]
     } else {

@@ -3,13 +3,13 @@
 //! result (`report::compare_text`) and turn a regression under `--fail-above` into exit
 //! status 1.
 
-use std::io::Read;
 use std::path::Path;
 
+use super::infile::read_record;
 use super::outfile::{OutFile, open_opt};
 use super::{Outcome, Stream, UsageError, console, emit, open_store_to_read, protected};
 use crate::cli::CompareArgs;
-use crate::model::{RunRecord, SCHEMA_VERSION};
+use crate::model::RunRecord;
 use crate::report::compare_text::{self, CompareFormat};
 use crate::stats::compare::history::HISTORY_RUNS;
 use crate::stats::compare::{CompareOptions, compare_sets};
@@ -229,29 +229,6 @@ fn load_file(path: &str) -> anyhow::Result<RunRecord> {
         path,
         "give a run id, or a file written by `sysmeter show RUN --format json`",
     )
-}
-
-/// Reads a run record written by `--format json` from `path` (`-`: standard input); a
-/// file that is not one is a [`UsageError`] of one sentence ending with `fix`.
-pub(super) fn read_record(path: &str, fix: &str) -> anyhow::Result<RunRecord> {
-    let mut text = String::new();
-    let read = if path == "-" {
-        std::io::stdin().read_to_string(&mut text).map(|_| ())
-    } else {
-        std::fs::read_to_string(path).map(|t| text = t)
-    };
-    read.map_err(|e| UsageError(format!("cannot read {path}: {e}; {fix}")))?;
-    let run: RunRecord = serde_json::from_str(&text)
-        .map_err(|e| UsageError(format!("{path} is not a sysmeter run record ({e}); {fix}")))?;
-    if run.schema > SCHEMA_VERSION {
-        return Err(UsageError(format!(
-            "{path} was written by a newer sysmeter (schema {}, this build knows {SCHEMA_VERSION}); \
-             upgrade sysmeter",
-            run.schema
-        ))
-        .into());
-    }
-    Ok(run)
 }
 
 #[cfg(test)]

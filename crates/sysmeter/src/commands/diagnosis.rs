@@ -18,8 +18,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::output::{Ending, Sink, Stream};
 use super::{Outcome, UsageError, console};
 use crate::cli::OutputArgs;
+use crate::cli::target::{Rules, TargetArgs};
+use crate::diagnose::observe::attachable::check_observable;
 use crate::diagnose::observe::error::ObserveError;
 use crate::diagnose::observe::session::{CommandState, Observer};
+use crate::diagnose::observe::target::Target;
 use crate::host;
 use crate::model::{ExperimentResult, RunConfig, RunKind, RunRecord};
 
@@ -64,6 +67,17 @@ impl Diagnosed {
             epilogue: None,
         }
     }
+}
+
+/// The target `args` name under `rules`, as a usage error (exit 2) when they name none or
+/// name a PID that cannot be observed — checked before the store is opened or anything is
+/// measured, the same way for every diagnosis.
+pub(super) fn target(args: &TargetArgs, rules: Rules) -> Result<Target, UsageError> {
+    let target = args.target(rules).map_err(|e| UsageError(e.to_string()))?;
+    if let Target::Attach(pid) = target {
+        check_observable(pid).map_err(|e| UsageError(e.to_string()))?;
+    }
+    Ok(target)
 }
 
 /// Runs one diagnosis: see the module documentation. `stream` is where the report goes

@@ -8,7 +8,7 @@
 
 use std::fmt::Write;
 
-use super::compare::read_record;
+use super::infile::read_record;
 use super::{Outcome, emit, is_usage_error, open_store};
 use crate::cli::ImportArgs;
 use crate::store::StoreError;

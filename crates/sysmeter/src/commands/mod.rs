@@ -13,6 +13,7 @@ mod fleet;
 mod history;
 mod host;
 mod import;
+mod infile;
 #[cfg(test)]
 mod json_docs;
 mod list;

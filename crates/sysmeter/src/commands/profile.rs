@@ -20,23 +20,16 @@ fn usage(message: String) -> anyhow::Error {
     anyhow::Error::new(UsageError(message))
 }
 
-/// What to profile (or to watch for locks), checked: the pid is a live process (else exit
-/// 2). A program that cannot be started is the `Err` exit code and sentence, as a shell (and
+/// What to profile (or to watch for locks), checked: a pid can be observed (else exit 2,
+/// [`super::diagnosis::target`]). A program that cannot be started is the `Err` exit code and sentence, as a shell (and
 /// `run`, `trace`) gives it: 127 not found, 126 not executable.
 pub(super) fn checked_target(
     args: &TargetArgs,
     rules: Rules,
 ) -> anyhow::Result<Result<Target, (u8, String)>> {
-    let target = args.target(rules).map_err(|e| usage(e.to_string()))?;
+    let target = super::diagnosis::target(args, rules)?;
     match &target {
-        Target::Attach(pid) => {
-            let pid = *pid;
-            if pid <= 0 || !Path::new(&format!("/proc/{pid}/task")).exists() {
-                return Err(usage(format!(
-                    "process {pid} does not exist; give the pid of a running process to -p"
-                )));
-            }
-        }
+        Target::Attach(_) => {}
         Target::Launch(argv) => {
             let program = argv.first().map(|a| a.as_os_str()).unwrap_or_default();
             let shown = program.to_string_lossy();

@@ -5,10 +5,11 @@
 
 use std::path::Path;
 
+use super::infile::read_record;
 use super::outfile::{OutFile, open_opt};
 use super::{Outcome, UsageError, console, open_store_to_read, protected};
 use crate::cli::ReportArgs;
-use crate::model::{RunRecord, SCHEMA_VERSION};
+use crate::model::RunRecord;
 use crate::report::{self, Format};
 
 /// Run `sysmeter report`.
@@ -31,7 +32,8 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<Outcome> {
 fn load(args: &ReportArgs) -> anyhow::Result<RunRecord> {
     let path = Path::new(&args.run);
     if path.is_file() {
-        return load_json(path);
+        let fix = "write one with `sysmeter bench --format json --out FILE`";
+        return read_record(&args.run, fix);
     }
     if args.run.ends_with(".json") {
         return Err(UsageError(format!(
@@ -44,33 +46,6 @@ fn load(args: &ReportArgs) -> anyhow::Result<RunRecord> {
     let store = open_store_to_read(&args.db)?;
     // Store errors already name the reference, the database and the fix.
     Ok(store.load_run(&args.run)?)
-}
-
-/// A run record saved as JSON (`--format json`), refused when its schema is newer.
-fn load_json(path: &Path) -> anyhow::Result<RunRecord> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        UsageError(format!(
-            "could not read run file {} ({e}); check the path and its permissions",
-            path.display()
-        ))
-    })?;
-    let run: RunRecord = serde_json::from_str(&text).map_err(|e| {
-        UsageError(format!(
-            "{} is not a sysmeter run in JSON ({e}); write one with `sysmeter bench --format \
-             json --out FILE`",
-            path.display()
-        ))
-    })?;
-    if run.schema > SCHEMA_VERSION {
-        return Err(UsageError(format!(
-            "{} uses result schema {}, newer than this sysmeter reads ({SCHEMA_VERSION}); \
-             render it with a newer sysmeter",
-            path.display(),
-            run.schema
-        ))
-        .into());
-    }
-    Ok(run)
 }
 
 /// Writes `content` to `out` and, for a file, says so on stderr.

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
+use super::Outcome;
 use super::diagnosis::{Diagnosed, DiagnosisError, diagnose, ended};
 use super::output::Stream;
-use super::{Outcome, UsageError};
 use crate::cli::{RUN_TARGET, RunArgs};
 use crate::diagnose::run::{self, RunError};
 use crate::diagnose::trace;
@@ -14,10 +14,7 @@ use crate::host;
 
 /// Run `sysmeter run`.
 pub fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
-    let target = args
-        .target
-        .target(RUN_TARGET)
-        .map_err(|e| UsageError(e.to_string()))?;
+    let target = super::diagnosis::target(&args.target, RUN_TARGET)?;
     let interval = Duration::from_millis(args.interval);
     let duration = args.target.duration;
     let lookups = run::LookupPlan {

@@ -15,10 +15,7 @@ fn usage(text: impl Into<String>) -> anyhow::Error {
 
 /// The validated configuration from the arguments.
 fn config(args: &TraceArgs) -> anyhow::Result<TraceConfig> {
-    let target = args
-        .target
-        .target(TRACE_TARGET)
-        .map_err(|e| usage(e.to_string()))?;
+    let target = super::diagnosis::target(&args.target, TRACE_TARGET)?;
     let selection = if args.calls.is_empty() {
         None
     } else {

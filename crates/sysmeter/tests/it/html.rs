@@ -217,7 +217,7 @@ fn usage_errors_name_the_problem() {
         .args(["report", path_arg(&bad), "--html", path_arg(&out)])
         .assert()
         .failure()
-        .stderr(predicates::str::contains("is not a sysmeter run in JSON"));
+        .stderr(predicates::str::contains("is not a sysmeter run record"));
     sysmeter()
         .args([
             "report",

@@ -127,12 +127,7 @@ impl Recorded {
 /// The ids and offsets of the futex tracepoints, or why they cannot be read.
 pub fn layout() -> Result<Layout, String> {
     let base = crate::diagnose::observe::tracefs::holding("events/syscalls/sys_enter_futex")
-        .ok_or_else(|| {
-            "the syscalls:sys_enter_futex tracepoint is missing (tracefs not mounted at \
-             /sys/kernel/tracing, or a kernel without CONFIG_FTRACE_SYSCALLS); as root: \
-             `mount -t tracefs nodev /sys/kernel/tracing`"
-                .to_string()
-        })?;
+        .ok_or_else(|| crate::diagnose::observe::tracefs::missing("syscalls:sys_enter_futex"))?;
     let read = |event: &str| {
         EventFormat::read(base, "syscalls", event)
             .map_err(|e| format!("{e}; run as root (tracefs is readable by root only)"))

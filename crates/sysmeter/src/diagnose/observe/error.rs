@@ -27,6 +27,36 @@ pub enum ObserveError {
     /// The PID is sysmeter itself.
     #[error("PID {0} is sysmeter itself; give the PID of another process")]
     SelfTrace(i32),
+    /// The process has exited and waits for its parent to reap it.
+    #[error(
+        "PID {pid} has already exited (a zombie until its parent, PID {parent}, reaps it); \
+         there is nothing left to observe: give the PID of a live process"
+    )]
+    Exited {
+        /// Target.
+        pid: i32,
+        /// The parent that has not reaped it.
+        parent: i32,
+    },
+    /// A kernel thread: no user space to observe.
+    #[error(
+        "PID {0} is a kernel thread, which has no program to observe; give the PID of a user \
+         process (`ps -ef` shows kernel threads in [brackets])"
+    )]
+    KernelThread(i32),
+    /// Another user's process, and we are not privileged.
+    #[error(
+        "PID {pid} belongs to user id {owner} and sysmeter runs as user id {mine}; run \
+         sysmeter as that user or as root"
+    )]
+    NotYours {
+        /// Target.
+        pid: i32,
+        /// Its effective user id.
+        owner: u32,
+        /// Ours.
+        mine: u32,
+    },
     /// Another tracer holds the process.
     #[error("PID {pid} is already traced by PID {tracer} (strace, gdb?); detach that tracer first")]
     AlreadyTraced {
@@ -71,6 +101,9 @@ impl ObserveError {
             self,
             ObserveError::NoProcess(_)
                 | ObserveError::SelfTrace(_)
+                | ObserveError::Exited { .. }
+                | ObserveError::KernelThread(_)
+                | ObserveError::NotYours { .. }
                 | ObserveError::AlreadyTraced { .. }
                 | ObserveError::AttachRefused { .. }
         )
@@ -121,27 +154,17 @@ pub fn resolve_program(name: &std::ffi::OsStr) -> Result<PathBuf, ObserveError> 
     })
 }
 
-/// Checks that `pid` can be attached to: it exists, is not us, has no other tracer.
+/// Checks that `pid` can be attached to by a ptrace tracer: it can be observed at all
+/// ([`super::attachable::check_observable`]) and has no other tracer.
 pub fn check_target(pid: i32) -> Result<(), ObserveError> {
-    if pid <= 0 {
-        return Err(ObserveError::NoProcess(pid));
-    }
-    if pid == std::process::id() as i32 {
-        return Err(ObserveError::SelfTrace(pid));
-    }
+    super::attachable::check_observable(pid)?;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .map_err(|_| ObserveError::NoProcess(pid))?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .map(str::trim)
-            .map(str::to_string)
-    };
-    if field("State:").is_some_and(|s| s.starts_with('Z') || s.starts_with('X')) {
-        return Err(ObserveError::NoProcess(pid));
-    }
-    match field("TracerPid:").and_then(|t| t.parse::<i32>().ok()) {
+    let tracer = status
+        .lines()
+        .find_map(|l| l.strip_prefix("TracerPid:"))
+        .and_then(|t| t.trim().parse::<i32>().ok());
+    match tracer {
         Some(tracer) if tracer != 0 => Err(ObserveError::AlreadyTraced { pid, tracer }),
         _ => Ok(()),
     }

@@ -21,10 +21,12 @@
 //!   `--duration`), a launched command still running, the progress observer;
 //! - [`bpf`]: the one loader of the BPF objects (permission and BTF check, tracepoints,
 //!   maps), for the in-kernel backends;
+//! - [`attachable`]: whether a PID can be observed (alive, not us, not a kernel thread, ours);
 //! - [`error`]: why a target cannot be observed (126/127, usage errors, refusals).
 //!
 //! Depends on `model`, `host` and `sysmeter_sys`; never on a diagnosis.
 
+pub mod attachable;
 pub mod bpf;
 pub mod elf;
 pub mod error;

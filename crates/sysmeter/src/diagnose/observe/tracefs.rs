@@ -18,6 +18,28 @@ pub fn holding(rel: &str) -> Option<&'static str> {
         .find(|base| Path::new(base).join(rel).exists())
 }
 
+/// Why the tracepoint `event` (`group:name`) was found under no mount point, as a sentence
+/// with the fix: tracefs is there but refuses this user (it is root's only), or it is not
+/// mounted, or the kernel lacks the event.
+pub fn missing(event: &str) -> String {
+    let refused = MOUNT_POINTS.into_iter().any(|base| {
+        std::fs::read_dir(base).is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+    });
+    if refused {
+        format!(
+            "the {event} tracepoint cannot be read: tracefs ({}) is readable by root only; run \
+             sysmeter as root",
+            MOUNT_POINTS[0]
+        )
+    } else {
+        format!(
+            "the {event} tracepoint is missing (tracefs not mounted at {}, or a kernel without \
+             it); as root: `mount -t tracefs nodev {}`",
+            MOUNT_POINTS[0], MOUNT_POINTS[0]
+        )
+    }
+}
+
 /// Mounts tracefs at the first mount point with mount(8), as `perf` does; `true` if it
 /// worked.
 pub fn mount() -> bool {
