@@ -68,6 +68,38 @@ fn remove_abandoned_temps(dir: &Path) {
     }
 }
 
+/// FIFO `path` opened for writing now, while its reader is there, and held to the end: a
+/// blocking open with no reader would wait forever, and a probe closed again would hand
+/// the reader its end of file. `Err(None)`: no process reads it (the non-blocking open
+/// fails with ENXIO); the blocking open that follows returns at once, and once it holds the
+/// FIFO the probe can close without the reader seeing an end.
+fn hold_fifo(path: &Path) -> Result<std::fs::File, Option<String>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let why = |e: std::io::Error| format!("cannot open FIFO {}: {e}", path.display());
+    let probe = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path);
+    let _probe = match probe {
+        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Err(None),
+        other => other.map_err(|e| Some(why(e)))?,
+    };
+    OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| Some(why(e)))
+}
+
+/// The refusal of a FIFO that nobody reads.
+fn no_reader(flag: &str, path: &Path) -> String {
+    format!(
+        "{flag} {} is a FIFO that no process reads, so writing it would wait forever; start \
+         its reader first (e.g. `cat {} &`)",
+        path.display(),
+        path.display()
+    )
+}
+
 /// How many symlinks are followed before giving up (as the kernel's ELOOP limit).
 const MAX_LINKS: usize = 40;
 
@@ -82,8 +114,10 @@ pub struct OutFile {
 #[derive(Debug)]
 enum Kind {
     Stdout,
-    /// A device, FIFO or socket: opened for writing at the end, never replaced.
+    /// A device: opened for writing at the end, never replaced.
     Special(PathBuf),
+    /// A FIFO, held open from the start (see [`hold_fifo`]).
+    Fifo(std::fs::File),
     /// A regular file (or none yet) at `target`, with a temp file ready in its directory.
     Regular {
         target: PathBuf,
@@ -132,6 +166,11 @@ impl OutFile {
                     path.display()
                 )));
             }
+            if m.file_type().is_fifo() {
+                let held =
+                    hold_fifo(path).map_err(|e| usage(e.unwrap_or(no_reader(flag, path))))?;
+                return Ok(out(Kind::Fifo(held)));
+            }
             if !m.is_file() {
                 return Ok(out(Kind::Special(path.to_path_buf())));
             }
@@ -172,6 +211,7 @@ impl OutFile {
                 .open(&target)
                 .and_then(|mut f| f.write_all(text.as_bytes()))
                 .map_err(fail),
+            Kind::Fifo(mut held) => held.write_all(text.as_bytes()).map_err(fail),
             Kind::Regular {
                 target,
                 tmp,
