@@ -32,6 +32,13 @@ fn kind_name(kind: std::fs::FileType) -> &'static str {
     }
 }
 
+fn refuse_unless_file(kind: std::fs::FileType) -> Result<(), String> {
+    match kind.is_file() {
+        true => Ok(()),
+        false => Err(format!("it is {}, not a regular file", kind_name(kind))),
+    }
+}
+
 /// The text of `path` (`-`: standard input), at most [`MAX_RECORD_BYTES`], from a regular
 /// file only.
 fn read_text(path: &str) -> Result<String, String> {
@@ -41,15 +48,18 @@ fn read_text(path: &str) -> Result<String, String> {
         let read = std::io::stdin().take(limit).read_to_string(&mut text);
         read.map_err(|e| e.to_string())?;
     } else {
+        // What the path names (a socket cannot even be opened), then the same of what was
+        // opened, in case it changed in between.
+        let kind = std::fs::metadata(path)
+            .map_err(|e| e.to_string())?
+            .file_type();
+        refuse_unless_file(kind)?;
         let file = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
             .open(path)
             .map_err(|e| e.to_string())?;
-        let kind = file.metadata().map_err(|e| e.to_string())?.file_type();
-        if !kind.is_file() {
-            return Err(format!("it is {}, not a regular file", kind_name(kind)));
-        }
+        refuse_unless_file(file.metadata().map_err(|e| e.to_string())?.file_type())?;
         let read = file.take(limit).read_to_string(&mut text);
         read.map_err(|e| e.to_string())?;
     }

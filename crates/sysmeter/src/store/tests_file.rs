@@ -160,17 +160,24 @@ fn unusable_directory_says_how_to_fix() {
 
 #[test]
 fn unopenable_file_says_how_to_fix() {
-    // A directory where the database file should be: SQLite cannot open it.
+    // A directory where the database file should be: named as such, not as SQLite's
+    // "unable to open database file".
     let dir = tempfile::tempdir().expect("tempdir");
     let msg = Store::open(dir.path())
         .expect_err("a directory")
         .to_string();
     let expected = format!(
-        "cannot open database {}: unable to open database file; check the directory exists \
-         and is writable, or pass --db PATH",
+        "{} is not a sysmeter database (it is a directory); move it away or pass another --db",
         dir.path().display()
     );
     assert_eq!(msg, expected);
+    // A path under a file cannot be created: the directory step says so.
+    let under = dir.path().join("file");
+    std::fs::write(&under, "x").expect("write");
+    let msg = Store::open(&under.join("x.db"))
+        .expect_err("a path under a file")
+        .to_string();
+    assert!(msg.contains("cannot create directory"), "{msg}");
 }
 
 #[test]

@@ -221,7 +221,7 @@ fn unreadable_database_is_a_clear_error() {
         .args(["history", "--db"])
         .arg(&bad)
         .assert()
-        .code(1)
+        .code(2)
         .stderr(
             predicate::str::contains("not a sysmeter database")
                 .or(predicate::str::contains("not a database")),

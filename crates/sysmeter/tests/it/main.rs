@@ -17,6 +17,7 @@ mod export_cli;
 mod fleet;
 mod fs;
 mod glance;
+mod hostile;
 mod html;
 mod ipc;
 mod killed;

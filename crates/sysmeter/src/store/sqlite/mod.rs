@@ -40,6 +40,18 @@ impl Sqlite {
     /// brings its schema up to date and refuses files that are not sysmeter databases or were
     /// written by a newer sysmeter.
     pub(super) fn open(path: &Path) -> Result<Sqlite, StoreError> {
+        // A directory, device or FIFO is no database: SQLite would say only "unable to open".
+        if let Some(meta) = std::fs::metadata(path).ok().filter(|m| !m.is_file()) {
+            let what = if meta.is_dir() {
+                "a directory"
+            } else {
+                "not a regular file"
+            };
+            return Err(StoreError::NotSysmeter {
+                path: path.to_path_buf(),
+                reason: format!("it is {what}"),
+            });
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::DirBuilder::new()
                 .recursive(true)
