@@ -33,6 +33,9 @@
 //!    two-segment model always fits noise somewhat better than a two-parameter class, so
 //!    "better than the class" alone is not enough. The trimming keeps one disturbed size
 //!    from dominating both errors without hiding a regime that spans a few sizes.
+//! 5. When the verdict is "start-up dominates", the scan is made once more without the fixed
+//!    cost the smallest sizes show (see [`detect`]): a step of the cost per element behind
+//!    milliseconds of process start-up is still a knee.
 //!
 //! Pure: depends on nothing but the standard library.
 
@@ -164,10 +167,25 @@ impl Line {
     }
 }
 
+/// One measured size: N, its time, and the best class fit's relative error there.
+#[derive(Debug, Clone, Copy)]
+struct Point {
+    n: f64,
+    t: f64,
+    class_error: f64,
+}
+
 /// Looks for a knee in the times `times[i]` at `sizes[i]` (any order; points whose size, time
 /// or cost is not positive and finite are ignored), on the cost per element t/`unit`(N).
 /// `baseline[i]` is the best complexity-class fit's time at `sizes[i]`; `noise` is the
 /// typical relative uncertainty of one time (0 when unknown, e.g. a single run per size).
+///
+/// When the small sizes are mostly fixed cost (the first segment falls: a process start-up
+/// amortised), the scan is made once more on the variable part, (t − F)/unit(N), with F the
+/// fixed cost the smallest sizes show ([`fixed_cost`]), over the sizes where that part is at
+/// least [`MIN_VARIABLE_SHARE`] of the time (below it, the noise of t swamps it). A cache
+/// step behind a start-up of milliseconds is found that way; a class's own growth is not a
+/// knee there either (its cost per element follows the first segment's trend: no rise).
 pub fn detect(
     sizes: &[f64],
     times: &[f64],
@@ -176,17 +194,77 @@ pub fn detect(
     noise: f64,
     rule: KneeRule,
 ) -> KneeScan {
-    // (ln N, ln cost, relative error of the class fit), by size.
-    let mut rows: Vec<(f64, f64, f64)> = sizes
+    let mut points: Vec<Point> = sizes
         .iter()
         .zip(times)
         .zip(baseline)
-        .map(|((&n, &t), &fit)| (n, t / unit(n), (t - fit) / t))
-        .filter(|&(n, c, e)| n.is_finite() && c.is_finite() && e.is_finite())
-        .filter(|&(n, c, _)| n > 0.0 && c > 0.0)
+        .map(|((&n, &t), &fit)| Point {
+            n,
+            t,
+            class_error: (t - fit) / t,
+        })
+        .filter(|p| p.n.is_finite() && p.t.is_finite() && p.class_error.is_finite())
+        .filter(|p| p.n > 0.0 && p.t > 0.0)
+        .collect();
+    points.sort_by(|x, y| x.n.total_cmp(&y.n));
+    let first = scan(&points, 0.0, &unit, noise, rule);
+    let KneeScan::NoKnee(_, NoKnee::StartUpDominates) = first else {
+        return first;
+    };
+    match fixed_cost(&points, &unit, rule.min_points.max(2)) {
+        Some(fixed) => match scan(&points, fixed, &unit, noise, rule) {
+            knee @ KneeScan::Knee(_) => knee,
+            _ => first,
+        },
+        None => first,
+    }
+}
+
+/// The smallest share of a size's time that must be variable (not fixed cost) for the size
+/// to count in the scan without the fixed cost: at ±3% noise on t, the variable part is
+/// then known to ±15%.
+pub const MIN_VARIABLE_SHARE: f64 = 0.2;
+
+/// The fixed cost F of t = a·unit(N) + F, fitted by least squares over the `m` smallest
+/// sizes and kept at most their smallest time; `None` when it is not positive.
+fn fixed_cost(points: &[Point], unit: &impl Fn(f64) -> f64, m: usize) -> Option<f64> {
+    let small = points.get(..m)?;
+    let xs: Vec<f64> = small.iter().map(|p| unit(p.n)).collect();
+    let k = m as f64;
+    let (mx, mt) = (
+        xs.iter().sum::<f64>() / k,
+        small.iter().map(|p| p.t).sum::<f64>() / k,
+    );
+    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    let sxt: f64 = xs
+        .iter()
+        .zip(small)
+        .map(|(x, p)| (x - mx) * (p.t - mt))
+        .sum();
+    let slope = if sxx > 0.0 { (sxt / sxx).max(0.0) } else { 0.0 };
+    let lowest = small.iter().map(|p| p.t).fold(f64::INFINITY, f64::min);
+    let fixed = (mt - slope * mx).min(lowest);
+    (fixed.is_finite() && fixed > 0.0).then_some(fixed)
+}
+
+/// The rule of the module documentation on the cost per element (t − `fixed`)/unit(N) of the
+/// sizes where t − `fixed` is at least [`MIN_VARIABLE_SHARE`] of t (all of them when `fixed`
+/// is 0).
+fn scan(
+    points: &[Point],
+    fixed: f64,
+    unit: &impl Fn(f64) -> f64,
+    noise: f64,
+    rule: KneeRule,
+) -> KneeScan {
+    // (ln N, ln cost, relative error of the class fit), by size.
+    let rows: Vec<(f64, f64, f64)> = points
+        .iter()
+        .filter(|p| fixed == 0.0 || p.t - fixed >= MIN_VARIABLE_SHARE * p.t)
+        .map(|p| (p.n, (p.t - fixed) / unit(p.n), p.class_error))
+        .filter(|&(_, c, _)| c.is_finite() && c > 0.0)
         .map(|(n, c, e)| (n.ln(), c.ln(), e))
         .collect();
-    rows.sort_by(|x, y| x.0.total_cmp(&y.0));
     let pts: Vec<(f64, f64)> = rows.iter().map(|r| (r.0, r.1)).collect();
     let class_errors: Vec<f64> = rows.iter().map(|r| r.2).collect();
     let m = rule.min_points.max(2);

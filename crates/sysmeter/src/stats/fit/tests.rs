@@ -350,3 +350,47 @@ fn a_knee_stands_out_of_the_noise() {
         }
     }
 }
+
+#[test]
+fn a_step_behind_a_dominant_fixed_cost_is_still_a_knee() {
+    // The Intel guest's curve (issue 29): a process start-up of ~3 ms dominates the small
+    // sizes, so t/N falls, then the working set leaves the cache and the cost per element
+    // rises ~40×. t/N alone reads "start-up dominates"; without the fixed cost the step is
+    // plain. ±3% noise.
+    let sizes = geometric(256.0, 2f64.sqrt(), 15);
+    let per = |n: f64| {
+        if n < 6000.0 {
+            0.4
+        } else if n < 9000.0 {
+            6.0
+        } else {
+            18.8
+        }
+    };
+    for seed in 1..=20 {
+        let t = noisy(&sizes, seed, |n| 3000.0 + n * per(n));
+        match scan(&sizes, &t) {
+            KneeScan::Knee(h) => assert!(h.at >= 4000.0 && h.next <= 12000.0, "{h:?}"),
+            other => panic!("seed {seed}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_dominant_fixed_cost_before_a_smooth_class_is_no_knee() {
+    // The second scan (without the fixed cost) must not turn a class's own growth into a
+    // knee: linear, N log N and quadratic work behind a start-up that dominates, ±3% noise.
+    let sizes = geometric(256.0, 2f64.sqrt(), 15);
+    let works: [fn(f64) -> f64; 3] = [|n| 0.4 * n, |n| 0.05 * n * n.ln(), |n| 1e-4 * n * n];
+    for (i, work) in works.into_iter().enumerate() {
+        for seed in 1..=50 {
+            let t = noisy(&sizes, seed, |n| 3000.0 + work(n));
+            for found in [scan(&sizes, &t), scan_noisy(&sizes, &t, 0.017)] {
+                assert!(
+                    !matches!(found, KneeScan::Knee(_)),
+                    "work {i}, seed {seed}: {found:?}"
+                );
+            }
+        }
+    }
+}
