@@ -220,9 +220,8 @@ pub fn detect(
     }
 }
 
-/// The smallest share of a size's time that must be variable (not fixed cost) for the size
-/// to count in the scan without the fixed cost: at ±3% noise on t, the variable part is
-/// then known to ±15%.
+/// The smallest variable share of a size's time for the size to count in the scan without
+/// the fixed cost (at ±3% noise on t, the variable part is then known to ±15%).
 pub const MIN_VARIABLE_SHARE: f64 = 0.2;
 
 /// The fixed cost F of t = a·unit(N) + F, fitted by least squares over the `m` smallest
