@@ -1,61 +1,60 @@
 //! The cases of `hostile.rs` about places and processes: mistyped or foreign databases,
 //! outputs that are no files, targets that cannot be observed, odd standard streams.
 
-use super::setup::{at_kthread, at_zombie, mkfifo, v};
-use super::{Case, Io};
+use super::setup::{mkfifo, v};
+use super::{Case, Ctx, Io};
+
+/// `report latest --db DB --markdown PATH`.
+fn markdown_of_latest(c: &Ctx, path: &str) -> Vec<String> {
+    v(&["report", "latest", "--db", &c.db(), "--markdown", path])
+}
 
 pub const PLACES: &[Case] = &[
     // Databases that are mistyped, not databases, or not files.
-    plain!("history-typo-db", ["history", "--db", "{typo}"], 0, "", 1),
+    plain!("history-typo-db", "history --db {typo}", 0, "", 1),
     plain!(
         "show-typo-db",
-        ["show", "latest", "--db", "{typo}"],
+        "show latest --db {typo}",
         2,
         "no run 'latest'",
         1
     ),
     plain!(
         "compare-typo-db",
-        ["compare", "latest~1", "latest", "--db", "{typo}"],
+        "compare latest~1 latest --db {typo}",
         2,
         "",
         1
     ),
-    plain!("fleet-typo-db", ["fleet", "--db", "{typo}"], 2, "", 1),
-    plain!("export-typo-db", ["export", "--db", "{typo}"], 2, "", 1),
-    plain!(
-        "history-garbage-db",
-        ["history", "--db", "{garbage}"],
-        2,
-        "",
-        1
-    ),
+    plain!("fleet-typo-db", "fleet --db {typo}", 2, "", 1),
+    plain!("export-typo-db", "export --db {typo}", 2, "", 1),
+    plain!("history-garbage-db", "history --db {garbage}", 2, "", 1),
     plain!(
         "import-into-garbage",
-        ["import", "--db", "{garbage}", "{dir}/node-1.json"],
+        "import --db {garbage} {dir}/node-1.json",
         2,
         "",
         1
     ),
-    plain!("db-is-a-directory", ["history", "--db", "{dir}"], 2, "", 1),
+    plain!("db-is-a-directory", "history --db {dir}", 2, "", 1),
     // Outputs that cannot be written as files, checked before anything is measured.
     plain!(
         "out-socket",
-        ["run", "--no-store", "--out", "{dir}/sock", "--", "true"],
+        "run --no-store --out {dir}/sock -- true",
         2,
         "is a socket",
         1
     ),
     plain!(
         "out-directory",
-        ["run", "--no-store", "--out", "{dir}", "--", "true"],
+        "run --no-store --out {dir} -- true",
         2,
         "is a directory",
         1
     ),
     plain!(
         "html-over-db",
-        ["report", "latest", "--db", "{db}", "--html", "{db}"],
+        "report latest --db {db} --html {db}",
         2,
         "",
         1
@@ -67,14 +66,7 @@ pub const PLACES: &[Case] = &[
             if std::fs::symlink_metadata(&fifo).is_err() {
                 mkfifo(&fifo);
             }
-            Ok(v(&[
-                "report",
-                "latest",
-                "--db",
-                &c.db(),
-                "--markdown",
-                &fifo,
-            ]))
+            Ok(markdown_of_latest(c, &fifo))
         },
         code: 2,
         says: "no process reads",
@@ -90,14 +82,7 @@ pub const PLACES: &[Case] = &[
                 .args(["-d", "2 hours ago", &stale])
                 .status();
             assert!(ok.is_ok_and(|s| s.success()), "touch -d");
-            Ok(v(&[
-                "report",
-                "latest",
-                "--db",
-                &c.db(),
-                "--markdown",
-                &c.path("r.md"),
-            ]))
+            Ok(markdown_of_latest(c, &c.path("r.md")))
         },
         code: 0,
         says: "",
@@ -105,111 +90,24 @@ pub const PLACES: &[Case] = &[
         io: Io::Piped,
     },
     // Targets that cannot be observed.
-    plain!(
-        "trace-self",
-        ["{self}", "trace", "--no-store", "--duration", "1"],
-        2,
-        "sysmeter itself",
-        1
-    ),
-    plain!(
-        "calls-self",
-        ["{self}", "calls", "--no-store", "--duration", "1"],
-        2,
-        "sysmeter itself",
-        1
-    ),
-    plain!(
-        "locks-self",
-        ["{self}", "locks", "--no-store", "--duration", "1"],
-        2,
-        "sysmeter itself",
-        1
-    ),
-    plain!(
-        "profile-self",
-        ["{self}", "profile", "--no-store", "--duration", "1"],
-        2,
-        "sysmeter itself",
-        1
-    ),
-    plain!(
+    refused_pid!("trace-self", at_self, "trace", "sysmeter itself"),
+    refused_pid!("calls-self", at_self, "calls", "sysmeter itself"),
+    refused_pid!("locks-self", at_self, "locks", "sysmeter itself"),
+    refused_pid!("profile-self", at_self, "profile", "sysmeter itself"),
+    refused_pid!(
         "offcpu-self",
-        [
-            "{self}",
-            "profile",
-            "--off-cpu",
-            "--no-store",
-            "--duration",
-            "1"
-        ],
-        2,
-        "sysmeter itself",
-        1
+        at_self,
+        "profile --off-cpu",
+        "sysmeter itself"
     ),
-    plain!(
-        "run-self",
-        ["{self}", "run", "--no-store", "--duration", "1"],
-        2,
-        "sysmeter itself",
-        1
-    ),
-    Case {
-        name: "profile-zombie",
-        args: |_| at_zombie(&["profile"]),
-        code: 2,
-        says: "already exited",
-        runs_after: 1,
-        io: Io::Piped,
-    },
-    Case {
-        name: "locks-zombie",
-        args: |_| at_zombie(&["locks"]),
-        code: 2,
-        says: "already exited",
-        runs_after: 1,
-        io: Io::Piped,
-    },
-    Case {
-        name: "trace-zombie",
-        args: |_| at_zombie(&["trace"]),
-        code: 2,
-        says: "already exited",
-        runs_after: 1,
-        io: Io::Piped,
-    },
-    Case {
-        name: "run-zombie",
-        args: |_| at_zombie(&["run"]),
-        code: 2,
-        says: "already exited",
-        runs_after: 1,
-        io: Io::Piped,
-    },
-    Case {
-        name: "profile-kthread",
-        args: |_| at_kthread(&["profile"]),
-        code: 2,
-        says: "kernel thread",
-        runs_after: 1,
-        io: Io::Piped,
-    },
-    Case {
-        name: "calls-kthread",
-        args: |_| at_kthread(&["calls"]),
-        code: 2,
-        says: "kernel thread",
-        runs_after: 1,
-        io: Io::Piped,
-    },
-    Case {
-        name: "locks-kthread",
-        args: |_| at_kthread(&["locks"]),
-        code: 2,
-        says: "kernel thread",
-        runs_after: 1,
-        io: Io::Piped,
-    },
+    refused_pid!("run-self", at_self, "run", "sysmeter itself"),
+    refused_pid!("profile-zombie", at_zombie, "profile", "already exited"),
+    refused_pid!("locks-zombie", at_zombie, "locks", "already exited"),
+    refused_pid!("trace-zombie", at_zombie, "trace", "already exited"),
+    refused_pid!("run-zombie", at_zombie, "run", "already exited"),
+    refused_pid!("profile-kthread", at_kthread, "profile", "kernel thread"),
+    refused_pid!("calls-kthread", at_kthread, "calls", "kernel thread"),
+    refused_pid!("locks-kthread", at_kthread, "locks", "kernel thread"),
     // Standard streams: a dead log pipe, /dev/null opened read-write.
     Case {
         name: "import-dead-stderr",
@@ -221,7 +119,7 @@ pub const PLACES: &[Case] = &[
     },
     plain!(
         "history-devnull-rw",
-        ["history", "--db", "{db}"],
+        "history --db {db}",
         0,
         "",
         1,
@@ -229,7 +127,7 @@ pub const PLACES: &[Case] = &[
     ),
     plain!(
         "show-devnull-rw",
-        ["show", "latest", "--db", "{db}"],
+        "show latest --db {db}",
         0,
         "",
         1,

@@ -25,19 +25,45 @@ macro_rules! corrupt {
     };
 }
 
-/// A case with a fixed command line (`{db}`, `{dir}/NAME` and `{typo}` filled in).
+/// A case with a fixed command line, its words split at spaces (`{db}`, `{dir}/NAME` and
+/// `{typo}` filled in).
 macro_rules! plain {
-    ($name:literal, [$($arg:literal),*], $code:literal, $says:literal, $runs:literal) => {
-        plain!($name, [$($arg),*], $code, $says, $runs, $crate::hostile::Io::Piped)
+    ($name:literal, $args:literal, $code:literal, $says:literal, $runs:literal) => {
+        plain!(
+            $name,
+            $args,
+            $code,
+            $says,
+            $runs,
+            $crate::hostile::Io::Piped
+        )
     };
-    ($name:literal, [$($arg:literal),*], $code:literal, $says:literal, $runs:literal, $io:expr) => {
+    ($name:literal, $args:literal, $code:literal, $says:literal, $runs:literal, $io:expr) => {
         $crate::hostile::Case {
             name: $name,
-            args: |c: &$crate::hostile::Ctx| Ok($crate::hostile::setup::fill(c, &[$($arg),*])),
+            args: |c: &$crate::hostile::Ctx| {
+                let words: Vec<&str> = $args.split_whitespace().collect();
+                Ok($crate::hostile::setup::fill(c, &words))
+            },
             code: $code,
             says: $says,
             runs_after: $runs,
             io: $io,
+        }
+    };
+}
+
+/// A `-p` target that cannot be observed: `$pid` (`at_self`, `at_zombie`, `at_kthread`)
+/// gives the command line for `$cmd`; exit 2 with `$says`, nothing stored.
+macro_rules! refused_pid {
+    ($name:literal, $pid:ident, $cmd:literal, $says:literal) => {
+        $crate::hostile::Case {
+            name: $name,
+            args: |_| $crate::hostile::setup::$pid(&$cmd.split_whitespace().collect::<Vec<_>>()),
+            code: 2,
+            says: $says,
+            runs_after: 1,
+            io: $crate::hostile::Io::Piped,
         }
     };
 }
@@ -105,6 +131,14 @@ pub fn kernel_thread() -> Result<String, String> {
         true => Ok("2".into()),
         false => Err("PID 2 is not a kernel thread in this PID namespace".into()),
     }
+}
+
+/// `COMMAND…` run by a shell that execs sysmeter with `-p $$`: sysmeter's own PID.
+pub fn at_self(cmd: &[&str]) -> Result<Vec<String>, String> {
+    let mut args = v(&["{self}"]);
+    args.extend(v(cmd));
+    args.extend(v(&["--no-store", "--duration", "1"]));
+    Ok(args)
 }
 
 /// `COMMAND… -p PID` against a zombie.

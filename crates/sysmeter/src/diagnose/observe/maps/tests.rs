@@ -14,6 +14,12 @@ fn map(pid: u32, time: u64, start: u64, len: u64, pgoff: u64, path: &str) -> Map
     }
 }
 
+/// The module of process `pid`'s address `a` at time `t`.
+fn module_at(s: &AddressSpaces, pid: u32, t: u64, a: u64) -> Option<String> {
+    s.lookup(pid, t, a)
+        .map(|l| s.modules()[l.module as usize].clone())
+}
+
 #[test]
 fn latest_covering_mapping_wins_and_offsets_include_pgoff() {
     let maps = [
@@ -41,10 +47,7 @@ fn exec_discards_older_mappings_but_not_for_older_samples() {
     ];
     let execs = [ExecEvent { pid: 1, time: 30 }];
     let s = AddressSpaces::new(&maps, &execs, &[]);
-    let module = |t, a| {
-        s.lookup(1, t, a)
-            .map(|l| s.modules()[l.module as usize].clone())
-    };
+    let module = |t, a| module_at(&s, 1, t, a);
     assert_eq!(module(20, 0x1000), Some("/bin/sh".into()));
     assert_eq!(module(40, 0x1000), Some("/bin/prog".into()));
     assert_eq!(
@@ -69,10 +72,7 @@ fn forked_child_inherits_parent_mappings_until_it_execs() {
     }];
     let execs = [ExecEvent { pid: 2, time: 60 }];
     let s = AddressSpaces::new(&maps, &execs, &forks);
-    let module = |t, a| {
-        s.lookup(2, t, a)
-            .map(|l| s.modules()[l.module as usize].clone())
-    };
+    let module = |t, a| module_at(&s, 2, t, a);
     assert_eq!(module(45, 0x1000), Some("/bin/parent".into()));
     assert_eq!(
         module(55, 0x2000),
