@@ -116,6 +116,15 @@ fn partial(done: usize, planned: usize) -> Finding {
     )
 }
 
+/// A "not a result" verdict the experiment itself gave the metric in some round: one the
+/// harness's check of that round's own samples does not give.
+fn own_verdict(per_round: &[(&Metric, Option<f64>)]) -> Option<String> {
+    per_round.iter().find_map(|(x, _)| {
+        let harness = stats::degenerate(&x.samples, &x.summary);
+        x.degenerate.clone().filter(|_| harness.is_none())
+    })
+}
+
 /// Replaces `m`'s samples and statistics with those of every round.
 fn pool(m: &mut Metric, per_round: &[(&Metric, Option<f64>)], tsc_ghz: Option<f64>, seed: u64) {
     if per_round.len() < 2 {
@@ -146,7 +155,7 @@ fn pool(m: &mut Metric, per_round: &[(&Metric, Option<f64>)], tsc_ghz: Option<f6
         }
         _ => None,
     };
-    m.degenerate = stats::degenerate(&samples, &summary);
+    m.degenerate = stats::degenerate(&samples, &summary).or_else(|| own_verdict(per_round));
     m.summary = summary;
     m.samples = samples;
 }

@@ -223,10 +223,11 @@ fn cache_trail(exp: &dyn Experiment) -> Option<CacheTrail> {
 
 /// The harness's check on every metric an experiment returns: a sample set that is mostly
 /// zero or whose CI of the median spans more than a decade is marked (`Metric::degenerate`)
-/// so that no renderer prints it as a result.
+/// so that no renderer prints it as a result. A verdict the experiment gave itself (e.g.
+/// `cpu.ops`' latency check) stands.
 pub(super) fn flag_degenerate(metrics: &mut [crate::model::Metric]) {
     for m in metrics {
-        m.degenerate = crate::stats::degenerate(&m.samples, &m.summary);
+        m.degenerate = crate::stats::degenerate(&m.samples, &m.summary).or(m.degenerate.take());
     }
 }
 

@@ -12,6 +12,7 @@ mod calls_attach;
 mod cli;
 mod compare_sets;
 mod concurrency;
+mod cpu_ops;
 mod drift;
 mod export_cli;
 mod fleet;

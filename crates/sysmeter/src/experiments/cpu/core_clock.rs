@@ -62,14 +62,15 @@ pub fn measure(readings: &[(f64, f64)], add_row_ns: Option<f64>) -> Clocks {
 }
 
 /// Adds the `core_clock` finding (and `core_clock_check`) to `out`, from the probe readings
-/// around the multiply row (see [`measure`]).
-pub fn find(out: &mut Measured, readings: &[(f64, f64)], tsc_ghz: Option<f64>) {
+/// around the multiply row (see [`measure`]); the clock, GHz, when there is one.
+pub fn find(out: &mut Measured, readings: &[(f64, f64)], tsc_ghz: Option<f64>) -> Option<f64> {
     let clocks = measure(readings, out.median("int add (dependent)"));
     if !(clocks.mul.is_finite() && clocks.mul > 0.0) {
-        return;
+        return None;
     }
     out.find("core_clock", clock_text(&clocks, tsc_ghz), Some(clocks.mul));
     out.find("core_clock_check", check_text(&clocks), clocks.add_row);
+    Some(clocks.mul)
 }
 
 /// The `core_clock` sentence.
@@ -122,8 +123,7 @@ pub fn check_text(c: &Clocks) -> String {
                  the row was disturbed while it was measured (compare its CI and the \
                  experiment's machine state), its chain is not carried across its blocks \
                  of {} adds, so the out-of-order core overlapped them, or this core resolves \
-                 adds of a small constant before they execute (some recent x86 cores do) — \
-                 read it with care.",
+                 the adds before they execute — read it with care.",
                 100.0 * d,
                 sysmeter_sys::kernels::CHAIN_LEN
             ));

@@ -2,12 +2,14 @@
 //! `timer.rs`, `loop.rs` (declared `r#loop`, because `loop` is a keyword; the file keeps the
 //! id's name), `call.rs`, `ops.rs`. Depends on the harness, `model`, `stats`,
 //! `sysmeter-sys` and [`crate::experiments::estimate`]; on no other group. `core_clock.rs`
-//! is `cpu.ops`' clock finding (from the machine-state probe's multiply chain).
+//! is `cpu.ops`' clock finding (from the machine-state probe's multiply chain), and
+//! `plausible.rs` its check of the latency rows against that clock.
 
 pub(super) mod call;
 mod core_clock;
 mod r#loop;
 mod ops;
+mod plausible;
 mod timer;
 
 use super::Group;

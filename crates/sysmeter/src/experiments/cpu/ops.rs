@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use sysmeter_sys::kernels::{self, CHAIN_LEN, Chain};
 use sysmeter_sys::syscall;
 
-use super::core_clock;
+use super::{core_clock, plausible};
 use crate::experiments::estimate;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
 use crate::model::{About, Estimate, HostInfo};
@@ -152,7 +152,9 @@ fn primitives(ctx: &mut Ctx<'_>, out: &mut Measured) -> Result<(), ExperimentErr
 }
 
 fn findings(out: &mut Measured, around_mul: &[(f64, f64)], tsc_ghz: Option<f64>) {
-    core_clock::find(out, around_mul, tsc_ghz);
+    if let Some(ghz) = core_clock::find(out, around_mul, tsc_ghz) {
+        plausible::mark(&mut out.metrics, ghz);
+    }
     if let (Some(r), Some(p)) = (out.median(RANDOM), out.median(PREDICTABLE)) {
         let penalty = 2.0 * (r - p);
         out.find(
