@@ -51,13 +51,19 @@ pub fn list(args: &ListArgs) -> anyhow::Result<Outcome> {
             writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         }
         SimpleFormat::Text => {
+            // One column for every id: the longest decides (`fs.remote_read` is 14).
+            let width = exps
+                .iter()
+                .map(|e| e.id().chars().count())
+                .max()
+                .unwrap_or(0);
             for (group, about) in GROUPS {
                 writeln!(out, "{group} — {about}")?;
                 for e in exps
                     .iter()
                     .filter(|e| e.id().split('.').next() == Some(group))
                 {
-                    writeln!(out, "  {:<12} {}", e.id(), e.about().title)?;
+                    writeln!(out, "  {:<width$}  {}", e.id(), e.about().title)?;
                 }
             }
             writeln!(

@@ -38,6 +38,23 @@ fn list_names_every_experiment_and_group() {
     for id in ids {
         assert!(text.contains(id), "missing {id} in:\n{text}");
     }
+    // Every title starts in one column, whatever the length of its id.
+    let columns: std::collections::BTreeSet<usize> = text
+        .lines()
+        .filter(|l| {
+            ids.iter()
+                .any(|id| l.trim_start().starts_with(&format!("{id} ")))
+        })
+        .map(|l| {
+            let id_end = l.trim_start().find(' ').unwrap_or(0) + (l.len() - l.trim_start().len());
+            id_end + l[id_end..].len() - l[id_end..].trim_start().len()
+        })
+        .collect();
+    assert_eq!(
+        columns.len(),
+        1,
+        "titles start at columns {columns:?}:\n{text}"
+    );
     let v = json_out(sysmeter().args(["list", "--format", "json"]));
     assert_eq!(v.as_array().map(Vec::len), Some(ids.len()));
     assert!(v[0]["title"].as_str().is_some_and(|t| !t.is_empty()));
