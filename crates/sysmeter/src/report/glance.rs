@@ -10,7 +10,7 @@ mod pick;
 
 use crate::model::{ExperimentResult, RunRecord, Status};
 
-pub use pick::{levels, shown};
+pub use pick::{levels, note, shown};
 
 /// The summary of one run.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,6 +19,8 @@ pub struct Glance {
     pub machine: String,
     /// `(group, "label value · label value …")`, groups with nothing measured left out.
     pub groups: Vec<(String, String)>,
+    /// The same figures as `(group, [(label, value)])`, for the HTML grid.
+    pub figures: Vec<(String, Vec<(String, String)>)>,
     /// The findings quoted first (at most three).
     pub findings: Vec<String>,
     /// How still the machine was while measuring.
@@ -38,18 +40,22 @@ pub fn glance(run: &RunRecord) -> Glance {
     if let Some(v) = &h.virtualization {
         machine.push_str(&format!(" · {v}"));
     }
-    let groups = pick::GROUPS
+    let figures: Vec<(String, Vec<(String, String)>)> = pick::GROUPS
         .iter()
         .map(|g| (g.to_string(), pick::figures(run, g)))
         .filter(|(_, items)| !items.is_empty())
+        .collect();
+    let groups = figures
+        .iter()
         .map(|(g, items)| {
-            let items: Vec<String> = items.into_iter().map(|(l, v)| format!("{l} {v}")).collect();
-            (g, items.join(" · "))
+            let items: Vec<String> = items.iter().map(|(l, v)| format!("{l} {v}")).collect();
+            (g.clone(), items.join(" · "))
         })
         .collect();
     Glance {
         machine,
         groups,
+        figures,
         findings: pick::top_findings(run, FINDINGS),
         noise: noise(run),
     }

@@ -63,8 +63,8 @@ struct Page {
     answer: AnswerView,
     /// Run and machine.
     header: HeaderView,
-    /// "This machine at a glance" of a bench run, `(label, text)` rows; empty for other kinds.
-    glance: Vec<GlanceRow>,
+    /// "This machine at a glance" of a bench run; `None` for other kinds.
+    glance: Option<GlanceView>,
     /// One section per experiment, in run order.
     experiments: Vec<ExperimentView>,
     /// `sysmeter x.y.z` that wrote the page.
@@ -93,7 +93,7 @@ pub fn render(run: &RunRecord) -> Result<String, HtmlError> {
         summary: summary::summary_line(run),
         answer,
         header: header::header(run),
-        glance: glance_rows(run, kind),
+        glance: glance_view(run, kind),
         experiments,
         generator: format!("sysmeter {}", env!("CARGO_PKG_VERSION")),
     };
@@ -103,29 +103,34 @@ pub fn render(run: &RunRecord) -> Result<String, HtmlError> {
     })
 }
 
-/// One row of the summary table at the top of the page.
-struct GlanceRow {
-    /// Group (`os`, `memory`, …), `findings` on the first finding, `noise`.
-    key: String,
-    /// The figures or the sentence (escaped by the template).
-    value: String,
+/// "This machine at a glance" at the top of a bench page: a card of key figures per group,
+/// the findings quoted first, the noise state.
+struct GlanceView {
+    groups: Vec<GlanceGroup>,
+    findings: Vec<String>,
+    noise: String,
 }
 
-/// The summary rows of a bench run (the terminal's "at a glance" block).
-fn glance_rows(run: &RunRecord, kind: &dyn KindView) -> Vec<GlanceRow> {
-    let Some(g) = kind.html_glance(run) else {
-        return Vec::new();
-    };
-    let row = |key: &str, value: &str| GlanceRow {
-        key: key.to_string(),
-        value: value.to_string(),
-    };
-    let mut rows: Vec<GlanceRow> = g.groups.iter().map(|(k, v)| row(k, v)).collect();
-    for (i, f) in g.findings.iter().enumerate() {
-        rows.push(row(if i == 0 { "findings" } else { "" }, f));
-    }
-    rows.push(row("noise", &g.noise));
-    rows
+/// One group's card: its name, what it is about, its figures as (label, value).
+struct GlanceGroup {
+    name: String,
+    note: &'static str,
+    figures: Vec<(String, String)>,
+}
+
+/// The summary of a bench run (the terminal's "at a glance" block), as cards.
+fn glance_view(run: &RunRecord, kind: &dyn KindView) -> Option<GlanceView> {
+    let g = kind.html_glance(run)?;
+    let groups = g.figures.into_iter().map(|(name, figures)| GlanceGroup {
+        note: crate::report::glance::note(&name),
+        name,
+        figures,
+    });
+    Some(GlanceView {
+        groups: groups.collect(),
+        findings: g.findings,
+        noise: g.noise,
+    })
 }
 
 #[cfg(test)]

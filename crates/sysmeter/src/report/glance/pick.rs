@@ -119,6 +119,17 @@ const FIGURES: &[Figure] = &[
 /// The groups, in display order.
 pub const GROUPS: [&str; 4] = ["os", "memory", "ipc", "storage"];
 
+/// What each group's figures are about, one line (the HTML grid's note under its name).
+pub fn note(group: &str) -> &'static str {
+    match group {
+        "os" => "entering the kernel, creating processes and threads, switching between them",
+        "memory" => "latency per cache level and DRAM, bandwidth, a page fault",
+        "ipc" => "round trips, bandwidth and connections between processes on this machine",
+        "storage" => "reads from the disk and the file cache, a synchronous write",
+        _ => "",
+    }
+}
+
 /// The findings quoted first, best first: (experiment, finding key). A run without them
 /// falls back to each measured experiment's first finding.
 const TOP_FINDINGS: &[(&str, &str)] = &[

@@ -30,8 +30,10 @@ pub struct KeyFigure {
 pub struct GroupFindings {
     /// Group name (`cpu`, `mem`, …).
     pub group: String,
-    /// (experiment anchor, experiment id, finding).
+    /// (experiment anchor, experiment id, finding), ranked: shown first.
     pub findings: Vec<(String, String, FindingView)>,
+    /// The rest, folded under "N more".
+    pub more: Vec<(String, String, FindingView)>,
 }
 
 /// The answer block.

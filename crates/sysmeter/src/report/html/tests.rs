@@ -137,15 +137,38 @@ fn empty_and_odd_runs_still_render() {
 }
 
 #[test]
+fn a_group_shows_three_findings_and_folds_the_rest() {
+    let mut run = sample_run();
+    let first = run.results[0].clone();
+    for i in 0..5 {
+        let mut r = first.clone();
+        r.findings = vec![crate::model::Finding::new(
+            &format!("f{i}"),
+            format!("finding number {i}"),
+            None,
+        )];
+        run.results.push(r);
+    }
+    let html = page(&run);
+    let more = pos(&html, "<details><summary>", 0);
+    // The group's first three are shown, the rest folded after them.
+    assert!(pos(&html, "finding number 1", 0) < more);
+    assert!(pos(&html, "finding number 4", more) > more);
+}
+
+#[test]
 fn the_summary_opens_a_bench_report_and_only_a_bench_report() {
     let html = page(&sample_run());
     let glance = pos(&html, "<section id=\"glance\">", 0);
     pos(&html, "This machine at a glance", glance);
-    let os = pos(&html, "<th>os</th><td>null syscall 51.3 ns</td>", glance);
+    // A card per group: its name, its note, its figures as value and label.
+    let os = pos(&html, "<h4>os</h4>", glance);
+    let figure = "<div class=\"figure\"><div class=\"v\">51.3 ns</div><div class=\"l\">null syscall</div></div>";
+    let figure = pos(&html, figure, os);
     pos(
         &html,
-        "<th>noise</th><td>machine state not probed; 1 host warning</td>",
-        os,
+        "Noise: machine state not probed; 1 host warning",
+        figure,
     );
     // Before the run and machine description, before the experiments.
     assert!(glance < pos(&html, "id=\"machine\"", 0));

@@ -1,6 +1,6 @@
 //! A `bench` run: in the terminal the concise view (`concise.rs`), or with `--full` every
 //! table followed by "this machine at a glance"; in HTML bar charts that share units, the
-//! glance table, and as the answer the findings per group, in run order.
+//! glance cards, and as the answer the findings per group, ranked, the first three shown.
 //!
 //! Pure. Depends on `model` and `report` (concise, text, glance, the HTML views).
 
@@ -40,6 +40,20 @@ impl KindView for Bench {
     }
 }
 
+/// How many findings of a group are shown before "N more".
+const SHOWN_PER_GROUP: usize = 3;
+
+/// Ranks a group's findings: what an experiment found first (in run order), the machine
+/// state's notes (`machine.*`: how still the machine was) last; all but the first
+/// [`SHOWN_PER_GROUP`] folded.
+fn rank(g: &mut GroupFindings) {
+    g.findings
+        .sort_by_key(|(_, _, f)| f.key.starts_with("machine."));
+    if g.findings.len() > SHOWN_PER_GROUP {
+        g.more = g.findings.split_off(SHOWN_PER_GROUP);
+    }
+}
+
 /// The top of the bench page: the findings per group, in run order ("this machine at a
 /// glance" is above them).
 fn answer(run: &RunRecord) -> AnswerView {
@@ -59,10 +73,14 @@ fn answer(run: &RunRecord) -> AnswerView {
             None => groups.push(GroupFindings {
                 group,
                 findings: found,
+                more: Vec::new(),
             }),
         }
     }
     groups.retain(|g| !g.findings.is_empty());
+    for g in &mut groups {
+        rank(g);
+    }
     AnswerView {
         heading: "Findings per group".into(),
         groups,
