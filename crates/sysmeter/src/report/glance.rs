@@ -10,7 +10,7 @@ mod pick;
 
 use crate::model::{ExperimentResult, RunRecord, Status};
 
-pub use pick::{levels, note, shown};
+pub use pick::{levels, note, shown, top_rank};
 
 /// The summary of one run.
 #[derive(Debug, Clone, PartialEq)]

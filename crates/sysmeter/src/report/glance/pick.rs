@@ -143,6 +143,12 @@ const TOP_FINDINGS: &[(&str, &str)] = &[
     ("cpu.ops", "branch_mispredict_penalty"),
 ];
 
+/// Where finding `key` of experiment `exp` stands among the findings quoted first (0 best),
+/// `None` when it is not one of them.
+pub fn top_rank(exp: &str, key: &str) -> Option<usize> {
+    TOP_FINDINGS.iter().position(|&(e, k)| e == exp && k == key)
+}
+
 /// Cache levels in the order the hierarchy names them.
 const LEVELS: [&str; 4] = ["L1", "L2", "L3", "DRAM"];
 

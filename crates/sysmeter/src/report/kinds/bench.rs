@@ -43,12 +43,14 @@ impl KindView for Bench {
 /// How many findings of a group are shown before "N more".
 const SHOWN_PER_GROUP: usize = 3;
 
-/// Ranks a group's findings: what an experiment found first (in run order), the machine
-/// state's notes (`machine.*`: how still the machine was) last; all but the first
-/// [`SHOWN_PER_GROUP`] folded.
+/// Ranks a group's findings: the ones "at a glance" quotes first (in its order), then what
+/// the experiments found (in run order), the machine state's notes (`machine.*`: how still
+/// the machine was) last; all but the first [`SHOWN_PER_GROUP`] folded.
 fn rank(g: &mut GroupFindings) {
-    g.findings
-        .sort_by_key(|(_, _, f)| f.key.starts_with("machine."));
+    g.findings.sort_by_key(|(_, id, f)| {
+        let top = glance::top_rank(id, &f.key).unwrap_or(usize::MAX);
+        (top, f.key.starts_with("machine."))
+    });
     if g.findings.len() > SHOWN_PER_GROUP {
         g.more = g.findings.split_off(SHOWN_PER_GROUP);
     }
