@@ -70,7 +70,6 @@ pub fn is_usage_error(e: &anyhow::Error) -> bool {
             e.downcast_ref::<store::StoreError>(),
             Some(
                 store::StoreError::RunNotFound { .. }
-                    | store::StoreError::NotSysmeter { .. }
                     | store::StoreError::AmbiguousRun { .. }
                     | store::StoreError::BadReference { .. }
             )

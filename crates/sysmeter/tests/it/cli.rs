@@ -238,7 +238,7 @@ fn unreadable_database_is_a_clear_error() {
         .args(["history", "--db"])
         .arg(&bad)
         .assert()
-        .code(2)
+        .code(1)
         .stderr(
             predicate::str::contains("not a sysmeter database")
                 .or(predicate::str::contains("not a database")),

@@ -10,7 +10,9 @@ fn markdown_of_latest(c: &Ctx, path: &str) -> Vec<String> {
 }
 
 pub const PLACES: &[Case] = &[
-    // Databases that are mistyped, not databases, or not files.
+    // Databases that are mistyped, not databases, or not files. A file at --db that is no
+    // sysmeter database is a storage failure (exit 1): SQLite cannot tell a foreign file
+    // from a damaged database, and a damaged one is not the user's input.
     plain!("history-typo-db", "history --db {typo}", 0, "", 1),
     plain!(
         "show-typo-db",
@@ -28,15 +30,27 @@ pub const PLACES: &[Case] = &[
     ),
     plain!("fleet-typo-db", "fleet --db {typo}", 2, "", 1),
     plain!("export-typo-db", "export --db {typo}", 2, "", 1),
-    plain!("history-garbage-db", "history --db {garbage}", 2, "", 1),
+    plain!(
+        "history-garbage-db",
+        "history --db {garbage}",
+        1,
+        "not a sysmeter database",
+        1
+    ),
     plain!(
         "import-into-garbage",
         "import --db {garbage} {dir}/node-1.json",
-        2,
+        1,
         "",
         1
     ),
-    plain!("db-is-a-directory", "history --db {dir}", 2, "", 1),
+    plain!(
+        "db-is-a-directory",
+        "history --db {dir}",
+        1,
+        "it is a directory",
+        1
+    ),
     // Outputs that cannot be written as files, checked before anything is measured.
     plain!(
         "out-socket",
