@@ -14,6 +14,7 @@
 
 mod calibrate;
 mod collector;
+pub mod inproc;
 mod probes;
 mod record;
 mod rings;
@@ -43,6 +44,10 @@ pub struct CallsConfig {
     pub follow_forks: bool,
     /// `--duration`.
     pub duration: Option<Duration>,
+    /// `--backend`.
+    pub backend: inproc::choose::Wanted,
+    /// In process: 1 in this many calls timed per function and thread (1: every call).
+    pub every: u64,
 }
 
 /// Why `calls` could not run.
@@ -64,6 +69,9 @@ pub enum CallsError {
     /// The program is not an ELF file sysmeter can read.
     #[error("{0}; give the program itself (e.g. the interpreter of a script)")]
     Elf(#[from] crate::diagnose::observe::elf::ElfError),
+    /// The in-process backend was asked for where it cannot work.
+    #[error("{0}")]
+    Backend(String),
     /// Uprobes cannot be used here.
     #[error("uprobes unavailable: {reason}; {fix}")]
     Unavailable {
@@ -84,6 +92,7 @@ impl CallsError {
             // `profile --off-cpu` (exit 2).
             CallsError::NothingMatches { .. }
             | CallsError::Elf(_)
+            | CallsError::Backend(_)
             | CallsError::Unavailable { .. } => true,
         }
     }
@@ -114,6 +123,24 @@ pub struct CallsOutput {
 /// Traces the library calls of `cfg.target` to its end (or Ctrl-C, or `--duration`). The
 /// caller installs the Ctrl-C flag first.
 pub fn calls(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<CallsOutput, CallsError> {
+    use inproc::choose::{Backend, backend, why_not};
+    let program = match &cfg.target {
+        Target::Launch(argv) => crate::diagnose::observe::error::resolve_program(&argv[0])?,
+        Target::Attach(pid) => std::path::PathBuf::from(format!("/proc/{pid}/exe")),
+    };
+    let why = why_not(&cfg.target, &program, &cfg.patterns);
+    let (chosen, sentence) = backend(cfg.backend, why).map_err(CallsError::Backend)?;
+    observer.attached(&sentence);
+    if let (Backend::InProcess, Target::Launch(argv)) = (chosen, &cfg.target) {
+        let out = inproc::run(cfg, argv, cfg.every)?;
+        let result = inproc::record::build(&out, &cfg.target.text(), &sentence);
+        return Ok(CallsOutput {
+            result,
+            ended: out.ended,
+            command: out.command,
+            cpu_ns: out.cpu_ns,
+        });
+    }
     let started = std::time::Instant::now();
     let out = session::run(cfg, observer)?;
     let result = record::build(&out, cfg, started.elapsed());
