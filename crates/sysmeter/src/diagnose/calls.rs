@@ -130,6 +130,9 @@ pub fn calls(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<CallsOutp
     };
     let why = why_not(&cfg.target, &program, &cfg.patterns);
     let (chosen, sentence) = backend(cfg.backend, why).map_err(CallsError::Backend)?;
+    if chosen == Backend::InProcess {
+        inproc::choose::check_imports(&program, &cfg.patterns)?;
+    }
     observer.attached(&sentence);
     if let (Backend::InProcess, Target::Launch(argv)) = (chosen, &cfg.target) {
         let out = inproc::run(cfg, argv, cfg.every)?;

@@ -104,3 +104,28 @@ pub fn globs(patterns: &[Pattern]) -> String {
     let all: Vec<&str> = patterns.iter().map(|p| p.glob.as_str()).collect();
     all.join(",")
 }
+
+/// A usage error when no function the program imports matches the patterns (the same
+/// sentence as the uprobe backend's, naming what it imports).
+pub fn check_imports(program: &Path, patterns: &[Pattern]) -> Result<(), super::super::CallsError> {
+    let image = crate::diagnose::observe::elf::read(program)?;
+    let mut imports: Vec<&str> = image.plt.iter().map(|(n, _)| n.as_str()).collect();
+    if imports
+        .iter()
+        .any(|n| patterns.iter().any(|p| super::super::select::glob_match(&p.glob, n)))
+    {
+        return Ok(());
+    }
+    imports.sort_unstable();
+    imports.dedup();
+    let hint = if imports.is_empty() {
+        "it calls no shared library through a PLT".to_string()
+    } else {
+        format!("it imports: {}", imports.join(", "))
+    };
+    Err(super::super::CallsError::NothingMatches {
+        object: program.display().to_string(),
+        patterns: globs(patterns),
+        hint,
+    })
+}
