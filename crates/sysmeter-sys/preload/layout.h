@@ -19,7 +19,8 @@ struct sm_header {
     uint32_t lock;     /* guards the name table */
     uint32_t lost;     /* threads that found no free slot */
     uint32_t images;   /* process images that loaded the library */
-    uint32_t pad[7];
+    uint32_t step;     /* smallest step of the time-stamp counter, ticks */
+    uint32_t pad[6];
     char names[SM_MAXF][SM_NAME]; /* offset 64 */
 };
 

@@ -166,6 +166,24 @@ static void calibrate(void)
         through();
 }
 
+/* The smallest step of the time-stamp counter: on some VMs it advances ~24 ticks at a time,
+ * a floor on what any timed call can resolve. */
+static uint32_t counter_step(void)
+{
+    uint64_t best = UINT32_MAX, prev, now;
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    prev = ((uint64_t)hi << 32) | lo;
+    for (int i = 0; i < 1000; i++) {
+        __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+        now = ((uint64_t)hi << 32) | lo;
+        if (now > prev && now - prev < best)
+            best = now - prev;
+        prev = now;
+    }
+    return (uint32_t)best;
+}
+
 __attribute__((constructor)) static void sm_init(void)
 {
     const char *fd = getenv("SYSMETER_CALLS_SHM");
@@ -181,6 +199,9 @@ __attribute__((constructor)) static void sm_init(void)
     region = m;
     image = __atomic_add_fetch(&region->images, 1, __ATOMIC_RELAXED);
     pthread_atfork(NULL, NULL, sm_forked);
+    uint32_t step = counter_step();
+    if (region->step == 0 || step < region->step)
+        region->step = step;
     calibrate();
     dl_iterate_phdr(patch_program, (void *)globs);
 }

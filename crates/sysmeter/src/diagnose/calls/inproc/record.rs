@@ -102,8 +102,9 @@ fn hook_finding(hook: &Hook) -> Finding {
         "overhead",
         format!(
             "The hook's own share of a timed call, measured on {} calls of an empty function \
-             through it: {} median, ±{} spread (the resolution); subtracted. An untimed call \
-             costs a few ns.",
+             through it: {} median, ±{} spread or one step of the time-stamp counter, \
+             whichever is larger (the resolution); subtracted. An untimed call costs a few \
+             ns.",
             units::count(hook.timed as f64),
             units::duration_ns(hook.median_ns),
             units::duration_ns(hook.spread_ns)
@@ -118,7 +119,9 @@ pub fn build(out: &Outcome, target: &str, backend: &str) -> ExperimentResult {
     let all = totals(&out.region.slots, funcs);
     let hook = all
         .first()
-        .map_or_else(Hook::default, |(cal, _)| Hook::of(cal, out.ns_per_tick));
+        .map_or_else(Hook::default, |(cal, _)| {
+        Hook::of(cal, out.ns_per_tick, f64::from(out.region.step))
+    });
     let mut rows: BTreeMap<(i64, String), Metric> = BTreeMap::new();
     for (i, (t, threads)) in all.iter().enumerate().skip(1) {
         if t.count > 0 {

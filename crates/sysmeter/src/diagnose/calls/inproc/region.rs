@@ -61,6 +61,8 @@ pub struct Region {
     pub lost: u32,
     /// Process images that loaded the library.
     pub images: u32,
+    /// The smallest step of the time-stamp counter seen by the library, ticks.
+    pub step: u32,
 }
 
 /// The initial header: magic, sizes, function 0 named.
@@ -128,6 +130,7 @@ pub fn parse(b: &[u8]) -> Option<Region> {
         slots,
         lost: u32_at(b, 28),
         images: u32_at(b, 32),
+        step: u32_at(b, 36),
     })
 }
 

@@ -70,14 +70,15 @@ pub struct Hook {
 }
 
 impl Hook {
-    /// The calibration from its totals, `ns_per_tick` converting.
-    pub fn of(cal: &Totals, ns_per_tick: f64) -> Hook {
+    /// The calibration from its totals, `ns_per_tick` converting; the resolution is at least
+    /// one step of the counter (`step_ticks`).
+    pub fn of(cal: &Totals, ns_per_tick: f64, step_ticks: f64) -> Hook {
         let (Some(m), Some(p10), Some(p90)) =
             (cal.quantile(0.5), cal.quantile(0.1), cal.quantile(0.9))
         else {
             return Hook::default();
         };
-        let bucket = (m / 8.0).max(1.0);
+        let bucket = (m / 8.0).max(step_ticks).max(1.0);
         Hook {
             median_ns: m * ns_per_tick,
             mean_ns: cal.mean().unwrap_or(m) * ns_per_tick,
@@ -146,7 +147,7 @@ mod tests {
     #[test]
     fn a_time_inside_the_hooks_spread_is_below_resolution_never_zero() {
         let cal = totals(&[(40, 100)]);
-        let hook = Hook::of(&cal, 1.0);
+        let hook = Hook::of(&cal, 1.0, 1.0);
         let same = per_call(&totals(&[(40, 50)]), &hook, 1.0);
         let PerCall::BelowResolution { bound_ns, .. } = same else {
             panic!("{same:?}")
