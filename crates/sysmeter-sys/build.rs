@@ -8,7 +8,11 @@ use std::path::PathBuf;
 fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let so = out.join("libsysmeter_calls.so");
-    let sources = ["preload/calls.c", "preload/patch.c", "preload/hooks_x86_64.S"];
+    let sources = [
+        "preload/calls.c",
+        "preload/patch.c",
+        "preload/hooks_x86_64.S",
+    ];
     for s in sources.iter().chain(&["preload/layout.h"]) {
         println!("cargo:rerun-if-changed={s}");
     }
@@ -20,12 +24,21 @@ fn main() {
     let compiler = cc::Build::new().get_compiler();
     let status = compiler
         .to_command()
-        .args(["-O2", "-fPIC", "-shared", "-mgeneral-regs-only", "-fvisibility=hidden"])
+        .args([
+            "-O2",
+            "-fPIC",
+            "-shared",
+            "-mgeneral-regs-only",
+            "-fvisibility=hidden",
+        ])
         .args(["-Wall", "-Wextra", "-Wl,-z,now", "-o"])
         .arg(&so)
         .args(sources)
         .args(["-ldl", "-lpthread"])
         .status()
         .expect("run the C compiler for the calls preload library");
-    assert!(status.success(), "building the calls preload library failed");
+    assert!(
+        status.success(),
+        "building the calls preload library failed"
+    );
 }

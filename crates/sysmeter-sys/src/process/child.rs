@@ -63,8 +63,12 @@ impl Child {
             .collect::<io::Result<Vec<_>>>()?;
         let mut envp: Vec<*const libc::c_char> = c_env.iter().map(|a| a.as_ptr()).collect();
         envp.push(std::ptr::null());
-        // SAFETY: reading the address of the C runtime's environment array.
-        let envp_ptr = if env.is_some() { envp.as_ptr() } else { unsafe { environ } };
+        let envp_ptr = if env.is_some() {
+            envp.as_ptr()
+        } else {
+            // SAFETY: reading the address of the C runtime's environment array.
+            unsafe { environ }
+        };
         let c_path = cstring(path.as_os_str().as_bytes())?;
         let c_args = argv
             .iter()

@@ -241,13 +241,20 @@ fn agreement(metrics: &[crate::model::Metric], priced: &[Priced]) -> Option<Find
             note.median_cell(measured),
             units::duration_ns(p.each)
         );
-        if ok { agree.push(text) } else { differ.push(text) }
+        if ok {
+            agree.push(text)
+        } else {
+            differ.push(text)
+        }
     }
     if agree.is_empty() && differ.is_empty() {
         return None;
     }
     let text = if differ.is_empty() {
-        format!("The measured times and the bench's prices agree: {}.", agree.join("; "))
+        format!(
+            "The measured times and the bench's prices agree: {}.",
+            agree.join("; ")
+        )
     } else {
         format!(
             "The measured times and the bench's prices disagree for {}: trust the bench for \
@@ -256,7 +263,11 @@ fn agreement(metrics: &[crate::model::Metric], priced: &[Priced]) -> Option<Find
             differ.join("; ")
         )
     };
-    Some(Finding::new("price_vs_measured", text, Some(differ.len() as f64)))
+    Some(Finding::new(
+        "price_vs_measured",
+        text,
+        Some(differ.len() as f64),
+    ))
 }
 
 fn finding_text(priced: &[Priced], bench_id: &str, cpu_ns: Option<f64>) -> String {

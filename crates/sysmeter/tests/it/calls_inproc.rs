@@ -42,9 +42,14 @@ fn count(run: &Value, name: &str) -> u64 {
 }
 
 fn finding(run: &Value, key: &str) -> String {
-    let all = run["results"][0]["findings"].as_array().cloned().unwrap_or_default();
+    let all = run["results"][0]["findings"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let f = all.iter().find(|f| f["key"] == key);
-    f.map_or(String::new(), |f| f["text"].as_str().unwrap_or("").to_string())
+    f.map_or(String::new(), |f| {
+        f["text"].as_str().unwrap_or("").to_string()
+    })
 }
 
 fn loop_fixture(dir: &Path) -> Result<PathBuf, Missing> {
@@ -62,7 +67,10 @@ fn the_loop_is_counted_exactly_in_process() {
     let (run, _) = inproc(&SELECT, &[&bin, "20000", "0"], dir.path());
     let got = ["malloc", "free", "strlen", "time"].map(|f| count(&run, f));
     assert_eq!(got, [20000, 20000, 20000, 5000], "{run:#}");
-    assert!(finding(&run, "overhead").contains("empty function"), "{run:#}");
+    assert!(
+        finding(&run, "overhead").contains("empty function"),
+        "{run:#}"
+    );
 }
 
 #[test]
@@ -109,12 +117,22 @@ fn a_longjmp_out_of_qsort_ends_as_without_sysmeter() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = text(&need!(compile_fixture("calls_qsort_jmp", dir.path(), &[])));
     let cmd = [bin.as_str(), "500"];
-    let (run, stdout) = inproc(&["-e", "qsort,malloc,free", "--time-every-call"], &cmd, dir.path());
+    let (run, stdout) = inproc(
+        &["-e", "qsort,malloc,free", "--time-every-call"],
+        &cmd,
+        dir.path(),
+    );
     assert_eq!(stdout, plain_stdout(&cmd));
     assert_eq!(count(&run, "qsort"), 500, "{run:#}");
     let qsort = metric(&run, "qsort").expect("qsort");
     // Every qsort was left by longjmp: counted, never timed, and no time is made up.
-    assert!(qsort["note"].as_str().unwrap_or("").contains("no call timed"), "{qsort}");
+    assert!(
+        qsort["note"]
+            .as_str()
+            .unwrap_or("")
+            .contains("no call timed"),
+        "{qsort}"
+    );
     assert_eq!(count(&run, "malloc"), 500, "{run:#}");
 }
 
@@ -136,7 +154,11 @@ fn a_cxx_exception_through_qsort_ends_as_without_sysmeter() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = text(&need!(cxx_fixture(dir.path())));
     let cmd = [bin.as_str(), "200"];
-    let (run, stdout) = inproc(&["-e", "qsort,malloc,free", "--time-every-call"], &cmd, dir.path());
+    let (run, stdout) = inproc(
+        &["-e", "qsort,malloc,free", "--time-every-call"],
+        &cmd,
+        dir.path(),
+    );
     assert_eq!(stdout, plain_stdout(&cmd));
     assert!(stdout.contains("caught 200 of 200"), "{stdout}");
     assert_eq!(count(&run, "qsort"), 200, "{run:#}");
@@ -151,7 +173,10 @@ fn malloc_time_agrees_with_the_programs_own_or_is_bounded() {
     let pair = (0..3)
         .map(|_| {
             let own = plain_stdout(&cmd);
-            let ns: Option<f64> = own.trim().strip_prefix("pair_ns ").and_then(|v| v.parse().ok());
+            let ns: Option<f64> = own
+                .trim()
+                .strip_prefix("pair_ns ")
+                .and_then(|v| v.parse().ok());
             ns.unwrap_or_else(|| panic!("{own}"))
         })
         .fold(f64::INFINITY, f64::min);
@@ -162,8 +187,14 @@ fn malloc_time_agrees_with_the_programs_own_or_is_bounded() {
     let truth = pair / 2.0;
     // Wide margins: a loaded 2-CPU machine moves both timings.
     if note.contains("below resolution") {
-        assert!(median >= truth / 3.0, "bound {median} ns vs {truth} ns: {note}");
+        assert!(
+            median >= truth / 3.0,
+            "bound {median} ns vs {truth} ns: {note}"
+        );
     } else {
-        assert!(median > 0.0 && median <= truth * 3.0 && median >= truth / 3.0, "{median} vs {truth}");
+        assert!(
+            median > 0.0 && median <= truth * 3.0 && median >= truth / 3.0,
+            "{median} vs {truth}"
+        );
     }
 }

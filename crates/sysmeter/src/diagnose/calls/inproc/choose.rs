@@ -37,7 +37,10 @@ fn dynamic(path: &Path) -> bool {
     let Ok(b) = std::fs::read(path) else {
         return false;
     };
-    let u16_at = |at: usize| b.get(at..at + 2).map_or(0, |s| u16::from_le_bytes([s[0], s[1]]));
+    let u16_at = |at: usize| {
+        b.get(at..at + 2)
+            .map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
+    };
     let u64_at = |at: usize| {
         b.get(at..at + 8)
             .map_or(0, |s| u64::from_le_bytes(s.try_into().unwrap_or([0; 8])))
@@ -87,7 +90,9 @@ pub fn why_not(target: &Target, program: &Path, patterns: &[Pattern]) -> Option<
 pub fn backend(wanted: Wanted, why_not: Option<String>) -> Result<(Backend, String), String> {
     match (wanted, why_not) {
         (Wanted::Uprobe, _) => Ok((Backend::Uprobe, "backend: uprobe (--backend uprobe)".into())),
-        (Wanted::Auto, Some(why)) => Ok((Backend::Uprobe, format!("backend: uprobe, because {why}"))),
+        (Wanted::Auto, Some(why)) => {
+            Ok((Backend::Uprobe, format!("backend: uprobe, because {why}")))
+        }
         (Wanted::InProcess, Some(why)) => Err(format!(
             "--backend inproc cannot trace this: {why}; use --backend uprobe (needs root)"
         )),
@@ -110,10 +115,11 @@ pub fn globs(patterns: &[Pattern]) -> String {
 pub fn check_imports(program: &Path, patterns: &[Pattern]) -> Result<(), super::super::CallsError> {
     let image = crate::diagnose::observe::elf::read(program)?;
     let mut imports: Vec<&str> = image.plt.iter().map(|(n, _)| n.as_str()).collect();
-    if imports
-        .iter()
-        .any(|n| patterns.iter().any(|p| super::super::select::glob_match(&p.glob, n)))
-    {
+    if imports.iter().any(|n| {
+        patterns
+            .iter()
+            .any(|p| super::super::select::glob_match(&p.glob, n))
+    }) {
         return Ok(());
     }
     imports.sort_unstable();

@@ -109,8 +109,8 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
     let env: Vec<&std::ffi::OsStr> = env.iter().map(OsString::as_os_str).collect();
     let args: Vec<&std::ffi::OsStr> = argv.iter().map(OsString::as_os_str).collect();
     let start = clock_pair();
-    let mut child = Child::spawn_env(&program, &args, Some(&env))
-        .map_err(io("starting the command"))?;
+    let mut child =
+        Child::spawn_env(&program, &args, Some(&env)).map_err(io("starting the command"))?;
     child.release().map_err(|e| match e.raw_os_error() {
         Some(libc::ENOENT) => CallsError::Target(ObserveError::CommandNotFound(
             argv[0].to_string_lossy().into_owned(),
@@ -121,7 +121,9 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
     // A short run measures the counter's rate poorly: give it 20 ms at least.
     let elapsed = clock_pair().1 - start.1;
     if elapsed < 20_000_000 {
-        std::thread::sleep(std::time::Duration::from_nanos((20_000_000 - elapsed) as u64));
+        std::thread::sleep(std::time::Duration::from_nanos(
+            (20_000_000 - elapsed) as u64,
+        ));
     }
     let end = clock_pair();
     let interrupted = sysmeter_sys::signal::interrupted();
@@ -135,7 +137,11 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
         region,
         ns_per_tick: ns_per_tick(start, end),
         every,
-        ended: if interrupted { Ended::Interrupted } else { Ended::Finished },
+        ended: if interrupted {
+            Ended::Interrupted
+        } else {
+            Ended::Finished
+        },
         command: waited.map_or(CommandState::Exited(130), |(x, _)| {
             CommandState::Exited(x.shell_code())
         }),

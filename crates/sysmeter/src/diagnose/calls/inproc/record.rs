@@ -59,7 +59,9 @@ fn metric(name: &str, t: &Totals, threads: usize, hook: &Hook, ns_per_tick: f64)
         format!("{} of {} calls timed", t.timed, t.count),
     ];
     match per_call(t, hook, ns_per_tick) {
-        PerCall::Time { median_ns, mean_ns } => (summary.median, summary.mean) = (median_ns, mean_ns),
+        PerCall::Time { median_ns, mean_ns } => {
+            (summary.median, summary.mean) = (median_ns, mean_ns)
+        }
         PerCall::BelowResolution { bound_ns, mean_ns } => {
             (summary.median, summary.mean) = (bound_ns, mean_ns.min(bound_ns));
             note.push(resolution_text(&units::duration_ns(bound_ns)));
@@ -91,7 +93,10 @@ fn per_thread(out: &Outcome) -> Option<Finding> {
     (!lines.is_empty()).then(|| {
         Finding::new(
             "per_thread",
-            format!("Exact counts per thread (program pid/tid): {}.", lines.join("; ")),
+            format!(
+                "Exact counts per thread (program pid/tid): {}.",
+                lines.join("; ")
+            ),
             Some(lines.len() as f64),
         )
     })
@@ -117,9 +122,7 @@ fn hook_finding(hook: &Hook) -> Finding {
 pub fn build(out: &Outcome, target: &str, backend: &str) -> ExperimentResult {
     let funcs = out.region.names.len();
     let all = totals(&out.region.slots, funcs);
-    let hook = all
-        .first()
-        .map_or_else(Hook::default, |(cal, _)| {
+    let hook = all.first().map_or_else(Hook::default, |(cal, _)| {
         Hook::of(cal, out.ns_per_tick, f64::from(out.region.step))
     });
     let mut rows: BTreeMap<(i64, String), Metric> = BTreeMap::new();
@@ -134,7 +137,11 @@ pub fn build(out: &Outcome, target: &str, backend: &str) -> ExperimentResult {
     result.metrics = rows.into_values().collect();
     let mut f = vec![Finding::new("backend", format!("{backend}."), None)];
     let count: u64 = result.metrics.iter().map(|m| m.summary.n as u64).sum();
-    let total: f64 = result.metrics.iter().map(|m| m.summary.mean * m.summary.n as f64).sum();
+    let total: f64 = result
+        .metrics
+        .iter()
+        .map(|m| m.summary.mean * m.summary.n as f64)
+        .sum();
     f.push(Finding::new(
         "total",
         format!(
@@ -149,7 +156,10 @@ pub fn build(out: &Outcome, target: &str, backend: &str) -> ExperimentResult {
     f.push(hook_finding(&hook));
     f.extend(per_thread(out));
     if out.region.lost > 0 {
-        let text = format!("{} thread(s) found no free slot and were not counted.", out.region.lost);
+        let text = format!(
+            "{} thread(s) found no free slot and were not counted.",
+            out.region.lost
+        );
         f.push(Finding::new("lost", text, Some(f64::from(out.region.lost))));
     }
     result.findings = f;

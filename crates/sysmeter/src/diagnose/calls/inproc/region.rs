@@ -119,7 +119,9 @@ pub fn parse(b: &[u8]) -> Option<Region> {
     }
     let funcs = (u32_at(b, 16) as usize).min(MAX_FUNCS);
     let claimed = (u32_at(b, 20) as usize).min(MAX_SLOTS);
-    let names = (0..funcs).map(|i| text_at(b, 64 + i * NAME, NAME)).collect();
+    let names = (0..funcs)
+        .map(|i| text_at(b, 64 + i * NAME, NAME))
+        .collect();
     let slots = (0..claimed)
         .map(|k| HEADER + k * SLOT_SIZE)
         .filter(|&at| u32_at(b, at) == 1)
