@@ -2,7 +2,9 @@
 //! the count, total, mean and median inclusive time, share of the traced time and the calling
 //! threads, sorted like `strace -c` (an `ltrace -c` that works with BIND_NOW and threads).
 //!
-//! Mechanism (docs/calls.md): uprobes and uretprobes defined in tracefs ([`probes`]) on the
+//! Two backends (docs/calls.md), chosen by [`inproc::choose`]: for a launched, dynamically
+//! linked program, a preloaded library counts the calls in the process ([`inproc`]);
+//! otherwise uprobes. The uprobe mechanism: uprobes and uretprobes defined in tracefs ([`probes`]) on the
 //! program's PLT stubs or a library's definitions ([`select`], read from ELF by `observe::elf`),
 //! opened as tracepoints through perf_event_open with `inherit` and read from one ring per CPU
 //! ([`rings`]); the program never stops. Entries and returns are paired per thread

@@ -2,8 +2,9 @@
 //! linked programs; no root needed): exact counts on a single-threaded loop and per thread
 //! on a 4-thread BIND_NOW program, a forked child that execs another program with `-f`, a
 //! program that closes every file descriptor, a C++ exception and a longjmp out of qsort's
-//! comparison function that must end as they do without sysmeter, and malloc's time against
-//! the program's own timing. Fixtures need a C compiler (`cc`; the C++ one `c++`).
+//! comparison function that must end as they do without sysmeter, malloc's time against
+//! the program's own timing, a stripped PIE, a static program refused with its reason, and
+//! `--duration` reading the counts so far. Fixtures need a C compiler (`cc`; the C++ one `c++`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -197,4 +198,52 @@ fn malloc_time_agrees_with_the_programs_own_or_is_bounded() {
             "{median} vs {truth}"
         );
     }
+}
+
+#[test]
+fn a_stripped_pie_is_counted_in_process() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = need!(compile_fixture(
+        "calls_loop",
+        dir.path(),
+        &["-fPIE", "-pie"]
+    ));
+    let stripped = Command::new("strip").arg(&bin).status();
+    assert!(stripped.is_ok_and(|s| s.success()), "strip failed");
+    let (run, _) = inproc(&SELECT, &[&text(&bin), "1000", "0"], dir.path());
+    let got = ["malloc", "free", "strlen", "time"].map(|f| count(&run, f));
+    assert_eq!(got, [1000, 1000, 1000, 250], "{run:#}");
+}
+
+#[test]
+fn a_static_program_cannot_be_counted_in_process_and_says_why() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = need!(compile_fixture("calls_loop", dir.path(), &["-static"]));
+    let out = crate::support::sysmeter()
+        .args(["calls", "--backend", "inproc", "--no-store", "--"])
+        .arg(&bin)
+        .args(["10", "0"])
+        .output()
+        .expect("sysmeter runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("statically linked") && err.contains("--backend uprobe"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
+}
+
+#[test]
+fn duration_reads_the_counts_so_far_and_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = text(&need!(loop_fixture(dir.path())));
+    let (run, _) = inproc(
+        &["-e", "malloc", "--duration", "200ms"],
+        &[&bin, "50000000", "0"],
+        dir.path(),
+    );
+    let n = count(&run, "malloc");
+    assert!(n > 0 && n < 50_000_000, "{n}");
+    assert!(finding(&run, "ended").contains("--duration"), "{run:#}");
 }

@@ -34,7 +34,14 @@ fn tracers_without_privileges_are_a_usage_error_alike() {
     let bin = public_binary(dir.path());
     for args in [
         // The in-process backend needs no privileges; uprobes do.
-        &["calls", "--backend", "uprobe", "--no-store", "--", "/bin/true"][..],
+        &[
+            "calls",
+            "--backend",
+            "uprobe",
+            "--no-store",
+            "--",
+            "/bin/true",
+        ][..],
         &["locks", "--no-store", "--", "/bin/true"],
     ] {
         let out = Command::new("setpriv")

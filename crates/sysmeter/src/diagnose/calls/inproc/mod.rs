@@ -26,7 +26,9 @@ use sysmeter_sys::process::child::Child;
 
 use super::{CallsConfig, CallsError};
 use crate::diagnose::observe::error::{ObserveError, resolve_program};
-use crate::diagnose::observe::session::{CommandState, Ended, wait_for_end};
+use crate::diagnose::observe::session::{
+    CommandState, Ended, Exited, Pending, launched_stop, wait_for_end,
+};
 
 /// Everything an in-process run produced.
 #[derive(Debug)]
@@ -96,19 +98,10 @@ fn clock_pair() -> (u64, i64) {
     (counter(), clock_gettime_ns(ClockId::Monotonic))
 }
 
-/// Launches `argv` with the library and waits for its end (or Ctrl-C).
-pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, CallsError> {
+fn launch(argv: &[OsString], env: &[OsString]) -> Result<Child, CallsError> {
     let program = resolve_program(&argv[0])?;
-    let lib = preload::library_memfd().map_err(io("writing the preload library"))?;
-    let mut shm = preload::inherited_memfd(c"sysmeter-calls-region")
-        .map_err(io("creating the calls region"))?;
-    shm.set_len(region::SIZE as u64)
-        .and_then(|()| shm.write_all(&region::header()))
-        .map_err(io("creating the calls region"))?;
-    let env = environment(&lib, &shm, &choose::globs(&cfg.patterns), every);
     let env: Vec<&std::ffi::OsStr> = env.iter().map(OsString::as_os_str).collect();
     let args: Vec<&std::ffi::OsStr> = argv.iter().map(OsString::as_os_str).collect();
-    let start = clock_pair();
     let mut child =
         Child::spawn_env(&program, &args, Some(&env)).map_err(io("starting the command"))?;
     child.release().map_err(|e| match e.raw_os_error() {
@@ -117,7 +110,42 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
         )),
         _ => io("starting the command")(e),
     })?;
-    let waited = wait_for_end(&mut child).map_err(io("waiting for the command"))?;
+    Ok(child)
+}
+
+/// Until the command ends, Ctrl-C (passed on; the command is waited for) or `--duration`
+/// (the counts so far are read; the command keeps running).
+fn watch(
+    child: &mut Child,
+    duration: Option<std::time::Duration>,
+) -> Result<(Ended, Option<Exited>), CallsError> {
+    let start = std::time::Instant::now();
+    loop {
+        let stop = launched_stop(child, start, duration).map_err(io("waiting for the command"))?;
+        match stop {
+            Some((Ended::Interrupted, _)) => {
+                let waited = wait_for_end(child).map_err(io("waiting for the command"))?;
+                return Ok((Ended::Interrupted, waited));
+            }
+            Some(done) => return Ok(done),
+            None => std::thread::sleep(std::time::Duration::from_millis(20)),
+        }
+    }
+}
+
+/// Launches `argv` with the library and reads the region when it ends (or Ctrl-C, or
+/// `--duration`).
+pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, CallsError> {
+    let lib = preload::library_memfd().map_err(io("writing the preload library"))?;
+    let mut shm = preload::inherited_memfd(c"sysmeter-calls-region")
+        .map_err(io("creating the calls region"))?;
+    shm.set_len(region::SIZE as u64)
+        .and_then(|()| shm.write_all(&region::header()))
+        .map_err(io("creating the calls region"))?;
+    let env = environment(&lib, &shm, &choose::globs(&cfg.patterns), every);
+    let start = clock_pair();
+    let mut child = launch(argv, &env)?;
+    let (ended, waited) = watch(&mut child, cfg.duration)?;
     // A short run measures the counter's rate poorly: give it 20 ms at least.
     let elapsed = clock_pair().1 - start.1;
     if elapsed < 20_000_000 {
@@ -126,25 +154,22 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
         ));
     }
     let end = clock_pair();
-    let interrupted = sysmeter_sys::signal::interrupted();
     let mut region = read_region(&shm)?;
     if !cfg.follow_forks {
         // Without -f only the launched process counts (its exec'd images keep its pid).
         let pid = child.pid() as u32;
         region.slots.retain(|s| s.pid == pid);
     }
+    let command = match waited {
+        Some((x, _)) => CommandState::Exited(x.shell_code()),
+        None => CommandState::StillRunning(Pending::gated(child)),
+    };
     Ok(Outcome {
         region,
         ns_per_tick: ns_per_tick(start, end),
         every,
-        ended: if interrupted {
-            Ended::Interrupted
-        } else {
-            Ended::Finished
-        },
-        command: waited.map_or(CommandState::Exited(130), |(x, _)| {
-            CommandState::Exited(x.shell_code())
-        }),
+        ended,
+        command,
         cpu_ns: waited.map(|(_, u)| (u.user_ns + u.system_ns) as f64),
     })
 }

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use super::Outcome;
 use super::region::Slot;
 use super::times::{Hook, PerCall, Totals, per_call};
+use crate::diagnose::observe::session::Ended;
 use crate::model::call_note::{UNTIMED, resolution_text, threads_text};
 use crate::model::{About, ExperimentResult, Finding, Metric, Summary, Unit, units};
 
@@ -162,6 +163,18 @@ pub fn build(out: &Outcome, target: &str, backend: &str) -> ExperimentResult {
         );
         f.push(Finding::new("lost", text, Some(f64::from(out.region.lost))));
     }
+    f.extend(ended(out));
     result.findings = f;
     result
+}
+
+fn ended(out: &Outcome) -> Option<Finding> {
+    let text = match out.ended {
+        Ended::Finished => return None,
+        Ended::Interrupted => {
+            "Counting stopped by Ctrl-C; the counts are the command's until it ended."
+        }
+        Ended::Duration => "Counts read after --duration; the command kept running and counting.",
+    };
+    Some(Finding::new("ended", text.into(), None))
 }
