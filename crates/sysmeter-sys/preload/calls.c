@@ -32,6 +32,7 @@
 __asm__(".symver dlsym,dlsym@GLIBC_2.2.5");
 
 #define SHADOW 128
+#define BARRIER() __asm__ volatile("" ::: "memory")
 struct shadow {
     uint64_t *slot; /* where the return address lives */
     uint64_t ret;   /* the real return address */
@@ -107,16 +108,35 @@ __attribute__((visibility("hidden"))) void *sm_enter(uint64_t idx, uint64_t *slo
         if (s == NULL)
             return real[idx];
     }
-    uint64_t n = s->fn[idx].count++;
+    /* One instruction (xadd, no lock: only this thread writes its slot), so a signal
+     * handler's call of the same function cannot lose a count. */
+    uint64_t n = 1;
+    __asm__ volatile("xaddq %0, %1" : "+r"(n), "+m"(s->fn[idx].count));
     if ((n & sample_mask) == 0 && !untimed[idx]) {
         prune(slot);
-        if (t_depth < SHADOW) {
-            struct shadow *e = &t_sh[t_depth++];
+        int d = t_depth;
+        if (d < SHADOW) {
+            /* A signal handler may time calls of its own at any instruction, pushing and
+             * popping entries at index d. So: fill the entry, push it, fill it again (a
+             * handler between the first fill and the push left its own data there), and
+             * change the return address only if the entry is still pushed. */
+            struct shadow *e = &t_sh[d];
             e->slot = slot;
             e->ret = *slot;
             e->idx = (uint32_t)idx;
-            *slot = (uint64_t)sm_ret_tramp;
-            e->t0 = ticks();
+            e->t0 = 0;
+            BARRIER();
+            t_depth = d + 1;
+            BARRIER();
+            e->slot = slot;
+            e->ret = *slot;
+            e->idx = (uint32_t)idx;
+            e->t0 = 0;
+            BARRIER();
+            if (t_depth == d + 1) {
+                *slot = (uint64_t)sm_ret_tramp;
+                e->t0 = ticks();
+            }
         }
     }
     return real[idx];
@@ -138,14 +158,18 @@ __attribute__((visibility("hidden"))) uint64_t sm_leave(uint64_t sp)
         d--;
     if (d == 0)
         die("sysmeter calls: a timed call returned through a frame it does not know\n");
-    struct shadow *e = &t_sh[d - 1];
+    /* Copy the entry before popping it: a signal handler's timed call would reuse it. */
+    struct shadow e = t_sh[d - 1];
+    BARRIER();
     t_depth = d - 1;
-    struct sm_fn *f = &t_slot->fn[e->idx];
-    uint64_t dt = t1 - e->t0;
-    f->timed++;
-    f->sum += dt;
-    f->hist[sm_bucket(dt)]++;
-    return e->ret;
+    if (e.t0 != 0 && t1 > e.t0) {
+        struct sm_fn *f = &t_slot->fn[e.idx];
+        uint64_t dt = t1 - e.t0;
+        f->timed++;
+        f->sum += dt;
+        f->hist[sm_bucket(dt)]++;
+    }
+    return e.ret;
 }
 
 /* Puts back the real return addresses of this thread's timed calls (newest first: a slot

@@ -247,3 +247,17 @@ fn duration_reads_the_counts_so_far_and_says_so() {
     assert!(n > 0 && n < 50_000_000, "{n}");
     assert!(finding(&run, "ended").contains("--duration"), "{run:#}");
 }
+
+#[test]
+fn signal_handlers_calling_hooked_functions_keep_counts_exact() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = text(&need!(compile_fixture("calls_signals", dir.path(), &[])));
+    let cmd = [bin.as_str(), "2000000"];
+    let e = ["-e", "malloc,free,strlen,getpid", "--time-every-call"];
+    let (run, stdout) = inproc(&e, &cmd, dir.path());
+    assert_eq!(stdout, plain_stdout(&cmd));
+    assert_eq!(count(&run, "malloc"), 2_000_000, "{run:#}");
+    // The handler calls strlen and getpid once per signal.
+    let handled = count(&run, "getpid");
+    assert_eq!(count(&run, "strlen"), 2_000_000 + handled, "{run:#}");
+}
