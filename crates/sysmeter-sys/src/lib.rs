@@ -16,6 +16,7 @@ pub mod kernels;
 pub mod membw;
 pub mod memory;
 pub mod net;
+pub mod preload;
 pub mod probe;
 pub mod process;
 pub mod ptrace;

@@ -50,6 +50,25 @@ impl Child {
     /// environment once released. The child stays in this process group, so the terminal's
     /// Ctrl-C reaches it as it would without sysmeter.
     pub fn spawn(path: &Path, argv: &[&OsStr]) -> io::Result<Child> {
+        Child::spawn_env(path, argv, None)
+    }
+
+    /// As [`Child::spawn`], with `env` (each `NAME=value`) as the whole environment of the
+    /// command instead of ours (`calls` adds its preload library this way).
+    pub fn spawn_env(path: &Path, argv: &[&OsStr], env: Option<&[&OsStr]>) -> io::Result<Child> {
+        let c_env = env
+            .unwrap_or_default()
+            .iter()
+            .map(|a| cstring(a.as_bytes()))
+            .collect::<io::Result<Vec<_>>>()?;
+        let mut envp: Vec<*const libc::c_char> = c_env.iter().map(|a| a.as_ptr()).collect();
+        envp.push(std::ptr::null());
+        let envp_ptr = if env.is_some() {
+            envp.as_ptr()
+        } else {
+            // SAFETY: reading the address of the C runtime's environment array.
+            unsafe { environ }
+        };
         let c_path = cstring(path.as_os_str().as_bytes())?;
         let c_args = argv
             .iter()
@@ -71,7 +90,7 @@ impl Child {
                     err_read: err_read.as_raw_fd(),
                     err_write: err_write.as_raw_fd(),
                 };
-                child_body(&c_path, &ptrs, fds)
+                child_body(&c_path, &ptrs, envp_ptr, fds)
             }
             pid => Ok(Child {
                 pid,
@@ -178,7 +197,12 @@ struct ChildFds {
 
 /// Runs in the forked child: wait for the go byte, restore the signal state a fresh process
 /// expects, exec, and report an exec failure over the error pipe. Never returns.
-fn child_body(path: &CString, argv: &[*const libc::c_char], fds: ChildFds) -> ! {
+fn child_body(
+    path: &CString,
+    argv: &[*const libc::c_char],
+    envp: *const *const libc::c_char,
+    fds: ChildFds,
+) -> ! {
     // SAFETY: closing the parent's pipe ends in the child only.
     unsafe {
         libc::close(fds.go_write);
@@ -198,8 +222,9 @@ fn child_body(path: &CString, argv: &[*const libc::c_char], fds: ChildFds) -> ! 
     }
     reset_signals();
     // SAFETY: `path` and `argv` were built before the fork; `argv` is NULL-terminated and
-    // its strings outlive this call; `environ` is the process environment.
-    unsafe { libc::execve(path.as_ptr(), argv.as_ptr(), environ) };
+    // its strings outlive this call; `envp` is `environ` or a NULL-terminated array built
+    // before the fork.
+    unsafe { libc::execve(path.as_ptr(), argv.as_ptr(), envp) };
     // SAFETY: reading the calling thread's errno right after the failed execve.
     let errno = unsafe { *libc::__errno_location() };
     let _ = crate::syscall::write(fds.err_write, &errno.to_ne_bytes());

@@ -17,11 +17,13 @@ pub const CALLS_TARGET: Rules = Rules {
 #[command(after_help = "Examples:\n  sysmeter calls -- ./server --once\n  \
                   sysmeter calls -f -e 'malloc,free,str*,time' -- make\n  \
                   sysmeter calls -e libc.so.6:malloc -p 1234 --duration 10\n\n\
-                  Uprobes on the program's PLT stubs count every call it makes to a shared \
-                  library (BIND_NOW, IFUNC and vDSO functions included); OBJECT:NAME probes \
-                  the library's own function (all callers). Needs root. Each probed call \
-                  costs a few µs: that cost is measured first, stated, and subtracted from \
-                  the times (docs/calls.md). The summary goes to stderr (or --out); with a \
+                  A launched, dynamically linked program gets a preloaded library that \
+                  counts each call it makes to a shared library in the process (a few ns \
+                  per call; no root). Otherwise (-p, OBJECT:NAME, static or setuid programs) \
+                  uprobes on the PLT stubs or the library's own function count every call \
+                  (BIND_NOW, IFUNC and vDSO functions included); they need root and cost \
+                  a few µs per call. Either way the cost is measured, stated, and \
+                  subtracted from the times (docs/calls.md). The summary goes to stderr (or --out); with a \
                   stored bench of this host, each function is priced with this machine's \
                   own cost.")]
 #[command(mut_arg("pid", |a| a.help(
@@ -40,10 +42,31 @@ pub struct CallsArgs {
     /// Follow child processes too (threads are always followed).
     #[arg(short = 'f', long = "follow-forks")]
     pub follow_forks: bool,
+    /// How calls are counted: `inproc` preloads a library that counts in the process (a few
+    /// ns per call; launched, dynamically linked programs), `uprobe` probes through the
+    /// kernel (µs per call; root; also `-p PID`, OBJECT:NAME, static and setuid programs),
+    /// `auto` takes `inproc` where it works. The first line says which and why.
+    #[arg(long, value_enum, value_name = "BACKEND", default_value = "auto")]
+    pub backend: CallsBackendArg,
+    /// In process: time every call (about 50 ns each) instead of one in 64 per function
+    /// and thread (a few ns per call on average); counts are exact either way.
+    #[arg(long)]
+    pub time_every_call: bool,
     /// `-p PID`, `--duration` and the command after `--`.
     #[command(flatten)]
     pub target: TargetArgs,
     /// Output format, --out, and where the run is stored.
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// `--backend` of `calls`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CallsBackendArg {
+    /// The in-process library where it works, else uprobes.
+    Auto,
+    /// A preloaded library patches the program's GOT and counts in the process.
+    Inproc,
+    /// Uprobes on the PLT stubs or the library's definitions (root).
+    Uprobe,
 }

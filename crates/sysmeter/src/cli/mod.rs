@@ -22,7 +22,7 @@ mod serve;
 pub mod target;
 mod trace;
 
-pub use calls::{CALLS_TARGET, CallsArgs};
+pub use calls::{CALLS_TARGET, CallsArgs, CallsBackendArg};
 pub use compare::CompareArgs;
 pub use completions::CompletionsArgs;
 pub use export::{ExportArgs, ExportFormat};

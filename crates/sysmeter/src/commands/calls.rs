@@ -5,7 +5,8 @@
 use super::diagnosis::{Diagnosed, DiagnosisError, LiveCount, diagnose, latest_bench, record};
 use super::output::Stream;
 use super::{Outcome, UsageError};
-use crate::cli::{CALLS_TARGET, CallsArgs};
+use crate::cli::{CALLS_TARGET, CallsArgs, CallsBackendArg};
+use crate::diagnose::calls::inproc::choose::Wanted;
 use crate::diagnose::calls::{self, CallsConfig, CallsOutput, DEFAULT_SET, select};
 use crate::diagnose::price::{Kind, price};
 use crate::model::RunKind;
@@ -33,6 +34,12 @@ fn config(args: &CallsArgs) -> anyhow::Result<CallsConfig> {
         patterns,
         follow_forks: args.follow_forks,
         duration: args.target.duration,
+        backend: match args.backend {
+            CallsBackendArg::Auto => Wanted::Auto,
+            CallsBackendArg::Inproc => Wanted::InProcess,
+            CallsBackendArg::Uprobe => Wanted::Uprobe,
+        },
+        every: if args.time_every_call { 1 } else { 64 },
     })
 }
 

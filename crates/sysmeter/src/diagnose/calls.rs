@@ -2,7 +2,9 @@
 //! the count, total, mean and median inclusive time, share of the traced time and the calling
 //! threads, sorted like `strace -c` (an `ltrace -c` that works with BIND_NOW and threads).
 //!
-//! Mechanism (docs/calls.md): uprobes and uretprobes defined in tracefs ([`probes`]) on the
+//! Two backends (docs/calls.md), chosen by [`inproc::choose`]: for a launched, dynamically
+//! linked program, a preloaded library counts the calls in the process ([`inproc`]);
+//! otherwise uprobes. The uprobe mechanism: uprobes and uretprobes defined in tracefs ([`probes`]) on the
 //! program's PLT stubs or a library's definitions ([`select`], read from ELF by `observe::elf`),
 //! opened as tracepoints through perf_event_open with `inherit` and read from one ring per CPU
 //! ([`rings`]); the program never stops. Entries and returns are paired per thread
@@ -14,6 +16,7 @@
 
 mod calibrate;
 mod collector;
+pub mod inproc;
 mod probes;
 mod record;
 mod rings;
@@ -43,6 +46,10 @@ pub struct CallsConfig {
     pub follow_forks: bool,
     /// `--duration`.
     pub duration: Option<Duration>,
+    /// `--backend`.
+    pub backend: inproc::choose::Wanted,
+    /// In process: 1 in this many calls timed per function and thread (1: every call).
+    pub every: u64,
 }
 
 /// Why `calls` could not run.
@@ -64,6 +71,9 @@ pub enum CallsError {
     /// The program is not an ELF file sysmeter can read.
     #[error("{0}; give the program itself (e.g. the interpreter of a script)")]
     Elf(#[from] crate::diagnose::observe::elf::ElfError),
+    /// The in-process backend was asked for where it cannot work.
+    #[error("{0}")]
+    Backend(String),
     /// Uprobes cannot be used here.
     #[error("uprobes unavailable: {reason}; {fix}")]
     Unavailable {
@@ -84,6 +94,7 @@ impl CallsError {
             // `profile --off-cpu` (exit 2).
             CallsError::NothingMatches { .. }
             | CallsError::Elf(_)
+            | CallsError::Backend(_)
             | CallsError::Unavailable { .. } => true,
         }
     }
@@ -114,6 +125,27 @@ pub struct CallsOutput {
 /// Traces the library calls of `cfg.target` to its end (or Ctrl-C, or `--duration`). The
 /// caller installs the Ctrl-C flag first.
 pub fn calls(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<CallsOutput, CallsError> {
+    use inproc::choose::{Backend, backend, why_not};
+    let program = match &cfg.target {
+        Target::Launch(argv) => crate::diagnose::observe::error::resolve_program(&argv[0])?,
+        Target::Attach(pid) => std::path::PathBuf::from(format!("/proc/{pid}/exe")),
+    };
+    let why = why_not(&cfg.target, &program, &cfg.patterns);
+    let (chosen, sentence) = backend(cfg.backend, why).map_err(CallsError::Backend)?;
+    if chosen == Backend::InProcess {
+        inproc::choose::check_imports(&program, &cfg.patterns)?;
+    }
+    observer.attached(&sentence);
+    if let (Backend::InProcess, Target::Launch(argv)) = (chosen, &cfg.target) {
+        let out = inproc::run(cfg, argv, cfg.every)?;
+        let result = inproc::record::build(&out, &cfg.target.text(), &sentence);
+        return Ok(CallsOutput {
+            result,
+            ended: out.ended,
+            command: out.command,
+            cpu_ns: out.cpu_ns,
+        });
+    }
     let started = std::time::Instant::now();
     let out = session::run(cfg, observer)?;
     let result = record::build(&out, cfg, started.elapsed());

@@ -205,11 +205,69 @@ pub fn price(
             source,
         });
     }
+    if kind == Kind::Library {
+        result.findings.extend(agreement(&result.metrics, &priced));
+    }
     let text = finding_text(&priced, &bench.id, cpu_ns);
     let total = priced.iter().map(|p| p.total).sum();
     result
         .findings
         .push(Finding::new("priced", text, Some(total)));
+}
+
+/// Whether each priced call's measured time and the bench's price agree: a time below
+/// resolution agrees when the price lies under its bound; a time agrees within a factor of
+/// 3 (the bench times the call alone in a tight loop, the program in its own context). One
+/// finding per run, naming the functions that disagree and which number to trust.
+fn agreement(metrics: &[crate::model::Metric], priced: &[Priced]) -> Option<Finding> {
+    let mut agree = Vec::new();
+    let mut differ = Vec::new();
+    for p in priced {
+        let Some(m) = metrics.iter().find(|m| m.name == p.name) else {
+            continue;
+        };
+        let note = call_note::CallNote::of(m);
+        if note.untimed {
+            continue;
+        }
+        let measured = m.summary.median;
+        let ok = match note.below_resolution {
+            Some(_) => p.each <= measured,
+            None => measured > 0.0 && p.each / measured <= 3.0 && measured / p.each <= 3.0,
+        };
+        let text = format!(
+            "{} {} measured vs {} priced",
+            p.name,
+            note.median_cell(measured),
+            units::duration_ns(p.each)
+        );
+        if ok {
+            agree.push(text)
+        } else {
+            differ.push(text)
+        }
+    }
+    if agree.is_empty() && differ.is_empty() {
+        return None;
+    }
+    let text = if differ.is_empty() {
+        format!(
+            "The measured times and the bench's prices agree: {}.",
+            agree.join("; ")
+        )
+    } else {
+        format!(
+            "The measured times and the bench's prices disagree for {}: trust the bench for \
+             what the call costs alone (a tight loop, no hook) and the measured time for what \
+             it cost in this program (its sizes, cache state and contention).",
+            differ.join("; ")
+        )
+    };
+    Some(Finding::new(
+        "price_vs_measured",
+        text,
+        Some(differ.len() as f64),
+    ))
 }
 
 fn finding_text(priced: &[Priced], bench_id: &str, cpu_ns: Option<f64>) -> String {

@@ -4,6 +4,7 @@
 //!
 //! - `N error(s): ENOENT×12, EACCES×1` (trace: the failed calls by errno),
 //! - `threads: N` and `probed at …` (calls),
+//! - `below resolution: < BOUND` (calls in process: the time is under the hook's spread),
 //! - `cost here: COUNT × EACH = TOTAL (SOURCE)` (added by the pricing with a stored bench).
 //!
 //! The note stays a sentence a person can read in the JSON, and records stored before this
@@ -22,10 +23,17 @@ pub struct CallNote<'a> {
     pub threads: Option<&'a str>,
     /// What the calls cost here: `TOTAL (SOURCE)`, when priced.
     pub cost: Option<&'a str>,
+    /// The bound of a time below the hook's resolution (`calls` in process): `12 ns`.
+    pub below_resolution: Option<&'a str>,
+    /// No call was timed (`calls` in process: all left by longjmp or an exception).
+    pub untimed: bool,
 }
 
 const THREADS: &str = "threads: ";
 const COST: &str = "cost here: ";
+const RESOLUTION: &str = "below resolution: < ";
+/// The note part of a function none of whose calls was timed.
+pub const UNTIMED: &str = "no call timed";
 
 impl<'a> CallNote<'a> {
     /// The parts of `m`'s note.
@@ -34,6 +42,10 @@ impl<'a> CallNote<'a> {
         for part in m.note.as_deref().unwrap_or("").split("; ") {
             if let Some(t) = part.strip_prefix(THREADS) {
                 note.threads = Some(t);
+            } else if part == UNTIMED {
+                note.untimed = true;
+            } else if let Some(r) = part.strip_prefix(RESOLUTION) {
+                note.below_resolution = Some(r);
             } else if let Some(c) = part.strip_prefix(COST) {
                 note.cost = Some(c.split_once(" = ").map_or(c, |(_, total)| total));
             } else if let Some((n, breakdown)) = errors_part(part) {
@@ -63,6 +75,23 @@ pub fn errors_text(n: u64, breakdown: &str) -> String {
 /// The threads part of a calls metric's note.
 pub fn threads_text(threads: usize) -> String {
     format!("{THREADS}{threads}")
+}
+
+/// The part of a time below the hook's resolution, `bound` formatted: the time lies
+/// between 0 and it.
+pub fn resolution_text(bound: &str) -> String {
+    format!("{RESOLUTION}{bound}")
+}
+
+impl CallNote<'_> {
+    /// The median cell: the time, or `< resolution (±bound)` where it is below resolution.
+    pub fn median_cell(&self, median_ns: f64) -> String {
+        match self.below_resolution {
+            Some(b) => format!("< resolution (±{b})"),
+            None if self.untimed => "not timed".into(),
+            None => super::units::duration_ns(median_ns),
+        }
+    }
 }
 
 /// Adds the priced cost to `m`'s note: `cost here: 3 × 5 ns = 15 ns (cpu.timer …)`.

@@ -20,7 +20,13 @@ pub(crate) fn bind_now_fixture(dir: &Path) -> Result<PathBuf, crate::support::sk
 
 /// Runs `sysmeter calls ARGS -- CMD…` with the JSON run written to a file; returns the run.
 fn calls_json(args: &[&str], cmd: &[&str], dir: &Path) -> Value {
-    let (run, output) = traced_json("calls", args, cmd, dir);
+    // These tests are of the uprobe backend; calls_inproc.rs has the in-process one's.
+    let args: Vec<&str> = ["--backend", "uprobe"]
+        .iter()
+        .chain(args)
+        .copied()
+        .collect();
+    let (run, output) = traced_json("calls", &args, cmd, dir);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     run

@@ -33,7 +33,15 @@ fn tracers_without_privileges_are_a_usage_error_alike() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = public_binary(dir.path());
     for args in [
-        &["calls", "--no-store", "--", "/bin/true"][..],
+        // The in-process backend needs no privileges; uprobes do.
+        &[
+            "calls",
+            "--backend",
+            "uprobe",
+            "--no-store",
+            "--",
+            "/bin/true",
+        ][..],
         &["locks", "--no-store", "--", "/bin/true"],
     ] {
         let out = Command::new("setpriv")

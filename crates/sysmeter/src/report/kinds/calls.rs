@@ -37,7 +37,7 @@ pub(super) fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerV
                 units::count(m.summary.n as f64),
                 units::duration_ns(total),
                 units::percent(share),
-                units::duration_ns(m.summary.median),
+                crate::model::call_note::CallNote::of(m).median_cell(m.summary.median),
             ];
             (
                 total,

@@ -60,7 +60,7 @@ fn row(r: &ExperimentResult, m: &Metric, share: String, priced: bool) -> Vec<Str
         share,
         units::duration_ns(total_ns(m)),
         units::duration_ns(m.summary.mean),
-        units::duration_ns(m.summary.median),
+        note.median_cell(m.summary.median),
         m.summary.n.to_string(),
     ];
     if r.id == CALLS_ID {

@@ -1,0 +1,44 @@
+//! Builds the `calls` preload library (preload/: C and one x86-64 assembly file) into a
+//! shared object that `preload.rs` embeds. The `cc` crate makes static archives only, so
+//! its compiler handle links the `.so` here. Other architectures get an empty library and
+//! `calls` keeps its uprobe backend there.
+
+use std::path::PathBuf;
+
+fn main() {
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
+    let so = out.join("libsysmeter_calls.so");
+    let sources = [
+        "preload/calls.c",
+        "preload/patch.c",
+        "preload/hooks_x86_64.S",
+    ];
+    for s in sources.iter().chain(&["preload/layout.h"]) {
+        println!("cargo:rerun-if-changed={s}");
+    }
+    let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    if arch != "x86_64" {
+        std::fs::write(&so, b"").expect("write the empty preload library");
+        return;
+    }
+    let compiler = cc::Build::new().get_compiler();
+    let status = compiler
+        .to_command()
+        .args([
+            "-O2",
+            "-fPIC",
+            "-shared",
+            "-mgeneral-regs-only",
+            "-fvisibility=hidden",
+        ])
+        .args(["-Wall", "-Wextra", "-Wl,-z,now", "-o"])
+        .arg(&so)
+        .args(sources)
+        .args(["-ldl", "-lpthread"])
+        .status()
+        .expect("run the C compiler for the calls preload library");
+    assert!(
+        status.success(),
+        "building the calls preload library failed"
+    );
+}

@@ -1,0 +1,28 @@
+//! The in-process library of `calls` (built from `preload/` by build.rs) and the shared
+//! memory it writes its counts into. Both are memfds without close-on-exec: the launched
+//! program inherits them, loads the library as `/proc/self/fd/N` and maps the region by its
+//! number, and every process and exec'd image of the run writes into the same region,
+//! which outlives them all. No unsafe code: the region is read back with `pread`.
+
+use std::ffi::CStr;
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::OwnedFd;
+
+use nix::sys::memfd::{MFdFlags, memfd_create};
+
+/// The preload library (empty where it is not built: not x86-64).
+pub static CALLS_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libsysmeter_calls.so"));
+
+/// An anonymous in-memory file that child processes inherit (not close-on-exec).
+pub fn inherited_memfd(name: &CStr) -> io::Result<File> {
+    let fd: OwnedFd = memfd_create(name, MFdFlags::empty()).map_err(io::Error::from)?;
+    Ok(File::from(fd))
+}
+
+/// The preload library in an inherited memfd.
+pub fn library_memfd() -> io::Result<File> {
+    let mut f = inherited_memfd(c"sysmeter-calls.so")?;
+    f.write_all(CALLS_LIBRARY)?;
+    Ok(f)
+}

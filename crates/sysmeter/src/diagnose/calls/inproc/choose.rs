@@ -1,0 +1,137 @@
+//! Which backend a `calls` run uses, and why: the in-process library for a launched,
+//! dynamically linked, non-setuid program whose functions are named without an object;
+//! uprobes otherwise (`-p PID`, OBJECT:NAME, static programs — no dynamic linker to load
+//! the library — and setuid programs, for which the dynamic linker ignores LD_PRELOAD).
+//!
+//! Depends on `diagnose::observe::target` and the sibling `select`.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use super::super::select::Pattern;
+use crate::diagnose::observe::target::Target;
+
+/// The backend of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// The preload library (GOT patching in the process).
+    InProcess,
+    /// Uprobes through the kernel.
+    Uprobe,
+}
+
+/// What `--backend` asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Wanted {
+    /// The in-process library where it can work.
+    #[default]
+    Auto,
+    /// The in-process library, or an error saying why not.
+    InProcess,
+    /// Uprobes.
+    Uprobe,
+}
+
+/// Whether the ELF file at `path` asks for a dynamic linker (has PT_INTERP).
+fn dynamic(path: &Path) -> bool {
+    let Ok(b) = std::fs::read(path) else {
+        return false;
+    };
+    let u16_at = |at: usize| {
+        b.get(at..at + 2)
+            .map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
+    };
+    let u64_at = |at: usize| {
+        b.get(at..at + 8)
+            .map_or(0, |s| u64::from_le_bytes(s.try_into().unwrap_or([0; 8])))
+    };
+    if b.get(..4) != Some(b"\x7fELF") || b.get(4) != Some(&2) {
+        return false;
+    }
+    let (phoff, phentsize, phnum) = (u64_at(32) as usize, u16_at(54) as usize, u16_at(56));
+    (0..phnum as usize).any(|i| {
+        let at = phoff + i * phentsize;
+        b.get(at..at + 4) == Some(&3u32.to_le_bytes()[..])
+    })
+}
+
+/// Why the in-process backend cannot trace this run, if it cannot.
+pub fn why_not(target: &Target, program: &Path, patterns: &[Pattern]) -> Option<String> {
+    if sysmeter_sys::preload::CALLS_LIBRARY.is_empty() {
+        return Some("the in-process library is built for x86-64 only".into());
+    }
+    if let Target::Attach(pid) = target {
+        return Some(format!("-p {pid} attaches to a running process"));
+    }
+    if let Some(p) = patterns.iter().find(|p| p.object.is_some()) {
+        return Some(format!(
+            "{}:{} names a library's own definition (all its callers)",
+            p.object.as_deref().unwrap_or_default(),
+            p.glob
+        ));
+    }
+    let mode = std::fs::metadata(program).map_or(0, |m| m.permissions().mode());
+    if mode & 0o6000 != 0 {
+        return Some(format!(
+            "{} is setuid or setgid (the dynamic linker ignores LD_PRELOAD for it)",
+            program.display()
+        ));
+    }
+    if !dynamic(program) {
+        return Some(format!(
+            "{} is statically linked (no dynamic linker to load the library)",
+            program.display()
+        ));
+    }
+    None
+}
+
+/// The backend of a run and the sentence that names it.
+pub fn backend(wanted: Wanted, why_not: Option<String>) -> Result<(Backend, String), String> {
+    match (wanted, why_not) {
+        (Wanted::Uprobe, _) => Ok((Backend::Uprobe, "backend: uprobe (--backend uprobe)".into())),
+        (Wanted::Auto, Some(why)) => {
+            Ok((Backend::Uprobe, format!("backend: uprobe, because {why}")))
+        }
+        (Wanted::InProcess, Some(why)) => Err(format!(
+            "--backend inproc cannot trace this: {why}; use --backend uprobe (needs root)"
+        )),
+        (_, None) => Ok((
+            Backend::InProcess,
+            "backend: inproc (a preloaded library counts the program's calls in the process)"
+                .into(),
+        )),
+    }
+}
+
+/// The comma-separated globs the library matches the program's imports against.
+pub fn globs(patterns: &[Pattern]) -> String {
+    let all: Vec<&str> = patterns.iter().map(|p| p.glob.as_str()).collect();
+    all.join(",")
+}
+
+/// A usage error when no function the program imports matches the patterns (the same
+/// sentence as the uprobe backend's, naming what it imports).
+pub fn check_imports(program: &Path, patterns: &[Pattern]) -> Result<(), super::super::CallsError> {
+    let image = crate::diagnose::observe::elf::read(program)?;
+    let mut imports: Vec<&str> = image.plt.iter().map(|(n, _)| n.as_str()).collect();
+    if imports.iter().any(|n| {
+        patterns
+            .iter()
+            .any(|p| super::super::select::glob_match(&p.glob, n))
+    }) {
+        return Ok(());
+    }
+    imports.sort_unstable();
+    imports.dedup();
+    let hint = if imports.is_empty() {
+        "it calls no shared library through a PLT".to_string()
+    } else {
+        format!("it imports: {}", imports.join(", "))
+    };
+    Err(super::super::CallsError::NothingMatches {
+        object: program.display().to_string(),
+        patterns: globs(patterns),
+        hint,
+    })
+}

@@ -1,0 +1,263 @@
+//! `sysmeter calls` through its in-process backend (the default for launched, dynamically
+//! linked programs; no root needed): exact counts on a single-threaded loop and per thread
+//! on a 4-thread BIND_NOW program, a forked child that execs another program with `-f`, a
+//! program that closes every file descriptor, a C++ exception and a longjmp out of qsort's
+//! comparison function that must end as they do without sysmeter, malloc's time against
+//! the program's own timing, a stripped PIE, a static program refused with its reason, and
+//! `--duration` reading the counts so far. Fixtures need a C compiler (`cc`; the C++ one `c++`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::cmd::traced_json;
+use crate::support::skip::{Cap, Missing};
+use crate::support::{compile_fixture, need};
+
+const SELECT: [&str; 2] = ["-e", "malloc,free,strlen,time"];
+
+/// Runs `calls ARGS -- CMD` (in process); the run and the command's stdout.
+fn inproc(args: &[&str], cmd: &[&str], dir: &Path) -> (Value, String) {
+    let args: Vec<&str> = ["--backend", "inproc", "--no-store"]
+        .iter()
+        .chain(args)
+        .copied()
+        .collect();
+    let (run, output) = traced_json("calls", &args, cmd, dir);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("backend: inproc"), "{stderr}");
+    (run, String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+fn metric<'a>(run: &'a Value, name: &str) -> Option<&'a Value> {
+    run["results"][0]["metrics"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == name)
+}
+
+fn count(run: &Value, name: &str) -> u64 {
+    metric(run, name).map_or(0, |m| m["summary"]["n"].as_u64().unwrap_or(0))
+}
+
+fn finding(run: &Value, key: &str) -> String {
+    let all = run["results"][0]["findings"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let f = all.iter().find(|f| f["key"] == key);
+    f.map_or(String::new(), |f| {
+        f["text"].as_str().unwrap_or("").to_string()
+    })
+}
+
+fn loop_fixture(dir: &Path) -> Result<PathBuf, Missing> {
+    compile_fixture("calls_loop", dir, &[])
+}
+
+fn text(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn the_loop_is_counted_exactly_in_process() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = text(&need!(loop_fixture(dir.path())));
+    let (run, _) = inproc(&SELECT, &[&bin, "20000", "0"], dir.path());
+    let got = ["malloc", "free", "strlen", "time"].map(|f| count(&run, f));
+    assert_eq!(got, [20000, 20000, 20000, 5000], "{run:#}");
+    assert!(
+        finding(&run, "overhead").contains("empty function"),
+        "{run:#}"
+    );
+}
+
+#[test]
+fn bind_now_threads_are_counted_exactly_per_thread() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = need!(crate::calls::bind_now_fixture(dir.path()));
+    let (run, _) = inproc(&SELECT, &[&text(&bin), "2000"], dir.path());
+    let got = ["malloc", "free", "strlen", "time"].map(|f| count(&run, f));
+    assert_eq!(got, [8000, 8000, 8000, 800], "{run:#}");
+    let threads = finding(&run, "per_thread");
+    assert_eq!(threads.matches("malloc 2000").count(), 4, "{threads}");
+    assert_eq!(threads.matches("time 200").count(), 4, "{threads}");
+}
+
+#[test]
+fn an_exec_in_a_forked_child_is_counted_with_f_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = text(&need!(loop_fixture(dir.path())));
+    let cmd = [bin.as_str(), "1000", "0", "exec", bin.as_str()];
+    let e = ["-e", "malloc,free"];
+    let (with, _) = inproc(&[e[0], e[1], "-f"], &cmd, dir.path());
+    assert_eq!(count(&with, "malloc"), 2000, "{with:#}");
+    let (without, _) = inproc(&e, &cmd, dir.path());
+    assert_eq!(count(&without, "malloc"), 1000, "{without:#}");
+}
+
+#[test]
+fn a_program_that_closes_every_descriptor_is_still_counted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = text(&need!(loop_fixture(dir.path())));
+    let (run, _) = inproc(&SELECT, &[&bin, "1000", "0", "closefds"], dir.path());
+    assert_eq!(count(&run, "free"), 1000, "{run:#}");
+}
+
+/// The command's stdout without sysmeter.
+fn plain_stdout(cmd: &[&str]) -> String {
+    let out = Command::new(cmd[0]).args(&cmd[1..]).output().expect("runs");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_longjmp_out_of_qsort_ends_as_without_sysmeter() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = text(&need!(compile_fixture("calls_qsort_jmp", dir.path(), &[])));
+    let cmd = [bin.as_str(), "500"];
+    let (run, stdout) = inproc(
+        &["-e", "qsort,malloc,free", "--time-every-call"],
+        &cmd,
+        dir.path(),
+    );
+    assert_eq!(stdout, plain_stdout(&cmd));
+    assert_eq!(count(&run, "qsort"), 500, "{run:#}");
+    let qsort = metric(&run, "qsort").expect("qsort");
+    // Every qsort was left by longjmp: counted, never timed, and no time is made up.
+    assert!(
+        qsort["note"]
+            .as_str()
+            .unwrap_or("")
+            .contains("no call timed"),
+        "{qsort}"
+    );
+    assert_eq!(count(&run, "malloc"), 500, "{run:#}");
+}
+
+fn cxx_fixture(dir: &Path) -> Result<PathBuf, Missing> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/programs/calls_throw.cc");
+    let exe = dir.join("calls_throw");
+    let status = Command::new("c++")
+        .args(["-O1", "-g", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .map_err(|e| Missing::new(Cap::Cc, format!("no C++ compiler (c++: {e})")))?;
+    assert!(status.success(), "c++ failed on {}", src.display());
+    Ok(exe)
+}
+
+#[test]
+fn a_cxx_exception_through_qsort_ends_as_without_sysmeter() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = text(&need!(cxx_fixture(dir.path())));
+    let cmd = [bin.as_str(), "200"];
+    let (run, stdout) = inproc(
+        &["-e", "qsort,malloc,free", "--time-every-call"],
+        &cmd,
+        dir.path(),
+    );
+    assert_eq!(stdout, plain_stdout(&cmd));
+    assert!(stdout.contains("caught 200 of 200"), "{stdout}");
+    assert_eq!(count(&run, "qsort"), 200, "{run:#}");
+}
+
+#[test]
+fn malloc_time_agrees_with_the_programs_own_or_is_bounded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = text(&need!(loop_fixture(dir.path())));
+    let cmd = [bin.as_str(), "50000", "1000000"];
+    // The program's own timing, at its least disturbed of three runs.
+    let pair = (0..3)
+        .map(|_| {
+            let own = plain_stdout(&cmd);
+            let ns: Option<f64> = own
+                .trim()
+                .strip_prefix("pair_ns ")
+                .and_then(|v| v.parse().ok());
+            ns.unwrap_or_else(|| panic!("{own}"))
+        })
+        .fold(f64::INFINITY, f64::min);
+    let (run, _) = inproc(&["-e", "malloc,free"], &cmd, dir.path());
+    let m = metric(&run, "malloc").expect("malloc");
+    let median = m["summary"]["median"].as_f64().expect("median");
+    let note = m["note"].as_str().unwrap_or("");
+    let truth = pair / 2.0;
+    // Wide margins: a loaded 2-CPU machine moves both timings.
+    if note.contains("below resolution") {
+        assert!(
+            median >= truth / 3.0,
+            "bound {median} ns vs {truth} ns: {note}"
+        );
+    } else {
+        assert!(
+            median > 0.0 && median <= truth * 3.0 && median >= truth / 3.0,
+            "{median} vs {truth}"
+        );
+    }
+}
+
+#[test]
+fn a_stripped_pie_is_counted_in_process() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = need!(compile_fixture(
+        "calls_loop",
+        dir.path(),
+        &["-fPIE", "-pie"]
+    ));
+    let stripped = Command::new("strip").arg(&bin).status();
+    assert!(stripped.is_ok_and(|s| s.success()), "strip failed");
+    let (run, _) = inproc(&SELECT, &[&text(&bin), "1000", "0"], dir.path());
+    let got = ["malloc", "free", "strlen", "time"].map(|f| count(&run, f));
+    assert_eq!(got, [1000, 1000, 1000, 250], "{run:#}");
+}
+
+#[test]
+fn a_static_program_cannot_be_counted_in_process_and_says_why() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = need!(compile_fixture("calls_loop", dir.path(), &["-static"]));
+    let out = crate::support::sysmeter()
+        .args(["calls", "--backend", "inproc", "--no-store", "--"])
+        .arg(&bin)
+        .args(["10", "0"])
+        .output()
+        .expect("sysmeter runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("statically linked") && err.contains("--backend uprobe"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
+}
+
+#[test]
+fn duration_reads_the_counts_so_far_and_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = text(&need!(loop_fixture(dir.path())));
+    let (run, _) = inproc(
+        &["-e", "malloc", "--duration", "200ms"],
+        &[&bin, "50000000", "0"],
+        dir.path(),
+    );
+    let n = count(&run, "malloc");
+    assert!(n > 0 && n < 50_000_000, "{n}");
+    assert!(finding(&run, "ended").contains("--duration"), "{run:#}");
+}
+
+#[test]
+fn signal_handlers_calling_hooked_functions_keep_counts_exact() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = text(&need!(compile_fixture("calls_signals", dir.path(), &[])));
+    let cmd = [bin.as_str(), "2000000"];
+    let e = ["-e", "malloc,free,strlen,getpid", "--time-every-call"];
+    let (run, stdout) = inproc(&e, &cmd, dir.path());
+    assert_eq!(stdout, plain_stdout(&cmd));
+    assert_eq!(count(&run, "malloc"), 2_000_000, "{run:#}");
+    // The handler calls strlen and getpid once per signal.
+    let handled = count(&run, "getpid");
+    assert_eq!(count(&run, "strlen"), 2_000_000 + handled, "{run:#}");
+}
