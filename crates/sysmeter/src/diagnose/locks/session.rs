@@ -44,6 +44,8 @@ pub struct Recording {
     pub threads: usize,
     /// The waits the in-kernel backend aggregated (`None`: pair `recorded`'s events).
     pub paired: Option<Paired>,
+    /// The in-kernel backend measured it (`paired` was filled from its maps).
+    pub in_kernel: bool,
 }
 
 fn cpu_ns() -> u64 {
@@ -119,6 +121,7 @@ fn launch(
         wall_ns,
         tracer_cpu_ns,
         threads: 1,
+        in_kernel: paired.is_some(),
         paired,
     })
 }
@@ -170,6 +173,7 @@ fn attach(
         wall_ns: elapsed_ns(start),
         tracer_cpu_ns: cpu_ns().saturating_sub(cpu0),
         threads,
+        in_kernel: paired.is_some(),
         paired,
     })
 }

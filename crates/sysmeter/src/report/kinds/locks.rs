@@ -1,6 +1,6 @@
 //! A `locks` run: the `mutrace`-style table (`table.rs`) instead of the generic metric table
 //! in text and Markdown, and in HTML the hot lock, then the contended locks by call site as
-//! the answer.
+//! the answer; a run that lost records or waits says so first (the `lost` finding).
 //!
 //! Pure. Depends on `model` (the typed rows of `model::locks`), `model::units` and the HTML
 //! views of `report`.
@@ -53,7 +53,13 @@ fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerView {
         heading: "Contended locks".into(),
         lines_html: finding_lines(
             r,
-            &["hot_lock", "no_contention", "lock_waits", "event_waits"],
+            &[
+                "lost",
+                "hot_lock",
+                "no_contention",
+                "lock_waits",
+                "event_waits",
+            ],
         ),
         table: Some(TableView {
             caption: String::new(),
