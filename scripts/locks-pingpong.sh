@@ -4,7 +4,9 @@
 # perf`, and bpftrace running scripts/locks-pingpong.bt (the same aggregation in the kernel).
 # Prints one line per run: the program's own time (it measures itself), the waits and futex
 # calls seen, the records lost, and the overhead per futex call against the untraced run of
-# the same round. docs/bpf.md has the figures of this machine.
+# the same round. Then paired runs: bpftrace system-wide on the threads named `pingpong`
+# while `locks --backend bpf` observes one run, so both count the same waits.
+# docs/bpf.md has the figures of this machine.
 # Needs root, bpftrace, cc, taskset. Usage:
 #   scripts/locks-pingpong.sh [path/to/sysmeter] [round trips, 20000] [rounds, 5]
 set -eu
@@ -26,12 +28,12 @@ import json, re, sys
 run = json.load(open(sys.argv[1]))
 r = run["results"][0]
 waits = sum(m["summary"]["n"] for m in r["metrics"])
-calls, lost = 0, 0
+calls, lost = 0, "0%"
 for f in r["findings"]:
-    m = re.search(r"Observed (\d+) futex calls", f["text"])
-    calls = int(m.group(1)) if m else calls
+    if f["key"] == "observed":
+        calls = int(f["value"])
     if f["key"] == "lost":
-        lost = int(f.get("value") or 0)
+        lost = f"{100 * f['value']:.1f}%"
 print(waits, calls, lost)
 PY
 }
@@ -51,4 +53,15 @@ for r in $(seq "$rounds"); do
     calls=$(sed -n 's/^@calls: //p' "$work/out")
     lost=$(sed -n 's/.*Lost \([0-9]*\) events.*/\1/p' "$work/out" | head -n 1)
     echo "round $r bpftrace: $t ms, waits $waits, futex calls $calls, lost ${lost:-0}, $(per_call "$t" "$base" "$calls") µs per call"
+done
+sed 's/pid == cpid/comm == "pingpong"/' "$here/scripts/locks-pingpong.bt" >"$work/paired.bt"
+for r in $(seq "$rounds"); do
+    bpftrace "$work/paired.bt" >"$work/bt" 2>&1 &
+    bt=$!
+    until grep -q Attaching "$work/bt"; do sleep 0.2; done
+    sleep 1
+    set -- $(sysmeter_run bpf)
+    kill -INT "$bt"
+    wait "$bt" || true
+    echo "paired $r: locks --backend bpf waits $1, futex calls $2; bpftrace waits $(sed -n 's/^@n: //p' "$work/bt"), futex calls $(sed -n 's/^@calls: //p' "$work/bt")"
 done
