@@ -5,12 +5,12 @@
 # write counts of `strace -c`, `sysmeter trace` and bpftrace, which must be equal.
 # Needs root, bpftrace, strace. Usage:
 #   scripts/trace-bpftrace.sh [path/to/sysmeter] [count, 200000] [rounds, 5]
-set -eu
+set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$here/target/release/sysmeter}
 count=${2:-200000}
 rounds=${3:-5}
-dd="dd if=/dev/zero of=/dev/null bs=1 count=$count"
+dd="$(command -v dd) if=/dev/zero of=/dev/null bs=1 count=$count"
 work=$(mktemp -d /var/tmp/trace-bt.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 ms() { s=$(date +%s%N); "$@" >"$work/out" 2>&1; e=$(date +%s%N); echo $(((e - s) / 1000)); }
