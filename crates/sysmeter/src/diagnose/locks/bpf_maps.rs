@@ -172,3 +172,48 @@ pub fn into_paired(maps: &Maps, rec: &mut Recorded) -> Paired {
 fn chain_of(maps: &Maps, rec: &mut Recorded, call: Call, latest: u64) -> u32 {
     chain(maps, rec, call, latest).0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnose::observe::records::{PERF_CONTEXT_USER, frames};
+
+    fn put(k: &mut [u8; KEY_BYTES], at: usize, v: &[u8]) {
+        k[at..at + v.len()].copy_from_slice(v);
+    }
+
+    #[test]
+    fn keys_become_waits_with_their_wakers_and_exact_totals() {
+        let mut maps = Maps::default();
+        maps.stacks.insert(1, vec![0x40_1000, 0x40_2000]);
+        maps.stacks.insert(2, vec![0x40_3000]);
+        let mut k = [0u8; KEY_BYTES];
+        put(&mut k, 0, &0x1234u64.to_ne_bytes());
+        for (at, v) in [(8, 10u32), (12, 11), (16, 128), (20, 1), (28, 12), (32, 2)] {
+            put(&mut k, at, &v.to_ne_bytes());
+        }
+        let mut v = [0u64; VALUE_WORDS];
+        (v[0], v[1], v[2 + 10], v[2 + 12]) = (3, 9_000, 2, 1);
+        maps.waits.push((k, v));
+        maps.counters = vec![3, 0, 8, 0, 0, 4];
+        let mut rec = Recorded::default();
+        let p = into_paired(&maps, &mut rec);
+        assert_eq!((p.calls, p.wakes, p.waits.len()), (8, 4, 3));
+        assert_eq!(p.waits.iter().map(Wait::ns).sum::<u64>(), 9_000);
+        let w = p.waits[0];
+        assert_eq!(
+            (w.pid, w.tid, w.uaddr, w.op, w.ret),
+            (10, 11, 0x1234, 128, 0)
+        );
+        let user = |c: u32| -> Vec<u64> {
+            let chain = &rec.chains[c as usize];
+            assert_eq!(chain[0], PERF_CONTEXT_USER);
+            frames(chain).into_iter().map(|(a, _)| a).collect()
+        };
+        assert_eq!(user(w.chain), vec![0x40_1000, 0x40_2000]);
+        let (waker, chain) = w.waker.expect("a waker");
+        assert_eq!((waker, user(chain)), (12, vec![0x40_3000]));
+        assert_eq!(maps.stack_ids(), vec![1, 2]);
+        assert_eq!(maps.lost(), 0);
+    }
+}
