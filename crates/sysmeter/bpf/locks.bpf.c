@@ -22,7 +22,9 @@
 #define MAX_WORDS 16384
 #define MAX_KEYS 32768
 #define MAX_STACKS 16384
-#define STACK_WORDS 64
+#define STACK_WORDS 256
+#define SHORT_WORDS 64
+#define MAX_SNAPSHOTS 4096
 #define BUCKETS 40
 
 // Counter slots, read by user space (crates/sysmeter/src/diagnose/locks/bpf.rs).
@@ -84,8 +86,10 @@ struct value {
 	__u64 hist[BUCKETS];
 };
 
-// The user registers and the top of the user stack at the first call of a (process, user
-// stack): user space puts back the callers that frameless glibc leaves hide.
+// The user registers and the top 2 KiB of the user stack at the first call of a (process,
+// user stack, word): user space puts back the callers that frameless glibc leaves hide. 2 KiB
+// as the perf backend copies: a stripped library's waits (xz's liblzma) need more than 512
+// bytes to reach their caller. Where the stack holds less, the first 512 bytes are kept.
 struct snapshot {
 	__u64 ts;
 	__u64 sp;
@@ -140,7 +144,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_THREADS);
+	__uint(max_entries, MAX_SNAPSHOTS);
 	__type(key, struct snap_key);
 	__type(value, struct snapshot);
 } snapshots SEC(".maps");
@@ -221,7 +225,8 @@ static __always_inline void snapshot(__u32 pid, __s32 ustack, __u64 uaddr, __u64
 	s->ts = now;
 	if (bpf_probe_read_kernel(&s->sp, 8, regs + PT_REGS_SP) ||
 	    bpf_probe_read_kernel(&s->bp, 8, regs + PT_REGS_BP) ||
-	    bpf_probe_read_user(s->words, sizeof(s->words), (void *)s->sp)) {
+	    (bpf_probe_read_user(s->words, sizeof(s->words), (void *)s->sp) &&
+	     bpf_probe_read_user(s->words, SHORT_WORDS * 8, (void *)s->sp))) {
 		count(C_SNAPSHOT_FAILED);
 		return;
 	}

@@ -3,8 +3,8 @@
 //! its count of [`Wait`]s, their durations spread over the key's log2 histogram and scaled
 //! to its exact sum (`observe::bpf::durations`: counts and totals exact, single waits within
 //! their bucket). Each distinct user stack goes through the same unwinder as the perf
-//! backend's stack copies (`events::Recorded::stack_chain`) with the registers and the 512
-//! bytes of stack the kernel kept at its first call, so frameless glibc leaves are repaired.
+//! backend's stack copies (`events::Recorded::stack_chain`) with the registers and the 2 KiB
+//! of stack the kernel kept at its first call, so frameless glibc leaves are repaired.
 //!
 //! The layouts below mirror the C structs; `bpf.rs` reads the maps, this file decodes them.
 
@@ -22,7 +22,7 @@ pub const BUCKETS: usize = 40;
 /// `struct value`: count, sum, histogram.
 pub const VALUE_WORDS: usize = 2 + BUCKETS;
 /// Words of user stack in `struct snapshot`.
-pub const STACK_WORDS: usize = 64;
+pub const STACK_WORDS: usize = 256;
 /// `struct snapshot`: ts, sp, bp, words.
 pub const SNAPSHOT_WORDS: usize = 3 + STACK_WORDS;
 /// Bytes of user stack in one snapshot.
