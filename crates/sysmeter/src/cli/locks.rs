@@ -33,6 +33,11 @@ pub struct LocksArgs {
     /// `-p PID`, `--duration` and the command.
     #[command(flatten)]
     pub target: TargetArgs,
+    /// How the waits are measured: `bpf` aggregates them in the kernel (nothing lost, low
+    /// overhead; needs root or CAP_BPF + CAP_PERFMON and kernel BTF), `perf` sends every
+    /// futex entry and exit through ring buffers, `auto` takes `bpf` where it is permitted.
+    #[arg(long, value_enum, value_name = "BACKEND", default_value = "auto")]
+    pub backend: super::BpfBackendArg,
     /// Output format, --out, and where the run is stored.
     #[command(flatten)]
     pub output: OutputArgs,

@@ -29,7 +29,7 @@ pub use export::{ExportArgs, ExportFormat};
 pub use fleet::{FleetArgs, ImportArgs};
 pub use locks::{LOCKS_TARGET, LocksArgs};
 pub use man::ManArgs;
-pub use profile::{OffCpuBackendArg, PROFILE_TARGET, ProfileArgs};
+pub use profile::{BpfBackendArg, PROFILE_TARGET, ProfileArgs};
 pub use report::ReportArgs;
 pub use run::{RUN_TARGET, RunArgs};
 pub use scale::ScaleArgs;

@@ -58,7 +58,7 @@ pub struct ProfileArgs {
     /// overhead; needs root or CAP_BPF + CAP_PERFMON and kernel BTF), `perf` sends every
     /// switch through ring buffers, `auto` takes `bpf` where it is permitted.
     #[arg(long, value_enum, value_name = "BACKEND", default_value = "auto")]
-    pub backend: OffCpuBackendArg,
+    pub backend: BpfBackendArg,
     /// Write the flame graph (SVG) to FILE (with --both the on-CPU one; the off-CPU one goes
     /// to FILE with `.offcpu.svg` for its extension).
     #[arg(long, value_name = "FILE")]
@@ -72,9 +72,9 @@ pub struct ProfileArgs {
     pub output: OutputArgs,
 }
 
-/// `--backend` of `profile --off-cpu` and `--both`.
+/// `--backend` of `profile --off-cpu`, `--both` and `locks`: in-kernel aggregation or perf rings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum OffCpuBackendArg {
+pub enum BpfBackendArg {
     /// The in-kernel backend where it is permitted, else perf.
     Auto,
     /// In-kernel aggregation (BPF programs, maps read at the end).

@@ -5,8 +5,8 @@
 use super::diagnosis::{Diagnosed, DiagnosisError, diagnose, ended, record};
 use super::output::Stream;
 use super::{Outcome, console};
-use crate::cli::{LOCKS_TARGET, LocksArgs};
-use crate::diagnose::locks::{self, LocksError, Settings};
+use crate::cli::{BpfBackendArg, LOCKS_TARGET, LocksArgs};
+use crate::diagnose::locks::{self, Backend, LocksError, Settings};
 use crate::diagnose::observe::target::Target;
 use crate::model::RunKind;
 
@@ -30,6 +30,7 @@ pub fn locks(args: &LocksArgs) -> anyhow::Result<Outcome> {
     };
     let settings = Settings {
         duration: args.target.duration,
+        backend: backend(args.backend)?,
     };
     diagnose(
         (&args.output, Stream::Stderr),
@@ -42,4 +43,18 @@ pub fn locks(args: &LocksArgs) -> anyhow::Result<Outcome> {
             Ok(Diagnosed::new(run, ended(out.exit)))
         },
     )
+}
+
+/// The backend `--backend` asks for (exit 2 with the reason when `bpf` cannot run here),
+/// announced in one line on stderr.
+fn backend(arg: BpfBackendArg) -> anyhow::Result<Backend> {
+    let request = match arg {
+        BpfBackendArg::Auto => None,
+        BpfBackendArg::Bpf => Some(Backend::Bpf),
+        BpfBackendArg::Perf => Some(Backend::Perf),
+    };
+    let (backend, line) =
+        locks::choose(request).map_err(|e| anyhow::Error::new(super::UsageError(e)))?;
+    console::errln(line);
+    Ok(backend)
 }

@@ -11,7 +11,7 @@ use super::outfile::{OutFile, open_opt};
 use super::output::Stream;
 use super::{Outcome, UsageError, console, protected};
 use crate::cli::target::{Rules, TargetArgs};
-use crate::cli::{OffCpuBackendArg, PROFILE_TARGET, ProfileArgs};
+use crate::cli::{BpfBackendArg, PROFILE_TARGET, ProfileArgs};
 use crate::diagnose::observe::target::{Target, Unresolved, resolve_program};
 use crate::diagnose::profile::offcpu::Backend;
 use crate::diagnose::profile::{self, Settings, result};
@@ -85,11 +85,11 @@ fn settings(args: &ProfileArgs) -> anyhow::Result<Settings> {
 
 /// The off-CPU backend `--backend` asks for, checked here (exit 2 with the reason when it
 /// cannot run), and announced in one line on stderr.
-fn off_cpu_backend(arg: OffCpuBackendArg) -> anyhow::Result<Backend> {
+fn off_cpu_backend(arg: BpfBackendArg) -> anyhow::Result<Backend> {
     let request = match arg {
-        OffCpuBackendArg::Auto => None,
-        OffCpuBackendArg::Bpf => Some(Backend::Bpf),
-        OffCpuBackendArg::Perf => Some(Backend::Perf),
+        BpfBackendArg::Auto => None,
+        BpfBackendArg::Bpf => Some(Backend::Bpf),
+        BpfBackendArg::Perf => Some(Backend::Perf),
     };
     let (backend, line) = profile::offcpu::choose(request).map_err(usage)?;
     if backend == Backend::Perf

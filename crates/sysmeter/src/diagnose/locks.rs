@@ -8,6 +8,8 @@
 //! The pipeline, one submodule per step:
 //! - [`events`] and [`parse`]: `syscalls:sys_{enter,exit}_futex` through perf_event_open,
 //!   with call chains and a copy of the top of the user stack;
+//! - [`bpf`], [`bpf_maps`]: the in-kernel backend (`--backend bpf`), whose maps become the
+//!   same waits, so everything after pairing is shared; [`source`] drives either backend;
 //! - [`session`]: launch gated or attach, drain until the end, `--duration` or Ctrl-C;
 //! - [`waits`] (pure): waits (exit − entry of a waiting operation) and their wakers;
 //! - [`unwind`] and [`sites`]: the stacks (with the frames frameless glibc hides), the call
@@ -18,11 +20,14 @@
 //! Depends on `model`, `stats`, `host`, the profiler's maps/symbols and `sysmeter-sys`;
 //! never prints.
 
+pub mod bpf;
+pub mod bpf_maps;
 pub mod events;
 pub mod parse;
 pub mod result;
 pub mod session;
 pub mod sites;
+pub mod source;
 pub mod unwind;
 pub mod waits;
 
@@ -75,6 +80,34 @@ pub enum LocksError {
 pub struct Settings {
     /// Stop observing after this long (`--duration`).
     pub duration: Option<Duration>,
+    /// Where the waits are measured.
+    pub backend: Backend,
+}
+
+/// Where the waits are measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// BPF programs aggregate in the kernel; user space reads maps at the end.
+    Bpf,
+    /// Every futex entry and exit crosses a perf ring to user space.
+    #[default]
+    Perf,
+}
+
+/// The backend for a request (`None`: auto, the in-kernel one where it is permitted) and
+/// one line saying which and why; `Err` when `bpf` was asked for and cannot run here.
+pub fn choose(request: Option<Backend>) -> Result<(Backend, String), String> {
+    if request == Some(Backend::Perf) {
+        return Ok((Backend::Perf, "locks backend: perf (asked for)".into()));
+    }
+    match (request, bpf::available()) {
+        (_, Ok(())) => Ok((
+            Backend::Bpf,
+            "locks backend: bpf (in-kernel aggregation: permitted, kernel BTF present)".into(),
+        )),
+        (Some(_), Err(why)) => Err(format!("--backend bpf cannot run here: {why}")),
+        (None, Err(why)) => Ok((Backend::Perf, format!("locks backend: perf (bpf: {why})"))),
+    }
 }
 
 /// A finished session.

@@ -26,8 +26,39 @@ fn futex_events() -> Result<(), Missing> {
         .map_err(|why| Missing::new(Cap::Tracepoints, format!("futex tracepoints: {why}")))
 }
 
-fn fixture(dir: &Path) -> Result<PathBuf, Missing> {
+/// What a `backend` run needs: the futex tracepoints, and for `bpf` the in-kernel backend.
+fn backend_events(backend: &str) -> Result<(), Missing> {
     futex_events()?;
+    if backend == "bpf" {
+        sysmeter::diagnose::locks::bpf::available()
+            .map_err(|why| Missing::new(Cap::Bpf, format!("the in-kernel locks backend: {why}")))?;
+    }
+    Ok(())
+}
+
+/// Every test of a backend runs twice, as `<test>::perf` and `<test>::bpf`, one at a time:
+/// while a BPF program that returns 0 is attached to a tracepoint, the kernel records no
+/// perf sample of that tracepoint for anyone (docs/bpf.md), so a perf run beside a bpf run
+/// would see no futex call.
+macro_rules! both_backends {
+    ($name:ident) => {
+        mod $name {
+            #[test]
+            fn perf() {
+                let _alone = crate::support::exclusive();
+                super::$name("perf");
+            }
+            #[test]
+            fn bpf() {
+                let _alone = crate::support::exclusive();
+                super::$name("bpf");
+            }
+        }
+    };
+}
+
+fn fixture(dir: &Path, backend: &str) -> Result<PathBuf, Missing> {
+    backend_events(backend)?;
     compile_fixture("locks_phases", dir, &["-pthread"])
 }
 
@@ -69,11 +100,11 @@ fn rows(run: &Value) -> Vec<(String, u64, f64, String)> {
         .collect()
 }
 
-#[test]
-fn one_hot_lock_at_the_worker_line_and_none_on_separate_locks() {
+both_backends!(one_hot_lock_at_the_worker_line_and_none_on_separate_locks);
+fn one_hot_lock_at_the_worker_line_and_none_on_separate_locks(backend: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(fixture(dir.path()));
-    let (stdout, run) = locks_json(dir.path(), &[prog.as_os_str()]);
+    let prog = need!(fixture(dir.path(), backend));
+    let (stdout, run) = locks_json(dir.path(), backend, &[prog.as_os_str()]);
     let rows = rows(&run);
     let one = field(&stdout, "one=", "one");
     let locks: Vec<_> = rows.iter().filter(|r| r.0.starts_with("lock ")).collect();
@@ -175,10 +206,10 @@ fn next_tick(out: &mut BufReader<ChildStdout>) -> u64 {
     }
 }
 
-#[test]
-fn attach_and_detach_twenty_times_leaves_the_target_running() {
+both_backends!(attach_and_detach_twenty_times_leaves_the_target_running);
+fn attach_and_detach_twenty_times_leaves_the_target_running(backend: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(fixture(dir.path()));
+    let prog = need!(fixture(dir.path(), backend));
     let mut child = Command::new(&prog)
         .arg("loop")
         .stdout(Stdio::piped())
@@ -191,7 +222,8 @@ fn attach_and_detach_twenty_times_leaves_the_target_running() {
         let before = next_tick(&mut out);
         let text = String::from_utf8_lossy(
             &sysmeter()
-                .args(["locks", "--no-store", "--duration", "150ms", "-p", &pid])
+                .args(["locks", "--backend", backend, "--no-store"])
+                .args(["--duration", "150ms", "-p", &pid])
                 .assert()
                 .success()
                 .get_output()
@@ -215,15 +247,15 @@ fn attach_and_detach_twenty_times_leaves_the_target_running() {
     );
 }
 
-#[test]
-fn a_stored_locks_run_shows_renders_and_compares() {
+both_backends!(a_stored_locks_run_shows_renders_and_compares);
+fn a_stored_locks_run_shows_renders_and_compares(backend: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(fixture(dir.path()));
+    let prog = need!(fixture(dir.path(), backend));
     let db = dir.path().join("s.db");
     let db_arg = db.to_str().expect("utf-8 path");
     for _ in 0..2 {
         sysmeter()
-            .args(["locks", "--db", db_arg, "--"])
+            .args(["locks", "--backend", backend, "--db", db_arg, "--"])
             .arg(&prog)
             .arg("300")
             .assert()
@@ -247,10 +279,11 @@ fn a_stored_locks_run_shows_renders_and_compares() {
 }
 
 /// Runs `locks --format json` on `argv`; the fixture's stdout and the run record.
-fn locks_json(dir: &Path, argv: &[&std::ffi::OsStr]) -> (String, Value) {
+fn locks_json(dir: &Path, backend: &str, argv: &[&std::ffi::OsStr]) -> (String, Value) {
     let json = dir.join("run.json");
     let out = sysmeter()
-        .args(["locks", "--no-store", "--format", "json", "--out"])
+        .args(["locks", "--backend", backend])
+        .args(["--no-store", "--format", "json", "--out"])
         .arg(&json)
         .arg("--")
         .args(argv)
@@ -265,11 +298,11 @@ fn locks_json(dir: &Path, argv: &[&std::ffi::OsStr]) -> (String, Value) {
     (String::from_utf8_lossy(&out.stdout).into_owned(), run)
 }
 
-#[test]
-fn a_condition_variable_wait_is_an_event_woken_by_the_signalling_code() {
+both_backends!(a_condition_variable_wait_is_an_event_woken_by_the_signalling_code);
+fn a_condition_variable_wait_is_an_event_woken_by_the_signalling_code(backend: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(fixture(dir.path()));
-    let (stdout, run) = locks_json(dir.path(), &[prog.as_os_str(), "cond".as_ref()]);
+    let prog = need!(fixture(dir.path(), backend));
+    let (stdout, run) = locks_json(dir.path(), backend, &[prog.as_os_str(), "cond".as_ref()]);
     let rows = rows(&run);
     let waits = line_in(SOURCE, "COND WAIT");
     let signal = format!(
@@ -298,10 +331,10 @@ fn a_condition_variable_wait_is_an_event_woken_by_the_signalling_code() {
     );
 }
 
-#[test]
-fn a_rust_std_mutex_is_found_at_its_lock_line() {
+both_backends!(a_rust_std_mutex_is_found_at_its_lock_line);
+fn a_rust_std_mutex_is_found_at_its_lock_line(backend: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
-    need!(futex_events());
+    need!(backend_events(backend));
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/programs/locks_std.rs");
     let exe = dir.path().join("locks_std");
     let status = Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
@@ -311,7 +344,7 @@ fn a_rust_std_mutex_is_found_at_its_lock_line() {
         .status()
         .expect("rustc runs (cargo test needs it)");
     assert!(status.success(), "rustc failed on {}", src.display());
-    let (_, run) = locks_json(dir.path(), &[exe.as_os_str()]);
+    let (_, run) = locks_json(dir.path(), backend, &[exe.as_os_str()]);
     let rows = rows(&run);
     let site = format!(
         "worker (locks_std.rs:{})",

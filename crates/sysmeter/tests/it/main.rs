@@ -25,6 +25,7 @@ mod ipc;
 mod killed;
 mod layouts;
 mod locks;
+mod locks_lost;
 mod lookup;
 mod mem;
 mod mutation;

@@ -20,10 +20,12 @@ use perf_event::Builder;
 
 use super::parse::{self, Call, Layout};
 use crate::diagnose::observe::maps::MapEvent;
-use crate::diagnose::observe::records::{self, RECORD_LOST, RECORD_SAMPLE, RawData};
+use crate::diagnose::observe::records::{
+    self, PERF_CONTEXT_USER, RECORD_LOST, RECORD_SAMPLE, RawData,
+};
 use crate::diagnose::observe::rings::{PerCpuRings, stack_sampled};
 use crate::diagnose::observe::tracefs::EventFormat;
-use crate::diagnose::observe::unwind::{Live, StackCopy};
+use crate::diagnose::observe::unwind::{Live, Regs, StackCopy};
 
 /// Bytes of user stack copied with every futex entry: enough for the call site and, in C
 /// programs, the stack up to `main` or the thread's start (768 bytes in the `unwind_tree`
@@ -75,13 +77,18 @@ impl Default for Recorded {
 impl Recorded {
     /// Starts with the mappings of an attached process.
     pub fn with_maps(maps: &[MapEvent]) -> Recorded {
+        Recorded::copying(maps, STACK_BYTES)
+    }
+
+    /// Starts with the mappings of an attached process, for stack copies of `bytes`.
+    pub fn copying(maps: &[MapEvent], bytes: u32) -> Recorded {
         Recorded {
             events: Vec::new(),
             chains: Vec::new(),
             index: HashMap::new(),
             side: RawData::default(),
             lost: 0,
-            live: Live::new(maps, STACK_BYTES),
+            live: Live::new(maps, bytes),
         }
     }
 
@@ -93,6 +100,32 @@ impl Recorded {
         self.index.insert(chain.clone(), i);
         self.chains.push(chain);
         i
+    }
+
+    /// Interns the user stack `frames` (leaf first) of `pid`, unwound through `copy` (its
+    /// registers and stack bytes) against the side-band records read so far: the in-kernel
+    /// backend's stacks take the same repair as the perf rings' copies.
+    pub fn stack_chain(
+        &mut self,
+        pid: u32,
+        time: u64,
+        frames: &[u64],
+        copy: Option<(Regs, &[u8])>,
+    ) -> u32 {
+        let mut chain = vec![PERF_CONTEXT_USER];
+        chain.extend_from_slice(frames);
+        self.live.catch_up(&self.side);
+        if let Some((regs, stack)) = copy {
+            let copy = StackCopy {
+                pid,
+                time,
+                regs,
+                stack,
+            };
+            chain = self.live.chain(&chain, &copy);
+        }
+        self.side.stops = self.live.stops;
+        self.intern(chain)
     }
 
     fn push(&mut self, s: parse::Sample<'_>) {

@@ -276,7 +276,10 @@ fn about(target: &Target) -> About {
 
 /// The result of a session.
 pub fn build(recording: &mut Recording, target: &Target) -> ExperimentResult {
-    let paired = pair(&mut recording.recorded.events);
+    let paired = match recording.paired.take() {
+        Some(p) => p,
+        None => pair(&mut recording.recorded.events),
+    };
     let side = &recording.recorded.side;
     let maps: Vec<_> = recording
         .maps_at_start

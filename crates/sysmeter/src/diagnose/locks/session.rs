@@ -12,8 +12,10 @@ use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 use sysmeter_sys::process::child::Child;
 use sysmeter_sys::process::exit::{ChildUsage, Exit};
 
-use super::events::{Recorded, Rings};
+use super::events::Recorded;
 use super::parse::Layout;
+use super::source::Source;
+use super::waits::Paired;
 use super::{LocksError, Settings};
 use crate::diagnose::observe::maps::{MapEvent, parse_proc_maps};
 use crate::diagnose::observe::proc::{each_thread, online_cpus, process_gone};
@@ -40,6 +42,10 @@ pub struct Recording {
     pub tracer_cpu_ns: u64,
     /// Threads the events were opened on (attach) or 1 (a launched command).
     pub threads: usize,
+    /// The waits the in-kernel backend aggregated (`None`: pair `recorded`'s events).
+    pub paired: Option<Paired>,
+    /// The in-kernel backend measured it (`paired` was filled from its maps).
+    pub in_kernel: bool,
 }
 
 fn cpu_ns() -> u64 {
@@ -87,14 +93,12 @@ fn launch(
         cause,
     };
     let mut child = Child::spawn(&program, &args).map_err(launch_error)?;
-    let mut rings = Rings::new(layout);
+    let mut rings = Source::open(settings.backend, layout)?;
     // If opening fails, dropping `child` kills and reaps it unreleased.
-    rings
-        .add(child.pid(), &online_cpus(), true)
-        .map_err(perf(format!("pid {}", child.pid())))?;
+    rings.launched(child.pid(), &online_cpus())?;
     child.release().map_err(launch_error)?;
     let (start, cpu0) = (Instant::now(), cpu_ns());
-    let mut recorded = Recorded::default();
+    let mut recorded = rings.recorded(&[]);
     let wait_error = |cause| LocksError::Wait { cause };
     let (stop, mut exit) = loop {
         std::thread::sleep(POLL);
@@ -103,7 +107,7 @@ fn launch(
             break s;
         }
     };
-    rings.drain(&mut recorded);
+    let paired = rings.finish(&mut recorded)?;
     let (wall_ns, tracer_cpu_ns) = (elapsed_ns(start), cpu_ns().saturating_sub(cpu0));
     drop(rings);
     if exit.is_none() {
@@ -117,12 +121,14 @@ fn launch(
         wall_ns,
         tracer_cpu_ns,
         threads: 1,
+        in_kernel: paired.is_some(),
+        paired,
     })
 }
 
 /// Opens the events on every thread of `pid`, rescanning until no new one shows up.
-fn open_threads(pid: i32, rings: &mut Rings, cpus: &[usize]) -> Result<usize, LocksError> {
-    each_thread(pid, |tid| rings.add(tid, cpus, false))
+fn open_threads(pid: i32, rings: &mut Source, cpus: &[usize]) -> Result<usize, LocksError> {
+    each_thread(pid, |tid| rings.thread(pid, tid, cpus))
         .map_err(perf(format!("threads of {pid}")))?
         .ok_or(LocksError::NoSuchPid { pid })
 }
@@ -136,8 +142,8 @@ fn attach(
     let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"))
         .map_err(|_| LocksError::NoSuchPid { pid })?;
     let maps_at_start = parse_proc_maps(pid as u32, &maps);
-    let mut recorded = Recorded::with_maps(&maps_at_start);
-    let mut rings = Rings::new(layout);
+    let mut rings = Source::open(settings.backend, layout)?;
+    let mut recorded = rings.recorded(&maps_at_start);
     let threads = open_threads(pid, &mut rings, &online_cpus())?;
     rings.enable().map_err(perf(format!("pid {pid}")))?;
     attached(&format!(
@@ -158,7 +164,7 @@ fn attach(
             break Ended::Finished;
         }
     };
-    rings.drain(&mut recorded);
+    let paired = rings.finish(&mut recorded)?;
     Ok(Recording {
         recorded,
         maps_at_start,
@@ -167,5 +173,7 @@ fn attach(
         wall_ns: elapsed_ns(start),
         tracer_cpu_ns: cpu_ns().saturating_sub(cpu0),
         threads,
+        in_kernel: paired.is_some(),
+        paired,
     })
 }

@@ -177,6 +177,32 @@ pub fn u64_at(bytes: &[u8], at: usize) -> u64 {
         .map_or(0, u64::from_ne_bytes)
 }
 
+/// The kernel keeps a count, a sum and a log2 histogram per key, not each interval: the
+/// `count` durations spread over the log2 buckets of `hist` (a bucket's middle each) and
+/// scaled so that they add up to `sum` exactly.
+pub fn durations(count: u64, sum: u64, hist: &[u64]) -> Vec<u64> {
+    let mut mids: Vec<f64> = Vec::new();
+    for (b, &n) in hist.iter().enumerate() {
+        let mid = if b == 0 {
+            1.0
+        } else {
+            1.5 * (1u64 << b) as f64
+        };
+        mids.extend(std::iter::repeat_n(mid, n as usize));
+    }
+    // A histogram that disagrees with the count (read while being updated): even shares.
+    if mids.len() as u64 != count || mids.is_empty() {
+        mids = vec![1.0; count as usize];
+    }
+    let scale = sum as f64 / mids.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+    let mut out: Vec<u64> = mids.iter().map(|m| (m * scale).round() as u64).collect();
+    let given: u64 = out.iter().sum();
+    if let Some(last) = out.last_mut() {
+        *last = (*last + sum).saturating_sub(given);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,5 +221,18 @@ mod tests {
         if let Err(why) = available() {
             assert!(!why.is_empty());
         }
+    }
+
+    #[test]
+    fn durations_add_up_to_the_sum_and_follow_the_buckets() {
+        let mut hist = [0u64; 40];
+        hist[10] = 2;
+        hist[20] = 1;
+        let d = durations(3, 3_000_000, &hist);
+        assert_eq!(d.len(), 3);
+        assert_eq!(d.iter().sum::<u64>(), 3_000_000);
+        assert!(d[2] > 100 * d[0], "{d:?}");
+        assert_eq!(durations(1, 77, &hist[..0]), vec![77]);
+        assert!(durations(0, 0, &hist).is_empty());
     }
 }

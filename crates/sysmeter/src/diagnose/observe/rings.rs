@@ -220,3 +220,17 @@ pub(crate) fn paired_tracepoint(id: u64, at: Placement, extra: SampleFlag) -> io
         .enable_on_exec(at.enable_on_exec);
     b.build()
 }
+/// A software dummy event that samples nothing but brings the side-band records
+/// (mappings, execs, names, forks) timed on CLOCK_MONOTONIC like `bpf_ktime_get_ns`: what
+/// the in-kernel backends need to symbolise the stacks their maps hold.
+pub fn side_band() -> Builder<'static> {
+    let mut b = Builder::new(perf_event::events::Software::DUMMY);
+    b.sample(SampleFlag::TID | SampleFlag::TIME)
+        .sample_id_all(true)
+        .clockid(Clock::MONOTONIC)
+        .mmap(true)
+        .mmap2(true)
+        .comm(true)
+        .task(true);
+    b
+}

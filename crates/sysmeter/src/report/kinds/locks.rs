@@ -1,25 +1,53 @@
 //! A `locks` run: the `mutrace`-style table (`table.rs`) instead of the generic metric table
 //! in text and Markdown, and in HTML the hot lock, then the contended locks by call site as
-//! the answer.
+//! the answer; a run that lost records or waits says so first (the `lost` finding: under
+//! the title in the terminal, the first line of the HTML answer).
 //!
 //! Pure. Depends on `model` (the typed rows of `model::locks`), `model::units` and the HTML
 //! views of `report`.
 
 mod table;
 
-use super::TableKind;
-use crate::model::ExperimentResult;
+use super::{KindView, first};
 use crate::model::locks::LOCK_ROWS;
 use crate::model::units;
+use crate::model::{ExperimentResult, RunRecord};
 use crate::report::html::answer::{AnswerView, finding_lines};
 use crate::report::html::view::{ExperimentView, Row, TableView};
 
 /// The view of `locks`.
-pub(super) const LOCKS: TableKind = TableKind {
-    text: table::text,
-    markdown: table::markdown,
-    answer,
-};
+pub(super) struct Locks;
+
+impl KindView for Locks {
+    /// The generic layout with the `lost` finding right under the title: everything below
+    /// is a fraction of what happened.
+    fn text(&self, run: &RunRecord, color: bool, _full: bool) -> Option<String> {
+        let text = crate::report::text::render(run, self, color);
+        let lost = run
+            .results
+            .first()
+            .and_then(|r| r.findings.iter().find(|f| f.key == "lost"));
+        Some(match (lost, text.split_once('\n')) {
+            (Some(f), Some((title, rest))) => format!("{title}\nwarning: {}\n{rest}", f.text),
+            _ => text,
+        })
+    }
+
+    fn result_text(&self, r: &ExperimentResult) -> Option<String> {
+        table::text(r)
+    }
+
+    fn result_markdown(&self, r: &ExperimentResult) -> Option<String> {
+        table::markdown(r)
+    }
+
+    fn html_answer(&self, run: &RunRecord, views: &mut [ExperimentView]) -> AnswerView {
+        match first(run, views) {
+            Some((r, view)) => answer(r, view),
+            None => AnswerView::default(),
+        }
+    }
+}
 
 /// The hot-lock sentence, then one row per lock and call site (mutrace's table) from the
 /// per-row wait metrics, with their names and notes as written. The typed rows' artifact is
@@ -53,7 +81,13 @@ fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerView {
         heading: "Contended locks".into(),
         lines_html: finding_lines(
             r,
-            &["hot_lock", "no_contention", "lock_waits", "event_waits"],
+            &[
+                "lost",
+                "hot_lock",
+                "no_contention",
+                "lock_waits",
+                "event_waits",
+            ],
         ),
         table: Some(TableView {
             caption: String::new(),

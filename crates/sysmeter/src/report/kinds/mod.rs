@@ -65,7 +65,7 @@ pub(super) fn view(kind: RunKind) -> &'static dyn KindView {
         RunKind::Trace => &trace::TRACE,
         RunKind::Calls => &calls::CALLS,
         RunKind::Profile => &profile::Profile,
-        RunKind::Locks => &locks::LOCKS,
+        RunKind::Locks => &locks::Locks,
         RunKind::Scale => &scale::Scale,
     }
 }

@@ -75,11 +75,45 @@ fn events(others: &[&Lock]) -> Option<Finding> {
     Some(Finding::new("event_waits", text, Some(total as f64)))
 }
 
+/// The `lost` finding (its value: the share affected, 0..1): futex records the perf rings
+/// dropped against all records sent, or waits the kernel's maps had no room for against all
+/// waits; `None` when nothing was lost.
+fn lost(paired: &Paired, rec: &Recording) -> Option<Finding> {
+    let lost = rec.recorded.lost;
+    if lost == 0 {
+        return None;
+    }
+    let (kept, what, why) = match rec.in_kernel {
+        true => (
+            paired.waits.len() as u64,
+            "waits dropped",
+            "the kernel's maps were full",
+        ),
+        false => (
+            rec.recorded.events.len() as u64,
+            "futex records lost",
+            "ring buffers full; `--backend bpf` aggregates in the kernel and loses none",
+        ),
+    };
+    let share = lost as f64 / (lost + kept) as f64;
+    Some(Finding::new(
+        "lost",
+        format!(
+            "Incomplete: {} of {} {what} ({}; {why}): the counts and waits below are too low.",
+            units::count(lost as f64),
+            units::count((lost + kept) as f64),
+            units::percent(share)
+        ),
+        Some(share),
+    ))
+}
+
 /// All findings.
 pub fn findings(locks: &[Lock], paired: &Paired, rec: &Recording) -> Vec<Finding> {
     let (contended, others): (Vec<&Lock>, Vec<&Lock>) = locks.iter().partition(|l| is_lock(l.kind));
     let all_ns: u64 = contended.iter().map(|l| l.total_ns).sum();
-    let mut out = Vec::new();
+    // A loss first: every figure below is a fraction of what happened.
+    let mut out: Vec<Finding> = lost(paired, rec).into_iter().collect();
     match hot(&contended, all_ns, rec.wall_ns) {
         Some(f) => {
             out.push(f);
@@ -123,15 +157,5 @@ pub fn findings(locks: &[Lock], paired: &Paired, rec: &Recording) -> Vec<Finding
         ),
         Some(paired.calls as f64),
     ));
-    if rec.recorded.lost > 0 {
-        out.push(Finding::new(
-            "lost",
-            format!(
-                "{} futex records were lost (the rings filled up): the counts are low.",
-                units::count(rec.recorded.lost as f64)
-            ),
-            Some(rec.recorded.lost as f64),
-        ));
-    }
     out
 }

@@ -8,8 +8,7 @@
 //! live line reads the interval counter (one array lookup); at the end the maps are read once and turned into the perf backend's records (`bpf_maps`), so
 //! the analysis, reports and flame graphs are the same code.
 
-use perf_event::events::Software;
-use perf_event::{Builder, Clock, SampleFlag, Sampler};
+use perf_event::Sampler;
 
 use super::super::ProfileError;
 use super::super::sampling::open_error;
@@ -18,6 +17,7 @@ use super::bpf_maps::{self, KEY_BYTES, Maps, SNAPSHOT_WORDS, SPAN_BYTES, VALUE_W
 use super::raw::OffRaw;
 use crate::diagnose::observe::bpf::{BpfError, Loaded, u32_at};
 use crate::diagnose::observe::records::handle;
+use crate::diagnose::observe::rings::side_band;
 use crate::diagnose::observe::tracefs::{EventFormat, holding, mount};
 
 /// The compiled programs (scripts/build-bpf.sh); aligned, or aya refuses the ELF.
@@ -80,18 +80,6 @@ fn load() -> Result<Loaded, String> {
 /// Why the in-kernel backend cannot run here (one line), or `Ok`: loads and unloads it.
 pub fn available() -> Result<(), String> {
     load().map(drop)
-}
-
-fn side_band() -> Builder<'static> {
-    let mut b = Builder::new(Software::DUMMY);
-    b.sample(SampleFlag::TID | SampleFlag::TIME)
-        .sample_id_all(true)
-        .clockid(Clock::MONOTONIC)
-        .mmap(true)
-        .mmap2(true)
-        .comm(true)
-        .task(true);
-    b
 }
 
 /// The in-kernel backend as the session's [`Extra`]: the programs, the side-band events,

@@ -2,9 +2,7 @@
 //! records the perf backend produces (pure): one switch-out per aggregated key (its thread,
 //! state and stacks as a perf call chain, with the user-stack snapshot for `unwind`), one
 //! waking per distinct waker, thread spans as starts and exits, and one [`Block`] per
-//! interval. The kernel keeps a count, a sum and a log2 histogram per key, not each
-//! interval, so the intervals of a key are spread over its histogram buckets and scaled to
-//! its exact sum: totals and counts are exact, single durations are within their bucket.
+//! interval (spread over the key's log2 histogram by `observe::bpf::durations`).
 //!
 //! The layouts below mirror the C structs; `bpf.rs` reads the maps, this file decodes them.
 
@@ -12,7 +10,7 @@ use std::collections::HashMap;
 
 use super::blocks::{Block, Blocks};
 use super::raw::{OffRaw, Switch, UserStack};
-use crate::diagnose::observe::bpf::{u32_at, u64_at};
+use crate::diagnose::observe::bpf::{durations, u32_at, u64_at};
 use crate::diagnose::observe::records::{PERF_CONTEXT_KERNEL, PERF_CONTEXT_USER};
 use crate::diagnose::observe::unwind::Regs;
 
@@ -124,31 +122,6 @@ fn chain(maps: &Maps, kstack: i32, ustack: i32) -> Vec<u64> {
     c
 }
 
-/// `count` durations spread over the log2 buckets of `hist` (a bucket's middle each) and
-/// scaled so that they add up to `sum` exactly.
-pub fn durations(count: u64, sum: u64, hist: &[u64]) -> Vec<u64> {
-    let mut mids: Vec<f64> = Vec::new();
-    for (b, &n) in hist.iter().enumerate() {
-        let mid = if b == 0 {
-            1.0
-        } else {
-            1.5 * (1u64 << b) as f64
-        };
-        mids.extend(std::iter::repeat_n(mid, n as usize));
-    }
-    // A histogram that disagrees with the count (read while being updated): even shares.
-    if mids.len() as u64 != count || mids.is_empty() {
-        mids = vec![1.0; count as usize];
-    }
-    let scale = sum as f64 / mids.iter().sum::<f64>().max(f64::MIN_POSITIVE);
-    let mut out: Vec<u64> = mids.iter().map(|m| (m * scale).round() as u64).collect();
-    let given: u64 = out.iter().sum();
-    if let Some(last) = out.last_mut() {
-        *last = (*last + sum).saturating_sub(given);
-    }
-    out
-}
-
 fn spans_into(maps: &Maps, raw: &mut OffRaw) -> HashMap<u32, u64> {
     let mut first = HashMap::new();
     for (tid, s) in &maps.spans {
@@ -233,19 +206,6 @@ pub fn into_raw(maps: &Maps, raw: &mut OffRaw) -> Blocks {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_add_up_to_the_sum_and_follow_the_buckets() {
-        let mut hist = [0u64; BUCKETS];
-        hist[10] = 2;
-        hist[20] = 1;
-        let d = durations(3, 3_000_000, &hist);
-        assert_eq!(d.len(), 3);
-        assert_eq!(d.iter().sum::<u64>(), 3_000_000);
-        assert!(d[2] > 100 * d[0], "{d:?}");
-        assert_eq!(durations(1, 77, &hist[..0]), vec![77]);
-        assert!(durations(0, 0, &hist).is_empty());
-    }
 
     fn put(k: &mut [u8; KEY_BYTES], at: usize, v: u32) {
         k[at..at + 4].copy_from_slice(&v.to_ne_bytes());

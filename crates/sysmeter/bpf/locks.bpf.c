@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// In-kernel aggregation for `sysmeter locks --backend bpf` (docs/bpf.md).
+//
+// Each waiting futex call of a target thread (WAIT, WAIT_BITSET, LOCK_PI, LOCK_PI2,
+// WAIT_REQUEUE_PI, from sys_enter_futex to sys_exit_futex) is added to `waits`, keyed by its
+// word, operation, user stack id, return value and waker (the last other thread that called
+// a waking operation on the same word while it waited, with that thread's user stack): a
+// count, a sum and a log2 histogram. No record per call leaves the kernel; user space reads
+// the maps at the end and `counters` for the live line.
+//
+// Field offsets are not compiled in: user space reads them from tracefs and sets the `off_*`
+// globals before loading (they move between kernels). Operation numbers are linux/futex.h's.
+//
+// Built by scripts/build-bpf.sh; the object next to this file is committed.
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#define MAX_TARGETS 4096
+#define MAX_THREADS 16384
+#define MAX_WORDS 16384
+#define MAX_KEYS 32768
+#define MAX_STACKS 16384
+#define STACK_WORDS 256
+#define SHORT_WORDS 64
+#define MAX_SNAPSHOTS 4096
+#define BUCKETS 40
+
+// Counter slots, read by user space (crates/sysmeter/src/diagnose/locks/bpf.rs).
+#define C_WAITS 0
+#define C_USTACK_LOST 1
+#define C_CALLS 2
+#define C_KEYS_FULL 3
+#define C_STARTS_FULL 4
+#define C_WAKES 5
+#define C_SNAPSHOT_FAILED 6
+#define C_SLOTS 8
+
+// Offsets of the tracepoint fields, from tracefs; set by the loader.
+const volatile __u32 off_uaddr = 24;
+const volatile __u32 off_op = 32;
+const volatile __u32 off_uaddr2 = 56;
+const volatile __u32 off_ret = 16;
+const volatile __u32 off_fork_child = 20;
+const volatile __u32 off_exec_pid = 12;
+
+// FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME: bits that do not change the operation.
+#define FLAGS (128 | 256)
+
+struct start {
+	__u64 ts;
+	__u64 uaddr;
+	__u32 op;
+	__s32 ustack;
+};
+
+struct wake_key {
+	__u64 uaddr;
+	__u32 pid;
+	__u32 pad;
+};
+
+struct wake {
+	__u64 ts;
+	__u32 tid;
+	__s32 ustack;
+};
+
+struct key {
+	__u64 uaddr;
+	__u32 pid;
+	__u32 tid;
+	__u32 op;
+	__s32 ustack;
+	__s32 ret;
+	// The waker's thread (0: none seen while the call waited) and its user stack.
+	__u32 waker_tid;
+	__s32 waker_ustack;
+	__u32 pad;
+};
+
+struct value {
+	__u64 count;
+	__u64 sum_ns;
+	__u64 hist[BUCKETS];
+};
+
+// The user registers and the top 2 KiB of the user stack at the first call of a (process,
+// user stack, word): user space puts back the callers that frameless glibc leaves hide. 2 KiB
+// as the perf backend copies: a stripped library's waits (xz's liblzma) need more than 512
+// bytes to reach their caller. Where the stack holds less, the first 512 bytes are kept.
+struct snapshot {
+	__u64 ts;
+	__u64 sp;
+	__u64 bp;
+	__u64 words[STACK_WORDS];
+};
+
+// A snapshot is kept per (process, user stack id, word), not per stack id alone: glibc's
+// futex leaves keep no frame pointer, so the kernel's walk skips their caller and two call
+// sites (a condition variable's wait and a pthread_join, say) can share one stack id; the
+// word tells them apart in the common case.
+struct snap_key {
+	__u64 uaddr;
+	__u32 pid;
+	__s32 ustack;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u8);
+} armed SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct start);
+} starts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_WORDS);
+	__type(key, struct wake_key);
+	__type(value, struct wake);
+} wakes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_KEYS);
+	__type(key, struct key);
+	__type(value, struct value);
+} waits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_SNAPSHOTS);
+	__type(key, struct snap_key);
+	__type(value, struct snapshot);
+} snapshots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, MAX_STACKS);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 127 * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, C_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+// Scratch space: a snapshot does not fit the 512-byte BPF stack.
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct snapshot);
+} scratch SEC(".maps");
+
+static const struct value zero_value;
+
+static __always_inline void count(__u32 slot)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &slot);
+	if (c)
+		__sync_fetch_and_add(c, 1);
+}
+
+static __always_inline __u32 field_u32(void *ctx, __u32 off)
+{
+	__u32 v = 0;
+	bpf_probe_read_kernel(&v, sizeof(v), (char *)ctx + off);
+	return v;
+}
+
+static __always_inline __u64 field_u64(void *ctx, __u32 off)
+{
+	__u64 v = 0;
+	bpf_probe_read_kernel(&v, sizeof(v), (char *)ctx + off);
+	return v;
+}
+
+static __always_inline __u32 log2_bucket(__u64 v)
+{
+	__u32 b = 0;
+#pragma unroll
+	for (int i = 0; i < BUCKETS - 1; i++) {
+		if (v > 1) {
+			v >>= 1;
+			b++;
+		}
+	}
+	return b;
+}
+
+// x86-64 `struct pt_regs` offsets (an ABI: the order of the saved registers).
+#define PT_REGS_BP 32
+#define PT_REGS_SP 152
+
+static __always_inline void snapshot(__u32 pid, __s32 ustack, __u64 uaddr, __u64 now)
+{
+	struct snap_key sk = { .uaddr = uaddr, .pid = pid, .ustack = ustack };
+	if (ustack < 0 || bpf_map_lookup_elem(&snapshots, &sk))
+		return;
+	__u32 zero = 0;
+	struct snapshot *s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return;
+	struct task_struct *task = bpf_get_current_task_btf();
+	char *regs = (char *)bpf_task_pt_regs(task);
+	s->ts = now;
+	if (bpf_probe_read_kernel(&s->sp, 8, regs + PT_REGS_SP) ||
+	    bpf_probe_read_kernel(&s->bp, 8, regs + PT_REGS_BP) ||
+	    (bpf_probe_read_user(s->words, sizeof(s->words), (void *)s->sp) &&
+	     bpf_probe_read_user(s->words, SHORT_WORDS * 8, (void *)s->sp))) {
+		count(C_SNAPSHOT_FAILED);
+		return;
+	}
+	bpf_map_update_elem(&snapshots, &sk, s, BPF_NOEXIST);
+}
+
+static __always_inline int is_wait(__u32 op)
+{
+	op &= ~FLAGS;
+	return op == 0 || op == 6 || op == 9 || op == 11 || op == 13;
+}
+
+static __always_inline int is_wake(__u32 op)
+{
+	op &= ~FLAGS;
+	return op == 1 || op == 3 || op == 4 || op == 5 || op == 7 || op == 10 || op == 12;
+}
+
+// Requeue and wake-op operations also wake (or move waiters to) the second word.
+static __always_inline int touches_uaddr2(__u32 op)
+{
+	op &= ~FLAGS;
+	return op == 3 || op == 4 || op == 5 || op == 12;
+}
+
+static __always_inline void woke(__u32 pid, __u64 uaddr, struct wake *w)
+{
+	struct wake_key wk = { .uaddr = uaddr, .pid = pid };
+	bpf_map_update_elem(&wakes, &wk, w, BPF_ANY);
+}
+
+SEC("tracepoint/syscalls/sys_enter_futex")
+int sys_enter_futex(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, tid = (__u32)id;
+	if (!bpf_map_lookup_elem(&targets, &pid))
+		return 0;
+	count(C_CALLS);
+	__u32 op = field_u32(ctx, off_op);
+	if (!is_wait(op) && !is_wake(op))
+		return 0;
+	__u64 now = bpf_ktime_get_ns();
+	__u64 uaddr = field_u64(ctx, off_uaddr);
+	__s32 ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	if (ustack < 0)
+		count(C_USTACK_LOST);
+	snapshot(pid, ustack, uaddr, now);
+	if (is_wake(op)) {
+		struct wake w = { .ts = now, .tid = tid, .ustack = ustack };
+		count(C_WAKES);
+		woke(pid, uaddr, &w);
+		if (touches_uaddr2(op)) {
+			__u64 uaddr2 = field_u64(ctx, off_uaddr2);
+			woke(pid, uaddr2, &w);
+			snapshot(pid, ustack, uaddr2, now);
+		}
+		return 0;
+	}
+	struct start st = { .ts = now, .uaddr = uaddr, .op = op, .ustack = ustack };
+	if (bpf_map_update_elem(&starts, &tid, &st, BPF_ANY))
+		count(C_STARTS_FULL);
+	return 0;
+}
+
+static __always_inline void add(struct key *k, __u64 ns)
+{
+	struct value *v = bpf_map_lookup_elem(&waits, k);
+	if (!v) {
+		if (bpf_map_update_elem(&waits, k, &zero_value, BPF_NOEXIST) == -7 /* E2BIG */) {
+			count(C_KEYS_FULL);
+			return;
+		}
+		v = bpf_map_lookup_elem(&waits, k);
+		if (!v) {
+			count(C_KEYS_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->count, 1);
+	__sync_fetch_and_add(&v->sum_ns, ns);
+	__u32 b = log2_bucket(ns);
+	if (b < BUCKETS)
+		__sync_fetch_and_add(&v->hist[b], 1);
+	count(C_WAITS);
+}
+
+SEC("tracepoint/syscalls/sys_exit_futex")
+int sys_exit_futex(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, tid = (__u32)id;
+	struct start *st = bpf_map_lookup_elem(&starts, &tid);
+	if (!st)
+		return 0;
+	__u64 now = bpf_ktime_get_ns();
+	struct key k = {
+		.uaddr = st->uaddr,
+		.pid = pid,
+		.tid = tid,
+		.op = st->op,
+		.ustack = st->ustack,
+		.ret = (__s32)field_u64(ctx, off_ret),
+	};
+	__u64 ns = now - st->ts;
+	if (k.ret == 0) {
+		struct wake_key wk = { .uaddr = st->uaddr, .pid = pid };
+		struct wake *w = bpf_map_lookup_elem(&wakes, &wk);
+		if (w && w->ts >= st->ts && w->tid != tid) {
+			k.waker_tid = w->tid;
+			k.waker_ustack = w->ustack;
+		}
+	}
+	bpf_map_delete_elem(&starts, &tid);
+	add(&k, ns);
+	return 0;
+}
+
+// A process of the target forks: its child is a target too (threads share the tgid already).
+SEC("tracepoint/sched/sched_process_fork")
+int sched_process_fork(void *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	if (!bpf_map_lookup_elem(&targets, &pid))
+		return 0;
+	__u32 child = field_u32(ctx, off_fork_child);
+	__u8 one = 1;
+	bpf_map_update_elem(&targets, &child, &one, BPF_ANY);
+	return 0;
+}
+
+// A launched command becomes a target at its execve (before it, it is sysmeter's child
+// waiting to be released).
+SEC("tracepoint/sched/sched_process_exec")
+int sched_process_exec(void *ctx)
+{
+	__u32 pid = field_u32(ctx, off_exec_pid);
+	if (!bpf_map_lookup_elem(&armed, &pid))
+		return 0;
+	__u8 one = 1;
+	bpf_map_update_elem(&targets, &pid, &one, BPF_ANY);
+	bpf_map_delete_elem(&armed, &pid);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,183 @@
+//! The in-kernel backend of `locks` (`--backend bpf`, docs/bpf.md): the programs of
+//! `crates/sysmeter/bpf/locks.bpf.c` on `syscalls:sys_{enter,exit}_futex` aggregate each
+//! waiting futex call per (word, operation, user stack, return value, waker) in the kernel,
+//! filtered to the target's processes (children followed through `sched_process_fork`), so
+//! no record per call crosses to user space. A software dummy event per CPU (or per thread
+//! of an attached process) still brings the side-band records (mappings, execs, names) that
+//! unwinding and naming need. At the end the maps are read once; `bpf_maps` turns them into
+//! the waits the perf backend's pairing makes, so the report is the same code.
+
+use perf_event::Sampler;
+
+use super::LocksError;
+use super::bpf_maps::{KEY_BYTES, Maps, SNAPSHOT_WORDS, VALUE_WORDS, slot};
+use super::events::Recorded;
+use crate::diagnose::observe::bpf::{BpfError, Loaded, u32_at, u64_at};
+use crate::diagnose::observe::records::handle;
+use crate::diagnose::observe::rings::side_band;
+use crate::diagnose::observe::tracefs::{EventFormat, holding, mount};
+
+/// The compiled programs (scripts/build-bpf.sh); aligned, or aya refuses the ELF.
+static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../bpf/locks.bpf.o");
+/// Ring per side-band event: mappings and names only, a few records per thread.
+const SIDE_RING_BYTES: usize = 256 << 10;
+
+/// The tracepoint fields the programs read, as (global, category, event, field): the
+/// offsets come from tracefs because they differ between kernels.
+const FIELDS: [(&str, &str, &str, &str); 6] = [
+    ("off_uaddr", "syscalls", "sys_enter_futex", "uaddr"),
+    ("off_op", "syscalls", "sys_enter_futex", "op"),
+    ("off_uaddr2", "syscalls", "sys_enter_futex", "uaddr2"),
+    ("off_ret", "syscalls", "sys_exit_futex", "ret"),
+    ("off_fork_child", "sched", "sched_process_fork", "child_pid"),
+    ("off_exec_pid", "sched", "sched_process_exec", "pid"),
+];
+
+fn offsets() -> Result<Vec<(&'static str, u32)>, String> {
+    const FUTEX: &str = "events/syscalls/sys_enter_futex/id";
+    // Root may mount tracefs itself, as perf does (aya attaches through it too).
+    let base = holding(FUTEX)
+        .or_else(|| mount().then(|| holding(FUTEX)).flatten())
+        .ok_or("tracefs with the futex tracepoints is not mounted and could not be mounted")?;
+    let mut out = Vec::new();
+    for (global, category, event, field) in FIELDS {
+        let f = EventFormat::read(base, category, event).map_err(|e| e.to_string())?;
+        let at = f
+            .offset(field)
+            .ok_or_else(|| format!("{}/format has no field {field}", f.dir))?;
+        out.push((global, at as u32));
+    }
+    Ok(out)
+}
+
+/// Loads and attaches the programs; `Err` is one line saying why they cannot run here.
+fn load() -> Result<Loaded, String> {
+    crate::diagnose::observe::bpf::available()?;
+    let globals = offsets()?;
+    let mut l = Loaded::load("locks.bpf.o", OBJECT, &globals).map_err(|e| e.to_string())?;
+    for (category, event) in [
+        ("syscalls", "sys_enter_futex"),
+        ("syscalls", "sys_exit_futex"),
+        ("sched", "sched_process_fork"),
+        ("sched", "sched_process_exec"),
+    ] {
+        l.attach_tracepoint(event, category, event)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(l)
+}
+
+/// Why the in-kernel backend cannot run here (one line), or `Ok`: loads and unloads it.
+pub fn available() -> Result<(), String> {
+    load().map(drop)
+}
+
+fn bpf_error(e: BpfError) -> LocksError {
+    LocksError::Perf {
+        what: e.what,
+        cause: std::io::Error::other(e.cause),
+    }
+}
+
+/// The loaded programs and the side-band events.
+pub struct BpfLocks {
+    loaded: Option<Loaded>,
+    side: Vec<Sampler>,
+}
+
+impl std::fmt::Debug for BpfLocks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BpfLocks")
+    }
+}
+
+impl BpfLocks {
+    /// Loads the programs (nothing is a target yet).
+    pub fn new() -> Result<BpfLocks, LocksError> {
+        Ok(BpfLocks {
+            loaded: Some(load().map_err(LocksError::Unavailable)?),
+            side: Vec::new(),
+        })
+    }
+
+    fn insert(&mut self, map: &str, pid: i32) -> Result<(), LocksError> {
+        match &mut self.loaded {
+            Some(l) => l.insert(map, pid as u32, 1u8).map_err(bpf_error),
+            None => Ok(()),
+        }
+    }
+
+    /// A launched command, a target from its execve on (before it, it is sysmeter's gated
+    /// child), with an inherited side-band event per CPU enabled by that execve.
+    pub fn arm(&mut self, pid: i32, cpus: &[usize]) -> Result<(), LocksError> {
+        self.insert("armed", pid)?;
+        for &cpu in cpus {
+            let mut b = side_band();
+            b.observe_pid(pid)
+                .one_cpu(cpu)
+                .inherit(true)
+                .enable_on_exec(true);
+            let s = b.build().and_then(|c| c.sampled(SIDE_RING_BYTES));
+            self.side.push(s.map_err(|cause| LocksError::Perf {
+                what: format!("side-band event of pid {pid} on CPU {cpu}"),
+                cause,
+            })?);
+        }
+        Ok(())
+    }
+
+    /// A thread of an attached process: its process becomes a target (keys are process
+    /// ids), and its side-band event is opened and enabled now.
+    pub fn attach_thread(&mut self, pid: i32, tid: i32) -> std::io::Result<()> {
+        self.insert("targets", pid)
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let mut b = side_band();
+        b.observe_pid(tid).any_cpu().inherit(false);
+        let mut s = b.build().and_then(|c| c.sampled(SIDE_RING_BYTES))?;
+        s.enable()?;
+        self.side.push(s);
+        Ok(())
+    }
+
+    /// Reads the side-band records now in the rings.
+    pub fn drain(&mut self, out: &mut Recorded) {
+        for s in &mut self.side {
+            while let Some(rec) = s.next_record() {
+                handle(&rec, &mut out.side);
+            }
+        }
+    }
+
+    /// Closes the events, reads the maps and unloads the programs.
+    pub fn finish(&mut self, out: &mut Recorded) -> Result<Maps, LocksError> {
+        self.drain(out);
+        self.side.clear();
+        match self.loaded.take() {
+            Some(mut l) => read(&mut l).map_err(bpf_error),
+            None => Ok(Maps::default()),
+        }
+    }
+}
+
+/// Reads every map the result needs.
+fn read(l: &mut Loaded) -> Result<Maps, BpfError> {
+    let waits: Vec<([u8; KEY_BYTES], [u64; VALUE_WORDS])> = l.entries("waits")?;
+    let snapshots: Vec<([u8; 16], [u64; SNAPSHOT_WORDS])> = l.entries("snapshots")?;
+    let starts: Vec<(u32, [u8; 24])> = l.entries("starts")?;
+    let mut maps = Maps {
+        waits,
+        snapshots: snapshots
+            .into_iter()
+            .map(|(k, v)| ((u32_at(&k, 8), u32_at(&k, 12) as i32, u64_at(&k, 0)), v))
+            .collect(),
+        unfinished: starts.len() as u64,
+        counters: l.counters("counters")?,
+        ..Maps::default()
+    };
+    for id in maps.stack_ids() {
+        let frames = l.stack("stacks", id as u32)?;
+        maps.stacks.insert(id, frames);
+    }
+    debug_assert!(maps.counter(slot::WAITS) >= maps.waits.len() as u64);
+    Ok(maps)
+}
