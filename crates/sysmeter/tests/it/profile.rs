@@ -348,7 +348,9 @@ fn bad_targets_are_usage_errors() {
         .args(["profile", "--no-store", "-p", "999999999"])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("no process with PID 999999999 exists"));
+        .stderr(predicates::str::contains(
+            "no process with PID 999999999 exists",
+        ));
     sysmeter().args(["profile", "--no-store"]).assert().code(2);
     sysmeter()
         .args(["profile", "--no-store", "-F", "0", "--", "true"])

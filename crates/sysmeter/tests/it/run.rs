@@ -182,7 +182,10 @@ fn bad_targets_are_usage_errors() {
         .expect("run");
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("no process with PID 2147483647 exists"), "{err}");
+    assert!(
+        err.contains("no process with PID 2147483647 exists"),
+        "{err}"
+    );
     assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
     let o = sysmeter()
         .args(["run", "--no-store"])
