@@ -84,30 +84,12 @@ pub struct Settings {
     pub backend: Backend,
 }
 
-/// Where the waits are measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Backend {
-    /// BPF programs aggregate in the kernel; user space reads maps at the end.
-    Bpf,
-    /// Every futex entry and exit crosses a perf ring to user space.
-    #[default]
-    Perf,
-}
+pub use crate::diagnose::observe::bpf::Backend;
 
-/// The backend for a request (`None`: auto, the in-kernel one where it is permitted) and
-/// one line saying which and why; `Err` when `bpf` was asked for and cannot run here.
+/// The backend for a request (`None`: auto) and the line saying which and why
+/// ([`crate::diagnose::observe::bpf::choose`]).
 pub fn choose(request: Option<Backend>) -> Result<(Backend, String), String> {
-    if request == Some(Backend::Perf) {
-        return Ok((Backend::Perf, "locks backend: perf (asked for)".into()));
-    }
-    match (request, bpf::available()) {
-        (_, Ok(())) => Ok((
-            Backend::Bpf,
-            "locks backend: bpf (in-kernel aggregation: permitted, kernel BTF present)".into(),
-        )),
-        (Some(_), Err(why)) => Err(format!("--backend bpf cannot run here: {why}")),
-        (None, Err(why)) => Ok((Backend::Perf, format!("locks backend: perf (bpf: {why})"))),
-    }
+    crate::diagnose::observe::bpf::choose("locks", request)
 }
 
 /// A finished session.

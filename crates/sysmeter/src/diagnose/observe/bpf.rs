@@ -67,6 +67,33 @@ pub fn available() -> Result<(), String> {
     Ok(())
 }
 
+/// Where a diagnosis with an in-kernel backend (`locks`, `profile --off-cpu`) measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// BPF programs aggregate in the kernel; user space reads maps at the end.
+    Bpf,
+    /// Every event crosses a perf ring to user space.
+    #[default]
+    Perf,
+}
+
+/// The backend of diagnosis `what` (`locks`, `off-CPU`) for a request (`None`: auto, the
+/// in-kernel one where it is permitted) and one line saying which and why; `Err` when `bpf`
+/// was asked for and cannot run here.
+pub fn choose(what: &str, request: Option<Backend>) -> Result<(Backend, String), String> {
+    if request == Some(Backend::Perf) {
+        return Ok((Backend::Perf, format!("{what} backend: perf (asked for)")));
+    }
+    match (request, available()) {
+        (_, Ok(())) => Ok((
+            Backend::Bpf,
+            format!("{what} backend: bpf (in-kernel aggregation: permitted, kernel BTF present)"),
+        )),
+        (Some(_), Err(why)) => Err(format!("--backend bpf cannot run here: {why}")),
+        (None, Err(why)) => Ok((Backend::Perf, format!("{what} backend: perf (bpf: {why})"))),
+    }
+}
+
 /// A loaded BPF object; its programs stay attached until it is dropped.
 pub struct Loaded {
     ebpf: Ebpf,

@@ -46,30 +46,12 @@ pub fn available() -> Result<(), String> {
         .map_err(|e| format!("{e}; off-CPU profiles need root (system-wide sched_waking)"))
 }
 
-/// Where the blocked intervals are measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Backend {
-    /// BPF programs aggregate in the kernel; user space reads maps at the end.
-    Bpf,
-    /// Every switch and waking crosses a perf ring to user space.
-    #[default]
-    Perf,
-}
+pub use crate::diagnose::observe::bpf::Backend;
 
-/// The backend for a request (`None`: auto, the in-kernel one where it is permitted) and
-/// one line saying which and why; `Err` when `bpf` was asked for and cannot run here.
+/// The backend for a request (`None`: auto) and the line saying which and why
+/// ([`crate::diagnose::observe::bpf::choose`]).
 pub fn choose(request: Option<Backend>) -> Result<(Backend, String), String> {
-    if request == Some(Backend::Perf) {
-        return Ok((Backend::Perf, "off-CPU backend: perf (asked for)".into()));
-    }
-    match (request, bpf::available()) {
-        (_, Ok(())) => Ok((
-            Backend::Bpf,
-            "off-CPU backend: bpf (in-kernel aggregation: permitted, kernel BTF present)".into(),
-        )),
-        (Some(_), Err(why)) => Err(format!("--backend bpf cannot run here: {why}")),
-        (None, Err(why)) => Ok((Backend::Perf, format!("off-CPU backend: perf (bpf: {why})"))),
-    }
+    crate::diagnose::observe::bpf::choose("off-CPU", request)
 }
 
 /// The off-CPU events as the session's [`Extra`].
