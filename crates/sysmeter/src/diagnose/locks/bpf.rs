@@ -12,19 +12,17 @@ use perf_event::Sampler;
 use super::LocksError;
 use super::bpf_maps::{KEY_BYTES, Maps, SNAPSHOT_WORDS, VALUE_WORDS, slot};
 use super::events::Recorded;
-use crate::diagnose::observe::bpf::{BpfError, Loaded, u32_at, u64_at};
+use crate::diagnose::observe::bpf::{BpfError, Field, Loaded, field_offsets, u32_at, u64_at};
 use crate::diagnose::observe::records::handle;
 use crate::diagnose::observe::rings::side_band;
-use crate::diagnose::observe::tracefs::{EventFormat, holding, mount};
 
 /// The compiled programs (scripts/build-bpf.sh); aligned, or aya refuses the ELF.
 static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../bpf/locks.bpf.o");
 /// Ring per side-band event: mappings and names only, a few records per thread.
 const SIDE_RING_BYTES: usize = 256 << 10;
 
-/// The tracepoint fields the programs read, as (global, category, event, field): the
-/// offsets come from tracefs because they differ between kernels.
-const FIELDS: [(&str, &str, &str, &str); 6] = [
+/// The tracepoint fields the programs read.
+const FIELDS: [Field; 6] = [
     ("off_uaddr", "syscalls", "sys_enter_futex", "uaddr"),
     ("off_op", "syscalls", "sys_enter_futex", "op"),
     ("off_uaddr2", "syscalls", "sys_enter_futex", "uaddr2"),
@@ -34,20 +32,7 @@ const FIELDS: [(&str, &str, &str, &str); 6] = [
 ];
 
 fn offsets() -> Result<Vec<(&'static str, u32)>, String> {
-    const FUTEX: &str = "events/syscalls/sys_enter_futex/id";
-    // Root may mount tracefs itself, as perf does (aya attaches through it too).
-    let base = holding(FUTEX)
-        .or_else(|| mount().then(|| holding(FUTEX)).flatten())
-        .ok_or("tracefs with the futex tracepoints is not mounted and could not be mounted")?;
-    let mut out = Vec::new();
-    for (global, category, event, field) in FIELDS {
-        let f = EventFormat::read(base, category, event).map_err(|e| e.to_string())?;
-        let at = f
-            .offset(field)
-            .ok_or_else(|| format!("{}/format has no field {field}", f.dir))?;
-        out.push((global, at as u32));
-    }
-    Ok(out)
+    field_offsets("events/syscalls/sys_enter_futex/id", &FIELDS)
 }
 
 /// Loads and attaches the programs; `Err` is one line saying why they cannot run here.

@@ -67,6 +67,30 @@ pub fn available() -> Result<(), String> {
     Ok(())
 }
 
+/// A tracepoint field a program reads, as (the program's global that receives its offset,
+/// category, event, field): the offsets come from tracefs because they differ between
+/// kernels.
+pub type Field = (&'static str, &'static str, &'static str, &'static str);
+
+/// The offsets of `fields` as (global, offset), from the tracefs that holds `probe` (an
+/// `events/CATEGORY/EVENT/id` path; root mounts tracefs when it is not, as perf does, and
+/// aya attaches through it too); `Err` is one line saying why not.
+pub fn field_offsets(probe: &str, fields: &[Field]) -> Result<Vec<(&'static str, u32)>, String> {
+    use super::tracefs::{EventFormat, holding, mount};
+    let base = holding(probe)
+        .or_else(|| mount().then(|| holding(probe)).flatten())
+        .ok_or_else(|| format!("tracefs with {probe} is not mounted and could not be mounted"))?;
+    let mut out = Vec::new();
+    for &(global, category, event, field) in fields {
+        let f = EventFormat::read(base, category, event).map_err(|e| e.to_string())?;
+        let at = f
+            .offset(field)
+            .ok_or_else(|| format!("{}/format has no field {field}", f.dir))?;
+        out.push((global, at as u32));
+    }
+    Ok(out)
+}
+
 /// Where a diagnosis with an in-kernel backend (`locks`, `profile --off-cpu`) measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Backend {

@@ -15,24 +15,22 @@ use super::super::sampling::open_error;
 use super::super::session::Extra;
 use super::bpf_maps::{self, KEY_BYTES, Maps, SNAPSHOT_WORDS, SPAN_BYTES, VALUE_WORDS};
 use super::raw::OffRaw;
-use crate::diagnose::observe::bpf::{BpfError, Loaded, u32_at};
+use crate::diagnose::observe::bpf::{BpfError, Field, Loaded, field_offsets, u32_at};
 use crate::diagnose::observe::records::handle;
 use crate::diagnose::observe::rings::side_band;
-use crate::diagnose::observe::tracefs::{EventFormat, holding, mount};
 
 /// The compiled programs (scripts/build-bpf.sh); aligned, or aya refuses the ELF.
 static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../../bpf/offcpu.bpf.o");
 /// Ring per side-band event: mappings and names only, a few records per thread.
 const SIDE_RING_BYTES: usize = 256 << 10;
 
-/// The tracepoint fields the programs read, as (global, event, field): the offsets come
-/// from tracefs because they differ between kernels.
-const FIELDS: [(&str, &str, &str); 5] = [
-    ("off_prev_state", "sched_switch", "prev_state"),
-    ("off_next_pid", "sched_switch", "next_pid"),
-    ("off_waking_pid", "sched_waking", "pid"),
-    ("off_fork_child", "sched_process_fork", "child_pid"),
-    ("off_exec_pid", "sched_process_exec", "pid"),
+/// The tracepoint fields the programs read.
+const FIELDS: [Field; 5] = [
+    ("off_prev_state", "sched", "sched_switch", "prev_state"),
+    ("off_next_pid", "sched", "sched_switch", "next_pid"),
+    ("off_waking_pid", "sched", "sched_waking", "pid"),
+    ("off_fork_child", "sched", "sched_process_fork", "child_pid"),
+    ("off_exec_pid", "sched", "sched_process_exec", "pid"),
 ];
 
 fn bpf_error(e: BpfError) -> ProfileError {
@@ -44,20 +42,7 @@ fn bpf_error(e: BpfError) -> ProfileError {
 }
 
 fn offsets() -> Result<Vec<(&'static str, u32)>, String> {
-    const SWITCH: &str = "events/sched/sched_switch/id";
-    // Root may mount tracefs itself, as perf does (aya attaches through it too).
-    let base = holding(SWITCH)
-        .or_else(|| mount().then(|| holding(SWITCH)).flatten())
-        .ok_or("tracefs with sched events is not mounted and could not be mounted")?;
-    let mut out = Vec::new();
-    for (global, event, field) in FIELDS {
-        let f = EventFormat::read(base, "sched", event).map_err(|e| e.to_string())?;
-        let at = f
-            .offset(field)
-            .ok_or_else(|| format!("{}/format has no field {field}", f.dir))?;
-        out.push((global, at as u32));
-    }
-    Ok(out)
+    field_offsets("events/sched/sched_switch/id", &FIELDS)
 }
 
 /// Loads and attaches the programs; `Err` is one line saying why they cannot run here.
