@@ -97,13 +97,15 @@ struct snapshot {
 	__u64 words[STACK_WORDS];
 };
 
-// A snapshot is kept per (process, user stack id, word), not per stack id alone: glibc's
+// A snapshot is kept per (thread, user stack id, word), not per stack id alone: glibc's
 // futex leaves keep no frame pointer, so the kernel's walk skips their caller and two call
 // sites (a condition variable's wait and a pthread_join, say) can share one stack id; the
-// word tells them apart in the common case.
+// word tells them apart in the common case, and the thread tells apart two threads whose
+// walks end alike (main and a worker both waiting in pthread_mutex_lock: with one copy per
+// process, main's waits were charged to the worker's stack).
 struct snap_key {
 	__u64 uaddr;
-	__u32 pid;
+	__u32 tid;
 	__s32 ustack;
 };
 
@@ -155,9 +157,9 @@ struct {
 #define PT_REGS_BP 32
 #define PT_REGS_SP 152
 
-static __always_inline void snapshot(__u32 pid, __s32 ustack, __u64 uaddr, __u64 now)
+static __always_inline void snapshot(__u32 tid, __s32 ustack, __u64 uaddr, __u64 now)
 {
-	struct snap_key sk = { .uaddr = uaddr, .pid = pid, .ustack = ustack };
+	struct snap_key sk = { .uaddr = uaddr, .tid = tid, .ustack = ustack };
 	if (ustack < 0 || bpf_map_lookup_elem(&snapshots, &sk))
 		return;
 	__u32 zero = 0;
@@ -218,7 +220,7 @@ int sys_enter_futex(void *ctx)
 	__s32 ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 	if (ustack < 0)
 		count(C_USTACK_LOST);
-	snapshot(pid, ustack, uaddr, now);
+	snapshot(tid, ustack, uaddr, now);
 	if (is_wake(op)) {
 		struct wake w = { .ts = now, .tid = tid, .ustack = ustack };
 		count(C_WAKES);
@@ -226,7 +228,7 @@ int sys_enter_futex(void *ctx)
 		if (touches_uaddr2(op)) {
 			__u64 uaddr2 = field_u64(ctx, off_uaddr2);
 			woke(pid, uaddr2, &w);
-			snapshot(pid, ustack, uaddr2, now);
+			snapshot(tid, ustack, uaddr2, now);
 		}
 		return 0;
 	}

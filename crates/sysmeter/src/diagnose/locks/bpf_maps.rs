@@ -51,7 +51,7 @@ pub struct Maps {
     pub waits: Vec<([u8; KEY_BYTES], [u64; VALUE_WORDS])>,
     /// `stacks`: id → instruction pointers, innermost first.
     pub stacks: HashMap<i32, Vec<u64>>,
-    /// `snapshots`: (pid, user stack id, word) → (ts, sp, bp, words).
+    /// `snapshots`: (thread, user stack id, word) → (ts, sp, bp, words).
     pub snapshots: HashMap<(u32, i32, u64), [u64; SNAPSHOT_WORDS]>,
     /// Threads still in a waiting call at the end (left in `starts`).
     pub unfinished: u64,
@@ -111,15 +111,16 @@ fn key(k: &[u8; KEY_BYTES]) -> Key {
     }
 }
 
-/// Which call a chain is of: process, user stack id, futex word.
-type Call = (u32, i32, u64);
+/// Which call a chain is of: process, thread, user stack id, futex word (the snapshot is
+/// the thread's: two threads can share a frame-pointer stack id, not a copy).
+type Call = (u32, u32, i32, u64);
 
 /// The chain of a call, unwound through its snapshot where there is one, and the time of
 /// that snapshot (naming looks the address space up at a time).
 fn chain(maps: &Maps, rec: &mut Recorded, call: Call, latest: u64) -> (u32, u64) {
-    let (pid, ustack, _) = call;
+    let (pid, tid, ustack, uaddr) = call;
     let frames = maps.stacks.get(&ustack).cloned().unwrap_or_default();
-    let snap = maps.snapshots.get(&call);
+    let snap = maps.snapshots.get(&(tid, ustack, uaddr));
     let time = snap.map_or(latest, |s| s[0]);
     let copy = snap.zip(frames.first()).map(|(s, &ip)| {
         let regs = Regs {
@@ -144,9 +145,9 @@ pub fn into_paired(maps: &Maps, rec: &mut Recorded) -> Paired {
     };
     for (k, v) in &maps.waits {
         let k = key(k);
-        let (chain, time) = chain(maps, rec, (k.pid, k.ustack, k.uaddr), latest);
+        let (chain, time) = chain(maps, rec, (k.pid, k.tid, k.ustack, k.uaddr), latest);
         let waker = k.waker.map(|(tid, ustack)| {
-            let call = (k.pid, ustack, k.uaddr);
+            let call = (k.pid, tid, ustack, k.uaddr);
             (tid, chain_of(maps, rec, call, latest))
         });
         let mut enter = time;
