@@ -291,31 +291,4 @@ int sys_exit_futex(void *ctx)
 	return 0;
 }
 
-// A process of the target forks: its child is a target too (threads share the tgid already).
-SEC("tracepoint/sched/sched_process_fork")
-int sched_process_fork(void *ctx)
-{
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	if (!bpf_map_lookup_elem(&targets, &pid))
-		return 0;
-	__u32 child = field_u32(ctx, off_fork_child);
-	__u8 one = 1;
-	bpf_map_update_elem(&targets, &child, &one, BPF_ANY);
-	return 0;
-}
-
-// A launched command becomes a target at its execve (before it, it is sysmeter's child
-// waiting to be released).
-SEC("tracepoint/sched/sched_process_exec")
-int sched_process_exec(void *ctx)
-{
-	__u32 pid = field_u32(ctx, off_exec_pid);
-	if (!bpf_map_lookup_elem(&armed, &pid))
-		return 0;
-	__u8 one = 1;
-	bpf_map_update_elem(&targets, &pid, &one, BPF_ANY);
-	bpf_map_delete_elem(&armed, &pid);
-	return 0;
-}
-
-char LICENSE[] SEC("license") = "GPL";
+#include "follow.h"
