@@ -96,24 +96,12 @@ struct snapshot {
 	__u64 words[STACK_WORDS];
 };
 
+// Per thread, as in locks.bpf.c: two threads whose frame-pointer walks end alike in a
+// frameless leaf share a stack id, not a copy of their stack.
 struct snap_key {
-	__u32 pid;
+	__u32 tid;
 	__s32 ustack;
 };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 64);
-	__type(key, __u32);
-	__type(value, __u8);
-} armed SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -174,9 +162,9 @@ static __always_inline void see(__u32 tid, __u32 pid, __u64 now)
 #define PT_REGS_BP 32
 #define PT_REGS_SP 152
 
-static __always_inline void snapshot(__u32 pid, __s32 ustack, __u64 now)
+static __always_inline void snapshot(__u32 tid, __s32 ustack, __u64 now)
 {
-	struct snap_key sk = { .pid = pid, .ustack = ustack };
+	struct snap_key sk = { .tid = tid, .ustack = ustack };
 	if (ustack < 0 || bpf_map_lookup_elem(&snapshots, &sk))
 		return;
 	__u32 zero = 0;
@@ -212,7 +200,7 @@ static __always_inline void switch_out(void *ctx, __u64 now)
 		count(C_STARTS_FULL);
 	bpf_map_delete_elem(&wakers, &tid);
 	see(tid, pid, now);
-	snapshot(pid, st.ustack, now);
+	snapshot(tid, st.ustack, now);
 }
 
 static __always_inline void add(struct key *k, __u64 ns)
@@ -288,7 +276,7 @@ int sched_waking(void *ctx)
 	bpf_map_update_elem(&wakers, &tid, &w, BPF_ANY);
 	// A waker of the target gets its stack repaired too (its stack is shown).
 	if (bpf_map_lookup_elem(&targets, &w.pid))
-		snapshot(w.pid, w.ustack, bpf_ktime_get_ns());
+		snapshot(w.tid, w.ustack, bpf_ktime_get_ns());
 	else if (!bpf_map_lookup_elem(&comms, &w.pid)) {
 		char comm[16] = {};
 		bpf_get_current_comm(comm, sizeof(comm));

@@ -50,7 +50,7 @@ pub struct Maps {
     pub blocked: Vec<([u8; KEY_BYTES], [u64; VALUE_WORDS])>,
     /// `stacks`: id → instruction pointers, innermost first.
     pub stacks: HashMap<i32, Vec<u64>>,
-    /// `snapshots`: (pid, user stack id) → (ts, sp, bp, words).
+    /// `snapshots`: (thread, user stack id) → (ts, sp, bp, words).
     pub snapshots: HashMap<(u32, i32), [u64; SNAPSHOT_WORDS]>,
     /// `spans`: tid → (first, last, pid).
     pub spans: Vec<(u32, [u8; SPAN_BYTES])>,
@@ -142,10 +142,10 @@ fn spans_into(maps: &Maps, raw: &mut OffRaw) -> HashMap<u32, u64> {
 /// Bytes of user stack in one snapshot (`STACK_WORDS` words in offcpu.bpf.c).
 pub const SNAPSHOT_BYTES: u32 = 64 * 8;
 
-/// The snapshot of (process, user stack): its time and the registers and stack bytes the
+/// The snapshot of (thread, user stack): its time and the registers and stack bytes the
 /// unwinder needs (the instruction pointer is the stack's first frame).
-fn snapshot(maps: &Maps, pid: u32, ustack: i32) -> Option<(u64, UserStack)> {
-    let s = maps.snapshots.get(&(pid, ustack))?;
+fn snapshot(maps: &Maps, tid: u32, ustack: i32) -> Option<(u64, UserStack)> {
+    let s = maps.snapshots.get(&(tid, ustack))?;
     let ip = *maps.stacks.get(&ustack)?.first()?;
     let stack = UserStack {
         regs: Regs {
@@ -169,13 +169,13 @@ pub fn into_raw(maps: &Maps, raw: &mut OffRaw) -> Blocks {
     let mut wakers: HashMap<(u32, u32, i32, i32), usize> = HashMap::new();
     for (k, v) in &maps.blocked {
         let k = key(k);
-        let snap = snapshot(maps, k.pid, k.ustack);
+        let snap = snapshot(maps, k.tid, k.ustack);
         let time = snap
             .as_ref()
             .map_or_else(|| first.get(&k.tid).copied().unwrap_or(0), |s| s.0);
         let waker = k.waker.map(|w| {
             *wakers.entry(w).or_insert_with(|| {
-                let snap = snapshot(maps, w.0, w.2);
+                let snap = snapshot(maps, w.1, w.2);
                 raw.wakings.push(Switch {
                     pid: w.0,
                     tid: w.1,
