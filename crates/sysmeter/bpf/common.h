@@ -1,10 +1,25 @@
 // What the BPF programs of this directory share (included by each *.bpf.c after it has
-// defined MAX_STACKS, C_SLOTS, BUCKETS and `struct snapshot`): the stack-trace map, the
-// counters and the per-CPU scratch snapshot, and the small helpers that read them and the
+// defined MAX_TARGETS, MAX_STACKS, C_SLOTS, BUCKETS and `struct snapshot`): the target
+// processes (`targets`, filled by user space and follow.h; `armed`, a launched command
+// before its execve), the stack-trace map, the counters and the per-CPU scratch snapshot, and the small helpers that read them and the
 // tracepoint records. scripts/build-bpf.sh compiles each program with this directory as
 // its working directory, so the include needs no path.
 #ifndef SYSMETER_BPF_COMMON_H
 #define SYSMETER_BPF_COMMON_H
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u8);
+} armed SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);

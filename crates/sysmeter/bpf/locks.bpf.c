@@ -111,20 +111,6 @@ struct snap_key {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 64);
-	__type(key, __u32);
-	__type(value, __u8);
-} armed SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_THREADS);
 	__type(key, __u32);
 	__type(value, struct start);
