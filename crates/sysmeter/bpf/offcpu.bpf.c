@@ -32,7 +32,14 @@
 #define C_STARTS_FULL 4
 #define C_WAKINGS 5
 #define C_SNAPSHOT_FAILED 6
-#define C_SLOTS 8
+// Switches the kernel did not report (seen under heavy load, by bpftrace too): a second
+// switch-out with no switch-in between, closed at its waking when one was seen after it
+// (C_CLOSED_AT_WAKING) or else lost (C_IN_MISSED); a switch-in of a known thread with no
+// switch-out before it (C_OUT_MISSED, an interval lost).
+#define C_CLOSED_AT_WAKING 7
+#define C_IN_MISSED 8
+#define C_OUT_MISSED 9
+#define C_SLOTS 10
 
 // Offsets of the tracepoint fields, from tracefs; set by the loader.
 const volatile __u32 off_prev_pid = 24;
@@ -57,6 +64,7 @@ struct waker {
 	__u32 tid;
 	__s32 ustack;
 	__s32 kstack;
+	__u64 ts;
 };
 
 struct key {
@@ -183,26 +191,6 @@ static __always_inline void snapshot(__u32 tid, __s32 ustack, __u64 now)
 	bpf_map_update_elem(&snapshots, &sk, s, BPF_NOEXIST);
 }
 
-static __always_inline void switch_out(void *ctx, __u64 now)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32, tid = (__u32)id;
-	if (!bpf_map_lookup_elem(&targets, &pid))
-		return;
-	struct start st = { .ts = now, .state = field_u64(ctx, off_prev_state), .pid = pid };
-	st.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-	st.kstack = bpf_get_stackid(ctx, &stacks, 0);
-	if (st.ustack < 0 && st.ustack != -14 /* EFAULT: no user stack */)
-		count(C_USTACK_LOST);
-	if (st.kstack < 0)
-		count(C_KSTACK_LOST);
-	if (bpf_map_update_elem(&starts, &tid, &st, BPF_ANY))
-		count(C_STARTS_FULL);
-	bpf_map_delete_elem(&wakers, &tid);
-	see(tid, pid, now);
-	snapshot(tid, st.ustack, now);
-}
-
 static __always_inline void add(struct key *k, __u64 ns)
 {
 	struct value *v = bpf_map_lookup_elem(&blocked, k);
@@ -225,29 +213,79 @@ static __always_inline void add(struct key *k, __u64 ns)
 	count(C_INTERVALS);
 }
 
+// The key of an interval begun at `st`, with the waker `w` when there is one.
+static __always_inline void key_of(struct key *k, __u32 tid, struct start *st, struct waker *w)
+{
+	k->pid = st->pid;
+	k->tid = tid;
+	k->ustack = st->ustack;
+	k->kstack = st->kstack;
+	k->state = st->state;
+	if (w) {
+		k->seen = 1;
+		k->waker_pid = w->pid;
+		k->waker_tid = w->tid;
+		k->waker_ustack = w->ustack;
+		k->waker_kstack = w->kstack;
+	}
+}
+
+// A switch-out while the last one is still open: the switch-in between was not reported.
+// The thread was off the CPU at least until its waking, so the interval ends there when a
+// waking after it was seen (its wait for a CPU after the waking is unknown).
+static __always_inline void close_missed(__u32 tid, struct start *old)
+{
+	struct waker *w = bpf_map_lookup_elem(&wakers, &tid);
+	if (!w || w->ts < old->ts) {
+		count(C_IN_MISSED);
+		return;
+	}
+	struct key k = {};
+	key_of(&k, tid, old, w);
+	add(&k, w->ts - old->ts);
+	count(C_CLOSED_AT_WAKING);
+}
+
+static __always_inline void switch_out(void *ctx, __u64 now)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, tid = (__u32)id;
+	if (!bpf_map_lookup_elem(&targets, &pid))
+		return;
+	struct start st = { .ts = now, .state = field_u64(ctx, off_prev_state), .pid = pid };
+	st.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	st.kstack = bpf_get_stackid(ctx, &stacks, 0);
+	if (st.ustack < 0 && st.ustack != -14 /* EFAULT: no user stack */)
+		count(C_USTACK_LOST);
+	if (st.kstack < 0)
+		count(C_KSTACK_LOST);
+	struct start *old = bpf_map_lookup_elem(&starts, &tid);
+	if (old)
+		close_missed(tid, old);
+	if (bpf_map_update_elem(&starts, &tid, &st, BPF_ANY))
+		count(C_STARTS_FULL);
+	bpf_map_delete_elem(&wakers, &tid);
+	see(tid, pid, now);
+	snapshot(tid, st.ustack, now);
+}
+
 static __always_inline void switch_in(__u32 tid, __u64 now)
 {
 	struct start *st = bpf_map_lookup_elem(&starts, &tid);
-	if (!st)
-		return;
 	struct span *sp = bpf_map_lookup_elem(&spans, &tid);
-	struct key k = {
-		.pid = st->pid,
-		.tid = tid,
-		.ustack = st->ustack,
-		.kstack = st->kstack,
-		.state = st->state,
-	};
-	__u64 ns = now - st->ts;
-	struct waker *w = bpf_map_lookup_elem(&wakers, &tid);
-	if (w) {
-		k.seen = 1;
-		k.waker_pid = w->pid;
-		k.waker_tid = w->tid;
-		k.waker_ustack = w->ustack;
-		k.waker_kstack = w->kstack;
-		bpf_map_delete_elem(&wakers, &tid);
+	if (!st) {
+		// A thread of the target seen before, coming back from a switch-out that was
+		// not reported (a thread's first switch-in has no span yet).
+		if (sp)
+			count(C_OUT_MISSED);
+		return;
 	}
+	struct key k = {};
+	struct waker *w = bpf_map_lookup_elem(&wakers, &tid);
+	key_of(&k, tid, st, w);
+	__u64 ns = now - st->ts;
+	if (w)
+		bpf_map_delete_elem(&wakers, &tid);
 	bpf_map_delete_elem(&starts, &tid);
 	if (sp)
 		sp->last = now;
@@ -270,13 +308,18 @@ int sched_waking(void *ctx)
 	if (!bpf_map_lookup_elem(&starts, &tid))
 		return 0;
 	__u64 id = bpf_get_current_pid_tgid();
-	struct waker w = { .pid = id >> 32, .tid = (__u32)id };
-	w.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	__u64 now = bpf_ktime_get_ns();
+	struct waker w = { .pid = id >> 32, .tid = (__u32)id, .ustack = -1, .ts = now };
+	int target = bpf_map_lookup_elem(&targets, &w.pid) != 0;
+	// Only a waker of the target gets its user stack kept (and repaired): another
+	// process's is often whatever an interrupt happened to stop, and storing those
+	// filled the stack map's buckets until a target's own stack collided with one.
+	if (target)
+		w.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 	w.kstack = bpf_get_stackid(ctx, &stacks, 0);
 	bpf_map_update_elem(&wakers, &tid, &w, BPF_ANY);
-	// A waker of the target gets its stack repaired too (its stack is shown).
-	if (bpf_map_lookup_elem(&targets, &w.pid))
-		snapshot(w.tid, w.ustack, bpf_ktime_get_ns());
+	if (target)
+		snapshot(w.tid, w.ustack, now);
 	else if (!bpf_map_lookup_elem(&comms, &w.pid)) {
 		char comm[16] = {};
 		bpf_get_current_comm(comm, sizeof(comm));

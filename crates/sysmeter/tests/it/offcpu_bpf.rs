@@ -1,7 +1,8 @@
 //! Integration tests of what the two off-CPU backends add: the in-kernel backend (`--backend
 //! bpf`, picked by `auto` where it may run) charges known sleeps to the right functions with
 //! exact counts and totals inside the sleeps' own wall time (fixture `offcpu_naps`, which
-//! prints them), also in a child of the command; the perf backend, made to lose records (a two-thread pipe ping-pong on one
+//! prints them), also in a child of the command — a sleep whose switch the kernel did not
+//! report may be missing only when the run counts it as lost; the perf backend, made to lose records (a two-thread pipe ping-pong on one
 //! CPU with sysmeter at the lowest priority, so it cannot drain the rings in time), says so
 //! right under the title, with the share lost.
 //!
@@ -23,6 +24,12 @@ fn printed(stdout: &str, function: &str) -> (u64, f64) {
         .unwrap_or_else(|| panic!("no {function} in {stdout:?}"));
     let f: Vec<&str> = line.split_whitespace().collect();
     (f[1].parse().expect("calls"), f[2].parse().expect("wall ns"))
+}
+
+/// The intervals the run reports as lost.
+fn lost(run: &Value) -> u64 {
+    let off = crate::support::record::result(run, "offcpu");
+    crate::support::record::median(off, "lost records").expect("lost records") as u64
 }
 
 #[test]
@@ -55,15 +62,22 @@ fn the_in_kernel_backend_charges_known_sleeps_exactly() {
     let run: Value = serde_json::from_slice(&std::fs::read(&out).expect("report")).expect("JSON");
     let stdout = String::from_utf8_lossy(&done.stdout);
     let stacks = crate::offcpu::stacks(&run);
+    // Under heavy load the kernel now and then reports no switch-in (or no switch-out) of a
+    // sleep: bpftrace misses the same ones. An interval that cannot be closed at its waking
+    // must then be counted as lost, never silently missing.
+    let lost = lost(&run);
+    let mut missing = 0;
     for (function, asked_ns) in [("nap_short", 200e6), ("nap_long", 200e6)] {
         let (calls, wall) = printed(&stdout, function);
         let here: Vec<&Value> = stacks.iter().filter(|s| s["caller"] == function).collect();
         let count: u64 = here.iter().filter_map(|s| s["count"].as_u64()).sum();
         let ns: f64 = here.iter().filter_map(|s| s["blocked_ns"].as_f64()).sum();
-        assert_eq!(count, calls, "{function}: {here:?}");
+        assert!(count <= calls, "{function}: {here:?}");
+        missing += calls - count;
+        let asked_here = asked_ns * count as f64 / calls as f64;
         assert!(
-            ns >= asked_ns * 0.999 && ns <= wall,
-            "{function}: {ns} ns blocked, asked {asked_ns}, its sleeps took {wall}: {here:?}"
+            ns >= asked_here * 0.999 && ns <= wall,
+            "{function}: {ns} ns blocked, asked {asked_here}, its sleeps took {wall}: {here:?}"
         );
         assert!(here.iter().all(|s| s["reason"] == "sleep"), "{here:?}");
         assert!(
@@ -72,6 +86,13 @@ fn the_in_kernel_backend_charges_known_sleeps_exactly() {
                 .is_some_and(|f| f.iter().any(|x| x == "main"))),
             "the stack reaches main: {here:?}"
         );
+    }
+    assert!(
+        missing <= lost,
+        "{missing} sleeps not charged, {lost} reported lost: {stacks:?}"
+    );
+    if missing > 0 {
+        eprintln!("note: {missing} sleeps lost by the kernel and reported as lost");
     }
 }
 
@@ -99,7 +120,12 @@ fn the_in_kernel_backend_follows_children() {
         .filter(|s| s["caller"] == "nap_short")
         .filter_map(|s| s["count"].as_u64())
         .sum();
-    assert_eq!(count, 10, "the child's naps: {stacks:?}");
+    // As above: a sleep the kernel did not report is counted as lost, never missing.
+    let lost = lost(&run);
+    assert!(
+        count <= 10 && count + lost >= 10,
+        "the child's naps: {count}, {lost} lost: {stacks:?}"
+    );
 }
 
 /// Runs the ping-pong on CPU 0 under `profile --backend perf` at nice 19 (the fixture

@@ -196,12 +196,16 @@ pub fn finish(s: &mut BpfSession) -> Result<super::blocks::Blocks, ProfileError>
     })?;
     let blocks = bpf_maps::into_raw(maps, &mut s.raw);
     s.raw.wakings_read = maps.counter(bpf_maps::slot::WAKINGS);
-    // What the kernel could not keep: intervals dropped (maps full) and stacks missing.
+    s.raw.closed_at_waking = maps.counter(bpf_maps::slot::CLOSED_AT_WAKING);
+    // What could not be kept: intervals dropped (maps full, or a switch the kernel did not
+    // report) and stacks missing.
     s.raw.side.lost += [
         bpf_maps::slot::KEYS_FULL,
         bpf_maps::slot::STARTS_FULL,
         bpf_maps::slot::USTACK_LOST,
         bpf_maps::slot::KSTACK_LOST,
+        bpf_maps::slot::IN_MISSED,
+        bpf_maps::slot::OUT_MISSED,
     ]
     .iter()
     .map(|&c| maps.counter(c))

@@ -41,6 +41,12 @@ pub mod slot {
     pub const STARTS_FULL: usize = 4;
     /// Wakings of blocked target threads.
     pub const WAKINGS: usize = 5;
+    /// Intervals whose switch-in the kernel did not report, closed at their waking.
+    pub const CLOSED_AT_WAKING: usize = 7;
+    /// Intervals lost: a switch-in not reported and no waking seen after the switch-out.
+    pub const IN_MISSED: usize = 8;
+    /// Intervals lost: a switch-out not reported (seen from the switch-in that followed).
+    pub const OUT_MISSED: usize = 9;
 }
 
 /// Everything read from the maps at the end of a run.

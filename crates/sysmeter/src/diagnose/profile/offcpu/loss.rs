@@ -36,7 +36,7 @@ pub fn finding(i: &Inputs) -> Option<Finding> {
             let share = (lost as f64 / (lost + intervals).max(1) as f64).min(1.0);
             let text = format!(
                 "Incomplete: {} intervals dropped or without a stack ({} of those recorded; \
-                 the kernel's maps were full).",
+                 the kernel's maps were full, or it did not report a switch).",
                 units::count(lost as f64),
                 units::percent(share)
             );

@@ -65,6 +65,9 @@ pub struct OffRaw {
     pub other_comms: std::collections::HashMap<u32, String>,
     /// Waking records read (all processes), for the overhead report.
     pub wakings_read: u64,
+    /// In-kernel backend: intervals whose switch-in the kernel did not report, closed at
+    /// their waking (their wait for a CPU after it is not counted).
+    pub closed_at_waking: u64,
 }
 
 /// `{ u32 pid, u32 tid, u64 time }` at the end of a non-sample record (`sample_id_all`

@@ -178,8 +178,21 @@ fn record_metrics(i: &Inputs) -> Vec<Metric> {
         "lost records",
         Unit::Count,
         raw.side.lost as f64,
-        Some("ring buffer full".into()),
+        Some(match i.backend {
+            super::Backend::Perf => "ring buffer full".into(),
+            super::Backend::Bpf => {
+                "maps full, stacks not stored, or a switch the kernel did not report".into()
+            }
+        }),
     ));
+    if raw.closed_at_waking > 0 {
+        m.push(single(
+            "intervals closed at their waking",
+            Unit::Count,
+            raw.closed_at_waking as f64,
+            Some("the kernel did not report their switch-in".into()),
+        ));
+    }
     m.push(single(
         "wakings read",
         Unit::Count,
