@@ -26,6 +26,34 @@ fn printed(stdout: &str, function: &str) -> (u64, f64) {
     (f[1].parse().expect("calls"), f[2].parse().expect("wall ns"))
 }
 
+/// `profile --off-cpu` (backend auto) on `prog`: the JSON report and the program's stdout.
+fn auto_run(dir: &Path, prog: &Path) -> (Value, String) {
+    let out = dir.join("run.json");
+    let done = sysmeter()
+        .args([
+            "profile",
+            "--off-cpu",
+            "--no-store",
+            "--format",
+            "json",
+            "--out",
+        ])
+        .arg(&out)
+        .arg("--")
+        .arg(prog)
+        .output()
+        .expect("run sysmeter");
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(
+        stderr.starts_with("off-CPU backend: bpf"),
+        "auto picks the in-kernel backend here: {stderr}"
+    );
+    assert_eq!(done.status.code(), Some(0), "{stderr}");
+    let run: Value = serde_json::from_slice(&std::fs::read(&out).expect("report")).expect("JSON");
+    let stdout = String::from_utf8_lossy(&done.stdout);
+    (run, stdout.into_owned())
+}
+
 /// The intervals the run reports as lost.
 fn lost(run: &Value) -> u64 {
     let off = crate::support::record::result(run, "offcpu");
@@ -38,29 +66,7 @@ fn the_in_kernel_backend_charges_known_sleeps_exactly() {
     need!(bpf());
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = need!(compile_fixture("offcpu_naps", dir.path(), &[]));
-    let out = dir.path().join("run.json");
-    let done = sysmeter()
-        .args([
-            "profile",
-            "--off-cpu",
-            "--no-store",
-            "--format",
-            "json",
-            "--out",
-        ])
-        .arg(&out)
-        .arg("--")
-        .arg(&prog)
-        .output()
-        .expect("run sysmeter");
-    let stderr = String::from_utf8_lossy(&done.stderr);
-    assert!(
-        stderr.starts_with("off-CPU backend: bpf"),
-        "auto picks the in-kernel backend here: {stderr}"
-    );
-    assert_eq!(done.status.code(), Some(0), "{stderr}");
-    let run: Value = serde_json::from_slice(&std::fs::read(&out).expect("report")).expect("JSON");
-    let stdout = String::from_utf8_lossy(&done.stdout);
+    let (run, stdout) = auto_run(dir.path(), &prog);
     let stacks = crate::offcpu::stacks(&run);
     // Under heavy load the kernel now and then reports no switch-in (or no switch-out) of a
     // sleep: bpftrace misses the same ones. An interval that cannot be closed at its waking

@@ -163,17 +163,10 @@ fn metrics(i: &Inputs) -> Vec<Metric> {
     m
 }
 
-/// Records, losses, cost and overhead, and the wall-time coverage of `--both`.
-fn record_metrics(i: &Inputs) -> Vec<Metric> {
-    let (a, rec, raw) = (i.analysis, i.recording, i.raw);
-    let wall = rec.wall_ns as f64;
+/// What was lost, and the intervals closed at their waking (in-kernel backend).
+fn loss_metrics(i: &Inputs) -> Vec<Metric> {
+    let raw = i.raw;
     let mut m = Vec::new();
-    m.push(single(
-        "unfinished intervals",
-        Unit::Count,
-        a.blocks.unfinished as f64,
-        Some("switched out and not back before the end (exits, or still waiting)".into()),
-    ));
     m.push(single(
         "lost records",
         Unit::Count,
@@ -193,6 +186,21 @@ fn record_metrics(i: &Inputs) -> Vec<Metric> {
             Some("the kernel did not report their switch-in".into()),
         ));
     }
+    m
+}
+
+/// Records, losses, cost and overhead, and the wall-time coverage of `--both`.
+fn record_metrics(i: &Inputs) -> Vec<Metric> {
+    let (a, rec, raw) = (i.analysis, i.recording, i.raw);
+    let wall = rec.wall_ns as f64;
+    let mut m = Vec::new();
+    m.push(single(
+        "unfinished intervals",
+        Unit::Count,
+        a.blocks.unfinished as f64,
+        Some("switched out and not back before the end (exits, or still waiting)".into()),
+    ));
+    m.extend(loss_metrics(i));
     m.push(single(
         "wakings read",
         Unit::Count,
