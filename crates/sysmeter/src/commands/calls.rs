@@ -40,6 +40,7 @@ fn config(args: &CallsArgs) -> anyhow::Result<CallsConfig> {
             CallsBackendArg::Uprobe => Wanted::Uprobe,
         },
         every: if args.time_every_call { 1 } else { 64 },
+        functions: args.functions,
     })
 }
 
