@@ -43,7 +43,10 @@ pub fn check(program: &Path) -> Option<String> {
              remove its own definitions of the hooks (see docs/calls.md)"
         ));
     }
-    if ["mcount", "_mcount", "__fentry__"].iter().any(|n| imports(n)) {
+    if ["mcount", "_mcount", "__fentry__"]
+        .iter()
+        .any(|n| imports(n))
+    {
         return Some(format!(
             "{shown} was built with -pg, whose mcount hook sees function entries but not \
              their returns: rebuild it with -finstrument-functions (see docs/calls.md)"

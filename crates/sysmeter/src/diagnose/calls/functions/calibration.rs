@@ -74,7 +74,8 @@ impl Cost {
         };
         let (c, n) = (calls as f64, nested as f64);
         let time = raw_ns - c * self.inside_ns - n * extra;
-        let resolution = c * self.inside_spread_ns + n * (self.inside_spread_ns + self.full_spread_ns);
+        let resolution =
+            c * self.inside_spread_ns + n * (self.inside_spread_ns + self.full_spread_ns);
         (time.max(0.0), resolution)
     }
 }
@@ -93,8 +94,14 @@ mod tests {
             calls: 1,
         };
         // One call of 1000 ns measured, 4 calls inside it.
-        assert_eq!(c.remove(1000.0, 1, 4, true), (1000.0 - 10.0 - 120.0, 1.0 + 12.0));
-        assert_eq!(c.remove(1000.0, 1, 4, false), (1000.0 - 10.0 - 80.0, 1.0 + 12.0));
+        assert_eq!(
+            c.remove(1000.0, 1, 4, true),
+            (1000.0 - 10.0 - 120.0, 1.0 + 12.0)
+        );
+        assert_eq!(
+            c.remove(1000.0, 1, 4, false),
+            (1000.0 - 10.0 - 80.0, 1.0 + 12.0)
+        );
         assert_eq!(c.remove(5.0, 1, 0, false).0, 0.0);
     }
 }

@@ -42,7 +42,11 @@ impl Acc {
     /// the removal's error, within the resolution).
     fn self_time(&self, cost: &Cost) -> Timed {
         let (ns, resolution_ns) = cost.remove(self.self_ns, self.timed, self.kids, false);
-        let ns = if self.outer > 0 { ns.min(self.total(cost).ns) } else { ns };
+        let ns = if self.outer > 0 {
+            ns.min(self.total(cost).ns)
+        } else {
+            ns
+        };
         Timed { ns, resolution_ns }
     }
 
@@ -72,7 +76,9 @@ fn path(t: &Thread, i: usize, name: &dyn Fn(u64) -> String) -> Vec<String> {
     while let Some(k) = at.filter(|_| out.len() <= t.nodes.len()) {
         let n = &t.nodes[k];
         out.push(name(n.fn_addr));
-        at = (n.parent as usize).checked_sub(1).filter(|&p| p < t.nodes.len());
+        at = (n.parent as usize)
+            .checked_sub(1)
+            .filter(|&p| p < t.nodes.len());
     }
     out.reverse();
     out
@@ -98,13 +104,23 @@ pub fn views(
         for (i, n) in t.nodes.iter().enumerate().filter(|(_, n)| n.fn_addr != 0) {
             let p = path(t, i, &name);
             let callee = p.last().cloned().unwrap_or_default();
-            let caller = p.len().checked_sub(2).map_or(SPONTANEOUS.to_string(), |k| p[k].clone());
+            let caller = p
+                .len()
+                .checked_sub(2)
+                .map_or(SPONTANEOUS.to_string(), |k| p[k].clone());
             fns.entry(callee.clone()).or_default().add(n, ns_per_tick);
-            edges.entry((caller, callee)).or_default().add(n, ns_per_tick);
+            edges
+                .entry((caller, callee))
+                .or_default()
+                .add(n, ns_per_tick);
             stacks.entry(p).or_default().add(n, ns_per_tick);
         }
     }
-    let recursive = |f: &str| edges.get(&(f.to_string(), f.to_string())).map_or(0, |a| a.calls);
+    let recursive = |f: &str| {
+        edges
+            .get(&(f.to_string(), f.to_string()))
+            .map_or(0, |a| a.calls)
+    };
     let all_self: f64 = fns.values().map(|a| a.self_time(cost).ns).sum();
     let mut functions: Vec<FunctionRow> = fns
         .iter()
@@ -114,7 +130,11 @@ pub fn views(
                 name: name.clone(),
                 calls: a.calls - recursive(name),
                 recursive: recursive(name),
-                share: if all_self > 0.0 { self_time.ns / all_self } else { 0.0 },
+                share: if all_self > 0.0 {
+                    self_time.ns / all_self
+                } else {
+                    0.0
+                },
                 self_time,
                 total: a.total(cost),
                 unwound: a.unwound,
@@ -122,7 +142,12 @@ pub fn views(
             }
         })
         .collect();
-    functions.sort_by(|a, b| b.self_time.ns.total_cmp(&a.self_time.ns).then(a.name.cmp(&b.name)));
+    functions.sort_by(|a, b| {
+        b.self_time
+            .ns
+            .total_cmp(&a.self_time.ns)
+            .then(a.name.cmp(&b.name))
+    });
     let edges = edges
         .into_iter()
         .map(|((caller, callee), a)| EdgeRow {
@@ -176,11 +201,15 @@ mod tests {
             node(0x40, 1, 1, 5),
             node(0x40, 5, 1, 5),
         ];
-        let t = Thread { nodes, ..Thread::default() };
-        let names: HashMap<(u64, u64), String> = [(0x10, "main"), (0x20, "a"), (0x30, "b"), (0x40, "r")]
-            .iter()
-            .map(|&(a, n)| ((0, a), n.to_string()))
-            .collect();
+        let t = Thread {
+            nodes,
+            ..Thread::default()
+        };
+        let names: HashMap<(u64, u64), String> =
+            [(0x10, "main"), (0x20, "a"), (0x30, "b"), (0x40, "r")]
+                .iter()
+                .map(|&(a, n)| ((0, a), n.to_string()))
+                .collect();
         let v = views(&[t], &names, &Cost::default(), 1.0);
         let g = &v.graph;
         assert_eq!(g.edge("a", "b").map(|e| e.calls), Some(12));

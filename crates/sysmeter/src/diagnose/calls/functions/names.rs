@@ -14,7 +14,10 @@ use crate::diagnose::observe::symbolize::Symbols;
 
 /// The name of each `(load bias, runtime address)` in `addrs`, read from `program`.
 pub fn resolve(program: &Path, addrs: &[(u64, u64)]) -> HashMap<(u64, u64), String> {
-    let vaddrs: Vec<u64> = addrs.iter().map(|&(base, a)| a.wrapping_sub(base)).collect();
+    let vaddrs: Vec<u64> = addrs
+        .iter()
+        .map(|&(base, a)| a.wrapping_sub(base))
+        .collect();
     let offsets = elf::file_offsets(&program, &vaddrs).unwrap_or_else(|_| vec![None; addrs.len()]);
     let known: Vec<(usize, u64)> = offsets
         .iter()
@@ -22,7 +25,9 @@ pub fn resolve(program: &Path, addrs: &[(u64, u64)]) -> HashMap<(u64, u64), Stri
         .filter_map(|(i, o)| o.map(|o| (i, o)))
         .collect();
     // The symbolizer wants an absolute path.
-    let program = program.canonicalize().unwrap_or_else(|_| program.to_path_buf());
+    let program = program
+        .canonicalize()
+        .unwrap_or_else(|_| program.to_path_buf());
     let path = program.to_string_lossy();
     let only: Vec<u64> = known.iter().map(|&(_, o)| o).collect();
     let found = Symbols::new().module(&path, &only);

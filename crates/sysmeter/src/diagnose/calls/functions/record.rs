@@ -45,7 +45,11 @@ fn metric(f: &FunctionRow) -> Metric {
     let calls = f.calls + f.recursive;
     let (per_self, per_total) = (f.self_time.per(calls), f.total.per(f.calls.max(1)));
     let bound = |t: &crate::model::callgraph::Timed| {
-        if t.resolved() { t.ns } else { t.ns.max(0.0) + t.resolution_ns }
+        if t.resolved() {
+            t.ns
+        } else {
+            t.ns.max(0.0) + t.resolution_ns
+        }
     };
     let summary = Summary {
         n: calls as usize,
@@ -115,11 +119,37 @@ fn losses(f: &Functions, v: &Views, other_images: usize) -> Vec<Finding> {
             out.push(Finding::new(key, text, Some(n as f64)));
         }
     };
-    add("lost", u64::from(f.lost), format!("{} thread(s) found no free area and were not counted.", f.lost));
-    add("full", full, format!("{full} call(s) were not recorded: a thread's tree of calling contexts was full."));
-    add("deep", deep, format!("{deep} call(s) deeper than 4 096 frames were not recorded."));
-    add("unwound", v.unwound, format!("{} call(s) ended without their exit hook (longjmp): counted, not timed; their time is their caller's.", v.unwound));
-    add("other_images", other_images as u64, format!("{other_images} thread(s) ran another program after an exec and are not shown."));
+    add(
+        "lost",
+        u64::from(f.lost),
+        format!(
+            "{} thread(s) found no free area and were not counted.",
+            f.lost
+        ),
+    );
+    add(
+        "full",
+        full,
+        format!("{full} call(s) were not recorded: a thread's tree of calling contexts was full."),
+    );
+    add(
+        "deep",
+        deep,
+        format!("{deep} call(s) deeper than 4 096 frames were not recorded."),
+    );
+    add(
+        "unwound",
+        v.unwound,
+        format!(
+            "{} call(s) ended without their exit hook (longjmp): counted, not timed; their time is their caller's.",
+            v.unwound
+        ),
+    );
+    add(
+        "other_images",
+        other_images as u64,
+        format!("{other_images} thread(s) ran another program after an exec and are not shown."),
+    );
     out
 }
 
@@ -130,7 +160,12 @@ pub fn build(out: &Outcome, program: &Path, target: &str, backend: &str) -> Expe
     let (threads, others): (Vec<_>, Vec<_>) = f.threads.iter().cloned().partition(|t| t.image <= 1);
     let mut addrs: Vec<(u64, u64)> = threads
         .iter()
-        .flat_map(|t| t.nodes.iter().filter(|n| n.fn_addr != 0).map(|n| (t.base, n.fn_addr)))
+        .flat_map(|t| {
+            t.nodes
+                .iter()
+                .filter(|n| n.fn_addr != 0)
+                .map(|n| (t.base, n.fn_addr))
+        })
         .collect();
     addrs.sort_unstable();
     addrs.dedup();

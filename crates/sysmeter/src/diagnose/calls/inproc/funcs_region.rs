@@ -137,7 +137,9 @@ fn thread(b: &[u8], at: usize) -> Thread {
 pub fn parse(b: &[u8]) -> Functions {
     let n = claimed(b);
     Functions {
-        cal_hist: (0..BUCKETS).map(|i| u32_at(b, 16 + 8 * CAL_BLOCKS + 4 * i)).collect(),
+        cal_hist: (0..BUCKETS)
+            .map(|i| u32_at(b, 16 + 8 * CAL_BLOCKS + 4 * i))
+            .collect(),
         cal_blocks: (0..CAL_BLOCKS)
             .map(|i| u64_at(b, 16 + 8 * i) as i64)
             .collect(),
@@ -169,6 +171,9 @@ mod tests {
         assert_eq!(f.threads.len(), 1);
         let th = &f.threads[0];
         assert_eq!(th.base, 0x5555_0000);
-        assert_eq!((th.nodes[3].fn_addr, th.nodes[3].parent, th.nodes[3].count), (0x5555_1139, 1, 12));
+        assert_eq!(
+            (th.nodes[3].fn_addr, th.nodes[3].parent, th.nodes[3].count),
+            (0x5555_1139, 1, 12)
+        );
     }
 }

@@ -162,7 +162,11 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
         .and_then(|()| shm.write_all(&region::header()))
         .map_err(io("creating the calls region"))?;
     // With --functions no library call is hooked: an empty list of globs matches nothing.
-    let globs = if cfg.functions { String::new() } else { choose::globs(&cfg.patterns) };
+    let globs = if cfg.functions {
+        String::new()
+    } else {
+        choose::globs(&cfg.patterns)
+    };
     let env = environment(&lib, &shm, &globs, every, cfg.functions);
     let start = clock_pair();
     let mut child = launch(argv, &env)?;
