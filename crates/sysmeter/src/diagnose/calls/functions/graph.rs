@@ -84,16 +84,16 @@ fn path(t: &Thread, i: usize, name: &dyn Fn(u64) -> String) -> Vec<String> {
     out
 }
 
-/// Sums the trees of `threads`, named by `names` (keyed by load bias and address).
-pub fn views(
-    threads: &[Thread],
-    names: &HashMap<(u64, u64), String>,
-    cost: &Cost,
-    ns_per_tick: f64,
-) -> Views {
-    let mut fns: BTreeMap<String, Acc> = BTreeMap::new();
-    let mut edges: BTreeMap<(String, String), Acc> = BTreeMap::new();
-    let mut stacks: BTreeMap<Vec<String>, Acc> = BTreeMap::new();
+/// Node sums by function, by (caller, callee) and by calling context.
+#[derive(Default)]
+struct Sums {
+    fns: BTreeMap<String, Acc>,
+    edges: BTreeMap<(String, String), Acc>,
+    stacks: BTreeMap<Vec<String>, Acc>,
+}
+
+fn sum(threads: &[Thread], names: &HashMap<(u64, u64), String>, ns_per_tick: f64) -> Sums {
+    let mut s = Sums::default();
     for t in threads {
         let name = |a: u64| {
             names
@@ -108,21 +108,26 @@ pub fn views(
                 .len()
                 .checked_sub(2)
                 .map_or(SPONTANEOUS.to_string(), |k| p[k].clone());
-            fns.entry(callee.clone()).or_default().add(n, ns_per_tick);
-            edges
+            s.fns.entry(callee.clone()).or_default().add(n, ns_per_tick);
+            s.edges
                 .entry((caller, callee))
                 .or_default()
                 .add(n, ns_per_tick);
-            stacks.entry(p).or_default().add(n, ns_per_tick);
+            s.stacks.entry(p).or_default().add(n, ns_per_tick);
         }
     }
+    s
+}
+
+fn function_rows(s: &Sums, cost: &Cost) -> Vec<FunctionRow> {
     let recursive = |f: &str| {
-        edges
+        s.edges
             .get(&(f.to_string(), f.to_string()))
             .map_or(0, |a| a.calls)
     };
-    let all_self: f64 = fns.values().map(|a| a.self_time(cost).ns).sum();
-    let mut functions: Vec<FunctionRow> = fns
+    let all_self: f64 = s.fns.values().map(|a| a.self_time(cost).ns).sum();
+    let mut rows: Vec<FunctionRow> = s
+        .fns
         .iter()
         .map(|(name, a)| {
             let self_time = a.self_time(cost);
@@ -142,32 +147,46 @@ pub fn views(
             }
         })
         .collect();
-    functions.sort_by(|a, b| {
+    rows.sort_by(|a, b| {
         b.self_time
             .ns
             .total_cmp(&a.self_time.ns)
             .then(a.name.cmp(&b.name))
     });
-    let edges = edges
-        .into_iter()
+    rows
+}
+
+/// Sums the trees of `threads`, named by `names` (keyed by load bias and address).
+pub fn views(
+    threads: &[Thread],
+    names: &HashMap<(u64, u64), String>,
+    cost: &Cost,
+    ns_per_tick: f64,
+) -> Views {
+    let s = sum(threads, names, ns_per_tick);
+    let functions = function_rows(&s, cost);
+    let edges = s
+        .edges
+        .iter()
         .map(|((caller, callee), a)| EdgeRow {
-            caller,
-            callee,
+            caller: caller.clone(),
+            callee: callee.clone(),
             calls: a.calls,
             self_time: a.self_time(cost),
             total: a.total(cost),
             timed: a.timed,
         })
         .collect();
-    let folded = stacks
+    let folded = s
+        .stacks
         .iter()
         .map(|(p, a)| (p.join(";"), a.self_time(cost).ns.round() as u64))
         .filter(|(_, w)| *w > 0)
         .map(|(p, w)| format!("{p} {w}\n"))
         .collect();
     Views {
-        calls: fns.values().map(|a| a.calls).sum(),
-        unwound: fns.values().map(|a| a.unwound).sum(),
+        calls: s.fns.values().map(|a| a.calls).sum(),
+        unwound: s.fns.values().map(|a| a.unwound).sum(),
         graph: CallGraph { functions, edges },
         folded,
     }

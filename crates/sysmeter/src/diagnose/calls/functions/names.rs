@@ -14,6 +14,10 @@ use crate::diagnose::observe::symbolize::Symbols;
 
 /// The name of each `(load bias, runtime address)` in `addrs`, read from `program`.
 pub fn resolve(program: &Path, addrs: &[(u64, u64)]) -> HashMap<(u64, u64), String> {
+    // The symbolizer wants an absolute path.
+    let program = program
+        .canonicalize()
+        .unwrap_or_else(|_| program.to_path_buf());
     let vaddrs: Vec<u64> = addrs
         .iter()
         .map(|&(base, a)| a.wrapping_sub(base))
