@@ -10,7 +10,8 @@
  * area is the thread's alone, claimed once with one atomic add. An exit hook whose function
  * is not on top (longjmp skipped exit hooks) pops frames until it finds it; those frames
  * keep their count and lose their time. fork copies the stack into a new area of the
- * child. The first area times an empty function through the hooks (the calibration). */
+ * child. The first area times an empty function through the hooks (the calibration), at
+ * start and again at exit. */
 #define _GNU_SOURCE
 #include <link.h>
 #include <pthread.h>
@@ -30,6 +31,8 @@ extern HIDDEN uint32_t image;
 
 HIDDEN struct sm_fhead *fhead;
 static uintptr_t fbase;
+static struct sm_fthread *fcal_area; /* area 0, when this image calibrated */
+static pid_t fcal_pid;
 static __thread struct sm_fthread *t_ft __attribute__((tls_model("initial-exec")));
 static __thread int t_fclaimed __attribute__((tls_model("initial-exec")));
 
@@ -241,25 +244,26 @@ __attribute__((noinline)) static void cal_hooked(void)
     __cyg_profile_func_exit((void *)cal_hooked, __builtin_return_address(0));
 }
 
-/* In area 0: the ticks inside one empty hooked call (a histogram), and paired blocks of
- * hooked against plain calls (what a call's hooks add to its caller's time). */
-static void fcalibrate(void)
+/* In area 0: the ticks inside one empty hooked call (a histogram and their sum), and
+ * paired blocks of hooked against plain calls (what a call's hooks add to its caller's
+ * time), blocks [from, to). Run at start and again at exit, so that a drift of the hooks'
+ * cost over the run widens the spread instead of going unseen. */
+static void fcalibrate(uint32_t from, uint32_t to)
 {
-    struct sm_fthread *t = me();
-    if (t == NULL)
-        return;
+    struct sm_fthread *t = t_ft;
     void (*volatile plain)(void) = cal_plain;
     void (*volatile hooked)(void) = cal_hooked;
     uint32_t at = node_of(t, 0, (uint64_t)cal_hooked);
     if (at == NONE)
         return;
     struct sm_node *n = &t->nodes[at];
-    for (int i = 0; i < 4096; i++) {
+    for (int i = 0; i < 2048; i++) {
         uint64_t before = n->self;
         hooked();
         fhead->hist[sm_bucket(n->self - before)]++;
+        fhead->sum += n->self - before;
     }
-    for (int b = 0; b < SM_FCALB; b++) {
+    for (uint32_t b = from; b < to; b++) {
         uint64_t x0 = now();
         for (int i = 0; i < SM_FCALN; i++)
             plain();
@@ -268,9 +272,21 @@ static void fcalibrate(void)
             hooked();
         uint64_t x2 = now();
         fhead->block[b] = (int64_t)(x2 - x1) - (int64_t)(x1 - x0);
+        fhead->blocks = b + 1;
     }
-    t_ft = NULL;
-    t_fclaimed = 0;
+}
+
+/* The second half of the calibration, when the first image's program exits normally. */
+__attribute__((destructor)) static void fcalibrate_end(void)
+{
+    if (fhead == NULL || fcal_area == NULL || getpid() != fcal_pid)
+        return;
+    struct sm_fthread *own = t_ft;
+    int claimed = t_fclaimed;
+    t_ft = fcal_area;
+    fcalibrate(SM_FCALB / 2, SM_FCALB);
+    t_ft = own;
+    t_fclaimed = claimed;
 }
 
 static int program_base(struct dl_phdr_info *info, size_t size, void *out)
@@ -291,6 +307,11 @@ HIDDEN void sm_functions_init(int fd)
     pthread_atfork(NULL, NULL, fforked);
     if (__atomic_fetch_add(&fhead->on, 0, __ATOMIC_RELAXED) == 0) {
         fhead->on = 1;
-        fcalibrate();
+        fcal_area = me();
+        fcal_pid = getpid();
+        if (fcal_area != NULL)
+            fcalibrate(0, SM_FCALB / 2);
+        t_ft = NULL;
+        t_fclaimed = 0;
     }
 }

@@ -57,9 +57,10 @@ struct sm_fhead {
     uint32_t nthreads; /* areas claimed (atomic) */
     uint32_t lost;     /* threads that found no free area */
     uint32_t on;       /* the hooks record */
-    uint32_t pad;
+    uint32_t blocks;   /* calibration blocks done (half at start, half at exit) */
     int64_t block[SM_FCALB]; /* ticks of SM_FCALN hooked calls less as many plain ones */
     uint32_t hist[SM_NB];    /* ticks inside one empty hooked call, per bucket */
+    uint64_t sum;            /* ticks inside the empty hooked calls, all of them */
 };
 
 struct sm_frame {

@@ -14,7 +14,7 @@ use super::super::inproc::times::{Hook, Totals};
 /// The hooks' cost, ns.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Cost {
-    /// Inside a function's own interval, per call (median).
+    /// Inside a function's own interval, per call (mean).
     pub inside_ns: f64,
     /// Its spread.
     pub inside_spread_ns: f64,
@@ -35,8 +35,9 @@ impl Cost {
         let inside = Hook::of(
             &Totals {
                 count: calls,
+                timed: calls,
+                sum: f.cal_sum,
                 hist,
-                ..Totals::default()
             },
             ns_per_tick,
             step_ticks,
@@ -54,9 +55,10 @@ impl Cost {
         };
         let step = step_ticks * ns_per_tick / CAL_CALLS;
         Cost {
-            inside_ns: inside.median_ns,
+            // Sums of many calls are corrected, so the mean is what is removed.
+            inside_ns: inside.mean_ns,
             inside_spread_ns: inside.spread_ns,
-            full_ns: full.max(inside.median_ns),
+            full_ns: full.max(inside.mean_ns),
             full_spread_ns: spread.max(step),
             calls,
         }

@@ -2,7 +2,7 @@
 //! `calls --functions` (its C layout is `struct sm_fhead` and `struct sm_fthread` in
 //! `crates/sysmeter-sys/preload/layout.h`; keep both in step): the calibration (a histogram
 //! of the ticks inside one empty hooked call, and paired blocks of hooked against plain
-//! calls), then per thread its load bias and its calling-context tree, one node per
+//! calls, at start and at exit), then per thread its load bias and its calling-context tree, one node per
 //! (calling context, function) with exact counts and tick sums.
 //!
 //! Pure bytes in, nodes out: no I/O here. Depends on nothing but std and the sibling
@@ -76,8 +76,11 @@ pub struct Thread {
 pub struct Functions {
     /// Ticks inside one empty hooked call, per bucket of the `region` histogram.
     pub cal_hist: Vec<u32>,
-    /// Ticks of `CAL_CALLS` hooked calls less as many plain ones, per block.
+    /// Ticks of `CAL_CALLS` hooked calls less as many plain ones, per block (the first half
+    /// at the start, the second at the program's exit when it exits normally).
     pub cal_blocks: Vec<i64>,
+    /// Ticks inside all the empty hooked calls of the histogram.
+    pub cal_sum: u64,
     /// Threads that found no free area.
     pub lost: u32,
     /// Area 0 (the calibration) excluded.
@@ -140,9 +143,10 @@ pub fn parse(b: &[u8]) -> Functions {
         cal_hist: (0..BUCKETS)
             .map(|i| u32_at(b, 16 + 8 * CAL_BLOCKS + 4 * i))
             .collect(),
-        cal_blocks: (0..CAL_BLOCKS)
+        cal_blocks: (0..(u32_at(b, 12) as usize).min(CAL_BLOCKS))
             .map(|i| u64_at(b, 16 + 8 * i) as i64)
             .collect(),
+        cal_sum: u64_at(b, 16 + 8 * CAL_BLOCKS + 4 * BUCKETS),
         lost: u32_at(b, 4),
         threads: (1..n)
             .map(|k| HEAD + k * THREAD_SIZE)
