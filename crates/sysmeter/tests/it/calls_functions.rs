@@ -1,6 +1,6 @@
 //! `sysmeter calls --functions` on programs built with -finstrument-functions: the exact
 //! edge counts of a known call tree (with recursion), inclusive ≥ self, the gprof columns of
-//! the terminal call graph and flat profile, threads, a forked child with `-f`, a longjmp
+//! the terminal call graph and flat profile and of the HTML page, threads, a forked child with `-f`, a longjmp
 //! past exit hooks and a C++ exception that run to completion with their own output, and
 //! the refusal (exit 2, one sentence with the fix) of a program built without the hooks or
 //! with -pg. Times are never compared with each other or with a speed: only counts, the
@@ -130,6 +130,46 @@ fn calls_functions_prints_the_gprof_call_graph_and_flat_profile() {
         assert!(text.contains(cell), "no {cell}: {text}");
     }
     assert!(!text.contains("< resolution (±0"), "{text}");
+    // The HTML page: the flat profile, the call graph and the flame graph.
+    let json = dir.path().join("run.json");
+    let page = dir.path().join("page.html");
+    let out = sysmeter()
+        .args([
+            "calls",
+            "--functions",
+            "--no-store",
+            "--format",
+            "json",
+            "--out",
+        ])
+        .arg(&json)
+        .arg("--")
+        .arg(&bin)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let out = sysmeter()
+        .args(["report", "--html"])
+        .arg(&page)
+        .arg(&json)
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).expect("page");
+    for part in [
+        "Flat profile",
+        "total/call",
+        "spontaneous",
+        "data:image/svg+xml",
+        "1+5",
+    ] {
+        assert!(html.contains(part), "no {part} in the page");
+    }
 }
 
 #[test]
