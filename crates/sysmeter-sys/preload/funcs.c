@@ -7,9 +7,10 @@
  * a shadow stack and a calling-context tree: one node per (calling context, function) with
  * its exact call count, the ticks in the function itself and, for the outermost activation
  * of a recursion only, the ticks with its callees. No malloc and no lock in a hook: the
- * area is the thread's alone, claimed once with one atomic add. An exit hook whose function
- * is not on top (longjmp skipped exit hooks) pops frames until it finds it; those frames
- * keep their count and lose their time. fork copies the stack into a new area of the
+ * area is the thread's alone, claimed once with one atomic add. Frames whose exit hooks
+ * never ran (longjmp; an exception unwound by Clang's code) are popped at the next entry
+ * hook by their stack pointer, or by an exit hook whose function is not on top; they keep
+ * their count and lose their time. fork copies the stack into a new area of the
  * child. The first area times an empty function through the hooks (the calibration), at
  * start and again at exit. */
 #define _GNU_SOURCE
@@ -140,19 +141,38 @@ static void push(struct sm_fthread *t, uint32_t d, uint64_t fn, int count)
     t->depth = d + 1;
 }
 
+static inline uint64_t stack_pointer(void)
+{
+    uint64_t sp;
+    __asm__ volatile("movq %%rsp, %0" : "=r"(sp));
+    return sp;
+}
+
+static void unwound(struct sm_fthread *t, uint32_t i);
+
 __attribute__((visibility("default"))) void __cyg_profile_func_enter(void *fn, void *site)
 {
     (void)site;
     struct sm_fthread *t = me();
     if (t == NULL)
         return;
+    /* Frames at or below this stack pointer are gone: left by longjmp, or by an exception
+     * whose unwinding ran no exit hook (Clang). Live callers are above it; a frame more than
+     * 8 MiB below is another stack's (a signal stack), left alone. */
+    uint64_t sp = stack_pointer();
     uint32_t d = t->depth;
+    while (d > 0 && sp - t->frames[d - 1].sp < (1u << 23) && t->over == 0) {
+        unwound(t, d - 1);
+        d--;
+    }
+    t->depth = d;
     if (d >= SM_FDEPTH) {
         t->over++;
         t->deep++;
         return;
     }
     push(t, d, (uint64_t)fn, 1);
+    t->frames[d].sp = sp;
     t->frames[d].t0 = now();
 }
 
@@ -229,6 +249,7 @@ static void fforked(void)
         return;
     for (uint32_t d = 0; d < old->depth; d++) {
         push(t, d, old->frames[d].fn, 0);
+        t->frames[d].sp = old->frames[d].sp;
         t->frames[d].t0 = old->frames[d].t0;
         t->frames[d].outer = old->frames[d].outer;
     }

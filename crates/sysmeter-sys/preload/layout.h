@@ -65,6 +65,7 @@ struct sm_fhead {
 
 struct sm_frame {
     uint64_t fn, t0, child, desc;
+    uint64_t sp; /* the stack pointer in the entry hook: deeper frames have lower ones */
     uint32_t node, act, kids, outer;
 };
 

@@ -37,9 +37,12 @@ impl Timed {
         self.ns > self.resolution_ns
     }
 
-    /// The time, or `< resolution (±X)` with X the bound under which the time lies.
+    /// The time, or `< resolution (±X)` with X the bound under which the time lies, or
+    /// `not timed` for a sum of no timed call (a resolution of 0: any timed call has one).
     pub fn cell(&self) -> String {
-        if self.resolved() {
+        if self.resolution_ns <= 0.0 && self.ns <= 0.0 {
+            "not timed".into()
+        } else if self.resolved() {
             units::duration_ns(self.ns)
         } else {
             let bound = self.ns.max(0.0) + self.resolution_ns;

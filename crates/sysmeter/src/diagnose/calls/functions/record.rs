@@ -43,7 +43,8 @@ fn about(target: &str) -> About {
 
 fn metric(f: &FunctionRow) -> Metric {
     let calls = f.calls + f.recursive;
-    let (per_self, per_total) = (f.self_time.per(calls), f.total.per(f.calls.max(1)));
+    // Per timed call: a call left by longjmp has no time of its own.
+    let (per_self, per_total) = (f.self_time.per(f.timed), f.total.per(f.calls.min(f.timed)));
     let bound = |t: &crate::model::callgraph::Timed| {
         if t.resolved() {
             t.ns

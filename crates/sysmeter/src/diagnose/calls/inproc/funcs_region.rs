@@ -22,7 +22,7 @@ pub const CAL_CALLS: f64 = 256.0;
 const HEAD: usize = 4096;
 const THREAD_HEAD: usize = 64;
 const NODE_SIZE: usize = 80;
-const NODES_AT: usize = THREAD_HEAD + DEPTH * 48 + ACTIVE * 16;
+const NODES_AT: usize = THREAD_HEAD + DEPTH * 56 + ACTIVE * 16;
 const THREAD_SIZE: usize = NODES_AT + NODES * NODE_SIZE;
 /// Bytes of the area (it starts at `region::SIZE`).
 pub const SIZE: usize = HEAD + THREADS * THREAD_SIZE;

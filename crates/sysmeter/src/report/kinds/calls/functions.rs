@@ -37,14 +37,14 @@ fn flat_rows(g: &CallGraph) -> Vec<Vec<String>> {
     g.functions
         .iter()
         .map(|f| {
-            let all = f.calls + f.recursive;
+            // Per timed call: a call left by longjmp has no time of its own.
             vec![
                 units::percent(f.share),
                 f.self_time.cell_of(f.timed),
                 f.total.cell_of(f.timed),
                 called(f),
-                f.self_time.per(all).cell_of(f.timed),
-                f.total.per(f.calls).cell_of(f.timed),
+                f.self_time.per(f.timed).cell_of(f.timed),
+                f.total.per(f.calls.min(f.timed)).cell_of(f.timed),
                 f.name.clone(),
             ]
         })
