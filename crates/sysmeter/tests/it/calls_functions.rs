@@ -1,10 +1,11 @@
 //! `sysmeter calls --functions` on programs built with -finstrument-functions: the exact
 //! edge counts of a known call tree (with recursion), inclusive ≥ self, the gprof columns of
-//! the terminal call graph and flat profile and of the HTML page, threads, a forked child with `-f`, a longjmp
-//! past exit hooks and a C++ exception that run to completion with their own output, and
-//! the refusal (exit 2, one sentence with the fix) of a program built without the hooks or
-//! with -pg. Times are never compared with each other or with a speed: only counts, the
-//! order inclusive ≥ self, and the layout. Fixtures need a C compiler (`cc`; `c++` for C++).
+//! the terminal call graph and flat profile and of the HTML page, threads, a forked child
+//! with `-f`, a longjmp past exit hooks and a C++ exception (GCC and Clang builds) that run
+//! to completion with their own output, and the refusal (exit 2, one sentence with the fix)
+//! of a program built without the hooks, with -pg, or defining the hooks itself. Times are
+//! never compared with each other or with a speed: only counts, the order inclusive ≥ self,
+//! and the layout. Fixtures need a C compiler (`cc`; `c++` and `clang++` for C++).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -215,32 +216,45 @@ fn calls_functions_survive_longjmp_past_exit_hooks() {
     assert_eq!(function(&g, "deep")["unwound"].as_u64(), Some(2), "{g:#}");
 }
 
-fn cxx_fixture(dir: &Path) -> Result<PathBuf, Missing> {
+/// The C++ fixture built by `compiler` (`c++`: GCC's unwinding runs the exit hooks;
+/// `clang++`: it does not, so the hooks must find the frames gone by themselves).
+fn cxx_fixture(dir: &Path, compiler: &str) -> Result<PathBuf, Missing> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/programs/funcs_throw.cc");
-    let exe = dir.join("funcs_throw");
-    let status = Command::new("c++")
+    let exe = dir.join(format!("funcs_throw_{compiler}"));
+    let status = Command::new(compiler)
         .args(["-O1", "-finstrument-functions", "-o"])
         .arg(&exe)
         .arg(&src)
         .status()
-        .map_err(|e| Missing::new(Cap::Cc, format!("no C++ compiler (c++: {e})")))?;
+        .map_err(|e| Missing::new(Cap::Cc, format!("no C++ compiler ({compiler}: {e})")))?;
     assert!(status.success(), "c++ failed on {}", src.display());
     Ok(exe)
 }
 
-#[test]
-fn calls_functions_survive_a_cxx_exception() {
+fn exception_case(compiler: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = need!(cxx_fixture(dir.path()))
-        .to_string_lossy()
-        .into_owned();
+    let bin = need!(cxx_fixture(dir.path(), compiler));
+    let bin = bin.to_string_lossy().into_owned();
     let plain = Command::new(&bin).output().expect("runs");
     let (run, stdout) = functions(&[], &[&bin], dir.path());
     assert_eq!(stdout, String::from_utf8_lossy(&plain.stdout));
     assert_eq!(stdout, "caught 10 sum 320\n");
     let g = graph(&run);
+    assert_eq!(edge(&g, "<spontaneous>", "main"), 1, "{g:#}");
     assert_eq!(edge(&g, "main", "middle(int)"), 30, "{g:#}");
     assert_eq!(edge(&g, "middle(int)", "thrower(int)"), 30, "{g:#}");
+    let edges = g["edges"].as_array().map(Vec::len);
+    assert_eq!(edges, Some(3), "no other edge: {g:#}");
+}
+
+#[test]
+fn calls_functions_survive_a_cxx_exception() {
+    exception_case("c++");
+}
+
+#[test]
+fn calls_functions_survive_a_cxx_exception_built_by_clang() {
+    exception_case("clang++");
 }
 
 #[test]
@@ -272,6 +286,36 @@ fn calls_functions_refuses_a_program_without_the_hooks() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("-pg") && stderr.contains("-finstrument-functions"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn calls_functions_refuses_a_program_that_defines_the_hooks() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("own.c");
+    let hooks = "__attribute__((no_instrument_function)) void __cyg_profile_func_enter(void *f, \
+                 void *s) { (void)f; (void)s; }\n__attribute__((no_instrument_function)) void \
+                 __cyg_profile_func_exit(void *f, void *s) { (void)f; (void)s; }\nint main(void) \
+                 { return 0; }\n";
+    std::fs::write(&src, hooks).expect("write");
+    let exe = dir.path().join("own");
+    let built = Command::new("cc")
+        .args(["-finstrument-functions", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status();
+    let built = built.map_err(|e| Missing::new(Cap::Cc, format!("no C compiler (cc: {e})")));
+    assert!(need!(built).success());
+    let out = sysmeter()
+        .args(["calls", "--functions", "--no-store", "--"])
+        .arg(&exe)
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("defines __cyg_profile_func_enter itself"),
         "{stderr}"
     );
 }
