@@ -131,7 +131,12 @@ fn calls_functions_prints_the_gprof_call_graph_and_flat_profile() {
         assert!(text.contains(cell), "no {cell}: {text}");
     }
     assert!(!text.contains("< resolution (±0"), "{text}");
-    // The HTML page: the flat profile, the call graph and the flame graph.
+}
+
+#[test]
+fn calls_functions_html_page_has_the_flat_profile_call_graph_and_flame_graph() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = need!(instrumented(dir.path()));
     let json = dir.path().join("run.json");
     let page = dir.path().join("page.html");
     let out = sysmeter()
