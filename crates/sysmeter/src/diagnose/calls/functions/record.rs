@@ -84,7 +84,7 @@ fn artifacts(v: &Views, target: &str) -> Vec<Artifact> {
     });
     if let Ok(content) = svg(&v.folded, &title, style, empty) {
         out.push(Artifact {
-            name: "flamegraph".into(),
+            name: "exact flamegraph".into(),
             media_type: "image/svg+xml".into(),
             content,
         });
