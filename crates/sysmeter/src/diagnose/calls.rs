@@ -11,6 +11,10 @@
 //! ([`collector`]) after the per-call probe cost, measured first ([`calibrate`]), is
 //! subtracted. The result is one [`ExperimentResult`] (`calls`) with a metric per function.
 //!
+//! `--functions` ([`functions`]) uses the in-process library's -finstrument-functions hooks
+//! instead: exact calls of the program's own functions per caller → callee edge, with self
+//! and inclusive time, as the `calls.functions` result.
+//!
 //! Depends on `model`, `stats`, `host`, `diagnose::trace` (its errors, overhead, target
 //! checks) and sysmeter-sys; never on `store`, `report` or `commands`.
 
