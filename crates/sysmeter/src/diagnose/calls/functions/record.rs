@@ -149,7 +149,9 @@ fn losses(f: &Functions, v: &Views, other_images: usize) -> Vec<Finding> {
     add(
         "other_images",
         other_images as u64,
-        format!("{other_images} thread(s) ran another program after an exec and are not shown."),
+        format!(
+            "{other_images} thread(s) belong to a later process image (after an exec) and are not shown."
+        ),
     );
     out
 }
