@@ -1,4 +1,5 @@
-//! Builds the `calls` preload library (preload/: C and one x86-64 assembly file) into a
+//! Builds the `calls` preload library (preload/: C and one x86-64 assembly file; `funcs.c`
+//! holds the -finstrument-functions hooks of `calls --functions`) into a
 //! shared object that `preload.rs` embeds. The `cc` crate makes static archives only, so
 //! its compiler handle links the `.so` here. Other architectures get an empty library and
 //! `calls` keeps its uprobe backend there.
@@ -11,6 +12,7 @@ fn main() {
     let sources = [
         "preload/calls.c",
         "preload/patch.c",
+        "preload/funcs.c",
         "preload/hooks_x86_64.S",
     ];
     for s in sources.iter().chain(&["preload/layout.h"]) {

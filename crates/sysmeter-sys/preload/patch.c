@@ -24,6 +24,7 @@ extern HIDDEN void *real[SM_MAXF];
 extern HIDDEN unsigned char untimed[SM_MAXF];
 extern HIDDEN char sm_stubs[];
 HIDDEN void sm_forked(void);
+HIDDEN void sm_functions_init(int fd);
 
 /* Return twice or never: counted, never timed (their return address is left alone). Never
  * timed either: functions that look at their caller's frame. */
@@ -204,4 +205,6 @@ __attribute__((constructor)) static void sm_init(void)
         region->step = step;
     calibrate();
     dl_iterate_phdr(patch_program, (void *)globs);
+    if (getenv("SYSMETER_CALLS_FUNCTIONS") != NULL)
+        sm_functions_init(atoi(fd));
 }

@@ -52,6 +52,13 @@ pub struct CallsArgs {
     /// and thread (a few ns per call on average); counts are exact either way.
     #[arg(long)]
     pub time_every_call: bool,
+    /// Count and time the program's own functions instead of library calls: exact calls
+    /// per caller → callee edge, self and inclusive time, the gprof flat profile and call
+    /// graph and a flame graph. The program must be built with -finstrument-functions
+    /// (gcc or clang; docs/calls.md); in process only, so not with -p, -e, --backend or
+    /// --time-every-call.
+    #[arg(long, conflicts_with_all = ["calls", "backend", "time_every_call", "pid"])]
+    pub functions: bool,
     /// `-p PID`, `--duration` and the command after `--`.
     #[command(flatten)]
     pub target: TargetArgs,

@@ -40,6 +40,7 @@ fn config(args: &CallsArgs) -> anyhow::Result<CallsConfig> {
             CallsBackendArg::Uprobe => Wanted::Uprobe,
         },
         every: if args.time_every_call { 1 } else { 64 },
+        functions: args.functions,
     })
 }
 
@@ -55,13 +56,16 @@ pub fn calls(args: &CallsArgs) -> anyhow::Result<Outcome> {
             traced
         },
         |mut output: CallsOutput, sink, started_ns| {
-            let bench = latest_bench(sink);
-            price(
-                &mut output.result,
-                Kind::Library,
-                bench.as_ref(),
-                output.cpu_ns,
-            );
+            // The program's own functions have no price in the bench.
+            if !cfg.functions {
+                let bench = latest_bench(sink);
+                price(
+                    &mut output.result,
+                    Kind::Library,
+                    bench.as_ref(),
+                    output.cpu_ns,
+                );
+            }
             let run = record(RunKind::Calls, started_ns, vec![output.result], None);
             Ok(Diagnosed::new(run, output.command))
         },

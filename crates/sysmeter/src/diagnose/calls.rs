@@ -11,11 +11,16 @@
 //! ([`collector`]) after the per-call probe cost, measured first ([`calibrate`]), is
 //! subtracted. The result is one [`ExperimentResult`] (`calls`) with a metric per function.
 //!
+//! `--functions` ([`functions`]) uses the in-process library's -finstrument-functions hooks
+//! instead: exact calls of the program's own functions per caller → callee edge, with self
+//! and inclusive time, as the `calls.functions` result.
+//!
 //! Depends on `model`, `stats`, `host`, `diagnose::trace` (its errors, overhead, target
 //! checks) and sysmeter-sys; never on `store`, `report` or `commands`.
 
 mod calibrate;
 mod collector;
+pub mod functions;
 pub mod inproc;
 mod probes;
 mod record;
@@ -50,6 +55,8 @@ pub struct CallsConfig {
     pub backend: inproc::choose::Wanted,
     /// In process: 1 in this many calls timed per function and thread (1: every call).
     pub every: u64,
+    /// `--functions`: the program's own functions through -finstrument-functions.
+    pub functions: bool,
 }
 
 /// Why `calls` could not run.
@@ -131,6 +138,9 @@ pub fn calls(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<CallsOutp
         Target::Attach(pid) => std::path::PathBuf::from(format!("/proc/{pid}/exe")),
     };
     let why = why_not(&cfg.target, &program, &cfg.patterns);
+    if cfg.functions {
+        return functions_run(cfg, &program, why, observer);
+    }
     let (chosen, sentence) = backend(cfg.backend, why).map_err(CallsError::Backend)?;
     if chosen == Backend::InProcess {
         inproc::choose::check_imports(&program, &cfg.patterns)?;
@@ -155,5 +165,36 @@ pub fn calls(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<CallsOutp
         result,
         ended: out.ended,
         command: out.command,
+    })
+}
+
+/// `--functions`: the in-process backend only, on a program built for it.
+fn functions_run(
+    cfg: &CallsConfig,
+    program: &std::path::Path,
+    why: Option<String>,
+    observer: &mut dyn Observer,
+) -> Result<CallsOutput, CallsError> {
+    if let Some(why) = why {
+        return Err(CallsError::Backend(format!(
+            "--functions works in process only, and here {why}: launch the program itself \
+             (see docs/calls.md)"
+        )));
+    }
+    if let Some(why) = functions::check(program) {
+        return Err(CallsError::Backend(why));
+    }
+    let Target::Launch(argv) = &cfg.target else {
+        return Err(CallsError::Backend("--functions launches a command".into()));
+    };
+    let sentence = "backend: inproc (-finstrument-functions hooks in the process)";
+    observer.attached(sentence);
+    let out = inproc::run(cfg, argv, cfg.every)?;
+    let result = functions::record::build(&out, program, &cfg.target.text(), sentence);
+    Ok(CallsOutput {
+        result,
+        ended: out.ended,
+        command: out.command,
+        cpu_ns: out.cpu_ns,
     })
 }

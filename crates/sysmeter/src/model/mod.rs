@@ -12,6 +12,7 @@
 
 pub mod about;
 pub mod call_note;
+pub mod callgraph;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixture;
 pub mod fleet;

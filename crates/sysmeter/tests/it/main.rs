@@ -9,6 +9,7 @@ mod support;
 mod bad_inputs;
 mod calls;
 mod calls_attach;
+mod calls_functions;
 mod calls_inproc;
 mod cli;
 mod compare_sets;

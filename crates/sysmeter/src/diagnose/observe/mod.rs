@@ -13,6 +13,7 @@
 //!   named by their unwind-table entry);
 //! - [`unwind`]: the one unwinder: whole user stacks from a sample's registers and stack
 //!   copy, with DWARF CFI where the code has it and frame pointers where it does not;
+//! - [`flame`]: the one drawing of a flame graph from folded stacks (inferno);
 //! - [`scan`]: the x86 call and prologue decoders (the frameless-leaf check);
 //! - [`reservoir`]: the durations kept of paired entries and exits (`trace`, `calls`);
 //! - [`lookups`]: the seam through which `run` receives `trace`'s path-lookup tracer;
@@ -30,6 +31,7 @@ pub mod attachable;
 pub mod bpf;
 pub mod elf;
 pub mod error;
+pub mod flame;
 pub mod lookups;
 pub mod maps;
 pub mod overhead;

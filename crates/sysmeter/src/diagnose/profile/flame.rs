@@ -1,13 +1,11 @@
-//! The flame graph: inferno's port of FlameGraph drawn from our folded stacks. Colours are
-//! chosen from a hash of each name (`deterministic`), so the same profile draws the same
-//! picture. The SVG carries inferno's JavaScript (search, zoom) and is self-contained.
+//! The flame graph of a profile: its folded stacks drawn by the floor's one drawing
+//! (`observe::flame`, inferno).
 //! Off-CPU flame graphs (widths in blocked microseconds) use FlameGraph's blue `io`
 //! palette on a grey-blue background, so they cannot be mistaken for CPU time.
 
-use inferno::flamegraph::{self, Options};
-
 use super::ProfileError;
 use super::stacks::Stacks;
+use crate::diagnose::observe::flame::{Style, svg};
 
 /// The flame graph SVG of `stacks` titled `title` (a small SVG saying so when there are no
 /// samples: inferno refuses empty input, and `--flamegraph FILE` should still get an image).
@@ -22,31 +20,28 @@ pub fn render_off_cpu(stacks: &Stacks, title: &str) -> Result<String, ProfileErr
 }
 
 fn draw(stacks: &Stacks, title: &str, off_cpu: bool) -> Result<String, ProfileError> {
-    if stacks.total() == 0 {
-        return Ok(EMPTY_SVG.to_string());
-    }
-    let folded = stacks.folded();
-    let mut opts = Options::default();
-    opts.title = title.to_string();
-    opts.count_name = "samples".to_string();
-    opts.deterministic = true;
-    if off_cpu {
-        use inferno::flamegraph::color::{BackgroundColor, BasicPalette, Palette};
-        opts.colors = Palette::Basic(BasicPalette::Io);
-        opts.bgcolors = Some(BackgroundColor::Blue);
-        opts.count_name = "µs off-CPU".to_string();
-        opts.factor = 1e-3;
-    }
-    let mut svg = Vec::new();
-    flamegraph::from_lines(&mut opts, folded.lines(), &mut svg)
-        .map_err(|e| ProfileError::Flame(e.to_string()))?;
-    String::from_utf8(svg).map_err(|e| ProfileError::Flame(e.to_string()))
+    let folded = if stacks.total() == 0 {
+        String::new()
+    } else {
+        stacks.folded()
+    };
+    let style = if off_cpu {
+        Style {
+            count_name: "µs off-CPU",
+            factor: 1e-3,
+            off_cpu: true,
+        }
+    } else {
+        Style {
+            count_name: "samples",
+            factor: 1.0,
+            off_cpu: false,
+        }
+    };
+    svg(&folded, title, style, EMPTY).map_err(ProfileError::Flame)
 }
 
-const EMPTY_SVG: &str = "<?xml version=\"1.0\" standalone=\"no\"?>\n\
-<svg version=\"1.1\" width=\"600\" height=\"60\" xmlns=\"http://www.w3.org/2000/svg\">\
-<text x=\"10\" y=\"35\" font-family=\"Verdana\" font-size=\"14\">No samples: the program used \
-no CPU time while it was sampled.</text></svg>\n";
+const EMPTY: &str = "No samples: the program used no CPU time while it was sampled.";
 
 #[cfg(test)]
 mod tests {

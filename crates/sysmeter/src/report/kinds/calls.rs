@@ -1,9 +1,11 @@
 //! A `calls` run (library calls through uprobes), and what `trace` shares with it: the
 //! `strace -c`-style table in text and Markdown (`table.rs`) instead of the generic metric
-//! table, and in HTML the top calls and the time by call as the answer.
+//! table, and in HTML the top calls and the time by call as the answer; a `calls --functions`
+//! result reads as gprof's flat profile and call graph (`functions.rs`) with its flame graph.
 //!
 //! Pure. Depends on `model`, `model::units` and `report` (charts, the HTML views).
 
+mod functions;
 pub(super) mod table;
 
 use super::TableKind;
@@ -15,10 +17,37 @@ use crate::report::html::view::{ExperimentView, Row, TableView};
 
 /// The view of `calls`.
 pub(super) const CALLS: TableKind = TableKind {
-    text: table::text,
-    markdown: table::markdown,
-    answer,
+    text: |r| functions::text(r).or_else(|| table::text(r)),
+    markdown: |r| functions::markdown(r).or_else(|| table::markdown(r)),
+    answer: |r, view| functions_answer(r, view).unwrap_or_else(|| answer(r, view)),
 };
+
+/// `calls --functions`: the flame graph of the exact self times, the flat profile and the
+/// call graph.
+fn functions_answer(r: &ExperimentResult, view: &mut ExperimentView) -> Option<AnswerView> {
+    let (headers, rows, graph) = functions::html_parts(r)?;
+    view.charts.clear();
+    view.metrics = None;
+    view.texts.retain(|t| t.name == "folded");
+    Some(AnswerView {
+        heading: "Function call graph".into(),
+        lines_html: finding_lines(r, &["total", "overhead", "unwound"]),
+        table: Some(TableView {
+            caption: "Flat profile".into(),
+            headers,
+            rows: rows
+                .into_iter()
+                .map(|cells| Row {
+                    cells,
+                    noisy: false,
+                })
+                .collect(),
+        }),
+        flames: std::mem::take(&mut view.flames),
+        texts: crate::report::html::artifacts::texts(&[graph]),
+        ..AnswerView::default()
+    })
+}
 
 /// The top calls and the time by call, from per-call time metrics (samples = calls): the
 /// answer of `calls` and of `trace`.

@@ -10,6 +10,7 @@
 //! Depends on `model`, `diagnose::observe` and sysmeter-sys; never on another diagnosis.
 
 pub mod choose;
+pub mod funcs_region;
 pub mod record;
 pub mod region;
 pub mod times;
@@ -45,6 +46,8 @@ pub struct Outcome {
     pub command: CommandState,
     /// CPU time of the command, ns.
     pub cpu_ns: Option<f64>,
+    /// With `--functions`: what the -finstrument-functions hooks recorded.
+    pub functions: Option<funcs_region::Functions>,
 }
 
 fn io(what: &str) -> impl FnOnce(std::io::Error) -> CallsError {
@@ -53,7 +56,7 @@ fn io(what: &str) -> impl FnOnce(std::io::Error) -> CallsError {
 }
 
 /// The command's environment: ours plus the preload library, the region and the choice.
-fn environment(lib: &File, shm: &File, globs: &str, every: u64) -> Vec<OsString> {
+fn environment(lib: &File, shm: &File, globs: &str, every: u64, functions: bool) -> Vec<OsString> {
     let lib_path = format!("/proc/self/fd/{}", lib.as_raw_fd());
     let mut env: Vec<OsString> = Vec::new();
     let mut preload = lib_path.clone();
@@ -74,6 +77,9 @@ fn environment(lib: &File, shm: &File, globs: &str, every: u64) -> Vec<OsString>
     env.push(format!("SYSMETER_CALLS_SHM={}", shm.as_raw_fd()).into());
     env.push(format!("SYSMETER_CALLS_FUNCS={globs}").into());
     env.push(format!("SYSMETER_CALLS_SAMPLE={every}").into());
+    if functions {
+        env.push("SYSMETER_CALLS_FUNCTIONS=1".into());
+    }
     env
 }
 
@@ -85,6 +91,18 @@ fn read_region(shm: &File) -> Result<region::Region, CallsError> {
     shm.read_exact_at(&mut all, 0)
         .map_err(io("reading the calls region"))?;
     Ok(region::parse(&all).unwrap_or_default())
+}
+
+/// The area of the -finstrument-functions hooks, after the slots.
+fn read_functions(shm: &File) -> Result<funcs_region::Functions, CallsError> {
+    let at = region::SIZE as u64;
+    let mut head = vec![0u8; funcs_region::used_len(0)];
+    shm.read_exact_at(&mut head, at)
+        .map_err(io("reading the functions area"))?;
+    let mut all = vec![0u8; funcs_region::used_len(funcs_region::claimed(&head))];
+    shm.read_exact_at(&mut all, at)
+        .map_err(io("reading the functions area"))?;
+    Ok(funcs_region::parse(&all))
 }
 
 /// ns per tick of the counter between two (counter, ns) readings.
@@ -139,10 +157,17 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
     let lib = preload::library_memfd().map_err(io("writing the preload library"))?;
     let mut shm = preload::inherited_memfd(c"sysmeter-calls-region")
         .map_err(io("creating the calls region"))?;
-    shm.set_len(region::SIZE as u64)
+    let size = region::SIZE + if cfg.functions { funcs_region::SIZE } else { 0 };
+    shm.set_len(size as u64)
         .and_then(|()| shm.write_all(&region::header()))
         .map_err(io("creating the calls region"))?;
-    let env = environment(&lib, &shm, &choose::globs(&cfg.patterns), every);
+    // With --functions no library call is hooked: an empty list of globs matches nothing.
+    let globs = if cfg.functions {
+        String::new()
+    } else {
+        choose::globs(&cfg.patterns)
+    };
+    let env = environment(&lib, &shm, &globs, every, cfg.functions);
     let start = clock_pair();
     let mut child = launch(argv, &env)?;
     let (ended, waited) = watch(&mut child, cfg.duration)?;
@@ -155,10 +180,14 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
     }
     let end = clock_pair();
     let mut region = read_region(&shm)?;
+    let mut functions = cfg.functions.then(|| read_functions(&shm)).transpose()?;
     if !cfg.follow_forks {
         // Without -f only the launched process counts (its exec'd images keep its pid).
         let pid = child.pid() as u32;
         region.slots.retain(|s| s.pid == pid);
+        if let Some(f) = functions.as_mut() {
+            f.threads.retain(|t| t.pid == pid);
+        }
     }
     let command = match waited {
         Some((x, _)) => CommandState::Exited(x.shell_code()),
@@ -171,5 +200,6 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
         ended,
         command,
         cpu_ns: waited.map(|(_, u)| (u.user_ns + u.system_ns) as f64),
+        functions,
     })
 }

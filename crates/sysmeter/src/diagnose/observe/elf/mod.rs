@@ -53,6 +53,9 @@ pub struct Image {
     pub needed: Vec<String>,
     /// `DT_RUNPATH`/`DT_RPATH` directories.
     pub runpath: Vec<String>,
+    /// Names `.dynsym` references without defining them (what the program imports,
+    /// through a PLT stub or not).
+    pub undefined: Vec<String>,
 }
 
 struct Section {
@@ -290,11 +293,17 @@ pub fn parse(b: &[u8]) -> Option<Image> {
         })
         .collect();
     let (needed, runpath) = elf.dynamic();
+    let undefined = syms
+        .iter()
+        .filter(|(name, _, _, shndx)| *shndx == 0 && !name.is_empty())
+        .map(|(name, ..)| name.clone())
+        .collect();
     Some(Image {
         plt: elf.plt(&syms),
         defined,
         needed,
         runpath,
+        undefined,
     })
 }
 
@@ -303,6 +312,15 @@ pub fn read(path: &Path) -> Result<Image, ElfError> {
     let shown = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| ElfError::Read(shown.clone(), e.to_string()))?;
     parse(&bytes).ok_or(ElfError::NotElf(shown))
+}
+
+/// The file offsets of the virtual addresses `vaddrs` (as the ELF file `path` states them,
+/// before any load bias); `None` for an address outside every `PT_LOAD` segment.
+pub fn file_offsets(path: &Path, vaddrs: &[u64]) -> Result<Vec<Option<u64>>, ElfError> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| ElfError::Read(shown.clone(), e.to_string()))?;
+    let elf = Elf::parse(&bytes).ok_or(ElfError::NotElf(shown))?;
+    Ok(vaddrs.iter().map(|&a| elf.file_offset(a)).collect())
 }
 
 /// The file offsets of the functions named `names` that the ELF file `path` defines, one per
