@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::about::{About, Estimate};
 use super::host::HostInfo;
+use super::interval::RunToRun;
 use super::machine::{MachineState, RoundStats};
 use super::summary::Summary;
 
@@ -315,6 +316,10 @@ pub struct Metric {
     /// of the value; the samples and summary are kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub degenerate: Option<String>,
+    /// Where the next run's median should land on this machine (`model::interval`): computed
+    /// when the run is rendered from the stored runs of its host or its rounds, never stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_to_run: Option<RunToRun>,
 }
 
 impl Metric {
@@ -333,6 +338,7 @@ impl Metric {
             core_cycles: None,
             rounds: None,
             degenerate: None,
+            run_to_run: None,
         }
     }
 }
