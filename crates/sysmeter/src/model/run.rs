@@ -316,8 +316,7 @@ pub struct Metric {
     /// of the value; the samples and summary are kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub degenerate: Option<String>,
-    /// Where the next run's median should land on this machine (`model::interval`): computed
-    /// when the run is rendered from the stored runs of its host or its rounds, never stored.
+    /// Where the next run's median should land (`model::interval`); computed, never stored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_to_run: Option<RunToRun>,
 }

@@ -209,6 +209,23 @@ fn line(s: &Series) -> Line {
     }
 }
 
+/// What to read from a bar chart of `kind`, with or without run-to-run bands.
+fn bars_caption(kind: Quantity, bands: bool) -> String {
+    let mut caption = format!(
+        "Compare the bar lengths: each is a metric's median {}, and a whisker (within-run 95% \
+         CI of the median) wider than the gap between two bars means the difference is within \
+         this run's noise.",
+        kind.as_str()
+    );
+    if bands {
+        caption.push_str(
+            " The shaded band is the run-to-run interval: where the next run's median should \
+             fall on this machine (95%).",
+        );
+    }
+    caption
+}
+
 /// A bar chart per quantity of the metrics (several only when an experiment mixes them).
 fn metric_bars(id: &str, metrics: &[&Metric]) -> Vec<Chart> {
     let quantity = |m: &Metric| Quantity::of(&m.name, m.unit);
@@ -245,18 +262,7 @@ fn metric_bars(id: &str, metrics: &[&Metric]) -> Vec<Chart> {
         } else {
             format!("Metrics in {} ({what})", kind.as_str())
         };
-        let mut caption = format!(
-            "Compare the bar lengths: each is a metric's median {}, and a whisker (within-run \
-             95% CI of the median) wider than the gap between two bars means the difference is \
-             within this run's noise.",
-            kind.as_str()
-        );
-        if bars.iter().any(|b| b.band.is_some()) {
-            caption.push_str(
-                " The shaded band is the run-to-run interval: where the next run's median \
-                 should fall on this machine (95%).",
-            );
-        }
+        let caption = bars_caption(*kind, bars.iter().any(|b| b.band.is_some()));
         let chart = BarChart {
             title: format!("{id}: {title}"),
             axis_label: kind.axis_title(&format!("median {}", unit_title(*unit))),
