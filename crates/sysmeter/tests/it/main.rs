@@ -41,6 +41,7 @@ mod pipes;
 mod profile;
 mod results;
 mod run;
+mod run_to_run;
 mod scale;
 mod scale_group;
 mod serve;
