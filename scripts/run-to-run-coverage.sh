@@ -22,7 +22,8 @@
 #
 # For contrast the same count is made with the within-run 95% CI of the median. Prints per
 # experiment and in total: cases, inside the run-to-run interval, inside the within-run CI,
-# and the basis the intervals were computed from (history, rounds, this_run).
+# the median half-width of each interval relative to the metric's median (what the coverage
+# costs), and the basis the intervals were computed from (history, rounds, this_run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${BIN:-target/release/sysmeter}
@@ -87,6 +88,7 @@ def per_run_value(m):
     return (m.get("rounds") or {}).get("median", m["summary"]["median"])
 
 parts = defaultdict(lambda: defaultdict(lambda: [0, 0, 0]))
+widths = defaultdict(lambda: defaultdict(lambda: ([], [])))
 bases = defaultdict(lambda: defaultdict(int))
 for pair in sys.argv[1:]:
     part, shown, following = pair.split(":")
@@ -101,15 +103,27 @@ for pair in sys.argv[1:]:
         c[1] += rr["lo"] <= nxt <= rr["hi"]
         c[2] += lo is not None and hi is not None and lo <= nxt <= hi
         bases[part][rr["basis"]] += 1
+        med = m["summary"]["median"]
+        if med and lo is not None and hi is not None:
+            widths[part][exp][0].append((rr["hi"] - rr["lo"]) / 2 / abs(med))
+            widths[part][exp][1].append((hi - lo) / 2 / abs(med))
 
 pct = lambda a, n: f"{100 * a / n:.0f}%" if n else "—"
+def half(v):
+    v = sorted(v)
+    return f"±{100 * v[len(v) // 2]:.1f}%" if v else "—"
 for part, groups in parts.items():
     print(f"== {part} (intervals from: {dict(bases[part])})")
-    print(f"{'experiment':<12} {'cases':>5}  {'run to run':>10}  {'within-run CI':>13}")
+    print(f"{'experiment':<12} {'cases':>5}  {'run to run':>10}  {'within-run CI':>13}"
+          f"  {'half-widths (median): run to run, within-run':>44}")
     total = [0, 0, 0]
     for exp, (n, rr, ci) in sorted(groups.items()):
-        print(f"{exp:<12} {n:>5}  {pct(rr, n):>10}  {pct(ci, n):>13}")
+        w = widths[part][exp]
+        print(f"{exp:<12} {n:>5}  {pct(rr, n):>10}  {pct(ci, n):>13}"
+              f"  {half(w[0]):>34}, {half(w[1]):>8}")
         total = [total[0] + n, total[1] + rr, total[2] + ci]
     n, rr, ci = total
-    print(f"{'all':<12} {n:>5}  {pct(rr, n):>10}  {pct(ci, n):>13}   ({rr} and {ci} of {n})")
+    every = [sum((widths[part][e][i] for e in groups), []) for i in (0, 1)]
+    print(f"{'all':<12} {n:>5}  {pct(rr, n):>10}  {pct(ci, n):>13}"
+          f"  {half(every[0]):>34}, {half(every[1]):>8}   ({rr} and {ci} of {n})")
 EOF
