@@ -62,7 +62,10 @@ fn show_gives_a_run_with_history_its_run_to_run_interval() {
         "{text}"
     );
     let concise = stdout_of(sysmeter().args(["show", "--db"]).arg(&db).arg("h7"));
-    assert!(concise.contains("run to run: from the 8 stored runs"), "{concise}");
+    assert!(
+        concise.contains("run to run: from the 8 stored runs"),
+        "{concise}"
+    );
     let out = sysmeter()
         .args(["export", "--format", "json", "--db"])
         .arg(&db)
