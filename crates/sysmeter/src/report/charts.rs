@@ -250,7 +250,7 @@ fn metric_bars(id: &str, metrics: &[&Metric]) -> Vec<Chart> {
                 hi: m.summary.ci95.1,
                 band: (m.run_to_run)
                     .filter(|i| i.basis != IntervalBasis::ThisRun)
-                    .map(|i| (i.lo, i.hi)),
+                    .map(|i| (i.lo, i.hi, i.words(m.unit))),
             })
             .collect();
         let what = match bars.iter().any(|b| b.band.is_some()) {

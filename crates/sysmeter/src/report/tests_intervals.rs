@@ -80,8 +80,19 @@ fn the_html_table_header_names_both_intervals() {
         );
     }
     assert!(!page.contains("<th>95% CI</th>"));
+    // The page's header says where the intervals come from and how to read them.
+    assert!(page.contains("run to run: from the 8 stored runs of this host"));
     // The bar chart draws the run-to-run interval as a band and says what each mark is.
     assert!(page.contains("whiskers: within-run 95% CI, band: run to run"));
+    // Its tooltip says what the band is in words.
+    let run = with_history();
+    let null = &run.results[0].metrics[1];
+    let words = null
+        .run_to_run
+        .map(|i| i.words(null.unit))
+        .expect("an interval");
+    assert!(words.starts_with("this machine, run to run: ") && words.ends_with(" over 8 runs"));
+    assert!(page.contains(&format!("{}: {words}", null.name)), "{words}");
 }
 
 #[test]

@@ -120,6 +120,10 @@ fn run_rows(run: &RunRecord) -> Vec<KeyValue> {
         rows.push(kv("target", target));
     }
     rows.push(kv("bootstrap seed", c.seed.to_string()));
+    if let Some(basis) = crate::report::format::intervals_basis(run) {
+        rows.push(kv("intervals", basis));
+        rows.push(kv("reading them", crate::report::format::INTERVALS_LEGEND));
+    }
     if let Some(cal) = &c.calibration {
         rows.extend(calibration_rows(cal));
     }
