@@ -17,6 +17,7 @@ mod cpu_ops;
 mod drift;
 mod export_cli;
 mod fleet;
+mod fleet_own_spread;
 mod fs;
 mod glance;
 mod hostile;
