@@ -7,11 +7,11 @@ use std::path::Path;
 
 use super::infile::read_record;
 use super::outfile::{OutFile, open_opt};
+use super::run_history::load_history;
 use super::{Outcome, Stream, UsageError, console, emit, open_store_to_read, protected};
 use crate::cli::CompareArgs;
 use crate::model::RunRecord;
 use crate::report::compare_text::{self, CompareFormat};
-use crate::stats::compare::history::HISTORY_RUNS;
 use crate::stats::compare::{CompareOptions, compare_sets};
 use crate::store::{Store, StoreError};
 
@@ -37,7 +37,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
     let (side_a, side_b): (Vec<&RunRecord>, Vec<&RunRecord>) =
         (a.iter().collect(), b.iter().collect());
     let history = match (&store, args.no_history) {
-        (Some(store), false) => load_history(store, &side_a, &side_b),
+        (Some(store), false) => side_history(store, &side_a, &side_b),
         _ => Vec::new(),
     };
     let history: Vec<&RunRecord> = history.iter().collect();
@@ -75,60 +75,18 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// The stored runs that tell the machine's between-run noise (`stats::compare::history`):
-/// for each side that is one run, up to [`HISTORY_RUNS`] complete bench runs of its host
-/// with its profile and sysmeter version, newest first, found among the host's
-/// `3 × HISTORY_RUNS` most recent stored runs, other than the runs compared (what the
-/// listing tells is checked before a run is loaded). A run that cannot be read is left out
-/// with a warning; the comparison itself never fails for the history's sake.
-fn load_history(store: &Store, a: &[&RunRecord], b: &[&RunRecord]) -> Vec<RunRecord> {
+/// The stored runs that tell the between-run noise of each side that is one run, other than
+/// the runs compared (`run_history::load_history`, the one rule for a host's runs).
+fn side_history(store: &Store, a: &[&RunRecord], b: &[&RunRecord]) -> Vec<RunRecord> {
+    let single: Vec<&RunRecord> = [a, b]
+        .into_iter()
+        .filter_map(|side| match side {
+            [run] => Some(*run),
+            _ => None,
+        })
+        .collect();
     let compared: Vec<&str> = a.iter().chain(b).map(|r| r.id.as_str()).collect();
-    let mut wanted: Vec<(&str, &str, &str)> = Vec::new();
-    for side in [a, b] {
-        if let [run] = side {
-            let host = run.host.hostname.as_str();
-            let key = (host, run.config.profile.as_str(), run.tool_version.as_str());
-            if !wanted.contains(&key) {
-                wanted.push(key);
-            }
-        }
-    }
-    let mut out: Vec<RunRecord> = Vec::new();
-    for (host, profile, version) in wanted {
-        let listed = match store.list_host_runs(HISTORY_RUNS * 3, Some(host)) {
-            Ok(l) => l,
-            Err(e) => {
-                console::errln(format!("warning: no run history for {host} ({e})"));
-                continue;
-            }
-        };
-        let mut kept = 0;
-        for listing in listed {
-            if kept == HISTORY_RUNS {
-                break;
-            }
-            // Complete bench runs only: an interrupted one may hold a round or two.
-            let usable = listing.kind == "bench"
-                && listing.state() == "complete"
-                && listing.tool_version == version
-                && !compared.contains(&listing.id.as_str());
-            if !usable {
-                continue;
-            }
-            match store.load_run(&listing.id) {
-                Ok(run) if run.config.profile == profile => {
-                    kept += 1;
-                    out.push(run);
-                }
-                Ok(_) => {}
-                Err(e) => console::errln(format!(
-                    "warning: stored run {} left out of the run history ({e})",
-                    listing.id
-                )),
-            }
-        }
-    }
-    out
+    load_history(store, &single, &compared, None)
 }
 
 /// Writes `content` to `out` and, for a file, says so on stderr.

@@ -5,7 +5,7 @@
 //! FIFO.
 
 use super::outfile::open_opt;
-use super::{Outcome, emit, open_store_to_read, protected};
+use super::{Outcome, emit, open_store_to_read, protected, run_history};
 use crate::cli::{ExportArgs, ExportFormat};
 use crate::report::{self, Format, openmetrics};
 
@@ -13,7 +13,8 @@ use crate::report::{self, Format, openmetrics};
 pub fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
     let store = open_store_to_read(&args.db)?;
     let out = open_opt(args.out.as_deref(), "--out", &protected(&args.db))?;
-    let run = store.load_run(&args.run)?;
+    let mut run = store.load_run(&args.run)?;
+    run_history::annotate(Some(&store), &mut run);
     let text = match args.effective_format() {
         ExportFormat::Openmetrics => openmetrics::render(&run),
         ExportFormat::Json => report::render(&run, Format::Json, false)?,

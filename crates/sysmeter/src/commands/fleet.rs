@@ -1,13 +1,16 @@
 //! `sysmeter fleet`: the machines of a store side by side. The store reduces the database to
 //! each host's latest bench run and its metric medians (in SQL), `--metric` keeps the
-//! matching metrics, `stats::fleet` finds the spread and the outliers, and
-//! `report::fleet` renders them.
+//! matching metrics, `stats::fleet` finds the spread and the outliers — a host that stands
+//! out is judged again with its own run-to-run intervals (`run_history`), so one that moves
+//! that far between its own runs is not called an outlier — and `report::fleet` renders
+//! them.
 
-use super::{Outcome, UsageError, emit, open_store_to_read};
+use super::{Outcome, UsageError, emit, open_store_to_read, run_history};
 use crate::cli::FleetArgs;
 use crate::model::FleetData;
 use crate::report::fleet;
-use crate::stats::fleet::fleet_view;
+use crate::stats::fleet::{FleetView, fleet_view};
+use crate::store::Store;
 
 /// Prints the fleet.
 pub fn fleet(args: &FleetArgs) -> anyhow::Result<Outcome> {
@@ -29,9 +32,42 @@ pub fn fleet(args: &FleetArgs) -> anyhow::Result<Outcome> {
     if let Some(pattern) = &args.metric {
         keep_matching(&mut data, pattern)?;
     }
-    let view = fleet_view(&data);
+    let mut view = fleet_view(&data);
+    if own_spreads(&store, &view, &mut data) {
+        view = fleet_view(&data);
+    }
     emit(&fleet::render(&view, &data.hosts, args.format)?)?;
     Ok(Outcome::Success)
+}
+
+/// Gives the values of every host that stands out its own run-to-run interval: its latest
+/// run with the stored runs of its host up to it (`run_history::annotate`). Whether any was
+/// found (then the view is computed again).
+fn own_spreads(store: &Store, view: &FleetView, data: &mut FleetData) -> bool {
+    let mut hosts: Vec<&str> = view
+        .outliers()
+        .iter()
+        .map(|(_, h)| h.hostname.as_str())
+        .collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    let mut found = false;
+    for host in hosts {
+        let Some(h) = data.hosts.iter().find(|h| h.hostname == host) else {
+            continue;
+        };
+        let Ok(mut run) = store.load_run(&h.run_id) else {
+            continue;
+        };
+        run_history::annotate(Some(store), &mut run);
+        for v in data.values.iter_mut().filter(|v| v.hostname == host) {
+            let r = run.results.iter().find(|r| r.id == v.experiment);
+            let m = r.and_then(|r| r.metrics.iter().find(|m| m.name == v.metric));
+            v.run_to_run = m.and_then(|m| m.run_to_run);
+            found |= v.run_to_run.is_some();
+        }
+    }
+    found
 }
 
 /// `--since DATE`: a civil date (midnight UTC) or an RFC 3339 timestamp, as ns.

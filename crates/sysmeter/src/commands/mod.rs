@@ -25,6 +25,7 @@ mod profile;
 mod progress;
 mod report;
 mod run;
+mod run_history;
 mod scale;
 mod serve;
 mod show;

@@ -16,9 +16,9 @@
 use std::io::IsTerminal;
 
 use super::outfile::OutFile;
-use super::{Outcome, console, emit, open_store, protected};
+use super::{Outcome, console, emit, open_store, protected, run_history};
 use crate::cli::OutputArgs;
-use crate::model::{RunRecord, Status};
+use crate::model::{RunKind, RunRecord, Status};
 use crate::report::{self, Format};
 use crate::store::Store;
 
@@ -107,7 +107,18 @@ impl Sink {
             store_errors.push(e);
         }
         let color = self.out.is_none() && self.stream.color();
-        let text = report::render_view(run, self.format, color, self.full)?;
+        // A bench run is shown with its run-to-run intervals, from the runs stored before it.
+        let annotated = (run.kind == RunKind::Bench).then(|| {
+            let mut shown = run.clone();
+            run_history::annotate(self.store.as_ref(), &mut shown);
+            shown
+        });
+        let text = report::render_view(
+            annotated.as_ref().unwrap_or(run),
+            self.format,
+            color,
+            self.full,
+        )?;
         match (self.out.take(), self.stream) {
             (Some(f), _) => f.write(&text)?,
             (None, Stream::Stdout) => emit(&text)?,

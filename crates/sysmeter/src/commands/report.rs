@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::infile::read_record;
 use super::outfile::{OutFile, open_opt};
-use super::{Outcome, UsageError, console, open_store_to_read, protected};
+use super::{Outcome, UsageError, console, open_store_to_read, protected, run_history};
 use crate::cli::ReportArgs;
 use crate::model::RunRecord;
 use crate::report::{self, Format};
@@ -33,7 +33,14 @@ fn load(args: &ReportArgs) -> anyhow::Result<RunRecord> {
     let path = Path::new(&args.run);
     if path.is_file() {
         let fix = "write one with `sysmeter bench --format json --out FILE`";
-        return read_record(&args.run, fix);
+        let mut run = read_record(&args.run, fix)?;
+        // A file written by this version carries its intervals; an older one gets those of
+        // its rounds (the store is not opened for a file).
+        let carried = (run.results.iter().flat_map(|r| &r.metrics)).any(|m| m.run_to_run.is_some());
+        if !carried {
+            run_history::annotate(None, &mut run);
+        }
+        return Ok(run);
     }
     if args.run.ends_with(".json") {
         return Err(UsageError(format!(
@@ -45,7 +52,9 @@ fn load(args: &ReportArgs) -> anyhow::Result<RunRecord> {
     }
     let store = open_store_to_read(&args.db)?;
     // Store errors already name the reference, the database and the fix.
-    Ok(store.load_run(&args.run)?)
+    let mut run = store.load_run(&args.run)?;
+    run_history::annotate(Some(&store), &mut run);
+    Ok(run)
 }
 
 /// Writes `content` to `out` and, for a file, says so on stderr.

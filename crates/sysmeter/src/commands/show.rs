@@ -4,7 +4,7 @@
 use crate::cli::ShowArgs;
 use crate::report::{Format, render_view, summary};
 
-use super::{Outcome, Stream, UsageError, emit, open_store_to_read};
+use super::{Outcome, Stream, UsageError, emit, open_store_to_read, run_history};
 
 /// Print a stored run.
 pub fn show(args: &ShowArgs) -> anyhow::Result<Outcome> {
@@ -16,7 +16,8 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<Outcome> {
         )));
     }
     let store = open_store_to_read(&args.db)?;
-    let run = store.load_run(&args.run)?;
+    let mut run = store.load_run(&args.run)?;
+    run_history::annotate(Some(&store), &mut run);
     let text = match args.summary {
         true => summary(&run, args.format).unwrap_or_default(),
         false => render_view(&run, args.format, Stream::Stdout.color(), args.full)?,

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{HostInfo, Unit};
+use super::{HostInfo, RunToRun, Unit};
 
 /// One machine of the fleet: its latest bench run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,6 +34,10 @@ pub struct FleetValue {
     pub unit: Unit,
     /// The metric's median in that run.
     pub value: f64,
+    /// The host's own run-to-run interval of the metric (`model::interval`), filled by
+    /// `sysmeter fleet` for a host that may stand out; `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_to_run: Option<RunToRun>,
 }
 
 /// The fleet's spread of one metric over the hosts' values: quantiles by linear

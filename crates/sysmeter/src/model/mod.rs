@@ -17,6 +17,7 @@ pub mod callgraph;
 pub mod fixture;
 pub mod fleet;
 pub mod host;
+pub mod interval;
 pub mod locks;
 pub mod machine;
 pub mod offcpu;
@@ -29,6 +30,7 @@ pub use fleet::{FleetData, FleetHost, FleetSpread, FleetValue};
 pub use host::{
     CacheInfo, Capability, CgroupLimits, CpuInfo, DiskInfo, HostInfo, MemoryInfo, NicInfo,
 };
+pub use interval::{IntervalBasis, RunToRun};
 pub use machine::{BetweenProbes, CacheShare, MachineState, RoundStats};
 pub use run::*;
 pub use summary::Summary;

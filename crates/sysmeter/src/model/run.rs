@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::about::{About, Estimate};
 use super::host::HostInfo;
+use super::interval::RunToRun;
 use super::machine::{MachineState, RoundStats};
 use super::summary::Summary;
 
@@ -315,6 +316,9 @@ pub struct Metric {
     /// of the value; the samples and summary are kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub degenerate: Option<String>,
+    /// Where the next run's median should land (`model::interval`); computed, never stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_to_run: Option<RunToRun>,
 }
 
 impl Metric {
@@ -333,6 +337,7 @@ impl Metric {
             core_cycles: None,
             rounds: None,
             degenerate: None,
+            run_to_run: None,
         }
     }
 }

@@ -29,7 +29,7 @@ pub use quantity::Quantity;
 use xy::{Line, Point, XyChart};
 
 use crate::model::CacheInfo;
-use crate::model::{ExperimentResult, Metric, Series, Unit};
+use crate::model::{ExperimentResult, IntervalBasis, Metric, Series, Unit};
 
 /// Width of every chart's view box (the page's content width).
 const WIDTH: f64 = 1040.0;
@@ -182,11 +182,11 @@ fn series_charts(r: &ExperimentResult, caches: &[CacheInfo]) -> Vec<Chart> {
 fn curve_caption(quantity: Quantity, x: &str, latency: bool) -> String {
     if latency {
         return "Read the plateaus: each is a cache level, and the steps between them are where \
-                the working set stops fitting; the band is the 95% CI."
+                the working set stops fitting; the band is the within-run 95% CI of the median."
             .to_string();
     }
     format!(
-        "How the median {} changes with {x}; the shaded band around each line is its 95% CI.",
+        "How the median {} changes with {x}; the shaded band around each line is its within-run 95% CI.",
         quantity.as_str()
     )
 }
@@ -207,6 +207,23 @@ fn line(s: &Series) -> Line {
             })
             .collect(),
     }
+}
+
+/// What to read from a bar chart of `kind`, with or without run-to-run bands.
+fn bars_caption(kind: Quantity, bands: bool) -> String {
+    let mut caption = format!(
+        "Compare the bar lengths: each is a metric's median {}, and a whisker (within-run 95% \
+         CI of the median) wider than the gap between two bars means the difference is within \
+         this run's noise.",
+        kind.as_str()
+    );
+    if bands {
+        caption.push_str(
+            " The shaded band is the run-to-run interval: where the next run's median should \
+             fall on this machine (95%).",
+        );
+    }
+    caption
 }
 
 /// A bar chart per quantity of the metrics (several only when an experiment mixes them).
@@ -231,18 +248,21 @@ fn metric_bars(id: &str, metrics: &[&Metric]) -> Vec<Chart> {
                 value: m.summary.median,
                 lo: m.summary.ci95.0,
                 hi: m.summary.ci95.1,
+                band: (m.run_to_run)
+                    .filter(|i| i.basis != IntervalBasis::ThisRun)
+                    .map(|i| (i.lo, i.hi, i.words(m.unit))),
             })
             .collect();
-        let title = if kinds.len() == 1 {
-            "Metrics (median, whiskers: 95% CI)".to_string()
-        } else {
-            format!("Metrics in {} (median, whiskers: 95% CI)", kind.as_str())
+        let what = match bars.iter().any(|b| b.band.is_some()) {
+            true => "median, whiskers: within-run 95% CI, band: run to run",
+            false => "median, whiskers: within-run 95% CI",
         };
-        let caption = format!(
-            "Compare the bar lengths: each is a metric's median {}, and a whisker wider than \
-             the gap between two bars means the difference is within the noise.",
-            kind.as_str()
-        );
+        let title = if kinds.len() == 1 {
+            format!("Metrics ({what})")
+        } else {
+            format!("Metrics in {} ({what})", kind.as_str())
+        };
+        let caption = bars_caption(*kind, bars.iter().any(|b| b.band.is_some()));
         let chart = BarChart {
             title: format!("{id}: {title}"),
             axis_label: kind.axis_title(&format!("median {}", unit_title(*unit))),

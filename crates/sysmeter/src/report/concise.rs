@@ -61,6 +61,7 @@ fn header(run: &RunRecord) -> Vec<String> {
     }
     second.push_str(" · --full for every table");
     let mut lines = vec![first, second];
+    lines.extend(format::intervals_basis(run).map(|b| format!("{b} · --full for both intervals")));
     lines.extend(incomplete);
     lines.extend(run.host.warnings.iter().map(|w| format!("warning: {w}")));
     lines

@@ -7,8 +7,11 @@
 use super::ReportError;
 use crate::model::{ExperimentResult, Metric, RunRecord, Series, SeriesPoint, Summary};
 
-/// Column names, in order.
-pub(super) const HEADER: [&str; 26] = [
+/// Column names, in order. `within_run_ci_lo`/`_hi` are the within-run 95% CI of the median
+/// (this run's samples); `run_to_run_*` the interval the next run's median should fall in on
+/// this machine (`model::interval`; empty where a metric has none), appended last so the
+/// older columns keep their places.
+pub(super) const HEADER: [&str; 30] = [
     "run_id",
     "experiment",
     "status",
@@ -24,8 +27,8 @@ pub(super) const HEADER: [&str; 26] = [
     "max",
     "stddev",
     "cv",
-    "ci_lo",
-    "ci_hi",
+    "within_run_ci_lo",
+    "within_run_ci_hi",
     "outliers",
     "cycles_median",
     "subtracted_overhead_ns",
@@ -35,6 +38,10 @@ pub(super) const HEADER: [&str; 26] = [
     "round_cv",
     "machine_core_ghz",
     "machine_stable",
+    "run_to_run_lo",
+    "run_to_run_hi",
+    "run_to_run_basis",
+    "run_to_run_runs",
 ];
 
 /// The whole run as CSV with a header row.
@@ -123,7 +130,21 @@ fn metric_row(run: &RunRecord, result: &ExperimentResult, m: &Metric) -> Vec<Str
     row.push(rounds.map(|r| r.median.to_string()).unwrap_or_default());
     row.push(rounds.map(|r| r.cv.to_string()).unwrap_or_default());
     row.extend(machine(result));
+    row.extend(run_to_run(m));
     row
+}
+
+/// `run_to_run_lo`, `_hi`, `_basis` and `_runs` of a metric that has the interval.
+fn run_to_run(m: &Metric) -> [String; 4] {
+    match &m.run_to_run {
+        Some(i) => [
+            i.lo.to_string(),
+            i.hi.to_string(),
+            i.basis.as_str().to_string(),
+            i.runs.to_string(),
+        ],
+        None => Default::default(),
+    }
 }
 
 /// `machine_core_ghz` and `machine_stable` of an experiment measured with the probe.
@@ -147,5 +168,6 @@ fn point_row(
     row.push(p.x.to_string());
     row.extend([String::new(), String::new(), String::new()]);
     row.extend(machine(result));
+    row.resize(HEADER.len(), String::new());
     row
 }

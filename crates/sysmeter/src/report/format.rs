@@ -5,14 +5,38 @@
 //! Pure: strings from results; depends only on `model` and `stats` (for the CI width).
 
 use crate::model::units::{cycles, duration_ns, percent, range, sig3, value};
-use crate::model::{Estimate, ExperimentResult, Metric, Series, SeriesPoint, Summary};
+use crate::model::{
+    Estimate, ExperimentResult, IntervalBasis, Metric, RunRecord, Series, SeriesPoint, Summary,
+};
+use crate::stats::compare::history::MIN_HISTORY_RUNS;
 use crate::stats::{ratio, relative_ci_width};
 
 /// CV or relative CI width above which a metric is flagged as noisy.
 pub const NOISY_THRESHOLD: f64 = 0.10;
 
 /// Column headers of a metric table (text and markdown).
-pub const METRIC_HEADERS: [&str; 6] = ["metric", "median", "95% CI", "p99", "cycles", "notes"];
+pub const METRIC_HEADERS: [&str; 6] = [
+    "metric",
+    "median",
+    WITHIN_RUN_HEADER,
+    "p99",
+    "cycles",
+    "notes",
+];
+
+/// Header of the within-run 95% CI of the median: how well this run's samples pin down this
+/// run's median — not where the next run lands.
+pub const WITHIN_RUN_HEADER: &str = "within-run 95% CI";
+
+/// Header of the run-to-run interval (`Metric::run_to_run`): where the next run's median
+/// should fall on this machine.
+pub const RUN_TO_RUN_HEADER: &str = "run to run (next run, 95%)";
+
+/// What the two interval columns are, printed under the tables that show them.
+pub const INTERVALS_LEGEND: &str = "within-run 95% CI: of this run's median, from its samples; \
+     run to run: where the next run's median should fall on this machine (95% prediction \
+     interval over the stored runs of this host, else this run's rounds; \"this run only\" \
+     when there are neither)";
 
 /// Shown instead of the median of a metric the harness flagged (`Metric::degenerate`).
 pub const NOT_A_RESULT: &str = "not a result";
@@ -90,6 +114,33 @@ fn cycles_cell(c: Option<&Summary>) -> String {
     c.map_or_else(|| NONE.to_string(), |c| cycles(c.median))
 }
 
+/// What the run-to-run intervals of `run` were computed from, in words; `None` when no
+/// metric has one (a run of another kind, or rendered without them).
+pub fn intervals_basis(run: &RunRecord) -> Option<String> {
+    let all = (run.results.iter().flat_map(|r| &r.metrics)).filter_map(|m| m.run_to_run);
+    let most = |basis| {
+        (all.clone().filter(|i| i.basis == basis))
+            .map(|i| i.runs)
+            .max()
+    };
+    if let Some(n) = most(IntervalBasis::History) {
+        return Some(format!(
+            "run to run: from the {n} stored runs of this host, profile and version up to this one"
+        ));
+    }
+    if let Some(n) = most(IntervalBasis::Rounds) {
+        return Some(format!(
+            "run to run: from this run's {n} rounds (fewer than {MIN_HISTORY_RUNS} stored runs of \
+             this host, profile and version)"
+        ));
+    }
+    most(IntervalBasis::ThisRun).map(|_| {
+        "run to run: this run only (no stored runs or rounds), so every interval shown is the \
+         within-run 95% CI of the median"
+            .to_string()
+    })
+}
+
 /// The cells of a metric's row, in [`METRIC_HEADERS`] order.
 pub fn metric_cells(m: &Metric) -> [String; 6] {
     let s = &m.summary;
@@ -124,6 +175,11 @@ pub fn metric_table(metrics: &[Metric]) -> (Vec<String>, Vec<Vec<String>>) {
         headers[1] = "median of rounds".to_string();
         headers.insert(2, "round CV".to_string());
     }
+    let run_to_run = metrics.iter().any(|m| m.run_to_run.is_some());
+    let after_ci = 3 + usize::from(rounds);
+    if run_to_run {
+        headers.insert(after_ci, RUN_TO_RUN_HEADER.to_string());
+    }
     let rows = metrics
         .iter()
         .map(|m| {
@@ -137,6 +193,10 @@ pub fn metric_table(metrics: &[Metric]) -> (Vec<String>, Vec<Vec<String>>) {
                     cells[1] = value(r.median, m.unit);
                 }
                 cells.insert(2, r.map_or_else(|| NONE.to_string(), |r| percent(r.cv)));
+            }
+            if run_to_run {
+                let cell = m.run_to_run.as_ref().map(|i| i.cell(m.unit));
+                cells.insert(after_ci, cell.unwrap_or_else(|| NONE.to_string()));
             }
             cells
         })

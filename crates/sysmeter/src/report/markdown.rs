@@ -17,6 +17,9 @@ pub(super) fn render(run: &RunRecord, kind: &dyn KindView) -> String {
         format!("# sysmeter run {}", escape(&run.id)),
         host_line(run),
     ];
+    if let Some(basis) = format::intervals_basis(run) {
+        blocks.push(escape(&format!("{basis}. {}.", format::INTERVALS_LEGEND)));
+    }
     for result in &run.results {
         blocks.extend(experiment(result, kind));
     }

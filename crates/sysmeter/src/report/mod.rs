@@ -31,6 +31,8 @@ mod timeline;
 mod tests;
 #[cfg(test)]
 mod tests_glance;
+#[cfg(test)]
+mod tests_intervals;
 
 use crate::model::RunRecord;
 

@@ -186,7 +186,7 @@ fn unit_families(prefix: &str, unit: Unit, what: &str) -> [Family; 3] {
             format!("sysmeter_{prefix}{measure}_ci95_{side}{suffix}"),
             "gauge",
             format!(
-                "{title} end of the bootstrap 95% CI of the median of sysmeter_{prefix}{stem}."
+                "{title} end of the within-run bootstrap 95% CI of the median of sysmeter_{prefix}{stem}."
             ),
         )
     };

@@ -1,6 +1,7 @@
 //! Terminal output: a header (run, host, profile, calibration, warnings), then per experiment
-//! its estimates, a table of metrics (median, 95% CI, p99, cycles, notes) or the run kind's
-//! own table (`report::kinds`), series tables, findings, or why it was skipped or failed.
+//! its estimates, a table of metrics (median, within-run 95% CI, run-to-run interval, p99,
+//! cycles, notes) or the run kind's own table (`report::kinds`), series tables, findings, or
+//! why it was skipped or failed.
 //!
 //! Pure: builds a string; never looks at the terminal itself (the caller decides `color`,
 //! e.g. from `NO_COLOR` and whether stdout is a TTY). With `color == false` there is not a
@@ -16,6 +17,9 @@ use crate::model::{Calibration, ExperimentResult, RunRecord, Status};
 /// The whole run as terminal text, with the tables of its `kind` where it has its own.
 pub(super) fn render(run: &RunRecord, kind: &dyn KindView, color: bool) -> String {
     let mut lines = header(run);
+    if let Some(basis) = format::intervals_basis(run) {
+        lines.extend([basis, format::INTERVALS_LEGEND.to_string()]);
+    }
     for result in &run.results {
         lines.push(String::new());
         lines.extend(experiment(result, kind, color));

@@ -7,13 +7,16 @@
 //! log of value / median (the robust deviation is 1.4826 × the median absolute deviation of
 //! those logs). The factor keeps a fleet of identical machines — whose deviation is nearly
 //! zero — from calling a 3% wobble an outlier; the deviations keep a naturally spread metric
-//! from calling its ends outliers. Values ≤ 0 are never judged (no ratio).
+//! from calling its ends outliers. A host whose own run-to-run interval of the metric (from
+//! at least `MIN_HISTORY_RUNS` stored runs, `FleetValue::run_to_run`) reaches the fleet
+//! median is not an outlier either: it moves that far from one run to the next by itself.
+//! Values ≤ 0 are never judged (no ratio).
 //!
 //! Pure: model values in, a [`FleetView`] out. Depends on `model` and `stats`.
 
 use std::collections::BTreeMap;
 
-use crate::model::{FleetData, FleetSpread, FleetValue, Unit};
+use crate::model::{FleetData, FleetSpread, FleetValue, IntervalBasis, Unit};
 
 /// Fewest hosts a metric needs before any of them is called an outlier.
 pub const MIN_HOSTS: usize = 3;
@@ -132,7 +135,7 @@ fn metric(values: &[&FleetValue], spread: Option<FleetSpread>) -> FleetMetric {
             value: v.value,
             percentile: percentile(&sorted, v.value),
             ratio: (spread.median > 0.0).then(|| v.value / spread.median),
-            outlier: judge.is_outlier(v.value),
+            outlier: judge.is_outlier(v.value) && !within_own_spread(v, spread.median),
         })
         .collect();
     FleetMetric {
@@ -142,6 +145,13 @@ fn metric(values: &[&FleetValue], spread: Option<FleetSpread>) -> FleetMetric {
         spread,
         hosts,
     }
+}
+
+/// Whether the host's own run-to-run interval (from its stored history) reaches `median`.
+fn within_own_spread(v: &FleetValue, median: f64) -> bool {
+    (v.run_to_run.as_ref())
+        .filter(|i| i.basis == IntervalBasis::History)
+        .is_some_and(|i| i.lo <= median && median <= i.hi)
 }
 
 /// Share of the other values below `v` (ties half), in percent.

@@ -14,6 +14,7 @@ pub mod fleet;
 pub mod hierarchy;
 pub mod normalise;
 mod outliers;
+pub mod run_to_run;
 mod sampling;
 
 #[cfg(test)]

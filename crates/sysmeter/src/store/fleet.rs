@@ -113,6 +113,7 @@ impl Store {
             experiment,
             metric,
             value,
+            run_to_run: None,
         })
     }
 

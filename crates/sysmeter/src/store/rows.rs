@@ -332,6 +332,7 @@ impl Decoder<'_> {
             note: row.note,
             samples,
             name: row.name,
+            run_to_run: None,
         })
     }
 }

@@ -27,6 +27,7 @@ pub fn time_by_call(r: &ExperimentResult) -> Option<Chart> {
             value: *total,
             lo: *total,
             hi: *total,
+            band: None,
         })
         .collect();
     let title = "Time by call (total time in each call)".to_string();

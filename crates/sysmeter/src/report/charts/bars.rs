@@ -1,6 +1,8 @@
 //! The horizontal bar chart of an experiment's scalar metrics: one bar per metric (its
-//! median) with the 95% CI as a whisker and the value printed at the end, on a log axis when
-//! the values span a wide range (a syscall beside a process creation) and linear otherwise.
+//! median) with the within-run 95% CI of the median as a whisker, the run-to-run interval (where
+//! the next run's median should fall on this machine) as a shaded band across the row when
+//! there is one, and the value printed at the end, on a log axis when the values span a wide
+//! range (a syscall beside a process creation) and linear otherwise.
 //!
 //! Pure: a description in, an SVG string out. Depends on `axis`, `svg` and `model::units`.
 
@@ -22,10 +24,13 @@ pub struct Bar {
     pub name: String,
     /// Median.
     pub value: f64,
-    /// Low end of the 95% CI.
+    /// Low end of the within-run 95% CI of the median.
     pub lo: f64,
-    /// High end of the 95% CI.
+    /// High end of the within-run 95% CI of the median.
     pub hi: f64,
+    /// The run-to-run interval (low, high, in words for the tooltip: `this machine, run to
+    /// run: 98.7–104 ns over 8 runs`), drawn as a band; `None` where there is none.
+    pub band: Option<(f64, f64, String)>,
 }
 
 /// A bar chart of metrics sharing one unit.
@@ -95,6 +100,11 @@ pub fn render(chart: &BarChart) -> Option<String> {
     svg.text(centre, Anchor::Middle, "fill=\"#222\"", &title);
     for (i, bar) in chart.bars.iter().enumerate() {
         let y = top + ROW * i as f64 + (ROW - BAR) / 2.0;
+        if let Some((lo, hi, words)) = &bar.band {
+            let (lo, hi) = (px(*lo), px(*hi).min(right));
+            let tip = format!("{}: {words} (the next run's median, 95%)", bar.name);
+            svg.rect((lo, y - 3.0), (hi - lo, BAR + 6.0), BAND, Some(&tip));
+        }
         draw_bar(&mut svg, bar, y, (left, px(bar.value)), chart.unit);
         let (lo, hi) = (px(bar.lo), px(bar.hi));
         draw_whisker(&mut svg, (lo, hi), y + BAR / 2.0, right);
@@ -105,6 +115,9 @@ pub fn render(chart: &BarChart) -> Option<String> {
     }
     Some(svg.finish())
 }
+
+/// Fill of the run-to-run band: light enough for the bar and whisker to show through.
+const BAND: &str = "#f5c16c80";
 
 /// The CI as a whisker at height `mid`; one clipped at the axis end (`right`) gets no end
 /// cap there, because it goes on.
@@ -126,7 +139,7 @@ fn draw_bar(svg: &mut Svg, bar: &Bar, y: f64, (left, end): (f64, f64), unit: Uni
     let text_y = y + BAR / 2.0 + 4.0;
     svg.text((left - 6.0, text_y), Anchor::End, "fill=\"#222\"", &name);
     let tip = format!(
-        "{}: median {} (95% CI {})",
+        "{}: median {} (within-run 95% CI {})",
         bar.name,
         units::value(bar.value, unit),
         units::range(bar.lo, bar.hi, unit)
@@ -144,6 +157,7 @@ mod tests {
             value,
             lo: value * 0.95,
             hi: value * 1.05,
+            band: None,
         }
     }
 

@@ -122,8 +122,8 @@ fn bandwidth_metrics_become_curves_and_the_rest_bars() {
         [
             "Bandwidth by working-set size, 1 thread",
             "Bandwidth by working-set size, 2 threads (size per thread)",
-            "Metrics in throughput (median, whiskers: 95% CI)",
-            "Metrics in time (median, whiskers: 95% CI)",
+            "Metrics in throughput (median, whiskers: within-run 95% CI)",
+            "Metrics in time (median, whiskers: within-run 95% CI)",
         ]
     );
     assert!(charts[2].svg.contains("&lt;script&gt;"));

@@ -33,6 +33,7 @@ pub(crate) fn sample_fleet() -> (FleetView, Vec<FleetHost>) {
                 metric: m.name.clone(),
                 unit: m.unit,
                 value: m.summary.median * k * slow,
+                run_to_run: None,
             }));
         }
         data.hosts.push(FleetHost {

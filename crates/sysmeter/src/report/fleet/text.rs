@@ -27,7 +27,8 @@ pub(super) fn rule(doc: &FleetDocument) -> String {
     let r = &doc.outlier_rule;
     format!(
         "a host at least {}× above or below the fleet median and more than {} robust standard \
-         deviations from it, in a metric at least {} hosts measured",
+         deviations from it, in a metric at least {} hosts measured, unless its own run-to-run \
+         interval (from its stored runs) reaches the fleet median",
         units::sig3(r.min_factor),
         units::count(r.robust_sds),
         r.min_hosts

@@ -116,10 +116,14 @@ fn run_rows(run: &RunRecord) -> Vec<KeyValue> {
     rows.push(kv("measuring thread", pinned));
     if c.target_ci_width > 0.0 {
         let width = units::percent(c.target_ci_width);
-        let target = format!("95% CI of the median narrower than {width} of it");
+        let target = format!("within-run 95% CI of the median narrower than {width} of it");
         rows.push(kv("target", target));
     }
     rows.push(kv("bootstrap seed", c.seed.to_string()));
+    if let Some(basis) = crate::report::format::intervals_basis(run) {
+        rows.push(kv("intervals", basis));
+        rows.push(kv("reading them", crate::report::format::INTERVALS_LEGEND));
+    }
     if let Some(cal) = &c.calibration {
         rows.extend(calibration_rows(cal));
     }

@@ -29,7 +29,7 @@ pub const HISTORY_RUNS: usize = 20;
 
 /// Which metric, and whether its value is taken in core cycles.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Wanted<'a> {
+pub(crate) struct Wanted<'a> {
     pub experiment: &'a str,
     pub metric: &'a str,
     pub unit: Unit,
@@ -52,7 +52,7 @@ impl Wanted<'_> {
 /// same sysmeter version (another version may measure differently: the one that calibrated
 /// the harness loop once per run moved calls by 30% between runs), other than the runs
 /// compared (`compared`, by id); in `history`'s order (newest first). Chosen once per side.
-pub(super) fn stored_runs<'a>(
+pub(crate) fn stored_runs<'a>(
     history: &[&'a RunRecord],
     run: &RunRecord,
     compared: &[&str],
@@ -86,7 +86,7 @@ pub(super) fn run_noise(stored: &[&RunRecord], wanted: Wanted<'_>) -> Option<Run
 
 /// ln of one stored run's value of the metric (see the module documentation); `None` when
 /// the run lacks the metric, or a probe where cycles are wanted.
-fn run_value_ln(run: &RunRecord, w: Wanted<'_>) -> Option<f64> {
+pub(crate) fn run_value_ln(run: &RunRecord, w: Wanted<'_>) -> Option<f64> {
     let side = gather(&[run], w.experiment, w.metric, w.unit);
     if side.members.is_empty() {
         return None;

@@ -172,7 +172,7 @@ fn centre(logs: &[f64], term: Option<Term>) -> f64 {
 }
 
 /// Mean and sample variance (n − 1; 0 for one value).
-pub(super) fn mean_var(v: &[f64]) -> (f64, f64) {
+pub(crate) fn mean_var(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;
     let mean = v.iter().sum::<f64>() / n;
     let var = if v.len() > 1 {

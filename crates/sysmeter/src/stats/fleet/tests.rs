@@ -10,6 +10,7 @@ fn value(host: &str, metric: &str, value: f64) -> FleetValue {
         metric: metric.into(),
         unit: Unit::Ns,
         value,
+        run_to_run: None,
     }
 }
 
@@ -84,4 +85,30 @@ fn spreads_from_the_database_are_used_as_given() {
     let view = fleet_view(&d);
     assert_eq!(view.metrics[0].spread.p10, 1.1);
     assert_eq!(view.metrics[0].hosts[1].ratio, Some(2.0 / 1.5));
+}
+
+#[test]
+fn a_host_whose_own_run_to_run_interval_reaches_the_median_is_not_an_outlier() {
+    use crate::model::{IntervalBasis, RunToRun};
+    let own = |basis, lo: f64, hi: f64| RunToRun {
+        basis,
+        runs: 8,
+        lo,
+        hi,
+        sd_log: (hi / lo).ln() / 4.0,
+    };
+    let values = [100.0, 103.0, 97.0, 101.0, 200.0];
+    let fleet = |interval: Option<RunToRun>| {
+        let mut v: Vec<FleetValue> = (values.iter().enumerate())
+            .map(|(i, x)| value(&format!("h{i}"), "getppid", *x))
+            .collect();
+        v[4].run_to_run = interval;
+        fleet_view(&data(v)).outliers().len()
+    };
+    // h4 moves 95–210 ns from run to run by itself: the fleet median (101) is inside.
+    assert_eq!(fleet(Some(own(IntervalBasis::History, 95.0, 210.0))), 0);
+    // Its own interval stays far from the median: still an outlier.
+    assert_eq!(fleet(Some(own(IntervalBasis::History, 180.0, 220.0))), 1);
+    // Rounds of one run are not the host's run-to-run spread: judged as before.
+    assert_eq!(fleet(Some(own(IntervalBasis::Rounds, 95.0, 210.0))), 1);
 }
