@@ -193,3 +193,75 @@ fn which(tool: &str) -> Option<std::path::PathBuf> {
             .find(|f| f.is_file())
     })
 }
+
+/// Whether process `pid` holds a BPF link (a program attached): its fdinfo names a link type.
+fn holds_bpf_link(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/fdinfo"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .any(|info| info.contains("link_type:"))
+}
+
+#[test]
+fn a_perf_run_hidden_by_a_bpf_program_says_so() {
+    let _alone = exclusive();
+    need!(bpf());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spinner = need!(compile_fixture("offcpu_spinnap", dir.path(), &[]));
+    let naps = need!(compile_fixture("offcpu_naps", dir.path(), &[]));
+    // The in-kernel backend's sched_switch program returns 0 while it runs beside us.
+    let mut beside = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysmeter"))
+        .args(["profile", "--off-cpu", "--backend", "bpf", "--no-store"])
+        .args(["--duration", "60s", "--"])
+        .arg(&spinner)
+        .arg("forever")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run sysmeter beside");
+    let attached = (0..600).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        holds_bpf_link(beside.id())
+    });
+    let out = dir.path().join("run.json");
+    let done = sysmeter()
+        .args(["profile", "--off-cpu", "--backend", "perf", "--no-store"])
+        .args(["--format", "json", "--out"])
+        .arg(&out)
+        .arg("--")
+        .arg(&naps)
+        .output()
+        .expect("run sysmeter");
+    // Ending its command ends the run beside (killing only sysmeter would leave the
+    // endless fixture running).
+    let children = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", beside.id()));
+    for child in children.unwrap_or_default().split_whitespace() {
+        let _ = std::process::Command::new("kill").arg(child).status();
+    }
+    let ended = beside.wait().expect("wait for the run beside");
+    assert!(attached, "the BPF run beside never attached");
+    // It passes on its command's end: killed by SIGTERM, 128 + 15.
+    assert_eq!(ended.code(), Some(143), "the run beside ended with {ended}");
+    assert_eq!(done.status.code(), Some(0));
+    let run: Value = serde_json::from_slice(&std::fs::read(&out).expect("report")).expect("JSON");
+    let findings = crate::support::record::result(&run, "offcpu")["findings"].clone();
+    let texts: Vec<&str> = findings
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["text"].as_str())
+        .collect();
+    assert!(
+        texts
+            .first()
+            .is_some_and(|t| t.contains("hides that tracepoint from perf")),
+        "the first finding says why nothing was seen: {texts:?}"
+    );
+    assert!(
+        !texts
+            .iter()
+            .any(|t| t.starts_with("No thread of the target went off")),
+        "an empty recording is not called proof of no blocking: {texts:?}"
+    );
+}

@@ -62,6 +62,7 @@ pub fn add(results: &mut Vec<ExperimentResult>, i: &Inputs) {
     main.metrics = metrics(i);
     main.findings = super::loss::finding(i)
         .into_iter()
+        .chain(super::loss::unseen(i))
         .chain(findings(i))
         .collect();
     main.findings
@@ -307,7 +308,8 @@ fn findings(i: &Inputs) -> Vec<Finding> {
             )
         })
         .collect();
-    if a.stacks.is_empty() {
+    // With switches hidden from the recording (`loss::unseen`) an empty list proves nothing.
+    if a.stacks.is_empty() && super::loss::unseen(i).is_none() {
         f.push(Finding::new(
             "no_blocking",
             "No thread of the target went off the CPU while \
