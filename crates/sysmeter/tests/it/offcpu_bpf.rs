@@ -203,6 +203,18 @@ fn holds_bpf_link(pid: u32) -> bool {
         .any(|info| info.contains("link_type:"))
 }
 
+/// The texts of the `offcpu` findings of the JSON report at `out`.
+fn finding_texts(out: &Path) -> Vec<String> {
+    let run: Value = serde_json::from_slice(&std::fs::read(out).expect("report")).expect("JSON");
+    let findings = &crate::support::record::result(&run, "offcpu")["findings"];
+    findings
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["text"].as_str().map(str::to_string))
+        .collect()
+}
+
 #[test]
 fn a_perf_run_hidden_by_a_bpf_program_says_so() {
     let _alone = exclusive();
@@ -244,14 +256,7 @@ fn a_perf_run_hidden_by_a_bpf_program_says_so() {
     // It passes on its command's end: killed by SIGTERM, 128 + 15.
     assert_eq!(ended.code(), Some(143), "the run beside ended with {ended}");
     assert_eq!(done.status.code(), Some(0));
-    let run: Value = serde_json::from_slice(&std::fs::read(&out).expect("report")).expect("JSON");
-    let findings = crate::support::record::result(&run, "offcpu")["findings"].clone();
-    let texts: Vec<&str> = findings
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|f| f["text"].as_str())
-        .collect();
+    let texts = finding_texts(&out);
     assert!(
         texts
             .first()
