@@ -6,21 +6,18 @@
 //! Needs root (capability `tracepoints`), `cc`, taskset(1) and nice(1) (capability `script`).
 
 use crate::support::needs::tracepoints;
-use crate::support::starved::{assert_lost_under_title, starved_run, taskset_and_nice};
-use crate::support::{compile_fixture, exclusive, need};
+use crate::support::starved::{Starved, says_lost_under_title};
+use crate::support::{exclusive, need};
 
 #[test]
 fn a_perf_locks_run_that_lost_records_says_so_under_its_title() {
     let _alone = exclusive();
     need!(tracepoints());
-    need!(taskset_and_nice());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(compile_fixture(
-        "locks_sempingpong",
-        dir.path(),
-        &["-pthread"]
-    ));
-    let args = ["locks", "--backend", "perf"];
-    let stderr = starved_run(dir.path(), &args, &prog, "200000");
-    assert_lost_under_title(&stderr, "sysmeter locks run", "futex records lost (");
+    need!(says_lost_under_title(Starved {
+        fixture: "locks_sempingpong",
+        rounds: "200000",
+        diagnosis: &["locks", "--backend", "perf"],
+        title: "sysmeter locks run",
+        lost: "futex records lost (",
+    }));
 }

@@ -14,7 +14,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::support::needs::{bpf, off_cpu};
-use crate::support::starved::{assert_lost_under_title, starved_run, taskset_and_nice};
+use crate::support::starved::{Starved, says_lost_under_title};
 use crate::support::{compile_fixture, exclusive, need, sysmeter};
 
 /// (calls, wall ns of its sleeps) per function, as the naps fixture prints them.
@@ -139,14 +139,11 @@ fn the_in_kernel_backend_follows_children() {
 fn a_perf_run_that_lost_records_says_so_under_its_title() {
     let _alone = exclusive();
     need!(off_cpu());
-    need!(taskset_and_nice());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(compile_fixture(
-        "offcpu_pingpong",
-        dir.path(),
-        &["-pthread"]
-    ));
-    let args = ["profile", "--off-cpu", "--backend", "perf"];
-    let stderr = starved_run(dir.path(), &args, &prog, "100000");
-    assert_lost_under_title(&stderr, "sysmeter profile run", "records lost (");
+    need!(says_lost_under_title(Starved {
+        fixture: "offcpu_pingpong",
+        rounds: "100000",
+        diagnosis: &["profile", "--off-cpu", "--backend", "perf"],
+        title: "sysmeter profile run",
+        lost: "records lost (",
+    }));
 }

@@ -7,7 +7,30 @@
 
 use std::path::Path;
 
+use super::needs::compile_fixture;
 use super::skip::{Cap, Missing};
+
+/// A starved run: the fixture (built with `-pthread`) and its argument, the diagnosis and
+/// its options, and what the report must say: the start of its title line and the words of
+/// the loss under it.
+pub struct Starved<'a> {
+    pub fixture: &'a str,
+    pub rounds: &'a str,
+    pub diagnosis: &'a [&'a str],
+    pub title: &'a str,
+    pub lost: &'a str,
+}
+
+/// Builds the fixture, runs it starved ([`starved_run`]) and asserts that the report says
+/// it lost records right under its title ([`assert_lost_under_title`]).
+pub fn says_lost_under_title(run: Starved<'_>) -> Result<(), Missing> {
+    taskset_and_nice()?;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = compile_fixture(run.fixture, dir.path(), &["-pthread"])?;
+    let stderr = starved_run(dir.path(), run.diagnosis, &prog, run.rounds);
+    assert_lost_under_title(&stderr, run.title, run.lost);
+    Ok(())
+}
 
 /// Whether taskset(1) and nice(1) are on the `PATH`, or the [`Missing`] `script` capability.
 pub fn taskset_and_nice() -> Result<(), Missing> {

@@ -11,7 +11,7 @@
 use perf_event::Sampler;
 
 use super::super::ProfileError;
-use super::super::sampling::open_error;
+use super::super::sampling::{open_error, thread_event};
 use super::super::session::Extra;
 use super::bpf_maps::{self, KEY_BYTES, Maps, SNAPSHOT_WORDS, SPAN_BYTES, VALUE_WORDS};
 use super::raw::OffRaw;
@@ -107,16 +107,11 @@ impl Extra for BpfSession {
         // Keys are process ids; a thread id in the set matches nothing but costs nothing,
         // and the main thread's id is the process's.
         self.target("targets", tid)?;
-        match side_band_of_thread(tid) {
-            Ok(mut s) => {
-                s.enable()
-                    .map_err(|e| open_error(format!("thread {tid}"), e))?;
-                self.side.push(s);
-                Ok(true)
-            }
-            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(false),
-            Err(e) => Err(open_error(format!("side-band event of thread {tid}"), e)),
-        }
+        let what = format!("side-band event of thread {tid}");
+        let s = thread_event(side_band_of_thread(tid), what)?;
+        let opened = s.is_some();
+        self.side.extend(s);
+        Ok(opened)
     }
 
     fn drain(&mut self, _last: bool) {
