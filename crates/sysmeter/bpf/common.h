@@ -1,11 +1,31 @@
 // What the BPF programs of this directory share (included by each *.bpf.c after it has
-// defined MAX_TARGETS, MAX_STACKS, C_SLOTS, BUCKETS and `struct snapshot`): the target
-// processes (`targets`, filled by user space and follow.h; `armed`, a launched command
-// before its execve), the stack-trace map, the counters and the per-CPU scratch snapshot, and the small helpers that read them and the
-// tracepoint records. scripts/build-bpf.sh compiles each program with this directory as
+// defined MAX_TARGETS, MAX_THREADS, MAX_STACKS, STACK_WORDS, BUCKETS, C_SLOTS,
+// C_SNAPSHOT_FAILED, C_KEYS_FULL and `struct start`): the aggregate of intervals (`struct
+// value`) and the copy of a thread's user registers and stack top (`struct snapshot`); the
+// target processes (`targets`, filled by user space and follow.h; `armed`, a launched
+// command before its execve), the open interval per thread (`starts`), the stack-trace map,
+// the counters and the per-CPU scratch snapshot; the small helpers that read them and the
+// tracepoint records, take a snapshot, and add an interval to an aggregate. scripts/build-bpf.sh compiles each program with this directory as
 // its working directory, so the include needs no path.
 #ifndef SYSMETER_BPF_COMMON_H
 #define SYSMETER_BPF_COMMON_H
+
+// The intervals of one key: how many, their sum and their log2 histogram.
+struct value {
+	__u64 count;
+	__u64 sum_ns;
+	__u64 hist[BUCKETS];
+};
+
+// The user registers and the top STACK_WORDS words of the user stack of a thread at the
+// first interval of one of its user stacks: user space puts back the callers that frameless
+// leaves hide.
+struct snapshot {
+	__u64 ts;
+	__u64 sp;
+	__u64 bp;
+	__u64 words[STACK_WORDS];
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -20,6 +40,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } armed SEC(".maps");
+
+// The interval each thread has open (a futex wait, a switch-out), by thread id.
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct start);
+} starts SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
@@ -77,6 +105,56 @@ static __always_inline __u32 log2_bucket(__u64 v)
 		}
 	}
 	return b;
+}
+
+// x86-64 `struct pt_regs` offsets (an ABI: the order of the saved registers).
+#define PT_REGS_BP 32
+#define PT_REGS_SP 152
+
+// The current thread's user registers and the top of its user stack at `now`, in the
+// per-CPU scratch snapshot; where the whole does not read, the first `short_words` words
+// (0: no second try). NULL when nothing could be read (counted in C_SNAPSHOT_FAILED).
+static __always_inline struct snapshot *take_snapshot(__u64 now, __u32 short_words)
+{
+	__u32 zero = 0;
+	struct snapshot *s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	struct task_struct *task = bpf_get_current_task_btf();
+	char *regs = (char *)bpf_task_pt_regs(task);
+	s->ts = now;
+	if (bpf_probe_read_kernel(&s->sp, 8, regs + PT_REGS_SP) ||
+	    bpf_probe_read_kernel(&s->bp, 8, regs + PT_REGS_BP) ||
+	    (bpf_probe_read_user(s->words, sizeof(s->words), (void *)s->sp) &&
+	     (!short_words || bpf_probe_read_user(s->words, short_words * 8, (void *)s->sp)))) {
+		count(C_SNAPSHOT_FAILED);
+		return 0;
+	}
+	return s;
+}
+
+// Adds an interval of `ns` to key `k` of the hash map `map` of `struct value` (its count,
+// sum and log2 histogram) and counts it in `slot`; a full map is counted in C_KEYS_FULL.
+static __always_inline void add_interval(void *map, void *k, __u64 ns, __u32 slot)
+{
+	struct value *v = bpf_map_lookup_elem(map, k);
+	if (!v) {
+		if (bpf_map_update_elem(map, k, &zero_value, BPF_NOEXIST) == -7 /* E2BIG */) {
+			count(C_KEYS_FULL);
+			return;
+		}
+		v = bpf_map_lookup_elem(map, k);
+		if (!v) {
+			count(C_KEYS_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->count, 1);
+	__sync_fetch_and_add(&v->sum_ns, ns);
+	__u32 b = log2_bucket(ns);
+	if (b < BUCKETS)
+		__sync_fetch_and_add(&v->hist[b], 1);
+	count(slot);
 }
 
 #endif

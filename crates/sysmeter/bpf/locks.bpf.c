@@ -22,6 +22,10 @@
 #define MAX_WORDS 16384
 #define MAX_KEYS 32768
 #define MAX_STACKS 16384
+// A snapshot (common.h) is taken at the first call of a (thread, user stack, word) and
+// holds the top 2 KiB of the user stack, as the perf backend copies: a stripped library's
+// waits (xz's liblzma) need more than 512 bytes to reach their caller. Where the stack holds
+// less, the first 512 bytes are kept.
 #define STACK_WORDS 256
 #define SHORT_WORDS 64
 #define MAX_SNAPSHOTS 4096
@@ -55,6 +59,8 @@ struct start {
 	__s32 ustack;
 };
 
+#include "common.h"
+
 struct wake_key {
 	__u64 uaddr;
 	__u32 pid;
@@ -80,23 +86,6 @@ struct key {
 	__u32 pad;
 };
 
-struct value {
-	__u64 count;
-	__u64 sum_ns;
-	__u64 hist[BUCKETS];
-};
-
-// The user registers and the top 2 KiB of the user stack at the first call of a (process,
-// user stack, word): user space puts back the callers that frameless glibc leaves hide. 2 KiB
-// as the perf backend copies: a stripped library's waits (xz's liblzma) need more than 512
-// bytes to reach their caller. Where the stack holds less, the first 512 bytes are kept.
-struct snapshot {
-	__u64 ts;
-	__u64 sp;
-	__u64 bp;
-	__u64 words[STACK_WORDS];
-};
-
 // A snapshot is kept per (thread, user stack id, word), not per stack id alone: glibc's
 // futex leaves keep no frame pointer, so the kernel's walk skips their caller and two call
 // sites (a condition variable's wait and a pthread_join, say) can share one stack id; the
@@ -108,13 +97,6 @@ struct snap_key {
 	__u32 tid;
 	__s32 ustack;
 };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_THREADS);
-	__type(key, __u32);
-	__type(value, struct start);
-} starts SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -137,32 +119,14 @@ struct {
 	__type(value, struct snapshot);
 } snapshots SEC(".maps");
 
-#include "common.h"
-
-// x86-64 `struct pt_regs` offsets (an ABI: the order of the saved registers).
-#define PT_REGS_BP 32
-#define PT_REGS_SP 152
-
 static __always_inline void snapshot(__u32 tid, __s32 ustack, __u64 uaddr, __u64 now)
 {
 	struct snap_key sk = { .uaddr = uaddr, .tid = tid, .ustack = ustack };
 	if (ustack < 0 || bpf_map_lookup_elem(&snapshots, &sk))
 		return;
-	__u32 zero = 0;
-	struct snapshot *s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s)
-		return;
-	struct task_struct *task = bpf_get_current_task_btf();
-	char *regs = (char *)bpf_task_pt_regs(task);
-	s->ts = now;
-	if (bpf_probe_read_kernel(&s->sp, 8, regs + PT_REGS_SP) ||
-	    bpf_probe_read_kernel(&s->bp, 8, regs + PT_REGS_BP) ||
-	    (bpf_probe_read_user(s->words, sizeof(s->words), (void *)s->sp) &&
-	     bpf_probe_read_user(s->words, SHORT_WORDS * 8, (void *)s->sp))) {
-		count(C_SNAPSHOT_FAILED);
-		return;
-	}
-	bpf_map_update_elem(&snapshots, &sk, s, BPF_NOEXIST);
+	struct snapshot *s = take_snapshot(now, SHORT_WORDS);
+	if (s)
+		bpf_map_update_elem(&snapshots, &sk, s, BPF_NOEXIST);
 }
 
 static __always_inline int is_wait(__u32 op)
@@ -224,28 +188,6 @@ int sys_enter_futex(void *ctx)
 	return 0;
 }
 
-static __always_inline void add(struct key *k, __u64 ns)
-{
-	struct value *v = bpf_map_lookup_elem(&waits, k);
-	if (!v) {
-		if (bpf_map_update_elem(&waits, k, &zero_value, BPF_NOEXIST) == -7 /* E2BIG */) {
-			count(C_KEYS_FULL);
-			return;
-		}
-		v = bpf_map_lookup_elem(&waits, k);
-		if (!v) {
-			count(C_KEYS_FULL);
-			return;
-		}
-	}
-	__sync_fetch_and_add(&v->count, 1);
-	__sync_fetch_and_add(&v->sum_ns, ns);
-	__u32 b = log2_bucket(ns);
-	if (b < BUCKETS)
-		__sync_fetch_and_add(&v->hist[b], 1);
-	count(C_WAITS);
-}
-
 SEC("tracepoint/syscalls/sys_exit_futex")
 int sys_exit_futex(void *ctx)
 {
@@ -273,7 +215,7 @@ int sys_exit_futex(void *ctx)
 		}
 	}
 	bpf_map_delete_elem(&starts, &tid);
-	add(&k, ns);
+	add_interval(&waits, &k, ns, C_WAITS);
 	return 0;
 }
 

@@ -21,6 +21,8 @@
 #define MAX_THREADS 16384
 #define MAX_KEYS 32768
 #define MAX_STACKS 16384
+// A snapshot (common.h) is taken at the first switch-out of a (thread, user stack) and at
+// a target's waking, and holds the top 512 bytes of the user stack.
 #define STACK_WORDS 64
 #define BUCKETS 40
 
@@ -59,6 +61,8 @@ struct start {
 	__u32 pad;
 };
 
+#include "common.h"
+
 struct waker {
 	__u32 pid;
 	__u32 tid;
@@ -82,26 +86,11 @@ struct key {
 	__u32 pad;
 };
 
-struct value {
-	__u64 count;
-	__u64 sum_ns;
-	__u64 hist[BUCKETS];
-};
-
 struct span {
 	__u64 first;
 	__u64 last;
 	__u32 pid;
 	__u32 pad;
-};
-
-// The user registers and the top of the user stack at the first switch-out of a
-// (process, user stack): user space puts back the callers that frameless leaves hide.
-struct snapshot {
-	__u64 ts;
-	__u64 sp;
-	__u64 bp;
-	__u64 words[STACK_WORDS];
 };
 
 // Per thread, as in locks.bpf.c: two threads whose frame-pointer walks end alike in a
@@ -110,13 +99,6 @@ struct snap_key {
 	__u32 tid;
 	__s32 ustack;
 };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_THREADS);
-	__type(key, __u32);
-	__type(value, struct start);
-} starts SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -153,8 +135,6 @@ struct {
 	__type(value, char[16]);
 } comms SEC(".maps");
 
-#include "common.h"
-
 static __always_inline void see(__u32 tid, __u32 pid, __u64 now)
 {
 	struct span *s = bpf_map_lookup_elem(&spans, &tid);
@@ -166,51 +146,19 @@ static __always_inline void see(__u32 tid, __u32 pid, __u64 now)
 	bpf_map_update_elem(&spans, &tid, &fresh, BPF_NOEXIST);
 }
 
-// x86-64 `struct pt_regs` offsets (an ABI: the order of the saved registers).
-#define PT_REGS_BP 32
-#define PT_REGS_SP 152
-
 static __always_inline void snapshot(__u32 tid, __s32 ustack, __u64 now)
 {
 	struct snap_key sk = { .tid = tid, .ustack = ustack };
 	if (ustack < 0 || bpf_map_lookup_elem(&snapshots, &sk))
 		return;
-	__u32 zero = 0;
-	struct snapshot *s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s)
-		return;
-	struct task_struct *task = bpf_get_current_task_btf();
-	char *regs = (char *)bpf_task_pt_regs(task);
-	s->ts = now;
-	if (bpf_probe_read_kernel(&s->sp, 8, regs + PT_REGS_SP) ||
-	    bpf_probe_read_kernel(&s->bp, 8, regs + PT_REGS_BP) ||
-	    bpf_probe_read_user(s->words, sizeof(s->words), (void *)s->sp)) {
-		count(C_SNAPSHOT_FAILED);
-		return;
-	}
-	bpf_map_update_elem(&snapshots, &sk, s, BPF_NOEXIST);
+	struct snapshot *s = take_snapshot(now, 0);
+	if (s)
+		bpf_map_update_elem(&snapshots, &sk, s, BPF_NOEXIST);
 }
 
 static __always_inline void add(struct key *k, __u64 ns)
 {
-	struct value *v = bpf_map_lookup_elem(&blocked, k);
-	if (!v) {
-		if (bpf_map_update_elem(&blocked, k, &zero_value, BPF_NOEXIST) == -7 /* E2BIG */) {
-			count(C_KEYS_FULL);
-			return;
-		}
-		v = bpf_map_lookup_elem(&blocked, k);
-		if (!v) {
-			count(C_KEYS_FULL);
-			return;
-		}
-	}
-	__sync_fetch_and_add(&v->count, 1);
-	__sync_fetch_and_add(&v->sum_ns, ns);
-	__u32 b = log2_bucket(ns);
-	if (b < BUCKETS)
-		__sync_fetch_and_add(&v->hist[b], 1);
-	count(C_INTERVALS);
+	add_interval(&blocked, k, ns, C_INTERVALS);
 }
 
 // The key of an interval begun at `st`, with the waker `w` when there is one.

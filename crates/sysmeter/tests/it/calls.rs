@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::cmd::traced_json;
+use crate::support::cmd::{calls_ok, usage_error};
 use crate::support::needs::root;
 use crate::support::{compile_fixture, need, stdout_of, sysmeter};
 
@@ -21,15 +21,7 @@ pub(crate) fn bind_now_fixture(dir: &Path) -> Result<PathBuf, crate::support::sk
 /// Runs `sysmeter calls ARGS -- CMD…` with the JSON run written to a file; returns the run.
 fn calls_json(args: &[&str], cmd: &[&str], dir: &Path) -> Value {
     // These tests are of the uprobe backend; calls_inproc.rs has the in-process one's.
-    let args: Vec<&str> = ["--backend", "uprobe"]
-        .iter()
-        .chain(args)
-        .copied()
-        .collect();
-    let (run, output) = traced_json("calls", &args, cmd, dir);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
-    run
+    calls_ok(&["--backend", "uprobe"], args, cmd, dir).0
 }
 
 /// (count, note) of function `name` in a calls run.
@@ -130,18 +122,8 @@ fn a_calls_run_is_stored_shown_and_priced_once_a_bench_is_stored() {
 fn a_pattern_that_matches_nothing_is_a_usage_error_naming_the_imports() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = need!(bind_now_fixture(dir.path()));
-    let out = sysmeter()
-        .args(["calls", "--no-store", "-e", "no_such_fn*", "--"])
-        .arg(&bin)
-        .output()
-        .expect("sysmeter runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("no_such_fn*") && err.contains("malloc"),
-        "{err}"
-    );
-    assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
+    let calls = ["calls", "--no-store", "-e", "no_such_fn*", "--"];
+    usage_error(sysmeter().args(calls).arg(&bin), &["no_such_fn*", "malloc"]);
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::cmd::{sysmeter, traced_json};
+use crate::support::cmd::{calls_ok, stderr_of, sysmeter};
 use crate::support::skip::{Cap, Missing};
 use crate::support::{compile_fixture, need};
 
@@ -26,14 +26,7 @@ fn instrumented(dir: &Path) -> Result<PathBuf, Missing> {
 
 /// Runs `calls --functions ARGS -- CMD`; the run and the command's stdout.
 fn functions(args: &[&str], cmd: &[&str], dir: &Path) -> (Value, String) {
-    let args: Vec<&str> = ["--functions", "--no-store"]
-        .iter()
-        .chain(args)
-        .copied()
-        .collect();
-    let (run, output) = traced_json("calls", &args, cmd, dir);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let (run, output) = calls_ok(&["--functions", "--no-store"], args, cmd, dir);
     (run, String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
@@ -266,13 +259,7 @@ fn calls_functions_survive_a_cxx_exception_built_by_clang() {
 fn calls_functions_refuses_a_program_without_the_hooks() {
     let dir = tempfile::tempdir().expect("tempdir");
     let plain = need!(tree(dir.path(), &[]));
-    let out = sysmeter()
-        .args(["calls", "--functions", "--no-store", "--"])
-        .arg(&plain)
-        .output()
-        .expect("runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stderr = refused(&plain);
     assert!(
         stderr.contains(
             "has no __cyg_profile_func_enter reference: rebuild it with -finstrument-functions"
@@ -282,17 +269,21 @@ fn calls_functions_refuses_a_program_without_the_hooks() {
     let pg_dir = dir.path().join("pg");
     std::fs::create_dir(&pg_dir).expect("mkdir");
     let pg = need!(tree(&pg_dir, &["-pg"]));
-    let out = sysmeter()
-        .args(["calls", "--functions", "--no-store", "--"])
-        .arg(&pg)
-        .output()
-        .expect("runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stderr = refused(&pg);
     assert!(
         stderr.contains("-pg") && stderr.contains("-finstrument-functions"),
         "{stderr}"
     );
+}
+
+/// `calls --functions -- PROG`, which must be refused (exit 2): the stderr.
+fn refused(prog: &Path) -> String {
+    stderr_of(
+        sysmeter()
+            .args(["calls", "--functions", "--no-store", "--"])
+            .arg(prog),
+        2,
+    )
 }
 
 #[test]
@@ -312,13 +303,7 @@ fn calls_functions_refuses_a_program_that_defines_the_hooks() {
         .status();
     let built = built.map_err(|e| Missing::new(Cap::Cc, format!("no C compiler (cc: {e})")));
     assert!(need!(built).success());
-    let out = sysmeter()
-        .args(["calls", "--functions", "--no-store", "--"])
-        .arg(&exe)
-        .output()
-        .expect("runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stderr = refused(&exe);
     assert!(
         stderr.contains("defines __cyg_profile_func_enter itself"),
         "{stderr}"

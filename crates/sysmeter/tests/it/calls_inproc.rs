@@ -11,7 +11,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::cmd::traced_json;
+use crate::support::cmd::{calls_ok, usage_error};
 use crate::support::skip::{Cap, Missing};
 use crate::support::{compile_fixture, need};
 
@@ -19,14 +19,8 @@ const SELECT: [&str; 2] = ["-e", "malloc,free,strlen,time"];
 
 /// Runs `calls ARGS -- CMD` (in process); the run and the command's stdout.
 fn inproc(args: &[&str], cmd: &[&str], dir: &Path) -> (Value, String) {
-    let args: Vec<&str> = ["--backend", "inproc", "--no-store"]
-        .iter()
-        .chain(args)
-        .copied()
-        .collect();
-    let (run, output) = traced_json("calls", &args, cmd, dir);
+    let (run, output) = calls_ok(&["--backend", "inproc", "--no-store"], args, cmd, dir);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("backend: inproc"), "{stderr}");
     (run, String::from_utf8_lossy(&output.stdout).into_owned())
 }
@@ -219,19 +213,14 @@ fn a_stripped_pie_is_counted_in_process() {
 fn a_static_program_cannot_be_counted_in_process_and_says_why() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = need!(compile_fixture("calls_loop", dir.path(), &["-static"]));
-    let out = crate::support::sysmeter()
-        .args(["calls", "--backend", "inproc", "--no-store", "--"])
-        .arg(&bin)
-        .args(["10", "0"])
-        .output()
-        .expect("sysmeter runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("statically linked") && err.contains("--backend uprobe"),
-        "{err}"
+    let calls = ["calls", "--backend", "inproc", "--no-store", "--"];
+    usage_error(
+        crate::support::sysmeter()
+            .args(calls)
+            .arg(&bin)
+            .args(["10", "0"]),
+        &["statically linked", "--backend uprobe"],
     );
-    assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
 }
 
 #[test]

@@ -69,6 +69,25 @@ fn profile(dir: &Path, backend: &str, args: &[&str]) -> (Value, Option<i32>) {
     )
 }
 
+/// Compiles `fixture` into a new directory and runs `profile --backend BACKEND MODE --
+/// <fixture>` on it (`MODE` is `--off-cpu` or `--both`), which must succeed: the directory
+/// and the run record.
+fn profile_fixture(
+    fixture: &str,
+    backend: &str,
+    mode: &str,
+) -> Result<(tempfile::TempDir, Value), Missing> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = compile(dir.path(), fixture, backend)?;
+    let (run, code) = profile(
+        dir.path(),
+        backend,
+        &[mode, "--", prog.to_str().expect("path")],
+    );
+    assert_eq!(code, Some(0), "{run}");
+    Ok((dir, run))
+}
+
 /// The `blocked stacks` artifact of the `offcpu` result.
 pub(crate) fn stacks(run: &Value) -> Vec<Value> {
     let off = result(run, "offcpu");
@@ -95,14 +114,7 @@ fn blocked_ns(stack: &Value) -> f64 {
 
 fn sleeping_time_is_charged_to_nap(backend: &str) {
     let _alone = exclusive();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(compile(dir.path(), "offcpu_spinnap", backend));
-    let (run, code) = profile(
-        dir.path(),
-        backend,
-        &["--off-cpu", "--", prog.to_str().expect("path")],
-    );
-    assert_eq!(code, Some(0));
+    let (_dir, run) = need!(profile_fixture("offcpu_spinnap", backend, "--off-cpu"));
     let total = median(result(&run, "offcpu"), "off-CPU time").expect("off-CPU time");
     let list = stacks(&run);
     let in_nap: f64 = list
@@ -145,14 +157,7 @@ fn hidden_by_another_bpf_program(run: &Value) -> bool {
 
 fn both_accounts_for_the_wall_time_of_the_thread(backend: &str) {
     let _alone = exclusive();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(compile(dir.path(), "offcpu_spinnap", backend));
-    let (run, code) = profile(
-        dir.path(),
-        backend,
-        &["--both", "--", prog.to_str().expect("path")],
-    );
-    assert_eq!(code, Some(0));
+    let (_dir, run) = need!(profile_fixture("offcpu_spinnap", backend, "--both"));
     if hidden_by_another_bpf_program(&run) {
         skip!(
             Tracepoints,
@@ -228,14 +233,7 @@ fn direct_reads_wait_for_the_disk_in_read_blocks(backend: &str) {
 
 fn the_consumer_is_woken_by_the_producers_write(backend: &str) {
     let _alone = exclusive();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(compile(dir.path(), "offcpu_pipe", backend));
-    let (run, code) = profile(
-        dir.path(),
-        backend,
-        &["--off-cpu", "--", prog.to_str().expect("path")],
-    );
-    assert_eq!(code, Some(0));
+    let (_dir, run) = need!(profile_fixture("offcpu_pipe", backend, "--off-cpu"));
     let list = stacks(&run);
     let consumer = list
         .iter()

@@ -14,7 +14,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::support::needs::{bpf, off_cpu};
-use crate::support::{compile_fixture, exclusive, need, skip, sysmeter};
+use crate::support::starved::{Starved, says_lost_under_title};
+use crate::support::{compile_fixture, exclusive, need, sysmeter};
 
 /// (calls, wall ns of its sleeps) per function, as the naps fixture prints them.
 fn printed(stdout: &str, function: &str) -> (u64, f64) {
@@ -134,64 +135,17 @@ fn the_in_kernel_backend_follows_children() {
     );
 }
 
-/// Runs the ping-pong on CPU 0 under `profile --backend perf` at nice 19 (the fixture
-/// itself at nice 0): the stderr.
-fn starved_perf_run(dir: &Path, prog: &Path) -> String {
-    let bin = assert_cmd::cargo::cargo_bin("sysmeter");
-    let done = std::process::Command::new("taskset")
-        .args(["-c", "0", "nice", "-n", "19"])
-        .arg(bin)
-        .args([
-            "profile",
-            "--off-cpu",
-            "--backend",
-            "perf",
-            "--no-store",
-            "--",
-        ])
-        .args(["nice", "-n", "-19"])
-        .arg(prog)
-        .arg("100000")
-        .current_dir(dir)
-        .output()
-        .expect("run taskset");
-    assert_eq!(done.status.code(), Some(0));
-    String::from_utf8_lossy(&done.stderr).into_owned()
-}
-
 #[test]
 fn a_perf_run_that_lost_records_says_so_under_its_title() {
     let _alone = exclusive();
     need!(off_cpu());
-    if which("taskset").is_none() || which("nice").is_none() {
-        skip!(Script, "taskset (util-linux) or nice (coreutils) missing");
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(compile_fixture(
-        "offcpu_pingpong",
-        dir.path(),
-        &["-pthread"]
-    ));
-    let stderr = starved_perf_run(dir.path(), &prog);
-    let lines: Vec<&str> = stderr.lines().collect();
-    let title = lines
-        .iter()
-        .position(|l| l.starts_with("sysmeter profile run"))
-        .unwrap_or_else(|| panic!("no title: {stderr}"));
-    let next = lines.get(title + 1).copied().unwrap_or_default();
-    assert!(
-        next.starts_with("warning: Incomplete: ") && next.contains("records lost ("),
-        "the line under the title: {next:?}\n{stderr}"
-    );
-    assert!(next.contains('%'), "the share lost: {next}");
-}
-
-fn which(tool: &str) -> Option<std::path::PathBuf> {
-    std::env::var_os("PATH").and_then(|p| {
-        std::env::split_paths(&p)
-            .map(|d| d.join(tool))
-            .find(|f| f.is_file())
-    })
+    need!(says_lost_under_title(Starved {
+        fixture: "offcpu_pingpong",
+        rounds: "100000",
+        diagnosis: &["profile", "--off-cpu", "--backend", "perf"],
+        title: "sysmeter profile run",
+        lost: "records lost (",
+    }));
 }
 
 /// Whether process `pid` holds a BPF link (a program attached): its fdinfo names a link type.

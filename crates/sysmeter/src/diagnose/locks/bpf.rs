@@ -12,14 +12,11 @@ use perf_event::Sampler;
 use super::LocksError;
 use super::bpf_maps::{KEY_BYTES, Maps, SNAPSHOT_WORDS, VALUE_WORDS, slot};
 use super::events::Recorded;
-use crate::diagnose::observe::bpf::{BpfError, Field, Loaded, field_offsets, u32_at, u64_at};
-use crate::diagnose::observe::records::handle;
-use crate::diagnose::observe::rings::side_band;
+use crate::diagnose::observe::bpf::{BpfError, Field, Loaded, u32_at, u64_at};
+use crate::diagnose::observe::rings::{drain_side_band, side_band_of_thread, side_band_on_exec};
 
 /// The compiled programs (scripts/build-bpf.sh); aligned, or aya refuses the ELF.
 static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../bpf/locks.bpf.o");
-/// Ring per side-band event: mappings and names only, a few records per thread.
-const SIDE_RING_BYTES: usize = 256 << 10;
 
 /// The tracepoint fields the programs read.
 const FIELDS: [Field; 6] = [
@@ -31,25 +28,16 @@ const FIELDS: [Field; 6] = [
     ("off_exec_pid", "sched", "sched_process_exec", "pid"),
 ];
 
-fn offsets() -> Result<Vec<(&'static str, u32)>, String> {
-    field_offsets("events/syscalls/sys_enter_futex/id", &FIELDS)
-}
-
 /// Loads and attaches the programs; `Err` is one line saying why they cannot run here.
 fn load() -> Result<Loaded, String> {
-    crate::diagnose::observe::bpf::available()?;
-    let globals = offsets()?;
-    let mut l = Loaded::load("locks.bpf.o", OBJECT, &globals).map_err(|e| e.to_string())?;
-    for (category, event) in [
+    let probe = "events/syscalls/sys_enter_futex/id";
+    let tracepoints = [
         ("syscalls", "sys_enter_futex"),
         ("syscalls", "sys_exit_futex"),
         ("sched", "sched_process_fork"),
         ("sched", "sched_process_exec"),
-    ] {
-        l.attach_tracepoint(event, category, event)
-            .map_err(|e| e.to_string())?;
-    }
-    Ok(l)
+    ];
+    Loaded::attached("locks.bpf.o", OBJECT, (probe, &FIELDS), &tracepoints)
 }
 
 /// Why the in-kernel backend cannot run here (one line), or `Ok`: loads and unloads it.
@@ -97,12 +85,7 @@ impl BpfLocks {
     pub fn arm(&mut self, pid: i32, cpus: &[usize]) -> Result<(), LocksError> {
         self.insert("armed", pid)?;
         for &cpu in cpus {
-            let mut b = side_band();
-            b.observe_pid(pid)
-                .one_cpu(cpu)
-                .inherit(true)
-                .enable_on_exec(true);
-            let s = b.build().and_then(|c| c.sampled(SIDE_RING_BYTES));
+            let s = side_band_on_exec(pid, cpu);
             self.side.push(s.map_err(|cause| LocksError::Perf {
                 what: format!("side-band event of pid {pid} on CPU {cpu}"),
                 cause,
@@ -116,9 +99,7 @@ impl BpfLocks {
     pub fn attach_thread(&mut self, pid: i32, tid: i32) -> std::io::Result<()> {
         self.insert("targets", pid)
             .map_err(|e| std::io::Error::other(e.to_string()))?;
-        let mut b = side_band();
-        b.observe_pid(tid).any_cpu().inherit(false);
-        let mut s = b.build().and_then(|c| c.sampled(SIDE_RING_BYTES))?;
+        let mut s = side_band_of_thread(tid)?;
         s.enable()?;
         self.side.push(s);
         Ok(())
@@ -126,11 +107,7 @@ impl BpfLocks {
 
     /// Reads the side-band records now in the rings.
     pub fn drain(&mut self, out: &mut Recorded) {
-        for s in &mut self.side {
-            while let Some(rec) = s.next_record() {
-                handle(&rec, &mut out.side);
-            }
-        }
+        drain_side_band(&mut self.side, &mut out.side);
     }
 
     /// Closes the events, reads the maps and unloads the programs.
@@ -159,10 +136,7 @@ fn read(l: &mut Loaded) -> Result<Maps, BpfError> {
         counters: l.counters("counters")?,
         ..Maps::default()
     };
-    for id in maps.stack_ids() {
-        let frames = l.stack("stacks", id as u32)?;
-        maps.stacks.insert(id, frames);
-    }
+    maps.stacks = l.stacks("stacks", &maps.stack_ids())?;
     debug_assert!(maps.counter(slot::WAITS) >= maps.waits.len() as u64);
     Ok(maps)
 }

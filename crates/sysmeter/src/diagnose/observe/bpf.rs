@@ -143,6 +143,26 @@ impl Loaded {
         Ok(Loaded { ebpf })
     }
 
+    /// Checks that BPF programs may run here ([`available`]), reads the offsets of `fields`
+    /// ([`field_offsets`], `probe` an event's `id` file), loads `bytes` (named `name`) with
+    /// them as globals, and attaches each program of `tracepoints` (category, event: the
+    /// program is named as its event). `Err` is one line saying why they cannot run here.
+    pub fn attached(
+        name: &str,
+        bytes: &[u8],
+        (probe, fields): (&str, &[Field]),
+        tracepoints: &[(&str, &str)],
+    ) -> Result<Loaded, String> {
+        available()?;
+        let globals = field_offsets(probe, fields)?;
+        let mut l = Loaded::load(name, bytes, &globals).map_err(|e| e.to_string())?;
+        for (category, event) in tracepoints {
+            l.attach_tracepoint(event, category, event)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(l)
+    }
+
     /// Loads program `program` and attaches it to tracepoint `category:event`.
     pub fn attach_tracepoint(
         &mut self,
@@ -197,6 +217,17 @@ impl Loaded {
             .get(&id, 0)
             .map(|s| s.frames().iter().map(|f| f.ip).collect())
             .unwrap_or_default())
+    }
+
+    /// The frames of each stack of `ids` in stack-trace map `map`, by id.
+    pub fn stacks(
+        &mut self,
+        map: &str,
+        ids: &[i32],
+    ) -> Result<std::collections::HashMap<i32, Vec<u64>>, BpfError> {
+        ids.iter()
+            .map(|&id| Ok((id, self.stack(map, id as u32)?)))
+            .collect()
     }
 
     /// The `u64` slots of array map `map`.

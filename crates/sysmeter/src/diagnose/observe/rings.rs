@@ -4,6 +4,8 @@
 //! tracepoint backend of `trace` and the uprobes of `calls` both open per CPU and keep
 //! their events here; enabling, disabling and reaching the rings are the same for both, and
 //! so is [`follow`], the loop that drains them until the targets end or the user stops.
+//! The in-kernel backends' side-band events (mappings, execs, names; no samples) are opened
+//! and drained here too.
 //!
 //! Depends on `perf_event` and `sysmeter_sys::tracepoint::set_output`.
 
@@ -14,6 +16,7 @@ use std::time::Duration;
 use perf_event::events::Tracepoint;
 use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
 
+use super::records::{RawData, handle};
 use super::unwind::REGS_MASK;
 
 /// The events of one session, grouped by the CPU ring they write into.
@@ -220,10 +223,41 @@ pub(crate) fn paired_tracepoint(id: u64, at: Placement, extra: SampleFlag) -> io
         .enable_on_exec(at.enable_on_exec);
     b.build()
 }
+/// The ring of one side-band event: mappings and names only, a few records per thread.
+const SIDE_RING_BYTES: usize = 256 << 10;
+
+/// The side-band event of launched process `pid` on `cpu`: inherited by its threads and
+/// children, enabled by its execve (before it, it is sysmeter's gated child).
+pub fn side_band_on_exec(pid: i32, cpu: usize) -> io::Result<Sampler> {
+    let mut b = side_band();
+    b.observe_pid(pid)
+        .one_cpu(cpu)
+        .inherit(true)
+        .enable_on_exec(true);
+    b.build().and_then(|c| c.sampled(SIDE_RING_BYTES))
+}
+
+/// The side-band event of thread `tid` of an attached process, on any CPU, not inherited
+/// and not enabled yet.
+pub fn side_band_of_thread(tid: i32) -> io::Result<Sampler> {
+    let mut b = side_band();
+    b.observe_pid(tid).any_cpu().inherit(false);
+    b.build().and_then(|c| c.sampled(SIDE_RING_BYTES))
+}
+
+/// Reads the side-band records now in `events` into `raw`.
+pub fn drain_side_band(events: &mut [Sampler], raw: &mut RawData) {
+    for s in events {
+        while let Some(rec) = s.next_record() {
+            handle(&rec, raw);
+        }
+    }
+}
+
 /// A software dummy event that samples nothing but brings the side-band records
 /// (mappings, execs, names, forks) timed on CLOCK_MONOTONIC like `bpf_ktime_get_ns`: what
 /// the in-kernel backends need to symbolise the stacks their maps hold.
-pub fn side_band() -> Builder<'static> {
+fn side_band() -> Builder<'static> {
     let mut b = Builder::new(perf_event::events::Software::DUMMY);
     b.sample(SampleFlag::TID | SampleFlag::TIME)
         .sample_id_all(true)

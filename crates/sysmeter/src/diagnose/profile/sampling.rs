@@ -88,6 +88,22 @@ pub(super) fn open_error(what: String, cause: io::Error) -> ProfileError {
     ProfileError::PerfOpen { what, cause, hint }
 }
 
+/// The event of one thread of an attached process (`what`, for errors), `opened` and now
+/// enabled; `None` when the thread had already exited.
+pub(super) fn thread_event(
+    opened: io::Result<Sampler>,
+    what: String,
+) -> Result<Option<Sampler>, ProfileError> {
+    match opened {
+        Ok(mut s) => {
+            s.enable().map_err(|e| open_error(what, e))?;
+            Ok(Some(s))
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(None),
+        Err(e) => Err(open_error(what, e)),
+    }
+}
+
 /// Builds the counter described by `configure(builder)` and maps its ring buffer, trying
 /// smaller buffers when locked memory is short.
 pub(super) fn open_sampler(b: &Builder<'_>) -> io::Result<Sampler> {
@@ -167,15 +183,10 @@ impl EventSet {
             }
             other => other,
         };
-        match result {
-            Ok(mut s) => {
-                s.enable().map_err(|e| open_error(what, e))?;
-                self.samplers.push(s);
-                Ok(true)
-            }
-            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(false),
-            Err(e) => Err(open_error(what, e)),
-        }
+        let s = thread_event(result, what)?;
+        let opened = s.is_some();
+        self.samplers.extend(s);
+        Ok(opened)
     }
 
     /// Number of open events.

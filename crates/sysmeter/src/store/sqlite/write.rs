@@ -2,7 +2,7 @@
 //! transaction (replacing the result stored before under its number, when asked), the end
 //! of a run.
 
-use rusqlite::{Transaction, TransactionBehavior, params};
+use rusqlite::{ToSql, Transaction, TransactionBehavior, params};
 
 use super::{Sqlite, sql_error};
 use crate::store::StoreError;
@@ -146,53 +146,27 @@ fn insert_result(tx: &Transaction<'_>, run_id: &str, r: &ResultRow) -> rusqlite:
     )
 }
 
-/// Inserts one `metrics` row (summary as columns, cycles as JSON, samples as a BLOB).
+/// Inserts one `metrics` row (summary as columns, cycles as JSON, samples as a BLOB). The
+/// summary's columns, min to ci_hi, are in the order of `MetricRow::stats`.
 fn insert_metric(tx: &Transaction<'_>, run_id: &str, m: &MetricRow) -> rusqlite::Result<usize> {
-    let [
-        min,
-        p5,
-        median,
-        mean,
-        p95,
-        p99,
-        max,
-        stddev,
-        cv,
-        ci_lo,
-        ci_hi,
-    ] = m.stats;
+    let mut values: Vec<&dyn ToSql> = vec![&run_id, &m.seq, &m.idx, &m.name, &m.unit, &m.n];
+    values.extend(m.stats.iter().map(|s| s as &dyn ToSql));
+    values.extend::<[&dyn ToSql; 7]>([
+        &m.outliers,
+        &m.cycles_json,
+        &m.subtracted_overhead_ns,
+        &m.ops_per_sample,
+        &m.note,
+        &m.samples,
+        &m.extra_json,
+    ]);
     tx.execute(
         "INSERT INTO metrics (run_id, seq, idx, name, unit, n, min, p5, median, mean, p95, p99,
                               max, stddev, cv, ci_lo, ci_hi, outliers, cycles_json,
                               subtracted_overhead_ns, ops_per_sample, note, samples, extra_json)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
                  ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
-        params![
-            run_id,
-            m.seq,
-            m.idx,
-            m.name,
-            m.unit,
-            m.n,
-            min,
-            p5,
-            median,
-            mean,
-            p95,
-            p99,
-            max,
-            stddev,
-            cv,
-            ci_lo,
-            ci_hi,
-            m.outliers,
-            m.cycles_json,
-            m.subtracted_overhead_ns,
-            m.ops_per_sample,
-            m.note,
-            m.samples,
-            m.extra_json,
-        ],
+        values.as_slice(),
     )
 }
 

@@ -1,6 +1,6 @@
 //! The binary under test with a clean environment, and the run-and-read-output patterns:
 //! stdout of a command that must succeed, stderr of one that must fail with a given code,
-//! `bench --format json` parsed.
+//! `bench --format json` parsed, a usage error of one sentence, a tracer's JSON run.
 
 use serde_json::Value;
 
@@ -123,5 +123,31 @@ pub fn traced_json(
     let text = std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("no JSON ({e}): {stderr}"));
     let run: Value = serde_json::from_str(&text).expect("valid JSON");
     assert_eq!(run["kind"], command);
+    (run, output)
+}
+
+/// Runs `cmd`, which must be refused as a usage error: exit 2 and one sentence on stderr,
+/// which must name each of `names`. Returns the sentence.
+pub fn usage_error(cmd: &mut assert_cmd::Command, names: &[&str]) -> String {
+    let err = stderr_of(cmd, 2);
+    for name in names {
+        assert!(err.contains(name), "no {name:?} in: {err}");
+    }
+    assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
+    err
+}
+
+/// [`traced_json`] of `calls PRESET ARGS -- CMD…` (`PRESET`: the backend and options a
+/// test file always passes), which must succeed: the run and the process's output.
+pub fn calls_ok(
+    preset: &[&str],
+    args: &[&str],
+    cmd: &[&str],
+    dir: &std::path::Path,
+) -> (Value, std::process::Output) {
+    let args: Vec<&str> = preset.iter().chain(args).copied().collect();
+    let (run, output) = traced_json("calls", &args, cmd, dir);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
     (run, output)
 }

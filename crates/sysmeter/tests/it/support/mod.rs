@@ -2,7 +2,7 @@
 //! the run-and-read-output helpers (`cmd`), headless Chromium (`chromium`), accessors of run records in JSON (`record`),
 //! the capabilities a test may need and the `skip!`/`need!` macros that report a missing
 //! one — or fail, under `SYSMETER_TEST_REQUIRE` (`skip`, `needs`), a `sysmeter serve` child
-//! (`serve`), one lock for tests that want the CPUs to themselves (`exclusive`), and the
+//! (`serve`), a diagnosis starved of CPU until it loses records (`starved`), one lock for tests that want the CPUs to themselves (`exclusive`), and the
 //! PostgreSQL test database (`pg`, with the `pg` feature).
 
 pub mod chromium;
@@ -14,6 +14,7 @@ pub mod pg;
 pub mod record;
 pub mod serve;
 pub mod skip;
+pub mod starved;
 
 pub use cmd::{
     BENCH_JSON, bench_json, json_of, json_out, json_out_code, stderr_of, stdout_of, sysmeter,

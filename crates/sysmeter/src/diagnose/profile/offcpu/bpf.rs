@@ -11,18 +11,15 @@
 use perf_event::Sampler;
 
 use super::super::ProfileError;
-use super::super::sampling::open_error;
+use super::super::sampling::{open_error, thread_event};
 use super::super::session::Extra;
 use super::bpf_maps::{self, KEY_BYTES, Maps, SNAPSHOT_WORDS, SPAN_BYTES, VALUE_WORDS};
 use super::raw::OffRaw;
-use crate::diagnose::observe::bpf::{BpfError, Field, Loaded, field_offsets, u32_at};
-use crate::diagnose::observe::records::handle;
-use crate::diagnose::observe::rings::side_band;
+use crate::diagnose::observe::bpf::{BpfError, Field, Loaded, u32_at};
+use crate::diagnose::observe::rings::{drain_side_band, side_band_of_thread, side_band_on_exec};
 
 /// The compiled programs (scripts/build-bpf.sh); aligned, or aya refuses the ELF.
 static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../../bpf/offcpu.bpf.o");
-/// Ring per side-band event: mappings and names only, a few records per thread.
-const SIDE_RING_BYTES: usize = 256 << 10;
 
 /// The tracepoint fields the programs read.
 const FIELDS: [Field; 5] = [
@@ -41,25 +38,17 @@ fn bpf_error(e: BpfError) -> ProfileError {
     }
 }
 
-fn offsets() -> Result<Vec<(&'static str, u32)>, String> {
-    field_offsets("events/sched/sched_switch/id", &FIELDS)
-}
-
 /// Loads and attaches the programs; `Err` is one line saying why they cannot run here.
 fn load() -> Result<Loaded, String> {
-    crate::diagnose::observe::bpf::available()?;
-    let globals = offsets()?;
-    let mut l = Loaded::load("offcpu.bpf.o", OBJECT, &globals).map_err(|e| e.to_string())?;
-    for event in [
+    let probe = "events/sched/sched_switch/id";
+    let tracepoints = [
         "sched_switch",
         "sched_waking",
         "sched_process_fork",
         "sched_process_exec",
-    ] {
-        l.attach_tracepoint(event, "sched", event)
-            .map_err(|e| e.to_string())?;
-    }
-    Ok(l)
+    ]
+    .map(|event| ("sched", event));
+    Loaded::attached("offcpu.bpf.o", OBJECT, (probe, &FIELDS), &tracepoints)
 }
 
 /// Why the in-kernel backend cannot run here (one line), or `Ok`: loads and unloads it.
@@ -107,13 +96,8 @@ impl Extra for BpfSession {
         // A target from its execve on (before it, it is sysmeter's gated child).
         self.target("armed", pid)?;
         for &cpu in &self.cpus {
-            let mut b = side_band();
-            b.observe_pid(pid)
-                .one_cpu(cpu)
-                .inherit(true)
-                .enable_on_exec(true);
             let what = format!("side-band event of pid {pid} on CPU {cpu}");
-            let s = b.build().and_then(|c| c.sampled(SIDE_RING_BYTES));
+            let s = side_band_on_exec(pid, cpu);
             self.side.push(s.map_err(|e| open_error(what, e))?);
         }
         Ok(())
@@ -123,26 +107,15 @@ impl Extra for BpfSession {
         // Keys are process ids; a thread id in the set matches nothing but costs nothing,
         // and the main thread's id is the process's.
         self.target("targets", tid)?;
-        let mut b = side_band();
-        b.observe_pid(tid).any_cpu().inherit(false);
-        match b.build().and_then(|c| c.sampled(SIDE_RING_BYTES)) {
-            Ok(mut s) => {
-                s.enable()
-                    .map_err(|e| open_error(format!("thread {tid}"), e))?;
-                self.side.push(s);
-                Ok(true)
-            }
-            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(false),
-            Err(e) => Err(open_error(format!("side-band event of thread {tid}"), e)),
-        }
+        let what = format!("side-band event of thread {tid}");
+        let s = thread_event(side_band_of_thread(tid), what)?;
+        let opened = s.is_some();
+        self.side.extend(s);
+        Ok(opened)
     }
 
     fn drain(&mut self, _last: bool) {
-        for s in &mut self.side {
-            while let Some(rec) = s.next_record() {
-                handle(&rec, &mut self.raw.side);
-            }
-        }
+        drain_side_band(&mut self.side, &mut self.raw.side);
     }
 
     fn close(&mut self) {
@@ -180,10 +153,7 @@ fn read(l: &mut Loaded) -> Result<Maps, BpfError> {
         counters: l.counters("counters")?,
         ..Maps::default()
     };
-    for id in maps.stack_ids() {
-        let frames = l.stack("stacks", id as u32)?;
-        maps.stacks.insert(id, frames);
-    }
+    maps.stacks = l.stacks("stacks", &maps.stack_ids())?;
     Ok(maps)
 }
 

@@ -15,7 +15,7 @@
 use perf_event::{Builder, Sampler};
 
 use super::super::ProfileError;
-use super::super::sampling::open_error;
+use super::super::sampling::{open_error, thread_event};
 use super::raw::OffRaw;
 use crate::diagnose::observe::rings::stack_sampled;
 use crate::diagnose::observe::tracefs::EventFormat;
@@ -141,16 +141,11 @@ impl OffEvents {
     pub fn add_thread(&mut self, tid: i32) -> Result<bool, ProfileError> {
         let mut b = switch_builder(self.ids.switch);
         b.observe_pid(tid).any_cpu().inherit(false);
-        match b.build().and_then(|c| c.sampled(THREAD_RING_BYTES)) {
-            Ok(mut s) => {
-                s.enable()
-                    .map_err(|e| open_error(format!("thread {tid}"), e))?;
-                self.switches.push(s);
-                Ok(true)
-            }
-            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(false),
-            Err(e) => Err(open_error(format!("sched_switch of thread {tid}"), e)),
-        }
+        let opened = b.build().and_then(|c| c.sampled(THREAD_RING_BYTES));
+        let s = thread_event(opened, format!("sched_switch of thread {tid}"))?;
+        let opened = s.is_some();
+        self.switches.extend(s);
+        Ok(opened)
     }
 
     /// Number of switch events.
