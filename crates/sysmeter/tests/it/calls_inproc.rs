@@ -180,10 +180,12 @@ fn malloc_time_agrees_with_the_programs_own_or_is_bounded() {
     let median = m["summary"]["median"].as_f64().expect("median");
     let note = m["note"].as_str().unwrap_or("");
     let truth = pair / 2.0;
-    // Wide margins: a loaded 2-CPU machine moves both timings.
+    // Wide margins: a loaded 2-CPU machine moves both timings (the program's own figure
+    // went from 20 to 64 ns per pair between runs under stress-ng; the bound contained the
+    // least disturbed of three in every run measured, the factor 2 is for the rest).
     if note.contains("below resolution") {
         assert!(
-            median >= truth / 3.0,
+            median >= truth / 2.0,
             "bound {median} ns vs {truth} ns: {note}"
         );
     } else {

@@ -108,12 +108,12 @@ fn hook_finding(hook: &Hook) -> Finding {
         "overhead",
         format!(
             "The hook's own share of a timed call, measured on {} calls of an empty function \
-             through it: {} median, ±{} spread or one step of the time-stamp counter, \
-             whichever is larger (the resolution); subtracted. An untimed call costs a few \
-             ns.",
+             through it: {} median, subtracted; resolution ±{} (its spread, at least one step \
+             of the time-stamp counter, plus one step for subtracting one median from \
+             another). An untimed call costs a few ns.",
             units::count(hook.timed as f64),
             units::duration_ns(hook.median_ns),
-            units::duration_ns(hook.spread_ns)
+            units::duration_ns(hook.resolution_ns())
         ),
         Some(hook.median_ns),
     )

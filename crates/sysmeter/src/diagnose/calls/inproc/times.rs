@@ -63,8 +63,11 @@ pub struct Hook {
     pub median_ns: f64,
     /// Mean of the same.
     pub mean_ns: f64,
-    /// Half the 10–90 % range of the empty function (at least one bucket): the resolution.
+    /// Half the 10–90 % range of the empty function (at least one bucket).
     pub spread_ns: f64,
+    /// One step of the time-stamp counter: a median read from it is known to one step, so
+    /// the difference of two medians (a function's and the calibration's) to one more.
+    pub step_ns: f64,
     /// Calls of the empty function timed.
     pub timed: u64,
 }
@@ -83,8 +86,15 @@ impl Hook {
             median_ns: m * ns_per_tick,
             mean_ns: cal.mean().unwrap_or(m) * ns_per_tick,
             spread_ns: ((p90 - p10) / 2.0).max(bucket) * ns_per_tick,
+            step_ns: step_ticks.max(1.0) * ns_per_tick,
             timed: cal.timed,
         }
+    }
+
+    /// The resolution of a time with the hook removed: the hook's spread and one step of
+    /// the counter for the subtraction of two medians.
+    pub fn resolution_ns(&self) -> f64 {
+        self.spread_ns + self.step_ns
     }
 }
 
@@ -116,11 +126,11 @@ pub fn per_call(f: &Totals, hook: &Hook, ns_per_tick: f64) -> PerCall {
     };
     let median_ns = m * ns_per_tick - hook.median_ns;
     let mean_ns = (mean * ns_per_tick - hook.mean_ns).max(0.0);
-    if median_ns > hook.spread_ns {
+    if median_ns > hook.resolution_ns() {
         PerCall::Time { median_ns, mean_ns }
     } else {
         PerCall::BelowResolution {
-            bound_ns: median_ns.max(0.0) + hook.spread_ns,
+            bound_ns: median_ns.max(0.0) + hook.resolution_ns(),
             mean_ns,
         }
     }
@@ -155,5 +165,22 @@ mod tests {
         assert!(bound_ns > 0.0);
         let slow = per_call(&totals(&[(80, 50)]), &hook, 1.0);
         assert!(matches!(slow, PerCall::Time { median_ns, .. } if median_ns > 0.0));
+    }
+
+    #[test]
+    fn the_bound_adds_one_counter_step_for_the_subtraction() {
+        let cal = totals(&[(40, 100)]);
+        let (coarse, fine) = (Hook::of(&cal, 1.0, 30.0), Hook::of(&cal, 1.0, 1.0));
+        assert_eq!(coarse.step_ns, 30.0);
+        assert_eq!(coarse.resolution_ns(), coarse.spread_ns + 30.0);
+        let f = totals(&[(40, 50)]);
+        let bound = |h: &Hook| match per_call(&f, h, 1.0) {
+            PerCall::BelowResolution { bound_ns, .. } => bound_ns,
+            other => panic!("{other:?}"),
+        };
+        // Same median as the calibration: the bound is the resolution itself.
+        assert_eq!(bound(&coarse), coarse.resolution_ns());
+        assert_eq!(bound(&fine), fine.resolution_ns());
+        assert!(bound(&coarse) > bound(&fine));
     }
 }
