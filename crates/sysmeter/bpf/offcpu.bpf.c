@@ -36,8 +36,9 @@
 #define C_SNAPSHOT_FAILED 6
 // Switches the kernel did not report (seen under heavy load, by bpftrace too): a second
 // switch-out with no switch-in between, closed at its waking when one was seen after it
-// (C_CLOSED_AT_WAKING) or else lost (C_IN_MISSED); a switch-in of a known thread with no
-// switch-out before it (C_OUT_MISSED, an interval lost).
+// (C_CLOSED_AT_WAKING) or else lost (C_IN_MISSED); a second switch-in with no switch-out
+// between (C_OUT_MISSED, an interval lost). Both read `on_cpu` of the thread's `starts`
+// entry, which every switch looks up anyway.
 #define C_CLOSED_AT_WAKING 7
 #define C_IN_MISSED 8
 #define C_OUT_MISSED 9
@@ -58,7 +59,9 @@ struct start {
 	__s32 kstack;
 	// The process of the thread (the switch-in runs as another task, so it is kept here).
 	__u32 pid;
-	__u32 pad;
+	// 1 from the thread's switch-in to its next switch-out: the entry stays, so that a
+	// switch the kernel did not report shows without a second lookup on every switch.
+	__u32 on_cpu;
 };
 
 #include "common.h"
@@ -208,7 +211,7 @@ static __always_inline void switch_out(void *ctx, __u64 now)
 	if (st.kstack < 0)
 		count(C_KSTACK_LOST);
 	struct start *old = bpf_map_lookup_elem(&starts, &tid);
-	if (old)
+	if (old && !old->on_cpu)
 		close_missed(tid, old);
 	if (bpf_map_update_elem(&starts, &tid, &st, BPF_ANY))
 		count(C_STARTS_FULL);
@@ -219,13 +222,13 @@ static __always_inline void switch_out(void *ctx, __u64 now)
 
 static __always_inline void switch_in(__u32 tid, __u64 now)
 {
+	// No entry: not a thread of the target, or its first switch-in.
 	struct start *st = bpf_map_lookup_elem(&starts, &tid);
-	struct span *sp = bpf_map_lookup_elem(&spans, &tid);
-	if (!st) {
-		// A thread of the target seen before, coming back from a switch-out that was
-		// not reported (a thread's first switch-in has no span yet).
-		if (sp)
-			count(C_OUT_MISSED);
+	if (!st)
+		return;
+	if (st->on_cpu) {
+		// Back from a switch-out that was not reported.
+		count(C_OUT_MISSED);
 		return;
 	}
 	struct key k = {};
@@ -234,7 +237,8 @@ static __always_inline void switch_in(__u32 tid, __u64 now)
 	__u64 ns = now - st->ts;
 	if (w)
 		bpf_map_delete_elem(&wakers, &tid);
-	bpf_map_delete_elem(&starts, &tid);
+	st->on_cpu = 1;
+	struct span *sp = bpf_map_lookup_elem(&spans, &tid);
 	if (sp)
 		sp->last = now;
 	add(&k, ns);
@@ -253,7 +257,8 @@ SEC("tracepoint/sched/sched_waking")
 int sched_waking(void *ctx)
 {
 	__u32 tid = field_u32(ctx, off_waking_pid);
-	if (!bpf_map_lookup_elem(&starts, &tid))
+	struct start *st = bpf_map_lookup_elem(&starts, &tid);
+	if (!st || st->on_cpu)
 		return 0;
 	__u64 id = bpf_get_current_pid_tgid();
 	__u64 now = bpf_ktime_get_ns();

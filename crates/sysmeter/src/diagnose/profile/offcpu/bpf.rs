@@ -149,7 +149,8 @@ fn read(l: &mut Loaded) -> Result<Maps, BpfError> {
             .collect(),
         spans,
         comms: l.entries("comms")?,
-        unfinished: starts.len() as u64,
+        // Entries stay while their thread runs (`on_cpu`, the last word of `struct start`).
+        unfinished: starts.iter().filter(|(_, s)| u32_at(s, 28) == 0).count() as u64,
         counters: l.counters("counters")?,
         ..Maps::default()
     };
