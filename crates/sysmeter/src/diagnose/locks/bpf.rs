@@ -10,9 +10,9 @@
 use perf_event::Sampler;
 
 use super::LocksError;
-use super::bpf_maps::{KEY_BYTES, Maps, SNAPSHOT_WORDS, VALUE_WORDS, slot};
+use super::bpf_maps::{KEY_BYTES, Maps, SNAPSHOT_WORDS, slot};
 use super::events::Recorded;
-use crate::diagnose::observe::bpf::{BpfError, Field, Loaded, u32_at, u64_at};
+use crate::diagnose::observe::bpf::{BpfError, Field, Loaded, VALUE_WORDS, u32_at, u64_at};
 use crate::diagnose::observe::rings::{drain_side_band, side_band_of_thread, side_band_on_exec};
 
 /// The compiled programs (scripts/build-bpf.sh); aligned, or aya refuses the ELF.

@@ -12,15 +12,12 @@ use std::collections::HashMap;
 
 use super::events::Recorded;
 use super::waits::{Paired, Wait};
+use crate::diagnose::observe::bpf::VALUE_WORDS;
 use crate::diagnose::observe::bpf::{durations, u32_at, u64_at};
 use crate::diagnose::observe::unwind::Regs;
 
 /// `struct key`: bytes.
 pub const KEY_BYTES: usize = 40;
-/// Log2 buckets of `struct value`.
-pub const BUCKETS: usize = 40;
-/// `struct value`: count, sum, histogram.
-pub const VALUE_WORDS: usize = 2 + BUCKETS;
 /// Words of user stack in `struct snapshot`.
 pub const STACK_WORDS: usize = 256;
 /// `struct snapshot`: ts, sp, bp, words.

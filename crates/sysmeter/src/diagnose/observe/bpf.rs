@@ -19,6 +19,11 @@ use crate::host::procfs::parse_status;
 
 /// The kernel's own type information, which the verifier needs for the BTF helpers.
 pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
+
+/// Log2 buckets of `struct value` (bpf/common.h), the aggregate both programs keep.
+pub const BUCKETS: usize = 40;
+/// `struct value`: count, sum, histogram.
+pub const VALUE_WORDS: usize = 2 + BUCKETS;
 /// `CAP_SYS_ADMIN`, which implies both of the next two.
 const CAP_SYS_ADMIN: u32 = 21;
 /// `CAP_PERFMON`: tracepoints and stacks.

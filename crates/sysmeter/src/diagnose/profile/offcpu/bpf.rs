@@ -13,9 +13,9 @@ use perf_event::Sampler;
 use super::super::ProfileError;
 use super::super::sampling::{open_error, thread_event};
 use super::super::session::Extra;
-use super::bpf_maps::{self, KEY_BYTES, Maps, SNAPSHOT_WORDS, SPAN_BYTES, VALUE_WORDS};
+use super::bpf_maps::{self, KEY_BYTES, Maps, SNAPSHOT_WORDS, SPAN_BYTES};
 use super::raw::OffRaw;
-use crate::diagnose::observe::bpf::{BpfError, Field, Loaded, u32_at};
+use crate::diagnose::observe::bpf::{BpfError, Field, Loaded, VALUE_WORDS, u32_at};
 use crate::diagnose::observe::rings::{drain_side_band, side_band_of_thread, side_band_on_exec};
 
 /// The compiled programs (scripts/build-bpf.sh); aligned, or aya refuses the ELF.

@@ -10,16 +10,13 @@ use std::collections::HashMap;
 
 use super::blocks::{Block, Blocks};
 use super::raw::{OffRaw, Switch, UserStack};
+use crate::diagnose::observe::bpf::VALUE_WORDS;
 use crate::diagnose::observe::bpf::{durations, u32_at, u64_at};
 use crate::diagnose::observe::records::{PERF_CONTEXT_KERNEL, PERF_CONTEXT_USER};
 use crate::diagnose::observe::unwind::Regs;
 
 /// `struct key`: bytes.
 pub const KEY_BYTES: usize = 48;
-/// Log2 buckets of `struct value`.
-pub const BUCKETS: usize = 40;
-/// `struct value`: count, sum, histogram.
-pub const VALUE_WORDS: usize = 2 + BUCKETS;
 /// `struct span`: bytes.
 pub const SPAN_BYTES: usize = 24;
 /// Words of user stack in `struct snapshot`.

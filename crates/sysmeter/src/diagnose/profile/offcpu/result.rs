@@ -60,10 +60,12 @@ pub fn add(results: &mut Vec<ExperimentResult>, i: &Inputs) {
     let top: Vec<&BlockedStack> = a.stacks.iter().take(TOP_STACKS).collect();
     let mut main = ExperimentResult::new("offcpu", about(i));
     main.metrics = metrics(i);
+    let unseen = super::loss::unseen(i);
+    let hidden = unseen.is_some();
     main.findings = super::loss::finding(i)
         .into_iter()
-        .chain(super::loss::unseen(i))
-        .chain(findings(i))
+        .chain(unseen)
+        .chain(findings(i, hidden))
         .collect();
     main.findings
         .extend(i.raw.side.stops.finding("switch-out and waker"));
@@ -292,7 +294,8 @@ fn stack_line(s: &BlockedStack, total: u64) -> String {
     )
 }
 
-fn findings(i: &Inputs) -> Vec<Finding> {
+/// `hidden`: switches were hidden from the recording (`loss::unseen`).
+fn findings(i: &Inputs, hidden: bool) -> Vec<Finding> {
     let a = i.analysis;
     let mut f: Vec<Finding> = a
         .stacks
@@ -308,8 +311,8 @@ fn findings(i: &Inputs) -> Vec<Finding> {
             )
         })
         .collect();
-    // With switches hidden from the recording (`loss::unseen`) an empty list proves nothing.
-    if a.stacks.is_empty() && super::loss::unseen(i).is_none() {
+    // With switches hidden from the recording an empty list proves nothing.
+    if a.stacks.is_empty() && !hidden {
         f.push(Finding::new(
             "no_blocking",
             "No thread of the target went off the CPU while \
