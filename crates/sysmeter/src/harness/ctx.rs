@@ -23,6 +23,9 @@ pub struct Spec {
     pub subtract_loop: bool,
     /// Note for the report table.
     pub note: Option<String>,
+    /// Share of the profile's time budget this metric may spend (1 unless a long series of
+    /// metrics asks for less, see [`Spec::budget_share`]).
+    pub budget_share: f64,
 }
 
 impl Spec {
@@ -33,7 +36,15 @@ impl Spec {
             ops_per_iter: 1,
             subtract_loop: true,
             note: None,
+            budget_share: 1.0,
         }
+    }
+    /// Spend at most `share` of the profile's budget on this metric: for experiments of
+    /// many metrics whose samples are long and rarely reach the target CI (bandwidth by
+    /// level, kernel and thread count), so the experiment as a whole stays within the run.
+    pub fn budget_share(mut self, share: f64) -> Spec {
+        self.budget_share = share.clamp(0.05, 1.0);
+        self
     }
     /// Each iteration performs `n` operations (e.g. an unrolled chain).
     pub fn ops(mut self, n: u64) -> Spec {
@@ -211,7 +222,7 @@ impl Ctx<'_> {
                     *s = net(raw, overhead_total);
                 }
             }
-            if self.enough(&samples, start) {
+            if self.enough(&samples, start, spec.budget_share) {
                 break;
             }
         }
@@ -240,22 +251,23 @@ impl Ctx<'_> {
         }
     }
 
-    fn enough(&self, samples: &[f64], start: Instant) -> bool {
+    fn enough(&self, samples: &[f64], start: Instant, budget_share: f64) -> bool {
         let n = samples.len();
         let p = self.profile;
+        let budget = p.budget.mul_f64(budget_share);
         if n >= p.max_samples {
             return true;
         }
         let spent = start.elapsed();
         // One operation longer than the whole budget: take at least 3 samples, and stop
         // at 4x the budget whatever the count, so no metric can run away with the run.
-        if spent >= p.budget * 4 && n >= 3 {
+        if spent >= budget * 4 && n >= 3 {
             return true;
         }
         if n < p.min_samples {
             return false;
         }
-        if spent >= p.budget {
+        if spent >= budget {
             return true;
         }
         // Cheap stopping rule (one sort): the order-statistic CI of the median.

@@ -127,6 +127,7 @@ fn measure_rounds(
     let tsc = run.config.calibration.as_ref().and_then(|c| c.tsc_ghz);
     let mut rounds = Rounds::new(experiments.len(), planned, tsc, opts.seed);
     let total = experiments.len() * planned;
+    let mut budget = opts.profile.remeasure_budget;
     'rounds: for round in 0..planned {
         for (i, exp) in experiments.iter().enumerate() {
             if sysmeter_sys::signal::interrupted() {
@@ -135,7 +136,7 @@ fn measure_rounds(
             }
             observer.experiment_started(round * experiments.len() + i, total, exp.id());
             let mut attempt = || run_one(*exp, run, opts, cpus, cpu, observer);
-            let remeasure = opts.profile.remeasure_unstable && planned == 1;
+            let remeasure = (planned == 1 && !budget.is_zero()).then_some(&mut budget);
             let Some(result) = watched::measured(*exp, cpu, remeasure, &mut attempt) else {
                 run.interrupted = true;
                 break 'rounds;

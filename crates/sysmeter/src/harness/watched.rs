@@ -4,8 +4,11 @@
 //!
 //! The re-measurement rule: an `ok` experiment whose machine state is unstable is measured
 //! again once, after the probe has settled (two probes [`SETTLE_GAP`] apart that agree within
-//! the drift thresholds, waiting at most [`SETTLE_MAX`]); the second attempt is kept whatever
-//! it shows, with a `machine.remeasured` finding that quotes why the first was discarded.
+//! the drift thresholds, waiting at most [`SETTLE_MAX`]), when its first attempt took no
+//! longer than what is left of the run's re-measure budget (`Profile::remeasure_budget`);
+//! the second attempt is kept whatever it shows, with a `machine.remeasured` finding that
+//! quotes why the first was discarded. One that does not fit the budget keeps its first
+//! attempt and says so (`machine.not_remeasured`).
 //! Depends on `model`, `stats` and `harness::machine`.
 
 use std::time::{Duration, Instant};
@@ -21,8 +24,9 @@ use crate::stats;
 /// Pause between the probes that decide the machine has settled.
 pub const SETTLE_GAP: Duration = Duration::from_millis(100);
 
-/// Longest wait for the machine to settle before measuring again anyway.
-pub const SETTLE_MAX: Duration = Duration::from_secs(2);
+/// Longest wait for the machine to settle before measuring again anyway. Waiting longer
+/// rarely helps on a host whose neighbours keep it moving, and the wait is the run's time.
+pub const SETTLE_MAX: Duration = Duration::from_millis(500);
 
 /// The drift thresholds for `exp`: experiments that run work of their own beside the
 /// measuring thread ([`Experiment::shares_measuring_cpu`]) would otherwise always count it
@@ -81,25 +85,76 @@ pub fn watched(
     Some(result)
 }
 
-/// [`watched`], then once more after the machine settles when `remeasure` is set and the
-/// first attempt was measured on a machine that did not hold still.
+/// [`watched`], then once more after the machine settles when the first attempt was
+/// measured on a machine that did not hold still and fits in `budget` (what is left of the
+/// run's re-measure budget, reduced by what the second attempt and its settling took;
+/// `None` never measures again).
 pub fn measured(
     exp: &dyn Experiment,
     cpu: Option<usize>,
-    remeasure: bool,
+    budget: Option<&mut Duration>,
     measure: &mut dyn FnMut() -> Option<Attempt>,
 ) -> Option<ExperimentResult> {
-    let first = watched(exp, cpu, measure)?;
-    let reason = match (&first.machine, first.status) {
-        (Some(m), Status::Ok) if remeasure && !m.stable => m.reason.clone().unwrap_or_default(),
-        _ => return Some(first),
+    let mut first = watched(exp, cpu, measure)?;
+    let Some(left) = budget else {
+        return Some(first);
     };
+    let reason = match next_step(&first, *left) {
+        Next::Keep => return Some(first),
+        Next::OverBudget(finding) => {
+            first.findings.push(finding);
+            return Some(first);
+        }
+        Next::Again(reason) => reason,
+    };
+    let started = Instant::now();
     settle(&limits_for(exp));
     let mut again = watched(exp, cpu, measure)?;
+    *left = left.saturating_sub(started.elapsed());
     again
         .findings
         .push(remeasured_finding(&reason, again.machine.as_ref()));
     Some(again)
+}
+
+/// What follows a first attempt.
+#[derive(Debug, PartialEq)]
+pub enum Next {
+    /// Keep it: it failed, was skipped, or the machine held still.
+    Keep,
+    /// Measure again (the machine moved, for this reason).
+    Again(String),
+    /// Keep it with this finding: the machine moved, but a second attempt does not fit.
+    OverBudget(Finding),
+}
+
+/// The re-measurement rule for an attempt with `left` of the run's re-measure budget.
+pub fn next_step(first: &ExperimentResult, left: Duration) -> Next {
+    let reason = match (&first.machine, first.status) {
+        (Some(m), Status::Ok) if !m.stable => m.reason.clone().unwrap_or_default(),
+        _ => return Next::Keep,
+    };
+    let took = Duration::from_nanos(first.elapsed_ns);
+    if took > left {
+        return Next::OverBudget(not_remeasured_finding(&reason, took, left));
+    }
+    Next::Again(reason)
+}
+
+/// The finding of an experiment measured on a moving machine and kept, because measuring it
+/// again would have taken more than the run's re-measure budget had left.
+pub fn not_remeasured_finding(reason: &str, took: Duration, left: Duration) -> Finding {
+    Finding::new(
+        "machine.not_remeasured",
+        format!(
+            "Kept although the machine moved ({reason}): measuring it again would take about \
+             {}, more than the {} left of this run's re-measure budget; `--thorough` (3 \
+             interleaved rounds) spreads such drift instead.",
+            units::duration_ns(took.as_nanos() as f64),
+            units::duration_ns(left.as_nanos() as f64),
+        ),
+        None,
+    )
 }
 
 /// What the shared-cache probe saw during an experiment, for the reader of its last-level
@@ -236,6 +291,41 @@ mod tests {
         assert_eq!(c.ci95, (315.0, 385.0));
         assert_eq!(c.cv, 0.1);
         assert!(r.metrics[1].core_cycles.is_none(), "a rate has no cycles");
+    }
+
+    fn attempt(stable: bool, took_ms: u64) -> ExperimentResult {
+        let mut r = ExperimentResult::new("x.y", Default::default());
+        r.elapsed_ns = took_ms * 1_000_000;
+        r.machine = Some(MachineState {
+            stable,
+            reason: (!stable).then(|| "the hypervisor took 17% of the time (steal)".into()),
+            ..crate::model::fixture::steady_machine(3.0)
+        });
+        r
+    }
+
+    #[test]
+    fn only_a_moved_attempt_that_fits_the_budget_is_measured_again() {
+        let left = Duration::from_secs(4);
+        assert_eq!(next_step(&attempt(true, 100), left), Next::Keep);
+        let reason = "the hypervisor took 17% of the time (steal)".to_string();
+        assert_eq!(next_step(&attempt(false, 100), left), Next::Again(reason));
+        let mut failed = attempt(false, 100);
+        failed.status = Status::Failed;
+        assert_eq!(next_step(&failed, left), Next::Keep, "a failure is final");
+        let Next::OverBudget(f) = next_step(&attempt(false, 4_500), left) else {
+            panic!("a 4.5 s attempt does not fit 4 s");
+        };
+        assert_eq!(f.key, "machine.not_remeasured");
+        assert!(
+            f.text.contains("steal") && f.text.contains("4.5"),
+            "{}",
+            f.text
+        );
+        assert!(matches!(
+            next_step(&attempt(false, 1), Duration::ZERO),
+            Next::OverBudget(_)
+        ));
     }
 
     #[test]

@@ -80,6 +80,15 @@ fn noise(run: &RunRecord) -> String {
             "{again} measured again after a first attempt on a moving machine"
         ));
     }
+    let kept = ok
+        .iter()
+        .filter(|r| r.findings.iter().any(|f| f.key == "machine.not_remeasured"))
+        .count();
+    if kept > 0 {
+        parts.push(format!(
+            "{kept} kept from a moving machine (the re-measure budget was spent)"
+        ));
+    }
     let not_results: Vec<String> = ok
         .iter()
         .flat_map(|r| {

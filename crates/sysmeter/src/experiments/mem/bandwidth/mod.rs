@@ -125,6 +125,9 @@ struct Plan {
     notes: Vec<(&'static str, String)>,
 }
 
+/// Share of the profile's per-metric budget each bandwidth metric may spend.
+const BUDGET_SHARE: f64 = 0.5;
+
 /// Choose a working set inside each level: half of L1d and of L2 (room for the stack, page
 /// tables and the other half of copy's pair), a quarter of L3 (at least twice L2, so it
 /// does not fit in L2), and 8 x the last-level cache for DRAM, capped by `--max-size` and a
@@ -357,7 +360,13 @@ fn measure(
     bytes_per_iter: u64,
     work: impl FnMut(u64),
 ) -> Result<Metric, ExperimentError> {
-    let per_byte = ctx.measure(Spec::new(name).ops(bytes_per_iter).own_loop(), work)?;
+    // 32 metrics (4 kernels x 4 levels x 1 and N threads): half the budget each keeps the
+    // experiment near 4 s; a level's figure rarely reaches the 2% CI on a shared host anyway.
+    let spec = Spec::new(name)
+        .ops(bytes_per_iter)
+        .own_loop()
+        .budget_share(BUDGET_SHARE);
+    let per_byte = ctx.measure(spec, work)?;
     let samples = per_byte
         .samples
         .iter()

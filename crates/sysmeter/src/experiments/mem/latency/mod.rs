@@ -44,6 +44,8 @@ struct Plan {
     stride_per_octave: u64,
     strides: &'static [usize],
     sampler: Sampler,
+    /// Samples per point of the random and stride series.
+    side_samples: usize,
 }
 
 impl Experiment for MemLatency {
@@ -76,15 +78,15 @@ impl Experiment for MemLatency {
                 prefetcher could follow, one TLB miss per page per pass) — the hierarchy is \
                 detected on this curve; (2) one random cycle over all lines, so nearly every \
                 load touches a new page and TLB misses show; (3) address-order strides. \
-                Each take of a point is a fixed number of samples: 15 of ~1 ms (quick 9 \
-                of 0.2 ms, thorough 31 of 2 ms). The windowed curve is measured in two \
+                Each take of a point is a fixed number of samples: 15 of ~0.5 ms, 9 on the \
+                random and stride series (quick 9 of 0.2 ms, thorough 31 of 2 ms). The windowed curve is measured in two \
                 stages. Coarse: 4 sizes per octave (thorough 8), two passes in shuffled size \
                 order with half the samples each. Fine: around every candidate level end, \
                 from the coarse size below its range to the one above, 8 sizes per octave \
                 (thorough 16; at most 48, quick 24, thorough 96), again two shuffled passes, \
                 so each size there is measured at least twice. Then the last level's end \
                 (the last-level cache, which other CPUs and other guests share and evict \
-                our lines from) gets 3 more shuffled passes (quick 2, thorough 4) over the \
+                our lines from) gets 2 more shuffled passes (thorough 4) over the \
                 fine grid from 0.8x its range's lower end to 2x its upper end: more takes \
                 spread in time find the undisturbed curve. Right before every windowed \
                 take, outside its timed samples, the machine-state probe (~0.2 ms dependent \
@@ -144,24 +146,7 @@ impl Experiment for MemLatency {
             &chain(Order::Windowed, WINDOWED, halves, true),
         )?;
         out.series.push(w.series);
-        let few = sizes(4 * KIB, plan.max, plan.random_per_octave);
-        let random = chain(Order::Random, RANDOM, s, false);
-        let (series, _) = measure_series(ctx, &mut buf, &random, &few, 1)?;
-        out.series.push(series);
-        for &stride in plan.strides {
-            let xs = sizes(2 * stride as u64, plan.max, plan.stride_per_octave);
-            let name = format!("stride {}", units::size(stride as u64));
-            let kind = Chain {
-                kind: Order::Stride(stride),
-                name: &name,
-                ..random
-            };
-            let (series, _) = measure_series(ctx, &mut buf, &kind, &xs, 1)?;
-            // A --max-size below twice the stride leaves no point for it.
-            if !series.points.is_empty() {
-                out.series.push(series);
-            }
-        }
+        side_series(ctx, &mut buf, &plan, &mut out)?;
         drop(buf);
         let detected = findings::Detected {
             found: &w.found,
@@ -173,6 +158,46 @@ impl Experiment for MemLatency {
         tlb_and_strides(&mut out);
         Ok(out)
     }
+}
+
+/// The random series (TLB misses) and the fixed strides: the TLB and stride findings read
+/// ratios of their medians, not a level's end, so they get the side budget
+/// (`Plan::side_samples`) and no probe before each take.
+fn side_series(
+    ctx: &mut Ctx<'_>,
+    buf: &mut ChaseBuffer,
+    plan: &Plan,
+    out: &mut Measured,
+) -> Result<(), ExperimentError> {
+    let side = Sampler {
+        samples: plan.side_samples,
+        ..plan.sampler
+    };
+    let random = Chain {
+        kind: Order::Random,
+        name: RANDOM,
+        line: plan.line,
+        sampler: side,
+        probe: false,
+    };
+    let few = sizes(4 * KIB, plan.max, plan.random_per_octave);
+    let (series, _) = measure_series(ctx, buf, &random, &few, 1)?;
+    out.series.push(series);
+    for &stride in plan.strides {
+        let xs = sizes(2 * stride as u64, plan.max, plan.stride_per_octave);
+        let name = format!("stride {}", units::size(stride as u64));
+        let kind = Chain {
+            kind: Order::Stride(stride),
+            name: &name,
+            ..random
+        };
+        let (series, _) = measure_series(ctx, buf, &kind, &xs, 1)?;
+        // A --max-size below twice the stride leaves no point for it.
+        if !series.points.is_empty() {
+            out.series.push(series);
+        }
+    }
+    Ok(())
 }
 
 /// Sizes, strides and sampling budget for this run's profile and machine.
@@ -197,10 +222,14 @@ fn plan(ctx: &Ctx<'_>) -> Plan {
         None => want.next_power_of_two().min(DEFAULT_CAP),
     };
     let max = if avail > 0 { max.min(avail / 4) } else { max };
-    let (samples, per, fine, edge_passes) = match ctx.profile.name {
-        "quick" => (9, [4, 1, 1], (8, 24), 2),
-        "thorough" => (31, [8, 4, 2], (16, 96), 4),
-        _ => (15, [4, 2, 1], (8, 48), 3),
+    // (samples, side samples, share of the profile's sample length and warm-up, sizes per
+    // octave, fine grid, edge passes). The default halves its 1 ms sample: ~200 takes of 15
+    // samples each, where a take's best 5th percentile is what the levels are read from; a
+    // 0.5 ms sample still holds 5 000 DRAM loads or 400 000 L1 loads.
+    let (samples, side_samples, share, per, fine, edge_passes) = match ctx.profile.name {
+        "quick" => (9, 9, 1.0, [4, 1, 1], (8, 24), 2),
+        "thorough" => (31, 31, 1.0, [8, 4, 2], (16, 96), 4),
+        _ => (15, 9, 0.5, [4, 2, 1], (8, 48), 2),
     };
     Plan {
         max,
@@ -211,6 +240,7 @@ fn plan(ctx: &Ctx<'_>) -> Plan {
         edge_passes,
         random_per_octave: per[1],
         stride_per_octave: per[2],
+        side_samples,
         strides: match (quick, thorough) {
             (true, _) => &[64, 4096],
             (_, true) => &[64, 128, 256, 512, 1024, 2048, 4096],
@@ -218,8 +248,9 @@ fn plan(ctx: &Ctx<'_>) -> Plan {
         },
         sampler: Sampler {
             samples,
-            sample_ns: (ctx.profile.sample_target.as_nanos() as f64).max(ctx.calib.min_sample_ns),
-            warm_ns: ctx.profile.warmup.as_nanos() as f64,
+            sample_ns: (ctx.profile.sample_target.as_nanos() as f64 * share)
+                .max(ctx.calib.min_sample_ns),
+            warm_ns: ctx.profile.warmup.as_nanos() as f64 * share,
             timer_ns: ctx.calib.timer_overhead_ns,
             loop_ns: points::loop_overhead_ns(ctx.calib.timer_overhead_ns),
         },
