@@ -51,13 +51,13 @@ impl Profile {
         }
     }
 
-    /// The default: the whole default set in well under 90 s on 2 CPUs.
+    /// The default: the whole default set in about 30 s on 2 CPUs (docs/methodology.md).
     pub fn default_profile() -> Profile {
         Profile {
             name: "default",
             min_samples: 21,
             max_samples: 2000,
-            budget: Duration::from_millis(200),
+            budget: Duration::from_millis(150),
             sample_target: Duration::from_micros(1000),
             warmup: Duration::from_millis(10),
             target_ci: 0.02,
@@ -66,7 +66,7 @@ impl Profile {
             // On a host whose neighbours keep it moving, a second attempt moved again in 40
             // of 57 cases (five default runs, 2-vCPU KVM guest with 6-20% steal): a budget
             // keeps the short experiments' second chance without doubling the run.
-            remeasure_budget: Duration::from_secs(4),
+            remeasure_budget: Duration::from_secs(3),
         }
     }
 
