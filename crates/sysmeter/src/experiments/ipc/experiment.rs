@@ -65,7 +65,7 @@ impl Experiment for Ipc {
              CPUs, no switch away from a busy task). Bandwidth: a reader process, on \
              the measuring CPU and again on another CPU when one is allowed, reads and \
              discards; the timed interval is our \
-             writes of {} each, for a fixed time (0.1 s quick, 0.5 s default, 2 s \
+             writes of {} each, for a fixed time (0.1 s quick, 0.25 s default, 2 s \
              thorough) after a warm-up that fills the kernel buffers; the rate is sampled \
              every 10 ms (longer than a full socket buffer takes to drain, so a sample is \
              not a burst into free buffer space), and the note gives the aggregate rate, \
