@@ -9,13 +9,14 @@ mod findings;
 mod points;
 mod ranges;
 mod refine;
+mod side;
 
 use sysmeter_sys::chase::ChaseBuffer;
 
 use crate::experiments::estimate;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
 use crate::model::{About, Estimate, HostInfo, Series, Unit, units};
-use points::{Chain, Order, Sampler, measure_series, sizes};
+use points::{Chain, Order, Sampler};
 
 /// The experiment.
 pub struct MemLatency;
@@ -46,6 +47,10 @@ struct Plan {
     sampler: Sampler,
     /// Samples per point of the random and stride series.
     side_samples: usize,
+    /// Beyond this size (4 x the last-level cache sysfs names) the coarse windowed and the
+    /// random series keep one size per octave: DRAM's plateau needs a few points, and its
+    /// chains are the costliest to build (`u64::MAX`: no thinning).
+    thin_beyond: u64,
 }
 
 impl Experiment for MemLatency {
@@ -80,7 +85,9 @@ impl Experiment for MemLatency {
                 load touches a new page and TLB misses show; (3) address-order strides. \
                 Each take of a point is a fixed number of samples: 15 of ~0.5 ms, 9 on the \
                 random and stride series (quick 9 of 0.2 ms, thorough 31 of 2 ms). The windowed curve is measured in two \
-                stages. Coarse: 4 sizes per octave (thorough 8), two passes in shuffled size \
+                stages. Coarse: 4 sizes per octave (thorough 8; one per octave beyond 4x the \
+                last-level cache sysfs names, where DRAM's plateau needs few points and the \
+                random series too), two passes in shuffled size \
                 order with half the samples each. Fine: around every candidate level end, \
                 from the coarse size below its range to the one above, 8 sizes per octave \
                 (thorough 16; at most 48, quick 24, thorough 96), again two shuffled passes, \
@@ -146,7 +153,7 @@ impl Experiment for MemLatency {
             &chain(Order::Windowed, WINDOWED, halves, true),
         )?;
         out.series.push(w.series);
-        side_series(ctx, &mut buf, &plan, &mut out)?;
+        side::series(ctx, &mut buf, &plan, &mut out)?;
         drop(buf);
         let detected = findings::Detected {
             found: &w.found,
@@ -158,46 +165,6 @@ impl Experiment for MemLatency {
         tlb_and_strides(&mut out);
         Ok(out)
     }
-}
-
-/// The random series (TLB misses) and the fixed strides: the TLB and stride findings read
-/// ratios of their medians, not a level's end, so they get the side budget
-/// (`Plan::side_samples`) and no probe before each take.
-fn side_series(
-    ctx: &mut Ctx<'_>,
-    buf: &mut ChaseBuffer,
-    plan: &Plan,
-    out: &mut Measured,
-) -> Result<(), ExperimentError> {
-    let side = Sampler {
-        samples: plan.side_samples,
-        ..plan.sampler
-    };
-    let random = Chain {
-        kind: Order::Random,
-        name: RANDOM,
-        line: plan.line,
-        sampler: side,
-        probe: false,
-    };
-    let few = sizes(4 * KIB, plan.max, plan.random_per_octave);
-    let (series, _) = measure_series(ctx, buf, &random, &few, 1)?;
-    out.series.push(series);
-    for &stride in plan.strides {
-        let xs = sizes(2 * stride as u64, plan.max, plan.stride_per_octave);
-        let name = format!("stride {}", units::size(stride as u64));
-        let kind = Chain {
-            kind: Order::Stride(stride),
-            name: &name,
-            ..random
-        };
-        let (series, _) = measure_series(ctx, buf, &kind, &xs, 1)?;
-        // A --max-size below twice the stride leaves no point for it.
-        if !series.points.is_empty() {
-            out.series.push(series);
-        }
-    }
-    Ok(())
 }
 
 /// Sizes, strides and sampling budget for this run's profile and machine.
@@ -241,6 +208,10 @@ fn plan(ctx: &Ctx<'_>) -> Plan {
         random_per_octave: per[1],
         stride_per_octave: per[2],
         side_samples,
+        thin_beyond: match (llc, thorough) {
+            (0, _) | (_, true) => u64::MAX,
+            _ => 4 * llc,
+        },
         strides: match (quick, thorough) {
             (true, _) => &[64, 4096],
             (_, true) => &[64, 128, 256, 512, 1024, 2048, 4096],

@@ -274,9 +274,34 @@ pub fn sizes(from: u64, max: u64, per_octave: u64) -> Vec<u64> {
     v
 }
 
+/// `sizes` with one size per octave (the powers of two, and the largest) kept beyond
+/// `beyond`, where a plateau needs few points and each chain is costly to build.
+pub fn thinned(sizes: Vec<u64>, beyond: u64) -> Vec<u64> {
+    let last = sizes.last().copied();
+    sizes
+        .into_iter()
+        .filter(|&s| s <= beyond || s.is_power_of_two() || Some(s) == last)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thinning_keeps_one_size_per_octave_beyond_the_caches_only() {
+        let all = sizes(4096, 64 << 20, 4);
+        let thin = thinned(all.clone(), 8 << 20);
+        assert!(thin.iter().all(|s| all.contains(s)));
+        let below: Vec<u64> = all.iter().copied().filter(|&s| s <= 8 << 20).collect();
+        assert!(
+            below.iter().all(|s| thin.contains(s)),
+            "nothing below is dropped"
+        );
+        let above: Vec<u64> = thin.iter().copied().filter(|&s| s > 8 << 20).collect();
+        assert_eq!(above, vec![16 << 20, 32 << 20, 64 << 20]);
+        assert_eq!(thinned(all.clone(), u64::MAX), all);
+    }
 
     fn sorted(mut v: Vec<usize>) -> Vec<usize> {
         v.sort_unstable();

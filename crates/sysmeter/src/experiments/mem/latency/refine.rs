@@ -11,7 +11,7 @@ use crate::model::{Metric, Series};
 use crate::stats::hierarchy::{self, Boundary, CurvePoint, Hierarchy};
 
 use super::Plan;
-use super::points::{Chain, Take, measure_takes, series_of, sizes};
+use super::points::{Chain, Take, measure_takes, series_of, sizes, thinned};
 
 /// The windowed series and what was read from it.
 pub struct Windowed {
@@ -34,7 +34,10 @@ pub fn windowed(
     plan: &Plan,
     chain: &Chain<'_>,
 ) -> Result<Windowed, ExperimentError> {
-    let coarse_sizes = sizes(4 * super::KIB, plan.max, plan.windowed_per_octave);
+    let coarse_sizes = thinned(
+        sizes(4 * super::KIB, plan.max, plan.windowed_per_octave),
+        plan.thin_beyond,
+    );
     let mut takes = measure_takes(ctx, buf, chain, &coarse_sizes, 2, false)?;
     // Up to two fine rounds: the second only for sizes that the first did not cover, when
     // the candidates moved after the first.
