@@ -1,6 +1,6 @@
 //! Builds the `calls` preload library (preload/: C and one x86-64 assembly file; `funcs.c`
-//! holds the -finstrument-functions hooks of `calls --functions`) into a
-//! shared object that `preload.rs` embeds. The `cc` crate makes static archives only, so
+//! holds the -finstrument-functions hooks of `calls --functions`, `mutex.c` the pthread
+//! hooks of `locks`' in-process table) into a shared object that `preload.rs` embeds. The `cc` crate makes static archives only, so
 //! its compiler handle links the `.so` here. Other architectures get an empty library and
 //! `calls` keeps its uprobe backend there.
 
@@ -13,9 +13,13 @@ fn main() {
         "preload/calls.c",
         "preload/patch.c",
         "preload/funcs.c",
+        "preload/mutex.c",
         "preload/hooks_x86_64.S",
     ];
-    for s in sources.iter().chain(&["preload/layout.h"]) {
+    for s in sources
+        .iter()
+        .chain(&["preload/layout.h", "preload/mutex.h"])
+    {
         println!("cargo:rerun-if-changed={s}");
     }
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();

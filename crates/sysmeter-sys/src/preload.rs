@@ -1,4 +1,4 @@
-//! The in-process library of `calls` (built from `preload/` by build.rs) and the shared
+//! The in-process library of `calls` and `locks` (built from `preload/` by build.rs) and the shared
 //! memory it writes its counts into. Both are memfds without close-on-exec: the launched
 //! program inherits them, loads the library as `/proc/self/fd/N` and maps the region by its
 //! number, and every process and exec'd image of the run writes into the same region,

@@ -23,6 +23,7 @@
 pub mod bpf;
 pub mod bpf_maps;
 pub mod events;
+pub mod held;
 pub mod parse;
 pub mod result;
 pub mod session;

@@ -16,6 +16,7 @@ pub mod callgraph;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixture;
 pub mod fleet;
+pub mod held;
 pub mod host;
 pub mod interval;
 pub mod locks;

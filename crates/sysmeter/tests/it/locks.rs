@@ -27,7 +27,7 @@ fn futex_events() -> Result<(), Missing> {
 }
 
 /// What a `backend` run needs: the futex tracepoints, and for `bpf` the in-kernel backend.
-fn backend_events(backend: &str) -> Result<(), Missing> {
+pub(crate) fn backend_events(backend: &str) -> Result<(), Missing> {
     futex_events()?;
     if backend == "bpf" {
         sysmeter::diagnose::locks::bpf::available()
@@ -279,7 +279,7 @@ fn a_stored_locks_run_shows_renders_and_compares(backend: &str) {
 }
 
 /// Runs `locks --format json` on `argv`; the fixture's stdout and the run record.
-fn locks_json(dir: &Path, backend: &str, argv: &[&std::ffi::OsStr]) -> (String, Value) {
+pub(crate) fn locks_json(dir: &Path, backend: &str, argv: &[&std::ffi::OsStr]) -> (String, Value) {
     let json = dir.join("run.json");
     let out = sysmeter()
         .args(["locks", "--backend", backend])

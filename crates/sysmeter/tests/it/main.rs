@@ -27,6 +27,7 @@ mod ipc;
 mod killed;
 mod layouts;
 mod locks;
+mod locks_held;
 mod locks_lost;
 mod lookup;
 mod mem;

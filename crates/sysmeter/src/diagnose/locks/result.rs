@@ -309,7 +309,11 @@ pub fn build(recording: &mut Recording, target: &Target) -> ExperimentResult {
     typed.truncate(MAX_ROWS);
     result.artifacts.extend(locks::artifact(&typed));
     result.artifacts.push(wait_stacks(&paired.waits, &named));
+    result
+        .artifacts
+        .extend(crate::model::held::held_artifact(&recording.held));
     result.findings = findings::findings(&locks, &paired, recording);
+    result.findings.extend(findings::held(&recording.held));
     let stops = recording.recorded.side.stops;
     result.findings.extend(stops.finding("futex"));
     result

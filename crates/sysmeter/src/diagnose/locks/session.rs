@@ -46,6 +46,9 @@ pub struct Recording {
     pub paired: Option<Paired>,
     /// The in-kernel backend measured it (`paired` was filled from its maps).
     pub in_kernel: bool,
+    /// The in-process lock table of a launched command (empty when attached, or when the
+    /// preload library did not load).
+    pub held: Vec<crate::model::held::HeldRow>,
 }
 
 fn cpu_ns() -> u64 {
@@ -92,7 +95,12 @@ fn launch(
         command: program.display().to_string(),
         cause,
     };
-    let mut child = Child::spawn(&program, &args).map_err(launch_error)?;
+    let region = super::held::Region::prepare();
+    let env = region.as_ref().map(super::held::Region::environment);
+    let env: Option<Vec<&std::ffi::OsStr>> = env
+        .as_ref()
+        .map(|e| e.iter().map(|v| v.as_os_str()).collect());
+    let mut child = Child::spawn_env(&program, &args, env.as_deref()).map_err(launch_error)?;
     let mut rings = Source::open(settings.backend, layout)?;
     // If opening fails, dropping `child` kills and reaps it unreleased.
     rings.launched(child.pid(), &online_cpus())?;
@@ -123,6 +131,7 @@ fn launch(
         threads: 1,
         in_kernel: paired.is_some(),
         paired,
+        held: region.map(|r| r.read()).unwrap_or_default(),
     })
 }
 
@@ -175,5 +184,6 @@ fn attach(
         threads,
         in_kernel: paired.is_some(),
         paired,
+        held: Vec::new(),
     })
 }

@@ -202,35 +202,56 @@ impl<'a> Namer<'a> {
         &self,
         locs: impl Iterator<Item = &'l Location>,
     ) -> HashMap<Location, (String, String)> {
-        let symbolizer = Symbolizer::builder()
-            .enable_code_info(true)
-            .enable_inlined_fns(true)
-            .build();
+        let symbolizer = line_symbolizer();
         let mut out = HashMap::new();
         for (module, offsets) in Self::by_module(locs) {
             let path = &self.spaces.modules()[module as usize];
-            if !path.starts_with('/') {
-                continue;
-            }
-            let source = Source::Elf(Elf::new(path.as_str()));
-            let Ok(found) = symbolizer.symbolize(&source, Input::FileOffset(&offsets)) else {
-                continue;
-            };
-            for (offset, s) in offsets.iter().zip(found) {
-                let Symbolized::Sym(sym) = s else { continue };
-                if let Some(site) = innermost_site(&sym) {
-                    out.insert(
-                        Location {
-                            module,
-                            offset: *offset,
-                        },
-                        site,
-                    );
+            for (offset, site) in offsets.iter().zip(lines_in(&symbolizer, path, &offsets)) {
+                if let Some(site) = site {
+                    let at = Location {
+                        module,
+                        offset: *offset,
+                    };
+                    out.insert(at, site);
                 }
             }
         }
         out
     }
+}
+
+/// A symbolizer that reads code locations and inlined functions (DWARF).
+pub(super) fn line_symbolizer() -> Symbolizer {
+    Symbolizer::builder()
+        .enable_code_info(true)
+        .enable_inlined_fns(true)
+        .build()
+}
+
+/// The innermost non-library function and its `file:line` at each file offset of the
+/// object at `path` (`None` where there is no symbol or no line).
+pub(super) fn lines_in(
+    symbolizer: &Symbolizer,
+    path: &str,
+    offsets: &[u64],
+) -> Vec<Option<(String, String)>> {
+    let source = Source::Elf(Elf::new(path));
+    let found = match path.starts_with('/') {
+        true => symbolizer
+            .symbolize(&source, Input::FileOffset(offsets))
+            .ok(),
+        false => None,
+    };
+    let Some(found) = found else {
+        return vec![None; offsets.len()];
+    };
+    found
+        .iter()
+        .map(|s| match s {
+            Symbolized::Sym(sym) => innermost_site(sym),
+            _ => None,
+        })
+        .collect()
 }
 
 /// `file:line` of a code location.

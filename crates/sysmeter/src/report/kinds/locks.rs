@@ -6,6 +6,7 @@
 //! Pure. Depends on `model` (the typed rows of `model::locks`), `model::units` and the HTML
 //! views of `report`.
 
+mod held;
 mod table;
 
 use super::{KindView, first};
@@ -34,11 +35,11 @@ impl KindView for Locks {
     }
 
     fn result_text(&self, r: &ExperimentResult) -> Option<String> {
-        table::text(r)
+        both(table::text(r), held::text(r))
     }
 
     fn result_markdown(&self, r: &ExperimentResult) -> Option<String> {
-        table::markdown(r)
+        both(table::markdown(r), held::markdown(r))
     }
 
     fn html_answer(&self, run: &RunRecord, views: &mut [ExperimentView]) -> AnswerView {
@@ -49,13 +50,23 @@ impl KindView for Locks {
     }
 }
 
+/// The futex table (contended locks, from the kernel's view), then the in-process table of
+/// pthread locks when the run has one.
+fn both(futex: Option<String>, held: Option<String>) -> Option<String> {
+    match (futex, held) {
+        (Some(f), Some(h)) => Some(format!("{f}\n{h}")),
+        (f, h) => f.or(h),
+    }
+}
+
 /// The hot-lock sentence, then one row per lock and call site (mutrace's table) from the
 /// per-row wait metrics, with their names and notes as written. The typed rows' artifact is
 /// not shown again below.
 fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerView {
     view.charts.clear();
-    view.metrics = None;
-    view.texts.retain(|t| t.name != LOCK_ROWS);
+    view.metrics = held::html(r);
+    view.texts
+        .retain(|t| t.name != LOCK_ROWS && t.name != crate::model::held::LOCK_TABLE);
     let rows = r
         .metrics
         .iter()
@@ -84,6 +95,7 @@ fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerView {
             &[
                 "lost",
                 "hot_lock",
+                "held_lock",
                 "no_contention",
                 "lock_waits",
                 "event_waits",

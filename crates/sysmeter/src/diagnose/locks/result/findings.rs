@@ -159,3 +159,28 @@ pub fn findings(locks: &[Lock], paired: &Paired, rec: &Recording) -> Vec<Finding
     ));
     out
 }
+
+/// The lock held longest in all, from the in-process table (mutrace's question: a lock
+/// that is hot, or only long-held?).
+pub fn held(rows: &[crate::model::held::HeldRow]) -> Option<Finding> {
+    let top = rows
+        .iter()
+        .filter(|r| r.kind != "condvar")
+        .max_by_key(|r| r.hold_ns)?;
+    let text = format!(
+        "Held longest: the {} first taken at {}: {} acquisitions held {} in all ({} each, \
+         longest {} at {}); {} of them had to wait ({} in all), and the owner changed {} \
+         times.",
+        top.kind,
+        top.site,
+        units::count(top.locked as f64),
+        units::duration_ns(top.hold_ns as f64),
+        units::duration_ns(top.hold_mean_ns()),
+        units::duration_ns(top.hold_max_ns as f64),
+        top.longest_hold_site,
+        units::count(top.contended as f64),
+        units::duration_ns(top.wait_ns as f64),
+        units::count(top.owner_changes as f64),
+    );
+    Some(Finding::new("held_lock", text, Some(top.hold_ns as f64)))
+}

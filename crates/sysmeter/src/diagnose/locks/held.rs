@@ -1,0 +1,167 @@
+//! The in-process lock table of `locks` for a launched command (mutrace's columns): the
+//! preload library's pthread hooks (`crates/sysmeter-sys/preload/mutex.c`, layout in
+//! `mutex.h`: keep [`LAYOUT`] in step) count and time every acquisition and release per lock
+//! into a shared region that outlives the command; at the end it is read back with `pread`
+//! and every call site (resolved by each process at its exit into an object and a file
+//! offset) named with the floor's symbols. A region that cannot be made leaves the futex view
+//! alone. Depends on sysmeter-sys and `diagnose::observe`.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileExt;
+
+use sysmeter_sys::preload;
+
+use super::sites::{line_symbolizer, lines_in};
+use crate::diagnose::observe::symbolize::{Symbols as Names, short_module};
+use crate::model::held::HeldRow;
+
+/// The region's layout (mutex.h).
+struct Layout;
+impl Layout {
+    const MAGIC: u64 = 0x314b_434f_4c53_4d53;
+    const MAX: u32 = 4096;
+    const PATHS: usize = 64;
+    const PATH: usize = 256;
+    const HEADER: u64 = 64 + (Self::PATHS * Self::PATH) as u64;
+    const ENTRY: usize = 128;
+    const SIZE: u64 = Self::HEADER + Self::MAX as u64 * Self::ENTRY as u64;
+}
+
+/// The library and the region a launched command inherits.
+pub struct Region {
+    lib: File,
+    shm: File,
+}
+
+impl Region {
+    /// A fresh region and the library; `None` where the library is not built (not x86-64)
+    /// or a memfd cannot be made.
+    pub fn prepare() -> Option<Region> {
+        if preload::CALLS_LIBRARY.is_empty() {
+            return None;
+        }
+        let lib = preload::library_memfd().ok()?;
+        let mut shm = preload::inherited_memfd(c"sysmeter-locks-region").ok()?;
+        let mut header = Layout::MAGIC.to_le_bytes().to_vec();
+        header.extend(Layout::MAX.to_le_bytes());
+        shm.set_len(Layout::SIZE).ok()?;
+        shm.write_all(&header).ok()?;
+        Some(Region { lib, shm })
+    }
+
+    /// The command's environment: ours, the library preloaded last (the program's own
+    /// preloads keep their precedence) and the region's descriptor.
+    pub fn environment(&self) -> Vec<OsString> {
+        let lib = format!("/proc/self/fd/{}", self.lib.as_raw_fd());
+        let mut env: Vec<OsString> = std::env::vars_os()
+            .filter(|(k, _)| k.as_bytes() != b"LD_PRELOAD" && k.as_bytes() != b"SYSMETER_LOCKS_SHM")
+            .map(|(k, v)| {
+                let mut kv = k;
+                kv.push("=");
+                kv.push(v);
+                kv
+            })
+            .collect();
+        let preload = match std::env::var("LD_PRELOAD") {
+            Ok(v) if !v.is_empty() => format!("{v}:{lib}"),
+            _ => lib,
+        };
+        env.push(format!("LD_PRELOAD={preload}").into());
+        env.push(format!("SYSMETER_LOCKS_SHM={}", self.shm.as_raw_fd()).into());
+        env
+    }
+
+    /// Every lock the command's processes recorded, hottest (longest held, then waited)
+    /// first; empty when the library never loaded (a static or setuid program).
+    pub fn read(&self) -> Vec<HeldRow> {
+        let mut bytes = vec![0u8; Layout::SIZE as usize];
+        if self.shm.read_exact_at(&mut bytes, 0).is_err() || u64_at(&bytes, 0) != Layout::MAGIC {
+            return Vec::new();
+        }
+        let paths = paths(&bytes);
+        let symbols = Symbols {
+            lines: line_symbolizer(),
+            names: Names::new(),
+        };
+        let mut rows: Vec<HeldRow> = (0..Layout::MAX as usize)
+            .map(|i| &bytes[Layout::HEADER as usize + i * Layout::ENTRY..][..Layout::ENTRY])
+            .filter(|e| u64_at(e, 0) != 0)
+            .map(|e| row(e, &paths, &symbols))
+            .collect();
+        rows.sort_by_key(|r| std::cmp::Reverse((r.hold_ns, r.wait_ns)));
+        rows
+    }
+}
+
+/// Names for call sites: `function (file:line)` from DWARF, else the symbol table's name.
+struct Symbols {
+    lines: blazesym::symbolize::Symbolizer,
+    names: Names,
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    b.get(at..at + 8)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    b.get(at..at + 4)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u32::from_le_bytes)
+}
+
+fn paths(bytes: &[u8]) -> Vec<String> {
+    let n = (u32_at(bytes, 24) as usize).min(Layout::PATHS);
+    (0..n)
+        .map(|i| {
+            let raw = &bytes[64 + i * Layout::PATH..][..Layout::PATH];
+            let end = raw.iter().position(|&c| c == 0).unwrap_or(raw.len());
+            String::from_utf8_lossy(&raw[..end]).into_owned()
+        })
+        .collect()
+}
+
+/// A call site at `at` of an entry: `function (module)`, or the raw address when its process
+/// never resolved it (it ended without running its exit handlers).
+fn site(e: &[u8], at: usize, paths: &[String], symbols: &Symbols) -> String {
+    let (addr, offset, path) = (u64_at(e, at), u64_at(e, at + 8), u32_at(e, at + 16));
+    let Some(module) = (path as usize).checked_sub(1).and_then(|p| paths.get(p)) else {
+        return format!("{addr:#x}");
+    };
+    // A return address: the call is the instruction before it.
+    let offset = offset.saturating_sub(1);
+    if let Some((name, line)) = lines_in(&symbols.lines, module, &[offset]).pop().flatten() {
+        return format!("{name} ({line})");
+    }
+    match symbols.names.module(module, &[offset]).pop().flatten() {
+        Some(r) => format!("{} ({})", r.name, short_module(module)),
+        None => format!("{}+{offset:#x}", short_module(module)),
+    }
+}
+
+fn row(e: &[u8], paths: &[String], symbols: &Symbols) -> HeldRow {
+    let kind = match u32_at(e, 12) {
+        1 => "mutex",
+        2 => "rwlock",
+        3 => "spinlock",
+        _ => "condvar",
+    };
+    HeldRow {
+        kind: kind.into(),
+        lock: format!("{}:{:#x}", u32_at(e, 8), u64_at(e, 0)),
+        site: site(e, 80, paths, symbols),
+        locked: u64_at(e, 24),
+        contended: u64_at(e, 32),
+        owner_changes: u64_at(e, 40),
+        wait_ns: u64_at(e, 48),
+        wait_max_ns: u64_at(e, 56),
+        hold_ns: u64_at(e, 64),
+        hold_max_ns: u64_at(e, 72),
+        longest_hold_site: site(e, 104, paths, symbols),
+    }
+}

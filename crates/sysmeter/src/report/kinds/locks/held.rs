@@ -1,0 +1,105 @@
+//! mutrace's whole table in a `locks` result: per pthread lock of a launched program (the
+//! in-process table, `model::held`) how often it was taken, how often its owner changed and
+//! it had to wait, the total, mean and longest wait and hold, where it was first taken and
+//! where its longest hold began. Locks that never go through the pthread functions are in
+//! the futex table above it. Pure. Depends on `model` and `model::units`.
+
+use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+
+use crate::model::ExperimentResult;
+use crate::model::held::{HeldRow, held_rows};
+use crate::model::units;
+
+/// Rows shown at most (the JSON artifact keeps every lock).
+const SHOWN: usize = 20;
+
+const HEADERS: [&str; 11] = [
+    "kind",
+    "first taken at",
+    "locked",
+    "owner changed",
+    "contended",
+    "total wait",
+    "longest wait",
+    "total held",
+    "mean held",
+    "longest held",
+    "longest hold taken at",
+];
+
+fn cells(r: &HeldRow) -> [String; 11] {
+    let held = |ns: f64| match r.kind.as_str() {
+        "condvar" => "–".to_string(),
+        _ => units::duration_ns(ns),
+    };
+    [
+        r.kind.clone(),
+        r.site.clone(),
+        units::count(r.locked as f64),
+        units::count(r.owner_changes as f64),
+        units::count(r.contended as f64),
+        units::duration_ns(r.wait_ns as f64),
+        units::duration_ns(r.wait_max_ns as f64),
+        held(r.hold_ns as f64),
+        held(r.hold_mean_ns()),
+        held(r.hold_max_ns as f64),
+        r.longest_hold_site.clone(),
+    ]
+}
+
+const TITLE: &str = "pthread locks of the program (in process; a condition variable's \
+                     \"locked\" counts its waits, \"contended\" its signals):";
+
+/// The terminal table; `None` without an in-process table.
+pub fn text(r: &ExperimentResult) -> Option<String> {
+    let rows = held_rows(r).filter(|rows| !rows.is_empty())?;
+    let mut table = Table::new();
+    table
+        .force_no_tty()
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_header(HEADERS.to_vec());
+    for row in rows.iter().take(SHOWN) {
+        table.add_row(cells(row).to_vec());
+    }
+    for index in 2..=9 {
+        if let Some(column) = table.column_mut(index) {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    Some(format!("{TITLE}\n{table}"))
+}
+
+/// The markdown table; `None` as for [`text`].
+pub fn markdown(r: &ExperimentResult) -> Option<String> {
+    let rows = held_rows(r).filter(|rows| !rows.is_empty())?;
+    let line = |cells: &[String]| {
+        let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+        format!("| {} |", cells.join(" | "))
+    };
+    let mut lines = vec![
+        TITLE.to_string(),
+        String::new(),
+        line(&HEADERS.map(str::to_string)),
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|".to_string(),
+    ];
+    lines.extend(rows.iter().take(SHOWN).map(|r| line(&cells(r))));
+    Some(lines.join("\n"))
+}
+
+/// The HTML table (below the answer, in place of the generic metric table); `None` without
+/// an in-process table.
+pub fn html(r: &ExperimentResult) -> Option<crate::report::html::view::TableView> {
+    let rows = held_rows(r).filter(|rows| !rows.is_empty())?;
+    Some(crate::report::html::view::TableView {
+        caption: TITLE.to_string(),
+        headers: HEADERS.iter().map(|h| h.to_string()).collect(),
+        rows: rows
+            .iter()
+            .take(SHOWN)
+            .map(|r| crate::report::html::view::Row {
+                cells: cells(r).to_vec(),
+                noisy: false,
+            })
+            .collect(),
+    })
+}
