@@ -103,3 +103,60 @@ pub fn html(r: &ExperimentResult) -> Option<crate::report::html::view::TableView
             .collect(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::held::held_artifact;
+    use crate::model::locks::LOCKS_ID;
+
+    fn result(rows: &[HeldRow]) -> ExperimentResult {
+        let mut r = ExperimentResult::new(LOCKS_ID, Default::default());
+        r.artifacts.extend(held_artifact(rows));
+        r
+    }
+
+    #[test]
+    fn the_table_shows_every_column_of_each_lock_and_no_hold_for_a_condvar() {
+        let mutex = HeldRow {
+            kind: "mutex".into(),
+            lock: "42:0x1000".into(),
+            site: "hold_hot (locks_hold.c:29)".into(),
+            locked: 100,
+            owner_changes: 70,
+            contended: 71,
+            wait_ns: 314_000_000,
+            wait_max_ns: 13_300_000,
+            hold_ns: 111_000_000,
+            hold_max_ns: 1_760_000,
+            longest_hold_site: "hold_hot (locks_hold.c:29)".into(),
+        };
+        let cond = HeldRow {
+            kind: "condvar".into(),
+            hold_ns: 0,
+            ..mutex.clone()
+        };
+        let shown = text(&result(&[mutex, cond])).expect("a table");
+        for cell in [
+            "owner changed",
+            "hold_hot (locks_hold.c:29)",
+            "100",
+            "70",
+            "71",
+        ] {
+            assert!(shown.contains(cell), "{cell} in {shown}");
+        }
+        assert!(
+            shown.contains("1.11 ms") && shown.contains("314 ms"),
+            "{shown}"
+        );
+        let condvar_line = shown
+            .lines()
+            .find(|l| l.contains("condvar"))
+            .expect("condvar row");
+        assert!(condvar_line.contains('–'), "{condvar_line}");
+        let md = markdown(&result(&[])).is_none();
+        assert!(md, "no table without rows");
+        assert!(text(&ExperimentResult::new(LOCKS_ID, Default::default())).is_none());
+    }
+}
