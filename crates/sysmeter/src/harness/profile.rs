@@ -66,7 +66,7 @@ impl Profile {
             // On a host whose neighbours keep it moving, a second attempt moved again in 40
             // of 57 cases (five default runs, 2-vCPU KVM guest with 6-20% steal): a budget
             // keeps the short experiments' second chance without doubling the run.
-            remeasure_budget: Duration::from_secs(3),
+            remeasure_budget: Duration::from_secs(2),
         }
     }
 

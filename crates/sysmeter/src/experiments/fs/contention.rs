@@ -43,7 +43,7 @@ impl Experiment for FsContention {
                 their file with O_DIRECT (on memory file systems or where O_DIRECT is refused, \
                 files are evicted with posix_fadvise(DONTNEED) first and read with \
                 POSIX_FADV_RANDOM) and read distinct random blocks, one 4 KiB pread at a time \
-                (queue depth 1 per thread), each timed alone, until the profile's time budget \
+                (queue depth 1 per thread), each timed alone, until 0.6 of the profile's time budget \
                 ends. The sampling unit is a window: every block of the round, in completion \
                 order, cut into ten runs of equal count; each gives one sample of the median \
                 block latency and of the aggregate throughput (its bytes over the time it took \
@@ -97,6 +97,9 @@ struct Round {
 }
 
 /// What every reader of one round shares.
+/// Share of the profile's per-metric budget one thread count (a round) lasts.
+const ROUND_SHARE: f64 = 0.6;
+
 struct Plan<'a> {
     /// The CPUs the readers may run on (all of the process's).
     cpus: &'a [usize],
@@ -117,7 +120,9 @@ fn round(
     size: u64,
     in_memory: bool,
 ) -> Result<Round, ExperimentError> {
-    let budget = ctx.profile.budget;
+    // Ten thread counts: 0.6 of the profile's budget per round still gives every window
+    // hundreds of reads at queue depth 1, and keeps the experiment near 1.5 s.
+    let budget = ctx.profile.budget.mul_f64(ROUND_SHARE);
     let start = Instant::now();
     let plan = Plan {
         cpus: ctx.cpus,
