@@ -343,9 +343,15 @@ fn ending(rec: &Recording) -> Option<Finding> {
                 .into(),
             None,
         )),
-        (Ended::Finished, false) => Some(session::process_exited(rec.wall_ns)),
+        (Ended::Finished, false) => exited(rec),
         _ => None,
     }
+}
+
+/// The finding of a running process (`-p`) that ended the session by exiting.
+pub(super) fn exited(rec: &Recording) -> Option<Finding> {
+    let exited = rec.stop == Ended::Finished && rec.exit.is_none();
+    exited.then(|| session::process_exited(rec.wall_ns))
 }
 
 #[cfg(test)]
