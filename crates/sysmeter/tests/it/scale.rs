@@ -177,9 +177,9 @@ fn per_element(r: &Value) -> Vec<(f64, f64)> {
 }
 
 /// Nothing here depends on the host's caches. Where the step lies differs by machine: on
-/// the AMD EPYC guest it began at 2–6 MiB in 8 runs, inside the 32 MiB L3 sysfs reports; the Intel Xeon
-/// guest's sysfs reports a 260 MiB L3, which this range (up to 32 MiB) never outgrows, yet its
-/// time per element rose 7× over the range. A random walk through 256 KiB–32 MiB outgrows
+/// the AMD EPYC guest it began at 2–6 MiB in 8 runs, inside the 32 MiB L3 sysfs reports;
+/// the Intel Xeon guest's sysfs reports a 260 MiB L3, which this range (up to 32 MiB) never
+/// outgrows, yet its time per element rose 7× over the range. A random walk through 256 KiB–32 MiB outgrows
 /// the L2 and the TLB's reach on every machine the project has run on, whether or not it
 /// outgrows the last-level cache. What holds everywhere: a knee is found; its metric and
 /// finding agree; it is a measured size with sizes of the curve on both sides; and the
