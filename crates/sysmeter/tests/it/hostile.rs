@@ -8,14 +8,16 @@
 //! no mistyped database path was created; no temporary output file is left; nothing
 //! panicked or called itself a bug; and what a case checks beyond that (a server still
 //! answering, a page's policy) holds. The cases are in `hostile/files.rs`,
-//! `hostile/places.rs` and `hostile/neighbours.rs` (other users, processes that die while
-//! observed, concurrent imports, a server with a dead log pipe, orchestrators' streams).
+//! `hostile/places.rs`, `hostile/neighbours.rs` (other users, processes that die while
+//! observed, concurrent imports, a server with a dead log pipe, orchestrators' streams) and
+//! `hostile/owners.rs` (whose test directories a bench may remove).
 
 #[macro_use]
 mod setup;
 mod files;
 mod fuzz;
 mod neighbours;
+mod owners;
 mod places;
 
 use std::io::Read;
@@ -267,7 +269,8 @@ fn hostile_and_careless_input_is_refused_and_loses_nothing() {
     let cases = files::FILES
         .iter()
         .chain(places::PLACES)
-        .chain(neighbours::NEIGHBOURS);
+        .chain(neighbours::NEIGHBOURS)
+        .chain(owners::OWNERS);
     for case in cases {
         std::fs::copy(&ctx.base_db, &ctx.db).expect("fresh copy of the store");
         let args = match (case.args)(&ctx) {
@@ -287,7 +290,10 @@ fn hostile_and_careless_input_is_refused_and_loses_nothing() {
     }
     println!(
         "{ran} of {} cases ran",
-        files::FILES.len() + places::PLACES.len() + neighbours::NEIGHBOURS.len()
+        files::FILES.len()
+            + places::PLACES.len()
+            + neighbours::NEIGHBOURS.len()
+            + owners::OWNERS.len()
     );
     assert!(ran >= 40, "only {ran} cases could run here");
 }

@@ -23,6 +23,15 @@ pub struct Kept {
     server: Mutex<Option<Serve>>,
 }
 
+impl Kept {
+    /// Keeps `child` running until the table is done.
+    pub fn child(&self, child: Child) {
+        if let Ok(mut kept) = self.children.lock() {
+            kept.push(child);
+        }
+    }
+}
+
 impl Drop for Kept {
     fn drop(&mut self) {
         let children = self.children.get_mut().map(std::mem::take);
@@ -71,9 +80,7 @@ fn dying_target(c: &Ctx) -> Result<String, String> {
     if let Some(out) = parent.stdout.take() {
         let _ = BufReader::new(out).read_line(&mut line);
     }
-    if let Ok(mut kept) = c.kept.children.lock() {
-        kept.push(parent);
-    }
+    c.kept.child(parent);
     Ok(line.trim().to_string())
 }
 
