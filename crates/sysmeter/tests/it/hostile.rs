@@ -6,12 +6,18 @@
 //! every case the state is checked: the store holds exactly the runs the case expects,
 //! each one complete; the garbage file posing as a database is byte-for-byte unchanged;
 //! no mistyped database path was created; no temporary output file is left; nothing
-//! panicked or called itself a bug. The cases are in `hostile/files.rs` and `hostile/places.rs`.
+//! panicked or called itself a bug; and what a case checks beyond that (a server still
+//! answering, a page's policy) holds. The cases are in `hostile/files.rs`,
+//! `hostile/places.rs`, `hostile/neighbours.rs` (other users, processes that die while
+//! observed, concurrent imports, a server with a dead log pipe, orchestrators' streams) and
+//! `hostile/owners.rs` (whose test directories a bench may remove).
 
 #[macro_use]
 mod setup;
 mod files;
 mod fuzz;
+mod neighbours;
+mod owners;
 mod places;
 
 use std::io::Read;
@@ -37,7 +43,8 @@ pub enum Io {
 }
 
 /// One case: its command line (or why it cannot run here), exit code, a phrase of its
-/// error (empty: none is read), and how many runs the store holds after it.
+/// error (or, exiting 0, of its output; empty: none is read), how many runs the store holds
+/// after it, and what else must hold after it (`after`; [`nothing`] for most).
 pub struct Case {
     pub name: &'static str,
     pub args: fn(&Ctx) -> Result<Vec<String>, String>,
@@ -45,6 +52,12 @@ pub struct Case {
     pub says: &'static str,
     pub runs_after: usize,
     pub io: Io,
+    pub after: fn(&Ctx) -> Result<(), String>,
+}
+
+/// The `after` of a case that checks nothing beyond the common state.
+pub fn nothing(_: &Ctx) -> Result<(), String> {
+    Ok(())
 }
 
 /// What the cases work in: a directory, a store holding one run, a second run's file not
@@ -58,6 +71,8 @@ pub struct Ctx {
     base_db: PathBuf,
     db: PathBuf,
     _socket: std::os::unix::net::UnixListener,
+    /// Processes and servers the cases started, ended when the table is done.
+    pub kept: neighbours::Kept,
 }
 
 impl Ctx {
@@ -78,6 +93,7 @@ impl Ctx {
             db: dir.join("case.db"),
             base_db,
             _socket: socket,
+            kept: neighbours::Kept::default(),
         }
     }
 
@@ -120,6 +136,19 @@ fn run(args: &[String], io: Io) -> (Option<i32>, String, String) {
         Some("{self}") => {
             let mut c = Command::new("sh");
             c.arg("-c").arg("exec \"$0\" \"$@\" -p $$").arg(&bin);
+            c.args(&args[1..]);
+            c
+        }
+        // A shell script (`$0` is sysmeter), for several sysmeters at once.
+        Some("{sh}") => {
+            let mut c = Command::new("sh");
+            c.arg("-c").args(&args[1..2]).arg(&bin);
+            c
+        }
+        // As user nobody, through a copy of sysmeter any user may run (`args[1]`).
+        Some("{nobody}") => {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]);
             c.args(&args[1..]);
             c
         }
@@ -171,6 +200,28 @@ fn stored(db: &str) -> Vec<(String, bool)> {
     .collect()
 }
 
+/// The exit code, and the one error sentence (or, for a success, the phrase of its output).
+fn check_output(case: &Case, args: &[String], code: Option<i32>, (out, err): (&str, &str)) {
+    let name = case.name;
+    assert_eq!(
+        code,
+        Some(case.code),
+        "{name}: {args:?}\nstdout: {out}\nstderr: {err}"
+    );
+    assert!(
+        !out.contains('\u{1b}') && !err.contains('\u{1b}'),
+        "{name}: raw escape"
+    );
+    if case.io == Io::Piped && case.code != 0 {
+        let errors = err.lines().filter(|l| l.starts_with("error:")).count();
+        assert_eq!(errors, 1, "{name}: one error sentence: {err}");
+        assert!(err.contains(case.says), "{name}: {err}");
+    } else if case.code == 0 {
+        let said = out.contains(case.says) || err.contains(case.says);
+        assert!(said, "{name}: does not say {:?}: {out}\n{err}", case.says);
+    }
+}
+
 /// What must hold after every case (see the module documentation).
 fn check_state(ctx: &Ctx, case: &Case, err: &str) {
     let name = case.name;
@@ -215,7 +266,11 @@ fn hostile_and_careless_input_is_refused_and_loses_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let ctx = Ctx::new(dir.path());
     let mut ran = 0;
-    let cases = files::FILES.iter().chain(places::PLACES);
+    let cases = files::FILES
+        .iter()
+        .chain(places::PLACES)
+        .chain(neighbours::NEIGHBOURS)
+        .chain(owners::OWNERS);
     for case in cases {
         std::fs::copy(&ctx.base_db, &ctx.db).expect("fresh copy of the store");
         let args = match (case.args)(&ctx) {
@@ -226,27 +281,19 @@ fn hostile_and_careless_input_is_refused_and_loses_nothing() {
             }
         };
         let (code, out, err) = run(&args, case.io);
-        let name = case.name;
-        assert_eq!(
-            code,
-            Some(case.code),
-            "{name}: {args:?}\nstdout: {out}\nstderr: {err}"
-        );
-        assert!(
-            !out.contains('\u{1b}') && !err.contains('\u{1b}'),
-            "{name}: raw escape"
-        );
-        if case.io == Io::Piped && case.code != 0 {
-            let errors = err.lines().filter(|l| l.starts_with("error:")).count();
-            assert_eq!(errors, 1, "{name}: one error sentence: {err}");
-            assert!(err.contains(case.says), "{name}: {err}");
-        }
+        check_output(case, &args, code, (&out, &err));
         check_state(&ctx, case, &err);
+        if let Err(why) = (case.after)(&ctx) {
+            panic!("{}: {why}\nstdout: {out}\nstderr: {err}", case.name);
+        }
         ran += 1;
     }
     println!(
         "{ran} of {} cases ran",
-        files::FILES.len() + places::PLACES.len()
+        files::FILES.len()
+            + places::PLACES.len()
+            + neighbours::NEIGHBOURS.len()
+            + owners::OWNERS.len()
     );
     assert!(ran >= 40, "only {ran} cases could run here");
 }

@@ -168,37 +168,54 @@ fn workset_with_knee() -> Result<Value, Missing> {
     Ok(r)
 }
 
-/// On this VM the *effective* last-level cache is far smaller than sysfs says (L3 32 MiB,
-/// shared with other guests): mem.latency finds the L3 plateau ending at ~2–4 MiB on a quiet
-/// machine and nearer 1–2 MiB under load. So the knee is asserted in a generous band around
-/// that measured boundary — the rise must complete past 1 MiB and begin before 64 MiB —
-/// rather than at the sysfs size.
+/// The sizes' time per element (t/N) from the result's series, by N.
+fn per_element(r: &Value) -> Vec<(f64, f64)> {
+    let points = r["series"][1]["points"].as_array().into_iter().flatten();
+    points
+        .filter_map(|p| Some((p["x"].as_f64()?, p["summary"]["median"].as_f64()?)))
+        .collect()
+}
+
+/// Nothing here depends on the host's caches. Where the step lies differs by machine: on
+/// the AMD EPYC guest it began at 2–6 MiB in 8 runs, inside the 32 MiB L3 sysfs reports;
+/// the Intel Xeon guest's sysfs reports a 260 MiB L3, which this range (up to 32 MiB) never
+/// outgrows, yet its time per element rose 7× over the range. A random walk through 256 KiB–32 MiB outgrows
+/// the L2 and the TLB's reach on every machine the project has run on, whether or not it
+/// outgrows the last-level cache. What holds everywhere: a knee is found; its metric and
+/// finding agree; it is a measured size with sizes of the curve on both sides; and the
+/// largest size's time per element is clearly above the lowest at or below the knee — the
+/// finding describes the curve, not noise.
 #[test]
 fn a_random_working_set_shows_a_knee_past_the_caches() {
     let r = need!(workset_with_knee());
     let knee = finding(&r, "knee").unwrap_or_else(|| panic!("no knee:{}", summary(&r)));
-    let at_kib = knee["value"].as_f64().expect("knee size");
+    let at = knee["value"].as_f64().expect("knee size");
     let metric = r["metrics"]
         .as_array()
         .into_iter()
         .flatten()
         .find(|m| m["name"] == "knee at N")
         .expect("knee metric");
-    assert_eq!(metric["summary"]["median"].as_f64(), Some(at_kib));
-    // The finding names the interval; its upper end is the first size past the rise.
+    assert_eq!(metric["summary"]["median"].as_f64(), Some(at));
     let text = knee["text"].as_str().unwrap_or("");
-    assert!(at_kib <= 64.0 * 1024.0, "knee at {at_kib} KiB: {text}");
-    let series = &r["series"][1]["points"];
-    let next = series
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|p| p["x"].as_f64())
-        .find(|&x| x > at_kib)
-        .expect("a size after the knee");
+    let curve = per_element(&r);
+    let i = curve
+        .iter()
+        .position(|&(n, _)| (n - at).abs() < 0.5)
+        .unwrap_or_else(|| panic!("the knee {at} is no measured size:{}", summary(&r)));
+    assert!(i > 0 && i + 1 < curve.len(), "knee at an end: {text}");
+    // The lowest t/N up to the knee is the one least inflated by the fixed cost (which only
+    // lowers t/N as N grows), so the rise over it is the rise of the work per element.
+    let below = curve[..=i]
+        .iter()
+        .map(|p| p.1)
+        .fold(f64::INFINITY, f64::min);
+    let largest = curve[curve.len() - 1].1;
     assert!(
-        next >= 1024.0,
-        "knee at {at_kib}..{next} KiB, inside L2: {text}"
+        largest >= 1.5 * below,
+        "t/N {largest:.0} ns at the largest size, at least {below:.0} ns up to the knee: \
+         {text}{}",
+        summary(&r)
     );
 }
 

@@ -43,6 +43,7 @@ fn tracers_without_privileges_are_a_usage_error_alike() {
             "/bin/true",
         ][..],
         &["locks", "--no-store", "--", "/bin/true"],
+        &["profile", "--off-cpu", "--no-store", "--", "/bin/true"],
     ] {
         let out = Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
@@ -57,5 +58,8 @@ fn tracers_without_privileges_are_a_usage_error_alike() {
         let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
         assert_eq!(errors.len(), 1, "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
+        // A permission problem says so, with the fix, and is not called a missing feature.
+        assert!(errors[0].contains("root"), "{args:?}: {err}");
+        assert!(!errors[0].contains("missing"), "{args:?}: {err}");
     }
 }

@@ -181,6 +181,12 @@ pub fn build(out: &Outcome, cfg: &CallsConfig, elapsed: Duration) -> ExperimentR
     let mut result = ExperimentResult::new(CALLS_ID, about(cfg, out));
     result.metrics = calls.iter().map(|&(i, s)| metric(out, i, s)).collect();
     result.findings = findings(out, &calls);
+    if out.ended == Ended::Finished && matches!(out.command, CommandState::NotLaunched) {
+        let after = elapsed.as_nanos() as u64;
+        result
+            .findings
+            .push(crate::diagnose::observe::session::process_exited(after));
+    }
     result.elapsed_ns = elapsed.as_nanos() as u64;
     result
 }

@@ -316,5 +316,13 @@ pub fn build(recording: &mut Recording, target: &Target) -> ExperimentResult {
     result.findings.extend(findings::held(&recording.held));
     let stops = recording.recorded.side.stops;
     result.findings.extend(stops.finding("futex"));
+    if recording.stop == crate::diagnose::observe::session::Ended::Finished
+        && recording.exit.is_none()
+    {
+        let after = recording.wall_ns;
+        result
+            .findings
+            .push(crate::diagnose::observe::session::process_exited(after));
+    }
     result
 }

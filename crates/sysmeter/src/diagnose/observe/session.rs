@@ -14,6 +14,7 @@ use sysmeter_sys::process::child::Child;
 use sysmeter_sys::process::exit::{ChildUsage, Exit};
 
 use super::error::ObserveError;
+use crate::model::{Finding, units};
 
 /// How long a command may take to exit after Ctrl-C before it is killed.
 const GRACE: Duration = Duration::from_secs(3);
@@ -143,6 +144,22 @@ impl<'o> StopWhen<'o> {
         }
         self.why.is_some()
     }
+}
+
+/// The finding of a session on a running process (`-p`) that ended because the process
+/// exited, `after_ns` into the session. Every diagnosis says it the same way, so a reader of
+/// a short report knows the process's end, not `--duration`, cut it short.
+pub fn process_exited(after_ns: u64) -> Finding {
+    Finding::new("ended", exited_sentence(after_ns), None)
+}
+
+/// The sentence of [`process_exited`], for a diagnosis that gathers its notes as text.
+pub fn exited_sentence(after_ns: u64) -> String {
+    format!(
+        "The process exited {} into the session; observing stopped with it (before any \
+         --duration).",
+        units::duration_ns(after_ns as f64)
+    )
 }
 
 /// Why the observation of launched `child` ends now, if it does: the command ended (with

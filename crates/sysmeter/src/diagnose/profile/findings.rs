@@ -6,7 +6,7 @@ use super::aggregate::Analysis;
 use super::overhead::Calibration;
 use super::session::Recording;
 use super::stacks::{Stacks, Truncation};
-use crate::diagnose::observe::session::Ended;
+use crate::diagnose::observe::session::{self, Ended};
 use crate::diagnose::observe::unwind::Stops;
 use crate::model::Finding;
 use crate::model::units;
@@ -40,13 +40,14 @@ fn label(stacks: &Stacks, id: u32) -> String {
 pub fn all(rec: &Recording, a: &Analysis, cal: &Calibration) -> Vec<Finding> {
     let total = a.stacks.total();
     if total == 0 {
-        return vec![Finding::new(
+        let none = Finding::new(
             "no_samples",
             "No samples: the target used no CPU time while sampled (it slept or waited), or it \
              ended before its first sample; try a longer run or a higher -F."
                 .into(),
             Some(0.0),
-        )];
+        );
+        return std::iter::once(none).chain(ending(rec)).collect();
     }
     let mut out = hottest(&a.stacks, total);
     let stops = &rec.raw.stops;
@@ -323,22 +324,34 @@ fn scope(rec: &Recording, a: &Analysis) -> Vec<Finding> {
             Some(f64::from(exit.shell_code())),
         ));
     }
+    out.extend(ending(rec));
+    out
+}
+
+/// How sampling ended, when it did not end with the command it launched.
+fn ending(rec: &Recording) -> Option<Finding> {
     match (rec.stop, rec.exit.is_some()) {
-        (Ended::Duration, true) => out.push(Finding::new(
+        (Ended::Duration, true) => Some(Finding::new(
             "stopped",
             "Sampling stopped at --duration; the command then ran on unobserved to its end.".into(),
             None,
         )),
-        (Ended::Duration | Ended::Interrupted, false) => out.push(Finding::new(
+        (Ended::Duration | Ended::Interrupted, false) => Some(Finding::new(
             "stopped",
             "Sampling stopped and detached; the process runs on unharmed. Threads that lived \
              shorter than a rescan (20 ms) and forked children were not sampled."
                 .into(),
             None,
         )),
-        _ => {}
+        (Ended::Finished, false) => exited(rec),
+        _ => None,
     }
-    out
+}
+
+/// The finding of a running process (`-p`) that ended the session by exiting.
+pub(super) fn exited(rec: &Recording) -> Option<Finding> {
+    let exited = rec.stop == Ended::Finished && rec.exit.is_none();
+    exited.then(|| session::process_exited(rec.wall_ns))
 }
 
 #[cfg(test)]

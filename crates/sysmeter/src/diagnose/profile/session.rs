@@ -20,6 +20,7 @@ use sysmeter_sys::process::exit::{ChildUsage, Exit};
 use super::sampling::EventSet;
 use super::{ProfileError, Settings, Target};
 use crate::diagnose::observe::maps::{MapEvent, parse_proc_maps};
+use crate::diagnose::observe::proc::process_gone;
 use crate::diagnose::observe::records::RawData;
 use crate::diagnose::observe::session::{Ended, launched_stop, wait_for_end};
 use crate::diagnose::observe::target::{Unresolved, resolve_program};
@@ -282,9 +283,14 @@ fn record_pid(
         if settings.duration.is_some_and(|d| start.elapsed() >= d) {
             break Ended::Duration;
         }
+        // A zombie still has a /proc entry (and its final CPU time) until its parent reaps
+        // it, which a parent that never waits never does: it has ended all the same.
         match stat_cpu_ns(pid) {
             Some(t) => target_last = Some(t),
             None => break Ended::Finished,
+        }
+        if process_gone(pid) {
+            break Ended::Finished;
         }
         attach_new_threads(pid, settings.on_cpu, &mut events, extra, &mut known)?;
         tick((&raw, &mut *extra), start, &mut last_progress, progress);

@@ -100,10 +100,9 @@ pub fn attach(pid: i32, duration: Duration, interval: Duration) -> Result<Measur
     };
     let mut notes = Vec::new();
     if exited {
-        notes.push(format!(
-            "process {pid} exited after {:.2} s; the figures end at its last sample",
-            last.t.as_secs_f64()
-        ));
+        let after = u64::try_from(last.t.as_nanos()).unwrap_or(u64::MAX);
+        let said = crate::diagnose::observe::session::exited_sentence(after);
+        notes.push(format!("{said} The figures end at its last sample."));
     }
     if last.io.is_none() {
         notes.push(format!(

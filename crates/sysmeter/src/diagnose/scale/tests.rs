@@ -204,3 +204,40 @@ fn the_fastest_run_can_be_fitted_instead_of_the_median() {
     assert!(median > 0.1, "the medians zig-zag: {median}");
     assert!(min < 0.03, "the minima lie on the line: {min}");
 }
+
+#[test]
+fn a_cache_step_behind_process_start_up_is_a_knee() {
+    // Issue 29's Intel guest: `scale_workset` over 256..32768 KiB printed a time per element
+    // of 2.5 µs at 1 448 and 18.9 µs at 32 768 — a 7× rise — and "no knee", because the
+    // 3 ms of process start-up made t/N fall over the small sizes. Here: that start-up,
+    // 0.4 µs per KiB while the set fits, a ramp, then 18.8 µs per KiB.
+    let sizes: Vec<u64> = (0..15)
+        .map(|i| (256.0 * 2f64.sqrt().powi(i)).round() as u64)
+        .collect();
+    let per = |n: f64| match n {
+        n if n < 5000.0 => 400.0,
+        n if n < 8000.0 => 6000.0,
+        _ => 18_800.0,
+    };
+    let measured = Measured {
+        runs: runs(&sizes, 4, |n| 3e6 + n * per(n)),
+        planned: 60,
+        stop: None,
+    };
+    let r = analyse(&config(&["./prog", "{n}"], &sizes), &measured);
+    let per_element = |n: f64| {
+        let points = &r.series[1].points;
+        let p = points.iter().find(|p| p.x == n).expect("a size");
+        p.summary.median
+    };
+    // The curve is the one reported: 2.5 µs at 1 448, 18.9 µs at 32 768.
+    assert!((per_element(1448.0) / 2500.0 - 1.0).abs() < 0.05);
+    assert!((per_element(32768.0) / 18_900.0 - 1.0).abs() < 0.05);
+    let knee = r.findings.iter().find(|f| f.key == "knee");
+    let keys: Vec<&str> = r.findings.iter().map(|f| f.key.as_str()).collect();
+    let at = knee
+        .and_then(|f| f.value)
+        .unwrap_or_else(|| panic!("{keys:?}"));
+    assert!((4000.0..=5800.0).contains(&at), "knee at {at}");
+    assert!(r.metrics.iter().any(|m| m.name == "knee at N"));
+}

@@ -63,6 +63,7 @@ pub const FILES: &[Case] = &[
         says: "a device, not a regular file",
         runs_after: 2,
         io: Io::Piped,
+        after: super::nothing,
     },
     Case {
         name: "symlink-to-dev-zero",
@@ -74,6 +75,7 @@ pub const FILES: &[Case] = &[
         says: "a device, not a regular file",
         runs_after: 2,
         io: Io::Piped,
+        after: super::nothing,
     },
     Case {
         name: "fifo-without-writer",
@@ -82,6 +84,7 @@ pub const FILES: &[Case] = &[
         says: "a FIFO, not a regular file",
         runs_after: 2,
         io: Io::Piped,
+        after: super::nothing,
     },
     Case {
         name: "socket",
@@ -90,6 +93,7 @@ pub const FILES: &[Case] = &[
         says: "a socket, not a regular file",
         runs_after: 2,
         io: Io::Piped,
+        after: super::nothing,
     },
     Case {
         name: "directory",
@@ -98,6 +102,7 @@ pub const FILES: &[Case] = &[
         says: "a directory",
         runs_after: 2,
         io: Io::Piped,
+        after: super::nothing,
     },
     Case {
         name: "missing-file",
@@ -106,6 +111,7 @@ pub const FILES: &[Case] = &[
         says: "No such file",
         runs_after: 2,
         io: Io::Piped,
+        after: super::nothing,
     },
     Case {
         name: "empty-file",
@@ -117,6 +123,7 @@ pub const FILES: &[Case] = &[
         says: "not a sysmeter run record",
         runs_after: 2,
         io: Io::Piped,
+        after: super::nothing,
     },
     Case {
         name: "subnormal-median-renders",
@@ -150,5 +157,6 @@ pub const FILES: &[Case] = &[
         says: "",
         runs_after: 2,
         io: Io::Piped,
+        after: super::nothing,
     },
 ];

@@ -86,6 +86,7 @@ pub const PLACES: &[Case] = &[
         says: "no process reads",
         runs_after: 1,
         io: Io::Piped,
+        after: super::nothing,
     },
     Case {
         name: "stale-temp-output-removed",
@@ -102,6 +103,7 @@ pub const PLACES: &[Case] = &[
         says: "",
         runs_after: 1,
         io: Io::Piped,
+        after: super::nothing,
     },
     // Targets that cannot be observed.
     refused_pid!("trace-self", at_self, "trace", "sysmeter itself"),
@@ -130,6 +132,7 @@ pub const PLACES: &[Case] = &[
         says: "",
         runs_after: 2,
         io: Io::DeadStderr,
+        after: super::nothing,
     },
     plain!(
         "history-devnull-rw",

@@ -21,6 +21,7 @@ macro_rules! corrupt {
             says: $says,
             runs_after: 2,
             io: $crate::hostile::Io::Piped,
+            after: $crate::hostile::nothing,
         }
     };
 }
@@ -49,6 +50,7 @@ macro_rules! plain {
             says: $says,
             runs_after: $runs,
             io: $io,
+            after: $crate::hostile::nothing,
         }
     };
 }
@@ -64,6 +66,7 @@ macro_rules! refused_pid {
             says: $says,
             runs_after: 1,
             io: $crate::hostile::Io::Piped,
+            after: $crate::hostile::nothing,
         }
     };
 }

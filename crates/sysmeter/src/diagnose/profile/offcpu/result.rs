@@ -69,6 +69,9 @@ pub fn add(results: &mut Vec<ExperimentResult>, i: &Inputs) {
         .collect();
     main.findings
         .extend(i.raw.side.stops.finding("switch-out and waker"));
+    // With --both the on-CPU result says it already.
+    let exited = super::super::findings::exited(i.recording).filter(|_| results.is_empty());
+    main.findings.extend(exited);
     main.elapsed_ns = i.recording.wall_ns;
     main.artifacts = vec![
         artifact("offcpu folded", "text/plain", a.analysis.stacks.folded()),
