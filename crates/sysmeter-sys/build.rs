@@ -1,5 +1,6 @@
 //! Builds the `calls` preload library (preload/: C and one x86-64 assembly file; `funcs.c`
-//! holds the -finstrument-functions hooks of `calls --functions`) into a
+//! holds the -finstrument-functions hooks of `calls --functions`, `alloc.c` the allocation
+//! functions `alloc` interposes, off unless its environment turns them on) into a
 //! shared object that `preload.rs` embeds. The `cc` crate makes static archives only, so
 //! its compiler handle links the `.so` here. Other architectures get an empty library and
 //! `calls` keeps its uprobe backend there.
@@ -13,9 +14,12 @@ fn main() {
         "preload/calls.c",
         "preload/patch.c",
         "preload/funcs.c",
+        "preload/alloc.c",
         "preload/hooks_x86_64.S",
     ];
-    for s in sources.iter().chain(&["preload/layout.h"]) {
+    for s in sources
+        .iter()
+        .chain(&["preload/layout.h", "preload/alloc.h", "preload/alloc_api.h"]) {
         println!("cargo:rerun-if-changed={s}");
     }
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();

@@ -1,0 +1,115 @@
+//! The one injection of sysmeter's preload library into a launched command, shared by the
+//! in-process backends (`calls`, `alloc`): the library and each run's shared region are
+//! memfds without close-on-exec, so the command loads the library as `/proc/self/fd/N`
+//! (appended to any `LD_PRELOAD` already set: the program's own preloads keep their
+//! precedence) and maps the region by its number; every process and exec'd image of the
+//! run writes into the same region, which outlives them all. The region is read back with
+//! `pread` ([`read_at`]): no unsafe code here.
+//!
+//! Also the launch itself and the watch until the command ends (Ctrl-C passed on,
+//! `--duration` leaving it running), with a hook called between checks so a backend can
+//! sample its region while the command runs. Depends on sysmeter-sys and the floor's
+//! `error` and `session`.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileExt;
+use std::time::{Duration, Instant};
+
+use sysmeter_sys::preload;
+use sysmeter_sys::process::child::Child;
+
+use super::error::{ObserveError, resolve_program};
+use super::session::{Ended, Exited, launched_stop, wait_for_end};
+
+/// The preload library in a memfd, and a fresh region of `size` bytes starting with
+/// `header` (both inherited by the command).
+pub fn library_and_region(
+    region_name: &std::ffi::CStr,
+    size: u64,
+    header: &[u8],
+) -> Result<(File, File), ObserveError> {
+    let lib = preload::library_memfd().map_err(ObserveError::io("writing the preload library"))?;
+    let mut shm = preload::inherited_memfd(region_name)
+        .map_err(ObserveError::io("creating the shared region"))?;
+    shm.set_len(size)
+        .and_then(|()| shm.write_all(header))
+        .map_err(ObserveError::io("creating the shared region"))?;
+    Ok((lib, shm))
+}
+
+/// The command's environment: ours without the variables whose names start with one of
+/// `drop` (a stale setting of an outer sysmeter, `LD_BIND_NOW`), the library preloaded
+/// last, then `extra`.
+pub fn environment(lib: &File, drop: &[&str], extra: &[(String, String)]) -> Vec<OsString> {
+    let lib_path = format!("/proc/self/fd/{}", lib.as_raw_fd());
+    let mut env: Vec<OsString> = Vec::new();
+    let mut preload = lib_path.clone();
+    for (k, v) in std::env::vars_os() {
+        let key = k.as_bytes();
+        if key == b"LD_PRELOAD" && !v.is_empty() {
+            // Ours last: the program's own preloads keep their precedence.
+            preload = format!("{}:{lib_path}", v.to_string_lossy());
+        } else if !drop.iter().any(|d| key.starts_with(d.as_bytes())) {
+            let mut kv = k.clone();
+            kv.push("=");
+            kv.push(&v);
+            env.push(kv);
+        }
+    }
+    env.push(format!("LD_PRELOAD={preload}").into());
+    env.extend(extra.iter().map(|(k, v)| OsString::from(format!("{k}={v}"))));
+    env
+}
+
+/// Starts `argv` with `env`, released from its gate (126/127 with the shell's sentence
+/// when it cannot run).
+pub fn launch(argv: &[OsString], env: &[OsString]) -> Result<Child, ObserveError> {
+    let program = resolve_program(&argv[0])?;
+    let env: Vec<&OsStr> = env.iter().map(OsString::as_os_str).collect();
+    let args: Vec<&OsStr> = argv.iter().map(OsString::as_os_str).collect();
+    let mut child = Child::spawn_env(&program, &args, Some(&env))
+        .map_err(ObserveError::io("starting the command"))?;
+    child.release().map_err(|e| match e.raw_os_error() {
+        Some(libc::ENOENT) => ObserveError::CommandNotFound(argv[0].to_string_lossy().into()),
+        _ => ObserveError::io("starting the command")(e),
+    })?;
+    Ok(child)
+}
+
+/// Until the command ends, Ctrl-C (passed on; the command is waited for) or `duration`
+/// (the command keeps running); `tick` runs every `every` meanwhile.
+pub fn watch(
+    child: &mut Child,
+    duration: Option<Duration>,
+    every: Duration,
+    mut tick: impl FnMut(),
+) -> Result<(Ended, Option<Exited>), ObserveError> {
+    let start = Instant::now();
+    let waiting = ObserveError::io("waiting for the command");
+    loop {
+        let stop = launched_stop(child, start, duration);
+        match stop.map_err(|e| ObserveError::io("waiting for the command")(e))? {
+            Some((Ended::Interrupted, _)) => {
+                let waited = wait_for_end(child).map_err(waiting)?;
+                return Ok((Ended::Interrupted, waited));
+            }
+            Some(done) => return Ok(done),
+            None => {
+                tick();
+                std::thread::sleep(every);
+            }
+        }
+    }
+}
+
+/// `len` bytes of the region at `at`.
+pub fn read_at(shm: &File, at: u64, len: usize) -> Result<Vec<u8>, ObserveError> {
+    let mut buf = vec![0u8; len];
+    shm.read_exact_at(&mut buf, at)
+        .map_err(ObserveError::io("reading the shared region"))?;
+    Ok(buf)
+}
