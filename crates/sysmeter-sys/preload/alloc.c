@@ -63,8 +63,11 @@ static struct entry *table;
 static uintptr_t own_lo, own_hi;
 typedef int (*trace_fn)(int (*)(void *, void *), void *);
 typedef uintptr_t (*getip_fn)(void *);
+typedef int (*unw_backtrace_fn)(void **, int);
+typedef int (*unw_policy_fn)(void *, int);
 static trace_fn unwind_backtrace;
 static getip_fn unwind_getip;
+static unw_backtrace_fn unw_backtrace;
 
 static __thread int t_busy __attribute__((tls_model("initial-exec")));
 static __thread uint32_t t_seq __attribute__((tls_model("initial-exec")));
@@ -170,8 +173,22 @@ static uint32_t walk_fp(uint64_t *pc, uintptr_t *fp)
     return n;
 }
 
+/* libunwind's walk, which caches each return address's unwind rule per thread. */
+static uint32_t walk_unw(uint64_t *pc)
+{
+    void *raw[SA_DEPTH + 8];
+    int got = unw_backtrace(raw, SA_DEPTH + 8);
+    uint32_t n = 0;
+    for (int i = 0; i < got && n < SA_DEPTH; i++)
+        if ((uintptr_t)raw[i] < own_lo || (uintptr_t)raw[i] >= own_hi)
+            pc[n++] = (uint64_t)raw[i];
+    return n;
+}
+
 static uint32_t capture(uint64_t *pc, uintptr_t *fp)
 {
+    if (unw_backtrace != NULL)
+        return walk_unw(pc);
     if (use_fp || unwind_backtrace == NULL)
         return walk_fp(pc, fp);
     struct walk w = {pc, 0};

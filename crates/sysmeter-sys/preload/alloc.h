@@ -25,7 +25,7 @@ struct sa_header {
     uint32_t nstacks;     /* stacks inserted (atomic) */
     uint32_t lost_procs;  /* processes that found no free record */
     uint32_t lost_stacks; /* allocations whose stack found no room (counted at stack 0) */
-    uint32_t unwinder;    /* 0: DWARF CFI (_Unwind_Backtrace), 1: frame pointers */
+    uint32_t unwinder;    /* 0: libgcc's DWARF walk, 1: frame pointers, 2: libunwind */
     uint32_t images;      /* process images that loaded the library (atomic) */
 };
 

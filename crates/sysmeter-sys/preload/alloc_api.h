@@ -226,6 +226,33 @@ static void forked_child(void)
         claim(1);
 }
 
+/* DWARF CFI: libunwind where it is installed (it caches each return address's rule per
+ * thread: several times cheaper), else libgcc's _Unwind_Backtrace (always there with C++
+ * or Rust; slower: it interprets the CFI at every frame). SYSMETER_ALLOC_UNWIND=gcc forces
+ * libgcc's. */
+static void choose_unwinder(const char *how)
+{
+    void *unw = how != NULL && strcmp(how, "gcc") == 0 ? NULL
+                                                        : dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    if (unw != NULL) {
+        unw_backtrace = (unw_backtrace_fn)dlsym(unw, "unw_backtrace");
+        unw_policy_fn policy = (unw_policy_fn)dlsym(unw, "_ULx86_64_set_caching_policy");
+        void *space = dlsym(unw, "_ULx86_64_local_addr_space");
+        if (policy != NULL && space != NULL)
+            policy(*(void **)space, 2); /* UNW_CACHE_PER_THREAD */
+        if (unw_backtrace != NULL) {
+            hdr->unwinder = 2;
+            return;
+        }
+    }
+    void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+    unwind_backtrace = gcc ? (trace_fn)dlsym(gcc, "_Unwind_Backtrace") : NULL;
+    unwind_getip = gcc ? (getip_fn)dlsym(gcc, "_Unwind_GetIP") : NULL;
+    if (unwind_getip == NULL)
+        unwind_backtrace = NULL;
+    hdr->unwinder = unwind_backtrace == NULL;
+}
+
 __attribute__((constructor)) static void sa_init(void)
 {
     const char *fd = getenv("SYSMETER_ALLOC_SHM");
@@ -243,14 +270,9 @@ __attribute__((constructor)) static void sa_init(void)
     hdr = m;
     const char *how = getenv("SYSMETER_ALLOC_UNWIND");
     use_fp = how != NULL && strcmp(how, "fp") == 0;
-    if (!use_fp) {
-        void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
-        unwind_backtrace = gcc ? (trace_fn)dlsym(gcc, "_Unwind_Backtrace") : NULL;
-        unwind_getip = gcc ? (getip_fn)dlsym(gcc, "_Unwind_GetIP") : NULL;
-        if (unwind_getip == NULL)
-            unwind_backtrace = NULL;
-    }
-    hdr->unwinder = unwind_backtrace == NULL;
+    hdr->unwinder = 1;
+    if (!use_fp)
+        choose_unwinder(how);
     image = __atomic_add_fetch(&hdr->images, 1, __ATOMIC_RELAXED);
     claim(0);
     pthread_atfork(NULL, NULL, forked_child);
