@@ -12,6 +12,7 @@ mod compare;
 mod completions;
 mod export;
 mod fleet;
+mod alloc;
 mod locks;
 mod man;
 mod profile;
@@ -27,6 +28,7 @@ pub use compare::CompareArgs;
 pub use completions::CompletionsArgs;
 pub use export::{ExportArgs, ExportFormat};
 pub use fleet::{FleetArgs, ImportArgs};
+pub use alloc::{ALLOC_TARGET, AllocArgs};
 pub use locks::{LOCKS_TARGET, LocksArgs};
 pub use man::ManArgs;
 pub use profile::{BpfBackendArg, PROFILE_TARGET, ProfileArgs};
@@ -68,6 +70,8 @@ pub enum Command {
     Profile(ProfileArgs),
     /// Find contended locks (futex waits) of a command: per lock and call site, like mutrace.
     Locks(LocksArgs),
+    /// Profile the heap of a command: allocations, leaks, peak and temporaries per call stack.
+    Alloc(AllocArgs),
     /// Time a command at growing input sizes and fit its complexity.
     Scale(ScaleArgs),
     /// Compare two runs metric by metric, with significance.

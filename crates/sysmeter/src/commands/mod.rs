@@ -17,6 +17,7 @@ mod infile;
 #[cfg(test)]
 mod json_docs;
 mod list;
+mod alloc;
 mod locks;
 mod man;
 mod outfile;
@@ -41,6 +42,7 @@ pub use history::history;
 pub use host::host;
 pub use import::import;
 pub use list::list;
+pub use alloc::alloc;
 pub use locks::locks;
 pub use man::man;
 pub use output::{Ending, Finished, Sink, Stream};

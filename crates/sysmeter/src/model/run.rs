@@ -111,6 +111,8 @@ pub enum RunKind {
     Calls,
     /// `sysmeter locks`.
     Locks,
+    /// `sysmeter alloc`.
+    Alloc,
 }
 
 impl RunKind {
@@ -124,6 +126,7 @@ impl RunKind {
             RunKind::Scale => "scale",
             RunKind::Calls => "calls",
             RunKind::Locks => "locks",
+            RunKind::Alloc => "alloc",
         }
     }
 }

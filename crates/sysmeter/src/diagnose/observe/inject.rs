@@ -16,7 +16,8 @@ use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, PermissionsExt};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use sysmeter_sys::preload;
@@ -104,6 +105,53 @@ pub fn watch(
             }
         }
     }
+}
+
+/// Whether the ELF file at `path` asks for a dynamic linker (has PT_INTERP).
+pub fn dynamic(path: &Path) -> bool {
+    let Ok(b) = std::fs::read(path) else {
+        return false;
+    };
+    let u16_at = |at: usize| {
+        b.get(at..at + 2)
+            .map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
+    };
+    let u64_at = |at: usize| {
+        b.get(at..at + 8)
+            .map_or(0, |s| u64::from_le_bytes(s.try_into().unwrap_or([0; 8])))
+    };
+    if b.get(..4) != Some(b"\x7fELF") || b.get(4) != Some(&2) {
+        return false;
+    }
+    let (phoff, phentsize, phnum) = (u64_at(32) as usize, u16_at(54) as usize, u16_at(56));
+    (0..phnum as usize).any(|i| {
+        let at = phoff + i * phentsize;
+        b.get(at..at + 4) == Some(&3u32.to_le_bytes()[..])
+    })
+}
+
+/// Why the preload library cannot be injected into `program`, if it cannot: not x86-64,
+/// setuid or setgid (the dynamic linker ignores LD_PRELOAD there), or a static ELF file (no
+/// dynamic linker to load it). A script is let through: its interpreter loads the library.
+pub fn cannot_preload(program: &Path) -> Option<String> {
+    if preload::CALLS_LIBRARY.is_empty() {
+        return Some("the in-process library is built for x86-64 only".into());
+    }
+    let mode = std::fs::metadata(program).map_or(0, |m| m.permissions().mode());
+    if mode & 0o6000 != 0 {
+        return Some(format!(
+            "{} is setuid or setgid (the dynamic linker ignores LD_PRELOAD for it)",
+            program.display()
+        ));
+    }
+    let elf = std::fs::read(program).is_ok_and(|b| b.starts_with(b"\x7fELF"));
+    if elf && !dynamic(program) {
+        return Some(format!(
+            "{} is statically linked (no dynamic linker to load the library)",
+            program.display()
+        ));
+    }
+    None
 }
 
 /// `len` bytes of the region at `at`.
