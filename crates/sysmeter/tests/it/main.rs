@@ -6,6 +6,7 @@
 
 mod support;
 
+mod alloc;
 mod bad_inputs;
 mod calls;
 mod calls_attach;

@@ -58,21 +58,25 @@ fn value(name: &str, unit: Unit, v: f64) -> Metric {
     Metric::new(name, unit, summary)
 }
 
-/// The site rows, biggest bytes first, counters summed over the processes.
+/// The site rows, biggest bytes first, counters summed over the processes and over stacks
+/// that read the same once named (an unrolled loop calls from several addresses of one line).
 pub fn rows(out: &Outcome, names: &HashMap<usize, Named>) -> Vec<AllocSite> {
-    let mut by: HashMap<usize, AllocSite> = HashMap::new();
+    let mut by: HashMap<Vec<String>, AllocSite> = HashMap::new();
     for &(_, i, c) in &out.counters {
-        let row = by.entry(i).or_insert_with(|| {
-            let named = names.get(&i).cloned().unwrap_or_default();
-            AllocSite {
-                site: if i == 0 {
-                    "(stack table full)".into()
-                } else {
-                    named.site
-                },
-                stack: named.frames,
-                ..AllocSite::default()
-            }
+        let named = names.get(&i).cloned().unwrap_or_default();
+        let key = if i == 0 || named.frames.is_empty() {
+            vec![format!("#{i}")]
+        } else {
+            named.frames.clone()
+        };
+        let row = by.entry(key).or_insert_with(|| AllocSite {
+            site: if i == 0 {
+                "(stack table full)".into()
+            } else {
+                named.site
+            },
+            stack: named.frames,
+            ..AllocSite::default()
         });
         row.allocations += c.allocs;
         row.bytes += c.bytes;

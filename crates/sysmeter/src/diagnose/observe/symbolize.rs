@@ -176,7 +176,7 @@ pub fn source_lines(path: &str, offsets: &[u64]) -> Vec<Option<(String, u32)>> {
     }
     let symbolizer = blazesym::symbolize::Symbolizer::builder()
         .enable_code_info(true)
-        .enable_inlined_fns(false)
+        .enable_inlined_fns(true)
         .build();
     let found = symbolizer.symbolize(&Source::Elf(Elf::new(path)), Input::FileOffset(offsets));
     match found {

@@ -13,14 +13,17 @@ fn pct(part: f64, all: f64) -> String {
     units::percent(if all > 0.0 { part / all } else { 0.0 })
 }
 
-/// A site's allocations: `1.20M allocations of 64 B` (or `averaging` when sizes differ is
-/// unknown: the mean is what the counters give).
+/// A site's allocations: `one allocation of 8 MiB`, `100k allocations of 64 B on average`
+/// (the counters give the mean size, not each size).
 fn allocations_of(r: &AllocSite) -> String {
-    format!(
-        "{} allocations of {} on average",
-        units::count(r.allocations as f64),
-        units::bytes(r.mean_size())
-    )
+    match r.allocations {
+        1 => format!("one allocation of {}", units::size(r.bytes)),
+        n => format!(
+            "{} allocations of {} on average",
+            units::count(n as f64),
+            units::bytes(r.mean_size())
+        ),
+    }
 }
 
 fn top_site(rows: &[AllocSite], t: &Totals) -> Option<Finding> {
@@ -69,7 +72,7 @@ fn leaks(out: &Outcome, rows: &[AllocSite], t: &Totals) -> Finding {
         })
         .collect();
     let text = format!(
-        "{} blocks ({}) were still live {when}, from {} sites; the most: {}.",
+        "{} blocks ({}) were still live {when}, from {} site(s); the most: {}.",
         units::count(t.leaked as f64),
         units::bytes(t.leaked_bytes as f64),
         leaking.len(),
