@@ -19,7 +19,8 @@ fn main() {
     ];
     for s in sources
         .iter()
-        .chain(&["preload/layout.h", "preload/alloc.h", "preload/alloc_api.h"]) {
+        .chain(&["preload/layout.h", "preload/alloc.h", "preload/alloc_api.h"])
+    {
         println!("cargo:rerun-if-changed={s}");
     }
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();

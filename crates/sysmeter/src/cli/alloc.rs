@@ -14,7 +14,8 @@ pub const ALLOC_TARGET: Rules = Rules {
 
 /// `sysmeter alloc`: a heap profile of a command (like heaptrack).
 #[derive(Debug, Args)]
-#[command(after_help = "Per call stack: allocations, bytes, blocks still live at exit \
+#[command(
+    after_help = "Per call stack: allocations, bytes, blocks still live at exit \
                   (leaks, with their stacks), temporary allocations; the peak of live bytes \
                   and when; the live heap over time beside RSS; flame graphs of bytes and of \
                   counts (report --html). A preloaded library interposes malloc, calloc, \
@@ -23,7 +24,8 @@ pub const ALLOC_TARGET: Rules = Rules {
                   through malloc); no root. Launched, dynamically linked programs only \
                   (docs/alloc.md). The report goes to stderr (or --out).\n\nExamples:\n  \
                   sysmeter alloc -- ./parse input.txt\n  \
-                  sysmeter alloc -f -- make -j2")]
+                  sysmeter alloc -f -- make -j2"
+)]
 #[command(mut_arg("pid", |a| a.help(
     "Not supported: the hooks are loaded when the program starts (exit 2 says so)")))]
 #[command(mut_arg("duration", |a| a.help(

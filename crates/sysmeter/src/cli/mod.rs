@@ -7,12 +7,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::report::Format;
 
+mod alloc;
 mod calls;
 mod compare;
 mod completions;
 mod export;
 mod fleet;
-mod alloc;
 mod locks;
 mod man;
 mod profile;
@@ -23,12 +23,12 @@ mod serve;
 pub mod target;
 mod trace;
 
+pub use alloc::{ALLOC_TARGET, AllocArgs};
 pub use calls::{CALLS_TARGET, CallsArgs, CallsBackendArg};
 pub use compare::CompareArgs;
 pub use completions::CompletionsArgs;
 pub use export::{ExportArgs, ExportFormat};
 pub use fleet::{FleetArgs, ImportArgs};
-pub use alloc::{ALLOC_TARGET, AllocArgs};
 pub use locks::{LOCKS_TARGET, LocksArgs};
 pub use man::ManArgs;
 pub use profile::{BpfBackendArg, PROFILE_TARGET, ProfileArgs};

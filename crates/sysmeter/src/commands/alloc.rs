@@ -3,10 +3,10 @@
 //! of this host, store the run, print the summary to stderr (or --out), then pass the
 //! command's exit code through.
 
+use super::Outcome;
 use super::UsageError;
 use super::diagnosis::{Diagnosed, DiagnosisError, diagnose, latest_bench, record};
 use super::output::Stream;
-use super::Outcome;
 use crate::cli::{ALLOC_TARGET, AllocArgs};
 use crate::diagnose::alloc::{self, AllocConfig, AllocError};
 use crate::diagnose::observe::target::Target;

@@ -2,6 +2,7 @@
 //! (harness, store, report) and writes the output. No measurement or formatting logic lives
 //! here. Errors are `anyhow`; a [`UsageError`] inside one makes `main` exit with code 2.
 
+mod alloc;
 mod bench;
 mod calls;
 mod compare;
@@ -17,7 +18,6 @@ mod infile;
 #[cfg(test)]
 mod json_docs;
 mod list;
-mod alloc;
 mod locks;
 mod man;
 mod outfile;
@@ -32,6 +32,7 @@ mod serve;
 mod show;
 mod trace;
 
+pub use alloc::alloc;
 pub use bench::bench;
 pub use calls::calls;
 pub use compare::compare;
@@ -42,7 +43,6 @@ pub use history::history;
 pub use host::host;
 pub use import::import;
 pub use list::list;
-pub use alloc::alloc;
 pub use locks::locks;
 pub use man::man;
 pub use output::{Ending, Finished, Sink, Stream};

@@ -58,7 +58,10 @@ fn site(run: &Value, name: &str) -> ((u64, u64, u64, u64, u64), Vec<String>) {
 
 fn metric(run: &Value, name: &str) -> f64 {
     let all = run["results"][0]["metrics"].as_array().cloned();
-    let m = all.unwrap_or_default().into_iter().find(|m| m["name"] == name);
+    let m = all
+        .unwrap_or_default()
+        .into_iter()
+        .find(|m| m["name"] == name);
     m.and_then(|m| m["summary"]["median"].as_f64())
         .unwrap_or_else(|| panic!("no metric {name}"))
 }
@@ -75,28 +78,44 @@ fn the_three_sites_are_reported_exactly() {
     let (small, _) = site(&run, "small_blocks (alloc_sites.c:48)");
     assert_eq!((small.0, small.1, small.2), (100_000, 6_400_000, 0));
     let (leak, stack) = site(&run, "leak_pages");
-    assert_eq!((leak.0, leak.1, leak.2, leak.3), (100, 409_600, 100, 409_600));
-    assert!(stack[0].starts_with("leak_pages (alloc_sites.c:"), "{stack:?}");
+    assert_eq!(
+        (leak.0, leak.1, leak.2, leak.3),
+        (100, 409_600, 100, 409_600)
+    );
+    assert!(
+        stack[0].starts_with("leak_pages (alloc_sites.c:"),
+        "{stack:?}"
+    );
     assert!(stack[1].starts_with("main (alloc_sites.c:"), "{stack:?}");
     let (big, _) = site(&run, "big_buffer");
     assert_eq!((big.0, big.1, big.2), (1, 8 << 20, 0));
     // At the peak: the 8 MiB buffer, the leaks, the 100 000 blocks and their array.
     let peak = metric(&run, "peak live");
     let expected = (8 << 20) + 409_600 + 6_400_000 + 800_000;
-    assert!(peak >= expected as f64 && peak < expected as f64 + 65536.0, "{peak}");
+    assert!(
+        peak >= expected as f64 && peak < expected as f64 + 65536.0,
+        "{peak}"
+    );
     let own: f64 = stderr
         .lines()
         .find_map(|l| l.strip_prefix("peak_at_ns ")?.trim().parse().ok())
         .expect("the fixture prints its peak time");
     let seen = metric(&run, "peak reached after");
-    assert!((seen - own).abs() <= 0.1 * own, "peak at {seen} ns, program says {own}");
+    assert!(
+        (seen - own).abs() <= 0.1 * own,
+        "peak at {seen} ns, program says {own}"
+    );
     assert_eq!(metric(&run, "blocks live at end"), 100.0, "{run:#}");
 }
 
 #[test]
 fn threads_are_counted_exactly_with_their_temporaries() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = text(&need!(compile_fixture("alloc_threads", dir.path(), &["-pthread"])));
+    let bin = text(&need!(compile_fixture(
+        "alloc_threads",
+        dir.path(),
+        &["-pthread"]
+    )));
     let (run, _) = alloc(&[], &[&bin, "4", "5000"], dir.path());
     let (churn, stack) = site(&run, "churn (alloc_threads.c:");
     assert_eq!(churn, (20_000, 1_280_000, 0, 0, 20_000), "{stack:?}");
@@ -117,13 +136,17 @@ fn a_forked_child_counts_with_f_only() {
     assert_eq!((parent.0, parent.2), (10, 10), "{run:#}");
     let (run, _) = alloc(&[], &[&bin], dir.path());
     assert!(
-        !sites(&run).iter().any(|r| r["site"].as_str().unwrap_or("").starts_with("child_keeps")),
+        !sites(&run)
+            .iter()
+            .any(|r| r["site"].as_str().unwrap_or("").starts_with("child_keeps")),
         "{run:#}"
     );
 }
 
 fn compiled(cmd: &str, src: &str, flags: &[&str], dir: &Path) -> Result<PathBuf, Missing> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/programs").join(src);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/programs")
+        .join(src);
     let exe = dir.join("prog");
     let status = Command::new(cmd)
         .args(flags)

@@ -176,7 +176,10 @@ pub fn run(cfg: &AllocConfig) -> Result<(Outcome, CommandState, Option<f64>), Al
         region::SIZE as u64,
         &region::header(),
     )?;
-    let mut extra = vec![("SYSMETER_ALLOC_SHM".to_string(), shm.as_raw_fd().to_string())];
+    let mut extra = vec![(
+        "SYSMETER_ALLOC_SHM".to_string(),
+        shm.as_raw_fd().to_string(),
+    )];
     if cfg.frame_pointers {
         extra.push(("SYSMETER_ALLOC_UNWIND".into(), "fp".into()));
     }

@@ -96,11 +96,14 @@ fn place(objects: &[Object], pc: u64) -> Option<(String, u64)> {
     Some((o.path.clone(), at.wrapping_sub(o.bias)))
 }
 
+/// A frame placed in its object (path, file address), or its bare address.
+type Placed = Result<(String, u64), u64>;
+
 /// Every stack of `out` named, by stack index.
 pub fn name_sites(out: &Outcome) -> HashMap<usize, Named> {
     let by_image = objects_by_image(&out.procs);
     let none: &[Object] = &[];
-    let placed: HashMap<usize, Vec<Result<(String, u64), u64>>> = out
+    let placed: HashMap<usize, Vec<Placed>> = out
         .stacks
         .iter()
         .map(|(&i, s)| {

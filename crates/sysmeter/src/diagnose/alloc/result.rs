@@ -36,8 +36,7 @@ fn about(target: &str) -> About {
                       Counts are exact; nothing is sampled."
             .into(),
         references: vec![
-            "heaptrack: allocations, leaks, peak and temporary allocations per call stack"
-                .into(),
+            "heaptrack: allocations, leaks, peak and temporary allocations per call stack".into(),
         ],
     }
 }

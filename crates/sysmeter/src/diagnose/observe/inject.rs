@@ -62,7 +62,11 @@ pub fn environment(lib: &File, drop: &[&str], extra: &[(String, String)]) -> Vec
         }
     }
     env.push(format!("LD_PRELOAD={preload}").into());
-    env.extend(extra.iter().map(|(k, v)| OsString::from(format!("{k}={v}"))));
+    env.extend(
+        extra
+            .iter()
+            .map(|(k, v)| OsString::from(format!("{k}={v}"))),
+    );
     env
 }
 

@@ -184,7 +184,10 @@ pub fn source_lines(path: &str, offsets: &[u64]) -> Vec<Option<(String, u32)>> {
             .into_iter()
             .map(|s| match s {
                 Symbolized::Sym(sym) => sym.code_info.and_then(|c| {
-                    let file = Path::new(&c.file).file_name()?.to_string_lossy().into_owned();
+                    let file = Path::new(&c.file)
+                        .file_name()?
+                        .to_string_lossy()
+                        .into_owned();
                     Some((file, c.line?))
                 }),
                 Symbolized::Unknown(_) => None,

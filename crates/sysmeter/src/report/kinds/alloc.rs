@@ -43,7 +43,11 @@ fn cells(r: &AllocSite, all_bytes: f64) -> Vec<String> {
     };
     let live = match r.leaked {
         0 => String::new(),
-        n => format!("{} ({})", units::count(n as f64), units::size(r.leaked_bytes)),
+        n => format!(
+            "{} ({})",
+            units::count(n as f64),
+            units::size(r.leaked_bytes)
+        ),
     };
     vec![
         units::size(r.bytes),
@@ -70,8 +74,9 @@ fn leaks_text(rows: &[AllocSite]) -> String {
     if leaking.is_empty() {
         return String::new();
     }
-    leaking.sort_by(|a, b| b.leaked_bytes.cmp(&a.leaked_bytes));
-    let mut out = String::from("\nLive at end (leaks when the program exited), with their stacks:\n");
+    leaking.sort_by_key(|r| std::cmp::Reverse(r.leaked_bytes));
+    let mut out =
+        String::from("\nLive at end (leaks when the program exited), with their stacks:\n");
     for r in leaking.iter().take(TOP) {
         out.push_str(&format!(
             "  {} blocks, {} — {}\n",
@@ -109,7 +114,11 @@ fn text(r: &ExperimentResult) -> Option<String> {
 fn markdown(r: &ExperimentResult) -> Option<String> {
     let rows = table_rows(r)?;
     let escape = |c: &str| c.replace('|', "\\|");
-    let mut out = format!("| {} |\n|{}\n", HEADERS.join(" | "), "---|".repeat(HEADERS.len()));
+    let mut out = format!(
+        "| {} |\n|{}\n",
+        HEADERS.join(" | "),
+        "---|".repeat(HEADERS.len())
+    );
     for row in rows {
         let cells: Vec<String> = row.iter().map(|c| escape(c)).collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
@@ -123,10 +132,7 @@ fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerView {
     view.texts.retain(|t| t.name == "folded");
     AnswerView {
         heading: "Heap profile".into(),
-        lines_html: finding_lines(
-            r,
-            &["top_site", "leaks", "peak", "temporary", "priced"],
-        ),
+        lines_html: finding_lines(r, &["top_site", "leaks", "peak", "temporary", "priced"]),
         table: Some(TableView {
             caption: "Allocation sites by bytes".into(),
             headers: HEADERS.iter().map(|h| h.to_string()).collect(),

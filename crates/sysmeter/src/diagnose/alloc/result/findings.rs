@@ -58,7 +58,7 @@ fn leaks(out: &Outcome, rows: &[AllocSite], t: &Totals) -> Finding {
         return Finding::new("leaks", format!("No block was live {when}."), Some(0.0));
     }
     let mut leaking: Vec<&AllocSite> = rows.iter().filter(|r| r.leaked > 0).collect();
-    leaking.sort_by(|a, b| b.leaked_bytes.cmp(&a.leaked_bytes));
+    leaking.sort_by_key(|r| std::cmp::Reverse(r.leaked_bytes));
     let top: Vec<String> = leaking
         .iter()
         .take(3)
@@ -82,13 +82,12 @@ fn leaks(out: &Outcome, rows: &[AllocSite], t: &Totals) -> Finding {
 }
 
 fn peak(out: &Outcome, t: &Totals) -> Finding {
-    let rss = out
-        .samples
-        .iter()
-        .map(|s| s.rss)
-        .fold(0.0_f64, f64::max);
+    let rss = out.samples.iter().map(|s| s.rss).fold(0.0_f64, f64::max);
     let rss_text = if rss > 0.0 {
-        format!(" (RSS peaked at {} as sampled every 10 ms)", units::bytes(rss))
+        format!(
+            " (RSS peaked at {} as sampled every 10 ms)",
+            units::bytes(rss)
+        )
     } else {
         String::new()
     };
@@ -167,7 +166,9 @@ fn stacks(out: &Outcome) -> Finding {
     }
     let untracked: u64 = out.procs.iter().map(|p| p.untracked).sum();
     if untracked > 0 {
-        lost.push(format!("{untracked} allocations were not kept (pointer table full)"));
+        lost.push(format!(
+            "{untracked} allocations were not kept (pointer table full)"
+        ));
     }
     let lost = if lost.is_empty() {
         " Nothing was lost.".into()

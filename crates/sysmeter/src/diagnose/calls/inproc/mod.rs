@@ -67,7 +67,11 @@ fn read_region(shm: &File) -> Result<region::Region, CallsError> {
 fn read_functions(shm: &File) -> Result<funcs_region::Functions, CallsError> {
     let at = region::SIZE as u64;
     let head = inject::read_at(shm, at, funcs_region::used_len(0))?;
-    let all = inject::read_at(shm, at, funcs_region::used_len(funcs_region::claimed(&head)))?;
+    let all = inject::read_at(
+        shm,
+        at,
+        funcs_region::used_len(funcs_region::claimed(&head)),
+    )?;
     Ok(funcs_region::parse(&all))
 }
 
@@ -97,7 +101,8 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
     let env = environment(&lib, &shm, &globs, every, cfg.functions);
     let start = clock_pair();
     let mut child = inject::launch(argv, &env)?;
-    let (ended, waited) = inject::watch(&mut child, cfg.duration, Duration::from_millis(20), || {})?;
+    let (ended, waited) =
+        inject::watch(&mut child, cfg.duration, Duration::from_millis(20), || {})?;
     // A short run measures the counter's rate poorly: give it 20 ms at least.
     let elapsed = clock_pair().1 - start.1;
     if elapsed < 20_000_000 {
