@@ -1,4 +1,4 @@
-//! Program diagnosis: seven ways of looking at a program, each producing a
+//! Program diagnosis: eight ways of looking at a program, each producing a
 //! [`crate::model::RunRecord`] so results are stored and rendered like bench runs:
 //!
 //! - `run`: the time split (user, system, waiting), the /proc timeline and the verdict
