@@ -230,8 +230,12 @@ static uint32_t stack_index(const uint64_t *pc, uint32_t n)
             }
             st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
         }
-        while (st == 1)
+        /* Being written by another thread: wait, but not forever (a fork may have copied
+         * the table while a thread that is not in the child was writing). */
+        for (uint32_t spin = 0; st == 1 && spin < (1u << 22); spin++)
             st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+        if (st != 2)
+            break;
         if (s->hash == h && s->depth == n && s->image == image &&
             memcmp(s->pc, pc, n * sizeof *pc) == 0)
             return i;
