@@ -6,7 +6,12 @@
 #define LEAVE() t_busy = 0
 #define FP() ((uintptr_t *)__builtin_frame_address(0))
 
-API void *malloc(size_t n)
+/* Off (a `calls` run), each hot wrapper is a test and a jump to the next definition; the
+ * rest is out of line, so the off path saves no registers and sets up no frame. */
+#define OFF(f) __builtin_expect(on == 0 && real.f != NULL, 1)
+#define SLOW __attribute__((noinline))
+
+static SLOW void *malloc_on(size_t n)
 {
     READY(malloc);
     if (__builtin_expect(real.malloc == NULL, 0))
@@ -20,7 +25,14 @@ API void *malloc(size_t n)
     return p;
 }
 
-API void *calloc(size_t a, size_t b)
+API void *malloc(size_t n)
+{
+    if (OFF(malloc))
+        return real.malloc(n);
+    return malloc_on(n);
+}
+
+static SLOW void *calloc_on(size_t a, size_t b)
 {
     READY(calloc);
     size_t n;
@@ -36,7 +48,14 @@ API void *calloc(size_t a, size_t b)
     return p;
 }
 
-API void free(void *p)
+API void *calloc(size_t a, size_t b)
+{
+    if (OFF(calloc))
+        return real.calloc(a, b);
+    return calloc_on(a, b);
+}
+
+static SLOW void free_on(void *p)
 {
     if (p == NULL || is_boot(p))
         return;
@@ -49,6 +68,13 @@ API void free(void *p)
     real.free(p);
 }
 
+API void free(void *p)
+{
+    if (OFF(free) && !is_boot(p))
+        return real.free(p);
+    free_on(p);
+}
+
 static void *realloc_boot(void *p, size_t n)
 {
     size_t room = (size_t)(boot + sizeof boot - (char *)p);
@@ -58,7 +84,7 @@ static void *realloc_boot(void *p, size_t n)
     return q;
 }
 
-API void *realloc(void *p, size_t n)
+static SLOW void *realloc_on(void *p, size_t n)
 {
     if (p != NULL && is_boot(p))
         return realloc_boot(p, n);
@@ -81,6 +107,13 @@ API void *realloc(void *p, size_t n)
     }
     LEAVE();
     return q;
+}
+
+API void *realloc(void *p, size_t n)
+{
+    if (OFF(realloc) && !is_boot(p))
+        return real.realloc(p, n);
+    return realloc_on(p, n);
 }
 
 API int posix_memalign(void **out, size_t align, size_t n)
