@@ -1,9 +1,10 @@
 //! `sysmeter alloc` (a heap profile through the preloaded library; no root needed): the
 //! three-site fixture reported exactly (counts, bytes, the 100 leaks with their stack, the
 //! peak and its time within 10% of the program's own clock), four threads counted exactly
-//! with their temporaries, a forked child counted with `-f` only, C++ new/delete and Rust's
-//! system allocator named by the code that allocates, and a static program and `-p`
-//! refused with one sentence. Fixtures need a C compiler (`cc`; C++: `c++`; Rust: rustc).
+//! with their temporaries (stacks walked by the unwind tables and by frame pointers), a
+//! forked child counted with `-f` only, C++ new/delete and Rust's system allocator named by
+//! the code that allocates, and a static program and `-p` refused with one sentence.
+//! Fixtures need a C compiler (`cc`; C++: `c++`; Rust: rustc).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -122,6 +123,11 @@ fn threads_are_counted_exactly_with_their_temporaries() {
     assert!(stack.iter().any(|f| f.starts_with("worker")), "{stack:?}");
     let (kept, _) = site(&run, "keep_one");
     assert_eq!((kept.0, kept.2, kept.3), (4, 4, 400));
+    // Frame pointers (the fixture keeps them): the same counts, the same innermost frame.
+    let (run, _) = alloc(&["--frame-pointers"], &[&bin, "4", "5000"], dir.path());
+    let (churn, stack) = site(&run, "churn (alloc_threads.c:");
+    assert_eq!(churn, (20_000, 1_280_000, 0, 0, 20_000), "{stack:?}");
+    assert!(stack.iter().any(|f| f.starts_with("worker")), "{stack:?}");
 }
 
 #[test]

@@ -222,3 +222,106 @@ pub fn build(target: &str, out: &Outcome, names: &HashMap<usize, Named>) -> Expe
     r.artifacts = arts;
     r
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnose::alloc::region::{Counters, Proc};
+
+    fn outcome() -> (Outcome, HashMap<usize, Named>) {
+        let c = |allocs, bytes, frees, freed, temps| Counters {
+            allocs,
+            bytes,
+            frees,
+            freed,
+            temps,
+            mmaps: 0,
+        };
+        let out = Outcome {
+            procs: vec![Proc {
+                pid: 7,
+                allocs: 111,
+                live: 300,
+                live_count: 3,
+                peak: 5000,
+                peak_ns: 2_000_000,
+                start_ns: 1_000_000,
+                ..Proc::default()
+            }],
+            // Stacks 1 and 2 read the same once named (an unrolled loop): one row.
+            counters: vec![
+                (0, 1, c(5, 500, 4, 400, 4)),
+                (0, 2, c(5, 500, 5, 500, 5)),
+                (0, 3, c(101, 5000, 99, 4800, 0)),
+            ],
+            pid: 7,
+            ..Outcome::default()
+        };
+        let named = |site: &str, frames: &[&str]| Named {
+            site: site.into(),
+            frames: frames.iter().map(|f| f.to_string()).collect(),
+        };
+        let names = HashMap::from([
+            (1, named("f (a.c:3)", &["f (a.c:3)", "main (a.c:9)"])),
+            (2, named("f (a.c:3)", &["f (a.c:3)", "main (a.c:9)"])),
+            (
+                3,
+                named(
+                    "g (a.c:5)",
+                    &["operator new(unsigned long)", "g (a.c:5)", "main"],
+                ),
+            ),
+        ]);
+        (out, names)
+    }
+
+    #[test]
+    fn stacks_that_read_the_same_are_one_row_biggest_bytes_first() {
+        let (out, names) = outcome();
+        let rows = rows(&out, &names);
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[0].site.as_str(), rows[0].rank), ("g (a.c:5)", 1));
+        assert_eq!((rows[0].leaked, rows[0].leaked_bytes), (2, 200));
+        assert_eq!((rows[1].allocations, rows[1].bytes), (10, 1000));
+        assert_eq!((rows[1].leaked, rows[1].temporary), (1, 9));
+        // Folded stacks are root first, weighted by bytes.
+        let f = folded(&rows, |r| r.bytes);
+        assert!(
+            f.contains("main;g (a.c:5);operator new(unsigned long) 5000"),
+            "{f}"
+        );
+        assert!(f.contains("main (a.c:9);f (a.c:3) 1000"), "{f}");
+    }
+
+    #[test]
+    fn the_result_says_where_the_bytes_leaks_and_peak_are_and_prices_them() {
+        let (out, names) = outcome();
+        let mut r = build("prog", &out, &names);
+        let text = |k: &str| {
+            r.findings
+                .iter()
+                .find(|f| f.key == k)
+                .map(|f| f.text.clone())
+                .unwrap_or_default()
+        };
+        assert!(text("top_site").starts_with("83% of allocated bytes come from g (a.c:5)"));
+        assert!(text("leaks").contains("3 blocks (300 B) were still live at exit"));
+        assert!(
+            text("peak").contains("4.88 KiB live, 1.00 ms after"),
+            "{}",
+            text("peak")
+        );
+        priced(
+            &mut r,
+            Some((20.0, "cpu.ops \"malloc+free 64 B\"".into(), "B1".into())),
+            None,
+        );
+        let p = r
+            .findings
+            .last()
+            .map(|f| f.text.clone())
+            .unwrap_or_default();
+        assert!(p.contains("bench run B1: 111 allocations"), "{p}");
+        assert!(p.contains("about 2.22 µs here"), "{p}");
+    }
+}
