@@ -3,7 +3,8 @@
 //! peak and its time within 10% of the program's own clock), four threads counted exactly
 //! with their temporaries (stacks walked by the unwind tables and by frame pointers), a
 //! forked child counted with `-f` only, C++ new/delete and Rust's system allocator named by
-//! the code that allocates, and a static program and `-p` refused with one sentence.
+//! the code that allocates, a static program and `-p` refused with one sentence, and two
+//! stored runs compared value by value.
 //! Fixtures need a C compiler (`cc`; C++: `c++`; Rust: rustc).
 
 use std::path::{Path, PathBuf};
@@ -200,4 +201,34 @@ fn a_static_program_and_a_pid_are_refused_with_one_sentence() {
     let mut cmd = sysmeter();
     cmd.args(["alloc", "--no-store", "-p", &std::process::id().to_string()]);
     usage_error(&mut cmd, &["cannot attach", "sysmeter alloc -- CMD"]);
+}
+
+#[test]
+fn alloc_runs_are_stored_and_compared() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = need!(compile_fixture("alloc_fork", dir.path(), &[]));
+    let db = dir.path().join("runs.db");
+    for _ in 0..2 {
+        let status = sysmeter()
+            .arg("alloc")
+            .arg("--db")
+            .arg(&db)
+            .arg("--")
+            .arg(&bin)
+            .output()
+            .expect("sysmeter runs");
+        assert_eq!(status.status.code(), Some(0), "{status:?}");
+    }
+    let out = sysmeter()
+        .arg("compare")
+        .arg("--db")
+        .arg(&db)
+        .args(["latest~1", "latest"])
+        .output()
+        .expect("sysmeter runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The same program twice: the same counts, compared value by value.
+    let row = text.lines().find(|l| l.contains("blocks live at end"));
+    let row = row.unwrap_or_else(|| panic!("no row in {text}"));
+    assert!(row.contains("10") && row.contains("no change"), "{row}");
 }

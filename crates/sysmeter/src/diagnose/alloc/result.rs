@@ -41,7 +41,8 @@ fn about(target: &str) -> About {
     }
 }
 
-/// One value as a metric (a count or a size, not a distribution).
+/// One value as a metric (a count or a size, not a distribution); its one sample is kept so
+/// `compare` shows both runs' values.
 fn value(name: &str, unit: Unit, v: f64) -> Metric {
     let summary = Summary {
         n: 1,
@@ -54,7 +55,10 @@ fn value(name: &str, unit: Unit, v: f64) -> Metric {
         max: v,
         ..Summary::default()
     };
-    Metric::new(name, unit, summary)
+    Metric {
+        samples: vec![v],
+        ..Metric::new(name, unit, summary)
+    }
 }
 
 /// The site rows, biggest bytes first, counters summed over the processes and over stacks
