@@ -160,6 +160,35 @@ fn series(name: &str, samples: &[Sample], y: impl Fn(&Sample) -> f64) -> Series 
     }
 }
 
+/// Allocations per log2 size class over all processes: x is the class's lowest size in
+/// bytes (class b holds sizes from 2^(b-1) to 2^b - 1; 0 B alone in class 0).
+fn size_series(out: &Outcome) -> Series {
+    let mut hist = [0u64; super::region::HIST];
+    for p in &out.procs {
+        for (h, v) in hist.iter_mut().zip(&p.hist) {
+            *h += v;
+        }
+    }
+    Series {
+        name: "allocations".into(),
+        x_label: "size (log2 class, from)".into(),
+        x_unit: Unit::Bytes,
+        y_unit: Unit::Count,
+        points: hist
+            .iter()
+            .enumerate()
+            .filter(|&(_, &n)| n > 0)
+            .filter_map(|(b, &n)| {
+                Some(SeriesPoint {
+                    x: if b == 0 { 0.0 } else { 2f64.powi(b as i32 - 1) },
+                    summary: summarize(&[n as f64], 1).ok()?,
+                    cycles: None,
+                })
+            })
+            .collect(),
+    }
+}
+
 /// Run-wide totals: the launched process's peak (the largest of any with `-f` when it is
 /// not there), everything else summed.
 pub struct Totals {
@@ -214,6 +243,7 @@ pub fn build(target: &str, out: &Outcome, names: &HashMap<usize, Named>) -> Expe
     r.series = vec![
         series("live heap", &out.samples, |s| s.live),
         series("RSS", &out.samples, |s| s.rss),
+        size_series(out),
     ];
     r.series.retain(|s| !s.points.is_empty());
     r.findings = findings::all(out, &rows, &t);
