@@ -1,6 +1,8 @@
 //! Builds the `calls` preload library (preload/: C and one x86-64 assembly file; `funcs.c`
 //! holds the -finstrument-functions hooks of `calls --functions`, `mutex.c` the pthread
-//! hooks of `locks`' in-process table) into a shared object that `preload.rs` embeds. The `cc` crate makes static archives only, so
+//! hooks of `locks`' in-process table, `alloc.c` the allocation functions `alloc`
+//! interposes; every hook is off unless its environment turns it on) into a
+//! shared object that `preload.rs` embeds. The `cc` crate makes static archives only, so
 //! its compiler handle links the `.so` here. Other architectures get an empty library and
 //! `calls` keeps its uprobe backend there.
 
@@ -14,11 +16,17 @@ fn main() {
         "preload/patch.c",
         "preload/funcs.c",
         "preload/mutex.c",
+        "preload/alloc.c",
         "preload/hooks_x86_64.S",
     ];
     for s in sources
         .iter()
-        .chain(&["preload/layout.h", "preload/mutex.h"])
+        .chain(&[
+            "preload/layout.h",
+            "preload/mutex.h",
+            "preload/alloc.h",
+            "preload/alloc_api.h",
+        ])
     {
         println!("cargo:rerun-if-changed={s}");
     }

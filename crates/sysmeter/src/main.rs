@@ -20,6 +20,7 @@ fn main() -> ExitCode {
         Command::Calls(a) => commands::calls(a),
         Command::Profile(a) => commands::profile(a),
         Command::Locks(a) => commands::locks(a),
+        Command::Alloc(a) => commands::alloc(a),
         Command::Scale(a) => commands::scale(a),
         Command::Compare(a) => commands::compare(a),
         Command::Report(a) => commands::report(a),

@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::report::Format;
 
+mod alloc;
 mod calls;
 mod compare;
 mod completions;
@@ -22,6 +23,7 @@ mod serve;
 pub mod target;
 mod trace;
 
+pub use alloc::{ALLOC_TARGET, AllocArgs};
 pub use calls::{CALLS_TARGET, CallsArgs, CallsBackendArg};
 pub use compare::CompareArgs;
 pub use completions::CompletionsArgs;
@@ -68,6 +70,8 @@ pub enum Command {
     Profile(ProfileArgs),
     /// Find contended locks (futex waits) of a command: per lock and call site, like mutrace.
     Locks(LocksArgs),
+    /// Profile the heap of a command: allocations, leaks, peak and temporaries per call stack.
+    Alloc(AllocArgs),
     /// Time a command at growing input sizes and fit its complexity.
     Scale(ScaleArgs),
     /// Compare two runs metric by metric, with significance.

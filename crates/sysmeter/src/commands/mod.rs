@@ -2,6 +2,7 @@
 //! (harness, store, report) and writes the output. No measurement or formatting logic lives
 //! here. Errors are `anyhow`; a [`UsageError`] inside one makes `main` exit with code 2.
 
+mod alloc;
 mod bench;
 mod calls;
 mod compare;
@@ -31,6 +32,7 @@ mod serve;
 mod show;
 mod trace;
 
+pub use alloc::alloc;
 pub use bench::bench;
 pub use calls::calls;
 pub use compare::compare;

@@ -1,4 +1,4 @@
-//! Program diagnosis: seven ways of looking at a program, each producing a
+//! Program diagnosis: eight ways of looking at a program, each producing a
 //! [`crate::model::RunRecord`] so results are stored and rendered like bench runs:
 //!
 //! - `run`: the time split (user, system, waiting), the /proc timeline and the verdict
@@ -8,6 +8,7 @@
 //! - `profile`: the sampling CPU profile (flat profile, call graph, flame graph);
 //! - `profile --off-cpu` (`profile/offcpu`): where and why threads block, with their wakers;
 //! - `locks`: contended futexes per lock and call site;
+//! - `alloc`: a heap profile (allocations, leaks, peak, temporaries per call stack);
 //! - `scale`: how the run time grows with the input size.
 //!
 //! `price` turns counted calls into time with a stored bench run. Everything the diagnoses
@@ -16,6 +17,7 @@
 //! in [`observe`], the floor they stand on: a diagnosis may import `observe` and nothing of
 //! another diagnosis (checked by `layers::tests`).
 
+pub mod alloc;
 pub mod calls;
 pub mod locks;
 pub mod observe;

@@ -155,7 +155,7 @@ pub fn mapping(kind: Kind, name: &str) -> Option<(&'static str, &'static str, f6
 }
 
 /// The unit price of `name` from `bench`: `(ns per call, "experiment metric")`.
-fn unit_price(bench: &RunRecord, kind: Kind, name: &str) -> Option<(f64, String)> {
+pub fn unit_price(bench: &RunRecord, kind: Kind, name: &str) -> Option<(f64, String)> {
     let (exp, metric, share) = mapping(kind, name)?;
     let r = bench.results.iter().find(|r| r.id == exp)?;
     let m = r.metrics.iter().find(|m| m.name == metric)?;

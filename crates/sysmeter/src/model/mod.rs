@@ -11,6 +11,7 @@
 //! computes its summaries with `stats`).
 
 pub mod about;
+pub mod alloc;
 pub mod call_note;
 pub mod callgraph;
 #[cfg(any(test, feature = "fixtures"))]

@@ -1,8 +1,7 @@
 //! The run record: one invocation of sysmeter (a bench, run, trace, profile or scale), its
 //! configuration, and per experiment the metrics, series, estimates and findings.
 //!
-//! Pure data and constructors: depends on nothing in this crate but [`HostInfo`] beside it
-//! (outside: serde, and jiff and fastrand for a new run id).
+//! Pure data and constructors: depends only on [`HostInfo`] beside it (serde, jiff, fastrand).
 
 use serde::{Deserialize, Serialize};
 
@@ -12,8 +11,7 @@ use super::interval::RunToRun;
 use super::machine::{MachineState, RoundStats};
 use super::summary::Summary;
 
-/// Version of the JSON/DB result schema. Bump it on any incompatible change and say so in
-/// docs/json-schema.md and the CHANGELOG.
+/// JSON/DB result schema version: bump it on incompatible changes (docs/json-schema.md, CHANGELOG).
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// One invocation of sysmeter that produced results (a `bench`, later `run`, `trace`, ...).
@@ -82,9 +80,8 @@ impl RunRecord {
     }
 }
 
-/// A new run id: UTC start second, then 8 hex digits mixing this process's id with the
-/// clock's nanoseconds, so two processes (or machines) starting in the same second do not
-/// collide — 16 random bits did, in CI, when two benches started together.
+/// A new run id: UTC start second, then 8 hex digits mixing our pid with the clock's ns, so
+/// two processes starting in the same second do not collide (16 random bits did, in CI).
 pub fn new_run_id() -> String {
     let now = jiff::Timestamp::now();
     let salt = (u64::from(std::process::id()) << 32 | u64::from(now.subsec_nanosecond() as u32))
@@ -111,6 +108,8 @@ pub enum RunKind {
     Calls,
     /// `sysmeter locks`.
     Locks,
+    /// `sysmeter alloc`.
+    Alloc,
 }
 
 impl RunKind {
@@ -124,6 +123,7 @@ impl RunKind {
             RunKind::Scale => "scale",
             RunKind::Calls => "calls",
             RunKind::Locks => "locks",
+            RunKind::Alloc => "alloc",
         }
     }
 }

@@ -6,6 +6,7 @@
 
 mod support;
 
+mod alloc;
 mod attach_end;
 mod bad_inputs;
 mod calls;

@@ -13,6 +13,8 @@
 //!   named by their unwind-table entry);
 //! - [`unwind`]: the one unwinder: whole user stacks from a sample's registers and stack
 //!   copy, with DWARF CFI where the code has it and frame pointers where it does not;
+//! - [`inject`]: the one injection of the preload library into a launched command (memfds,
+//!   `LD_PRELOAD`, the shared region read back), shared by `calls` and `alloc`;
 //! - [`flame`]: the one drawing of a flame graph from folded stacks (inferno);
 //! - [`scan`]: the x86 call and prologue decoders (the frameless-leaf check);
 //! - [`reservoir`]: the durations kept of paired entries and exits (`trace`, `calls`);
@@ -32,6 +34,7 @@ pub mod bpf;
 pub mod elf;
 pub mod error;
 pub mod flame;
+pub mod inject;
 pub mod lookups;
 pub mod maps;
 pub mod overhead;

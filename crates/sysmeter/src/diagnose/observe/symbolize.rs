@@ -167,6 +167,36 @@ fn resolved(s: Symbolized<'_>) -> Option<Resolved> {
     }
 }
 
+/// The source file (its last component) and line of each of `offsets` (file offsets) in
+/// the ELF file at `path`, from its DWARF line table; `None` where it has none. Separate
+/// from [`Symbols`], whose names skip the line tables (the slow part) for profiles.
+pub fn source_lines(path: &str, offsets: &[u64]) -> Vec<Option<(String, u32)>> {
+    if !path.starts_with('/') || !Path::new(path).exists() {
+        return vec![None; offsets.len()];
+    }
+    let symbolizer = blazesym::symbolize::Symbolizer::builder()
+        .enable_code_info(true)
+        .enable_inlined_fns(true)
+        .build();
+    let found = symbolizer.symbolize(&Source::Elf(Elf::new(path)), Input::FileOffset(offsets));
+    match found {
+        Ok(found) => found
+            .into_iter()
+            .map(|s| match s {
+                Symbolized::Sym(sym) => sym.code_info.and_then(|c| {
+                    let file = Path::new(&c.file)
+                        .file_name()?
+                        .to_string_lossy()
+                        .into_owned();
+                    Some((file, c.line?))
+                }),
+                Symbolized::Unknown(_) => None,
+            })
+            .collect(),
+        Err(_) => vec![None; offsets.len()],
+    }
+}
+
 /// Start address of this process's `[vdso]` mapping.
 fn own_vdso_start() -> Option<u64> {
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;

@@ -8,6 +8,7 @@
 //! Pure. Depends on `model` (the typed rows of `model::locks`), `model::units` and the rest of
 //! `report` (generic tables, charts, the HTML views); never on `diagnose`.
 
+mod alloc;
 mod bench;
 mod calls;
 mod locks;
@@ -66,6 +67,7 @@ pub(super) fn view(kind: RunKind) -> &'static dyn KindView {
         RunKind::Calls => &calls::CALLS,
         RunKind::Profile => &profile::Profile,
         RunKind::Locks => &locks::Locks,
+        RunKind::Alloc => &alloc::ALLOC,
         RunKind::Scale => &scale::Scale,
     }
 }

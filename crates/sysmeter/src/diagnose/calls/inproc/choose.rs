@@ -32,29 +32,6 @@ pub enum Wanted {
     Uprobe,
 }
 
-/// Whether the ELF file at `path` asks for a dynamic linker (has PT_INTERP).
-fn dynamic(path: &Path) -> bool {
-    let Ok(b) = std::fs::read(path) else {
-        return false;
-    };
-    let u16_at = |at: usize| {
-        b.get(at..at + 2)
-            .map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
-    };
-    let u64_at = |at: usize| {
-        b.get(at..at + 8)
-            .map_or(0, |s| u64::from_le_bytes(s.try_into().unwrap_or([0; 8])))
-    };
-    if b.get(..4) != Some(b"\x7fELF") || b.get(4) != Some(&2) {
-        return false;
-    }
-    let (phoff, phentsize, phnum) = (u64_at(32) as usize, u16_at(54) as usize, u16_at(56));
-    (0..phnum as usize).any(|i| {
-        let at = phoff + i * phentsize;
-        b.get(at..at + 4) == Some(&3u32.to_le_bytes()[..])
-    })
-}
-
 /// Why the in-process backend cannot trace this run, if it cannot.
 pub fn why_not(target: &Target, program: &Path, patterns: &[Pattern]) -> Option<String> {
     if sysmeter_sys::preload::CALLS_LIBRARY.is_empty() {
@@ -77,7 +54,7 @@ pub fn why_not(target: &Target, program: &Path, patterns: &[Pattern]) -> Option<
             program.display()
         ));
     }
-    if !dynamic(program) {
+    if !crate::diagnose::observe::inject::dynamic(program) {
         return Some(format!(
             "{} is statically linked (no dynamic linker to load the library)",
             program.display()

@@ -1,0 +1,229 @@
+//! `sysmeter alloc`: a heap profile of a launched, dynamically linked program. The preload
+//! library that `calls` also uses (injected by `observe::inject`) interposes malloc, calloc,
+//! realloc, free, posix_memalign, aligned_alloc, memalign, valloc, pvalloc and anonymous
+//! mmap/munmap when `SYSMETER_ALLOC_SHM` names the run's region; per call stack and process
+//! it counts allocations, bytes, frees and temporary allocations, and per process the live
+//! and peak bytes ([`region`]). While the command runs, the live heap is sampled from the
+//! region beside the RSS from /proc; when it ends the stacks are named ([`names`]) and the
+//! result built ([`result`]). docs/alloc.md.
+//!
+//! Depends on `model`, `diagnose::observe` and sysmeter-sys; never on another diagnosis.
+
+pub mod names;
+pub mod region;
+pub mod result;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+use crate::diagnose::observe::error::{ObserveError, resolve_program};
+use crate::diagnose::observe::inject;
+use crate::diagnose::observe::session::{CommandState, Ended, Pending};
+use crate::model::ExperimentResult;
+
+/// What to run and how.
+#[derive(Debug, Clone)]
+pub struct AllocConfig {
+    /// The command.
+    pub argv: Vec<OsString>,
+    /// Count forked children (and what they exec) too.
+    pub follow_forks: bool,
+    /// Stop observing after this long (the command keeps running).
+    pub duration: Option<Duration>,
+    /// Walk stacks by frame pointers instead of the unwind tables.
+    pub frame_pointers: bool,
+}
+
+/// Why `alloc` could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum AllocError {
+    /// The target could not be started or read.
+    #[error(transparent)]
+    Target(#[from] ObserveError),
+    /// The library cannot be loaded into this program (a usage error).
+    #[error("cannot profile the heap of this program: {0}")]
+    Refused(String),
+}
+
+impl AllocError {
+    /// Bad input (exit 2).
+    pub fn is_usage(&self) -> bool {
+        matches!(self, AllocError::Refused(_))
+    }
+    /// 126/127 for a command that cannot run.
+    pub fn exit_code(&self) -> Option<u8> {
+        match self {
+            AllocError::Target(e) => e.exit_code(),
+            AllocError::Refused(_) => None,
+        }
+    }
+}
+
+/// One reading while the command ran.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    /// ns since the library started in the launched process.
+    pub t_ns: f64,
+    /// Bytes live on the heap (as the hooks count them).
+    pub live: f64,
+    /// Resident set size, bytes (from /proc).
+    pub rss: f64,
+}
+
+/// Everything a run left: the region's contents, the samples, how it ended.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Header counts.
+    pub header: region::Header,
+    /// Process images (only the launched one's without `-f`).
+    pub procs: Vec<region::Proc>,
+    /// The stacks that have counters, by index.
+    pub stacks: HashMap<usize, region::Stack>,
+    /// Per (process record index, stack index): its counters (non-zero only).
+    pub counters: Vec<(usize, usize, region::Counters)>,
+    /// The live heap and RSS over time, of the launched process.
+    pub samples: Vec<Sample>,
+    /// The launched process.
+    pub pid: u32,
+    /// Why it ended.
+    pub ended: Option<Ended>,
+}
+
+/// The result of a run and the command's fate.
+#[derive(Debug)]
+pub struct AllocOutput {
+    /// The `alloc` result.
+    pub result: ExperimentResult,
+    /// How the command ended.
+    pub command: CommandState,
+}
+
+fn read_procs(shm: &File) -> Result<(region::Header, Vec<region::Proc>), ObserveError> {
+    let head = inject::read_at(shm, 0, 64)?;
+    let header = region::parse_header(&head).unwrap_or_default();
+    let b = inject::read_at(
+        shm,
+        region::PROCS_AT as u64,
+        region::procs_len(header.procs),
+    )?;
+    Ok((header, region::parse_procs(&b, header.procs)))
+}
+
+/// The stacks and counters of `procs`.
+fn read_sites(shm: &File, out: &mut Outcome) -> Result<(), ObserveError> {
+    let table = inject::read_at(shm, region::STACKS_AT as u64, region::STACKS_LEN)?;
+    for p in &out.procs {
+        let at = region::SITES_AT + p.index * region::SITES_LEN;
+        let b = inject::read_at(shm, at as u64, region::SITES_LEN)?;
+        for i in 0..region::STACKS {
+            let c = region::parse_counters(&b, i);
+            if c.allocs == 0 && c.frees == 0 {
+                continue;
+            }
+            out.counters.push((p.index, i, c));
+            if let Some(s) = region::parse_stack(&table, i) {
+                out.stacks.entry(i).or_insert(s);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The resident set size of `pid` in bytes (0 once it is gone).
+fn rss(pid: u32) -> f64 {
+    let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).unwrap_or_default();
+    let pages: f64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0.0);
+    pages * sysmeter_sys::memory::page_size() as f64
+}
+
+/// One sample of the launched process's live heap (from its record) and RSS.
+fn sample(shm: &File, pid: u32, samples: &mut Vec<Sample>) {
+    let Ok((_, procs)) = read_procs(shm) else {
+        return;
+    };
+    let Some(p) = procs.iter().find(|p| p.pid == pid && !p.forked) else {
+        return;
+    };
+    let now = sysmeter_sys::clock::clock_gettime_ns(sysmeter_sys::clock::ClockId::Monotonic);
+    let rss = rss(pid);
+    if rss > 0.0 {
+        samples.push(Sample {
+            t_ns: (now as f64 - p.start_ns as f64).max(0.0),
+            live: p.live as f64,
+            rss,
+        });
+    }
+}
+
+/// Launches the command with the library and reads the region when it ends (or Ctrl-C,
+/// or `--duration`).
+pub fn run(cfg: &AllocConfig) -> Result<(Outcome, CommandState, Option<f64>), AllocError> {
+    let program = resolve_program(&cfg.argv[0])?;
+    if let Some(why) = inject::cannot_preload(&program) {
+        return Err(AllocError::Refused(format!(
+            "{why}; the allocation hooks live in a preloaded library (docs/alloc.md)"
+        )));
+    }
+    let (lib, shm) = inject::library_and_region(
+        c"sysmeter-alloc-region",
+        region::SIZE as u64,
+        &region::header(),
+    )?;
+    let mut extra = vec![(
+        "SYSMETER_ALLOC_SHM".to_string(),
+        shm.as_raw_fd().to_string(),
+    )];
+    if cfg.frame_pointers {
+        extra.push(("SYSMETER_ALLOC_UNWIND".into(), "fp".into()));
+    }
+    let env = inject::environment(&lib, &["SYSMETER_ALLOC_"], &extra);
+    let mut child = inject::launch(&cfg.argv, &env)?;
+    let pid = child.pid() as u32;
+    let mut samples = Vec::new();
+    let tick = Duration::from_millis(10);
+    let (ended, waited) = inject::watch(&mut child, cfg.duration, tick, || {
+        sample(&shm, pid, &mut samples)
+    })?;
+    let (header, mut procs) = read_procs(&shm)?;
+    if !cfg.follow_forks {
+        // Without -f only the launched process counts (its exec'd images keep its pid).
+        procs.retain(|p| p.pid == pid && !p.forked);
+    }
+    let mut out = Outcome {
+        header,
+        procs,
+        samples,
+        pid,
+        ended: Some(ended),
+        ..Outcome::default()
+    };
+    read_sites(&shm, &mut out)?;
+    let command = match waited {
+        Some((x, _)) => CommandState::Exited(x.shell_code()),
+        None => CommandState::StillRunning(Pending::gated(child)),
+    };
+    let cpu = waited.map(|(_, u)| (u.user_ns + u.system_ns) as f64);
+    Ok((out, command, cpu))
+}
+
+/// `sysmeter alloc`: run the command, then build the result (`cpu_ns`: the command's CPU
+/// time, for the share of it the allocations cost).
+pub fn alloc(cfg: &AllocConfig) -> Result<(AllocOutput, Option<f64>), AllocError> {
+    let (out, command, cpu) = run(cfg)?;
+    let target = cfg
+        .argv
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let sites = names::name_sites(&out);
+    let result = result::build(&target, &out, &sites);
+    Ok((AllocOutput { result, command }, cpu))
+}

@@ -1,0 +1,261 @@
+//! The shared region the preload library's allocation hooks write (its C layout is
+//! `crates/sysmeter-sys/preload/alloc.h`; keep both in step): a header, one record per
+//! process image (live and peak bytes, totals, the size histogram, its loaded objects), the
+//! table of call stacks, and each process's counters per stack.
+//!
+//! Pure bytes in, values out: no I/O here (the reading is `mod.rs`'s, through
+//! `observe::inject::read_at`). Depends on nothing but std.
+
+/// Identifies an initialised region ("SMALLOC1").
+pub const MAGIC: u64 = 0x3143_4f4c_4c41_4d53;
+/// Process images of a run.
+pub const PROCS: usize = 32;
+/// Distinct call stacks of a run.
+pub const STACKS: usize = 32768;
+/// Return addresses kept per stack.
+pub const DEPTH: usize = 32;
+const OBJS: usize = 128;
+const PATH: usize = 120;
+/// Log2 size classes of the histogram.
+pub const HIST: usize = 48;
+const HEADER: usize = 4096;
+const OBJ_SIZE: usize = 24 + PATH;
+const PROC_SIZE: usize = 544 + OBJS * OBJ_SIZE;
+const STACK_SIZE: usize = 24 + 8 * DEPTH;
+const SITE_SIZE: usize = 64;
+/// Where the process records start.
+pub const PROCS_AT: usize = HEADER;
+/// Where the stack table starts.
+pub const STACKS_AT: usize = PROCS_AT + PROCS * PROC_SIZE;
+/// Where the per-process counters start.
+pub const SITES_AT: usize = STACKS_AT + STACKS * STACK_SIZE;
+/// Bytes of the whole region.
+pub const SIZE: usize = SITES_AT + PROCS * STACKS * SITE_SIZE;
+
+/// The header counts.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Header {
+    /// Process records claimed.
+    pub procs: usize,
+    /// Stacks inserted.
+    pub stacks: u32,
+    /// Processes that found no record.
+    pub lost_procs: u32,
+    /// Allocations whose stack found no room (counted at stack 0).
+    pub lost_stacks: u32,
+    /// 0: libgcc's DWARF walk, 1: frame pointers, 2: libunwind.
+    pub unwinder: u32,
+}
+
+/// A loaded object of a process image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Object {
+    /// Runtime address less the address stated in the file.
+    pub bias: u64,
+    /// Runtime range of its loaded segments.
+    pub lo: u64,
+    /// End of that range.
+    pub hi: u64,
+    /// Its file.
+    pub path: String,
+}
+
+/// One process image.
+#[derive(Debug, Clone, Default)]
+pub struct Proc {
+    /// Record index (the counters' row).
+    pub index: usize,
+    /// Process id, parent's id.
+    pub pid: u32,
+    /// The parent.
+    pub ppid: u32,
+    /// Which load of the library (exec'd images differ; a forked child keeps its parent's).
+    pub image: u32,
+    /// A forked child (it shares its parent's image).
+    pub forked: bool,
+    /// CLOCK_MONOTONIC at the library's start in this image.
+    pub start_ns: u64,
+    /// Bytes and blocks live now (at exit: leaked).
+    pub live: u64,
+    /// Blocks live now.
+    pub live_count: u64,
+    /// Most bytes live at once and when (CLOCK_MONOTONIC).
+    pub peak: u64,
+    /// When the peak was reached.
+    pub peak_ns: u64,
+    /// Allocations, frees and temporary allocations.
+    pub allocs: u64,
+    /// Frees of blocks this image allocated.
+    pub frees: u64,
+    /// Temporary allocations.
+    pub temps: u64,
+    /// Frees of blocks it did not see allocated (before the library started, the parent's).
+    pub foreign_frees: u64,
+    /// Allocations not kept (the pointer table was full).
+    pub untracked: u64,
+    /// Program name.
+    pub exe: String,
+    /// Allocations per log2 size class.
+    pub hist: Vec<u64>,
+    /// Loaded objects.
+    pub objects: Vec<Object>,
+}
+
+/// A call stack: the image it belongs to and its return addresses, innermost first.
+#[derive(Debug, Clone, Default)]
+pub struct Stack {
+    /// The image whose objects name the addresses.
+    pub image: u32,
+    /// Return addresses.
+    pub pcs: Vec<u64>,
+}
+
+/// One process's counters at one stack.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Allocations and their bytes.
+    pub allocs: u64,
+    /// Bytes allocated.
+    pub bytes: u64,
+    /// Of those, freed, and their bytes.
+    pub frees: u64,
+    /// Bytes freed.
+    pub freed: u64,
+    /// Freed by the allocating thread before its next allocation.
+    pub temps: u64,
+    /// Anonymous maps among the allocations.
+    pub mmaps: u64,
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    b.get(at..at + 4)
+        .map_or(0, |s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from(u32_at(b, at)) | (u64::from(u32_at(b, at + 4)) << 32)
+}
+
+fn text_at(b: &[u8], at: usize, len: usize) -> String {
+    let s = b.get(at..at + len).unwrap_or_default();
+    let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
+    String::from_utf8_lossy(&s[..end]).into_owned()
+}
+
+/// A fresh header (magic set, everything else 0).
+pub fn header() -> Vec<u8> {
+    let mut h = vec![0u8; HEADER];
+    h[0..8].copy_from_slice(&MAGIC.to_le_bytes());
+    h
+}
+
+/// The header's counts; `None` without the magic.
+pub fn parse_header(b: &[u8]) -> Option<Header> {
+    (u64_at(b, 0) == MAGIC).then(|| Header {
+        procs: (u32_at(b, 8) as usize).min(PROCS),
+        stacks: u32_at(b, 12),
+        lost_procs: u32_at(b, 16),
+        lost_stacks: u32_at(b, 20),
+        unwinder: u32_at(b, 24),
+    })
+}
+
+/// Bytes of the process records to read for `procs` of them.
+pub fn procs_len(procs: usize) -> usize {
+    procs.min(PROCS) * PROC_SIZE
+}
+
+/// The claimed process records in `b` (the records area, from its start).
+pub fn parse_procs(b: &[u8], procs: usize) -> Vec<Proc> {
+    (0..procs.min(PROCS))
+        .map(|i| (i, i * PROC_SIZE))
+        .filter(|&(_, at)| u32_at(b, at) == 1)
+        .map(|(index, at)| parse_proc(b, index, at))
+        .collect()
+}
+
+fn parse_proc(b: &[u8], index: usize, at: usize) -> Proc {
+    let nobjs = (u32_at(b, at + 100) as usize).min(OBJS);
+    Proc {
+        index,
+        pid: u32_at(b, at + 4),
+        ppid: u32_at(b, at + 8),
+        image: u32_at(b, at + 12),
+        start_ns: u64_at(b, at + 16),
+        live: u64_at(b, at + 24),
+        live_count: u64_at(b, at + 32),
+        peak: u64_at(b, at + 40),
+        peak_ns: u64_at(b, at + 48),
+        allocs: u64_at(b, at + 56),
+        frees: u64_at(b, at + 64),
+        temps: u64_at(b, at + 72),
+        foreign_frees: u64_at(b, at + 80),
+        untracked: u64_at(b, at + 88),
+        forked: u32_at(b, at + 104) != 0,
+        exe: text_at(b, at + 112, 48),
+        hist: (0..HIST).map(|i| u64_at(b, at + 160 + 8 * i)).collect(),
+        objects: (0..nobjs)
+            .map(|k| {
+                let o = at + 544 + k * OBJ_SIZE;
+                Object {
+                    bias: u64_at(b, o),
+                    lo: u64_at(b, o + 8),
+                    hi: u64_at(b, o + 16),
+                    path: text_at(b, o + 24, PATH),
+                }
+            })
+            .collect(),
+    }
+}
+
+/// The stack at slot `i` of the stack table `b`; `None` when the slot is not filled.
+pub fn parse_stack(b: &[u8], i: usize) -> Option<Stack> {
+    let at = i * STACK_SIZE;
+    if u32_at(b, at + 8) != 2 {
+        return None;
+    }
+    let depth = (u32_at(b, at + 12) as usize).min(DEPTH);
+    Some(Stack {
+        image: u32_at(b, at + 16),
+        pcs: (0..depth).map(|k| u64_at(b, at + 24 + 8 * k)).collect(),
+    })
+}
+
+/// Bytes of the stack table.
+pub const STACKS_LEN: usize = STACKS * STACK_SIZE;
+/// Bytes of one process's counters.
+pub const SITES_LEN: usize = STACKS * SITE_SIZE;
+
+/// The counters of stack `i` in one process's counters `b`.
+pub fn parse_counters(b: &[u8], i: usize) -> Counters {
+    let at = i * SITE_SIZE;
+    Counters {
+        allocs: u64_at(b, at),
+        bytes: u64_at(b, at + 8),
+        frees: u64_at(b, at + 16),
+        freed: u64_at(b, at + 24),
+        temps: u64_at(b, at + 32),
+        mmaps: u64_at(b, at + 40),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_layout_matches_the_c_header() {
+        // Printed by a C program from alloc.h's offsetof and sizeof.
+        assert_eq!(PROC_SIZE, 18976);
+        assert_eq!(STACKS_AT, 611_328);
+        assert_eq!(SITES_AT, 9_786_368);
+        assert_eq!(SIZE, 76_895_232);
+    }
+
+    #[test]
+    fn a_fresh_header_has_no_process() {
+        let h = parse_header(&header()).expect("magic");
+        assert_eq!(h.procs, 0);
+        assert!(parse_header(&[0u8; 64]).is_none());
+    }
+}

@@ -1,0 +1,167 @@
+//! The one injection of sysmeter's preload library into a launched command, shared by the
+//! in-process backends (`calls`, `alloc`): the library and each run's shared region are
+//! memfds without close-on-exec, so the command loads the library as `/proc/self/fd/N`
+//! (appended to any `LD_PRELOAD` already set: the program's own preloads keep their
+//! precedence) and maps the region by its number; every process and exec'd image of the
+//! run writes into the same region, which outlives them all. The region is read back with
+//! `pread` ([`read_at`]): no unsafe code here.
+//!
+//! Also the launch itself and the watch until the command ends (Ctrl-C passed on,
+//! `--duration` leaving it running), with a hook called between checks so a backend can
+//! sample its region while the command runs. Depends on sysmeter-sys and the floor's
+//! `error` and `session`.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileExt, PermissionsExt};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use sysmeter_sys::preload;
+use sysmeter_sys::process::child::Child;
+
+use super::error::{ObserveError, resolve_program};
+use super::session::{Ended, Exited, launched_stop, wait_for_end};
+
+/// The preload library in a memfd, and a fresh region of `size` bytes starting with
+/// `header` (both inherited by the command).
+pub fn library_and_region(
+    region_name: &std::ffi::CStr,
+    size: u64,
+    header: &[u8],
+) -> Result<(File, File), ObserveError> {
+    let lib = preload::library_memfd().map_err(ObserveError::io("writing the preload library"))?;
+    let mut shm = preload::inherited_memfd(region_name)
+        .map_err(ObserveError::io("creating the shared region"))?;
+    shm.set_len(size)
+        .and_then(|()| shm.write_all(header))
+        .map_err(ObserveError::io("creating the shared region"))?;
+    Ok((lib, shm))
+}
+
+/// The command's environment: ours without the variables whose names start with one of
+/// `drop` (a stale setting of an outer sysmeter, `LD_BIND_NOW`), the library preloaded
+/// last, then `extra`.
+pub fn environment(lib: &File, drop: &[&str], extra: &[(String, String)]) -> Vec<OsString> {
+    let lib_path = format!("/proc/self/fd/{}", lib.as_raw_fd());
+    let mut env: Vec<OsString> = Vec::new();
+    let mut preload = lib_path.clone();
+    for (k, v) in std::env::vars_os() {
+        let key = k.as_bytes();
+        if key == b"LD_PRELOAD" && !v.is_empty() {
+            // Ours last: the program's own preloads keep their precedence.
+            preload = format!("{}:{lib_path}", v.to_string_lossy());
+        } else if !drop.iter().any(|d| key.starts_with(d.as_bytes())) {
+            let mut kv = k.clone();
+            kv.push("=");
+            kv.push(&v);
+            env.push(kv);
+        }
+    }
+    env.push(format!("LD_PRELOAD={preload}").into());
+    env.extend(
+        extra
+            .iter()
+            .map(|(k, v)| OsString::from(format!("{k}={v}"))),
+    );
+    env
+}
+
+/// Starts `argv` with `env`, released from its gate (126/127 with the shell's sentence
+/// when it cannot run).
+pub fn launch(argv: &[OsString], env: &[OsString]) -> Result<Child, ObserveError> {
+    let program = resolve_program(&argv[0])?;
+    let env: Vec<&OsStr> = env.iter().map(OsString::as_os_str).collect();
+    let args: Vec<&OsStr> = argv.iter().map(OsString::as_os_str).collect();
+    let mut child = Child::spawn_env(&program, &args, Some(&env))
+        .map_err(ObserveError::io("starting the command"))?;
+    child.release().map_err(|e| match e.raw_os_error() {
+        Some(libc::ENOENT) => ObserveError::CommandNotFound(argv[0].to_string_lossy().into()),
+        _ => ObserveError::io("starting the command")(e),
+    })?;
+    Ok(child)
+}
+
+/// Until the command ends, Ctrl-C (passed on; the command is waited for) or `duration`
+/// (the command keeps running); `tick` runs every `every` meanwhile.
+pub fn watch(
+    child: &mut Child,
+    duration: Option<Duration>,
+    every: Duration,
+    mut tick: impl FnMut(),
+) -> Result<(Ended, Option<Exited>), ObserveError> {
+    let start = Instant::now();
+    let waiting = ObserveError::io("waiting for the command");
+    loop {
+        let stop = launched_stop(child, start, duration);
+        match stop.map_err(|e| ObserveError::io("waiting for the command")(e))? {
+            Some((Ended::Interrupted, _)) => {
+                let waited = wait_for_end(child).map_err(waiting)?;
+                return Ok((Ended::Interrupted, waited));
+            }
+            Some(done) => return Ok(done),
+            None => {
+                tick();
+                std::thread::sleep(every);
+            }
+        }
+    }
+}
+
+/// Whether the ELF file at `path` asks for a dynamic linker (has PT_INTERP).
+pub fn dynamic(path: &Path) -> bool {
+    let Ok(b) = std::fs::read(path) else {
+        return false;
+    };
+    let u16_at = |at: usize| {
+        b.get(at..at + 2)
+            .map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
+    };
+    let u64_at = |at: usize| {
+        b.get(at..at + 8)
+            .map_or(0, |s| u64::from_le_bytes(s.try_into().unwrap_or([0; 8])))
+    };
+    if b.get(..4) != Some(b"\x7fELF") || b.get(4) != Some(&2) {
+        return false;
+    }
+    let (phoff, phentsize, phnum) = (u64_at(32) as usize, u16_at(54) as usize, u16_at(56));
+    (0..phnum as usize).any(|i| {
+        let at = phoff + i * phentsize;
+        b.get(at..at + 4) == Some(&3u32.to_le_bytes()[..])
+    })
+}
+
+/// Why the preload library cannot be injected into `program`, if it cannot: not x86-64,
+/// setuid or setgid (the dynamic linker ignores LD_PRELOAD there), or a static ELF file (no
+/// dynamic linker to load it). A script is let through: its interpreter loads the library.
+pub fn cannot_preload(program: &Path) -> Option<String> {
+    if preload::CALLS_LIBRARY.is_empty() {
+        return Some("the in-process library is built for x86-64 only".into());
+    }
+    let mode = std::fs::metadata(program).map_or(0, |m| m.permissions().mode());
+    if mode & 0o6000 != 0 {
+        return Some(format!(
+            "{} is setuid or setgid (the dynamic linker ignores LD_PRELOAD for it)",
+            program.display()
+        ));
+    }
+    let elf = std::fs::read(program).is_ok_and(|b| b.starts_with(b"\x7fELF"));
+    if elf && !dynamic(program) {
+        return Some(format!(
+            "{} is statically linked (no dynamic linker to load the library)",
+            program.display()
+        ));
+    }
+    None
+}
+
+/// `len` bytes of the region at `at`.
+pub fn read_at(shm: &File, at: u64, len: usize) -> Result<Vec<u8>, ObserveError> {
+    let mut buf = vec![0u8; len];
+    shm.read_exact_at(&mut buf, at)
+        .map_err(ObserveError::io("reading the shared region"))?;
+    Ok(buf)
+}

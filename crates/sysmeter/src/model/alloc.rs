@@ -1,0 +1,54 @@
+//! The typed rows of an `alloc` result: per allocation site (a call stack), its
+//! allocations, bytes, what was still live at exit (leaks), the temporary allocations and
+//! the anonymous maps among them. `diagnose::alloc` writes them as the result's
+//! [`ALLOC_SITES`] artifact (a JSON array, biggest bytes first), which the store keeps like
+//! every artifact; renderers read them with [`sites`] and never parse a metric or note.
+//! Depends on `model` types, serde and serde_json only.
+
+use serde::{Deserialize, Serialize};
+
+use super::ExperimentResult;
+
+/// The result id of `alloc`.
+pub const ALLOC_ID: &str = "alloc";
+/// The name of the artifact that holds the typed rows.
+pub const ALLOC_SITES: &str = "alloc sites";
+
+/// One allocation site.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AllocSite {
+    /// Rank by bytes allocated, from 1.
+    pub rank: usize,
+    /// The code that asked for the memory: `function (file:line)`.
+    pub site: String,
+    /// The whole stack, innermost first.
+    pub stack: Vec<String>,
+    /// Allocations made there.
+    pub allocations: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Blocks still live at the end (leaks when the program exited).
+    pub leaked: u64,
+    /// Their bytes.
+    pub leaked_bytes: u64,
+    /// Freed by the allocating thread before its next allocation.
+    pub temporary: u64,
+    /// Anonymous maps among the allocations.
+    pub mmaps: u64,
+}
+
+impl AllocSite {
+    /// Bytes per allocation.
+    pub fn mean_size(&self) -> f64 {
+        self.bytes as f64 / self.allocations.max(1) as f64
+    }
+}
+
+/// The rows of `r` (empty when it has none).
+pub fn sites(r: &ExperimentResult) -> Vec<AllocSite> {
+    r.artifacts
+        .iter()
+        .find(|a| a.name == ALLOC_SITES)
+        .and_then(|a| serde_json::from_str(&a.content).ok())
+        .unwrap_or_default()
+}
