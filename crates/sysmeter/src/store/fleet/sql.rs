@@ -39,7 +39,7 @@ FROM vals GROUP BY exp_id, name";
 /// `$1` earliest start (ns), `$2` fewest hosts, `$3` MAD → SD factor, `$4` least factor,
 /// `$5` least robust SDs.
 pub const REDUCED_SQL: &str = "
-, spread AS (), spread AS (
+, spread AS (
     SELECT exp_id, name, min(unit) AS unit, count(*) AS n,
            percentile_cont(0.5) WITHIN GROUP (ORDER BY v) AS median,
            percentile_cont(0.1) WITHIN GROUP (ORDER BY v) AS p10,
