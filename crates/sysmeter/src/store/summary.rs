@@ -5,11 +5,11 @@
 //!
 //! - kept: every metric's statistics, its rounds, its degenerate mark, its cycles (as the
 //!   factor from ns to cycles, which is the same for every statistic), the findings, the
-//!   estimates, the artifacts, the machine state, the experiment's title and what it
-//!   measures; each series point's x, n, median and 95% interval;
-//! - dropped: the raw samples, the methodology text and references (the same for every run
-//!   of one version: `sysmeter list`, docs/experiments.md), the other statistics of series
-//!   points (NaN when read back);
+//!   estimates, the artifacts, the machine state, the experiment's title; each series
+//!   point's x, n, median and 95% interval;
+//! - dropped: the raw samples, the description of the experiment — what it measures, its
+//!   methodology and references, the same for every run of one version (`sysmeter list`,
+//!   docs/experiments.md) — and the other statistics of series points (NaN when read back);
 //! - every number rounded to [`DIGITS`] significant digits (the intervals of a bench are
 //!   ~1% wide), then the whole zlib-compressed into `results.summary`.
 //!
@@ -30,14 +30,13 @@ use crate::model::{
 };
 
 /// Significant digits every stored number keeps.
-pub const DIGITS: usize = 5;
+pub const DIGITS: usize = 4;
 
 /// The stored summary of one result (its id, status, skip, error and elapsed time stay in
 /// their own columns).
 #[derive(Serialize, Deserialize)]
 struct Slim {
     title: String,
-    measures: String,
     estimates: Value,
     findings: Value,
     artifacts: Value,
@@ -80,7 +79,6 @@ struct SlimSeries {
 pub(super) fn encode(r: &ExperimentResult) -> Result<Vec<u8>, String> {
     let slim = Slim {
         title: r.about.title.clone(),
-        measures: r.about.measures.clone(),
         estimates: json(&r.estimates)?,
         findings: json(&r.findings)?,
         artifacts: json(&r.artifacts)?,
@@ -110,7 +108,7 @@ pub(super) fn decode(blob: &[u8]) -> Result<ExperimentResult, String> {
         status: Status::Ok,
         about: About {
             title: slim.title,
-            measures: slim.measures,
+            measures: String::new(),
             methodology: String::new(),
             references: Vec::new(),
         },

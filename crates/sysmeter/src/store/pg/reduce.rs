@@ -11,7 +11,7 @@
 use postgres::Transaction;
 
 use crate::model::{FleetJudged, FleetSpread, Unit};
-use crate::store::fleet::sql::{REDUCED_SQL, VALS_SQL};
+use crate::store::fleet::sql::{NUMBERED_VALS_SQL, REDUCED_SQL};
 use crate::store::fleet::{JudgedRow, LATEST_RUNS_SQL};
 
 /// The reduced spreads (each with its unit word) and the chosen values of the fleet since
@@ -22,9 +22,12 @@ pub(super) fn reduced(
 ) -> Result<(Vec<(String, FleetSpread)>, Vec<JudgedRow>), postgres::Error> {
     use crate::model::fleet_rule::{MAD_TO_SD, MADS, MIN_FACTOR, MIN_HOSTS};
     let min_hosts = i64::try_from(MIN_HOSTS).unwrap_or(i64::MAX);
-    let sql = format!("{LATEST_RUNS_SQL}{VALS_SQL}{REDUCED_SQL}");
+    let sql = format!("{LATEST_RUNS_SQL}{NUMBERED_VALS_SQL}{REDUCED_SQL}");
     let params: [&(dyn postgres::types::ToSql + Sync); 5] =
         [&since_ns, &min_hosts, &MAD_TO_SD, &MIN_FACTOR, &MADS];
+    // The sorts of 2 million values fit in memory (the default 4 MB spills to disk); for
+    // this transaction only.
+    tx.batch_execute("SET LOCAL work_mem = '128MB'")?;
     let (mut spreads, mut values) = (Vec::new(), Vec::new());
     for r in tx.query(&sql, &params)? {
         let kind: i32 = r.try_get(0)?;

@@ -1,5 +1,5 @@
 //! A PostgreSQL fleet store keeps summaries: an imported run comes back with its metrics'
-//! statistics (to 5 significant digits), findings and machine description, without raw
+//! statistics (to 4 significant digits), findings and machine description, without raw
 //! samples and without `metrics` rows; `--with-samples` stores it whole; `prune --keep N`
 //! keeps each host's latest N runs.
 
