@@ -86,11 +86,14 @@ impl Store {
                 .map(light_host),
         );
         let spreads = match rows.spreads {
-            Some(s) => Some(
-                s.into_iter()
+            Some(s) => {
+                let mut s: Vec<FleetSpread> = s
+                    .into_iter()
                     .map(|s| self.spread(s))
-                    .collect::<Result<_, _>>()?,
-            ),
+                    .collect::<Result<_, _>>()?;
+                s.sort_by(|a, b| (&a.experiment, &a.metric).cmp(&(&b.experiment, &b.metric)));
+                Some(s)
+            }
             None => None,
         };
         let mut data = FleetData {

@@ -28,6 +28,7 @@ mod pg;
 mod read;
 mod retention;
 mod rows;
+mod rows_extra;
 mod sqlite;
 mod summary;
 mod target;

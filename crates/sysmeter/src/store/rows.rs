@@ -9,10 +9,11 @@
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::StoreError;
-use crate::model::{ExperimentResult, MachineState, Metric, RoundStats, RunRecord, Summary};
+use super::rows_extra::{MachineColumn, MetricExtra};
+use crate::model::{ExperimentResult, Metric, RunRecord, Summary};
 
 /// A `runs` row.
 #[derive(Debug, Clone)]
@@ -381,45 +382,5 @@ impl Decoder<'_> {
             name: row.name,
             run_to_run: None,
         })
-    }
-}
-
-/// The `results.machine_json` column (schema 3): a result's machine-state records.
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct MachineColumn {
-    #[serde(default)]
-    machine: Option<MachineState>,
-    #[serde(default)]
-    round_machines: Vec<MachineState>,
-}
-
-impl MachineColumn {
-    fn of(r: &ExperimentResult) -> MachineColumn {
-        MachineColumn {
-            machine: r.machine.clone(),
-            round_machines: r.round_machines.clone(),
-        }
-    }
-}
-
-/// The `metrics.extra_json` column (schema 3): what a metric gained after schema 2.
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct MetricExtra {
-    #[serde(default)]
-    core_cycles: Option<Summary>,
-    #[serde(default)]
-    rounds: Option<RoundStats>,
-    /// Why the samples are not a result (schema 3 column, added with the degenerate check).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    degenerate: Option<String>,
-}
-
-impl MetricExtra {
-    fn of(m: &Metric) -> MetricExtra {
-        MetricExtra {
-            core_cycles: m.core_cycles,
-            rounds: m.rounds.clone(),
-            degenerate: m.degenerate.clone(),
-        }
     }
 }

@@ -66,6 +66,13 @@ fn the_server_reduces_a_large_fleet_as_the_client_judges_it() {
         .as_array()
         .expect("differences");
     assert!(fields.iter().any(|d| d["field"] == "kernel"), "{fields:?}");
+    same_metrics(&pg, &sqlite);
+    views_lead_with_the_answer(&db.url);
+}
+
+/// Every metric's spread as the client computes it, and the hosts the server sends (the
+/// outliers and the typical host) placed as the client places them among all the hosts.
+fn same_metrics(pg: &serde_json::Value, sqlite: &serde_json::Value) {
     for (p, s) in pg["metrics"]
         .as_array()
         .expect("m")
@@ -81,8 +88,6 @@ fn the_server_reduces_a_large_fleet_as_the_client_judges_it() {
             let (a, b) = (p[k].as_f64().expect(k), s[k].as_f64().expect(k));
             assert!((a - b).abs() <= 1e-9 * b.abs(), "{k}: {a} vs {b}");
         }
-        // The server sends only the outliers and the typical host, each placed as the client
-        // places it among all the hosts.
         for h in p["hosts"].as_array().expect("hosts") {
             let same = (s["hosts"].as_array().expect("hosts").iter())
                 .find(|x| x["host"] == h["host"])
@@ -94,7 +99,13 @@ fn the_server_reduces_a_large_fleet_as_the_client_judges_it() {
             );
         }
     }
-    let text = fleet(&db.url, "text");
+}
+
+/// Text within 80 lines, outliers, spread, roll call in that order; the HTML likewise.
+fn views_lead_with_the_answer(url: &str) {
+    let fleet =
+        |format: &str| stdout_of(sysmeter_as("x").args(["fleet", "--format", format, "--db", url]));
+    let text = fleet("text");
     assert!(
         text.lines().count() <= 80,
         "{} lines:\n{text}",
@@ -110,7 +121,7 @@ fn the_server_reduces_a_large_fleet_as_the_client_judges_it() {
         text.contains("100 × Xeon A") && text.contains("297 × 6.8.0-45-generic"),
         "{text}"
     );
-    let html = fleet(&db.url, "html");
+    let html = fleet("html");
     let h = |what: &str| html.find(what).unwrap_or_else(|| panic!("no {what}"));
     assert!(h("<h2>Outliers</h2>") < h("<h2>Headline metrics</h2>"));
     assert!(h("<h2>Headline metrics</h2>") < h("<details><summary>All 300 hosts"));

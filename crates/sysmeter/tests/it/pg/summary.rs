@@ -8,7 +8,7 @@ use crate::support::pg::{sysmeter_as, test_db};
 use crate::support::{json_out, need, stdout_of};
 
 fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-4 * b.abs()
+    (a - b).abs() <= 1e-3 * b.abs()
 }
 
 #[test]
