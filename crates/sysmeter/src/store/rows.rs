@@ -8,8 +8,8 @@
 
 use std::path::Path;
 
-use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use super::StoreError;
 use super::rows_extra::{MachineColumn, MetricExtra};
@@ -30,6 +30,9 @@ pub(super) struct RunRow {
     pub config_json: String,
 }
 
+/// The names, units and medians (`None` for NaN) of a summary's metrics, in order.
+pub(super) type Medians = (Vec<String>, Vec<String>, Vec<Option<f64>>);
+
 /// A `results` row; `metrics` are its `metrics` rows (empty when read, until attached).
 #[derive(Debug, Clone)]
 pub(super) struct ResultRow {
@@ -49,7 +52,7 @@ pub(super) struct ResultRow {
     /// then holds the metrics (no `metrics` rows) and the JSON columns above are empty.
     pub summary: Option<Vec<u8>>,
     /// Its metrics' names, units and medians, for the fleet's SQL (written only).
-    pub medians: Option<(Vec<String>, Vec<String>, Vec<Option<f64>>)>,
+    pub medians: Option<Medians>,
     pub metrics: Vec<MetricRow>,
 }
 

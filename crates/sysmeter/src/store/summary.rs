@@ -126,7 +126,7 @@ pub(super) fn decode(blob: &[u8]) -> Result<ExperimentResult, String> {
 }
 
 /// The names, units and medians (`None` for NaN) of `r`'s metrics, in order.
-pub(super) fn medians(r: &ExperimentResult) -> (Vec<String>, Vec<String>, Vec<Option<f64>>) {
+pub(super) fn medians(r: &ExperimentResult) -> super::rows::Medians {
     let m = &r.metrics;
     (
         m.iter().map(|m| m.name.clone()).collect(),

@@ -14,12 +14,12 @@ use crate::model::{FleetJudged, FleetSpread, Unit};
 use crate::store::fleet::sql::{NUMBERED_VALS_SQL, REDUCED_SQL};
 use crate::store::fleet::{JudgedRow, LATEST_RUNS_SQL};
 
+/// The spreads, each with its unit word, and the values chosen.
+type Reduced = (Vec<(String, FleetSpread)>, Vec<JudgedRow>);
+
 /// The reduced spreads (each with its unit word) and the chosen values of the fleet since
 /// `since_ns`.
-pub(super) fn reduced(
-    tx: &mut Transaction<'_>,
-    since_ns: i64,
-) -> Result<(Vec<(String, FleetSpread)>, Vec<JudgedRow>), postgres::Error> {
+pub(super) fn reduced(tx: &mut Transaction<'_>, since_ns: i64) -> Result<Reduced, postgres::Error> {
     use crate::model::fleet_rule::{MAD_TO_SD, MADS, MIN_FACTOR, MIN_HOSTS};
     let min_hosts = i64::try_from(MIN_HOSTS).unwrap_or(i64::MAX);
     let sql = format!("{LATEST_RUNS_SQL}{NUMBERED_VALS_SQL}{REDUCED_SQL}");

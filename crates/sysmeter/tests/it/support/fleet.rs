@@ -75,9 +75,10 @@ pub fn outliers(doc: &serde_json::Value) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A fleet of `n` machines as run-record files in `dir`, made from the fixture run: every
+/// (For the PostgreSQL tests.) A fleet of `n` machines as run-record files in `dir`, made from the fixture run: every
 /// host's metrics jittered by up to ±3% (deterministically), three CPU models, and every
 /// host numbered 42 modulo 100 on another kernel and twice as slow in `os.syscall`.
+#[cfg(feature = "pg")]
 pub fn many_files(dir: &Path, n: usize) -> Vec<PathBuf> {
     (0..n)
         .map(|i| {
