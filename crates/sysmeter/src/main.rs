@@ -27,6 +27,7 @@ fn main() -> ExitCode {
         Command::Export(a) => commands::export(a),
         Command::Import(a) => commands::import(a),
         Command::Fleet(a) => commands::fleet(a),
+        Command::Prune(a) => commands::prune(a),
         Command::Serve(a) => commands::serve(a),
         Command::Completions(a) => commands::completions(a),
         Command::Man(a) => commands::man(a),

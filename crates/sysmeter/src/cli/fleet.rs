@@ -17,6 +17,24 @@ pub struct ImportArgs {
     /// Database to import into.
     #[command(flatten)]
     pub db: DbArgs,
+    /// Keep the raw samples in a PostgreSQL fleet store too (by default it keeps the
+    /// summaries only: statistics, series points, findings, machine state).
+    #[arg(long)]
+    pub with_samples: bool,
+}
+
+/// `sysmeter prune`.
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// How many of each host's latest runs of each kind to keep (1 or more).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub keep: u32,
+    /// Only list the runs that would be deleted.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Database to prune.
+    #[command(flatten)]
+    pub db: DbArgs,
 }
 
 /// `sysmeter fleet`.

@@ -28,7 +28,7 @@ pub use calls::{CALLS_TARGET, CallsArgs, CallsBackendArg};
 pub use compare::CompareArgs;
 pub use completions::CompletionsArgs;
 pub use export::{ExportArgs, ExportFormat};
-pub use fleet::{FleetArgs, ImportArgs};
+pub use fleet::{FleetArgs, ImportArgs, PruneArgs};
 pub use locks::{LOCKS_TARGET, LocksArgs};
 pub use man::ManArgs;
 pub use profile::{BpfBackendArg, PROFILE_TARGET, ProfileArgs};
@@ -84,6 +84,8 @@ pub enum Command {
     Import(ImportArgs),
     /// Compare the machines of a store: fleet median and spread per metric, and the outliers.
     Fleet(FleetArgs),
+    /// Delete all but each host's latest N runs of each kind (retention of a fleet store).
+    Prune(PruneArgs),
     /// Answer the net group of another host's `bench --remote` (echo, sink, source, accept, UDP).
     Serve(ServeArgs),
     /// Print a shell completion script.
@@ -198,6 +200,10 @@ pub struct BenchArgs {
     /// instead of the concise view; other formats always hold everything.
     #[arg(long, short = 'v')]
     pub full: bool,
+    /// Keep the raw samples in a PostgreSQL fleet store too (by default it keeps the
+    /// summaries only; an SQLite file always keeps them).
+    #[arg(long)]
+    pub with_samples: bool,
 }
 
 /// `sysmeter history`.

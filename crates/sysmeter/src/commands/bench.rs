@@ -19,6 +19,9 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<Outcome> {
     let mut sink = Sink::open(&args.output, Stream::Stdout)?;
     remove_stale_test_dirs(args);
     sink.full(args.full);
+    if args.with_samples {
+        sink.keep_samples();
+    }
     let opts = options(args, cpu);
     // Said once the input is known to be good, just before measuring.
     if cfg!(debug_assertions) {

@@ -20,6 +20,9 @@ const FIX: &str =
 /// Imports every file.
 pub fn import(args: &ImportArgs) -> anyhow::Result<Outcome> {
     let mut store = open_store(&args.db)?;
+    if args.with_samples {
+        store.keep_samples(true);
+    }
     let (mut imported, mut skipped, mut refused) = (0, 0, 0);
     let mut out = String::new();
     for file in &args.files {

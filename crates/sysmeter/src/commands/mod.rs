@@ -24,6 +24,7 @@ mod outfile;
 mod output;
 mod profile;
 mod progress;
+mod prune;
 mod report;
 mod run;
 mod run_history;
@@ -47,6 +48,7 @@ pub use locks::locks;
 pub use man::man;
 pub use output::{Ending, Finished, Sink, Stream};
 pub use profile::profile;
+pub use prune::prune;
 pub use report::report;
 pub use run::run;
 pub use scale::scale;
@@ -158,6 +160,8 @@ fn open_path(path: &std::path::Path) -> anyhow::Result<Store> {
     })?;
     if store.is_fleet() {
         store.set_home_host(Some(crate::host::hostname()));
+        // A fleet store keeps summaries unless a command is asked for the samples.
+        store.keep_samples(false);
     }
     Ok(store)
 }

@@ -84,6 +84,13 @@ impl Sink {
         })
     }
 
+    /// Keeps the raw samples also in a fleet store (`bench --with-samples`).
+    pub fn keep_samples(&mut self) {
+        if let Some(store) = &mut self.store {
+            store.keep_samples(true);
+        }
+    }
+
     /// Every table in full in the terminal (`bench --full`) instead of the concise view.
     pub fn full(&mut self, full: bool) {
         self.full = full;

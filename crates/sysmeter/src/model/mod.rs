@@ -28,7 +28,9 @@ pub mod summary;
 pub mod units;
 
 pub use about::{About, Estimate};
-pub use fleet::{FleetData, FleetHost, FleetSpread, FleetValue};
+pub use fleet::{
+    FleetData, FleetHost, FleetJudged, FleetSpread, FleetValue, ROLL_CALL_HOSTS, fleet_rule,
+};
 pub use host::{
     CacheInfo, Capability, CgroupLimits, CpuInfo, DiskInfo, HostInfo, MemoryInfo, NicInfo,
 };

@@ -1,14 +1,17 @@
 //! Rendering of `sysmeter fleet`: a [`FleetView`] (each host's latest bench run, reduced per
 //! metric by `stats::fleet`) as terminal text, Markdown, JSON or one HTML page. Every format
 //! starts from one [`FleetDocument`] — the JSON of docs/json-schema.md — so they say the
-//! same: the outliers first, each with the machine differences that may explain it (what
-//! `compare` lists, between the outlier and the host nearest the fleet median), then every
-//! metric with the fleet median, p10–p90 and each host's value and percentile.
+//! same, at any size, answer first: the outliers, each with the machine differences that may
+//! explain it (what `compare` lists, between the outlier and the host nearest the fleet
+//! median), then the spread per metric (fleet median, p10–p90, and up to 50 hosts each
+//! host's value and percentile), and the roll call of the hosts last (`shape.rs` decides
+//! what a large fleet shows).
 //!
 //! Pure: the view and the hosts' descriptions in, a string out; never queries the database.
 
 mod html;
 mod markdown;
+mod shape;
 #[cfg(test)]
 pub(crate) mod tests;
 mod text;
@@ -128,7 +131,11 @@ pub struct MetricDoc {
     pub p10: f64,
     /// The fleet's 90th percentile.
     pub p90: f64,
-    /// Each host's value, by host name.
+    /// How many hosts measured it.
+    #[serde(default)]
+    pub hosts_measured: usize,
+    /// Each host's value, by host name; beyond 50 hosts (`ROLL_CALL_HOSTS`) on PostgreSQL,
+    /// only the outliers and the host nearest the median.
     pub hosts: Vec<HostValueDoc>,
 }
 
@@ -212,6 +219,7 @@ fn metric_doc(m: &FleetMetric) -> MetricDoc {
         fleet_median: m.spread.median,
         p10: m.spread.p10,
         p90: m.spread.p90,
+        hosts_measured: m.spread.hosts,
         hosts: m
             .hosts
             .iter()

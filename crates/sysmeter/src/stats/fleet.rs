@@ -16,16 +16,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{FleetData, FleetSpread, FleetValue, IntervalBasis, Unit};
+use crate::model::{FleetData, FleetJudged, FleetSpread, FleetValue, IntervalBasis, Unit};
 
-/// Fewest hosts a metric needs before any of them is called an outlier.
-pub const MIN_HOSTS: usize = 3;
-/// An outlier is at least this factor above or below the fleet median.
-pub const MIN_FACTOR: f64 = 1.25;
-/// An outlier is more than this many robust standard deviations from the fleet median.
-pub const MADS: f64 = 3.0;
-/// Scales a median absolute deviation to a standard deviation for normal data.
-const MAD_TO_SD: f64 = 1.4826;
+// The rule's constants live in `model::fleet`, where the store's SQL judge reads them too.
+use crate::model::fleet_rule::MAD_TO_SD;
+pub use crate::model::fleet_rule::{MADS, MIN_FACTOR, MIN_HOSTS};
 
 /// One host's value of a metric.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,9 +47,11 @@ pub struct FleetMetric {
     pub metric: String,
     /// Unit of every value.
     pub unit: Unit,
-    /// The fleet's median, p10 and p90 (R type 7, PostgreSQL's `percentile_cont`).
+    /// The fleet's median, p10 and p90 (R type 7, PostgreSQL's `percentile_cont`) and how
+    /// many hosts measured it.
     pub spread: FleetSpread,
-    /// Each host's value, by host name.
+    /// Each host's value, by host name; in a fleet the database reduced
+    /// (`FleetData::reduced`), only the outliers and the host nearest the median.
     pub hosts: Vec<HostValue>,
 }
 
@@ -94,6 +91,9 @@ impl FleetView {
 /// Reduces the store's fleet rows. The database's spreads are used when it computed them
 /// (PostgreSQL); otherwise they are computed here with the same definition.
 pub fn fleet_view(data: &FleetData) -> FleetView {
+    if data.reduced {
+        return reduced_view(data);
+    }
     let mut groups: BTreeMap<(&str, &str), Vec<&FleetValue>> = BTreeMap::new();
     for v in &data.values {
         groups
@@ -123,6 +123,8 @@ fn metric(values: &[&FleetValue], spread: Option<FleetSpread>) -> FleetMetric {
     let spread = spread.unwrap_or_else(|| FleetSpread {
         experiment: experiment.clone(),
         metric: name.clone(),
+        unit: values[0].unit,
+        hosts: values.len(),
         median: super::quantile_sorted(&sorted, 0.5),
         p10: super::quantile_sorted(&sorted, 0.1),
         p90: super::quantile_sorted(&sorted, 0.9),
@@ -145,6 +147,44 @@ fn metric(values: &[&FleetValue], spread: Option<FleetSpread>) -> FleetMetric {
         spread,
         hosts,
     }
+}
+
+/// The view of a fleet the database reduced: every metric from its spread, with the values
+/// read (outliers and hosts nearest the median) as the database judged them — an outlier
+/// still gives way to its own run-to-run interval, as in [`metric`].
+fn reduced_view(data: &FleetData) -> FleetView {
+    let spreads = data.spreads.as_deref().unwrap_or_default();
+    let metrics = spreads
+        .iter()
+        .map(|s| {
+            let hosts = data
+                .values
+                .iter()
+                .filter(|v| v.experiment == s.experiment && v.metric == s.metric)
+                .map(|v| {
+                    let judged = v.judged.unwrap_or(FleetJudged {
+                        percentile: 50.0,
+                        outlier: false,
+                    });
+                    HostValue {
+                        hostname: v.hostname.clone(),
+                        value: v.value,
+                        percentile: judged.percentile,
+                        ratio: (s.median > 0.0).then(|| v.value / s.median),
+                        outlier: judged.outlier && !within_own_spread(v, s.median),
+                    }
+                })
+                .collect();
+            FleetMetric {
+                experiment: s.experiment.clone(),
+                metric: s.metric.clone(),
+                unit: s.unit,
+                spread: s.clone(),
+                hosts,
+            }
+        })
+        .collect();
+    FleetView { metrics }
 }
 
 /// Whether the host's own run-to-run interval (from its stored history) reaches `median`.

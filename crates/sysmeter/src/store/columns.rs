@@ -12,7 +12,7 @@ use super::rows::{MetricRow, ResultRow, RunRow};
 pub(super) const RESULTS_SELECT: &str =
     "SELECT seq, exp_id, status, elapsed_ns, about_json, estimates_json,
             series_json, findings_json, skip_json, error, artifacts_json,
-            machine_json
+            machine_json, summary
      FROM results WHERE run_id = $1 ORDER BY seq";
 
 /// The metrics of run `$1`, in the column order of [`metric_row`].
@@ -38,6 +38,7 @@ pub(super) trait Columns<E>:
     + Get<f64, E>
     + Get<Option<f64>, E>
     + Get<Vec<u8>, E>
+    + Get<Option<Vec<u8>>, E>
 {
 }
 
@@ -50,6 +51,7 @@ impl<E, R> Columns<E> for R where
         + Get<f64, E>
         + Get<Option<f64>, E>
         + Get<Vec<u8>, E>
+        + Get<Option<Vec<u8>>, E>
 {
 }
 
@@ -85,6 +87,8 @@ pub(super) fn result_row<E>(row: &impl Columns<E>) -> Result<ResultRow, E> {
         error: row.at(9)?,
         artifacts_json: row.at(10)?,
         machine_json: row.at(11)?,
+        summary: row.at(12)?,
+        medians: None,
         metrics: Vec::new(),
     })
 }

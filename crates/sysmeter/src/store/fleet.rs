@@ -7,9 +7,15 @@
 //!
 //! No formatting for people here; statements run in `sqlite/fleet.rs` and `pg/fleet.rs`.
 
+pub mod sql;
+
 use super::rows::{Decoder, Encoder};
 use super::{Store, StoreError, on_backend, on_backend_mut};
-use crate::model::{FleetData, FleetHost, FleetSpread, FleetValue, RunRecord};
+use std::collections::BTreeSet;
+
+use crate::model::{
+    FleetData, FleetHost, FleetJudged, FleetSpread, FleetValue, HostInfo, RunRecord,
+};
 
 /// Each host's latest bench run started at or after `$1` (ns since the epoch), as the
 /// common table `latest`. Shared by the queries below.
@@ -32,25 +38,30 @@ JOIN results x ON x.run_id = l.id AND x.status = 'ok'
 JOIN metrics m ON m.run_id = x.run_id AND m.seq = x.seq
 WHERE m.median IS NOT NULL";
 
-/// PostgreSQL only: the fleet's median, p10 and p90 of every metric over those values.
-pub const SPREAD_SQL: &str = "SELECT x.exp_id, m.name,
-       percentile_cont(0.5) WITHIN GROUP (ORDER BY m.median),
-       percentile_cont(0.1) WITHIN GROUP (ORDER BY m.median),
-       percentile_cont(0.9) WITHIN GROUP (ORDER BY m.median)
-FROM latest l
-JOIN results x ON x.run_id = l.id AND x.status = 'ok'
-JOIN metrics m ON m.run_id = x.run_id AND m.seq = x.seq
-WHERE m.median IS NOT NULL
-GROUP BY x.exp_id, m.name";
-
 /// A host row as read: name, run id, start, machine description as JSON text.
 pub(super) type HostRow = (String, String, i64, String);
+/// A host read without its description (a reduced fleet): name, run id, start, CPU model,
+/// kernel.
+pub(super) type LightHost = (String, String, i64, String, String);
 /// A value row as read: host name, experiment, metric, unit word, median.
 pub(super) type ValueRow = (String, String, String, String, f64);
+/// A value row with the database's judgment of it (a reduced fleet) or none.
+pub(super) type JudgedRow = (ValueRow, Option<FleetJudged>);
 
-/// What a backend reads for [`Store::fleet`]: hosts, values, and the spreads when the
-/// database computes them.
-pub(super) type FleetRows = (Vec<HostRow>, Vec<ValueRow>, Option<Vec<FleetSpread>>);
+/// What a backend reads for [`Store::fleet`].
+#[derive(Default)]
+pub(super) struct FleetRows {
+    /// Hosts with their whole description.
+    pub hosts: Vec<HostRow>,
+    /// Hosts without it (a reduced fleet: the hosts none of whose values was read).
+    pub light: Vec<LightHost>,
+    /// The values read.
+    pub values: Vec<JudgedRow>,
+    /// The spreads with their unit words, when the database computed them.
+    pub spreads: Option<Vec<(String, FleetSpread)>>,
+    /// Whether the database reduced the fleet (`FleetData::reduced`).
+    pub reduced: bool,
+}
 
 /// `statement` with the `latest` table in front.
 pub(super) fn with_latest(statement: &str) -> String {
@@ -60,26 +71,55 @@ pub(super) fn with_latest(statement: &str) -> String {
 impl Store {
     /// The fleet: each host's latest bench run started at or after `since_ns` (every run
     /// when `None`) and the metric medians of those runs, sorted by host name and by
-    /// experiment, metric and host name.
+    /// experiment, metric and host name. On PostgreSQL beyond `ROLL_CALL_HOSTS` hosts the
+    /// database reduces it (`FleetData::reduced`).
     pub fn fleet(&self, since_ns: Option<i64>) -> Result<FleetData, StoreError> {
         let since = since_ns.unwrap_or(i64::MIN);
-        let (hosts, values, spreads) = on_backend!(self, b => b.fleet_rows(since))?;
+        let rows = on_backend!(self, b => b.fleet_rows(since))?;
+        let mut hosts: Vec<FleetHost> = (rows.hosts.into_iter())
+            .map(|h| self.fleet_host(h))
+            .collect::<Result<_, _>>()?;
+        let full: BTreeSet<String> = hosts.iter().map(|h| h.hostname.clone()).collect();
+        hosts.extend(
+            (rows.light.into_iter())
+                .filter(|h| !full.contains(&h.0))
+                .map(light_host),
+        );
+        let spreads = match rows.spreads {
+            Some(s) => {
+                let mut s: Vec<FleetSpread> = s
+                    .into_iter()
+                    .map(|s| self.spread(s))
+                    .collect::<Result<_, _>>()?;
+                s.sort_by(|a, b| (&a.experiment, &a.metric).cmp(&(&b.experiment, &b.metric)));
+                Some(s)
+            }
+            None => None,
+        };
         let mut data = FleetData {
-            hosts: hosts
-                .into_iter()
-                .map(|h| self.fleet_host(h))
-                .collect::<Result<_, _>>()?,
-            values: values
-                .into_iter()
-                .map(|v| self.fleet_value(v))
+            hosts,
+            values: (rows.values.into_iter())
+                .map(|(v, judged)| self.fleet_value(v, judged))
                 .collect::<Result<_, _>>()?,
             spreads,
+            reduced: rows.reduced,
         };
         data.hosts.sort_by(|a, b| a.hostname.cmp(&b.hostname));
         data.values.sort_by(|a, b| {
             (&a.experiment, &a.metric, &a.hostname).cmp(&(&b.experiment, &b.metric, &b.hostname))
         });
         Ok(data)
+    }
+
+    fn spread(&self, (unit, spread): (String, FleetSpread)) -> Result<FleetSpread, StoreError> {
+        let d = Decoder {
+            db: self.path(),
+            id: &spread.experiment,
+        };
+        Ok(FleetSpread {
+            unit: d.word("unit", unit)?,
+            ..spread
+        })
     }
 
     fn fleet_host(
@@ -102,6 +142,7 @@ impl Store {
     fn fleet_value(
         &self,
         (hostname, experiment, metric, unit, value): ValueRow,
+        judged: Option<FleetJudged>,
     ) -> Result<FleetValue, StoreError> {
         let d = Decoder {
             db: self.path(),
@@ -114,6 +155,7 @@ impl Store {
             metric,
             value,
             run_to_run: None,
+            judged,
         })
     }
 
@@ -139,6 +181,7 @@ impl Store {
         let encoder = Encoder {
             db: self.path(),
             run_id: &run.id,
+            samples: self.samples || !self.is_fleet(),
         };
         let encoded = encoder.run(run).and_then(|row| {
             let results = run.results.iter().enumerate();
@@ -170,6 +213,22 @@ impl Store {
             return Err(e);
         }
         Ok(true)
+    }
+}
+
+/// A host of a reduced fleet: its description holds only its name, CPU model and kernel.
+fn light_host((hostname, run_id, started_ns, cpu, kernel): LightHost) -> FleetHost {
+    let mut host = HostInfo {
+        hostname: hostname.clone(),
+        kernel,
+        ..HostInfo::default()
+    };
+    host.cpu.model = cpu;
+    FleetHost {
+        hostname,
+        run_id,
+        started_ns,
+        host,
     }
 }
 

@@ -26,8 +26,11 @@ pub mod fleet;
 #[cfg(feature = "pg")]
 mod pg;
 mod read;
+mod retention;
 mod rows;
+mod rows_extra;
 mod sqlite;
+mod summary;
 mod target;
 mod write;
 pub use write::Put;
@@ -68,6 +71,8 @@ pub struct Store {
     backend: Backend,
     /// The machine whose runs `latest` / `latest~N` count (see [`Store::set_home_host`]).
     home_host: Option<String>,
+    /// Whether raw samples are written (see [`Store::keep_samples`]).
+    samples: bool,
 }
 
 /// The database behind a [`Store`].
@@ -137,6 +142,7 @@ impl Store {
         Ok(Store {
             backend,
             home_host: None,
+            samples: true,
         })
     }
 
@@ -147,6 +153,7 @@ impl Store {
         Ok(Store {
             backend: Backend::Sqlite(sqlite::Sqlite::open_absent(path)?),
             home_host: None,
+            samples: true,
         })
     }
 
@@ -156,6 +163,7 @@ impl Store {
         Ok(Store {
             backend: Backend::Sqlite(sqlite::Sqlite::open_in_memory()?),
             home_host: None,
+            samples: true,
         })
     }
 
@@ -175,6 +183,14 @@ impl Store {
     /// `hostname` (`None`: every run). Run ids and id prefixes still find any machine's run.
     pub fn set_home_host(&mut self, hostname: Option<String>) {
         self.home_host = hostname;
+    }
+
+    /// Whether the results written from now on to a fleet store (PostgreSQL) keep their raw
+    /// samples (the default of the library) or only their summary (`store/summary.rs`:
+    /// statistics, series points, findings, machine state; the commands' default for a fleet
+    /// store, `--with-samples` to keep them). An SQLite file always keeps everything.
+    pub fn keep_samples(&mut self, keep: bool) {
+        self.samples = keep;
     }
 
     /// The machine set by [`Store::set_home_host`].

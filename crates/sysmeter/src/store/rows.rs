@@ -8,11 +8,12 @@
 
 use std::path::Path;
 
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 
 use super::StoreError;
-use crate::model::{ExperimentResult, MachineState, Metric, RoundStats, RunRecord, Summary};
+use super::rows_extra::{MachineColumn, MetricExtra};
+use crate::model::{ExperimentResult, Metric, RunRecord, Summary};
 
 /// A `runs` row.
 #[derive(Debug, Clone)]
@@ -29,6 +30,9 @@ pub(super) struct RunRow {
     pub config_json: String,
 }
 
+/// The names, units and medians (`None` for NaN) of a summary's metrics, in order.
+pub(super) type Medians = (Vec<String>, Vec<String>, Vec<Option<f64>>);
+
 /// A `results` row; `metrics` are its `metrics` rows (empty when read, until attached).
 #[derive(Debug, Clone)]
 pub(super) struct ResultRow {
@@ -44,6 +48,11 @@ pub(super) struct ResultRow {
     pub error: Option<String>,
     pub artifacts_json: String,
     pub machine_json: Option<String>,
+    /// A result stored as its summary (`store/summary.rs`): the compressed summary, which
+    /// then holds the metrics (no `metrics` rows) and the JSON columns above are empty.
+    pub summary: Option<Vec<u8>>,
+    /// Its metrics' names, units and medians, for the fleet's SQL (written only).
+    pub medians: Option<Medians>,
     pub metrics: Vec<MetricRow>,
 }
 
@@ -70,6 +79,9 @@ pub(super) struct MetricRow {
 pub(super) struct Encoder<'a> {
     pub db: &'a Path,
     pub run_id: &'a str,
+    /// Whether the whole result is written with its raw samples (`Store::keep_samples`);
+    /// else its summary (`store/summary.rs`).
+    pub samples: bool,
 }
 
 impl Encoder<'_> {
@@ -115,6 +127,9 @@ impl Encoder<'_> {
 
     /// The `results` row of result number `seq`, with its `metrics` rows.
     pub fn result(&self, seq: usize, r: &ExperimentResult) -> Result<ResultRow, StoreError> {
+        if !self.samples {
+            return self.summary(seq, r);
+        }
         let seq = self.int("seq", seq)?;
         let metrics = r
             .metrics
@@ -138,7 +153,30 @@ impl Encoder<'_> {
                 (None, true) => None,
                 _ => Some(self.json("machine", &MachineColumn::of(r))?),
             },
+            summary: None,
+            medians: None,
             metrics,
+        })
+    }
+
+    /// The row of a result stored as its summary: no metrics rows, empty JSON columns.
+    fn summary(&self, seq: usize, r: &ExperimentResult) -> Result<ResultRow, StoreError> {
+        Ok(ResultRow {
+            seq: self.int("seq", seq)?,
+            exp_id: r.id.clone(),
+            status: r.status.as_str().to_string(),
+            elapsed_ns: self.int("elapsed_ns", r.elapsed_ns)?,
+            about_json: String::new(),
+            estimates_json: String::new(),
+            series_json: String::new(),
+            findings_json: String::new(),
+            skip_json: r.skip.as_ref().map(|s| self.json("skip", s)).transpose()?,
+            error: r.error.clone(),
+            artifacts_json: String::new(),
+            machine_json: None,
+            summary: Some(super::summary::encode(r).map_err(|e| self.error("summary", e))?),
+            medians: Some(super::summary::medians(r)),
+            metrics: Vec::new(),
         })
     }
 
@@ -260,6 +298,19 @@ impl Decoder<'_> {
     /// The result of `row` with its `metrics` rows.
     pub fn result(&self, row: ResultRow) -> Result<ExperimentResult, StoreError> {
         let field = |what: &str| format!("{what} of result {} ({})", row.seq, row.exp_id);
+        if let Some(blob) = &row.summary {
+            let mut r =
+                super::summary::decode(blob).map_err(|e| self.error(&field("summary"), e))?;
+            r.id = row.exp_id.clone();
+            r.status = self.word(&field("status"), row.status.clone())?;
+            r.skip = match &row.skip_json {
+                Some(text) => Some(self.json(&field("skip_json"), text)?),
+                None => None,
+            };
+            r.error = row.error.clone();
+            r.elapsed_ns = self.uint(&field("elapsed_ns"), row.elapsed_ns)?;
+            return Ok(r);
+        }
         let skip = match &row.skip_json {
             Some(text) => Some(self.json(&field("skip_json"), text)?),
             None => None,
@@ -334,45 +385,5 @@ impl Decoder<'_> {
             name: row.name,
             run_to_run: None,
         })
-    }
-}
-
-/// The `results.machine_json` column (schema 3): a result's machine-state records.
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct MachineColumn {
-    #[serde(default)]
-    machine: Option<MachineState>,
-    #[serde(default)]
-    round_machines: Vec<MachineState>,
-}
-
-impl MachineColumn {
-    fn of(r: &ExperimentResult) -> MachineColumn {
-        MachineColumn {
-            machine: r.machine.clone(),
-            round_machines: r.round_machines.clone(),
-        }
-    }
-}
-
-/// The `metrics.extra_json` column (schema 3): what a metric gained after schema 2.
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct MetricExtra {
-    #[serde(default)]
-    core_cycles: Option<Summary>,
-    #[serde(default)]
-    rounds: Option<RoundStats>,
-    /// Why the samples are not a result (schema 3 column, added with the degenerate check).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    degenerate: Option<String>,
-}
-
-impl MetricExtra {
-    fn of(m: &Metric) -> MetricExtra {
-        MetricExtra {
-            core_cycles: m.core_cycles,
-            rounds: m.rounds.clone(),
-            degenerate: m.degenerate.clone(),
-        }
     }
 }

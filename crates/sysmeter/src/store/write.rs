@@ -69,6 +69,7 @@ impl Store {
         Encoder {
             db: self.path(),
             run_id,
+            samples: self.samples || !self.is_fleet(),
         }
     }
 }

@@ -35,6 +35,7 @@ mod lookup;
 mod mem;
 mod mutation;
 mod netns;
+mod node_exporter;
 mod offcpu;
 mod offcpu_bpf;
 mod outputs;

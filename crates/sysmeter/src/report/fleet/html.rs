@@ -1,16 +1,16 @@
 //! `sysmeter fleet --format html`: one self-contained page (inline CSS and SVG, no script,
-//! nothing fetched) with the hosts, the outliers and their machine differences, a chart per
-//! headline metric with the hosts as dots (`charts::dots`), and the table of every metric.
-//!
-//! Headline metrics are every metric in which a host is an outlier, then the first metric
-//! (by name) of each other experiment. Every text goes through `charts::svg::escape`.
+//! nothing fetched) that opens with the answer — the outliers and their machine differences
+//! — then a chart per headline metric (`shape::headline`) with the hosts as dots over the
+//! fleet's band (`charts::dots`; beyond 50 hosts only the outliers and the typical host are
+//! dots), the table of every metric (a column per host up to 50 hosts), and last the hosts:
+//! counts per CPU model and kernel, the full list collapsed in a `<details>`.
+//! Every text goes through `charts::svg::escape`.
 //!
 //! Pure: a [`FleetDocument`] in, a string out.
 
-use std::collections::BTreeSet;
-
 use super::super::charts::dots::{Dot, DotChart, render as dot_chart};
 use super::super::charts::svg::escape;
+use super::shape::{counts, counts_line, headline, outliers_in, per_host};
 use super::text::rule;
 use super::{FleetDocument, MetricDoc, by_host, host_cell, how_far, metrics_header};
 use crate::model::{Unit, units};
@@ -29,7 +29,6 @@ ul.outliers li{margin:4px 0}.muted{color:#5f6368}";
 pub(super) fn render(doc: &FleetDocument) -> String {
     let title = format!("sysmeter fleet of {} hosts", doc.hosts.len());
     let mut body = format!("<h1>{}</h1>\n", escape(&title));
-    body.push_str(&hosts(doc));
     body.push_str(&outliers(doc));
     body.push_str(
         "<h2>Headline metrics</h2>\n<p class=\"muted\">One dot per host; the band is \
@@ -39,6 +38,7 @@ pub(super) fn render(doc: &FleetDocument) -> String {
         body.push_str(&figure(m, doc));
     }
     body.push_str(&metrics(doc));
+    body.push_str(&hosts(doc));
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n\
@@ -73,7 +73,16 @@ fn hosts(doc: &FleetDocument) -> String {
         })
         .collect();
     let header = ["host", "latest bench run", "started (UTC)", "CPU", "kernel"].map(String::from);
-    table(&header, rows)
+    let cpus = counts(doc, |h| h.cpu_model.as_str());
+    let kernels = counts(doc, |h| h.kernel.as_str());
+    format!(
+        "<h2>Hosts</h2>\n<p class=\"muted\">CPU models: {}<br>kernels: {}</p>\n\
+         <details><summary>All {} hosts and their latest bench runs</summary>\n{}</details>\n",
+        escape(&counts_line(&cpus, 6)),
+        escape(&counts_line(&kernels, 6)),
+        doc.hosts.len(),
+        table(&header, rows)
+    )
 }
 
 fn outliers(doc: &FleetDocument) -> String {
@@ -109,19 +118,6 @@ fn outliers(doc: &FleetDocument) -> String {
     }
     out.push_str("</ul>\n");
     out
-}
-
-/// The metrics that get a chart (module documentation).
-fn headline(doc: &FleetDocument) -> Vec<&MetricDoc> {
-    let with_outlier = |m: &MetricDoc| m.hosts.iter().any(|h| h.outlier);
-    let mut chosen: Vec<&MetricDoc> = doc.metrics.iter().filter(|m| with_outlier(m)).collect();
-    let mut covered: BTreeSet<&str> = chosen.iter().map(|m| m.experiment.as_str()).collect();
-    for m in &doc.metrics {
-        if covered.insert(&m.experiment) {
-            chosen.push(m);
-        }
-    }
-    chosen
 }
 
 fn figure(m: &MetricDoc, doc: &FleetDocument) -> String {
@@ -162,36 +158,58 @@ fn axis_label(unit: Unit) -> &'static str {
 }
 
 fn metrics(doc: &FleetDocument) -> String {
-    let header = metrics_header(doc);
+    let wide = per_host(doc);
+    let mut header = metrics_header(doc);
+    if !wide {
+        header.truncate(4);
+        header.insert(2, "hosts".to_string());
+        header.push("outliers".to_string());
+    }
     let rows = doc
         .metrics
         .iter()
         .map(|m| {
-            let mut tds = [
-                m.experiment.clone(),
-                m.metric.clone(),
-                units::value(m.fleet_median, m.unit),
-                units::range(m.p10, m.p90, m.unit),
-            ]
-            .map(|c| format!("<td>{}</td>", escape(&c)))
-            .concat();
-            for h in &doc.hosts {
-                tds.push_str(&match m.hosts.iter().find(|v| v.host == h.host) {
-                    Some(v) if v.outlier => {
-                        format!(
-                            "<td class=\"outlier\">{}</td>",
-                            escape(&host_cell(v, m.unit))
-                        )
-                    }
-                    Some(v) => format!("<td>{}</td>", escape(&host_cell(v, m.unit))),
-                    None => "<td>-</td>".to_string(),
-                });
+            let mut cells = vec![m.experiment.clone(), m.metric.clone()];
+            if !wide {
+                cells.push(units::count(m.hosts_measured as f64));
+            }
+            cells.push(units::value(m.fleet_median, m.unit));
+            cells.push(units::range(m.p10, m.p90, m.unit));
+            if !wide {
+                cells.push(units::count(outliers_in(m) as f64));
+            }
+            let mut tds = cells
+                .iter()
+                .map(|c| format!("<td>{}</td>", escape(c)))
+                .collect::<String>();
+            if wide {
+                tds.push_str(&host_cells(m, doc));
             }
             format!("<tr>{tds}</tr>\n")
         })
         .collect();
+    let note = match wide {
+        true => "Each host's value (percentile in the fleet).",
+        false => "The fleet median and p10–p90 over the hosts that measured each metric.",
+    };
     format!(
-        "<h2>All metrics</h2>\n<p class=\"muted\">Each host's value (percentile in the fleet).</p>\n{}",
+        "<h2>All metrics</h2>\n<p class=\"muted\">{note}</p>\n{}",
         table(&header, rows)
     )
+}
+
+/// One metric's cell per host, the outliers marked.
+fn host_cells(m: &MetricDoc, doc: &FleetDocument) -> String {
+    let mut tds = String::new();
+    for h in &doc.hosts {
+        tds.push_str(&match m.hosts.iter().find(|v| v.host == h.host) {
+            Some(v) if v.outlier => format!(
+                "<td class=\"outlier\">{}</td>",
+                escape(&host_cell(v, m.unit))
+            ),
+            Some(v) => format!("<td>{}</td>", escape(&host_cell(v, m.unit))),
+            None => "<td>-</td>".to_string(),
+        });
+    }
+    tds
 }

@@ -1,8 +1,10 @@
-//! `sysmeter fleet` as GitHub-flavoured Markdown: the hosts, the outliers with their machine
-//! differences, and one table of every metric with a column per host.
+//! `sysmeter fleet` as GitHub-flavoured Markdown, the answer first: the outliers with their
+//! machine differences, every metric's spread (a column per host up to 50 hosts), and the
+//! hosts last (a table up to 50, counts per CPU model and kernel beyond).
 //!
 //! Pure: a [`FleetDocument`] in, a string out.
 
+use super::shape::{counts, outliers_in, per_host};
 use super::text::rule;
 use super::{FleetDocument, by_host, how_far, metric_row, metrics_header};
 use crate::model::units;
@@ -26,22 +28,6 @@ fn table(headers: &[String], rows: &[Vec<String>]) -> String {
 /// The Markdown of `doc`.
 pub(super) fn render(doc: &FleetDocument) -> String {
     let mut blocks = vec![format!("# sysmeter fleet of {} hosts", doc.hosts.len())];
-    let hosts: Vec<Vec<String>> = doc
-        .hosts
-        .iter()
-        .map(|h| {
-            let run = format!("`{}`", h.run_id);
-            vec![
-                h.host.clone(),
-                run,
-                h.started.clone(),
-                h.cpu_model.clone(),
-                h.kernel.clone(),
-            ]
-        })
-        .collect();
-    let header = ["host", "latest bench run", "started (UTC)", "CPU", "kernel"].map(String::from);
-    blocks.push(table(&header, &hosts));
     blocks.push("## Outliers".to_string());
     blocks.push(format!("An outlier is {}.", rule(doc)));
     if doc.outliers.is_empty() {
@@ -74,12 +60,78 @@ pub(super) fn render(doc: &FleetDocument) -> String {
         blocks.push(items.join("\n"));
     }
     blocks.push("## Metrics".to_string());
-    blocks.push("Each host's value (percentile in the fleet); ! marks an outlier.".to_string());
-    blocks.push(metrics(doc));
+    if per_host(doc) {
+        blocks.push("Each host's value (percentile in the fleet); ! marks an outlier.".to_string());
+        blocks.push(metrics(doc));
+    } else {
+        blocks.push(
+            "The fleet median and p10–p90 of every metric over the hosts that measured it."
+                .to_string(),
+        );
+        blocks.push(spreads(doc));
+    }
+    blocks.push(format!("## Hosts ({})", doc.hosts.len()));
+    blocks.extend(hosts(doc));
     blocks.join("\n\n") + "\n"
+}
+
+/// The roll call: a table up to 50 hosts, counts per CPU model and kernel beyond.
+fn hosts(doc: &FleetDocument) -> Vec<String> {
+    if !per_host(doc) {
+        let count_table = |what: &str, list: Vec<(&str, usize)>| {
+            let rows: Vec<Vec<String>> = (list.into_iter())
+                .map(|(v, n)| vec![v.to_string(), units::count(n as f64)])
+                .collect();
+            table(&[what.to_string(), "hosts".to_string()], &rows)
+        };
+        return vec![
+            count_table("CPU model", counts(doc, |h| h.cpu_model.as_str())),
+            count_table("kernel", counts(doc, |h| h.kernel.as_str())),
+        ];
+    }
+    let rows: Vec<Vec<String>> = doc
+        .hosts
+        .iter()
+        .map(|h| {
+            vec![
+                h.host.clone(),
+                format!("`{}`", h.run_id),
+                h.started.clone(),
+                h.cpu_model.clone(),
+                h.kernel.clone(),
+            ]
+        })
+        .collect();
+    let header = ["host", "latest bench run", "started (UTC)", "CPU", "kernel"].map(String::from);
+    vec![table(&header, &rows)]
 }
 
 fn metrics(doc: &FleetDocument) -> String {
     let rows: Vec<Vec<String>> = doc.metrics.iter().map(|m| metric_row(m, doc)).collect();
     table(&metrics_header(doc), &rows)
+}
+
+fn spreads(doc: &FleetDocument) -> String {
+    let header = [
+        "experiment",
+        "metric",
+        "hosts",
+        "fleet median",
+        "p10–p90",
+        "outliers",
+    ]
+    .map(String::from);
+    let rows: Vec<Vec<String>> = (doc.metrics.iter())
+        .map(|m| {
+            vec![
+                m.experiment.clone(),
+                m.metric.clone(),
+                units::count(m.hosts_measured as f64),
+                units::value(m.fleet_median, m.unit),
+                units::range(m.p10, m.p90, m.unit),
+                units::count(outliers_in(m) as f64),
+            ]
+        })
+        .collect();
+    table(&header, &rows)
 }

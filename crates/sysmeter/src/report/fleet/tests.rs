@@ -34,6 +34,7 @@ pub(crate) fn sample_fleet() -> (FleetView, Vec<FleetHost>) {
                 unit: m.unit,
                 value: m.summary.median * k * slow,
                 run_to_run: None,
+                judged: None,
             }));
         }
         data.hosts.push(FleetHost {
@@ -78,11 +79,13 @@ fn the_document_lists_the_slow_host_first_with_its_kernel() {
 fn text_and_markdown_show_outliers_before_the_metrics() {
     let (view, hosts) = sample_fleet();
     let text = render(&view, &hosts, FleetFormat::Text).expect("renders");
-    let (outliers, metrics) = (
-        text.find("Outliers (").expect("o"),
+    let (outliers, metrics, hosts_at) = (
+        text.find("Outliers: 1 host(s) in 3 metric(s) (")
+            .expect("o"),
         text.find("Metrics:").expect("m"),
+        text.find("Hosts:").expect("h"),
     );
-    assert!(outliers < metrics, "{text}");
+    assert!(outliers < metrics && metrics < hosts_at, "{text}");
     assert!(
         text.contains("slow-5 · os.syscall · null (getppid):"),
         "{text}"
@@ -122,4 +125,104 @@ fn html_escapes_host_names_and_draws_a_chart_per_headline_metric() {
     let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
     assert_eq!(v["outliers"][0]["host"], "slow-5");
     assert_eq!(v["schema"], FLEET_SCHEMA);
+}
+
+/// A fleet of `n` hosts as the database reduces it: 30 metrics in 6 experiments, 40 hosts
+/// outliers in 5 metrics each (plus the host nearest each median), 3 CPU models, 2 kernels.
+pub(crate) fn large_fleet(n: usize) -> (FleetView, Vec<FleetHost>) {
+    use crate::model::{FleetJudged, FleetSpread, Unit};
+    let metric = |i: usize| (format!("exp.{}", i % 6), format!("metric {i}"));
+    let mut data = FleetData {
+        reduced: true,
+        ..FleetData::default()
+    };
+    let spreads = (0..30).map(|i| {
+        let (experiment, metric) = metric(i);
+        FleetSpread {
+            experiment,
+            metric,
+            unit: Unit::Ns,
+            hosts: n,
+            median: 100.0,
+            p10: 95.0,
+            p90: 105.0,
+        }
+    });
+    data.spreads = Some(spreads.collect());
+    let value = |host: String, i: usize, value: f64, outlier: bool| {
+        let (experiment, metric) = metric(i);
+        let percentile = if outlier { 100.0 } else { 50.0 };
+        FleetValue {
+            hostname: host,
+            experiment,
+            metric,
+            unit: Unit::Ns,
+            value,
+            run_to_run: None,
+            judged: Some(FleetJudged {
+                percentile,
+                outlier,
+            }),
+        }
+    };
+    for h in 0..40 {
+        data.values
+            .extend((0..5).map(|k| value(format!("host-{h:05}"), (h + k) % 30, 300.0, true)));
+    }
+    data.values
+        .extend((0..30).map(|i| value("host-09999".into(), i, 100.0, false)));
+    let base = crate::model::fixture::sample_run().host;
+    for i in 0..n {
+        let mut host = base.clone();
+        host.hostname = format!("host-{i:05}");
+        host.cpu.model = format!("CPU model {}", i % 3);
+        host.kernel = format!("6.{}.0", i % 2);
+        data.hosts.push(FleetHost {
+            hostname: host.hostname.clone(),
+            run_id: format!("run-{i}"),
+            started_ns: 0,
+            host,
+        });
+    }
+    (fleet_view(&data), data.hosts)
+}
+
+#[test]
+fn a_large_fleet_leads_with_the_outliers_and_summarises_the_roll_call() {
+    let (view, hosts) = large_fleet(300);
+    let text = render(&view, &hosts, FleetFormat::Text).expect("renders");
+    let lines = text.lines().count();
+    assert!(lines <= super::text::MAX_LINES, "{lines} lines:\n{text}");
+    let at = |what: &str| {
+        text.find(what)
+            .unwrap_or_else(|| panic!("no {what}:\n{text}"))
+    };
+    assert!(at("Outliers: 40 host(s) in 200 metric(s)") < at("Spread of the headline"));
+    assert!(at("Spread of the headline") < at("Hosts: 300 (3 CPU model(s), 2 kernel(s))"));
+    assert!(
+        text.contains("100 × CPU model 0") && text.contains("150 × 6.0.0"),
+        "{text}"
+    );
+    assert!(text.contains("and 34 more host(s) with outliers"), "{text}");
+    assert!(
+        !text.contains("run-17"),
+        "no roll call of runs beyond 50 hosts:\n{text}"
+    );
+    let md = render(&view, &hosts, FleetFormat::Markdown).expect("renders");
+    let pos = |what: &str| md.find(what).unwrap_or_else(|| panic!("no {what}:\n{md}"));
+    assert!(pos("## Outliers") < pos("## Metrics") && pos("## Metrics") < pos("## Hosts (300)"));
+    assert_eq!(
+        md.lines().filter(|l| l.starts_with("- **host-")).count(),
+        40
+    );
+    assert!(md.contains("| CPU model 0 | 100 |"), "{md}");
+    let html = render(&view, &hosts, FleetFormat::Html).expect("renders");
+    let h = |what: &str| html.find(what).unwrap_or_else(|| panic!("no {what}"));
+    assert!(h("<h2>Outliers</h2>") < h("<h2>Headline metrics</h2>"));
+    assert!(h("<h2>All metrics</h2>") < h("<details><summary>All 300 hosts"));
+    assert_eq!(
+        html.matches("<tr><td>host-").count(),
+        300,
+        "every host, collapsed"
+    );
 }

@@ -1,24 +1,42 @@
-//! `sysmeter fleet` as terminal text: the hosts, the outliers with their machine
-//! differences, then one table row per metric with a column per host.
+//! `sysmeter fleet` as terminal text, the answer first and short at any size: the outliers
+//! grouped by host with their machine differences, the spread of the headline metrics (up
+//! to 50 hosts: every metric with a column per host), and the roll call last — a table up
+//! to 50 hosts, counts per CPU model and kernel beyond. At most [`MAX_LINES`] lines for a
+//! fleet of any size; `--format json` holds everything.
 //!
 //! Pure: a [`FleetDocument`] in, a string out.
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
+use super::shape::{counts, counts_line, headline, outliers_in, per_host};
 use super::{FleetDocument, by_host, how_far, metric_row, metrics_header};
 use crate::model::units;
+
+/// The most lines of a large fleet's text (checked by the tests: the caps below keep it).
+#[cfg(test)]
+pub(super) const MAX_LINES: usize = 80;
+/// Outlier hosts listed in full, then counted.
+const OUTLIER_HOSTS: usize = 6;
+/// Metrics listed per outlier host, then counted.
+const METRICS_PER_HOST: usize = 3;
+/// Rows of the headline table of a large fleet.
+const HEADLINE_ROWS: usize = 20;
 
 /// The text of `doc`.
 pub(super) fn render(doc: &FleetDocument) -> String {
     let mut out = format!(
-        "Fleet of {} hosts: the latest bench run of each.\n{}\n\n",
-        doc.hosts.len(),
-        hosts_table(doc)
+        "Fleet of {} hosts: the latest bench run of each.\n\n",
+        doc.hosts.len()
     );
     out.push_str(&outliers(doc));
-    out.push_str("\nMetrics: the fleet median, p10–p90 and each host's value (percentile); ! marks an outlier.\n");
-    out.push_str(&metrics_table(doc).to_string());
-    out.push('\n');
+    if per_host(doc) {
+        out.push_str("\nMetrics: the fleet median, p10–p90 and each host's value (percentile); ! marks an outlier.\n");
+        out.push_str(&metrics_table(doc).to_string());
+        out.push_str(&format!("\n\nHosts:\n{}\n", hosts_table(doc)));
+    } else {
+        out.push_str(&format!("\n{}\n", spread_table(doc)));
+        out.push_str(&roll_call(doc));
+    }
     out
 }
 
@@ -35,14 +53,24 @@ pub(super) fn rule(doc: &FleetDocument) -> String {
     )
 }
 
-/// The outliers grouped by host, each group's machine differences once.
+/// The outliers grouped by host, each group's machine differences once; a large fleet's
+/// list cut after [`OUTLIER_HOSTS`] hosts.
 fn outliers(doc: &FleetDocument) -> String {
     if doc.outliers.is_empty() {
         return format!("No outliers (an outlier is {}).\n", rule(doc));
     }
-    let mut out = format!("Outliers ({}):\n", rule(doc));
-    for (group, lines) in by_host(doc) {
-        for o in group {
+    let groups = by_host(doc);
+    let mut out = format!(
+        "Outliers: {} host(s) in {} metric(s) ({}).\n",
+        groups.len(),
+        doc.outliers.len(),
+        rule(doc)
+    );
+    let cut = !per_host(doc);
+    let shown = if cut { OUTLIER_HOSTS } else { groups.len() };
+    for (group, lines) in groups.iter().take(shown) {
+        let per = if cut { METRICS_PER_HOST } else { group.len() };
+        for o in group.iter().take(per) {
             out.push_str(&format!(
                 "  {} · {} · {}: {}, {}\n",
                 o.host,
@@ -52,11 +80,69 @@ fn outliers(doc: &FleetDocument) -> String {
                 how_far(o)
             ));
         }
-        for line in lines {
+        if group.len() > per {
+            out.push_str(&format!("    and {} more metric(s)\n", group.len() - per));
+        }
+        for line in lines.iter().take(if cut { 1 } else { lines.len() }) {
             out.push_str(&format!("      {line}\n"));
         }
     }
+    if groups.len() > shown {
+        out.push_str(&format!(
+            "  and {} more host(s) with outliers: --format json or markdown lists them all\n",
+            groups.len() - shown
+        ));
+    }
     out
+}
+
+/// A large fleet's headline metrics: hosts, median, p10–p90, outliers.
+fn spread_table(doc: &FleetDocument) -> String {
+    let chosen = headline(doc);
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED);
+    t.set_header([
+        "experiment",
+        "metric",
+        "hosts",
+        "fleet median",
+        "p10–p90",
+        "outliers",
+    ]);
+    for m in chosen.iter().take(HEADLINE_ROWS) {
+        t.add_row([
+            m.experiment.clone(),
+            m.metric.clone(),
+            units::count(m.hosts_measured as f64),
+            units::value(m.fleet_median, m.unit),
+            units::range(m.p10, m.p90, m.unit),
+            units::count(outliers_in(m) as f64),
+        ]);
+    }
+    let more = chosen.len().saturating_sub(HEADLINE_ROWS);
+    let tail = match more {
+        0 => String::new(),
+        n => format!("\n{n} more headline metric(s); "),
+    };
+    format!(
+        "Spread of the headline metrics (every metric with an outlier, then one per \
+         experiment):\n{t}{tail}{} metrics in all: --format markdown lists every one.",
+        doc.metrics.len()
+    )
+}
+
+/// A large fleet's hosts, counted per CPU model and per kernel.
+fn roll_call(doc: &FleetDocument) -> String {
+    let cpus = counts(doc, |h| h.cpu_model.as_str());
+    let kernels = counts(doc, |h| h.kernel.as_str());
+    format!(
+        "\nHosts: {} ({} CPU model(s), {} kernel(s)).\n  CPU models: {}\n  kernels: {}\n",
+        doc.hosts.len(),
+        cpus.len(),
+        kernels.len(),
+        counts_line(&cpus, 4),
+        counts_line(&kernels, 4)
+    )
 }
 
 fn hosts_table(doc: &FleetDocument) -> Table {

@@ -1,7 +1,7 @@
 //! The fleet reduction on hand-made values: spreads, percentiles and the outlier rule.
 
 use super::*;
-use crate::model::{FleetData, FleetSpread, FleetValue, Unit};
+use crate::model::{FleetData, FleetJudged, FleetSpread, FleetValue, Unit};
 
 fn value(host: &str, metric: &str, value: f64) -> FleetValue {
     FleetValue {
@@ -11,6 +11,7 @@ fn value(host: &str, metric: &str, value: f64) -> FleetValue {
         unit: Unit::Ns,
         value,
         run_to_run: None,
+        judged: None,
     }
 }
 
@@ -78,6 +79,8 @@ fn spreads_from_the_database_are_used_as_given() {
     d.spreads = Some(vec![FleetSpread {
         experiment: "os.syscall".into(),
         metric: "m".into(),
+        unit: Unit::Ns,
+        hosts: 2,
         median: 1.5,
         p10: 1.1,
         p90: 1.9,
@@ -111,4 +114,51 @@ fn a_host_whose_own_run_to_run_interval_reaches_the_median_is_not_an_outlier() {
     assert_eq!(fleet(Some(own(IntervalBasis::History, 180.0, 220.0))), 1);
     // Rounds of one run are not the host's run-to-run spread: judged as before.
     assert_eq!(fleet(Some(own(IntervalBasis::Rounds, 95.0, 210.0))), 1);
+}
+
+#[test]
+fn a_reduced_fleet_keeps_the_database_judgment_and_every_metric() {
+    let judged = |host: &str, v: f64, outlier: bool| FleetValue {
+        judged: Some(FleetJudged {
+            percentile: if outlier { 100.0 } else { 50.0 },
+            outlier,
+        }),
+        ..value(host, "m", v)
+    };
+    let spread = |metric: &str| FleetSpread {
+        experiment: "os.syscall".into(),
+        metric: metric.into(),
+        unit: Unit::Ns,
+        hosts: 1000,
+        median: 100.0,
+        p10: 95.0,
+        p90: 105.0,
+    };
+    let d = FleetData {
+        values: vec![judged("slow", 300.0, true), judged("typical", 100.0, false)],
+        spreads: Some(vec![spread("m"), spread("quiet")]),
+        reduced: true,
+        ..FleetData::default()
+    };
+    let view = fleet_view(&d);
+    assert_eq!(
+        view.metrics.len(),
+        2,
+        "a metric without outliers is still listed"
+    );
+    assert_eq!(view.metrics[0].spread.hosts, 1000);
+    let out = view.outliers();
+    assert_eq!(out.len(), 1);
+    assert_eq!(
+        (out[0].1.hostname.as_str(), out[0].1.percentile),
+        ("slow", 100.0)
+    );
+    assert_eq!(out[0].1.ratio, Some(3.0));
+    assert_eq!(
+        view.metrics[0]
+            .typical_host("slow")
+            .map(|h| h.hostname.as_str()),
+        Some("typical")
+    );
+    assert!(view.metrics[1].hosts.is_empty());
 }

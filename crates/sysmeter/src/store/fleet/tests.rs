@@ -71,7 +71,10 @@ fn docs_show_the_sql_that_runs() {
         super::LATEST_RUNS_SQL,
         super::HOSTS_SQL,
         super::VALUES_SQL,
-        super::SPREAD_SQL,
+        super::sql::VALS_SQL,
+        super::sql::PG_VALUES_SQL,
+        super::sql::PG_SPREAD_SQL,
+        crate::store::retention::BEYOND_SQL,
     ] {
         assert!(doc.contains(sql), "docs/fleet.md lacks:\n{sql}");
     }

@@ -1,42 +1,131 @@
-//! PostgreSQL statements of `sysmeter fleet`: the shared fleet SQL of `store::fleet` and the
-//! fleet's spread with `percentile_cont`, all in the database and in one snapshot.
+//! PostgreSQL statements of `sysmeter fleet`, all in one snapshot: up to `ROLL_CALL_HOSTS`
+//! hosts the shared fleet SQL of `store::fleet` with the fleet's spread from
+//! `percentile_cont`; beyond, the fleet reduced on the server (`reduce.rs`): the spreads,
+//! the outliers and the hosts nearest the median, and every host without its description.
 
+use postgres::Transaction;
+
+use super::reduce::reduced;
 use super::{Pg, snapshot};
-use crate::model::FleetSpread;
+use crate::model::{FleetSpread, ROLL_CALL_HOSTS, Unit};
 use crate::store::StoreError;
 use crate::store::columns::{host_row, value_row};
-use crate::store::fleet::{FleetRows, HOSTS_SQL, SPREAD_SQL, VALUES_SQL, with_latest};
+use crate::store::fleet::sql::{LIGHT_HOSTS_SQL, PG_SPREAD_SQL, PG_VALUES_SQL, VALS_SQL};
+use crate::store::fleet::{FleetRows, HOSTS_SQL, LATEST_RUNS_SQL, with_latest};
+use crate::store::retention::BEYOND_SQL;
 
 impl Pg {
     pub(in crate::store) fn fleet_rows(&self, since_ns: i64) -> Result<FleetRows, StoreError> {
         let fail = |e: postgres::Error| self.error("read the fleet", &e);
         let mut client = self.client.borrow_mut();
         let mut tx = snapshot(&mut client).map_err(fail)?;
-        let hosts = tx
-            .query(&with_latest(HOSTS_SQL), &[&since_ns])
-            .and_then(|rows| rows.iter().map(host_row).collect())
+        let count: i64 = tx
+            .query_one(&with_latest("SELECT count(*) FROM latest"), &[&since_ns])
+            .and_then(|r| r.try_get(0))
             .map_err(fail)?;
-        let values = tx
-            .query(&with_latest(VALUES_SQL), &[&since_ns])
-            .and_then(|rows| rows.iter().map(value_row).collect())
-            .map_err(fail)?;
-        let spreads = tx
-            .query(&with_latest(SPREAD_SQL), &[&since_ns])
-            .and_then(|rows| {
-                rows.iter()
-                    .map(|r| {
-                        Ok(FleetSpread {
-                            experiment: r.try_get(0)?,
-                            metric: r.try_get(1)?,
-                            median: r.try_get(2)?,
-                            p10: r.try_get(3)?,
-                            p90: r.try_get(4)?,
-                        })
-                    })
-                    .collect()
-            })
-            .map_err(fail)?;
+        let rows = match usize::try_from(count).is_ok_and(|n| n <= ROLL_CALL_HOSTS) {
+            true => whole(&mut tx, since_ns),
+            false => reduced_rows(&mut tx, since_ns),
+        }
+        .map_err(fail)?;
         tx.commit().map_err(fail)?;
-        Ok((hosts, values, Some(spreads)))
+        Ok(rows)
+    }
+}
+
+/// Every host with its description, every value, and the spreads.
+fn whole(tx: &mut Transaction<'_>, since_ns: i64) -> Result<FleetRows, postgres::Error> {
+    let hosts = tx
+        .query(&with_latest(HOSTS_SQL), &[&since_ns])?
+        .iter()
+        .map(host_row)
+        .collect::<Result<_, _>>()?;
+    let values = tx
+        .query(
+            &format!("{LATEST_RUNS_SQL}{VALS_SQL}{PG_VALUES_SQL}"),
+            &[&since_ns],
+        )?
+        .iter()
+        .map(|r| Ok((value_row(r)?, None)))
+        .collect::<Result<_, postgres::Error>>()?;
+    let spreads = tx
+        .query(
+            &format!("{LATEST_RUNS_SQL}{VALS_SQL}{PG_SPREAD_SQL}"),
+            &[&since_ns],
+        )?
+        .iter()
+        .map(|r| {
+            let n: i64 = r.try_get(3)?;
+            let spread = FleetSpread {
+                experiment: r.try_get(0)?,
+                metric: r.try_get(1)?,
+                unit: Unit::Count,
+                hosts: usize::try_from(n).unwrap_or(0),
+                median: r.try_get(4)?,
+                p10: r.try_get(5)?,
+                p90: r.try_get(6)?,
+            };
+            Ok((r.try_get(2)?, spread))
+        })
+        .collect::<Result<_, postgres::Error>>()?;
+    Ok(FleetRows {
+        hosts,
+        values,
+        spreads: Some(spreads),
+        ..FleetRows::default()
+    })
+}
+
+/// The fleet reduced on the server; full descriptions only of the hosts of the values read.
+fn reduced_rows(tx: &mut Transaction<'_>, since_ns: i64) -> Result<FleetRows, postgres::Error> {
+    let (spreads, values) = reduced(tx, since_ns)?;
+    let mut names: Vec<&str> = values.iter().map(|(v, _)| v.0.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let hosts = tx
+        .query(
+            &with_latest(&format!("{HOSTS_SQL}\nWHERE hostname = ANY($2)")),
+            &[&since_ns, &names],
+        )?
+        .iter()
+        .map(host_row)
+        .collect::<Result<_, _>>()?;
+    let light = tx
+        .query(&with_latest(LIGHT_HOSTS_SQL), &[&since_ns])?
+        .iter()
+        .map(|r| {
+            Ok((
+                r.try_get(0)?,
+                r.try_get(1)?,
+                r.try_get(2)?,
+                r.try_get(3)?,
+                r.try_get(4)?,
+            ))
+        })
+        .collect::<Result<_, postgres::Error>>()?;
+    Ok(FleetRows {
+        hosts,
+        light,
+        values,
+        spreads: Some(spreads),
+        reduced: true,
+    })
+}
+
+impl Pg {
+    pub(in crate::store) fn runs_beyond(
+        &self,
+        keep: i64,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let fail = |e: postgres::Error| self.error("list the runs to prune", &e);
+        let rows = self
+            .client
+            .borrow_mut()
+            .query(BEYOND_SQL, &[&keep])
+            .map_err(fail)?;
+        rows.iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect::<Result<_, postgres::Error>>()
+            .map_err(fail)
     }
 }

@@ -9,6 +9,7 @@
 
 mod fleet;
 mod read;
+mod reduce;
 mod schema;
 mod write;
 

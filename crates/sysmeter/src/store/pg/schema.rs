@@ -21,7 +21,20 @@ use super::server_error;
 use crate::store::StoreError;
 
 /// The migrations, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub(crate) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3];
+pub(crate) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_4];
+
+/// Schema 4: a result stored as its summary (the default of a fleet store,
+/// `store/summary.rs`): the zlib-compressed summary, and the names, units and medians of its
+/// metrics as arrays (in the order of the summary's metrics; a NaN median is NULL), which
+/// the fleet's SQL unnests. Such a result has no `metrics` rows.
+const MIGRATION_4: &str = "
+ALTER TABLE results ADD COLUMN summary BYTEA;
+ALTER TABLE results ADD COLUMN metric_names TEXT[];
+ALTER TABLE results ADD COLUMN metric_units TEXT[];
+ALTER TABLE results ADD COLUMN medians DOUBLE PRECISION[];
+-- Compress a row's arrays too (the summary is compressed already): ~4 KB less per run.
+ALTER TABLE results SET (toast_tuple_target = 128);
+";
 
 /// Schema 3: the machine's state around each result and what a metric gained (core cycles,
 /// round medians), both JSON text, NULL when absent (as in the SQLite schema 3).

@@ -18,13 +18,14 @@ use super::Pg;
 use crate::store::StoreError;
 use crate::store::rows::{MetricRow, ResultRow, RunRow};
 
-/// The result row ($1–$13) and the metrics, one array per column ($14–$35).
+/// The result row ($1–$13, and $36–$39 added by schema 4) and the metrics, one array per
+/// column ($14–$35; none for a result stored as its summary).
 const INSERT_RESULT: &str = "
 WITH result AS (
     INSERT INTO results (run_id, seq, exp_id, status, elapsed_ns, about_json, estimates_json,
                          series_json, findings_json, skip_json, error, artifacts_json,
-                         machine_json)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                         machine_json, summary, metric_names, metric_units, medians)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $36, $37, $38, $39)
 )
 INSERT INTO metrics (run_id, seq, idx, name, unit, n, min, p5, median, mean, p95, p99, max,
                      stddev, cv, ci_lo, ci_hi, outliers, cycles_json, subtracted_overhead_ns,
@@ -86,6 +87,11 @@ impl Pg {
             &r.machine_json,
         ];
         columns.push_params(&mut params);
+        let (names, units, medians) = match &r.medians {
+            Some((n, u, m)) => (Some(n), Some(u), Some(m)),
+            None => (None, None, None),
+        };
+        params.extend([&r.summary as &(dyn ToSql + Sync), &names, &units, &medians]);
         let client = self.client.get_mut();
         let outcome = match replace {
             false => client.execute(INSERT_RESULT, &params).map(drop),

@@ -7,6 +7,7 @@ use super::{Sqlite, sql_error};
 use crate::store::StoreError;
 use crate::store::columns::{host_row, value_row};
 use crate::store::fleet::{FleetRows, HOSTS_SQL, VALUES_SQL, with_latest};
+use crate::store::retention::BEYOND_SQL;
 
 impl Sqlite {
     pub(in crate::store) fn fleet_rows(&self, since_ns: i64) -> Result<FleetRows, StoreError> {
@@ -18,9 +19,32 @@ impl Sqlite {
             .map_err(fail)?;
         let values = tx
             .prepare(&with_latest(VALUES_SQL))
-            .and_then(|mut s| s.query_map(params![since_ns], |r| value_row(r))?.collect())
+            .and_then(|mut s| {
+                s.query_map(params![since_ns], |r| Ok((value_row(r)?, None)))?
+                    .collect()
+            })
             .map_err(fail)?;
         tx.finish().map_err(fail)?;
-        Ok((hosts, values, None))
+        Ok(FleetRows {
+            hosts,
+            values,
+            ..FleetRows::default()
+        })
+    }
+}
+
+impl Sqlite {
+    pub(in crate::store) fn runs_beyond(
+        &self,
+        keep: i64,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let fail = |e| sql_error(&self.path, "list the runs to prune", e);
+        self.conn
+            .prepare(BEYOND_SQL)
+            .and_then(|mut s| {
+                s.query_map(params![keep], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect()
+            })
+            .map_err(fail)
     }
 }

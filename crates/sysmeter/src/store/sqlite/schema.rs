@@ -20,7 +20,17 @@ use crate::store::StoreError;
 pub(crate) const APPLICATION_ID: i32 = 0x5379_4d74;
 
 /// The migrations, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub(crate) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3];
+pub(crate) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_4];
+
+/// Schema 4: a result stored as its summary (a fleet store, `store/summary.rs`): the
+/// compressed summary and its metrics' names, units and medians for the fleet's SQL. SQLite
+/// keeps every sample, so it never fills them; the columns keep both schemas the same.
+const MIGRATION_4: &str = "
+ALTER TABLE results ADD COLUMN summary BLOB;
+ALTER TABLE results ADD COLUMN metric_names TEXT;
+ALTER TABLE results ADD COLUMN metric_units TEXT;
+ALTER TABLE results ADD COLUMN medians TEXT;
+";
 
 /// Schema 3: the machine's state around each result (`machine_json`: the probe at start and
 /// end, what else ran, per round with `--rounds`) and what a metric gained (`extra_json`:

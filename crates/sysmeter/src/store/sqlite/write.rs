@@ -123,11 +123,19 @@ fn delete_result(tx: &Transaction<'_>, run_id: &str, seq: i64) -> rusqlite::Resu
 }
 
 fn insert_result(tx: &Transaction<'_>, run_id: &str, r: &ResultRow) -> rusqlite::Result<usize> {
+    let medians = r.medians.as_ref().map(|(names, units, medians)| {
+        (
+            serde_json::json!(names),
+            serde_json::json!(units),
+            serde_json::json!(medians),
+        )
+    });
     tx.execute(
         "INSERT INTO results (run_id, seq, exp_id, status, elapsed_ns, about_json,
                               estimates_json, series_json, findings_json, skip_json, error,
-                              artifacts_json, machine_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                              artifacts_json, machine_json, summary, metric_names,
+                              metric_units, medians)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         params![
             run_id,
             r.seq,
@@ -142,6 +150,11 @@ fn insert_result(tx: &Transaction<'_>, run_id: &str, r: &ResultRow) -> rusqlite:
             r.error,
             r.artifacts_json,
             r.machine_json,
+            r.summary,
+            // The arrays of a PostgreSQL fleet store, as JSON text (SQLite has no arrays).
+            medians.as_ref().map(|m| m.0.to_string()),
+            medians.as_ref().map(|m| m.1.to_string()),
+            medians.as_ref().map(|m| m.2.to_string()),
         ],
     )
 }

@@ -74,3 +74,38 @@ pub fn outliers(doc: &serde_json::Value) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// (For the PostgreSQL tests.) A fleet of `n` machines as run-record files in `dir`, made from the fixture run: every
+/// host's metrics jittered by up to ±3% (deterministically), three CPU models, and every
+/// host numbered 42 modulo 100 on another kernel and twice as slow in `os.syscall`.
+#[cfg(feature = "pg")]
+pub fn many_files(dir: &Path, n: usize) -> Vec<PathBuf> {
+    (0..n)
+        .map(|i| {
+            let mut run = host_run(i % 4);
+            run.id = format!("20261122T183240Z-m{i:05}");
+            run.host.hostname = format!("host-{i:05}");
+            run.host.cpu.model = format!("Xeon {}", ["A", "B", "C"][i % 3]);
+            run.host.kernel = "6.8.0-45-generic".to_string();
+            let slow = i % 100 == 42;
+            if slow {
+                run.host.kernel = "6.11.0-9-generic".to_string();
+            }
+            let jitter = 1.0 + 0.03 * ((i as f64) * 12.9898).sin();
+            for r in &mut run.results {
+                let k = jitter
+                    * if slow && r.id == "os.syscall" {
+                        2.0
+                    } else {
+                        1.0
+                    };
+                for m in &mut r.metrics {
+                    m.summary = scale(&m.summary, k);
+                }
+            }
+            let path = dir.join(format!("host-{i:05}.json"));
+            std::fs::write(&path, serde_json::to_string(&run).expect("serialise")).expect("write");
+            path
+        })
+        .collect()
+}

@@ -30,6 +30,7 @@
 //! | `xz` | the distribution's /usr/bin/xz (built without frame pointers) | `apt-get install xz-utils` |
 //! | `cgroup` | a memory-limited cgroup can be made (root, memory controller) | root |
 //! | `strace` | strace(1), the reference `trace` is checked against | `apt-get install strace` |
+//! | `node_exporter` | Prometheus' node_exporter, for the textfile-collector path | `apt-get install prometheus-node-exporter` |
 //! | `bpf` | BPF programs may be loaded (root or CAP_BPF + CAP_PERFMON, kernel BTF) | root on a kernel with CONFIG_DEBUG_INFO_BTF |
 
 /// A capability a test may lack; [`Cap::name`] is its name in `SYSMETER_TEST_REQUIRE`.
@@ -54,6 +55,7 @@ pub enum Cap {
     Strace,
     Xz,
     Bpf,
+    NodeExporter,
 }
 
 impl Cap {
@@ -79,6 +81,7 @@ impl Cap {
             Cap::Strace => "strace",
             Cap::Xz => "xz",
             Cap::Bpf => "bpf",
+            Cap::NodeExporter => "node_exporter",
         }
     }
 }

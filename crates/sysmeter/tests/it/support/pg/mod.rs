@@ -34,8 +34,9 @@ pub fn open(url: &str) -> Store {
     Store::open_target(&DbTarget::parse(OsStr::new(url))).expect("open the PostgreSQL store")
 }
 
-/// Runs `sysmeter bench --quick --only IDS --format json` as each of `hosts` at the same
-/// time against `url`; returns each host's printed JSON.
+/// Runs `sysmeter bench --quick --only IDS --format json --with-samples` (stored whole, as
+/// printed) as each of `hosts` at the same time against `url`; returns each host's printed
+/// JSON.
 pub fn bench_concurrently(
     url: &str,
     ids: &str,
@@ -47,7 +48,15 @@ pub fn bench_concurrently(
         .map(|host| {
             let child = std::process::Command::new(&bin)
                 .args([
-                    "bench", "--quick", "--only", ids, "--format", "json", "--db", url,
+                    "bench",
+                    "--quick",
+                    "--only",
+                    ids,
+                    "--format",
+                    "json",
+                    "--with-samples",
+                    "--db",
+                    url,
                 ])
                 .env_remove("SYSMETER_DB")
                 .env("SYSMETER_HOSTNAME", host)
