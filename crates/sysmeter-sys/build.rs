@@ -19,15 +19,12 @@ fn main() {
         "preload/alloc.c",
         "preload/hooks_x86_64.S",
     ];
-    for s in sources
-        .iter()
-        .chain(&[
-            "preload/layout.h",
-            "preload/mutex.h",
-            "preload/alloc.h",
-            "preload/alloc_api.h",
-        ])
-    {
+    for s in sources.iter().chain(&[
+        "preload/layout.h",
+        "preload/mutex.h",
+        "preload/alloc.h",
+        "preload/alloc_api.h",
+    ]) {
         println!("cargo:rerun-if-changed={s}");
     }
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
