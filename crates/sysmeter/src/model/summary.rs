@@ -47,6 +47,26 @@ pub struct Summary {
     pub outliers: usize,
 }
 
+impl Summary {
+    /// Every value multiplied by `k > 0`: the summary of the samples × `k`, e.g. in another
+    /// unit (order statistics, mean, spread and the bootstrap CI all scale; the CV and the
+    /// counts do not).
+    pub fn scaled(&self, k: f64) -> Summary {
+        Summary {
+            min: self.min * k,
+            p5: self.p5 * k,
+            median: self.median * k,
+            mean: self.mean * k,
+            p95: self.p95 * k,
+            p99: self.p99 * k,
+            max: self.max * k,
+            stddev: self.stddev * k,
+            ci95: (self.ci95.0 * k, self.ci95.1 * k),
+            ..*self
+        }
+    }
+}
+
 /// A number, or NaN where the JSON says `null` (serde_json writes NaN as `null`).
 pub fn f64_or_nan<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))

@@ -170,18 +170,7 @@ pub fn cv(values: &[f64]) -> f64 {
 /// `s` with every value multiplied by `k > 0` — the summary of the samples × `k` (order
 /// statistics, mean, spread and the bootstrap CI all scale; the CV and counts do not).
 pub fn scale(s: &Summary, k: f64) -> Summary {
-    Summary {
-        min: s.min * k,
-        p5: s.p5 * k,
-        median: s.median * k,
-        mean: s.mean * k,
-        p95: s.p95 * k,
-        p99: s.p99 * k,
-        max: s.max * k,
-        stddev: s.stddev * k,
-        ci95: (s.ci95.0 * k, s.ci95.1 * k),
-        ..*s
-    }
+    s.scaled(k)
 }
 
 /// Relative width of a confidence interval: `(hi − lo) / |median|`; 0 when `hi == lo`,

@@ -169,8 +169,8 @@ fn slim_metric(m: &Metric) -> SlimMetric {
 fn metric(s: SlimMetric) -> Metric {
     let summary = from_stats_row(&s.summary);
     Metric {
-        cycles: s.cycles.map(|k| scaled(&summary, k)),
-        core_cycles: s.core_cycles.map(|k| scaled(&summary, k)),
+        cycles: s.cycles.map(|k| summary.scaled(k)),
+        core_cycles: s.core_cycles.map(|k| summary.scaled(k)),
         name: s.name,
         unit: s.unit,
         summary,
@@ -223,7 +223,7 @@ fn series(s: SlimSeries) -> Series {
             };
             SeriesPoint {
                 x: *x,
-                cycles: s.cycles.map(|k| scaled(&summary, k)),
+                cycles: s.cycles.map(|k| summary.scaled(k)),
                 summary,
             }
         })
@@ -274,22 +274,6 @@ fn from_stats_row(row: &[Option<f64>; 13]) -> Summary {
         cv: v[9],
         ci95: (v[10], v[11]),
         outliers: v[12] as usize,
-    }
-}
-
-/// `s` in another unit `k` times as large (the coefficient of variation is unchanged).
-fn scaled(s: &Summary, k: f64) -> Summary {
-    Summary {
-        min: s.min * k,
-        p5: s.p5 * k,
-        median: s.median * k,
-        mean: s.mean * k,
-        p95: s.p95 * k,
-        p99: s.p99 * k,
-        max: s.max * k,
-        stddev: s.stddev * k,
-        ci95: (s.ci95.0 * k, s.ci95.1 * k),
-        ..*s
     }
 }
 

@@ -6,6 +6,8 @@
 //! Pure bytes in, values out: no I/O here (the reading is `mod.rs`'s, through
 //! `observe::inject::read_at`). Depends on nothing but std.
 
+use crate::diagnose::observe::bytes::{text_at, u32_at, u64_at};
+
 /// Identifies an initialised region ("SMALLOC1").
 pub const MAGIC: u64 = 0x3143_4f4c_4c41_4d53;
 /// Process images of a run.
@@ -125,21 +127,6 @@ pub struct Counters {
     pub temps: u64,
     /// Anonymous maps among the allocations.
     pub mmaps: u64,
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    b.get(at..at + 4)
-        .map_or(0, |s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from(u32_at(b, at)) | (u64::from(u32_at(b, at + 4)) << 32)
-}
-
-fn text_at(b: &[u8], at: usize, len: usize) -> String {
-    let s = b.get(at..at + len).unwrap_or_default();
-    let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
-    String::from_utf8_lossy(&s[..end]).into_owned()
 }
 
 /// A fresh header (magic set, everything else 0).

@@ -16,6 +16,7 @@ use std::os::unix::fs::FileExt;
 use sysmeter_sys::preload;
 
 use super::sites::{line_symbolizer, lines_in};
+use crate::diagnose::observe::bytes::{text_at, u32_at, u64_at};
 use crate::diagnose::observe::symbolize::{Symbols as Names, short_module};
 use crate::model::held::HeldRow;
 
@@ -103,26 +104,10 @@ struct Symbols {
     names: Names,
 }
 
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    b.get(at..at + 8)
-        .and_then(|s| s.try_into().ok())
-        .map_or(0, u64::from_le_bytes)
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    b.get(at..at + 4)
-        .and_then(|s| s.try_into().ok())
-        .map_or(0, u32::from_le_bytes)
-}
-
 fn paths(bytes: &[u8]) -> Vec<String> {
     let n = (u32_at(bytes, 24) as usize).min(Layout::PATHS);
     (0..n)
-        .map(|i| {
-            let raw = &bytes[64 + i * Layout::PATH..][..Layout::PATH];
-            let end = raw.iter().position(|&c| c == 0).unwrap_or(raw.len());
-            String::from_utf8_lossy(&raw[..end]).into_owned()
-        })
+        .map(|i| text_at(bytes, 64 + i * Layout::PATH, Layout::PATH))
         .collect()
 }
 

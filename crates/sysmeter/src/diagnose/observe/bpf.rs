@@ -9,6 +9,7 @@
 //! `scripts/build-bpf.sh` from `crates/sysmeter/bpf/*.bpf.c` and committed, so that building
 //! needs no clang. Depends on `host::procfs` and aya; never on a diagnosis.
 
+pub use super::bytes::{u32_at, u64_at};
 use std::path::Path;
 
 use aya::maps::{Array, HashMap as BpfHash, MapData, StackTraceMap};
@@ -245,23 +246,6 @@ impl Loaded {
         let a: Array<&MapData, u64> = Array::try_from(m).map_err(|e| err(what)(&e))?;
         Ok(a.iter().filter_map(Result::ok).collect())
     }
-}
-
-/// The `u32` at byte `at` of a struct the BPF programs wrote (0 past the end); native byte
-/// order, because the programs run on this machine.
-pub fn u32_at(bytes: &[u8], at: usize) -> u32 {
-    bytes
-        .get(at..at + 4)
-        .and_then(|b| b.try_into().ok())
-        .map_or(0, u32::from_ne_bytes)
-}
-
-/// The `u64` at byte `at` of `bytes` (0 past the end).
-pub fn u64_at(bytes: &[u8], at: usize) -> u64 {
-    bytes
-        .get(at..at + 8)
-        .and_then(|b| b.try_into().ok())
-        .map_or(0, u64::from_ne_bytes)
 }
 
 /// The kernel keeps a count, a sum and a log2 histogram per key, not each interval: the

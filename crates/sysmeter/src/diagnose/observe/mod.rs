@@ -31,6 +31,7 @@
 
 pub mod attachable;
 pub mod bpf;
+pub mod bytes;
 pub mod elf;
 pub mod error;
 pub mod flame;

@@ -9,6 +9,7 @@
 //! `region` (the histogram's bucket count and the region's size, where this area starts).
 
 use super::region::BUCKETS;
+use crate::diagnose::observe::bytes::{u32_at, u64_at};
 
 /// Threads with a tree.
 pub const THREADS: usize = 64;
@@ -85,15 +86,6 @@ pub struct Functions {
     pub lost: u32,
     /// Area 0 (the calibration) excluded.
     pub threads: Vec<Thread>,
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    b.get(at..at + 4)
-        .map_or(0, |s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from(u32_at(b, at)) | (u64::from(u32_at(b, at + 4)) << 32)
 }
 
 /// The number of areas claimed, from the area's first bytes.

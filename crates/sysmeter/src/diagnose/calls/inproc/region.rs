@@ -5,6 +5,8 @@
 //!
 //! Pure bytes in, slots out: no I/O here. Depends on nothing but std.
 
+use crate::diagnose::observe::bytes::{text_at, u32_at, u64_at};
+
 /// Identifies an initialised region.
 pub const MAGIC: u64 = 0x3153_4c4c_4143_534d;
 /// Functions per run; index 0 is the calibration (an empty function through the hook).
@@ -74,21 +76,6 @@ pub fn header() -> Vec<u8> {
     h[16..20].copy_from_slice(&1u32.to_le_bytes());
     h[64..64 + CALIBRATION.len()].copy_from_slice(CALIBRATION.as_bytes());
     h
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    b.get(at..at + 4)
-        .map_or(0, |s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from(u32_at(b, at)) | (u64::from(u32_at(b, at + 4)) << 32)
-}
-
-fn text_at(b: &[u8], at: usize, len: usize) -> String {
-    let s = b.get(at..at + len).unwrap_or_default();
-    let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
-    String::from_utf8_lossy(&s[..end]).into_owned()
 }
 
 fn function(b: &[u8], at: usize) -> FnCounts {
