@@ -22,6 +22,16 @@ pub struct Row {
     pub noisy: bool,
 }
 
+impl Row {
+    /// A row that is not flagged.
+    pub fn plain(cells: Vec<String>) -> Row {
+        Row {
+            cells,
+            noisy: false,
+        }
+    }
+}
+
 /// A table with headers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableView {

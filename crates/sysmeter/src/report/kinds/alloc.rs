@@ -136,13 +136,7 @@ fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerView {
         table: Some(TableView {
             caption: "Allocation sites by bytes".into(),
             headers: HEADERS.iter().map(|h| h.to_string()).collect(),
-            rows: rows
-                .into_iter()
-                .map(|cells| Row {
-                    cells,
-                    noisy: false,
-                })
-                .collect(),
+            rows: rows.into_iter().map(Row::plain).collect(),
         }),
         flames: std::mem::take(&mut view.flames),
         charts: std::mem::take(&mut view.charts),

@@ -35,13 +35,7 @@ fn functions_answer(r: &ExperimentResult, view: &mut ExperimentView) -> Option<A
         table: Some(TableView {
             caption: "Flat profile".into(),
             headers,
-            rows: rows
-                .into_iter()
-                .map(|cells| Row {
-                    cells,
-                    noisy: false,
-                })
-                .collect(),
+            rows: rows.into_iter().map(Row::plain).collect(),
         }),
         flames: std::mem::take(&mut view.flames),
         texts: crate::report::html::artifacts::texts(&[graph]),

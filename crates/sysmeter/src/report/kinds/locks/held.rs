@@ -96,10 +96,7 @@ pub fn html(r: &ExperimentResult) -> Option<crate::report::html::view::TableView
         rows: rows
             .iter()
             .take(SHOWN)
-            .map(|r| crate::report::html::view::Row {
-                cells: cells(r).to_vec(),
-                noisy: false,
-            })
+            .map(|r| crate::report::html::view::Row::plain(cells(r).to_vec()))
             .collect(),
     })
 }
