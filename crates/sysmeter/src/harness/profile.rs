@@ -57,7 +57,7 @@ impl Profile {
             name: "default",
             min_samples: 21,
             max_samples: 2000,
-            budget: Duration::from_millis(150),
+            budget: Duration::from_millis(125),
             sample_target: Duration::from_micros(1000),
             warmup: Duration::from_millis(10),
             target_ci: 0.02,
@@ -66,7 +66,7 @@ impl Profile {
             // On a host whose neighbours keep it moving, a second attempt moved again in 40
             // of 57 cases (five default runs, 2-vCPU KVM guest with 6-20% steal): a budget
             // keeps the short experiments' second chance without doubling the run.
-            remeasure_budget: Duration::from_secs(2),
+            remeasure_budget: Duration::from_secs(1),
         }
     }
 
