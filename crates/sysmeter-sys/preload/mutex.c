@@ -108,35 +108,28 @@ static struct lk_lock *entry(const void *addr, uint32_t kind, uint64_t site)
     uint32_t pid = lk_pid;
     uint64_t a = (uint64_t)addr;
     uint64_t h = (a >> 4) * 0x9e3779b97f4a7c15ULL ^ pid;
-    for (uint32_t i = 0; i < LK_MAX; i++) {
+    for (uint32_t i = 0; i < LK_MAX;) {
         struct lk_lock *e = &t[(h + i) & (LK_MAX - 1)];
         uint64_t cur = __atomic_load_n(&e->addr, __ATOMIC_ACQUIRE);
+        if (cur == 0) {
+            /* Claim with the pid still 0; if another thread claims it first, look again. */
+            if (!__atomic_compare_exchange_n(&e->addr, &cur, a, 0, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_ACQUIRE))
+                continue;
+            e->kind = kind;
+            e->site.addr = site;
+            __atomic_fetch_add(&lk->used, 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&e->pid, pid, __ATOMIC_RELEASE);
+            return e;
+        }
         if (cur == a) {
             /* Being claimed by another thread: its pid follows the address. */
             while (__atomic_load_n(&e->pid, __ATOMIC_ACQUIRE) == 0)
                 ;
             if (e->pid == pid)
                 return e;
-            continue;
         }
-        if (cur == 0) {
-            uint64_t zero = 0;
-            /* Claim with the pid still 0: a reader on another thread waits for it. */
-            if (__atomic_compare_exchange_n(&e->addr, &zero, a, 0, __ATOMIC_ACQ_REL,
-                                            __ATOMIC_ACQUIRE)) {
-                e->kind = kind;
-                e->site.addr = site;
-                __atomic_fetch_add(&lk->used, 1, __ATOMIC_RELAXED);
-                __atomic_store_n(&e->pid, pid, __ATOMIC_RELEASE);
-                return e;
-            }
-            if (zero == a) {
-                while (__atomic_load_n(&e->pid, __ATOMIC_ACQUIRE) == 0)
-                    ;
-                if (e->pid == pid)
-                    return e;
-            }
-        }
+        i++;
     }
     __atomic_fetch_add(&lk->overflow, 1, __ATOMIC_RELAXED);
     return NULL;

@@ -1,22 +1,21 @@
 //! The in-process lock table of `locks` for a launched command (mutrace's columns): the
 //! preload library's pthread hooks (`crates/sysmeter-sys/preload/mutex.c`, layout in
-//! `mutex.h`: keep [`LAYOUT`] in step) count and time every acquisition and release per lock
-//! into a shared region that outlives the command; at the end it is read back with `pread`
+//! `mutex.h`: keep `Layout` in step) count and time every acquisition and release per lock
+//! into a shared region that outlives the command (injected by the floor's `inject`, as for
+//! `calls` and `alloc`); at the end it is read back
 //! and every call site (resolved by each process at its exit into an object and a file
 //! offset) named with the floor's symbols. A region that cannot be made leaves the futex view
 //! alone. Depends on sysmeter-sys and `diagnose::observe`.
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::Write;
 use std::os::fd::AsRawFd;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::FileExt;
 
 use sysmeter_sys::preload;
 
 use super::sites::{line_symbolizer, lines_in};
 use crate::diagnose::observe::bytes::{text_at, u32_at, u64_at};
+use crate::diagnose::observe::inject;
 use crate::diagnose::observe::symbolize::{Symbols as Names, short_module};
 use crate::model::held::HeldRow;
 
@@ -39,50 +38,36 @@ pub struct Region {
 }
 
 impl Region {
-    /// A fresh region and the library; `None` where the library is not built (not x86-64)
-    /// or a memfd cannot be made.
+    /// A fresh region and the library (the floor's injection, as `calls` and `alloc` use);
+    /// `None` where the library is not built (not x86-64) or a memfd cannot be made.
     pub fn prepare() -> Option<Region> {
         if preload::CALLS_LIBRARY.is_empty() {
             return None;
         }
-        let lib = preload::library_memfd().ok()?;
-        let mut shm = preload::inherited_memfd(c"sysmeter-locks-region").ok()?;
         let mut header = Layout::MAGIC.to_le_bytes().to_vec();
         header.extend(Layout::MAX.to_le_bytes());
-        shm.set_len(Layout::SIZE).ok()?;
-        shm.write_all(&header).ok()?;
+        let (lib, shm) =
+            inject::library_and_region(c"sysmeter-locks-region", Layout::SIZE, &header).ok()?;
         Some(Region { lib, shm })
     }
 
     /// The command's environment: ours, the library preloaded last (the program's own
     /// preloads keep their precedence) and the region's descriptor.
     pub fn environment(&self) -> Vec<OsString> {
-        let lib = format!("/proc/self/fd/{}", self.lib.as_raw_fd());
-        let mut env: Vec<OsString> = std::env::vars_os()
-            .filter(|(k, _)| k.as_bytes() != b"LD_PRELOAD" && k.as_bytes() != b"SYSMETER_LOCKS_SHM")
-            .map(|(k, v)| {
-                let mut kv = k;
-                kv.push("=");
-                kv.push(v);
-                kv
-            })
-            .collect();
-        let preload = match std::env::var("LD_PRELOAD") {
-            Ok(v) if !v.is_empty() => format!("{v}:{lib}"),
-            _ => lib,
-        };
-        env.push(format!("LD_PRELOAD={preload}").into());
-        env.push(format!("SYSMETER_LOCKS_SHM={}", self.shm.as_raw_fd()).into());
-        env
+        let shm = (
+            "SYSMETER_LOCKS_SHM".to_string(),
+            self.shm.as_raw_fd().to_string(),
+        );
+        inject::environment(&self.lib, &["SYSMETER_LOCKS_"], &[shm])
     }
 
     /// Every lock the command's processes recorded, hottest (longest held, then waited)
     /// first; empty when the library never loaded (a static or setuid program).
     pub fn read(&self) -> Vec<HeldRow> {
-        let mut bytes = vec![0u8; Layout::SIZE as usize];
-        if self.shm.read_exact_at(&mut bytes, 0).is_err() || u64_at(&bytes, 0) != Layout::MAGIC {
-            return Vec::new();
-        }
+        let bytes = match inject::read_at(&self.shm, 0, Layout::SIZE as usize) {
+            Ok(b) if u64_at(&b, 0) == Layout::MAGIC => b,
+            _ => return Vec::new(),
+        };
         let paths = paths(&bytes);
         let symbols = Symbols {
             lines: line_symbolizer(),

@@ -4,7 +4,7 @@
 //!
 //! Pure: a [`FleetDocument`] in, a string out.
 
-use super::shape::{counts, outliers_in, per_host};
+use super::shape::{SPREAD_HEADER, counts, per_host, spread_row};
 use super::text::rule;
 use super::{FleetDocument, by_host, how_far, metric_row, metrics_header};
 use crate::model::units;
@@ -112,26 +112,7 @@ fn metrics(doc: &FleetDocument) -> String {
 }
 
 fn spreads(doc: &FleetDocument) -> String {
-    let header = [
-        "experiment",
-        "metric",
-        "hosts",
-        "fleet median",
-        "p10–p90",
-        "outliers",
-    ]
-    .map(String::from);
-    let rows: Vec<Vec<String>> = (doc.metrics.iter())
-        .map(|m| {
-            vec![
-                m.experiment.clone(),
-                m.metric.clone(),
-                units::count(m.hosts_measured as f64),
-                units::value(m.fleet_median, m.unit),
-                units::range(m.p10, m.p90, m.unit),
-                units::count(outliers_in(m) as f64),
-            ]
-        })
-        .collect();
+    let header = SPREAD_HEADER.map(String::from);
+    let rows: Vec<Vec<String>> = doc.metrics.iter().map(|m| spread_row(m).to_vec()).collect();
     table(&header, &rows)
 }

@@ -2,14 +2,14 @@
 //! metric with an outlier, most outliers first, then the first metric of each other
 //! experiment), whether the fleet is small enough for a column per host
 //! ([`ROLL_CALL_HOSTS`]), and the roll call of a larger fleet summarised as counts per CPU
-//! model and per kernel.
+//! model and per kernel; the columns and rows of the spread table text and Markdown share.
 //!
 //! Pure: a [`FleetDocument`] in, references into it out.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{FleetDocument, MetricDoc};
-use crate::model::ROLL_CALL_HOSTS;
+use crate::model::{ROLL_CALL_HOSTS, units};
 
 /// Whether every host gets its own column and row (at most [`ROLL_CALL_HOSTS`] hosts).
 pub(super) fn per_host(doc: &FleetDocument) -> bool {
@@ -62,4 +62,26 @@ pub(super) fn counts_line(list: &[(&str, usize)], shown: usize) -> String {
         parts.push(format!("{} others ({rest} hosts)", list.len() - shown));
     }
     parts.join(", ")
+}
+
+/// The columns of the spread table, in text and Markdown alike.
+pub(super) const SPREAD_HEADER: [&str; 6] = [
+    "experiment",
+    "metric",
+    "hosts",
+    "fleet median",
+    "p10–p90",
+    "outliers",
+];
+
+/// One metric's row of the spread table.
+pub(super) fn spread_row(m: &MetricDoc) -> [String; 6] {
+    [
+        m.experiment.clone(),
+        m.metric.clone(),
+        units::count(m.hosts_measured as f64),
+        units::value(m.fleet_median, m.unit),
+        units::range(m.p10, m.p90, m.unit),
+        units::count(outliers_in(m) as f64),
+    ]
 }

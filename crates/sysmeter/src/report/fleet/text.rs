@@ -8,7 +8,7 @@
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
-use super::shape::{counts, counts_line, headline, outliers_in, per_host};
+use super::shape::{SPREAD_HEADER, counts, counts_line, headline, per_host, spread_row};
 use super::{FleetDocument, by_host, how_far, metric_row, metrics_header};
 use crate::model::units;
 
@@ -101,23 +101,9 @@ fn spread_table(doc: &FleetDocument) -> String {
     let chosen = headline(doc);
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
-    t.set_header([
-        "experiment",
-        "metric",
-        "hosts",
-        "fleet median",
-        "p10–p90",
-        "outliers",
-    ]);
+    t.set_header(SPREAD_HEADER);
     for m in chosen.iter().take(HEADLINE_ROWS) {
-        t.add_row([
-            m.experiment.clone(),
-            m.metric.clone(),
-            units::count(m.hosts_measured as f64),
-            units::value(m.fleet_median, m.unit),
-            units::range(m.p10, m.p90, m.unit),
-            units::count(outliers_in(m) as f64),
-        ]);
+        t.add_row(spread_row(m));
     }
     let more = chosen.len().saturating_sub(HEADLINE_ROWS);
     let tail = match more {
