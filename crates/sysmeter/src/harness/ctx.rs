@@ -201,6 +201,7 @@ impl Ctx<'_> {
         let mut overhead_total = overhead(&loop_ref);
         let mut raws = Vec::new();
         let mut samples = Vec::new();
+        let budget = self.profile.budget.mul_f64(spec.budget_share);
         let start = Instant::now();
         loop {
             if sysmeter_sys::signal::interrupted() {
@@ -222,7 +223,7 @@ impl Ctx<'_> {
                     *s = net(raw, overhead_total);
                 }
             }
-            if self.enough(&samples, start, spec.budget_share) {
+            if self.enough(&samples, start, budget) {
                 break;
             }
         }
@@ -251,10 +252,9 @@ impl Ctx<'_> {
         }
     }
 
-    fn enough(&self, samples: &[f64], start: Instant, budget_share: f64) -> bool {
+    fn enough(&self, samples: &[f64], start: Instant, budget: std::time::Duration) -> bool {
         let n = samples.len();
         let p = self.profile;
-        let budget = p.budget.mul_f64(budget_share);
         if n >= p.max_samples {
             return true;
         }

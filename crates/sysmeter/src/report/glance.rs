@@ -71,19 +71,18 @@ fn noise(run: &RunRecord) -> String {
         .filter(|r| r.status == Status::Ok)
         .collect();
     let mut parts = vec![probe_state(&ok)];
-    let again = ok
-        .iter()
-        .filter(|r| r.findings.iter().any(|f| f.key == "machine.remeasured"))
-        .count();
+    let with = |key: &str| {
+        ok.iter()
+            .filter(|r| r.findings.iter().any(|f| f.key == key))
+            .count()
+    };
+    let again = with("machine.remeasured");
     if again > 0 {
         parts.push(format!(
             "{again} measured again after a first attempt on a moving machine"
         ));
     }
-    let kept = ok
-        .iter()
-        .filter(|r| r.findings.iter().any(|f| f.key == "machine.not_remeasured"))
-        .count();
+    let kept = with("machine.not_remeasured");
     if kept > 0 {
         parts.push(format!(
             "{kept} kept from a moving machine (the re-measure budget was spent)"
