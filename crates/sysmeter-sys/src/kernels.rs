@@ -57,7 +57,6 @@ fn step() -> u64 {
     std::hint::black_box(1)
 }
 
-#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn chain_once(chain: Chain, mut x: u64, mut f: f64) -> (u64, f64) {
     let one: f64 = 1.0;
@@ -65,6 +64,7 @@ fn chain_once(chain: Chain, mut x: u64, mut f: f64) -> (u64, f64) {
     let k = step();
     // SAFETY: every arm is register-only arithmetic on local values; no memory, no stack.
     unsafe {
+        #[cfg(target_arch = "x86_64")]
         match chain {
             Chain::IntAdd => asm!(".rept 100", "add {x}, {k}", ".endr", x = inout(reg) x,
                 k = in(reg) k, options(nomem, nostack)),
@@ -81,18 +81,7 @@ fn chain_once(chain: Chain, mut x: u64, mut f: f64) -> (u64, f64) {
             Chain::FloatSqrt => asm!(".rept 100", "sqrtsd {f}, {f}", ".endr",
                 f = inout(xmm_reg) f, options(nomem, nostack)),
         }
-    }
-    (x, f)
-}
-
-#[cfg(target_arch = "aarch64")]
-#[inline(always)]
-fn chain_once(chain: Chain, mut x: u64, mut f: f64) -> (u64, f64) {
-    let one: f64 = 1.0;
-    let zero: f64 = 0.0;
-    let k = step();
-    // SAFETY: every arm is register-only arithmetic on local values; no memory, no stack.
-    unsafe {
+        #[cfg(target_arch = "aarch64")]
         match chain {
             Chain::IntAdd => asm!(".rept 100", "add {x}, {x}, {k}", ".endr", x = inout(reg) x,
                 k = in(reg) k, options(nomem, nostack)),

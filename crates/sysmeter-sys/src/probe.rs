@@ -209,30 +209,27 @@ pub fn independent_adds(turns: u64) -> u64 {
         return r.iter().sum();
     }
     let [a, b, c, d, e, f, g, h] = &mut r;
-    #[cfg(target_arch = "x86_64")]
     // SAFETY: register-only arithmetic and a counted loop on local values; no memory, no
     // stack, the counter is > 0 on entry so the loop terminates.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     unsafe {
+        #[cfg(target_arch = "x86_64")]
         std::arch::asm!("2:", ".rept 4",
             "add {a}, {k}", "add {b}, {k}", "add {c}, {k}", "add {d}, {k}",
             "add {e}, {k}", "add {f}, {k}", "add {g}, {k}", "add {h}, {k}",
             ".endr", "dec {n}", "jnz 2b",
             a = inout(reg) *a, b = inout(reg) *b, c = inout(reg) *c, d = inout(reg) *d,
             e = inout(reg) *e, f = inout(reg) *f, g = inout(reg) *g, h = inout(reg) *h,
-            k = in(reg) k, n = inout(reg) turns => _, options(nomem, nostack))
-    };
-    #[cfg(target_arch = "aarch64")]
-    // SAFETY: register-only arithmetic and a counted loop on local values; no memory, no
-    // stack, the counter is > 0 on entry so the loop terminates.
-    unsafe {
+            k = in(reg) k, n = inout(reg) turns => _, options(nomem, nostack));
+        #[cfg(target_arch = "aarch64")]
         std::arch::asm!("2:", ".rept 4",
             "add {a}, {a}, {k}", "add {b}, {b}, {k}", "add {c}, {c}, {k}", "add {d}, {d}, {k}",
             "add {e}, {e}, {k}", "add {f}, {f}, {k}", "add {g}, {g}, {k}", "add {h}, {h}, {k}",
             ".endr", "subs {n}, {n}, #1", "b.ne 2b",
             a = inout(reg) *a, b = inout(reg) *b, c = inout(reg) *c, d = inout(reg) *d,
             e = inout(reg) *e, f = inout(reg) *f, g = inout(reg) *g, h = inout(reg) *h,
-            k = in(reg) k, n = inout(reg) turns => _, options(nomem, nostack))
-    };
+            k = in(reg) k, n = inout(reg) turns => _, options(nomem, nostack));
+    }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     for _ in 0..turns * 4 {
         for v in [

@@ -12,10 +12,11 @@ use std::time::{Duration, Instant};
 use sysmeter::model::fixture::sample_run;
 use sysmeter::store::Store;
 
+use crate::support::cmd::quick_bench;
 use crate::support::{json_out, stdout_of, sysmeter};
 
 /// Starts `sysmeter ARGS` in the background, output discarded.
-fn start(args: &[&str], extra: &[&std::ffi::OsStr]) -> Child {
+fn start(args: &[impl AsRef<std::ffi::OsStr>], extra: &[&std::ffi::OsStr]) -> Child {
     let mut cmd = crate::support::cmd::std_sysmeter();
     cmd.args(args)
         .args(extra)
@@ -192,19 +193,9 @@ fn test_dirs(base: &Path) -> Vec<String> {
 fn the_next_bench_removes_the_test_directory_of_a_killed_one() {
     let _alone = crate::support::exclusive();
     let base = tempfile::tempdir().expect("tempdir");
-    let bench = start(
-        &[
-            "bench",
-            "--quick",
-            "--rounds",
-            "1",
-            "--only",
-            "fs.read",
-            "--no-store",
-            "--dir",
-        ],
-        &[base.path().as_os_str()],
-    );
+    let mut args = quick_bench("fs.read");
+    args.push("--dir".into());
+    let bench = start(&args, &[base.path().as_os_str()]);
     wait_for("a test directory with a file in it", || {
         test_dirs(base.path())
             .iter()
@@ -217,16 +208,8 @@ fn the_next_bench_removes_the_test_directory_of_a_killed_one() {
     let live = format!("sysmeter-fs-{}-keep", std::process::id());
     std::fs::create_dir(base.path().join(&live)).expect("mkdir");
     let out = sysmeter()
-        .args([
-            "bench",
-            "--quick",
-            "--rounds",
-            "1",
-            "--only",
-            "cpu.loop",
-            "--no-store",
-            "--dir",
-        ])
+        .args(quick_bench("cpu.loop"))
+        .arg("--dir")
         .arg(base.path())
         .assert()
         .success();

@@ -12,6 +12,7 @@ use std::sync::Mutex;
 
 use super::setup::v;
 use super::{Case, Ctx, Io, nothing, s};
+use crate::support::cmd::quick_bench;
 use crate::support::serve::Serve;
 use crate::support::{is_root, sysmeter};
 
@@ -140,19 +141,9 @@ fn bench_against_dead_log(c: &Ctx, token: &str) -> Result<Vec<String>, String> {
         Serve::start_with_dead_stderr(&["--bind", "127.0.0.1:0", "--token", "s3cret"])
     });
     let addr = server.addr.to_string();
-    Ok(v(&[
-        "bench",
-        "--quick",
-        "--rounds",
-        "1",
-        "--only",
-        "net.rtt",
-        "--no-store",
-        "--remote",
-        &addr,
-        "--token",
-        token,
-    ]))
+    let mut args = quick_bench("net.rtt");
+    args.extend(v(&["--remote", &addr, "--token", token]));
+    Ok(args)
 }
 
 /// The server of [`bench_against_dead_log`] still runs and answers a bench.
@@ -164,15 +155,7 @@ fn server_still_answers(c: &Ctx) -> Result<(), String> {
     }
     let addr = server.addr.to_string();
     let ok = sysmeter()
-        .args([
-            "bench",
-            "--quick",
-            "--rounds",
-            "1",
-            "--only",
-            "net.rtt",
-            "--no-store",
-        ])
+        .args(quick_bench("net.rtt"))
         .args(["--remote", &addr, "--token", "s3cret"])
         .output()
         .map_err(|e| e.to_string())?;
@@ -275,17 +258,7 @@ pub const NEIGHBOURS: &[Case] = &[
     },
     Case {
         name: "bench-devnull-rw",
-        args: |_| {
-            Ok(v(&[
-                "bench",
-                "--quick",
-                "--rounds",
-                "1",
-                "--only",
-                "os.syscall",
-                "--no-store",
-            ]))
-        },
+        args: |_| Ok(quick_bench("os.syscall")),
         code: 0,
         says: "",
         runs_after: 1,

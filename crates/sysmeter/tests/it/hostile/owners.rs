@@ -9,6 +9,7 @@ use std::process::Command;
 
 use super::setup::v;
 use super::{Case, Ctx, Io};
+use crate::support::cmd::quick_bench;
 use crate::support::is_root;
 
 /// The lock file every test directory holds (`experiments::fs::stale::OWNER_LOCK`).
@@ -39,17 +40,9 @@ fn test_dir(c: &Ctx, name: &str) -> Result<String, String> {
 
 /// A quick bench that stores nothing, with its fs test directories in the base.
 fn bench(c: &Ctx) -> Vec<String> {
-    v(&[
-        "bench",
-        "--quick",
-        "--rounds",
-        "1",
-        "--only",
-        "os.syscall",
-        "--no-store",
-        "--dir",
-        &base(c),
-    ])
+    let mut args = quick_bench("os.syscall");
+    args.extend(v(&["--dir", &base(c)]));
+    args
 }
 
 /// Whether `dir` of the base still exists.

@@ -34,6 +34,22 @@ pub const BENCH_JSON: [&str; 7] = [
     "json",
 ];
 
+/// `bench --quick --rounds 1 --only ONLY --no-store`: one quick round of one experiment
+/// group, stored nowhere (the hostile and kill tests' workload).
+pub fn quick_bench(only: &str) -> Vec<String> {
+    [
+        "bench",
+        "--quick",
+        "--rounds",
+        "1",
+        "--only",
+        only,
+        "--no-store",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 /// `sysmeter bench --quick --no-store --format json ARGS`, which must succeed; its record.
 /// Runs alone ([`super::exclusive`]): a bench loads both CPUs and the caches, which would
 /// blur the timing-sensitive tests (scale's knee, profile's shares) running beside it.
