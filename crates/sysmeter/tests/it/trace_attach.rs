@@ -1,7 +1,9 @@
 //! `sysmeter trace -p`: a running fixture (tests/fixtures/programs/trace_counter.c, printing
 //! numbered lines with small sleeps) is attached, traced briefly, and detached by SIGINT —
 //! 20 times in a row with ptrace (3 with tracepoints where permitted) — and must still
-//! print every line in order and exit with its own code. Needs a C compiler (capability
+//! print every line in order and exit with its own code. The counter has lines for half a
+//! minute, so that however slowly the tracer attaches on a loaded machine it is still
+//! running when stopped; once detached, SIGUSR1 hurries it to its end. Needs a C compiler (capability
 //! `cc`); the tracepoint part needs capability `tracepoints`.
 
 use std::io::{BufRead, BufReader, Read};
@@ -13,8 +15,9 @@ use crate::support::cmd::start_attached;
 use crate::support::needs::tracepoints;
 use crate::support::{compile_fixture, need};
 
-/// Lines the counter prints, one every [`PAUSE_MS`] (long enough to attach and detach).
-const LINES: u32 = 120;
+/// Lines the counter prints, one every [`PAUSE_MS`] until [`hurry`] (30 s: far longer
+/// than attaching and detaching take, even on a loaded machine).
+const LINES: u32 = 3000;
 const PAUSE_MS: u32 = 10;
 
 /// Starts the counter fixture with stdout piped and waits for its first line.
@@ -29,6 +32,14 @@ fn start_counter(bin: &Path) -> (Child, BufReader<ChildStdout>) {
     out.read_line(&mut first).expect("first line");
     assert_eq!(first, "line 1\n");
     (child, out)
+}
+
+/// Tells the counter to print its remaining lines without pausing.
+fn hurry(child: &Child) {
+    let sent = Command::new("kill")
+        .args(["-USR1", &child.id().to_string()])
+        .status();
+    assert!(sent.is_ok_and(|s| s.success()), "kill -USR1 failed");
 }
 
 fn tracer_of(pid: u32) -> Option<u32> {
@@ -82,6 +93,7 @@ fn attach_once(bin: &Path, backend: &str, round: usize) {
         0,
         "round {round}: still traced"
     );
+    hurry(&child);
     let mut rest = String::new();
     out.read_to_string(&mut rest)
         .expect("the rest of the output");
@@ -126,6 +138,7 @@ fn duration_once(bin: &Path, backend: &str) {
         "{backend}: {report}"
     );
     assert!(report.contains("nanosleep"), "{backend}: {report}");
+    hurry(&child);
     let mut rest = String::new();
     out.read_to_string(&mut rest)
         .expect("the rest of the output");
