@@ -1,11 +1,12 @@
 //! The Ansible deployment of docs/fleet.md end to end (issue 30): three hosts that are
-//! network namespaces, each with its own sshd and UTS host name (`support::ssh_hosts`),
-//! one of them in a cgroup limited to 1 ms of CPU per 10 ms (`support::cpu_limit`: v1
-//! `cpu.cfs_quota_us` or v2 `cpu.max`); `ansible-playbook deploy/ansible/playbook.yml` with
-//! the binary under test installs sysmeter on each over ssh, benches `os.task` (quick
-//! profile), fetches the records and imports them into a real PostgreSQL on the controller
-//! (`support::pg`). `sysmeter fleet` must then name the slowed host as the outlier in the
-//! spawn metrics, no other host, and each host's run must carry its own UTS host name.
+//! network namespaces, each with its own sshd and UTS host name (`support::ssh_hosts`) and
+//! in a cgroup of ten times the default CPU weight, one of them limited to 1 ms of CPU per
+//! 10 ms (`support::cpu_limit`: v1 `cpu.cfs_quota_us` or v2 `cpu.max`);
+//! `ansible-playbook deploy/ansible/playbook.yml` with the binary under test installs
+//! sysmeter on each over ssh, benches `os.task` (quick profile), fetches the records and
+//! imports them into a real PostgreSQL on the controller (`support::pg`). `sysmeter fleet`
+//! must then name the slowed host as the outlier in the spawn metrics, no other host, and
+//! each host's run must carry its own UTS host name.
 //!
 //! Why those metrics: a CPU quota is enforced at the scheduler tick (4 ms at 250 Hz), so a
 //! process runs for a tick or more and then waits out the rest of the periods it used up.
@@ -32,6 +33,12 @@ use crate::support::{exclusive, json_out, need, sysmeter};
 /// The UTS host names; the second is slowed.
 const NAMES: [&str; 3] = ["ns-alpha", "ns-beta", "ns-gamma"];
 const SLOWED: usize = 1;
+/// Its CPU limit: 1 ms of CPU time per 10 ms.
+const QUOTA: (u64, u64) = (1_000, 10_000);
+/// Every host's CPU weight, in multiples of the default: the machine's other work (other
+/// tests, `stress-ng`) then barely moves an unslowed host's medians, which with three
+/// hosts decide how far the slowed one must be to count as an outlier.
+const WEIGHT: u64 = 10;
 /// The metrics the CPU limit moves (module documentation), as a `fleet --metric` pattern.
 const SPAWN_METRICS: &str = "os.task/*/bin/true*";
 
@@ -64,20 +71,14 @@ fn ansible_benches_three_sshd_hosts_and_fleet_names_the_slowed_one() {
     let client_key = dir.join("id");
     let authorized = dir.join("authorized_keys");
     std::fs::write(&authorized, keygen(&client_key)).expect("authorized_keys");
-    let cgroup = format!("sysmeter-ansible-{}", std::process::id());
-    let limit = need!(CpuLimit::new(&cgroup, 1_000, 10_000));
-    println!("slowed host: cgroup {:?} at {}", limit.version, limit.dir.display());
-    let mut limit = Some(limit);
     let mut hosts = Vec::new();
     for (i, name) in NAMES.iter().enumerate() {
-        let slowed = if i == SLOWED { limit.take() } else { None };
-        hosts.push(need!(SshHost::start(
-            dir,
-            i as u32,
-            name,
-            &authorized,
-            slowed
-        )));
+        let cgroup = format!("sysmeter-ansible-{}-{i}", std::process::id());
+        let quota = (i == SLOWED).then_some(QUOTA);
+        let group = need!(CpuLimit::new(&cgroup, WEIGHT, quota));
+        println!("{name}: cgroup {:?} {}", group.version, group.dir.display());
+        let host = SshHost::start(dir, i as u32, name, &authorized, Some(group));
+        hosts.push(need!(host));
     }
     let inventory = write_ansible_files(dir, &hosts, &client_key);
     let vars = write_vars(dir, &db.url);
@@ -118,8 +119,19 @@ fn check_outliers(url: &str, log: &str) {
     ]));
     let outliers = spawn["outliers"].as_array().expect("outliers");
     let values = &spawn["metrics"];
+    for m in values.as_array().expect("metrics") {
+        let each = m["hosts"].as_array().expect("hosts").iter();
+        let each: Vec<String> = each
+            .map(|h| format!("{} {}", h["host"], h["value"]))
+            .collect();
+        println!("{}: {}", m["metric"], each.join(", "));
+    }
     assert!(!outliers.is_empty(), "no outlier:\n{values:#}\n{log}");
     for o in outliers {
+        println!(
+            "outlier: {} · {}: {}× the fleet median",
+            o["host"], o["metric"], o["ratio"]
+        );
         assert_eq!(o["host"], NAMES[SLOWED], "{o:#}\n{values:#}");
         let fields: Vec<&str> = o["differences"]
             .as_array()

@@ -1,8 +1,10 @@
-//! A cgroup with a CPU bandwidth limit, for a test host that must be slower than the
-//! others: cgroup v1's `cpu.cfs_quota_us` / `cpu.cfs_period_us` where the v1 `cpu`
-//! controller is mounted, else cgroup v2's `cpu.max`. On drop its processes are killed and
-//! the cgroup removed, also on panic. Needs root; where no CPU controller can be used the
-//! reason is a missing `cgroup` capability.
+//! A cgroup of the CPU controller for a test host: a CPU weight above the default, so that
+//! the host's processes are little disturbed by the machine's other work, and optionally a
+//! bandwidth limit, for a host that must be slower than the others: cgroup v1's
+//! `cpu.shares` and `cpu.cfs_quota_us` / `cpu.cfs_period_us` where the v1 `cpu` controller
+//! is mounted, else cgroup v2's `cpu.weight` and `cpu.max`. On drop its processes are
+//! killed and the cgroup removed, also on panic. Needs root; where no CPU controller can be
+//! used the reason is a missing `cgroup` capability.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,7 +19,7 @@ pub enum Version {
     V2,
 }
 
-/// A cgroup whose processes get `quota` of CPU time per `period`; removed on drop.
+/// A cgroup with a CPU weight and maybe a quota; removed on drop.
 pub struct CpuLimit {
     /// The cgroup's directory.
     pub dir: PathBuf,
@@ -26,8 +28,10 @@ pub struct CpuLimit {
 }
 
 impl CpuLimit {
-    /// Makes the cgroup `name` with `quota_us` µs of CPU per `period_us` µs.
-    pub fn new(name: &str, quota_us: u64, period_us: u64) -> Result<CpuLimit, Missing> {
+    /// Makes the cgroup `name` with `weight` times the default CPU weight (v1
+    /// `cpu.shares` 1024, v2 `cpu.weight` 100) against the processes outside it, and, when
+    /// given, at most `quota_us` µs of CPU per `period_us` µs.
+    pub fn new(name: &str, weight: u64, quota: Option<(u64, u64)>) -> Result<CpuLimit, Missing> {
         let missing = |why: String| Missing::new(Cap::Cgroup, why);
         let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
         let (version, root) = cpu_mount(&mounts).ok_or_else(|| {
@@ -43,19 +47,20 @@ impl CpuLimit {
             .map_err(|e| missing(format!("cannot make the cgroup {}: {e}", dir.display())))?;
         // From here on, dropping the guard removes the directory.
         let limit = CpuLimit { dir, version };
-        match version {
-            Version::V1 => {
-                write(&limit.dir.join("cpu.cfs_period_us"), &period_us.to_string())
-                    .and_then(|()| {
-                        write(&limit.dir.join("cpu.cfs_quota_us"), &quota_us.to_string())
-                    })
-                    .map_err(missing)?;
+        let mut files = match version {
+            Version::V1 => vec![("cpu.shares", (1024 * weight).to_string())],
+            Version::V2 => vec![("cpu.weight", (100 * weight).min(10_000).to_string())],
+        };
+        match (version, quota) {
+            (_, None) => {}
+            (Version::V1, Some((q, p))) => {
+                files.push(("cpu.cfs_period_us", p.to_string()));
+                files.push(("cpu.cfs_quota_us", q.to_string()));
             }
-            Version::V2 => write(
-                &limit.dir.join("cpu.max"),
-                &format!("{quota_us} {period_us}"),
-            )
-            .map_err(missing)?,
+            (Version::V2, Some((q, p))) => files.push(("cpu.max", format!("{q} {p}"))),
+        }
+        for (file, value) in files {
+            write(&limit.dir.join(file), &value).map_err(missing)?;
         }
         Ok(limit)
     }
