@@ -63,11 +63,6 @@ impl Netns {
         Ok(ns)
     }
 
-    /// The file that names the namespace, for `nsenter --net=`.
-    pub fn path(&self) -> String {
-        format!("/run/netns/{}", self.name)
-    }
-
     /// The processes in the namespace now (`ip netns pids`).
     pub fn pids(&self) -> Vec<String> {
         Command::new("ip")

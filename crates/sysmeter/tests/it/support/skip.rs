@@ -172,6 +172,46 @@ macro_rules! need {
 pub(crate) use {need, skip};
 
 #[test]
+fn every_capability_has_its_own_name_in_the_table() {
+    use Cap::*;
+    let all = [
+        Root,
+        Cc,
+        Perf,
+        Tracepoints,
+        Chromium,
+        Bindfs,
+        Ip,
+        Netns,
+        Rawsock,
+        Postgres,
+        Cpus2,
+        Script,
+        Shm,
+        Mount,
+        Disk,
+        Cgroup,
+        Strace,
+        Xz,
+        Bpf,
+        NodeExporter,
+        Ansible,
+        Sshd,
+    ];
+    let table = include_str!("skip.rs");
+    let mut names: Vec<&str> = all.iter().map(|c| c.name()).collect();
+    for name in &names {
+        assert!(
+            table.contains(&format!("//! | `{name}` |")),
+            "{name} is not in the table"
+        );
+    }
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), all.len(), "two capabilities share a name");
+}
+
+#[test]
 fn the_require_list_names_capabilities_or_all() {
     assert!(required_by("all", Cap::Chromium));
     assert!(required_by("cc, postgres", Cap::Postgres));

@@ -96,7 +96,7 @@ impl SshHost {
         std::fs::create_dir_all("/run/sshd").expect("mkdir /run/sshd");
         let log = File::create(dir.join(format!("sshd-{i}.log"))).expect("sshd log");
         let sshd = Command::new("nsenter")
-            .arg(format!("--net={}", netns.path()))
+            .arg(format!("--net=/run/netns/{}", netns.name))
             .args(["unshare", "--uts", "sh", "-c"])
             .arg(format!(
                 "hostname {hostname} && exec {SSHD} -D -e -f {}",
