@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the sysmeter container image FROM scratch (deploy/container/Containerfile): the
-# binary and the shared libraries `ldd` lists for it, copied into a temporary context, then
-# `podman build` (nothing is pulled from a registry).
+# binary, /bin/true and the shared libraries `ldd` lists for them, copied into a temporary
+# context, then `podman build` (nothing is pulled from a registry).
 #
 #   scripts/build-image.sh [BINARY] [TAG]
 #
@@ -25,8 +25,12 @@ trap 'rm -rf "$context"' EXIT
 mkdir -p "$context/rootfs/usr/local/bin" "$context/rootfs/work" "$context/rootfs/tmp"
 chmod 1777 "$context/rootfs/tmp"
 cp "$binary" "$context/rootfs/usr/local/bin/sysmeter"
-# Every library the dynamic linker loads, at the path it is loaded from (ld-linux included).
-ldd "$binary" | awk '/=> \// {print $3} /^\t\// {print $1}' | while read -r lib; do
+# /bin/true: the program os.task spawns and execs (without it the exec costs are skipped).
+mkdir -p "$context/rootfs/bin"
+cp -L /bin/true "$context/rootfs/bin/true"
+# Every library the dynamic linker loads for either, at the path it is loaded from
+# (ld-linux included).
+ldd "$binary" /bin/true | awk '/=> \// {print $3} /^\t\// {print $1}' | sort -u | while read -r lib; do
     mkdir -p "$context/rootfs$(dirname "$lib")"
     cp -L "$lib" "$context/rootfs$lib"
 done

@@ -2,78 +2,17 @@
 //! veth pair with addresses the test picks, `sysmeter serve` started inside it, and
 //! `bench net --remote` run from here. Needs root and `ip` (iproute2); anywhere else it
 //! says `skipped: <reason>` (capabilities `root`, `ip`, `netns`, and `rawsock` for the ICMP
-//! part). Everything it creates is removed on drop, also on panic.
+//! part). Everything it creates is removed on drop, also on panic (`support::netns`).
 
 use std::process::Command;
 
 use serde_json::Value;
 
 use crate::support::needs::root;
+use crate::support::netns::Netns;
 use crate::support::serve::{Serve, check_net_results};
 use crate::support::skip::{Cap, Missing};
 use crate::support::{bench_json, need, skip};
-
-fn run(args: &[&str]) -> Result<(), String> {
-    let out = Command::new(args[0])
-        .args(&args[1..])
-        .output()
-        .map_err(|e| format!("{}: {e}", args.join(" ")))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
-/// A namespace and a veth pair, deleted on drop.
-struct Netns {
-    name: String,
-    veth: String,
-}
-
-impl Netns {
-    fn create(
-        name: &str,
-        veth: &str,
-        peer: &str,
-        host_ip: &str,
-        ns_ip: &str,
-    ) -> Result<Netns, String> {
-        run(&["ip", "netns", "add", name])?;
-        // From here on, dropping the guard cleans up whatever was made.
-        let ns = Netns {
-            name: name.into(),
-            veth: veth.into(),
-        };
-        run(&[
-            "ip", "link", "add", veth, "type", "veth", "peer", "name", peer,
-        ])?;
-        run(&["ip", "link", "set", peer, "netns", name])?;
-        run(&["ip", "addr", "add", &format!("{host_ip}/30"), "dev", veth])?;
-        run(&["ip", "link", "set", veth, "up"])?;
-        let exec = |cmd: &[&str]| {
-            let mut v = vec!["ip", "netns", "exec", name];
-            v.extend_from_slice(cmd);
-            run(&v)
-        };
-        exec(&["ip", "addr", "add", &format!("{ns_ip}/30"), "dev", peer])?;
-        exec(&["ip", "link", "set", peer, "up"])?;
-        exec(&["ip", "link", "set", "lo", "up"])?;
-        Ok(ns)
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        // Deleting one end of a veth pair deletes both.
-        let _ = run(&["ip", "link", "del", &self.veth]);
-        let _ = run(&["ip", "netns", "del", &self.name]);
-    }
-}
 
 #[test]
 fn net_group_against_serve_in_a_network_namespace() {

@@ -8,6 +8,7 @@
 //! neither is possible it says `skipped: <reason>` (capability `postgres`), or fails under
 //! `SYSMETER_TEST_REQUIRE=postgres` or `all`, as `.ci/run` sets.
 
+mod ansible;
 mod fleet;
 mod incomplete;
 mod reduce;

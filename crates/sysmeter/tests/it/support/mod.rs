@@ -3,17 +3,24 @@
 //! the capabilities a test may need and the `skip!`/`need!` macros that report a missing
 //! one — or fail, under `SYSMETER_TEST_REQUIRE` (`skip`, `needs`), a `sysmeter serve` child
 //! (`serve`), a diagnosis starved of CPU until it loses records (`starved`), one lock for tests that want the CPUs to themselves (`exclusive`), and the
-//! PostgreSQL test database (`pg`, with the `pg` feature).
+//! PostgreSQL test database (`pg`, with the `pg` feature), a network namespace with a veth
+//! pair (`netns`), and the Ansible test's machines: sshd hosts in namespaces (`ssh_hosts`)
+//! and a CPU-limited cgroup (`cpu_limit`), with the `pg` feature like the test.
 
 pub mod chromium;
 pub mod cmd;
+#[cfg(feature = "pg")]
+pub mod cpu_limit;
 pub mod fleet;
 pub mod needs;
+pub mod netns;
 #[cfg(feature = "pg")]
 pub mod pg;
 pub mod record;
 pub mod serve;
 pub mod skip;
+#[cfg(feature = "pg")]
+pub mod ssh_hosts;
 pub mod starved;
 
 pub use cmd::{

@@ -28,9 +28,11 @@
 //! | `mount` | mounting a tmpfs (root, not denied by the container) | root |
 //! | `disk` | the target directory is on a disk, not tmpfs or overlay | build on a real disk |
 //! | `xz` | the distribution's /usr/bin/xz (built without frame pointers) | `apt-get install xz-utils` |
-//! | `cgroup` | a memory-limited cgroup can be made (root, memory controller) | root |
+//! | `cgroup` | a memory- or CPU-limited cgroup can be made (root, the memory or cpu controller) | root |
 //! | `strace` | strace(1), the reference `trace` is checked against | `apt-get install strace` |
 //! | `node_exporter` | Prometheus' node_exporter, for the textfile-collector path | `apt-get install prometheus-node-exporter` |
+//! | `ansible` | `ansible-playbook`, for the Ansible fleet test | `apt-get install ansible` |
+//! | `sshd` | OpenSSH's /usr/sbin/sshd, ssh and ssh-keygen (the Ansible test's hosts) | `apt-get install openssh-server` |
 //! | `bpf` | BPF programs may be loaded (root or CAP_BPF + CAP_PERFMON, kernel BTF) | root on a kernel with CONFIG_DEBUG_INFO_BTF |
 
 /// A capability a test may lack; [`Cap::name`] is its name in `SYSMETER_TEST_REQUIRE`.
@@ -56,6 +58,8 @@ pub enum Cap {
     Xz,
     Bpf,
     NodeExporter,
+    Ansible,
+    Sshd,
 }
 
 impl Cap {
@@ -82,6 +86,8 @@ impl Cap {
             Cap::Xz => "xz",
             Cap::Bpf => "bpf",
             Cap::NodeExporter => "node_exporter",
+            Cap::Ansible => "ansible",
+            Cap::Sshd => "sshd",
         }
     }
 }
@@ -164,6 +170,46 @@ macro_rules! need {
 }
 
 pub(crate) use {need, skip};
+
+#[test]
+fn every_capability_has_its_own_name_in_the_table() {
+    use Cap::*;
+    let all = [
+        Root,
+        Cc,
+        Perf,
+        Tracepoints,
+        Chromium,
+        Bindfs,
+        Ip,
+        Netns,
+        Rawsock,
+        Postgres,
+        Cpus2,
+        Script,
+        Shm,
+        Mount,
+        Disk,
+        Cgroup,
+        Strace,
+        Xz,
+        Bpf,
+        NodeExporter,
+        Ansible,
+        Sshd,
+    ];
+    let table = include_str!("skip.rs");
+    let mut names: Vec<&str> = all.iter().map(|c| c.name()).collect();
+    for name in &names {
+        assert!(
+            table.contains(&format!("//! | `{name}` |")),
+            "{name} is not in the table"
+        );
+    }
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), all.len(), "two capabilities share a name");
+}
 
 #[test]
 fn the_require_list_names_capabilities_or_all() {
