@@ -50,7 +50,9 @@ fn top_site(rows: &[AllocSite], t: &Totals) -> Option<Finding> {
 }
 
 fn leaks(out: &Outcome, rows: &[AllocSite], t: &Totals) -> Finding {
+    let attached = out.mechanism.uprobes_used().is_some_and(|u| u.attached);
     let when = match out.ended {
+        _ if attached => "when observation stopped (of the blocks allocated while observed)",
         Some(crate::diagnose::observe::session::Ended::Finished) | None => "at exit",
         Some(_) => "when observation stopped",
     };
@@ -91,8 +93,12 @@ fn peak(out: &Outcome, t: &Totals) -> Finding {
     } else {
         String::new()
     };
+    let since = match out.mechanism.uprobes_used().is_some_and(|u| u.attached) {
+        true => "observation started (of the blocks allocated while observed)",
+        false => "the program started",
+    };
     let text = format!(
-        "The heap peaked at {} live, {} after the program started{rss_text}.",
+        "The heap peaked at {} live, {} after {since}{rss_text}.",
         units::bytes(t.peak as f64),
         units::duration_ns(t.peak_after_ns as f64)
     );
@@ -189,7 +195,11 @@ pub fn all(out: &Outcome, rows: &[AllocSite], t: &Totals) -> Vec<Finding> {
     f.push(peak(out, t));
     f.extend(temporary(rows, t));
     f.extend(sizes(out));
-    f.push(stacks(out));
+    f.push(match out.mechanism.uprobes_used() {
+        Some(u) => super::uprobes::stacks(u),
+        None => stacks(out),
+    });
+    f.extend(super::uprobes::extra(out));
     f
 }
 
