@@ -75,8 +75,11 @@ fn leaks_text(rows: &[AllocSite]) -> String {
         return String::new();
     }
     leaking.sort_by_key(|r| std::cmp::Reverse(r.leaked_bytes));
-    let mut out =
-        String::from("\nLive at end (leaks when the program exited), with their stacks:\n");
+    // With -p the end is when observation stopped (the `leaks` finding says which).
+    let mut out = String::from(
+        "\nLive at end (leaks when the program exited; with -p, live when observation \
+         stopped), with their stacks:\n",
+    );
     for r in leaking.iter().take(TOP) {
         out.push_str(&format!(
             "  {} blocks, {} — {}\n",
