@@ -122,10 +122,10 @@ struct Watch {
 
 impl Watch {
     fn tick(&mut self, l: &mut Loaded) {
-        if let Ok(text) = std::fs::read_to_string(format!("/proc/{}/maps", self.pid)) {
-            if !text.is_empty() {
-                self.maps = Some(text);
-            }
+        if let Ok(text) = std::fs::read_to_string(format!("/proc/{}/maps", self.pid))
+            && !text.is_empty()
+        {
+            self.maps = Some(text);
         }
         let live = l.counters("stats").ok().and_then(|s| s.first().copied());
         let rss = rss(self.pid as u32);

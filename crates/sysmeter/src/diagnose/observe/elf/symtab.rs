@@ -28,10 +28,10 @@ pub fn static_offsets(path: &Path, names: &[&str]) -> Result<Vec<(String, u64)>,
             if *value == 0 || *shndx == 0 || *kind != STT_FUNC {
                 continue;
             }
-            if let Some(offset) = elf.file_offset(*value) {
-                if seen.insert(offset) {
-                    out.push((name.to_string(), offset));
-                }
+            if let Some(offset) = elf.file_offset(*value)
+                && seen.insert(offset)
+            {
+                out.push((name.to_string(), offset));
             }
         }
     }
