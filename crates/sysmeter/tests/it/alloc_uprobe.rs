@@ -4,8 +4,9 @@
 //! reported exactly — counts, bytes, the 100 leaks with their stack, the peak and its time
 //! within 10% of the program's own clock — and a running process (`-p`) that allocates a
 //! known pattern after the attach, counted exactly after it exits, with its free of a block
-//! allocated before the attach counted apart. Fixtures need a C compiler and, for the static
-//! one, the static C library (libc.a, in libc6-dev).
+//! allocated before the attach counted apart; a setuid program (which the dynamic linker
+//! will not preload into) takes the fallback on its C library. Fixtures need a C compiler
+//! and, for the static one, the static C library (libc.a, in libc6-dev).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -197,4 +198,25 @@ fn a_running_process_is_counted_exactly_after_the_attach() {
     let (text, _) = finding(&run, "leaks");
     assert!(text.contains("when observation stopped"), "{text}");
     finding(&run, "ended");
+}
+
+#[test]
+fn a_setuid_program_takes_the_fallback_on_its_c_library() {
+    use std::os::unix::fs::PermissionsExt;
+    need!(bpf());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = need!(compile_fixture("alloc_sites", dir.path(), &[]));
+    let mode = std::fs::Permissions::from_mode(0o4755);
+    std::fs::set_permissions(&bin, mode).expect("chmod u+s");
+    let bin = bin.to_string_lossy().into_owned();
+    let (run, output) = traced_json("alloc", &["--no-store"], &[&bin], dir.path());
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("libc.so"), "{stderr}");
+    let (leak, stack) = site(&run, "leak_pages");
+    assert_eq!((leak.0, leak.2, leak.3), (100, 100, 409_600), "{stack:?}");
+    let (small, _) = site(&run, "small_blocks (alloc_sites.c:48)");
+    assert_eq!((small.0, small.1, small.2), (100_000, 6_400_000, 0));
+    let (text, _) = finding(&run, "mechanism");
+    assert!(text.contains("setuid"), "{text}");
 }
