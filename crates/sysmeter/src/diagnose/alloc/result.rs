@@ -86,8 +86,10 @@ pub fn rows(out: &Outcome, names: &HashMap<usize, Named>) -> Vec<AllocSite> {
             named.frames.clone()
         };
         let row = by.entry(key).or_insert_with(|| AllocSite {
+            // Stack 0 is the lump of allocations whose stack was not kept (the preload
+            // library's table full, or no room in the uprobe backend's stack map).
             site: if i == 0 {
-                "(stack table full)".into()
+                "(no stack kept)".into()
             } else {
                 named.site
             },
