@@ -177,6 +177,7 @@ fn spawn(argv: &[OsString]) -> Result<(Child, PathBuf, PathBuf), AllocError> {
     Ok((child, program, file))
 }
 
+/// Lets the gated command exec (127/126 with the shell's sentence when it cannot run).
 fn release(child: &mut Child, argv: &[OsString]) -> Result<(), AllocError> {
     child.release().map_err(|e| {
         AllocError::Target(match e.raw_os_error() {
