@@ -31,8 +31,8 @@ pub fn mechanism(u: &Uprobes) -> Finding {
     Finding::new("mechanism", text, Some(u.stats.foreign as f64))
 }
 
-/// What the maps could not keep, as phrases (empty: nothing).
-fn lost(u: &Uprobes) -> Vec<String> {
+/// What the maps could not keep, as phrases (empty: nothing), and the calls it affects.
+pub fn lost(u: &Uprobes) -> (Vec<String>, u64) {
     let s = &u.stats;
     let phrases = [
         (
@@ -57,16 +57,21 @@ fn lost(u: &Uprobes) -> Vec<String> {
             "blocks were handed out again before their free was seen",
         ),
     ];
-    phrases
+    let lost = phrases
         .iter()
         .filter(|(n, _)| *n > 0)
         .map(|(n, what)| format!("{} {what}", units::count(*n as f64)))
-        .collect()
+        .collect();
+    // Snapshots and replaced blocks lose nothing counted: not in the sum.
+    (
+        lost,
+        s.lost_stacks + s.untracked + s.threads_full + s.sites_full,
+    )
 }
 
 /// The `stacks` finding of the uprobe backend.
 pub fn stacks(u: &Uprobes) -> Finding {
-    let lost = lost(u);
+    let (lost, n) = lost(u);
     let lost_text = match lost.is_empty() {
         true => " Nothing was lost.".to_string(),
         false => format!(" Lost: {}.", lost.join("; ")),
@@ -77,7 +82,6 @@ pub fn stacks(u: &Uprobes) -> Finding {
          unwind tables, {DEPTH} frames at most (a function without frame pointers called from \
          two places is charged to the first caller seen).{lost_text}"
     );
-    let n = u.stats.lost_stacks + u.stats.untracked + u.stats.threads_full + u.stats.sites_full;
     Finding::new("stacks", text, Some(n as f64))
 }
 
@@ -89,4 +93,56 @@ pub fn extra(out: &Outcome) -> Vec<Finding> {
     let mut f = vec![mechanism(u)];
     f.extend(u.exited_after_ns.map(process_exited));
     f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnose::alloc::Mechanism;
+    use crate::diagnose::alloc::result::build;
+    use std::collections::HashMap;
+
+    #[test]
+    fn what_the_maps_lost_is_said_first_and_unknown_frees_are_counted_apart() {
+        let mut m = Mechanism::uprobes(std::path::Path::new("/lib/libc.so.6"), true);
+        let mut stats = crate::diagnose::alloc::uprobe::maps::Stats {
+            lost_stacks: 3,
+            foreign: 7,
+            hits: 100,
+            ..Default::default()
+        };
+        m.set_stats(stats.clone(), Some(2_000_000));
+        let out = Outcome {
+            mechanism: m,
+            ..Outcome::default()
+        };
+        let r = build("PID 1", &out, &HashMap::new());
+        assert_eq!(r.findings[0].key, "lost", "{:?}", r.findings);
+        assert!(r.findings[0].text.contains("3 allocations found no room"));
+        let mech = r.findings.iter().find(|f| f.key == "mechanism");
+        let mech = mech.expect("the mechanism is named");
+        assert_eq!(mech.value, Some(7.0));
+        assert!(mech.text.contains("uprobes") && mech.text.contains("before observation"));
+        assert!(r.findings.iter().any(|f| f.key == "ended"));
+        let leaks = r.findings.iter().find(|f| f.key == "leaks").expect("leaks");
+        assert!(
+            leaks.text.contains("when observation stopped"),
+            "{}",
+            leaks.text
+        );
+        // Nothing lost: no `lost` finding at all.
+        stats.lost_stacks = 0;
+        let mut m = Mechanism::uprobes(std::path::Path::new("/x"), false);
+        m.set_stats(stats, None);
+        let out = Outcome {
+            mechanism: m,
+            ..Outcome::default()
+        };
+        let r = build("x", &out, &HashMap::new());
+        assert!(
+            r.findings
+                .iter()
+                .all(|f| f.key != "lost" && f.key != "ended")
+        );
+    }
 }
