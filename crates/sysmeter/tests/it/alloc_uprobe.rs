@@ -5,7 +5,8 @@
 //! within 10% of the program's own clock — and a running process (`-p`) that allocates a
 //! known pattern after the attach, counted exactly after it exits, with its free of a block
 //! allocated before the attach counted apart; a setuid program (which the dynamic linker
-//! will not preload into) takes the fallback on its C library. Fixtures need a C compiler
+//! will not preload into) takes the fallback on its C library; a static program whose main
+//! thread exits first is still counted and named. Fixtures need a C compiler
 //! and, for the static one, the static C library (libc.a, in libc6-dev).
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -219,4 +220,20 @@ fn a_setuid_program_takes_the_fallback_on_its_c_library() {
     assert_eq!((small.0, small.1, small.2), (100_000, 6_400_000, 0));
     let (text, _) = finding(&run, "mechanism");
     assert!(text.contains("setuid"), "{text}");
+}
+
+#[test]
+fn a_static_program_whose_main_thread_leaves_first_is_still_counted() {
+    need!(bpf());
+    need!(static_libc());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let flags = ["-static", "-pthread"];
+    let bin = need!(compile_fixture("alloc_mainexit", dir.path(), &flags));
+    let bin = bin.to_string_lossy().into_owned();
+    let (run, output) = traced_json("alloc", &["--no-store"], &[&bin], dir.path());
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let (pairs, stack) = site(&run, "pairs (alloc_mainexit.c:");
+    assert_eq!(pairs, (2000, 64_000, 0, 0, 2000), "{stack:?}");
+    assert!(stack.iter().any(|f| f.starts_with("worker")), "{stack:?}");
 }

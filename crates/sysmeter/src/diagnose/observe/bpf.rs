@@ -194,13 +194,15 @@ impl Loaded {
     }
 
     /// Attaches uprobe program `program` (its kind, entry or return, is its section's) at
-    /// file offset `offset` of `path`, firing for process `pid` only; loaded on first use.
+    /// file offset `offset` of `path`, firing for the address space of process `pid` only
+    /// (while its thread `pid` lives: the kernel's filter is that task's), or for every
+    /// process that maps `path` (`None`: the program must filter); loaded on first use.
     pub fn attach_uprobe(
         &mut self,
         program: &str,
         path: &Path,
         offset: u64,
-        pid: i32,
+        pid: Option<i32>,
     ) -> Result<(), BpfError> {
         let what = format!("attach {program} to {}+{offset:#x}", path.display());
         let p: &mut UProbe = self
@@ -212,7 +214,7 @@ impl Loaded {
         if self.uprobes.insert(program.to_string()) {
             p.load().map_err(|e| err(what.clone())(&e))?;
         }
-        p.attach(None, offset, path, Some(pid))
+        p.attach(None, offset, path, pid)
             .map_err(|e| err(what)(&e))?;
         Ok(())
     }

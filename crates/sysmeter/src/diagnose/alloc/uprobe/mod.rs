@@ -94,20 +94,29 @@ fn probes(file: &Path) -> Result<Vec<(&'static str, u64, bool)>, AllocError> {
 }
 
 /// Loads the programs for process `pid` and attaches them to `file`: every return probe
-/// before any entry probe, so no entry is seen without its return.
+/// before any entry probe, so no entry is seen without its return. A static program's own
+/// file is probed for every process that runs it (only its instances trap; the programs
+/// count `pid`'s alone): a probe opened on a pid fires only while that thread lives, and a
+/// main thread may exit before the others (`pthread_exit` in `main`). The C library is
+/// probed for `pid` alone, not for every process of the machine.
 fn attach(pid: i32, file: &Path) -> Result<(Loaded, usize), AllocError> {
+    let libc = file
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("libc.so"));
+    let shared = !libc && !inject::dynamic(file);
+    let filter = (!shared).then_some(pid);
     let probes = probes(file)?;
     let fail = |e: bpf::BpfError| AllocError::Bpf(e.to_string());
     let mut l =
         Loaded::load("alloc.bpf.o", OBJECT, &[("target_tgid", pid as u32)]).map_err(fail)?;
     for &(_, off, ret) in &probes {
         if ret {
-            l.attach_uprobe("alloc_return", file, off, pid)
+            l.attach_uprobe("alloc_return", file, off, filter)
                 .map_err(fail)?;
         }
     }
     for &(program, off, _) in &probes {
-        l.attach_uprobe(program, file, off, pid).map_err(fail)?;
+        l.attach_uprobe(program, file, off, filter).map_err(fail)?;
     }
     Ok((l, probes.len()))
 }
@@ -118,13 +127,36 @@ struct Watch {
     start_ns: i64,
     samples: Vec<Sample>,
     maps: Option<String>,
+    /// The program, read at the start (the one object known when no mapping was read).
+    exe: Option<PathBuf>,
+}
+
+/// The mappings of process `pid`: through any of its threads, since the process's own entry
+/// reads empty once its main thread has exited (`pthread_exit` in `main`).
+fn read_maps(pid: i32) -> Option<String> {
+    let own = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok();
+    if let Some(text) = own.filter(|t| !t.is_empty()) {
+        return Some(text);
+    }
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("maps")).ok())
+        .find(|t| !t.is_empty())
 }
 
 impl Watch {
+    fn new(pid: i32) -> Watch {
+        Watch {
+            pid,
+            start_ns: clock_gettime_ns(ClockId::Monotonic),
+            samples: Vec::new(),
+            maps: None,
+            exe: std::fs::read_link(format!("/proc/{pid}/exe")).ok(),
+        }
+    }
+
     fn tick(&mut self, l: &mut Loaded) {
-        if let Ok(text) = std::fs::read_to_string(format!("/proc/{}/maps", self.pid))
-            && !text.is_empty()
-        {
+        if let Some(text) = read_maps(self.pid) {
             self.maps = Some(text);
         }
         let live = l.counters("stats").ok().and_then(|s| s.first().copied());
@@ -209,12 +241,8 @@ fn launched(
         file.display(),
         program.display()
     ));
-    let mut w = Watch {
-        pid: child.pid(),
-        start_ns: clock_gettime_ns(ClockId::Monotonic),
-        samples: Vec::new(),
-        maps: None,
-    };
+    let mut w = Watch::new(child.pid());
+    w.exe = Some(file.clone()).filter(|_| !inject::dynamic(&program));
     release(&mut child, argv)?;
     let (ended, waited) = inject::watch(&mut child, duration, TICK, || w.tick(&mut l))?;
     let command = match waited {
@@ -241,12 +269,7 @@ fn attached(
     let file = probed_file(pid).ok_or(AllocError::Target(ObserveError::NoProcess(pid)))?;
     let (mut l, functions) = attach(pid, &file)?;
     let started = Instant::now();
-    let mut w = Watch {
-        pid,
-        start_ns: clock_gettime_ns(ClockId::Monotonic),
-        samples: Vec::new(),
-        maps: None,
-    };
+    let mut w = Watch::new(pid);
     say(&format!(
         "alloc: observing PID {pid} through uprobes on {functions} allocation functions of \
          {}; Ctrl-C stops tracing",
@@ -281,8 +304,7 @@ pub fn run(
     let kept = maps::read(&mut l).map_err(|e| AllocError::Bpf(e.to_string()))?;
     // Detach before the slow part (naming): the process runs at full speed again.
     drop(l);
-    let exe = std::fs::read_link(format!("/proc/{}/exe", w.pid)).ok();
-    let mut out = stacks::outcome(&kept, w.pid as u32, w.maps.as_deref(), exe.as_deref());
+    let mut out = stacks::outcome(&kept, w.pid as u32, w.maps.as_deref(), w.exe.as_deref());
     if let Some(p) = out.procs.first_mut() {
         p.start_ns = w.start_ns as u64;
     }
