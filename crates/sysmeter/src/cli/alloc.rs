@@ -1,5 +1,5 @@
-//! Arguments of `sysmeter alloc`: the target ([`TargetArgs`]; `-p` is refused with its
-//! reason by the command), `-f`, the stack walker, and the usual output and storage flags.
+//! Arguments of `sysmeter alloc`: the target ([`TargetArgs`]: a command, or `-p` through the
+//! uprobe fallback), `-f`, the stack walker, and the usual output and storage flags.
 
 use clap::Args;
 
@@ -21,13 +21,19 @@ pub const ALLOC_TARGET: Rules = Rules {
                   counts (report --html). A preloaded library interposes malloc, calloc, \
                   realloc, free, posix_memalign, aligned_alloc, memalign, valloc, pvalloc \
                   and anonymous mmap/munmap (C++ new/delete and Rust's system allocator go \
-                  through malloc); no root. Launched, dynamically linked programs only \
-                  (docs/alloc.md). The report goes to stderr (or --out).\n\nExamples:\n  \
+                  through malloc); no root. Where the library cannot go (-p PID, static and \
+                  setuid programs) uprobes on the same functions of the process's C library \
+                  (or of the static program) count in the kernel instead: root (or CAP_BPF + \
+                  CAP_PERFMON), tens of µs per call here, threads but not children, and with -p only what is \
+                  allocated after the attach (docs/alloc.md). The report goes to stderr (or \
+                  --out).\n\nExamples:\n  \
                   sysmeter alloc -- ./parse input.txt\n  \
-                  sysmeter alloc -f -- make -j2"
+                  sysmeter alloc -f -- make -j2\n  \
+                  sysmeter alloc -p 1234 --duration 30"
 )]
 #[command(mut_arg("pid", |a| a.help(
-    "Not supported: the hooks are loaded when the program starts (exit 2 says so)")))]
+    "Observe a running process through uprobes (root): what it allocates from now on; \
+     what is live when observation stops is reported as live then, not as leaks at exit")))]
 #[command(mut_arg("duration", |a| a.help(
     "Stop observing after this long (e.g. 10, 2.5s); what is live then is reported, and the \
      command keeps running")))]
@@ -37,7 +43,8 @@ pub struct AllocArgs {
     #[arg(short = 'f', long = "follow-forks")]
     pub follow_forks: bool,
     /// Walk stacks by frame pointers (cheaper; deeper frames only where the program keeps
-    /// frame pointers) instead of the DWARF unwind tables.
+    /// frame pointers) instead of the DWARF unwind tables (the preload library's walk; the
+    /// uprobe fallback always completes the kernel's walk with the unwind tables).
     #[arg(long)]
     pub frame_pointers: bool,
     /// `--duration` and the command after `--`.

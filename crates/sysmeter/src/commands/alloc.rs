@@ -1,12 +1,12 @@
-//! `sysmeter alloc`: validate the arguments (`-p` is refused: the hooks need a launch), run
-//! the heap profile (diagnose::alloc), price the allocations with the latest stored bench
-//! of this host, store the run, print the summary to stderr (or --out), then pass the
-//! command's exit code through.
+//! `sysmeter alloc`: validate the arguments, run the heap profile (diagnose::alloc: the
+//! preload library for a launched dynamic program, uprobes for `-p` and static programs),
+//! price the allocations with the latest stored bench of this host, store the run, print the
+//! summary to stderr (or --out), then pass the command's exit code through.
 
-use super::Outcome;
 use super::UsageError;
 use super::diagnosis::{Diagnosed, DiagnosisError, diagnose, latest_bench, record};
 use super::output::Stream;
+use super::{Outcome, console};
 use crate::cli::{ALLOC_TARGET, AllocArgs};
 use crate::diagnose::alloc::{self, AllocConfig, AllocError};
 use crate::diagnose::observe::target::Target;
@@ -15,19 +15,20 @@ use crate::model::RunKind;
 
 /// The validated configuration from the arguments.
 fn config(args: &AllocArgs) -> Result<AllocConfig, UsageError> {
-    match super::diagnosis::target(&args.target, ALLOC_TARGET)? {
-        Target::Attach(pid) => Err(UsageError(format!(
-            "alloc cannot attach to PID {pid}: its allocation hooks live in a library the \
-             dynamic linker loads when a program starts; launch the program under it instead \
-             (sysmeter alloc -- CMD)"
-        ))),
-        Target::Launch(argv) => Ok(AllocConfig {
-            argv,
-            follow_forks: args.follow_forks,
-            duration: args.target.duration,
-            frame_pointers: args.frame_pointers,
-        }),
+    let target = super::diagnosis::target(&args.target, ALLOC_TARGET)?;
+    if args.follow_forks && matches!(target, Target::Attach(_)) {
+        return Err(UsageError(
+            "alloc -p follows the process's threads but not its children (uprobes); drop -f, \
+             or launch the program under alloc (sysmeter alloc -f -- CMD)"
+                .into(),
+        ));
     }
+    Ok(AllocConfig {
+        target,
+        follow_forks: args.follow_forks,
+        duration: args.target.duration,
+        frame_pointers: args.frame_pointers,
+    })
 }
 
 /// Run `sysmeter alloc`.
@@ -35,7 +36,8 @@ pub fn alloc(args: &AllocArgs) -> anyhow::Result<Outcome> {
     let cfg = config(args)?;
     diagnose(
         (&args.output, Stream::Stderr),
-        || alloc::alloc(&cfg),
+        // Printed even without a terminal: scripts and tests wait for it.
+        || alloc::alloc(&cfg, &mut |text| console::errln(text)),
         |(mut output, cpu_ns), sink, started_ns| {
             let bench = latest_bench(sink);
             let pair = bench.as_ref().and_then(|b| {

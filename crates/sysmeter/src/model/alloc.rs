@@ -27,7 +27,8 @@ pub struct AllocSite {
     pub allocations: u64,
     /// Their bytes.
     pub bytes: u64,
-    /// Blocks still live at the end (leaks when the program exited).
+    /// Blocks still live at the end (leaks when the program exited; with `-p`, live when
+    /// observation stopped).
     pub leaked: u64,
     /// Their bytes.
     pub leaked_bytes: u64,

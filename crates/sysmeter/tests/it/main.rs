@@ -7,6 +7,7 @@
 mod support;
 
 mod alloc;
+mod alloc_uprobe;
 mod attach_end;
 mod bad_inputs;
 mod calls;

@@ -1,34 +1,39 @@
-//! `sysmeter alloc`: a heap profile of a launched, dynamically linked program. The preload
-//! library that `calls` also uses (injected by `observe::inject`) interposes malloc, calloc,
-//! realloc, free, posix_memalign, aligned_alloc, memalign, valloc, pvalloc and anonymous
-//! mmap/munmap when `SYSMETER_ALLOC_SHM` names the run's region; per call stack and process
-//! it counts allocations, bytes, frees and temporary allocations, and per process the live
-//! and peak bytes ([`region`]). While the command runs, the live heap is sampled from the
-//! region beside the RSS from /proc; when it ends the stacks are named ([`names`]) and the
-//! result built ([`result`]). docs/alloc.md.
+//! `sysmeter alloc`: a heap profile. For a launched, dynamically linked program, the
+//! preload library that `calls` also uses (injected by `observe::inject`) interposes malloc,
+//! calloc, realloc, free, posix_memalign, aligned_alloc, memalign, valloc, pvalloc and
+//! anonymous mmap/munmap when `SYSMETER_ALLOC_SHM` names the run's region; per call stack
+//! and process it counts allocations, bytes, frees and temporary allocations, and per
+//! process the live and peak bytes ([`region`]). While the command runs, the live heap is
+//! sampled from the region beside the RSS from /proc; when it ends the stacks are named
+//! ([`names`]) and the result built ([`result`]). Where the library cannot go (`-p PID`, a
+//! static or setuid program) the uprobe fallback ([`uprobe`]) fills the same [`Outcome`].
+//! docs/alloc.md.
 //!
 //! Depends on `model`, `diagnose::observe` and sysmeter-sys; never on another diagnosis.
 
 pub mod names;
 pub mod region;
 pub mod result;
+pub mod uprobe;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs::File;
 use std::os::fd::AsRawFd;
+use std::path::Path;
 use std::time::Duration;
 
 use crate::diagnose::observe::error::{ObserveError, resolve_program};
 use crate::diagnose::observe::inject;
 use crate::diagnose::observe::session::{CommandState, Ended, Pending};
+use crate::diagnose::observe::target::Target;
 use crate::model::ExperimentResult;
 
 /// What to run and how.
 #[derive(Debug, Clone)]
 pub struct AllocConfig {
-    /// The command.
-    pub argv: Vec<OsString>,
+    /// The command to launch, or the process to attach to (uprobes).
+    pub target: Target,
     /// Count forked children (and what they exec) too.
     pub follow_forks: bool,
     /// Stop observing after this long (the command keeps running).
@@ -46,18 +51,25 @@ pub enum AllocError {
     /// The library cannot be loaded into this program (a usage error).
     #[error("cannot profile the heap of this program: {0}")]
     Refused(String),
+    /// The kernel refused the uprobe backend's programs or maps.
+    #[error("the uprobe backend failed: {0}")]
+    Bpf(String),
 }
 
 impl AllocError {
     /// Bad input (exit 2).
     pub fn is_usage(&self) -> bool {
-        matches!(self, AllocError::Refused(_))
+        match self {
+            AllocError::Refused(_) => true,
+            AllocError::Target(e) => e.is_usage(),
+            AllocError::Bpf(_) => false,
+        }
     }
     /// 126/127 for a command that cannot run.
     pub fn exit_code(&self) -> Option<u8> {
         match self {
             AllocError::Target(e) => e.exit_code(),
-            AllocError::Refused(_) => None,
+            AllocError::Refused(_) | AllocError::Bpf(_) => None,
         }
     }
 }
@@ -90,6 +102,58 @@ pub struct Outcome {
     pub pid: u32,
     /// Why it ended.
     pub ended: Option<Ended>,
+    /// How the allocations were seen.
+    pub mechanism: Mechanism,
+}
+
+/// How a run saw the allocations.
+#[derive(Debug, Clone, Default)]
+pub enum Mechanism {
+    /// The preload library's hooks, in the process.
+    #[default]
+    Preload,
+    /// Uprobes and BPF programs in the kernel ([`uprobe`]).
+    Uprobes(Box<Uprobes>),
+}
+
+/// What the uprobe backend probed and what it could not keep.
+#[derive(Debug, Clone, Default)]
+pub struct Uprobes {
+    /// The file whose allocation functions were probed.
+    pub file: String,
+    /// A running process was attached to (`-p`): what it allocated before is not seen.
+    pub attached: bool,
+    /// The kernel's counters.
+    pub stats: uprobe::maps::Stats,
+    /// With `-p`: the process exited this long into the session.
+    pub exited_after_ns: Option<u64>,
+}
+
+impl Mechanism {
+    /// The uprobe backend on `file` (`attached`: `-p`).
+    pub fn uprobes(file: &Path, attached: bool) -> Mechanism {
+        Mechanism::Uprobes(Box::new(Uprobes {
+            file: file.display().to_string(),
+            attached,
+            ..Uprobes::default()
+        }))
+    }
+
+    /// Records the kernel's counters and when an attached process exited.
+    pub fn set_stats(&mut self, stats: uprobe::maps::Stats, exited_after_ns: Option<u64>) {
+        if let Mechanism::Uprobes(u) = self {
+            u.stats = stats;
+            u.exited_after_ns = exited_after_ns;
+        }
+    }
+
+    /// The uprobe backend's details, if it ran.
+    pub fn uprobes_used(&self) -> Option<&Uprobes> {
+        match self {
+            Mechanism::Uprobes(u) => Some(u),
+            Mechanism::Preload => None,
+        }
+    }
 }
 
 /// The result of a run and the command's fate.
@@ -162,15 +226,12 @@ fn sample(shm: &File, pid: u32, samples: &mut Vec<Sample>) {
     }
 }
 
-/// Launches the command with the library and reads the region when it ends (or Ctrl-C,
-/// or `--duration`).
-pub fn run(cfg: &AllocConfig) -> Result<(Outcome, CommandState, Option<f64>), AllocError> {
-    let program = resolve_program(&cfg.argv[0])?;
-    if let Some(why) = inject::cannot_preload(&program) {
-        return Err(AllocError::Refused(format!(
-            "{why}; the allocation hooks live in a preloaded library (docs/alloc.md)"
-        )));
-    }
+/// Launches `argv` with the library and reads the region when it ends (or Ctrl-C, or
+/// `--duration`).
+pub fn run(
+    cfg: &AllocConfig,
+    argv: &[OsString],
+) -> Result<(Outcome, CommandState, Option<f64>), AllocError> {
     let (lib, shm) = inject::library_and_region(
         c"sysmeter-alloc-region",
         region::SIZE as u64,
@@ -184,7 +245,7 @@ pub fn run(cfg: &AllocConfig) -> Result<(Outcome, CommandState, Option<f64>), Al
         extra.push(("SYSMETER_ALLOC_UNWIND".into(), "fp".into()));
     }
     let env = inject::environment(&lib, &["SYSMETER_ALLOC_"], &extra);
-    let mut child = inject::launch(&cfg.argv, &env)?;
+    let mut child = inject::launch(argv, &env)?;
     let pid = child.pid() as u32;
     let mut samples = Vec::new();
     let tick = Duration::from_millis(10);
@@ -213,16 +274,38 @@ pub fn run(cfg: &AllocConfig) -> Result<(Outcome, CommandState, Option<f64>), Al
     Ok((out, command, cpu))
 }
 
-/// `sysmeter alloc`: run the command, then build the result (`cpu_ns`: the command's CPU
-/// time, for the share of it the allocations cost).
-pub fn alloc(cfg: &AllocConfig) -> Result<(AllocOutput, Option<f64>), AllocError> {
-    let (out, command, cpu) = run(cfg)?;
-    let target = cfg
-        .argv
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(" ");
+/// The backend for `cfg`'s target: the preload library where it can go, else uprobes (where
+/// they may run; else the refusal says both reasons).
+fn observe(
+    cfg: &AllocConfig,
+    say: &mut dyn FnMut(&str),
+) -> Result<(Outcome, CommandState, Option<f64>), AllocError> {
+    let argv = match &cfg.target {
+        Target::Attach(_) => return uprobe::run(&cfg.target, cfg.duration, say),
+        Target::Launch(argv) => argv,
+    };
+    let program = resolve_program(&argv[0])?;
+    let Some(why) = inject::cannot_preload(&program) else {
+        return run(cfg, argv);
+    };
+    if let Some(no) = uprobe::unavailable() {
+        return Err(AllocError::Refused(format!(
+            "{why}, so the allocation hooks cannot be preloaded, and the uprobe fallback \
+             cannot run here: {no} (docs/alloc.md)"
+        )));
+    }
+    uprobe::run(&cfg.target, cfg.duration, say)
+}
+
+/// `sysmeter alloc`: observe the target, then build the result (`cpu_ns`: the command's CPU
+/// time, for the share of it the allocations cost); `say` hears what the uprobe backend
+/// attached to.
+pub fn alloc(
+    cfg: &AllocConfig,
+    say: &mut dyn FnMut(&str),
+) -> Result<(AllocOutput, Option<f64>), AllocError> {
+    let (out, command, cpu) = observe(cfg, say)?;
+    let target = cfg.target.text();
     let sites = names::name_sites(&out);
     let result = result::build(&target, &out, &sites);
     Ok((AllocOutput { result, command }, cpu))

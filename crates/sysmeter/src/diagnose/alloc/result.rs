@@ -7,6 +7,7 @@
 //! and the siblings.
 
 mod findings;
+mod uprobes;
 
 pub use findings::priced;
 
@@ -19,7 +20,26 @@ use crate::model::alloc::{ALLOC_ID, ALLOC_SITES, AllocSite};
 use crate::model::{About, Artifact, ExperimentResult, Metric, Series, SeriesPoint, Summary, Unit};
 use crate::stats::summarize;
 
-fn about(target: &str) -> About {
+const PRELOAD_METHOD: &str = "A library preloaded into the program interposes malloc, calloc, \
+     realloc, free, posix_memalign, aligned_alloc, memalign, valloc, pvalloc and anonymous \
+     mmap/munmap. Each allocation's call stack is walked in the process (DWARF unwind tables \
+     through libunwind, else libgcc; or frame pointers) and counted in a region of shared \
+     memory per stack and process; each block is kept in a table until freed. Counts are \
+     exact; nothing is sampled.";
+
+const UPROBE_METHOD: &str = "Uprobes on malloc, calloc, realloc, free, posix_memalign, \
+     aligned_alloc, memalign, valloc and pvalloc of the C library the process maps (or of a \
+     static program itself) run BPF programs that aggregate in the kernel: per user stack \
+     (the kernel's frame-pointer walk from the allocation's return, completed in user space \
+     from a copy of the stack with the DWARF unwind tables) the allocations, bytes, frees and \
+     temporary allocations, each block kept in a table until freed. Counts are exact for what \
+     the probes see; nothing is sampled and nothing crosses a ring buffer.";
+
+fn about(target: &str, out: &Outcome) -> About {
+    let methodology = match out.mechanism.uprobes_used() {
+        None => PRELOAD_METHOD,
+        Some(_) => UPROBE_METHOD,
+    };
     About {
         title: "Heap profile".into(),
         measures: format!(
@@ -27,14 +47,7 @@ fn about(target: &str) -> About {
              end (leaks), temporary allocations; the peak of live bytes and when; the live \
              heap over time beside RSS"
         ),
-        methodology: "A library preloaded into the program interposes malloc, calloc, \
-                      realloc, free, posix_memalign, aligned_alloc, memalign, valloc, \
-                      pvalloc and anonymous mmap/munmap. Each allocation's call stack is \
-                      walked in the process (DWARF unwind tables through libunwind, else \
-                      libgcc; or frame pointers) and counted in a region of shared memory \
-                      per stack and process; each block is kept in a table until freed. \
-                      Counts are exact; nothing is sampled."
-            .into(),
+        methodology: methodology.into(),
         references: vec![
             "heaptrack: allocations, leaks, peak and temporary allocations per call stack".into(),
         ],
@@ -73,8 +86,10 @@ pub fn rows(out: &Outcome, names: &HashMap<usize, Named>) -> Vec<AllocSite> {
             named.frames.clone()
         };
         let row = by.entry(key).or_insert_with(|| AllocSite {
+            // Stack 0 is the lump of allocations whose stack was not kept (the preload
+            // library's table full, or no room in the uprobe backend's stack map).
             site: if i == 0 {
-                "(stack table full)".into()
+                "(no stack kept)".into()
             } else {
                 named.site
             },
@@ -229,7 +244,7 @@ fn totals(out: &Outcome) -> Totals {
 pub fn build(target: &str, out: &Outcome, names: &HashMap<usize, Named>) -> ExperimentResult {
     let rows = rows(out, names);
     let t = totals(out);
-    let mut r = ExperimentResult::new(ALLOC_ID, about(target));
+    let mut r = ExperimentResult::new(ALLOC_ID, about(target, out));
     r.metrics = vec![
         value("allocations", Unit::Count, t.allocs as f64),
         value("bytes allocated", Unit::Bytes, t.bytes as f64),

@@ -13,7 +13,7 @@ pub use super::bytes::{u32_at, u64_at};
 use std::path::Path;
 
 use aya::maps::{Array, HashMap as BpfHash, MapData, StackTraceMap};
-use aya::programs::TracePoint;
+use aya::programs::{TracePoint, UProbe};
 use aya::{Ebpf, EbpfLoader, Pod};
 
 use crate::host::procfs::parse_status;
@@ -127,6 +127,8 @@ pub fn choose(what: &str, request: Option<Backend>) -> Result<(Backend, String),
 /// A loaded BPF object; its programs stay attached until it is dropped.
 pub struct Loaded {
     ebpf: Ebpf,
+    /// Programs loaded into the kernel already (a uprobe program is attached many times).
+    uprobes: std::collections::HashSet<String>,
 }
 
 impl std::fmt::Debug for Loaded {
@@ -146,7 +148,10 @@ impl Loaded {
         let ebpf = loader
             .load(bytes)
             .map_err(|e| err(format!("load {name}"))(&e))?;
-        Ok(Loaded { ebpf })
+        Ok(Loaded {
+            ebpf,
+            uprobes: Default::default(),
+        })
     }
 
     /// Checks that BPF programs may run here ([`available`]), reads the offsets of `fields`
@@ -185,6 +190,32 @@ impl Loaded {
             .map_err(|e| err(what.clone())(&e))?;
         p.load().map_err(|e| err(what.clone())(&e))?;
         p.attach(category, event).map_err(|e| err(what)(&e))?;
+        Ok(())
+    }
+
+    /// Attaches uprobe program `program` (its kind, entry or return, is its section's) at
+    /// file offset `offset` of `path`, firing for the address space of process `pid` only
+    /// (while its thread `pid` lives: the kernel's filter is that task's), or for every
+    /// process that maps `path` (`None`: the program must filter); loaded on first use.
+    pub fn attach_uprobe(
+        &mut self,
+        program: &str,
+        path: &Path,
+        offset: u64,
+        pid: Option<i32>,
+    ) -> Result<(), BpfError> {
+        let what = format!("attach {program} to {}+{offset:#x}", path.display());
+        let p: &mut UProbe = self
+            .ebpf
+            .program_mut(program)
+            .ok_or_else(|| err(what.clone())(&"no such program in the object"))?
+            .try_into()
+            .map_err(|e| err(what.clone())(&e))?;
+        if self.uprobes.insert(program.to_string()) {
+            p.load().map_err(|e| err(what.clone())(&e))?;
+        }
+        p.attach(None, offset, path, pid)
+            .map_err(|e| err(what)(&e))?;
         Ok(())
     }
 

@@ -75,8 +75,11 @@ fn leaks_text(rows: &[AllocSite]) -> String {
         return String::new();
     }
     leaking.sort_by_key(|r| std::cmp::Reverse(r.leaked_bytes));
-    let mut out =
-        String::from("\nLive at end (leaks when the program exited), with their stacks:\n");
+    // With -p the end is when observation stopped (the `leaks` finding says which).
+    let mut out = String::from(
+        "\nLive at end (leaks when the program exited; with -p, live when observation \
+         stopped), with their stacks:\n",
+    );
     for r in leaking.iter().take(TOP) {
         out.push_str(&format!(
             "  {} blocks, {} — {}\n",
@@ -107,7 +110,10 @@ fn text(r: &ExperimentResult) -> Option<String> {
             column.set_cell_alignment(CellAlignment::Right);
         }
     }
-    Some(format!("{table}\n{}", leaks_text(&sites(r))))
+    // Anything not kept is said first (never silently): the run's `lost` finding.
+    let warning = r.findings.iter().find(|f| f.key == "lost");
+    let warning = warning.map_or(String::new(), |f| format!("warning: {}\n", f.text));
+    Some(format!("{warning}{table}\n{}", leaks_text(&sites(r))))
 }
 
 /// The Markdown table of an `alloc` result.
@@ -132,7 +138,10 @@ fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerView {
     view.texts.retain(|t| t.name == "folded");
     AnswerView {
         heading: "Heap profile".into(),
-        lines_html: finding_lines(r, &["top_site", "leaks", "peak", "temporary", "priced"]),
+        lines_html: finding_lines(
+            r,
+            &["lost", "top_site", "leaks", "peak", "temporary", "priced"],
+        ),
         table: Some(TableView {
             caption: "Allocation sites by bytes".into(),
             headers: HEADERS.iter().map(|h| h.to_string()).collect(),

@@ -50,7 +50,9 @@ fn top_site(rows: &[AllocSite], t: &Totals) -> Option<Finding> {
 }
 
 fn leaks(out: &Outcome, rows: &[AllocSite], t: &Totals) -> Finding {
+    let attached = out.mechanism.uprobes_used().is_some_and(|u| u.attached);
     let when = match out.ended {
+        _ if attached => "when observation stopped (of the blocks allocated while observed)",
         Some(crate::diagnose::observe::session::Ended::Finished) | None => "at exit",
         Some(_) => "when observation stopped",
     };
@@ -91,8 +93,12 @@ fn peak(out: &Outcome, t: &Totals) -> Finding {
     } else {
         String::new()
     };
+    let since = match out.mechanism.uprobes_used().is_some_and(|u| u.attached) {
+        true => "observation started (of the blocks allocated while observed)",
+        false => "the program started",
+    };
     let text = format!(
-        "The heap peaked at {} live, {} after the program started{rss_text}.",
+        "The heap peaked at {} live, {} after {since}{rss_text}.",
         units::bytes(t.peak as f64),
         units::duration_ns(t.peak_after_ns as f64)
     );
@@ -145,31 +151,37 @@ fn sizes(out: &Outcome) -> Option<Finding> {
     Some(Finding::new("sizes", text, Some(n as f64)))
 }
 
+/// What the preload library could not keep, as phrases, and the allocations and processes
+/// it affects.
+fn preload_lost(out: &Outcome) -> (Vec<String>, u64) {
+    let h = &out.header;
+    let untracked: u64 = out.procs.iter().map(|p| p.untracked).sum();
+    let phrases = [
+        (
+            u64::from(h.lost_stacks),
+            "allocations found the stack table full (counted at one lump site)",
+        ),
+        (
+            u64::from(h.lost_procs),
+            "processes found no record and were not counted",
+        ),
+        (untracked, "allocations were not kept (pointer table full)"),
+    ];
+    let lost = phrases
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+    (lost, phrases.iter().map(|p| p.0).sum())
+}
+
 fn stacks(out: &Outcome) -> Finding {
     let how = match out.header.unwinder {
         1 => "frame pointers (deeper frames only where the code keeps them)",
         2 => "the DWARF unwind tables through libunwind",
         _ => "the DWARF unwind tables through libgcc's unwinder",
     };
-    let mut lost = Vec::new();
-    if out.header.lost_stacks > 0 {
-        lost.push(format!(
-            "{} allocations found the stack table full (counted at one lump site)",
-            out.header.lost_stacks
-        ));
-    }
-    if out.header.lost_procs > 0 {
-        lost.push(format!(
-            "{} processes found no record and were not counted",
-            out.header.lost_procs
-        ));
-    }
-    let untracked: u64 = out.procs.iter().map(|p| p.untracked).sum();
-    if untracked > 0 {
-        lost.push(format!(
-            "{untracked} allocations were not kept (pointer table full)"
-        ));
-    }
+    let (lost, _) = preload_lost(out);
     let lost = if lost.is_empty() {
         " Nothing was lost.".into()
     } else {
@@ -182,14 +194,31 @@ fn stacks(out: &Outcome) -> Finding {
     Finding::new("stacks", text, Some(f64::from(out.header.lost_stacks)))
 }
 
+/// The `lost` finding, first of all when anything was not kept (never silent).
+fn lost(out: &Outcome) -> Option<Finding> {
+    let (lost, n) = match out.mechanism.uprobes_used() {
+        Some(u) => super::uprobes::lost(u),
+        None => preload_lost(out),
+    };
+    (!lost.is_empty()).then(|| {
+        let text = format!("Incomplete: {}.", lost.join("; "));
+        Finding::new("lost", text, Some(n as f64))
+    })
+}
+
 /// Every finding of a run.
 pub fn all(out: &Outcome, rows: &[AllocSite], t: &Totals) -> Vec<Finding> {
-    let mut f: Vec<Finding> = top_site(rows, t).into_iter().collect();
+    let mut f: Vec<Finding> = lost(out).into_iter().collect();
+    f.extend(top_site(rows, t));
     f.push(leaks(out, rows, t));
     f.push(peak(out, t));
     f.extend(temporary(rows, t));
     f.extend(sizes(out));
-    f.push(stacks(out));
+    f.push(match out.mechanism.uprobes_used() {
+        Some(u) => super::uprobes::stacks(u),
+        None => stacks(out),
+    });
+    f.extend(super::uprobes::extra(out));
     f
 }
 

@@ -14,11 +14,13 @@
 //! `/proc/self/maps` ([`own_libc`]); depends on nothing else in sysmeter.
 
 mod layout;
+mod symtab;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 pub use layout::{Span, UnwindLayout, read_layout, read_span, unwind_layout};
+pub use symtab::static_offsets;
 
 /// Why a file could not be read as an ELF object.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -159,9 +161,15 @@ impl<'a> Elf<'a> {
             .map(|&(va, _, off)| addr - va + off)
     }
 
-    /// `(name, value, type)` of every `.dynsym` entry, and the `.dynstr` offset.
+    /// `(name, value, type, section index)` of every `.dynsym` entry.
     fn dynsyms(&self) -> Vec<(String, u64, u8, u16)> {
-        let Some(sym) = self.sections.iter().find(|s| s.kind == SHT_DYNSYM) else {
+        self.symbols(SHT_DYNSYM)
+    }
+
+    /// `(name, value, type, section index)` of every entry of the first symbol table of
+    /// section type `kind` (`.dynsym` or `.symtab`).
+    fn symbols(&self, kind: u32) -> Vec<(String, u64, u8, u16)> {
+        let Some(sym) = self.sections.iter().find(|s| s.kind == kind) else {
             return Vec::new();
         };
         let Some(strtab) = self.sections.get(sym.link as usize) else {

@@ -1,0 +1,316 @@
+//! The uprobe fallback of `sysmeter alloc`, for what the preload library cannot enter: a
+//! running process (`-p PID`) and a launched program without a dynamic linker (static) or
+//! one the dynamic linker will not preload into (setuid). BPF programs
+//! (`crates/sysmeter/bpf/alloc.bpf.c`) on uprobes and uretprobes of the allocation
+//! functions of the C library the process maps (or of the static program itself) aggregate
+//! in the kernel; when observation stops the maps are read ([`maps`]), each stack walked
+//! from its snapshot with the DWARF tables ([`stacks`]), and the same [`Outcome`] as the
+//! preload backend's is built, so the result, report and store do not differ.
+//!
+//! Needs root (or CAP_BPF + CAP_PERFMON) and the kernel's BTF: `observe::bpf::available`.
+//! Threads are followed (the probes fire for the process's address space); forked children
+//! are not. Depends on `diagnose::observe`, sysmeter-sys and the siblings; docs/alloc.md.
+
+pub mod maps;
+pub mod stacks;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
+use sysmeter_sys::process::child::Child;
+
+use super::{AllocError, Mechanism, Outcome, Sample, rss};
+use crate::diagnose::observe::bpf::{self, Loaded};
+use crate::diagnose::observe::error::{ObserveError, resolve_program};
+use crate::diagnose::observe::session::{CommandState, Ended, Pending, StopWhen};
+use crate::diagnose::observe::target::Target;
+use crate::diagnose::observe::{elf, inject, proc};
+
+static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../../bpf/alloc.bpf.o");
+
+/// The functions probed and their entry program; the allocating ones also get the return
+/// program. Aliases at one address (`aligned_alloc`/`memalign`, `cfree`/`free`) are probed
+/// once.
+const FUNCTIONS: &[(&str, &str, bool)] = &[
+    ("malloc", "malloc_enter", true),
+    ("calloc", "calloc_enter", true),
+    ("realloc", "realloc_enter", true),
+    ("posix_memalign", "posix_memalign_enter", true),
+    ("aligned_alloc", "memalign_enter", true),
+    ("memalign", "memalign_enter", true),
+    ("valloc", "malloc_enter", true),
+    ("pvalloc", "malloc_enter", true),
+    ("free", "free_enter", false),
+    ("cfree", "free_enter", false),
+];
+
+/// How often the live heap, the RSS and the mappings are read while observing.
+const TICK: Duration = Duration::from_millis(10);
+
+/// Why this backend cannot run here, if it cannot (one line).
+pub fn unavailable() -> Option<String> {
+    bpf::available().err()
+}
+
+/// The file whose allocator a process uses: the C library it maps, else its executable (a
+/// static program carries its own).
+fn probed_file(pid: i32) -> Option<PathBuf> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+    let libc = maps
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| {
+            Path::new(p)
+                .file_name()
+                .is_some_and(|f| f.to_string_lossy().starts_with("libc.so"))
+        });
+    match libc {
+        Some(p) => Some(PathBuf::from(p)),
+        None => std::fs::read_link(format!("/proc/{pid}/exe")).ok(),
+    }
+}
+
+/// The probes of `file`: (entry program, offset, with a return probe).
+fn probes(file: &Path) -> Result<Vec<(&'static str, u64, bool)>, AllocError> {
+    let names: Vec<&str> = FUNCTIONS.iter().map(|f| f.0).collect();
+    let found = elf::static_offsets(file, &names)
+        .map_err(|e| AllocError::Refused(format!("{e}; its allocator cannot be probed")))?;
+    if !found.iter().any(|(n, _)| n == "malloc") || !found.iter().any(|(n, _)| n == "free") {
+        return Err(AllocError::Refused(format!(
+            "{} names no malloc and free (a stripped static program, or another allocator); \
+             build it with symbols",
+            file.display()
+        )));
+    }
+    Ok(found
+        .iter()
+        .filter_map(|(name, off)| {
+            let f = FUNCTIONS.iter().find(|f| f.0 == name)?;
+            Some((f.1, *off, f.2))
+        })
+        .collect())
+}
+
+/// Loads the programs for process `pid` and attaches them to `file`: every return probe
+/// before any entry probe, so no entry is seen without its return. A static program's own
+/// file is probed for every process that runs it (only its instances trap; the programs
+/// count `pid`'s alone): a probe opened on a pid fires only while that thread lives, and a
+/// main thread may exit before the others (`pthread_exit` in `main`). The C library is
+/// probed for `pid` alone, not for every process of the machine.
+fn attach(pid: i32, file: &Path) -> Result<(Loaded, usize), AllocError> {
+    let libc = file
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("libc.so"));
+    let shared = !libc && !inject::dynamic(file);
+    let filter = (!shared).then_some(pid);
+    let probes = probes(file)?;
+    let fail = |e: bpf::BpfError| AllocError::Bpf(e.to_string());
+    let mut l =
+        Loaded::load("alloc.bpf.o", OBJECT, &[("target_tgid", pid as u32)]).map_err(fail)?;
+    for &(_, off, ret) in &probes {
+        if ret {
+            l.attach_uprobe("alloc_return", file, off, filter)
+                .map_err(fail)?;
+        }
+    }
+    for &(program, off, _) in &probes {
+        l.attach_uprobe(program, file, off, filter).map_err(fail)?;
+    }
+    Ok((l, probes.len()))
+}
+
+/// What is read while observing: the live heap and RSS, and the latest mappings.
+struct Watch {
+    pid: i32,
+    start_ns: i64,
+    samples: Vec<Sample>,
+    maps: Option<String>,
+    /// The program, read at the start (the one object known when no mapping was read).
+    exe: Option<PathBuf>,
+}
+
+/// The mappings of process `pid`: through any of its threads, since the process's own entry
+/// reads empty once its main thread has exited (`pthread_exit` in `main`).
+fn read_maps(pid: i32) -> Option<String> {
+    let own = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok();
+    if let Some(text) = own.filter(|t| !t.is_empty()) {
+        return Some(text);
+    }
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("maps")).ok())
+        .find(|t| !t.is_empty())
+}
+
+impl Watch {
+    fn new(pid: i32) -> Watch {
+        Watch {
+            pid,
+            start_ns: clock_gettime_ns(ClockId::Monotonic),
+            samples: Vec::new(),
+            maps: None,
+            exe: std::fs::read_link(format!("/proc/{pid}/exe")).ok(),
+        }
+    }
+
+    fn tick(&mut self, l: &mut Loaded) {
+        if let Some(text) = read_maps(self.pid) {
+            self.maps = Some(text);
+        }
+        let live = l.counters("stats").ok().and_then(|s| s.first().copied());
+        let rss = rss(self.pid as u32);
+        if let (Some(live), true) = (live, rss > 0.0) {
+            let now = clock_gettime_ns(ClockId::Monotonic);
+            self.samples.push(Sample {
+                t_ns: (now - self.start_ns).max(0) as f64,
+                live: live as i64 as f64,
+                rss,
+            });
+        }
+    }
+
+    fn hits(l: &mut Loaded) -> u64 {
+        l.counters("stats")
+            .ok()
+            .and_then(|s| s.get(maps::S_HITS).copied())
+            .unwrap_or(0)
+    }
+}
+
+/// Observes process `pid` until it ends, Ctrl-C or `duration`.
+fn observe_pid(l: &mut Loaded, w: &mut Watch, duration: Option<Duration>) -> (Ended, bool) {
+    let mut stop = StopWhen::until(duration, None);
+    loop {
+        w.tick(l);
+        if proc::process_gone(w.pid) {
+            return (Ended::Finished, true);
+        }
+        if stop.check(Watch::hits(l)) {
+            return (stop.why.unwrap_or(Ended::Interrupted), false);
+        }
+        std::thread::sleep(TICK);
+    }
+}
+
+/// The command started (gated) and the file its allocator lives in.
+fn spawn(argv: &[OsString]) -> Result<(Child, PathBuf, PathBuf), AllocError> {
+    let program = resolve_program(&argv[0])?;
+    // A dynamic program (setuid) loads the C library this process loaded.
+    let file = match inject::dynamic(&program) {
+        true => elf::own_libc().unwrap_or_else(|| program.clone()),
+        false => program.clone(),
+    };
+    // The kernel resolves the path itself: it must not depend on our working directory.
+    let file = std::fs::canonicalize(&file).unwrap_or(file);
+    let args: Vec<&std::ffi::OsStr> = argv.iter().map(OsString::as_os_str).collect();
+    let child = Child::spawn(&program, &args).map_err(ObserveError::io("starting the command"))?;
+    Ok((child, program, file))
+}
+
+/// Lets the gated command exec (127/126 with the shell's sentence when it cannot run).
+fn release(child: &mut Child, argv: &[OsString]) -> Result<(), AllocError> {
+    child.release().map_err(|e| {
+        AllocError::Target(match e.raw_os_error() {
+            Some(libc::ENOENT) => ObserveError::CommandNotFound(argv[0].to_string_lossy().into()),
+            _ => ObserveError::io("starting the command")(e),
+        })
+    })
+}
+
+/// What a session produced before the maps are read.
+struct Session {
+    ended: Ended,
+    exited_after_ns: Option<u64>,
+    command: CommandState,
+    cpu_ns: Option<f64>,
+}
+
+/// Launches `argv` with the probes on its allocator and watches it until it ends.
+fn launched(
+    argv: &[OsString],
+    duration: Option<Duration>,
+    say: &mut dyn FnMut(&str),
+) -> Result<(Loaded, Watch, Session, Mechanism), AllocError> {
+    let (mut child, program, file) = spawn(argv)?;
+    let (mut l, functions) = attach(child.pid(), &file)?;
+    say(&format!(
+        "alloc: uprobes on {functions} allocation functions of {} ({} cannot take the \
+         preload library)",
+        file.display(),
+        program.display()
+    ));
+    let mut w = Watch::new(child.pid());
+    w.exe = Some(file.clone()).filter(|_| !inject::dynamic(&program));
+    release(&mut child, argv)?;
+    let (ended, waited) = inject::watch(&mut child, duration, TICK, || w.tick(&mut l))?;
+    let command = match waited {
+        Some((x, _)) => CommandState::Exited(x.shell_code()),
+        None => CommandState::StillRunning(Pending::gated(child)),
+    };
+    let cpu_ns = waited.map(|(_, u)| (u.user_ns + u.system_ns) as f64);
+    let mech = Mechanism::uprobes(&file, false);
+    let s = Session {
+        ended,
+        exited_after_ns: None,
+        command,
+        cpu_ns,
+    };
+    Ok((l, w, s, mech))
+}
+
+/// Attaches to `pid` and watches it until it ends, Ctrl-C or `duration`.
+fn attached(
+    pid: i32,
+    duration: Option<Duration>,
+    say: &mut dyn FnMut(&str),
+) -> Result<(Loaded, Watch, Session, Mechanism), AllocError> {
+    let file = probed_file(pid).ok_or(AllocError::Target(ObserveError::NoProcess(pid)))?;
+    let (mut l, functions) = attach(pid, &file)?;
+    let started = Instant::now();
+    let mut w = Watch::new(pid);
+    say(&format!(
+        "alloc: observing PID {pid} through uprobes on {functions} allocation functions of \
+         {}; Ctrl-C stops tracing",
+        file.display()
+    ));
+    let (ended, gone) = observe_pid(&mut l, &mut w, duration);
+    let after = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    let s = Session {
+        ended,
+        exited_after_ns: gone.then_some(after),
+        command: CommandState::NotLaunched,
+        cpu_ns: None,
+    };
+    Ok((l, w, s, Mechanism::uprobes(&file, true)))
+}
+
+/// Observes `target` through uprobes: the outcome, the command's fate, its CPU time.
+pub fn run(
+    target: &Target,
+    duration: Option<Duration>,
+    say: &mut dyn FnMut(&str),
+) -> Result<(Outcome, CommandState, Option<f64>), AllocError> {
+    if let Some(why) = unavailable() {
+        return Err(AllocError::Refused(format!(
+            "the uprobe fallback cannot run here: {why}"
+        )));
+    }
+    let (mut l, w, s, mut mechanism) = match target {
+        Target::Launch(argv) => launched(argv, duration, say)?,
+        Target::Attach(pid) => attached(*pid, duration, say)?,
+    };
+    let kept = maps::read(&mut l).map_err(|e| AllocError::Bpf(e.to_string()))?;
+    // Detach before the slow part (naming): the process runs at full speed again.
+    drop(l);
+    let mut out = stacks::outcome(&kept, w.pid as u32, w.maps.as_deref(), w.exe.as_deref());
+    if let Some(p) = out.procs.first_mut() {
+        p.start_ns = w.start_ns as u64;
+    }
+    out.samples = w.samples;
+    out.ended = Some(s.ended);
+    mechanism.set_stats(kept.stats, s.exited_after_ns);
+    out.mechanism = mechanism;
+    Ok((out, s.command, s.cpu_ns))
+}
