@@ -9,6 +9,7 @@
 //! `SYSMETER_TEST_REQUIRE=postgres` or `all`, as `.ci/run` sets.
 
 mod fleet;
+mod fleet_tables;
 mod incomplete;
 mod reduce;
 mod summary;

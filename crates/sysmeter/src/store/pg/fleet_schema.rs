@@ -20,6 +20,10 @@
 //! under one host name wait for each other instead of overwriting each other's rows), or
 //! one lock for the whole fleet beyond 64 hosts, to stay within the server's lock table.
 //!
+//! The functions keep the search path they were created with (`SET search_path FROM
+//! CURRENT`), so a write from a session with another search path (psql without the URL's
+//! `options`) still finds the schema's own tables.
+//!
 //! A host row costs ~2.1 KB (204 metrics); one row per host and metric measured 10.4 KB
 //! with its index, which a 64 KB-per-run budget does not hold. The migration fills the
 //! tables from what the database holds (~30 s at 10 000 hosts).
@@ -76,7 +80,8 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- Recomputes the rows of the hosts `touched` from runs, results and metrics.
-CREATE FUNCTION fleet_refresh(touched TEXT[]) RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION fleet_refresh(touched TEXT[]) RETURNS void LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
 DECLARE
     latest TEXT[];
 BEGIN
@@ -110,7 +115,8 @@ END $$;
 
 -- A bench run stored, deleted or changed: its host's latest run may be another one now.
 -- Statement-level with transition tables, so a bulk write refreshes each host once.
-CREATE FUNCTION fleet_runs_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION fleet_runs_changed() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
         PERFORM fleet_refresh(array(SELECT DISTINCT hostname FROM new_rows WHERE kind = 'bench'));
@@ -130,7 +136,8 @@ END $$;
 
 -- A result or metric of a host's latest run stored or deleted (other runs' rows do not
 -- count).
-CREATE FUNCTION fleet_rows_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION fleet_rows_changed() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
         PERFORM fleet_refresh(array(SELECT hostname FROM fleet_host
