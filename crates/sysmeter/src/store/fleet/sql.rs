@@ -144,7 +144,8 @@ FROM fleet_host
 WHERE started_ns >= $1";
 
 /// The hosts `$2` with their whole description (`HOSTS_SQL` through `fleet_host`).
-pub const CHOSEN_HOSTS_SQL: &str = "SELECT h.hostname, h.run_id, h.started_ns, CAST(r.host_json AS TEXT)
+pub const CHOSEN_HOSTS_SQL: &str =
+    "SELECT h.hostname, h.run_id, h.started_ns, CAST(r.host_json AS TEXT)
 FROM fleet_host h
 JOIN runs r ON r.id = h.run_id
 WHERE h.started_ns >= $1 AND h.hostname = ANY ($2)";

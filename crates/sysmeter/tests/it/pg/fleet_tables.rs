@@ -43,7 +43,14 @@ fn rows(client: &mut postgres::Client, sql: &str) -> Rows {
     let mut rows: Rows = (client.query(sql, &[]).expect(sql).iter())
         .map(|r| {
             let v: f64 = r.get(5);
-            (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), v.to_bits())
+            (
+                r.get(0),
+                r.get(1),
+                r.get(2),
+                r.get(3),
+                r.get(4),
+                v.to_bits(),
+            )
         })
         .collect();
     rows.sort();
@@ -55,7 +62,7 @@ fn agree(client: &mut postgres::Client) -> Vec<(String, String)> {
     let direct = rows(client, DIRECT);
     assert!(!direct.is_empty(), "no values to compare");
     assert_eq!(rows(client, DERIVED), direct);
-    let hosts = |sql: &str| -> Vec<(String, String)> {
+    let mut hosts = |sql: &str| -> Vec<(String, String)> {
         let mut v: Vec<_> = (client.query(sql, &[]).expect(sql).iter())
             .map(|r| (r.get(0), r.get(1)))
             .collect();
@@ -165,7 +172,11 @@ fn a_schema_4_database_upgrades_and_fills_the_fleet_tables() {
     assert!(out.contains("60 run(s) imported"), "{out}");
     let fleet = || json_out(sysmeter_as("x").args(["fleet", "--format", "json", "--db", &db.url]));
     let before = fleet();
-    assert_eq!(before["outliers"].as_array().map(Vec::len), Some(3), "{before}");
+    assert_eq!(
+        before["outliers"].as_array().map(Vec::len),
+        Some(3),
+        "{before}"
+    );
     let mut client = db.client();
     client.batch_execute(DOWNGRADE).expect("back to schema 4");
     let gone: bool = client
