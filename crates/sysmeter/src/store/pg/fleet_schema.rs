@@ -48,13 +48,12 @@ CREATE TABLE fleet_host (
 
 -- Every median of the runs `ids`, as the fleet's SQL reads them (store::fleet::sql::VALS_SQL):
 -- from the arrays of a result stored as its summary and from the metrics rows of one stored
--- whole; ok results only, NULL (NaN) medians left out. PL/pgSQL rather than SQL functions:
--- their plans are kept for the session, which an import's refresh per result reuses.
+-- whole; ok results only, NULL (NaN) medians left out. SQL, not PL/pgSQL: a PL/pgSQL
+-- function may settle on a generic plan made while `results` looked small (the synthetic
+-- script's bulk insert in one transaction), and then scan all of it per host.
 CREATE FUNCTION fleet_run_rows(ids TEXT[])
 RETURNS TABLE (seq BIGINT, idx BIGINT, exp_id TEXT, name TEXT, unit TEXT, v DOUBLE PRECISION)
-LANGUAGE plpgsql STABLE AS $$
-BEGIN
-    RETURN QUERY
+LANGUAGE sql STABLE AS $$
     SELECT x.seq, u.k, x.exp_id, u.name, u.unit, u.v
     FROM results x
     CROSS JOIN LATERAL unnest(x.metric_names, x.metric_units, x.medians)
@@ -65,14 +64,13 @@ BEGIN
     SELECT x.seq, m.idx, x.exp_id, m.name, m.unit, m.median
     FROM results x
     JOIN metrics m ON m.run_id = x.run_id AND m.seq = x.seq
-    WHERE x.run_id = ANY (ids) AND x.status = 'ok' AND m.median IS NOT NULL;
-END $$;
+    WHERE x.run_id = ANY (ids) AND x.status = 'ok' AND m.median IS NOT NULL
+$$;
 
 -- The values of run `run` by metric number (the last stored where a number repeats).
 CREATE FUNCTION fleet_run_values(run TEXT) RETURNS DOUBLE PRECISION[]
-LANGUAGE plpgsql STABLE AS $$
-BEGIN
-    RETURN (WITH v AS (
+LANGUAGE sql STABLE AS $$
+    WITH v AS (
         SELECT DISTINCT ON (f.metric) f.metric, r.v
         FROM fleet_run_rows(ARRAY[run]) r
         JOIN fleet_metric f ON f.exp_id = r.exp_id AND f.name = r.name AND f.unit = r.unit
@@ -80,8 +78,8 @@ BEGIN
     )
     SELECT coalesce(array_agg(coalesce(v.v, 'NaN') ORDER BY k.k), '{}')
     FROM generate_series(1, (SELECT max(metric) FROM v)) AS k (k)
-    LEFT JOIN v ON v.metric = k.k);
-END $$;
+    LEFT JOIN v ON v.metric = k.k
+$$;
 
 -- Recomputes the rows of the hosts `touched` from runs, results and metrics.
 CREATE FUNCTION fleet_refresh(touched TEXT[]) RETURNS void LANGUAGE plpgsql
