@@ -26,7 +26,7 @@
 //!
 //! A host row costs ~2.1 KB (204 metrics); one row per host and metric measured 10.4 KB
 //! with its index, which a 64 KB-per-run budget does not hold. The migration fills the
-//! tables from what the database holds (~30 s at 10 000 hosts).
+//! tables from what the database holds (13 s at 10 000 hosts on an idle machine, 29 s loaded).
 
 /// Schema 5, run in the migration's transaction (docs above).
 pub(super) const MIGRATION_5: &str = "
