@@ -11,10 +11,13 @@
 # modulo 1000 is on kernel 6.11.0-9-generic and twice as slow in every `os.syscall` metric:
 # `sysmeter fleet` must find exactly those. The copies share the template's compressed
 # summary (what `show` prints of them is the template's statistics); their medians, which
-# are what `fleet` reads, are their own. The template run is deleted at the end.
+# are what `fleet` reads, are their own. The template run is deleted at the end. The
+# database's triggers (schema 5) fill each host's row of numbers in `fleet_host` as the copies
+# are inserted, as they do for `import`.
 #
 # Needs psql. Prints the rows, the bytes per run (pg_total_relation_size of the three
-# tables, indexes and TOAST included, over the number of runs) and the time taken.
+# tables and the fleet tables, indexes and TOAST included, over the number of runs) and the
+# time taken.
 set -euo pipefail
 
 if [ $# -lt 3 ]; then
@@ -71,16 +74,22 @@ DELETE FROM runs WHERE id = :'template';
 COMMIT;
 ANALYZE runs;
 ANALYZE results;
+-- Each host's row was written twice (its run, then its results): what autovacuum would do.
+VACUUM ANALYZE fleet_host;
 SQL
 end=$(date +%s.%N)
 psql -q -X -At "$url" <<'SQL'
-SELECT format('%s runs, %s results, %s metrics rows; %s bytes per run (runs %s, results %s, metrics %s)',
+SELECT format('%s runs, %s results, %s metrics rows, %s hosts; %s bytes per run (runs %s, results %s, metrics %s, fleet tables %s)',
               (SELECT count(*) FROM runs), (SELECT count(*) FROM results),
-              (SELECT count(*) FROM metrics),
+              (SELECT count(*) FROM metrics), (SELECT count(*) FROM fleet_host),
               (pg_total_relation_size('runs') + pg_total_relation_size('results')
-               + pg_total_relation_size('metrics')) / greatest((SELECT count(*) FROM runs), 1),
+               + pg_total_relation_size('metrics') + pg_total_relation_size('fleet_host')
+               + pg_total_relation_size('fleet_metric'))
+                  / greatest((SELECT count(*) FROM runs), 1),
               pg_size_pretty(pg_total_relation_size('runs')),
               pg_size_pretty(pg_total_relation_size('results')),
-              pg_size_pretty(pg_total_relation_size('metrics')));
+              pg_size_pretty(pg_total_relation_size('metrics')),
+              pg_size_pretty(pg_total_relation_size('fleet_host')
+                             + pg_total_relation_size('fleet_metric')));
 SQL
 echo "generated $n hosts in $(python3 -c "print(f'{$end - $start:.1f}')") s"

@@ -54,7 +54,8 @@ pub use read::RunListing;
 pub use target::{DbTarget, PgUrl};
 
 /// The schema version this build writes (the number of migrations; the same for both
-/// backends, whose version N has the same tables and columns).
+/// backends, whose version N has the same `runs`, `results` and `metrics` columns; from 5 a
+/// PostgreSQL database also has the fleet's derived tables, `pg/fleet_schema.rs`).
 pub const DB_SCHEMA_VERSION: usize = sqlite::MIGRATIONS.len();
 
 // A schema version means the same tables and columns in both backends, so a migration is

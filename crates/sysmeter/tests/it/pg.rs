@@ -10,6 +10,7 @@
 
 mod ansible;
 mod fleet;
+mod fleet_tables;
 mod incomplete;
 mod reduce;
 mod summary;

@@ -2,6 +2,8 @@
 //! hosts the shared fleet SQL of `store::fleet` with the fleet's spread from
 //! `percentile_cont`; beyond, the fleet reduced on the server (`reduce.rs`): the spreads,
 //! the outliers and the hosts nearest the median, and every host without its description.
+//! The number of hosts and the hosts of a reduced fleet come from schema 5's `fleet_host`
+//! (one row per host) rather than from ranking every stored run.
 
 use postgres::Transaction;
 
@@ -10,7 +12,9 @@ use super::{Pg, snapshot};
 use crate::model::{FleetSpread, ROLL_CALL_HOSTS, Unit};
 use crate::store::StoreError;
 use crate::store::columns::{host_row, value_row};
-use crate::store::fleet::sql::{LIGHT_HOSTS_SQL, PG_SPREAD_SQL, PG_VALUES_SQL, VALS_SQL};
+use crate::store::fleet::sql::{
+    CHOSEN_HOSTS_SQL, FLEET_COUNT_SQL, LIGHT_HOSTS_SQL, PG_SPREAD_SQL, PG_VALUES_SQL, VALS_SQL,
+};
 use crate::store::fleet::{FleetRows, HOSTS_SQL, LATEST_RUNS_SQL, with_latest};
 use crate::store::retention::BEYOND_SQL;
 
@@ -20,7 +24,7 @@ impl Pg {
         let mut client = self.client.borrow_mut();
         let mut tx = snapshot(&mut client).map_err(fail)?;
         let count: i64 = tx
-            .query_one(&with_latest("SELECT count(*) FROM latest"), &[&since_ns])
+            .query_one(FLEET_COUNT_SQL, &[&since_ns])
             .and_then(|r| r.try_get(0))
             .map_err(fail)?;
         let rows = match usize::try_from(count).is_ok_and(|n| n <= ROLL_CALL_HOSTS) {
@@ -83,15 +87,12 @@ fn reduced_rows(tx: &mut Transaction<'_>, since_ns: i64) -> Result<FleetRows, po
     names.sort_unstable();
     names.dedup();
     let hosts = tx
-        .query(
-            &with_latest(&format!("{HOSTS_SQL}\nWHERE hostname = ANY($2)")),
-            &[&since_ns, &names],
-        )?
+        .query(CHOSEN_HOSTS_SQL, &[&since_ns, &names])?
         .iter()
         .map(host_row)
         .collect::<Result<_, _>>()?;
     let light = tx
-        .query(&with_latest(LIGHT_HOSTS_SQL), &[&since_ns])?
+        .query(LIGHT_HOSTS_SQL, &[&since_ns])?
         .iter()
         .map(|r| {
             Ok((

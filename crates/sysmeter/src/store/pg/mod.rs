@@ -1,13 +1,15 @@
 //! The PostgreSQL backend (cargo feature `pg`): one database shared by a fleet of machines,
 //! each storing its runs next to the others'. The tables are those of the SQLite backend with
 //! PostgreSQL types; `schema` numbers and tracks the migrations in `sysmeter_schema`.
-//! Layout: `schema`, `write`, `read`. Depends on the `postgres` crate (blocking client, no
+//! Layout: `schema` (and `fleet_schema`, the tables the fleet reduction reads), `write`,
+//! `read`, `fleet` and `reduce`. Depends on the `postgres` crate (blocking client, no
 //! TLS) and the store's rows and errors only.
 //!
 //! The client is in a `RefCell` because the driver needs `&mut` even to read, while the
 //! store's read API takes `&self`; a `Store` is used from one thread at a time.
 
 mod fleet;
+mod fleet_schema;
 mod read;
 mod reduce;
 mod schema;

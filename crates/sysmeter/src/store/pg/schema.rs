@@ -7,7 +7,8 @@
 //! REAL, BOOLEAN for the 0/1 flag, BYTEA for the raw-sample BLOBs, JSONB for the host and
 //! config descriptions (so a fleet can ask e.g. `host_json->'cpu'->>'model'` in SQL) and TEXT
 //! for the result-level JSON, which is only ever read back whole and is kept byte for byte.
-//! Never edit a migration that has shipped: append a new one to both backends.
+//! Never edit a migration that has shipped: append a new one to both backends. Schema 5 adds
+//! tables of PostgreSQL's own, derived from these and kept by triggers (`fleet_schema.rs`).
 //!
 //! All pending migrations run in one transaction (PostgreSQL's DDL is transactional) under an
 //! advisory lock, so two machines opening a new fleet database at once serialise, and the
@@ -17,11 +18,18 @@ use std::path::Path;
 
 use postgres::{Client, GenericClient};
 
+use super::fleet_schema::MIGRATION_5;
 use super::server_error;
 use crate::store::StoreError;
 
 /// The migrations, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub(crate) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_4];
+pub(crate) const MIGRATIONS: &[&str] = &[
+    MIGRATION_1,
+    MIGRATION_2,
+    MIGRATION_3,
+    MIGRATION_4,
+    MIGRATION_5,
+];
 
 /// Schema 4: a result stored as its summary (the default of a fleet store,
 /// `store/summary.rs`): the zlib-compressed summary, and the names, units and medians of its

@@ -1,0 +1,196 @@
+//! Schema 5's fleet tables (`fleet_host`, `fleet_metric`, kept by triggers) always hold what
+//! the `latest` table over runs, results and metrics says — each host's latest bench run and
+//! its medians — after every kind of write: imports as summaries and whole, an older run
+//! imported late, a replaced result, a deleted latest run, a `DELETE` in SQL, `prune`; and a
+//! schema 4 database upgrades itself and fills them from what it holds.
+
+use sysmeter::model::RunRecord;
+use sysmeter::store::{Put, Store};
+
+use crate::support::fleet::{host_run, many_files};
+use crate::support::pg::{open, sysmeter_as, test_db};
+use crate::support::{json_out, need, stdout_of};
+
+/// (host, run, experiment, metric, unit, value bits), sorted.
+type Rows = Vec<(String, String, String, String, String, u64)>;
+
+/// Each host's latest bench run and its medians, straight from runs, results and metrics.
+const DIRECT: &str = "
+WITH latest AS (
+    SELECT DISTINCT ON (hostname) hostname, id FROM runs WHERE kind = 'bench'
+    ORDER BY hostname, started_ns DESC, id DESC
+)
+SELECT l.hostname, l.id, x.exp_id, u.name, u.unit, u.v
+FROM latest l
+JOIN results x ON x.run_id = l.id AND x.status = 'ok' AND x.medians IS NOT NULL
+CROSS JOIN LATERAL unnest(x.metric_names, x.metric_units, x.medians) AS u (name, unit, v)
+WHERE u.v IS NOT NULL
+UNION ALL
+SELECT l.hostname, l.id, x.exp_id, m.name, m.unit, m.median
+FROM latest l
+JOIN results x ON x.run_id = l.id AND x.status = 'ok'
+JOIN metrics m ON m.run_id = x.run_id AND m.seq = x.seq
+WHERE m.median IS NOT NULL";
+
+/// The same from the fleet tables.
+const DERIVED: &str = "
+SELECT h.hostname, h.run_id, f.exp_id, f.name, f.unit, h.vs[f.metric]
+FROM fleet_host h
+JOIN fleet_metric f ON f.metric <= cardinality(h.vs)
+WHERE h.vs[f.metric] <> 'NaN'";
+
+fn rows(client: &mut postgres::Client, sql: &str) -> Rows {
+    let mut rows: Rows = (client.query(sql, &[]).expect(sql).iter())
+        .map(|r| {
+            let v: f64 = r.get(5);
+            (
+                r.get(0),
+                r.get(1),
+                r.get(2),
+                r.get(3),
+                r.get(4),
+                v.to_bits(),
+            )
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// Asserts the fleet tables agree with the runs; returns each host's latest run, by host.
+fn agree(client: &mut postgres::Client) -> Vec<(String, String)> {
+    let direct = rows(client, DIRECT);
+    assert!(!direct.is_empty(), "no values to compare");
+    assert_eq!(rows(client, DERIVED), direct);
+    let mut hosts = |sql: &str| -> Vec<(String, String)> {
+        let mut v: Vec<_> = (client.query(sql, &[]).expect(sql).iter())
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        v.sort();
+        v
+    };
+    let latest = hosts(
+        "SELECT DISTINCT ON (hostname) hostname, id FROM runs WHERE kind = 'bench'
+         ORDER BY hostname, started_ns DESC, id DESC",
+    );
+    assert_eq!(hosts("SELECT hostname, run_id FROM fleet_host"), latest);
+    latest
+}
+
+fn latest_of<'a>(latest: &'a [(String, String)], host: &str) -> Option<&'a str> {
+    latest
+        .iter()
+        .find(|(h, _)| h == host)
+        .map(|(_, id)| id.as_str())
+}
+
+/// Host `i`'s run under another id, `seconds` later (earlier when negative).
+fn moved(i: usize, suffix: &str, seconds: i64) -> RunRecord {
+    let mut run = host_run(i);
+    run.id = format!("{}-{suffix}", run.id);
+    run.started_ns += seconds * 1_000_000_000;
+    run
+}
+
+#[test]
+fn the_fleet_tables_follow_every_write() {
+    let db = need!(test_db());
+    let mut client = db.client();
+    let mut store = open(&db.url);
+    for i in 0..5 {
+        assert!(store.import_run(&host_run(i)).expect("import"));
+    }
+    agree(&mut client);
+    // An older run imported late changes nothing.
+    let old = moved(1, "old", -10);
+    store.import_run(&old).expect("import an older run");
+    let latest = agree(&mut client);
+    assert_eq!(latest_of(&latest, "node-1"), Some(host_run(1).id.as_str()));
+    // A newer run stored whole (metrics rows, not arrays) takes the host's place.
+    store.keep_samples(true);
+    let new = moved(2, "new", 10);
+    store.import_run(&new).expect("import a newer run whole");
+    let latest = agree(&mut client);
+    assert_eq!(latest_of(&latest, "node-2"), Some(new.id.as_str()));
+    replaced_and_deleted(&mut store, &mut client, &new);
+    // A DELETE in SQL takes a host out; prune keeps each host's latest run.
+    client
+        .execute("DELETE FROM runs WHERE hostname = 'node-3'", &[])
+        .expect("delete in SQL");
+    assert_eq!(latest_of(&agree(&mut client), "node-3"), None);
+    for (_, id) in store.runs_beyond(1).expect("runs beyond") {
+        store.delete_run(&id).expect("prune");
+    }
+    let latest = agree(&mut client);
+    assert_eq!(latest.len(), 4, "{latest:?}");
+}
+
+/// A replaced result of the latest run changes its value; deleting that run brings back
+/// the host's previous one.
+fn replaced_and_deleted(store: &mut Store, client: &mut postgres::Client, new: &RunRecord) {
+    let mut result = new.results[0].clone();
+    for m in &mut result.metrics {
+        m.summary = sysmeter::stats::scale(&m.summary, 3.0);
+    }
+    store
+        .put_result((&new.id, 0), &result, Put::Replace)
+        .expect("replace a result");
+    agree(client);
+    let median = result.metrics[0].summary.median;
+    let stored: f64 = client
+        .query_one(
+            "SELECT h.vs[f.metric] FROM fleet_host h, fleet_metric f
+             WHERE h.hostname = 'node-2' AND f.exp_id = $1 AND f.name = $2",
+            &[&result.id, &result.metrics[0].name],
+        )
+        .expect("the replaced value")
+        .get(0);
+    assert_eq!(stored.to_bits(), median.to_bits());
+    store.delete_run(&new.id).expect("delete the latest run");
+    let latest = agree(client);
+    assert_eq!(latest_of(&latest, "node-2"), Some(host_run(2).id.as_str()));
+}
+
+/// Takes a database back to schema 4: the fleet tables, their functions and triggers gone.
+const DOWNGRADE: &str = "
+DROP FUNCTION fleet_runs_changed, fleet_rows_changed CASCADE;
+DROP FUNCTION fleet_refresh, fleet_run_values, fleet_run_rows;
+DROP TABLE fleet_host, fleet_metric;
+DELETE FROM sysmeter_schema WHERE version = 5;";
+
+#[test]
+fn a_schema_4_database_upgrades_and_fills_the_fleet_tables() {
+    let db = need!(test_db());
+    let dir = tempfile::tempdir().expect("tempdir");
+    // More than 50 hosts: `fleet` reduces them on the server, from the fleet tables.
+    let files = many_files(dir.path(), 60);
+    let out = stdout_of(
+        sysmeter_as("x")
+            .args(["import", "--db", &db.url])
+            .args(&files),
+    );
+    assert!(out.contains("60 run(s) imported"), "{out}");
+    let fleet = || json_out(sysmeter_as("x").args(["fleet", "--format", "json", "--db", &db.url]));
+    let before = fleet();
+    assert_eq!(
+        before["outliers"].as_array().map(Vec::len),
+        Some(3),
+        "{before}"
+    );
+    let mut client = db.client();
+    client.batch_execute(DOWNGRADE).expect("back to schema 4");
+    let gone: bool = client
+        .query_one("SELECT to_regclass('fleet_host') IS NULL", &[])
+        .expect("the table")
+        .get(0);
+    assert!(gone);
+    // Opening it upgrades it: the tables are back and filled from the stored runs.
+    drop(open(&db.url));
+    let version: i64 = client
+        .query_one("SELECT max(version) FROM sysmeter_schema", &[])
+        .expect("version")
+        .get(0);
+    assert_eq!(version, 5);
+    assert_eq!(agree(&mut client).len(), 60);
+    assert_eq!(fleet(), before);
+}
