@@ -25,7 +25,7 @@ fn alloc(args: &[&str], cmd: &[&str], dir: &Path) -> (Value, String) {
     (run, stderr)
 }
 
-fn sites(run: &Value) -> Vec<Value> {
+pub(crate) fn sites(run: &Value) -> Vec<Value> {
     let arts = run["results"][0]["artifacts"].as_array().cloned();
     let rows = arts
         .unwrap_or_default()
@@ -37,7 +37,7 @@ fn sites(run: &Value) -> Vec<Value> {
 
 /// The row whose site starts with `name`: (allocations, bytes, leaked, leaked bytes,
 /// temporary) and its stack.
-fn site(run: &Value, name: &str) -> ((u64, u64, u64, u64, u64), Vec<String>) {
+pub(crate) fn site(run: &Value, name: &str) -> ((u64, u64, u64, u64, u64), Vec<String>) {
     let all = sites(run);
     let row = all
         .iter()
@@ -58,7 +58,7 @@ fn site(run: &Value, name: &str) -> ((u64, u64, u64, u64, u64), Vec<String>) {
     )
 }
 
-fn metric(run: &Value, name: &str) -> f64 {
+pub(crate) fn metric(run: &Value, name: &str) -> f64 {
     let all = run["results"][0]["metrics"].as_array().cloned();
     let m = all
         .unwrap_or_default()
@@ -72,14 +72,14 @@ fn text(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
-#[test]
-fn the_three_sites_are_reported_exactly() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let bin = text(&need!(compile_fixture("alloc_sites", dir.path(), &[])));
-    let (run, stderr) = alloc(&[], &[&bin], dir.path());
-    let (small, _) = site(&run, "small_blocks (alloc_sites.c:48)");
+/// The three sites of tests/fixtures/programs/alloc_sites.c as the issue fixes them: 100 000
+/// × 64 B freed at once, 100 × 4 KiB leaked (the stack leak_pages ← main), one 8 MiB buffer
+/// freed halfway; the peak and, within 10%, when the program says it reached it (`stderr`).
+/// Whichever backend counted them (the preload library here, uprobes in alloc_uprobe.rs).
+pub(crate) fn assert_three_sites(run: &Value, stderr: &str) {
+    let (small, _) = site(run, "small_blocks (alloc_sites.c:48)");
     assert_eq!((small.0, small.1, small.2), (100_000, 6_400_000, 0));
-    let (leak, stack) = site(&run, "leak_pages");
+    let (leak, stack) = site(run, "leak_pages");
     assert_eq!(
         (leak.0, leak.1, leak.2, leak.3),
         (100, 409_600, 100, 409_600)
@@ -89,10 +89,11 @@ fn the_three_sites_are_reported_exactly() {
         "{stack:?}"
     );
     assert!(stack[1].starts_with("main (alloc_sites.c:"), "{stack:?}");
-    let (big, _) = site(&run, "big_buffer");
+    let (big, _) = site(run, "big_buffer");
     assert_eq!((big.0, big.1, big.2), (1, 8 << 20, 0));
-    // At the peak: the 8 MiB buffer, the leaks, the 100 000 blocks and their array.
-    let peak = metric(&run, "peak live");
+    // At the peak: the 8 MiB buffer, the leaks, the 100 000 blocks and their array (and a
+    // static C library's few start-up blocks).
+    let peak = metric(run, "peak live");
     let expected = (8 << 20) + 409_600 + 6_400_000 + 800_000;
     assert!(
         peak >= expected as f64 && peak < expected as f64 + 65536.0,
@@ -102,11 +103,19 @@ fn the_three_sites_are_reported_exactly() {
         .lines()
         .find_map(|l| l.strip_prefix("peak_at_ns ")?.trim().parse().ok())
         .expect("the fixture prints its peak time");
-    let seen = metric(&run, "peak reached after");
+    let seen = metric(run, "peak reached after");
     assert!(
         (seen - own).abs() <= 0.1 * own,
         "peak at {seen} ns, program says {own}"
     );
+}
+
+#[test]
+fn the_three_sites_are_reported_exactly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = text(&need!(compile_fixture("alloc_sites", dir.path(), &[])));
+    let (run, stderr) = alloc(&[], &[&bin], dir.path());
+    assert_three_sites(&run, &stderr);
     assert_eq!(metric(&run, "blocks live at end"), 100.0, "{run:#}");
 }
 

@@ -15,52 +15,11 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
+use crate::alloc::{assert_three_sites, site, sites};
 use crate::support::cmd::{start_attached, traced_json};
 use crate::support::needs::bpf;
 use crate::support::skip::{Cap, Missing};
 use crate::support::{compile_fixture, need};
-
-/// The rows of the `alloc sites` artifact.
-fn sites(run: &Value) -> Vec<Value> {
-    let arts = run["results"][0]["artifacts"].as_array().cloned();
-    let rows = arts
-        .unwrap_or_default()
-        .into_iter()
-        .find(|a| a["name"] == "alloc sites")
-        .and_then(|a| serde_json::from_str::<Value>(a["content"].as_str()?).ok());
-    rows.and_then(|r| r.as_array().cloned()).unwrap_or_default()
-}
-
-/// The row whose site starts with `name`: (allocations, bytes, leaked, leaked bytes,
-/// temporary) and its stack.
-fn site(run: &Value, name: &str) -> ((u64, u64, u64, u64, u64), Vec<String>) {
-    let all = sites(run);
-    let row = all
-        .iter()
-        .find(|r| r["site"].as_str().is_some_and(|s| s.starts_with(name)))
-        .unwrap_or_else(|| panic!("no site {name} in {all:#?}"));
-    let n = |k: &str| row[k].as_u64().unwrap_or(0);
-    let stack = row["stack"].as_array().cloned().unwrap_or_default();
-    let stack = stack.iter().filter_map(|f| f.as_str().map(String::from));
-    let counts = (
-        n("allocations"),
-        n("bytes"),
-        n("leaked"),
-        n("leaked_bytes"),
-        n("temporary"),
-    );
-    (counts, stack.collect())
-}
-
-fn metric(run: &Value, name: &str) -> f64 {
-    let all = run["results"][0]["metrics"].as_array().cloned();
-    let m = all
-        .unwrap_or_default()
-        .into_iter()
-        .find(|m| m["name"] == name);
-    m.and_then(|m| m["summary"]["median"].as_f64())
-        .unwrap_or_else(|| panic!("no metric {name}"))
-}
 
 /// The finding `key` of the run: (text, value).
 fn finding(run: &Value, key: &str) -> (String, f64) {
@@ -100,37 +59,7 @@ fn a_static_program_is_reported_exactly_through_uprobes() {
     let (run, output) = traced_json("alloc", &["--no-store"], &[&bin], dir.path());
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    let (small, _) = site(&run, "small_blocks (alloc_sites.c:48)");
-    assert_eq!((small.0, small.1, small.2), (100_000, 6_400_000, 0));
-    let (leak, stack) = site(&run, "leak_pages");
-    assert_eq!(
-        (leak.0, leak.1, leak.2, leak.3),
-        (100, 409_600, 100, 409_600)
-    );
-    assert!(
-        stack[0].starts_with("leak_pages (alloc_sites.c:"),
-        "{stack:?}"
-    );
-    assert!(stack[1].starts_with("main (alloc_sites.c:"), "{stack:?}");
-    let (big, _) = site(&run, "big_buffer");
-    assert_eq!((big.0, big.1, big.2), (1, 8 << 20, 0));
-    // At the peak: the 8 MiB buffer, the leaks, the 100 000 blocks and their array (and
-    // the static C library's few start-up blocks).
-    let peak = metric(&run, "peak live");
-    let expected = (8 << 20) + 409_600 + 6_400_000 + 800_000;
-    assert!(
-        peak >= expected as f64 && peak < expected as f64 + 65536.0,
-        "{peak}"
-    );
-    let own: f64 = stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("peak_at_ns ")?.trim().parse().ok())
-        .expect("the fixture prints its peak time");
-    let seen = metric(&run, "peak reached after");
-    assert!(
-        (seen - own).abs() <= 0.1 * own,
-        "peak at {seen} ns, program says {own}"
-    );
+    assert_three_sites(&run, &stderr);
     let (text, _) = finding(&run, "mechanism");
     assert!(text.contains("uprobes"), "{text}");
     // The start-up of the static C library may leave a stack the kernel cannot walk (one

@@ -35,61 +35,53 @@
 //! | `sshd` | OpenSSH's /usr/sbin/sshd, ssh and ssh-keygen (the Ansible test's hosts) | `apt-get install openssh-server` |
 //! | `bpf` | BPF programs may be loaded (root or CAP_BPF + CAP_PERFMON, kernel BTF) | root on a kernel with CONFIG_DEBUG_INFO_BTF |
 
-/// A capability a test may lack; [`Cap::name`] is its name in `SYSMETER_TEST_REQUIRE`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cap {
-    Root,
-    Cc,
-    Perf,
-    Tracepoints,
-    Chromium,
-    Bindfs,
-    Ip,
-    Netns,
-    Rawsock,
-    Postgres,
-    Cpus2,
-    Script,
-    Shm,
-    Mount,
-    Disk,
-    Cgroup,
-    Strace,
-    Xz,
-    Bpf,
-    NodeExporter,
-    Ansible,
-    Sshd,
+/// Defines [`Cap`], its names and [`Cap::ALL`] from one list, so that a capability cannot be
+/// added without its name.
+macro_rules! capabilities {
+    ($($cap:ident => $name:literal,)*) => {
+        /// A capability a test may lack; [`Cap::name`] is its name in `SYSMETER_TEST_REQUIRE`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Cap {
+            $($cap,)*
+        }
+
+        impl Cap {
+            /// Every capability, in the order of the module documentation's table.
+            pub const ALL: &[Cap] = &[$(Cap::$cap,)*];
+
+            /// The fixed name of the capability, as in the table of the module documentation.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Cap::$cap => $name,)*
+                }
+            }
+        }
+    };
 }
 
-impl Cap {
-    /// The fixed name of the capability, as in the table of the module documentation.
-    pub fn name(self) -> &'static str {
-        match self {
-            Cap::Root => "root",
-            Cap::Cc => "cc",
-            Cap::Perf => "perf",
-            Cap::Tracepoints => "tracepoints",
-            Cap::Chromium => "chromium",
-            Cap::Bindfs => "bindfs",
-            Cap::Ip => "ip",
-            Cap::Netns => "netns",
-            Cap::Rawsock => "rawsock",
-            Cap::Postgres => "postgres",
-            Cap::Cpus2 => "cpus2",
-            Cap::Script => "script",
-            Cap::Shm => "shm",
-            Cap::Mount => "mount",
-            Cap::Disk => "disk",
-            Cap::Cgroup => "cgroup",
-            Cap::Strace => "strace",
-            Cap::Xz => "xz",
-            Cap::Bpf => "bpf",
-            Cap::NodeExporter => "node_exporter",
-            Cap::Ansible => "ansible",
-            Cap::Sshd => "sshd",
-        }
-    }
+capabilities! {
+    Root => "root",
+    Cc => "cc",
+    Perf => "perf",
+    Tracepoints => "tracepoints",
+    Chromium => "chromium",
+    Bindfs => "bindfs",
+    Ip => "ip",
+    Netns => "netns",
+    Rawsock => "rawsock",
+    Postgres => "postgres",
+    Cpus2 => "cpus2",
+    Script => "script",
+    Shm => "shm",
+    Mount => "mount",
+    Disk => "disk",
+    Cgroup => "cgroup",
+    Strace => "strace",
+    Xz => "xz",
+    Bpf => "bpf",
+    NodeExporter => "node_exporter",
+    Ansible => "ansible",
+    Sshd => "sshd",
 }
 
 /// Whether `list` (the value of `SYSMETER_TEST_REQUIRE`) requires `cap`.
@@ -173,31 +165,7 @@ pub(crate) use {need, skip};
 
 #[test]
 fn every_capability_has_its_own_name_in_the_table() {
-    use Cap::*;
-    let all = [
-        Root,
-        Cc,
-        Perf,
-        Tracepoints,
-        Chromium,
-        Bindfs,
-        Ip,
-        Netns,
-        Rawsock,
-        Postgres,
-        Cpus2,
-        Script,
-        Shm,
-        Mount,
-        Disk,
-        Cgroup,
-        Strace,
-        Xz,
-        Bpf,
-        NodeExporter,
-        Ansible,
-        Sshd,
-    ];
+    let all = Cap::ALL;
     let table = include_str!("skip.rs");
     let mut names: Vec<&str> = all.iter().map(|c| c.name()).collect();
     for name in &names {
