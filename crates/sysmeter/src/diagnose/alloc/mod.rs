@@ -220,7 +220,7 @@ fn sample(shm: &File, pid: u32, samples: &mut Vec<Sample>) {
     if rss > 0.0 {
         samples.push(Sample {
             t_ns: (now as f64 - p.start_ns as f64).max(0.0),
-            live: p.live as f64,
+            live: p.heap.live as f64,
             rss,
         });
     }

@@ -62,6 +62,31 @@ pub struct Object {
     pub path: String,
 }
 
+/// A process's heap as counted, by the preload library's hooks (its record in the region)
+/// or by the uprobe fallback's BPF programs (their `stats` map).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Heap {
+    /// Bytes live now (at the end: leaked, or live when observation stopped).
+    pub live: u64,
+    /// Blocks live now.
+    pub live_count: u64,
+    /// Most bytes live at once.
+    pub peak: u64,
+    /// When the peak was reached (CLOCK_MONOTONIC ns).
+    pub peak_ns: u64,
+    /// Allocations.
+    pub allocs: u64,
+    /// Frees of blocks seen allocated.
+    pub frees: u64,
+    /// Temporary allocations.
+    pub temps: u64,
+    /// Frees of blocks not seen allocated (before the library started or the probes were
+    /// attached, the parent's, or by a path not probed).
+    pub foreign_frees: u64,
+    /// Allocations not kept (the block table was full).
+    pub untracked: u64,
+}
+
 /// One process image.
 #[derive(Debug, Clone, Default)]
 pub struct Proc {
@@ -77,24 +102,8 @@ pub struct Proc {
     pub forked: bool,
     /// CLOCK_MONOTONIC at the library's start in this image.
     pub start_ns: u64,
-    /// Bytes and blocks live now (at exit: leaked).
-    pub live: u64,
-    /// Blocks live now.
-    pub live_count: u64,
-    /// Most bytes live at once and when (CLOCK_MONOTONIC).
-    pub peak: u64,
-    /// When the peak was reached.
-    pub peak_ns: u64,
-    /// Allocations, frees and temporary allocations.
-    pub allocs: u64,
-    /// Frees of blocks this image allocated.
-    pub frees: u64,
-    /// Temporary allocations.
-    pub temps: u64,
-    /// Frees of blocks it did not see allocated (before the library started, the parent's).
-    pub foreign_frees: u64,
-    /// Allocations not kept (the pointer table was full).
-    pub untracked: u64,
+    /// Its heap as counted.
+    pub heap: Heap,
     /// Program name.
     pub exe: String,
     /// Allocations per log2 size class.
@@ -169,15 +178,17 @@ fn parse_proc(b: &[u8], index: usize, at: usize) -> Proc {
         ppid: u32_at(b, at + 8),
         image: u32_at(b, at + 12),
         start_ns: u64_at(b, at + 16),
-        live: u64_at(b, at + 24),
-        live_count: u64_at(b, at + 32),
-        peak: u64_at(b, at + 40),
-        peak_ns: u64_at(b, at + 48),
-        allocs: u64_at(b, at + 56),
-        frees: u64_at(b, at + 64),
-        temps: u64_at(b, at + 72),
-        foreign_frees: u64_at(b, at + 80),
-        untracked: u64_at(b, at + 88),
+        heap: Heap {
+            live: u64_at(b, at + 24),
+            live_count: u64_at(b, at + 32),
+            peak: u64_at(b, at + 40),
+            peak_ns: u64_at(b, at + 48),
+            allocs: u64_at(b, at + 56),
+            frees: u64_at(b, at + 64),
+            temps: u64_at(b, at + 72),
+            foreign_frees: u64_at(b, at + 80),
+            untracked: u64_at(b, at + 88),
+        },
         forked: u32_at(b, at + 104) != 0,
         exe: text_at(b, at + 112, 48),
         hist: (0..HIST).map(|i| u64_at(b, at + 160 + 8 * i)).collect(),

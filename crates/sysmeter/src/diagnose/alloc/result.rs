@@ -228,15 +228,15 @@ fn totals(out: &Outcome) -> Totals {
         .procs
         .iter()
         .find(|p| p.pid == out.pid && !p.forked)
-        .or_else(|| out.procs.iter().max_by_key(|p| p.peak));
+        .or_else(|| out.procs.iter().max_by_key(|p| p.heap.peak));
     Totals {
-        allocs: out.procs.iter().map(|p| p.allocs).sum(),
+        allocs: out.procs.iter().map(|p| p.heap.allocs).sum(),
         bytes: out.counters.iter().map(|c| c.2.bytes).sum(),
-        leaked: out.procs.iter().map(|p| p.live_count).sum(),
-        leaked_bytes: out.procs.iter().map(|p| p.live).sum(),
-        temps: out.procs.iter().map(|p| p.temps).sum(),
-        peak: main.map_or(0, |p| p.peak),
-        peak_after_ns: main.map_or(0, |p| p.peak_ns.saturating_sub(p.start_ns)),
+        leaked: out.procs.iter().map(|p| p.heap.live_count).sum(),
+        leaked_bytes: out.procs.iter().map(|p| p.heap.live).sum(),
+        temps: out.procs.iter().map(|p| p.heap.temps).sum(),
+        peak: main.map_or(0, |p| p.heap.peak),
+        peak_after_ns: main.map_or(0, |p| p.heap.peak_ns.saturating_sub(p.start_ns)),
     }
 }
 
@@ -275,7 +275,7 @@ pub fn build(target: &str, out: &Outcome, names: &HashMap<usize, Named>) -> Expe
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnose::alloc::region::{Counters, Proc};
+    use crate::diagnose::alloc::region::{Counters, Heap, Proc};
 
     fn outcome() -> (Outcome, HashMap<usize, Named>) {
         let c = |allocs, bytes, frees, freed, temps| Counters {
@@ -289,11 +289,14 @@ mod tests {
         let out = Outcome {
             procs: vec![Proc {
                 pid: 7,
-                allocs: 111,
-                live: 300,
-                live_count: 3,
-                peak: 5000,
-                peak_ns: 2_000_000,
+                heap: Heap {
+                    allocs: 111,
+                    live: 300,
+                    live_count: 3,
+                    peak: 5000,
+                    peak_ns: 2_000_000,
+                    ..Heap::default()
+                },
                 start_ns: 1_000_000,
                 ..Proc::default()
             }],

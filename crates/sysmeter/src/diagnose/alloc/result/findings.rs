@@ -155,7 +155,7 @@ fn sizes(out: &Outcome) -> Option<Finding> {
 /// it affects.
 fn preload_lost(out: &Outcome) -> (Vec<String>, u64) {
     let h = &out.header;
-    let untracked: u64 = out.procs.iter().map(|p| p.untracked).sum();
+    let untracked: u64 = out.procs.iter().map(|p| p.heap.untracked).sum();
     let phrases = [
         (
             u64::from(h.lost_stacks),

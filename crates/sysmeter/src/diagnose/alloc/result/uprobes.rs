@@ -26,9 +26,9 @@ pub fn mechanism(u: &Uprobes) -> Finding {
          leaks here. Forked children are not followed and anonymous mmap is not probed.",
         u.file,
         units::count(u.stats.hits as f64),
-        units::count(u.stats.foreign as f64),
+        units::count(u.stats.heap.foreign_frees as f64),
     );
-    Finding::new("mechanism", text, Some(u.stats.foreign as f64))
+    Finding::new("mechanism", text, Some(u.stats.heap.foreign_frees as f64))
 }
 
 /// What the maps could not keep, as phrases (empty: nothing), and the calls it affects.
@@ -39,7 +39,10 @@ pub fn lost(u: &Uprobes) -> (Vec<String>, u64) {
             s.lost_stacks,
             "allocations found no room in the stack map (one lump site)",
         ),
-        (s.untracked, "allocations were not kept (block table full)"),
+        (
+            s.heap.untracked,
+            "allocations were not kept (block table full)",
+        ),
         (
             s.threads_full,
             "calls came from threads beyond the thread table (not counted)",
@@ -65,7 +68,7 @@ pub fn lost(u: &Uprobes) -> (Vec<String>, u64) {
     // Snapshots and replaced blocks lose nothing counted: not in the sum.
     (
         lost,
-        s.lost_stacks + s.untracked + s.threads_full + s.sites_full,
+        s.lost_stacks + s.heap.untracked + s.threads_full + s.sites_full,
     )
 }
 
@@ -107,7 +110,10 @@ mod tests {
         let mut m = Mechanism::uprobes(std::path::Path::new("/lib/libc.so.6"), true);
         let mut stats = crate::diagnose::alloc::uprobe::maps::Stats {
             lost_stacks: 3,
-            foreign: 7,
+            heap: crate::diagnose::alloc::region::Heap {
+                foreign_frees: 7,
+                ..Default::default()
+            },
             hits: 100,
             ..Default::default()
         };

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use crate::diagnose::alloc::region::{Counters, HIST};
+use crate::diagnose::alloc::region::{Counters, HIST, Heap};
 use crate::diagnose::observe::bpf::{BpfError, Loaded};
 use crate::diagnose::observe::unwind::Regs;
 
@@ -35,24 +35,8 @@ const STACK_WORDS: usize = 256;
 /// The run-wide values of `stats`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
-    /// Bytes and blocks live now.
-    pub live: u64,
-    /// Blocks live now.
-    pub live_count: u64,
-    /// Most bytes live at once, and when (CLOCK_MONOTONIC ns).
-    pub peak: u64,
-    /// When the peak was reached.
-    pub peak_ns: u64,
-    /// Allocations, frees of seen blocks, temporary allocations.
-    pub allocs: u64,
-    /// Frees of blocks seen allocated.
-    pub frees: u64,
-    /// Temporary allocations.
-    pub temps: u64,
-    /// Frees of blocks not seen allocated (before the attach, or by a path not probed).
-    pub foreign: u64,
-    /// Allocations not kept (block table full).
-    pub untracked: u64,
+    /// The heap as counted.
+    pub heap: Heap,
     /// Allocations whose stack found no room in the stack map.
     pub lost_stacks: u64,
     /// Stacks whose snapshot could not be read (kept with the kernel's walk only).
@@ -73,15 +57,17 @@ pub struct Stats {
 pub fn stats(s: &[u64]) -> Stats {
     let at = |i: usize| s.get(i).copied().unwrap_or(0);
     Stats {
-        live: at(S_LIVE),
-        live_count: at(S_LIVE_COUNT),
-        peak: at(S_PEAK),
-        peak_ns: at(S_PEAK_NS),
-        allocs: at(S_ALLOCS),
-        frees: at(S_FREES),
-        temps: at(S_TEMPS),
-        foreign: at(S_FOREIGN),
-        untracked: at(S_UNTRACKED),
+        heap: Heap {
+            live: at(S_LIVE),
+            live_count: at(S_LIVE_COUNT),
+            peak: at(S_PEAK),
+            peak_ns: at(S_PEAK_NS),
+            allocs: at(S_ALLOCS),
+            frees: at(S_FREES),
+            temps: at(S_TEMPS),
+            foreign_frees: at(S_FOREIGN),
+            untracked: at(S_UNTRACKED),
+        },
         lost_stacks: at(S_LOST_STACKS),
         snapshot_failed: at(S_SNAPSHOT_FAILED),
         threads_full: at(S_THREADS_FULL),
@@ -170,7 +156,7 @@ mod tests {
         s[S_HITS] = 7;
         s[S_HIST + 7] = 3;
         let st = stats(&s);
-        assert_eq!((st.peak, st.hits, st.hist[7]), (99, 7, 3));
+        assert_eq!((st.heap.peak, st.hits, st.hist[7]), (99, 7, 3));
         let mut v = [0u64; 3 + STACK_WORDS];
         v[0] = 0x401000;
         v[3] = 0x1122;

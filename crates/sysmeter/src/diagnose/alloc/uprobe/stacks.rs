@@ -93,15 +93,7 @@ pub fn outcome(maps: &Maps, pid: u32, maps_text: Option<&str>, exe: Option<&Path
     let exe_name = objs.first().map(|o| o.path.clone()).unwrap_or_default();
     let proc = Proc {
         pid,
-        live: s.live,
-        live_count: s.live_count,
-        peak: s.peak,
-        peak_ns: s.peak_ns,
-        allocs: s.allocs,
-        frees: s.frees,
-        temps: s.temps,
-        foreign_frees: s.foreign,
-        untracked: s.untracked,
+        heap: s.heap,
         exe: exe_name,
         hist: s.hist.clone(),
         objects: objs,
@@ -131,7 +123,7 @@ pub fn outcome(maps: &Maps, pid: u32, maps_text: Option<&str>, exe: Option<&Path
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnose::alloc::region::Counters;
+    use crate::diagnose::alloc::region::{Counters, Heap};
     use crate::diagnose::alloc::uprobe::maps::Stats;
 
     #[test]
@@ -143,8 +135,11 @@ mod tests {
         };
         let maps = Maps {
             stats: Stats {
-                allocs: 4,
-                peak: 40,
+                heap: Heap {
+                    allocs: 4,
+                    peak: 40,
+                    ..Heap::default()
+                },
                 ..Stats::default()
             },
             sites: vec![(5, c), (-1, c)],
@@ -155,7 +150,7 @@ mod tests {
         assert_eq!(out.stacks[&6].pcs, vec![0x401234, 0x401100]);
         let idx: Vec<usize> = out.counters.iter().map(|c| c.1).collect();
         assert_eq!(idx, vec![6, 0]);
-        assert_eq!((out.procs[0].allocs, out.procs[0].peak), (4, 40));
+        assert_eq!((out.procs[0].heap.allocs, out.procs[0].heap.peak), (4, 40));
     }
 
     #[test]
