@@ -20,7 +20,6 @@ use sysmeter_sys::process::exit::{ChildUsage, Exit};
 use super::sampling::EventSet;
 use super::{ProfileError, Settings, Target};
 use crate::diagnose::observe::maps::{MapEvent, parse_proc_maps};
-use crate::diagnose::observe::proc::process_gone;
 use crate::diagnose::observe::records::RawData;
 use crate::diagnose::observe::session::{Ended, launched_stop, wait_for_end};
 use crate::diagnose::observe::target::{Unresolved, resolve_program};
@@ -240,15 +239,17 @@ fn threads(pid: i32) -> Vec<i32> {
         .unwrap_or_default()
 }
 
-/// User + system CPU time of all threads of `pid` so far, from `/proc/PID/stat`, ns.
-fn stat_cpu_ns(pid: i32) -> Option<u64> {
+/// User + system CPU time of all threads of `pid` so far, from `/proc/PID/stat`, ns, and
+/// whether the process has ended (a zombie, or dead): one read gives both.
+fn stat_cpu_ns(pid: i32) -> Option<(u64, bool)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command name (which may contain spaces) in parentheses.
     let rest = &text[text.rfind(')')? + 2..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let (utime, stime): (u64, u64) = (fields.get(11)?.parse().ok()?, fields.get(12)?.parse().ok()?);
+    let ended = rest.starts_with('Z') || rest.starts_with('X');
     // /proc reports clock ticks of USER_HZ, which is 100 on every Linux architecture.
-    Some((utime + stime) * 10_000_000)
+    Some(((utime + stime) * 10_000_000, ended))
 }
 
 /// Attaches to every thread of `pid` (rescanning for new ones) and reads until it exits,
@@ -271,7 +272,8 @@ fn record_pid(
     if known.is_empty() {
         return Err(ProfileError::NoSuchPid { pid });
     }
-    let (start, cpu0, target0) = (Instant::now(), process_cpu_ns(), stat_cpu_ns(pid));
+    let (start, cpu0) = (Instant::now(), process_cpu_ns());
+    let target0 = stat_cpu_ns(pid).map(|(t, _)| t);
     let mut target_last = target0;
     let mut last_progress = start;
     let stop = loop {
@@ -286,11 +288,13 @@ fn record_pid(
         // A zombie still has a /proc entry (and its final CPU time) until its parent reaps
         // it, which a parent that never waits never does: it has ended all the same.
         match stat_cpu_ns(pid) {
-            Some(t) => target_last = Some(t),
+            Some((t, ended)) => {
+                target_last = Some(t);
+                if ended {
+                    break Ended::Finished;
+                }
+            }
             None => break Ended::Finished,
-        }
-        if process_gone(pid) {
-            break Ended::Finished;
         }
         attach_new_threads(pid, settings.on_cpu, &mut events, extra, &mut known)?;
         tick((&raw, &mut *extra), start, &mut last_progress, progress);
