@@ -141,7 +141,7 @@ fn pool(m: &mut Metric, per_round: &[(&Metric, Option<f64>)], tsc_ghz: Option<f6
     let medians: Vec<f64> = per_round.iter().map(|(x, _)| x.summary.median).collect();
     m.rounds = round_stats(&medians);
     m.cycles = match (m.cycles, tsc_ghz) {
-        (Some(_), Some(ghz)) => Some(stats::scale(&summary, ghz)),
+        (Some(_), Some(ghz)) => Some(summary.scaled(ghz)),
         _ => None,
     };
     let all_clocked = per_round.iter().all(|(_, g)| g.is_some());

@@ -19,7 +19,6 @@ use super::machine::judge::{DEFAULT_LIMITS, OTHER_CPUS_SHARE};
 use super::machine::sample::relative_change;
 use super::machine::{Limits, ProbeSample, Watch};
 use crate::model::{CacheShare, ExperimentResult, Finding, MachineState, Status, Unit, units};
-use crate::stats;
 
 /// Pause between the probes that decide the machine has settled.
 pub const SETTLE_GAP: Duration = Duration::from_millis(100);
@@ -231,7 +230,7 @@ pub fn add_core_cycles(result: &mut ExperimentResult) {
         return;
     }
     for m in result.metrics.iter_mut().filter(|m| m.unit == Unit::Ns) {
-        m.core_cycles = Some(stats::scale(&m.summary, ghz));
+        m.core_cycles = Some(m.summary.scaled(ghz));
     }
 }
 

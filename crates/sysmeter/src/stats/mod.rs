@@ -167,12 +167,6 @@ pub fn cv(values: &[f64]) -> f64 {
     var.sqrt() / mean.abs()
 }
 
-/// `s` with every value multiplied by `k > 0` — the summary of the samples × `k` (order
-/// statistics, mean, spread and the bootstrap CI all scale; the CV and counts do not).
-pub fn scale(s: &Summary, k: f64) -> Summary {
-    s.scaled(k)
-}
-
 /// Relative width of a confidence interval: `(hi − lo) / |median|`; 0 when `hi == lo`,
 /// infinity when the median is 0 and the interval is not empty.
 pub fn relative_ci_width(lo: f64, hi: f64, median: f64) -> f64 {

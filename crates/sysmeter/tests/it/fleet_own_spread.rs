@@ -7,7 +7,6 @@
 use std::path::{Path, PathBuf};
 
 use sysmeter::model::RunRecord;
-use sysmeter::stats::scale;
 
 use crate::support::fleet::{HOSTS, SLOW, fleet_files, host_run, outliers};
 use crate::support::{json_out, sysmeter};
@@ -26,7 +25,7 @@ fn slow_history(dir: &Path, factors: &[f64]) -> Vec<PathBuf> {
             run.finished_ns = Some(run.started_ns + 30_000_000_000);
             let syscall = run.results.iter_mut().find(|r| r.id == "os.syscall");
             for m in &mut syscall.expect("os.syscall").metrics {
-                m.summary = scale(&m.summary, *f);
+                m.summary = m.summary.scaled(*f);
                 m.samples.iter_mut().for_each(|s| *s *= f);
             }
             let path = dir.join(format!("hist{k}.json"));

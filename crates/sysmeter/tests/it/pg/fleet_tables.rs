@@ -130,7 +130,7 @@ fn the_fleet_tables_follow_every_write() {
 fn replaced_and_deleted(store: &mut Store, client: &mut postgres::Client, new: &RunRecord) {
     let mut result = new.results[0].clone();
     for m in &mut result.metrics {
-        m.summary = sysmeter::stats::scale(&m.summary, 3.0);
+        m.summary = m.summary.scaled(3.0);
     }
     store
         .put_result((&new.id, 0), &result, Put::Replace)

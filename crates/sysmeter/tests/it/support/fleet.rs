@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 
 use sysmeter::model::RunRecord;
 use sysmeter::model::fixture::sample_run;
-use sysmeter::stats::scale;
 
 /// The machines, in order.
 pub const HOSTS: [&str; 5] = ["node-0", "node-1", "node-2", "node-3", "node-4"];
@@ -42,7 +41,7 @@ pub fn host_run(i: usize) -> RunRecord {
                 1.0
             };
         for m in &mut r.metrics {
-            m.summary = scale(&m.summary, k);
+            m.summary = m.summary.scaled(k);
             m.samples.iter_mut().for_each(|s| *s *= k);
         }
     }
@@ -100,7 +99,7 @@ pub fn many_files(dir: &Path, n: usize) -> Vec<PathBuf> {
                         1.0
                     };
                 for m in &mut r.metrics {
-                    m.summary = scale(&m.summary, k);
+                    m.summary = m.summary.scaled(k);
                 }
             }
             let path = dir.join(format!("host-{i:05}.json"));
