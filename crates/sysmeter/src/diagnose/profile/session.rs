@@ -240,7 +240,9 @@ fn threads(pid: i32) -> Vec<i32> {
 }
 
 /// User + system CPU time of all threads of `pid` so far, from `/proc/PID/stat`, ns, and
-/// whether the process has ended (a zombie, or dead): one read gives both.
+/// whether the process has ended: one read gives both. A zombie still has a /proc entry (and
+/// its final CPU time) until its parent reaps it, which a parent that never waits never
+/// does: it has ended all the same.
 fn stat_cpu_ns(pid: i32) -> Option<(u64, bool)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command name (which may contain spaces) in parentheses.
@@ -285,16 +287,12 @@ fn record_pid(
         if settings.duration.is_some_and(|d| start.elapsed() >= d) {
             break Ended::Duration;
         }
-        // A zombie still has a /proc entry (and its final CPU time) until its parent reaps
-        // it, which a parent that never waits never does: it has ended all the same.
-        match stat_cpu_ns(pid) {
-            Some((t, ended)) => {
-                target_last = Some(t);
-                if ended {
-                    break Ended::Finished;
-                }
-            }
-            None => break Ended::Finished,
+        let Some((t, ended)) = stat_cpu_ns(pid) else {
+            break Ended::Finished;
+        };
+        target_last = Some(t);
+        if ended {
+            break Ended::Finished;
         }
         attach_new_threads(pid, settings.on_cpu, &mut events, extra, &mut known)?;
         tick((&raw, &mut *extra), start, &mut last_progress, progress);
