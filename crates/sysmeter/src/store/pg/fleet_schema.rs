@@ -133,11 +133,10 @@ BEGIN
     ELSIF TG_OP = 'DELETE' THEN
         PERFORM fleet_refresh(array(SELECT DISTINCT hostname FROM old_rows WHERE kind = 'bench'));
     ELSE
+        -- A changed run's old and new host names (a run moved to another host touches both).
         PERFORM fleet_refresh(array(
-            SELECT o.hostname FROM old_rows o JOIN new_rows n ON n.id = o.id
-            WHERE (o.kind, o.hostname, o.started_ns, o.host_json)
-                  IS DISTINCT FROM (n.kind, n.hostname, n.started_ns, n.host_json)
-            UNION SELECT n.hostname FROM old_rows o JOIN new_rows n ON n.id = o.id
+            SELECT DISTINCT h.hostname FROM old_rows o JOIN new_rows n ON n.id = o.id
+            CROSS JOIN LATERAL (VALUES (o.hostname), (n.hostname)) AS h (hostname)
             WHERE (o.kind, o.hostname, o.started_ns, o.host_json)
                   IS DISTINCT FROM (n.kind, n.hostname, n.started_ns, n.host_json)));
     END IF;

@@ -10,14 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::skip::{Cap, Missing};
+use sysmeter::host::cgroup::{CgroupVersion as Version, find_mount, parse_cgroup_mounts};
 
-/// Which cgroup interface the limit is written through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Version {
-    V1,
-    V2,
-}
+use super::skip::{Cap, Missing};
 
 /// A cgroup with a CPU weight and maybe a quota; removed on drop.
 pub struct CpuLimit {
@@ -33,7 +28,7 @@ impl CpuLimit {
     /// given, at most `quota_us` µs of CPU per `period_us` µs.
     pub fn new(name: &str, weight: u64, quota: Option<(u64, u64)>) -> Result<CpuLimit, Missing> {
         let missing = |why: String| Missing::new(Cap::Cgroup, why);
-        let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
         let (version, root) = cpu_mount(&mounts).ok_or_else(|| {
             missing("no cgroup v1 `cpu` controller and no cgroup v2 with `cpu` is mounted".into())
         })?;
@@ -104,18 +99,18 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
         .map_err(|e| format!("cannot write {text:?} to {}: {e}", path.display()))
 }
 
-/// Where the CPU controller is mounted: a v1 hierarchy with `cpu` among its options first
-/// (on a hybrid machine the v2 tree then has no `cpu`), else the v2 tree if it offers `cpu`.
-fn cpu_mount(mounts: &str) -> Option<(Version, PathBuf)> {
-    let fields = || mounts.lines().map(|l| l.split(' ').collect::<Vec<_>>());
-    let v1 =
-        fields().find(|f| f.len() > 3 && f[2] == "cgroup" && f[3].split(',').any(|o| o == "cpu"));
-    if let Some(f) = v1 {
-        return Some((Version::V1, PathBuf::from(f[1])));
+/// Where the CPU controller is mounted (`mountinfo`, the text of /proc/self/mountinfo): a v1
+/// hierarchy with `cpu` among its options first (on a hybrid machine the v2 tree then has
+/// no `cpu`), else the v2 tree if it offers `cpu`.
+fn cpu_mount(mountinfo: &str) -> Option<(Version, PathBuf)> {
+    let mounts = parse_cgroup_mounts(mountinfo);
+    if let Some(m) = find_mount(&mounts, Version::V1, "cpu") {
+        return Some((Version::V1, PathBuf::from(&m.mount_point)));
     }
-    fields()
-        .filter(|f| f.len() > 3 && f[2] == "cgroup2")
-        .map(|f| PathBuf::from(f[1]))
+    mounts
+        .iter()
+        .filter(|m| m.version == Version::V2)
+        .map(|m| PathBuf::from(&m.mount_point))
         .find(|root| {
             std::fs::read_to_string(root.join("cgroup.controllers"))
                 .is_ok_and(|c| c.split_whitespace().any(|x| x == "cpu"))
@@ -125,13 +120,16 @@ fn cpu_mount(mounts: &str) -> Option<(Version, PathBuf)> {
 
 #[test]
 fn the_v1_cpu_hierarchy_is_preferred_and_v2_needs_its_cpu_controller() {
-    let hybrid = "cgroup2 /sys/fs/cgroup/unified cgroup2 rw 0 0\n\
-                  cgroup /sys/fs/cgroup/cpuacct cgroup rw,cpuacct 0 0\n\
-                  cgroup /sys/fs/cgroup/cpu,cpuacct cgroup rw,cpu,cpuacct 0 0\n";
+    let hybrid = "30 25 0:26 / /sys/fs/cgroup/unified rw,nosuid - cgroup2 cgroup2 rw\n\
+                  31 25 0:27 / /sys/fs/cgroup/cpuacct rw,nosuid - cgroup cgroup rw,cpuacct\n\
+                  32 25 0:28 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid - cgroup cgroup rw,cpu,cpuacct\n";
     assert_eq!(
         cpu_mount(hybrid),
         Some((Version::V1, PathBuf::from("/sys/fs/cgroup/cpu,cpuacct")))
     );
     // A v2 tree is taken only if it offers `cpu`; this path has no cgroup.controllers.
-    assert_eq!(cpu_mount("cgroup2 /nonexistent cgroup2 rw 0 0\n"), None);
+    assert_eq!(
+        cpu_mount("30 25 0:26 / /nonexistent rw - cgroup2 cgroup2 rw\n"),
+        None
+    );
 }
