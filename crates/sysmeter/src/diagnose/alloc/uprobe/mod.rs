@@ -58,18 +58,7 @@ pub fn unavailable() -> Option<String> {
 /// static program carries its own).
 fn probed_file(pid: i32) -> Option<PathBuf> {
     let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
-    let libc = maps
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(5))
-        .find(|p| {
-            Path::new(p)
-                .file_name()
-                .is_some_and(|f| f.to_string_lossy().starts_with("libc.so"))
-        });
-    match libc {
-        Some(p) => Some(PathBuf::from(p)),
-        None => std::fs::read_link(format!("/proc/{pid}/exe")).ok(),
-    }
+    elf::mapped_libc(&maps).or_else(|| std::fs::read_link(format!("/proc/{pid}/exe")).ok())
 }
 
 /// The probes of `file`: (entry program, offset, with a return probe).

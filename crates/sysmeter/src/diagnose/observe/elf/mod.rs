@@ -350,7 +350,11 @@ pub fn defined_offsets(path: &Path, names: &[&str]) -> Result<Vec<(String, u64)>
 /// The C library this process loaded (the one a program started from here loads too,
 /// unless it brings its own).
 pub fn own_libc() -> Option<PathBuf> {
-    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    mapped_libc(&std::fs::read_to_string("/proc/self/maps").ok()?)
+}
+
+/// The C library named in the text of a `/proc/PID/maps` file, if the process maps one.
+pub fn mapped_libc(maps: &str) -> Option<PathBuf> {
     maps.lines()
         .filter_map(|l| l.split_whitespace().nth(5))
         .find(|p| {
