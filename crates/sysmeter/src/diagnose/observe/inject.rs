@@ -119,8 +119,7 @@ pub fn dynamic(path: &Path) -> bool {
         return false;
     };
     let mut head = [0u8; 64];
-    if f.read_exact_at(&mut head, 0).is_err() || !head.starts_with(b"\x7fELF") || head[4] != 2
-    {
+    if f.read_exact_at(&mut head, 0).is_err() || !head.starts_with(b"\x7fELF") || head[4] != 2 {
         return false;
     }
     let u16_at = |at: usize| u16::from_le_bytes([head[at], head[at + 1]]);
