@@ -7,8 +7,8 @@
 //! index, `.debug_frame`) and its build id ([`unwind_layout`]).
 //!
 //! `calls` probes PLT stubs and defined functions; the path probes of `trace` and `run`
-//! find the C library's path functions with [`defined_offsets`]. Only `.dynsym` is read,
-//! never `.symtab`, so stripped files work. Hand-written because no ELF crate in the build
+//! find the C library's path functions with [`defined_offsets`]. These read `.dynsym` only,
+//! so stripped files work; `.symtab` is read by [`static_offsets`] alone (`alloc`). Hand-written because no ELF crate in the build
 //! names PLT stubs by their relocation (blazesym, used for symbolisation, looks up names
 //! but not stubs, IFUNC types or `DT_NEEDED`). Pure apart from reading the file and
 //! `/proc/self/maps` ([`own_libc`]); depends on nothing else in sysmeter.
