@@ -111,27 +111,31 @@ pub fn watch(
     }
 }
 
-/// Whether the ELF file at `path` asks for a dynamic linker (has PT_INTERP).
+/// Whether the ELF file at `path` asks for a dynamic linker (has PT_INTERP). Reads the
+/// ELF header and the program headers only, not the whole file (a static program may be
+/// large, and a launch asks this more than once).
 pub fn dynamic(path: &Path) -> bool {
-    let Ok(b) = std::fs::read(path) else {
+    let Ok(f) = File::open(path) else {
         return false;
     };
-    let u16_at = |at: usize| {
-        b.get(at..at + 2)
-            .map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
-    };
-    let u64_at = |at: usize| {
-        b.get(at..at + 8)
-            .map_or(0, |s| u64::from_le_bytes(s.try_into().unwrap_or([0; 8])))
-    };
-    if b.get(..4) != Some(b"\x7fELF") || b.get(4) != Some(&2) {
+    let mut head = [0u8; 64];
+    if f.read_exact_at(&mut head, 0).is_err() || !head.starts_with(b"\x7fELF") || head[4] != 2 {
         return false;
     }
-    let (phoff, phentsize, phnum) = (u64_at(32) as usize, u16_at(54) as usize, u16_at(56));
-    (0..phnum as usize).any(|i| {
-        let at = phoff + i * phentsize;
-        b.get(at..at + 4) == Some(&3u32.to_le_bytes()[..])
+    let u16_at = |at: usize| u16::from_le_bytes([head[at], head[at + 1]]);
+    let phoff = u64::from_le_bytes(head[32..40].try_into().unwrap_or([0; 8]));
+    let (phentsize, phnum) = (u16_at(54) as u64, u16_at(56) as u64);
+    (0..phnum).any(|i| {
+        let mut kind = [0u8; 4];
+        f.read_exact_at(&mut kind, phoff.saturating_add(i * phentsize))
+            .is_ok_and(|()| kind == 3u32.to_le_bytes())
     })
+}
+
+/// Whether the file at `path` starts with the ELF magic (reads four bytes).
+fn is_elf(path: &Path) -> bool {
+    let mut magic = [0u8; 4];
+    File::open(path).is_ok_and(|f| f.read_exact_at(&mut magic, 0).is_ok() && &magic == b"\x7fELF")
 }
 
 /// Why the preload library cannot be injected into `program`, if it cannot: not x86-64,
@@ -148,8 +152,7 @@ pub fn cannot_preload(program: &Path) -> Option<String> {
             program.display()
         ));
     }
-    let elf = std::fs::read(program).is_ok_and(|b| b.starts_with(b"\x7fELF"));
-    if elf && !dynamic(program) {
+    if is_elf(program) && !dynamic(program) {
         return Some(format!(
             "{} is statically linked (no dynamic linker to load the library)",
             program.display()

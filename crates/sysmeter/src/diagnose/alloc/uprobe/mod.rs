@@ -58,18 +58,7 @@ pub fn unavailable() -> Option<String> {
 /// static program carries its own).
 fn probed_file(pid: i32) -> Option<PathBuf> {
     let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
-    let libc = maps
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(5))
-        .find(|p| {
-            Path::new(p)
-                .file_name()
-                .is_some_and(|f| f.to_string_lossy().starts_with("libc.so"))
-        });
-    match libc {
-        Some(p) => Some(PathBuf::from(p)),
-        None => std::fs::read_link(format!("/proc/{pid}/exe")).ok(),
-    }
+    elf::mapped_libc(&maps).or_else(|| std::fs::read_link(format!("/proc/{pid}/exe")).ok())
 }
 
 /// The probes of `file`: (entry program, offset, with a return probe).
@@ -98,12 +87,18 @@ fn probes(file: &Path) -> Result<Vec<(&'static str, u64, bool)>, AllocError> {
 /// file is probed for every process that runs it (only its instances trap; the programs
 /// count `pid`'s alone): a probe opened on a pid fires only while that thread lives, and a
 /// main thread may exit before the others (`pthread_exit` in `main`). The C library is
-/// probed for `pid` alone, not for every process of the machine.
-fn attach(pid: i32, file: &Path) -> Result<(Loaded, usize), AllocError> {
+/// probed for `pid` alone, not for every process of the machine. `dynamic`: whether `file`
+/// asks for a dynamic linker, asked only of a file that is not the C library (the caller
+/// may know it already; each asking reads the file).
+fn attach(
+    pid: i32,
+    file: &Path,
+    dynamic: impl FnOnce() -> bool,
+) -> Result<(Loaded, usize), AllocError> {
     let libc = file
         .file_name()
         .is_some_and(|n| n.to_string_lossy().starts_with("libc.so"));
-    let shared = !libc && !inject::dynamic(file);
+    let shared = !libc && !dynamic();
     let filter = (!shared).then_some(pid);
     let probes = probes(file)?;
     let fail = |e: bpf::BpfError| AllocError::Bpf(e.to_string());
@@ -170,13 +165,6 @@ impl Watch {
             });
         }
     }
-
-    fn hits(l: &mut Loaded) -> u64 {
-        l.counters("stats")
-            .ok()
-            .and_then(|s| s.get(maps::S_HITS).copied())
-            .unwrap_or(0)
-    }
 }
 
 /// Observes process `pid` until it ends, Ctrl-C or `duration`.
@@ -187,18 +175,21 @@ fn observe_pid(l: &mut Loaded, w: &mut Watch, duration: Option<Duration>) -> (En
         if proc::process_gone(w.pid) {
             return (Ended::Finished, true);
         }
-        if stop.check(Watch::hits(l)) {
+        // No progress observer: the call count would not be shown, so none is read.
+        if stop.check(0) {
             return (stop.why.unwrap_or(Ended::Interrupted), false);
         }
         std::thread::sleep(TICK);
     }
 }
 
-/// The command started (gated) and the file its allocator lives in.
-fn spawn(argv: &[OsString]) -> Result<(Child, PathBuf, PathBuf), AllocError> {
+/// The command started (gated), the file its allocator lives in, and whether the program
+/// is dynamic (so is that file then: the C library, or the program when none is found).
+fn spawn(argv: &[OsString]) -> Result<(Child, PathBuf, PathBuf, bool), AllocError> {
     let program = resolve_program(&argv[0])?;
+    let dynamic = inject::dynamic(&program);
     // A dynamic program (setuid) loads the C library this process loaded.
-    let file = match inject::dynamic(&program) {
+    let file = match dynamic {
         true => elf::own_libc().unwrap_or_else(|| program.clone()),
         false => program.clone(),
     };
@@ -206,7 +197,7 @@ fn spawn(argv: &[OsString]) -> Result<(Child, PathBuf, PathBuf), AllocError> {
     let file = std::fs::canonicalize(&file).unwrap_or(file);
     let args: Vec<&std::ffi::OsStr> = argv.iter().map(OsString::as_os_str).collect();
     let child = Child::spawn(&program, &args).map_err(ObserveError::io("starting the command"))?;
-    Ok((child, program, file))
+    Ok((child, program, file, dynamic))
 }
 
 /// Lets the gated command exec (127/126 with the shell's sentence when it cannot run).
@@ -233,8 +224,8 @@ fn launched(
     duration: Option<Duration>,
     say: &mut dyn FnMut(&str),
 ) -> Result<(Loaded, Watch, Session, Mechanism), AllocError> {
-    let (mut child, program, file) = spawn(argv)?;
-    let (mut l, functions) = attach(child.pid(), &file)?;
+    let (mut child, program, file, dynamic) = spawn(argv)?;
+    let (mut l, functions) = attach(child.pid(), &file, || dynamic)?;
     say(&format!(
         "alloc: uprobes on {functions} allocation functions of {} ({} cannot take the \
          preload library)",
@@ -242,7 +233,7 @@ fn launched(
         program.display()
     ));
     let mut w = Watch::new(child.pid());
-    w.exe = Some(file.clone()).filter(|_| !inject::dynamic(&program));
+    w.exe = Some(file.clone()).filter(|_| !dynamic);
     release(&mut child, argv)?;
     let (ended, waited) = inject::watch(&mut child, duration, TICK, || w.tick(&mut l))?;
     let command = match waited {
@@ -267,7 +258,7 @@ fn attached(
     say: &mut dyn FnMut(&str),
 ) -> Result<(Loaded, Watch, Session, Mechanism), AllocError> {
     let file = probed_file(pid).ok_or(AllocError::Target(ObserveError::NoProcess(pid)))?;
-    let (mut l, functions) = attach(pid, &file)?;
+    let (mut l, functions) = attach(pid, &file, || inject::dynamic(&file))?;
     let started = Instant::now();
     let mut w = Watch::new(pid);
     say(&format!(

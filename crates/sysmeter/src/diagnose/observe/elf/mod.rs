@@ -7,8 +7,8 @@
 //! index, `.debug_frame`) and its build id ([`unwind_layout`]).
 //!
 //! `calls` probes PLT stubs and defined functions; the path probes of `trace` and `run`
-//! find the C library's path functions with [`defined_offsets`]. Only `.dynsym` is read,
-//! never `.symtab`, so stripped files work. Hand-written because no ELF crate in the build
+//! find the C library's path functions with [`defined_offsets`]. These read `.dynsym` only,
+//! so stripped files work; `.symtab` is read by [`static_offsets`] alone (`alloc`). Hand-written because no ELF crate in the build
 //! names PLT stubs by their relocation (blazesym, used for symbolisation, looks up names
 //! but not stubs, IFUNC types or `DT_NEEDED`). Pure apart from reading the file and
 //! `/proc/self/maps` ([`own_libc`]); depends on nothing else in sysmeter.
@@ -350,7 +350,11 @@ pub fn defined_offsets(path: &Path, names: &[&str]) -> Result<Vec<(String, u64)>
 /// The C library this process loaded (the one a program started from here loads too,
 /// unless it brings its own).
 pub fn own_libc() -> Option<PathBuf> {
-    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    mapped_libc(&std::fs::read_to_string("/proc/self/maps").ok()?)
+}
+
+/// The C library named in the text of a `/proc/PID/maps` file, if the process maps one.
+pub fn mapped_libc(maps: &str) -> Option<PathBuf> {
     maps.lines()
         .filter_map(|l| l.split_whitespace().nth(5))
         .find(|p| {
