@@ -1,22 +1,19 @@
 //! Reading the structs that code on this machine wrote into shared memory — the BPF
 //! programs' maps, the preload library's regions (`calls`, `alloc`, `locks`' table): native
 //! byte order, because the writer runs here, and 0 (or an empty string) past the end, so a
-//! short or damaged region reads as nothing rather than failing. Pure.
+//! short or damaged region reads as nothing rather than failing. The zero-defaulting face of
+//! the perf records' readers (`observe::records`), which say `None` instead. Pure.
+
+use super::records;
 
 /// The `u32` at byte `at` of `bytes` (0 past the end).
 pub fn u32_at(bytes: &[u8], at: usize) -> u32 {
-    bytes
-        .get(at..at + 4)
-        .and_then(|b| b.try_into().ok())
-        .map_or(0, u32::from_ne_bytes)
+    records::u32_at(bytes, at).unwrap_or(0)
 }
 
 /// The `u64` at byte `at` of `bytes` (0 past the end).
 pub fn u64_at(bytes: &[u8], at: usize) -> u64 {
-    bytes
-        .get(at..at + 8)
-        .and_then(|b| b.try_into().ok())
-        .map_or(0, u64::from_ne_bytes)
+    records::u64_at(bytes, at).unwrap_or(0)
 }
 
 /// The NUL-terminated text in the `len` bytes at `at` (lossy UTF-8; empty past the end).

@@ -96,10 +96,10 @@ struct Round {
     evicting: bool,
 }
 
-/// What every reader of one round shares.
 /// Share of the profile's per-metric budget one thread count (a round) lasts.
 const ROUND_SHARE: f64 = 0.6;
 
+/// What every reader of one round shares.
 struct Plan<'a> {
     /// The CPUs the readers may run on (all of the process's).
     cpus: &'a [usize],

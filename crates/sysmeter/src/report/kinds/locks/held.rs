@@ -2,10 +2,10 @@
 //! in-process table, `model::held`) how often it was taken, how often its owner changed and
 //! it had to wait, the total, mean and longest wait and hold, where it was first taken and
 //! where its longest hold began. Locks that never go through the pthread functions are in
-//! the futex table above it. Pure. Depends on `model` and `model::units`.
+//! the futex table above it. Pure. Depends on `model`, `model::units` and the futex table's
+//! renderers (`table.rs`).
 
-use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
-
+use super::table::{markdown_lines, terminal};
 use crate::model::ExperimentResult;
 use crate::model::held::{HeldRow, held_rows};
 use crate::model::units;
@@ -53,37 +53,17 @@ const TITLE: &str = "pthread locks of the program (in process; a condition varia
 /// The terminal table; `None` without an in-process table.
 pub fn text(r: &ExperimentResult) -> Option<String> {
     let rows = held_rows(r).filter(|rows| !rows.is_empty())?;
-    let mut table = Table::new();
-    table
-        .force_no_tty()
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_header(HEADERS.to_vec());
-    for row in rows.iter().take(SHOWN) {
-        table.add_row(cells(row).to_vec());
-    }
-    for index in 2..=9 {
-        if let Some(column) = table.column_mut(index) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    Some(format!("{TITLE}\n{table}"))
+    let shown = rows.iter().take(SHOWN).map(|row| cells(row).to_vec());
+    Some(format!("{TITLE}\n{}", terminal(&HEADERS, shown, 2..=9)))
 }
 
 /// The markdown table; `None` as for [`text`].
 pub fn markdown(r: &ExperimentResult) -> Option<String> {
     let rows = held_rows(r).filter(|rows| !rows.is_empty())?;
-    let line = |cells: &[String]| {
-        let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
-        format!("| {} |", cells.join(" | "))
-    };
-    let mut lines = vec![
-        TITLE.to_string(),
-        String::new(),
-        line(&HEADERS.map(str::to_string)),
-        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|".to_string(),
-    ];
-    lines.extend(rows.iter().take(SHOWN).map(|r| line(&cells(r))));
-    Some(lines.join("\n"))
+    let shown = rows.iter().take(SHOWN).map(|row| cells(row).to_vec());
+    let rule = "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|";
+    let table = markdown_lines(&HEADERS, rule, shown).join("\n");
+    Some(format!("{TITLE}\n\n{table}"))
 }
 
 /// The HTML table (below the answer, in place of the generic metric table); `None` without

@@ -53,35 +53,56 @@ fn row(m: &Metric, l: &LockRow) -> [String; 9] {
 /// that cannot be read (the generic table then).
 pub fn text(r: &ExperimentResult) -> Option<String> {
     let rows = locks::rows(r)?;
-    let mut table = Table::new();
-    table
-        .force_no_tty()
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_header(HEADERS.to_vec());
-    for (m, l) in &rows {
-        table.add_row(row(m, l).to_vec());
-    }
-    for index in 3..=6 {
-        if let Some(column) = table.column_mut(index) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    Some(table.to_string())
+    let cells = rows.iter().map(|(m, l)| row(m, l).to_vec());
+    Some(terminal(&HEADERS, cells, 3..=6))
 }
 
 /// The markdown table of a `locks` result; `None` as for [`text`].
 pub fn markdown(r: &ExperimentResult) -> Option<String> {
     let rows = locks::rows(r)?;
+    let cells = rows.iter().map(|(m, l)| row(m, l).to_vec());
+    let rule = "|---|---|---|--:|--:|--:|--:|---|---|";
+    Some(markdown_lines(&HEADERS, rule, cells).join("\n"))
+}
+
+/// A terminal table of `headers` and `rows` (this table's and the in-process one's), the
+/// columns `right` aligned right.
+pub(super) fn terminal(
+    headers: &[&str],
+    rows: impl Iterator<Item = Vec<String>>,
+    right: std::ops::RangeInclusive<usize>,
+) -> String {
+    let mut table = Table::new();
+    table
+        .force_no_tty()
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_header(headers.to_vec());
+    for cells in rows {
+        table.add_row(cells);
+    }
+    for index in right {
+        if let Some(column) = table.column_mut(index) {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table.to_string()
+}
+
+/// The lines of a markdown table: `headers`, the alignment `rule`, then `rows` (`|`
+/// escaped in every cell).
+pub(super) fn markdown_lines(
+    headers: &[&str],
+    rule: &str,
+    rows: impl Iterator<Item = Vec<String>>,
+) -> Vec<String> {
     let line = |cells: &[String]| {
         let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
         format!("| {} |", cells.join(" | "))
     };
-    let mut lines = vec![
-        line(&HEADERS.map(str::to_string)),
-        "|---|---|---|--:|--:|--:|--:|---|---|".to_string(),
-    ];
-    lines.extend(rows.iter().map(|(m, l)| line(&row(m, l))));
-    Some(lines.join("\n"))
+    let headers: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
+    let mut lines = vec![line(&headers), rule.to_string()];
+    lines.extend(rows.map(|cells| line(&cells)));
+    lines
 }
 
 #[cfg(test)]
