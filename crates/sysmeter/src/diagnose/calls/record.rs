@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::collector::{FnStats, MAX_SAMPLES};
 use super::session::Outcome;
 use super::{CALLS_ID, CallsConfig};
-use crate::diagnose::observe::session::{CommandState, Ended};
+use crate::diagnose::observe::session::{self, CommandState, Ended};
 use crate::model::{About, ExperimentResult, Finding, Metric, Summary, Unit, units};
 
 fn about(cfg: &CallsConfig, out: &Outcome) -> About {
@@ -181,12 +181,9 @@ pub fn build(out: &Outcome, cfg: &CallsConfig, elapsed: Duration) -> ExperimentR
     let mut result = ExperimentResult::new(CALLS_ID, about(cfg, out));
     result.metrics = calls.iter().map(|&(i, s)| metric(out, i, s)).collect();
     result.findings = findings(out, &calls);
-    if out.ended == Ended::Finished && matches!(out.command, CommandState::NotLaunched) {
-        let after = elapsed.as_nanos() as u64;
-        result
-            .findings
-            .push(crate::diagnose::observe::session::process_exited(after));
-    }
+    let launched = !matches!(out.command, CommandState::NotLaunched);
     result.elapsed_ns = elapsed.as_nanos() as u64;
+    let exited = session::ended_by_exit(out.ended, launched, result.elapsed_ns);
+    result.findings.extend(exited);
     result
 }

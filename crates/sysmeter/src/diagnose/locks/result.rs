@@ -16,6 +16,7 @@ use super::session::Recording;
 use super::sites::{Named, Namer, is_lock};
 use super::waits::{Paired, Wait, pair};
 use crate::diagnose::observe::maps::AddressSpaces;
+use crate::diagnose::observe::session;
 use crate::diagnose::observe::target::Target;
 use crate::model::locks::{self, LockClass, LockRow, Waker};
 use crate::model::units;
@@ -316,13 +317,8 @@ pub fn build(recording: &mut Recording, target: &Target) -> ExperimentResult {
     result.findings.extend(findings::held(&recording.held));
     let stops = recording.recorded.side.stops;
     result.findings.extend(stops.finding("futex"));
-    if recording.stop == crate::diagnose::observe::session::Ended::Finished
-        && recording.exit.is_none()
-    {
-        let after = recording.wall_ns;
-        result
-            .findings
-            .push(crate::diagnose::observe::session::process_exited(after));
-    }
+    let launched = recording.exit.is_some();
+    let exited = session::ended_by_exit(recording.stop, launched, recording.wall_ns);
+    result.findings.extend(exited);
     result
 }

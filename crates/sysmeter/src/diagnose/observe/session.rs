@@ -153,6 +153,13 @@ pub fn process_exited(after_ns: u64) -> Finding {
     Finding::new("ended", exited_sentence(after_ns), None)
 }
 
+/// [`process_exited`] when the session ended as `Finished` with no command launched: then
+/// only the observed process's exit can have ended it (a launched command's end is said by
+/// its exit status instead). The one rule of every `-p` diagnosis.
+pub fn ended_by_exit(ended: Ended, launched: bool, after_ns: u64) -> Option<Finding> {
+    (ended == Ended::Finished && !launched).then(|| process_exited(after_ns))
+}
+
 /// The sentence of [`process_exited`], for a diagnosis that gathers its notes as text.
 pub fn exited_sentence(after_ns: u64) -> String {
     format!(

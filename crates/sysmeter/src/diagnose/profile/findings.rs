@@ -350,8 +350,7 @@ fn ending(rec: &Recording) -> Option<Finding> {
 
 /// The finding of a running process (`-p`) that ended the session by exiting.
 pub(super) fn exited(rec: &Recording) -> Option<Finding> {
-    let exited = rec.stop == Ended::Finished && rec.exit.is_none();
-    exited.then(|| session::process_exited(rec.wall_ns))
+    session::ended_by_exit(rec.stop, rec.exit.is_some(), rec.wall_ns)
 }
 
 #[cfg(test)]

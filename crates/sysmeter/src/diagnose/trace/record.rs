@@ -14,7 +14,7 @@ use std::time::Duration;
 use super::run::Outcome;
 use super::summary::CallStats;
 use super::{Backend, TraceConfig, errno, names};
-use crate::diagnose::observe::session::{self, CommandState, Ended};
+use crate::diagnose::observe::session::{self, CommandState};
 use crate::model::{About, ExperimentResult, Metric, Summary, Unit};
 
 /// Seed for the bootstrap CI of every call's median.
@@ -125,11 +125,10 @@ pub(super) fn build(out: &Outcome, cfg: &TraceConfig, elapsed: Duration) -> Expe
     let mut result = ExperimentResult::new("trace", about(cfg, out));
     result.metrics = metrics;
     result.findings = findings::all(out, cfg, &calls);
-    if out.ended == Ended::Finished && matches!(out.command, CommandState::NotLaunched) {
-        let after = elapsed.as_nanos() as u64;
-        result.findings.push(session::process_exited(after));
-    }
-    result.artifacts.extend(lookups::artifact(out));
+    let launched = !matches!(out.command, CommandState::NotLaunched);
     result.elapsed_ns = elapsed.as_nanos() as u64;
+    let exited = session::ended_by_exit(out.ended, launched, result.elapsed_ns);
+    result.findings.extend(exited);
+    result.artifacts.extend(lookups::artifact(out));
     result
 }
