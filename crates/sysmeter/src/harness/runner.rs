@@ -136,7 +136,7 @@ fn measure_rounds(
             }
             observer.experiment_started(round * experiments.len() + i, total, exp.id());
             let mut attempt = || run_one(*exp, run, opts, cpus, cpu, observer);
-            let remeasure = (planned == 1 && !budget.is_zero()).then_some(&mut budget);
+            let remeasure = remeasures(planned, &opts.profile).then_some(&mut budget);
             let Some(result) = watched::measured(*exp, cpu, remeasure, &mut attempt) else {
                 run.interrupted = true;
                 break 'rounds;
@@ -152,6 +152,14 @@ fn measure_rounds(
     if planned > 1 {
         run.results = rounds.finish();
     }
+}
+
+/// Whether a run of `planned` rounds under `profile` measures moving experiments again.
+/// Decided by the profile's budget, not by what is left of it: once the budget is spent, a
+/// moving experiment is still offered to the rule, which keeps it with a
+/// `machine.not_remeasured` finding instead of keeping it silently.
+fn remeasures(planned: usize, profile: &Profile) -> bool {
+    planned == 1 && !profile.remeasure_budget.is_zero()
 }
 
 /// Run one experiment; `None` when it was interrupted (its partial result is discarded).
@@ -255,5 +263,22 @@ mod tests {
         let why = metrics[0].degenerate.as_deref().unwrap_or_default();
         assert!(why.contains("reaches 0"), "{why}");
         assert_eq!(metrics[1].degenerate, None);
+    }
+
+    #[test]
+    fn a_spent_budget_still_offers_moving_experiments_to_the_rule() {
+        // Issue 25's review: at exactly zero left, a moving experiment used to be kept
+        // without its `machine.not_remeasured` finding. The profile decides, not what is left.
+        let mut default = crate::harness::Profile::default_profile();
+        assert!(super::remeasures(1, &default));
+        assert!(
+            !super::remeasures(3, &default),
+            "rounds spread the drift instead"
+        );
+        default.remeasure_budget = std::time::Duration::ZERO;
+        assert!(
+            !super::remeasures(1, &default),
+            "a zero budget never measures again"
+        );
     }
 }
