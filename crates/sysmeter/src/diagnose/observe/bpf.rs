@@ -16,6 +16,7 @@ use aya::maps::{Array, HashMap as BpfHash, MapData, StackTraceMap};
 use aya::programs::{TracePoint, UProbe};
 use aya::{Ebpf, EbpfLoader, Pod};
 
+use super::unwind::Regs;
 use crate::host::procfs::parse_status;
 
 /// The kernel's own type information, which the verifier needs for the BTF helpers.
@@ -25,6 +26,9 @@ pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
 pub const BUCKETS: usize = 40;
 /// `struct value`: count, sum, histogram.
 pub const VALUE_WORDS: usize = 2 + BUCKETS;
+/// Words of a `struct snapshot` (bpf/stack.h) before its copy of the stack: the time or
+/// instruction pointer, the stack pointer, the frame pointer.
+pub const SNAPSHOT_HEAD: usize = 3;
 /// `CAP_SYS_ADMIN`, which implies both of the next two.
 const CAP_SYS_ADMIN: u32 = 21;
 /// `CAP_PERFMON`: tracepoints and stacks.
@@ -276,6 +280,46 @@ impl Loaded {
             .ok_or_else(|| err(what.clone())(&"no such map in the object"))?;
         let a: Array<&MapData, u64> = Array::try_from(m).map_err(|e| err(what)(&e))?;
         Ok(a.iter().filter_map(Result::ok).collect())
+    }
+}
+
+/// A `struct snapshot` of bpf/stack.h read back (the one decoding of it, for every program):
+/// a thread's user registers and the top of its user stack, from which the unwinder walks
+/// the callers that the kernel's frame-pointer walk misses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Its first word: when it was taken (the tracepoint programs), or the instruction
+    /// pointer (alloc's uretprobe).
+    pub first: u64,
+    /// The stack pointer.
+    pub sp: u64,
+    /// The frame pointer.
+    pub bp: u64,
+    /// The top of the user stack, from `sp` up.
+    pub stack: Vec<u8>,
+}
+
+impl Snapshot {
+    /// Decodes the words of a snapshot, as its map holds them (native byte order: the
+    /// kernel that wrote them runs here).
+    pub fn from_words(words: &[u64]) -> Snapshot {
+        let at = |i: usize| words.get(i).copied().unwrap_or(0);
+        let stack = words.get(SNAPSHOT_HEAD..).unwrap_or_default();
+        Snapshot {
+            first: at(0),
+            sp: at(1),
+            bp: at(2),
+            stack: stack.iter().flat_map(|w| w.to_ne_bytes()).collect(),
+        }
+    }
+
+    /// The registers the unwinder starts from, at instruction pointer `ip`.
+    pub fn regs(&self, ip: u64) -> Regs {
+        Regs {
+            ip,
+            sp: self.sp,
+            bp: self.bp,
+        }
     }
 }
 
