@@ -13,7 +13,7 @@ pub use super::bytes::{u32_at, u64_at};
 use std::path::Path;
 
 use aya::maps::{Array, HashMap as BpfHash, MapData, StackTraceMap};
-use aya::programs::{TracePoint, UProbe};
+use aya::programs::{Program, ProgramError, TracePoint, UProbe};
 use aya::{Ebpf, EbpfLoader, Pod};
 
 use super::unwind::Regs;
@@ -186,12 +186,7 @@ impl Loaded {
         event: &str,
     ) -> Result<(), BpfError> {
         let what = format!("attach {program} to {category}:{event}");
-        let p: &mut TracePoint = self
-            .ebpf
-            .program_mut(program)
-            .ok_or_else(|| err(what.clone())(&"no such program in the object"))?
-            .try_into()
-            .map_err(|e| err(what.clone())(&e))?;
+        let p: &mut TracePoint = program_of(&mut self.ebpf, program, &what)?;
         p.load().map_err(|e| err(what.clone())(&e))?;
         p.attach(category, event).map_err(|e| err(what)(&e))?;
         Ok(())
@@ -209,12 +204,7 @@ impl Loaded {
         pid: Option<i32>,
     ) -> Result<(), BpfError> {
         let what = format!("attach {program} to {}+{offset:#x}", path.display());
-        let p: &mut UProbe = self
-            .ebpf
-            .program_mut(program)
-            .ok_or_else(|| err(what.clone())(&"no such program in the object"))?
-            .try_into()
-            .map_err(|e| err(what.clone())(&e))?;
+        let p: &mut UProbe = program_of(&mut self.ebpf, program, &what)?;
         if self.uprobes.insert(program.to_string()) {
             p.load().map_err(|e| err(what.clone())(&e))?;
         }
@@ -321,6 +311,18 @@ impl Snapshot {
             bp: self.bp,
         }
     }
+}
+
+/// Program `program` of `ebpf` as its kind `P` (a tracepoint, a uprobe); `what` is the
+/// attempt an error names.
+fn program_of<'e, P>(ebpf: &'e mut Ebpf, program: &str, what: &str) -> Result<&'e mut P, BpfError>
+where
+    &'e mut P: TryFrom<&'e mut Program, Error = ProgramError>,
+{
+    ebpf.program_mut(program)
+        .ok_or_else(|| err(what)(&"no such program in the object"))?
+        .try_into()
+        .map_err(|e| err(what)(&e))
 }
 
 /// The kernel keeps a count, a sum and a log2 histogram per key, not each interval: the
