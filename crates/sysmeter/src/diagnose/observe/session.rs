@@ -183,6 +183,24 @@ fn process_cpu_ns() -> u64 {
     clock_gettime_ns(ClockId::ProcessCputime).max(0) as u64
 }
 
+/// The finding of a tracing session (`trace`, `calls`) that Ctrl-C or `--duration` stopped,
+/// with what became of the program: a launched command's fate is said the same way by every
+/// tracer; `detached` (after "; ") says what became of a process traced with `-p`. `None`
+/// when the program's own end stopped the session.
+pub fn tracing_stopped(ended: Ended, command: &CommandState, detached: &str) -> Option<Finding> {
+    let how = match ended {
+        Ended::Finished => return None,
+        Ended::Interrupted => "tracing stopped by Ctrl-C",
+        Ended::Duration => "tracing stopped after --duration",
+    };
+    let then = match command {
+        CommandState::NotLaunched => detached,
+        CommandState::StillRunning(_) => "the command keeps running",
+        CommandState::Exited(_) => "the command ended meanwhile",
+    };
+    Some(Finding::new("ended", format!("{how}; {then}"), None))
+}
+
 /// The finding of a session on a running process (`-p`) that ended because the process
 /// exited, `after_ns` into the session. Every diagnosis says it the same way, so a reader of
 /// a short report knows the process's end, not `--duration`, cut it short.
