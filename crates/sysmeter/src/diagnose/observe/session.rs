@@ -4,8 +4,9 @@
 //! watched until it exits), what became of a launched command ([`CommandState`], with a
 //! [`Pending`] command still to be waited for), the observer the command layer shows
 //! progress through ([`Observer`]: `diagnose` never prints), and the wait that passes Ctrl-C
-//! on to a launched command and kills it after a grace period ([`wait_for_end`]); what
-//! observing took ([`Watch`]: the wall time and sysmeter's own CPU time).
+//! on to a launched command and kills it after a grace period ([`wait_for_end`]); the
+//! findings of how a session ended ([`process_exited`], [`tracing_stopped`]); what observing
+//! took ([`Watch`]: the wall time and sysmeter's own CPU time).
 //!
 //! Depends on `sysmeter_sys` (the Ctrl-C flag, child processes) and [`super::error`].
 
