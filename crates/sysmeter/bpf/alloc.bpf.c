@@ -60,15 +60,6 @@
 // The process observed (its threads share it as their tgid); set by the loader.
 const volatile __u32 target_tgid = 0;
 
-// x86-64 `struct pt_regs` offsets (an ABI: the order of the saved registers).
-#define R_BP 32
-#define R_AX 80
-#define R_DX 96
-#define R_SI 104
-#define R_DI 112
-#define R_IP 128
-#define R_SP 152
-
 struct block {
 	__u64 size;
 	__u64 seq;
@@ -94,12 +85,8 @@ struct site {
 	__u64 mmaps;
 };
 
-struct snapshot {
-	__u64 ip;
-	__u64 sp;
-	__u64 bp;
-	__u64 words[STACK_WORDS];
-};
+// The stack-trace map, `struct snapshot`, its scratch copy and the `pt_regs` offsets.
+#include "stack.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -124,13 +111,6 @@ struct {
 } sites SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, MAX_STACKS);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, 127 * sizeof(__u64));
-} stacks SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_SNAPSHOTS);
 	__type(key, __s32);
@@ -143,14 +123,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } stats SEC(".maps");
-
-// Scratch space: a snapshot does not fit the 512-byte BPF stack.
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct snapshot);
-} scratch SEC(".maps");
 
 static const struct thread zero_thread;
 static const struct site zero_site;
@@ -316,15 +288,13 @@ static __always_inline void snapshot(void *ctx, __s32 stack)
 {
 	if (bpf_map_lookup_elem(&snapshots, &stack))
 		return;
-	__u32 zero = 0;
-	struct snapshot *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct snapshot *s = scratch_snapshot();
 	if (!s)
 		return;
 	s->ip = reg(ctx, R_IP);
 	s->sp = reg(ctx, R_SP);
 	s->bp = reg(ctx, R_BP);
-	if (bpf_probe_read_user(s->words, sizeof(s->words), (void *)s->sp) &&
-	    bpf_probe_read_user(s->words, SHORT_WORDS * 8, (void *)s->sp)) {
+	if (copy_stack_top(s, SHORT_WORDS)) {
 		add(S_SNAPSHOT_FAILED, 1);
 		return;
 	}

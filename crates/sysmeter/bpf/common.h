@@ -1,12 +1,13 @@
-// What the BPF programs of this directory share (included by each *.bpf.c after it has
-// defined MAX_TARGETS, MAX_THREADS, MAX_STACKS, STACK_WORDS, BUCKETS, C_SLOTS,
-// C_SNAPSHOT_FAILED, C_KEYS_FULL and `struct start`): the aggregate of intervals (`struct
-// value`) and the copy of a thread's user registers and stack top (`struct snapshot`); the
-// target processes (`targets`, filled by user space and follow.h; `armed`, a launched
-// command before its execve), the open interval per thread (`starts`), the stack-trace map,
-// the counters and the per-CPU scratch snapshot; the small helpers that read them and the
-// tracepoint records, take a snapshot, and add an interval to an aggregate. scripts/build-bpf.sh compiles each program with this directory as
-// its working directory, so the include needs no path.
+// What the BPF programs of this directory that follow tracepoints share (included by
+// locks.bpf.c and offcpu.bpf.c after they have defined MAX_TARGETS, MAX_THREADS, MAX_STACKS,
+// STACK_WORDS, BUCKETS, C_SLOTS, C_SNAPSHOT_FAILED, C_KEYS_FULL and `struct start`): the
+// aggregate of intervals (`struct value`); the user stack as stack.h keeps it (which
+// alloc.bpf.c shares too); the target processes (`targets`, filled by user space and
+// follow.h; `armed`, a launched command before its execve), the open interval per thread
+// (`starts`), and the counters; the small helpers that read them and the tracepoint
+// records, take a snapshot, and add an interval to an aggregate. scripts/build-bpf.sh
+// compiles each program with this directory as its working directory, so the includes need
+// no path.
 #ifndef SYSMETER_BPF_COMMON_H
 #define SYSMETER_BPF_COMMON_H
 
@@ -17,15 +18,8 @@ struct value {
 	__u64 hist[BUCKETS];
 };
 
-// The user registers and the top STACK_WORDS words of the user stack of a thread at the
-// first interval of one of its user stacks: user space puts back the callers that frameless
-// leaves hide.
-struct snapshot {
-	__u64 ts;
-	__u64 sp;
-	__u64 bp;
-	__u64 words[STACK_WORDS];
-};
+// A snapshot (stack.h) is taken at the first interval of one of a thread's user stacks.
+#include "stack.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -50,26 +44,11 @@ struct {
 } starts SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, MAX_STACKS);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, 127 * sizeof(__u64));
-} stacks SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, C_SLOTS);
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
-
-// Scratch space: a snapshot does not fit the 512-byte BPF stack.
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct snapshot);
-} scratch SEC(".maps");
 
 static const struct value zero_value;
 
@@ -107,26 +86,20 @@ static __always_inline __u32 log2_bucket(__u64 v)
 	return b;
 }
 
-// x86-64 `struct pt_regs` offsets (an ABI: the order of the saved registers).
-#define PT_REGS_BP 32
-#define PT_REGS_SP 152
-
 // The current thread's user registers and the top of its user stack at `now`, in the
 // per-CPU scratch snapshot; where the whole does not read, the first `short_words` words
 // (0: no second try). NULL when nothing could be read (counted in C_SNAPSHOT_FAILED).
 static __always_inline struct snapshot *take_snapshot(__u64 now, __u32 short_words)
 {
-	__u32 zero = 0;
-	struct snapshot *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct snapshot *s = scratch_snapshot();
 	if (!s)
 		return 0;
 	struct task_struct *task = bpf_get_current_task_btf();
 	char *regs = (char *)bpf_task_pt_regs(task);
 	s->ts = now;
-	if (bpf_probe_read_kernel(&s->sp, 8, regs + PT_REGS_SP) ||
-	    bpf_probe_read_kernel(&s->bp, 8, regs + PT_REGS_BP) ||
-	    (bpf_probe_read_user(s->words, sizeof(s->words), (void *)s->sp) &&
-	     (!short_words || bpf_probe_read_user(s->words, short_words * 8, (void *)s->sp)))) {
+	if (bpf_probe_read_kernel(&s->sp, 8, regs + R_SP) ||
+	    bpf_probe_read_kernel(&s->bp, 8, regs + R_BP) ||
+	    copy_stack_top(s, short_words)) {
 		count(C_SNAPSHOT_FAILED);
 		return 0;
 	}

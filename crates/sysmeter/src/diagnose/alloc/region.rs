@@ -6,7 +6,7 @@
 //! Pure bytes in, values out: no I/O here (the reading is `mod.rs`'s, through
 //! `observe::inject::read_at`). Depends on nothing but std.
 
-use crate::diagnose::observe::bytes::{text_at, u32_at, u64_at};
+use crate::diagnose::observe::bytes::{Claim, claimed, text_at, u32_at, u64_at};
 
 /// Identifies an initialised region ("SMALLOC1").
 pub const MAGIC: u64 = 0x3143_4f4c_4c41_4d53;
@@ -163,20 +163,18 @@ pub fn procs_len(procs: usize) -> usize {
 
 /// The claimed process records in `b` (the records area, from its start).
 pub fn parse_procs(b: &[u8], procs: usize) -> Vec<Proc> {
-    (0..procs.min(PROCS))
-        .map(|i| (i, i * PROC_SIZE))
-        .filter(|&(_, at)| u32_at(b, at) == 1)
-        .map(|(index, at)| parse_proc(b, index, at))
+    claimed(b, 0, PROC_SIZE, 0..procs.min(PROCS))
+        .map(|(index, at, claim)| parse_proc(b, index, at, claim))
         .collect()
 }
 
-fn parse_proc(b: &[u8], index: usize, at: usize) -> Proc {
+fn parse_proc(b: &[u8], index: usize, at: usize, claim: Claim) -> Proc {
     let nobjs = (u32_at(b, at + 100) as usize).min(OBJS);
     Proc {
         index,
-        pid: u32_at(b, at + 4),
-        ppid: u32_at(b, at + 8),
-        image: u32_at(b, at + 12),
+        pid: claim.pid,
+        ppid: claim.tid,
+        image: claim.image,
         start_ns: u64_at(b, at + 16),
         heap: Heap {
             live: u64_at(b, at + 24),

@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::collector::{FnStats, MAX_SAMPLES};
 use super::session::Outcome;
 use super::{CALLS_ID, CallsConfig};
-use crate::diagnose::observe::session::{self, CommandState, Ended};
+use crate::diagnose::observe::session::{self, CommandState};
 use crate::model::{About, ExperimentResult, Finding, Metric, Summary, Unit, units};
 
 fn about(cfg: &CallsConfig, out: &Outcome) -> About {
@@ -161,17 +161,11 @@ fn limits(out: &Outcome) -> Vec<Finding> {
             .iter()
             .map(|n| Finding::new("note", n.clone(), None)),
     );
-    let how = match out.ended {
-        Ended::Finished => return f,
-        Ended::Interrupted => "tracing stopped by Ctrl-C",
-        Ended::Duration => "tracing stopped after --duration",
-    };
-    let then = match out.command {
-        CommandState::NotLaunched => "; every probe was removed and the process keeps running",
-        CommandState::StillRunning(_) => "; the command keeps running",
-        CommandState::Exited(_) => "; the command ended meanwhile",
-    };
-    f.push(Finding::new("ended", format!("{how}{then}"), None));
+    f.extend(session::tracing_stopped(
+        out.ended,
+        &out.command,
+        "every probe was removed and the process keeps running",
+    ));
     f
 }
 

@@ -12,7 +12,9 @@ use perf_event::Sampler;
 use super::LocksError;
 use super::bpf_maps::{KEY_BYTES, Maps, SNAPSHOT_WORDS, slot};
 use super::events::Recorded;
-use crate::diagnose::observe::bpf::{BpfError, Field, Loaded, VALUE_WORDS, u32_at, u64_at};
+use crate::diagnose::observe::bpf::{
+    BpfError, Field, Loaded, Snapshot, VALUE_WORDS, u32_at, u64_at,
+};
 use crate::diagnose::observe::rings::{drain_side_band, side_band_of_thread, side_band_on_exec};
 
 /// The compiled programs (scripts/build-bpf.sh); aligned, or aya refuses the ELF.
@@ -130,7 +132,10 @@ fn read(l: &mut Loaded) -> Result<Maps, BpfError> {
         waits,
         snapshots: snapshots
             .into_iter()
-            .map(|(k, v)| ((u32_at(&k, 8), u32_at(&k, 12) as i32, u64_at(&k, 0)), v))
+            .map(|(k, v)| {
+                let key = (u32_at(&k, 8), u32_at(&k, 12) as i32, u64_at(&k, 0));
+                (key, Snapshot::from_words(&v))
+            })
             .collect(),
         unfinished: starts.len() as u64,
         counters: l.counters("counters")?,

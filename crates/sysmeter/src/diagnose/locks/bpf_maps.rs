@@ -12,16 +12,15 @@ use std::collections::HashMap;
 
 use super::events::Recorded;
 use super::waits::{Paired, Wait};
-use crate::diagnose::observe::bpf::VALUE_WORDS;
+use crate::diagnose::observe::bpf::{SNAPSHOT_HEAD, Snapshot, VALUE_WORDS};
 use crate::diagnose::observe::bpf::{durations, u32_at, u64_at};
-use crate::diagnose::observe::unwind::Regs;
 
 /// `struct key`: bytes.
 pub const KEY_BYTES: usize = 40;
 /// Words of user stack in `struct snapshot`.
 pub const STACK_WORDS: usize = 256;
 /// `struct snapshot`: ts, sp, bp, words.
-pub const SNAPSHOT_WORDS: usize = 3 + STACK_WORDS;
+pub const SNAPSHOT_WORDS: usize = SNAPSHOT_HEAD + STACK_WORDS;
 /// Bytes of user stack in one snapshot.
 pub const SNAPSHOT_BYTES: u32 = (STACK_WORDS * 8) as u32;
 
@@ -48,8 +47,8 @@ pub struct Maps {
     pub waits: Vec<([u8; KEY_BYTES], [u64; VALUE_WORDS])>,
     /// `stacks`: id → instruction pointers, innermost first.
     pub stacks: HashMap<i32, Vec<u64>>,
-    /// `snapshots`: (thread, user stack id, word) → (ts, sp, bp, words).
-    pub snapshots: HashMap<(u32, i32, u64), [u64; SNAPSHOT_WORDS]>,
+    /// `snapshots`: (thread, user stack id, word) → its snapshot (`first`: the time).
+    pub snapshots: HashMap<(u32, i32, u64), Snapshot>,
     /// Threads still in a waiting call at the end (left in `starts`).
     pub unfinished: u64,
     /// The `counters` slots.
@@ -118,23 +117,16 @@ fn chain(maps: &Maps, rec: &mut Recorded, call: Call, latest: u64) -> (u32, u64)
     let (pid, tid, ustack, uaddr) = call;
     let frames = maps.stacks.get(&ustack).cloned().unwrap_or_default();
     let snap = maps.snapshots.get(&(tid, ustack, uaddr));
-    let time = snap.map_or(latest, |s| s[0]);
-    let copy = snap.zip(frames.first()).map(|(s, &ip)| {
-        let regs = Regs {
-            ip,
-            sp: s[1],
-            bp: s[2],
-        };
-        let bytes: Vec<u8> = s[3..].iter().flat_map(|w| w.to_ne_bytes()).collect();
-        (regs, bytes)
-    });
-    let copy = copy.as_ref().map(|(r, b)| (*r, b.as_slice()));
+    let time = snap.map_or(latest, |s| s.first);
+    let copy = snap
+        .zip(frames.first())
+        .map(|(s, &ip)| (s.regs(ip), s.stack.as_slice()));
     (rec.stack_chain(pid, time, &frames, copy), time)
 }
 
 /// The waits of `maps`, their chains interned in `rec` (whose side-band records are read).
 pub fn into_paired(maps: &Maps, rec: &mut Recorded) -> Paired {
-    let latest = maps.snapshots.values().map(|s| s[0]).max().unwrap_or(0);
+    let latest = maps.snapshots.values().map(|s| s.first).max().unwrap_or(0);
     let mut out = Paired {
         calls: maps.counter(slot::CALLS),
         wakes: maps.counter(slot::WAKES),

@@ -13,10 +13,10 @@ use std::os::fd::AsRawFd;
 
 use sysmeter_sys::preload;
 
-use super::sites::{line_symbolizer, lines_in};
+use super::sites::lines_in;
 use crate::diagnose::observe::bytes::{text_at, u32_at, u64_at};
 use crate::diagnose::observe::inject;
-use crate::diagnose::observe::symbolize::{Symbols as Names, short_module};
+use crate::diagnose::observe::symbolize::{Symbols as Names, line_symbolizer, short_module};
 use crate::model::held::HeldRow;
 
 /// The region's layout (mutex.h).

@@ -6,9 +6,8 @@
 //! target never stops and keeps running. After `--duration` a launched command runs on
 //! unobserved to its end, like `profile`'s.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 use sysmeter_sys::process::child::Child;
 use sysmeter_sys::process::exit::{ChildUsage, Exit};
 
@@ -19,7 +18,7 @@ use super::waits::Paired;
 use super::{LocksError, Settings};
 use crate::diagnose::observe::maps::{MapEvent, parse_proc_maps};
 use crate::diagnose::observe::proc::{each_thread, online_cpus, process_gone};
-use crate::diagnose::observe::session::{Ended, launched_stop, wait_for_end};
+use crate::diagnose::observe::session::{Ended, StopWhen, Watch, launched_stop, wait_for_end};
 use crate::diagnose::observe::target::{Target, Unresolved, resolve_program};
 
 /// How long the reader sleeps between drains.
@@ -49,14 +48,6 @@ pub struct Recording {
     /// The in-process lock table of a launched command (empty when attached, or when the
     /// preload library did not load).
     pub held: Vec<crate::model::held::HeldRow>,
-}
-
-fn cpu_ns() -> u64 {
-    clock_gettime_ns(ClockId::ProcessCputime).max(0) as u64
-}
-
-fn elapsed_ns(start: Instant) -> u64 {
-    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
 fn perf(what: String) -> impl Fn(std::io::Error) -> LocksError {
@@ -105,7 +96,8 @@ fn launch(
     // If opening fails, dropping `child` kills and reaps it unreleased.
     rings.launched(child.pid(), &online_cpus())?;
     child.release().map_err(launch_error)?;
-    let (start, cpu0) = (Instant::now(), cpu_ns());
+    let watch = Watch::start();
+    let start = watch.start;
     let mut recorded = rings.recorded(&[]);
     let wait_error = |cause| LocksError::Wait { cause };
     let (stop, mut exit) = loop {
@@ -116,7 +108,7 @@ fn launch(
         }
     };
     let paired = rings.finish(&mut recorded)?;
-    let (wall_ns, tracer_cpu_ns) = (elapsed_ns(start), cpu_ns().saturating_sub(cpu0));
+    let (wall_ns, tracer_cpu_ns) = watch.read();
     drop(rings);
     if exit.is_none() {
         exit = wait_for_end(&mut child).map_err(wait_error)?;
@@ -159,28 +151,27 @@ fn attach(
         "watching the futex calls of pid {pid} ({threads} threads); Ctrl-C or --duration \
          detaches"
     ));
-    let (start, cpu0) = (Instant::now(), cpu_ns());
+    let watch = Watch::start();
+    let mut stop_when = StopWhen::until(settings.duration, None);
     let stop = loop {
         std::thread::sleep(POLL);
         rings.drain(&mut recorded);
-        if sysmeter_sys::signal::interrupted() {
-            break Ended::Interrupted;
-        }
-        if settings.duration.is_some_and(|d| start.elapsed() >= d) {
-            break Ended::Duration;
+        if let Some(why) = stop_when.now() {
+            break why;
         }
         if process_gone(pid) {
             break Ended::Finished;
         }
     };
     let paired = rings.finish(&mut recorded)?;
+    let (wall_ns, tracer_cpu_ns) = watch.read();
     Ok(Recording {
         recorded,
         maps_at_start,
         exit: None,
         stop,
-        wall_ns: elapsed_ns(start),
-        tracer_cpu_ns: cpu_ns().saturating_sub(cpu0),
+        wall_ns,
+        tracer_cpu_ns,
         threads,
         in_kernel: paired.is_some(),
         paired,

@@ -7,12 +7,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use blazesym::symbolize::source::{Elf, Source};
-use blazesym::symbolize::{CodeInfo, Input, Sym, Symbolized, Symbolizer};
+use blazesym::symbolize::{CodeInfo, Sym, Symbolizer};
 
 use super::unwind::user_stack;
 use crate::diagnose::observe::maps::{AddressSpaces, Location};
-use crate::diagnose::observe::symbolize::{Symbols, short_module};
+use crate::diagnose::observe::symbolize::{Symbols, line_symbolizer, read_lines, short_module};
 
 /// A named stack.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -220,14 +219,6 @@ impl<'a> Namer<'a> {
     }
 }
 
-/// A symbolizer that reads code locations and inlined functions (DWARF).
-pub(super) fn line_symbolizer() -> Symbolizer {
-    Symbolizer::builder()
-        .enable_code_info(true)
-        .enable_inlined_fns(true)
-        .build()
-}
-
 /// The innermost non-library function and its `file:line` at each file offset of the
 /// object at `path` (`None` where there is no symbol or no line).
 pub(super) fn lines_in(
@@ -235,23 +226,7 @@ pub(super) fn lines_in(
     path: &str,
     offsets: &[u64],
 ) -> Vec<Option<(String, String)>> {
-    let source = Source::Elf(Elf::new(path));
-    let found = match path.starts_with('/') {
-        true => symbolizer
-            .symbolize(&source, Input::FileOffset(offsets))
-            .ok(),
-        false => None,
-    };
-    let Some(found) = found else {
-        return vec![None; offsets.len()];
-    };
-    found
-        .iter()
-        .map(|s| match s {
-            Symbolized::Sym(sym) => innermost_site(sym),
-            _ => None,
-        })
-        .collect()
+    read_lines(symbolizer, path, offsets, innermost_site)
 }
 
 /// `file:line` of a code location.

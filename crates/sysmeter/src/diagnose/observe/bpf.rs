@@ -13,9 +13,10 @@ pub use super::bytes::{u32_at, u64_at};
 use std::path::Path;
 
 use aya::maps::{Array, HashMap as BpfHash, MapData, StackTraceMap};
-use aya::programs::{TracePoint, UProbe};
+use aya::programs::{Program, ProgramError, TracePoint, UProbe};
 use aya::{Ebpf, EbpfLoader, Pod};
 
+use super::unwind::Regs;
 use crate::host::procfs::parse_status;
 
 /// The kernel's own type information, which the verifier needs for the BTF helpers.
@@ -25,6 +26,9 @@ pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
 pub const BUCKETS: usize = 40;
 /// `struct value`: count, sum, histogram.
 pub const VALUE_WORDS: usize = 2 + BUCKETS;
+/// Words of a `struct snapshot` (bpf/stack.h) before its copy of the stack: the time or
+/// instruction pointer, the stack pointer, the frame pointer.
+pub const SNAPSHOT_HEAD: usize = 3;
 /// `CAP_SYS_ADMIN`, which implies both of the next two.
 const CAP_SYS_ADMIN: u32 = 21;
 /// `CAP_PERFMON`: tracepoints and stacks.
@@ -182,12 +186,7 @@ impl Loaded {
         event: &str,
     ) -> Result<(), BpfError> {
         let what = format!("attach {program} to {category}:{event}");
-        let p: &mut TracePoint = self
-            .ebpf
-            .program_mut(program)
-            .ok_or_else(|| err(what.clone())(&"no such program in the object"))?
-            .try_into()
-            .map_err(|e| err(what.clone())(&e))?;
+        let p: &mut TracePoint = program_of(&mut self.ebpf, program, &what)?;
         p.load().map_err(|e| err(what.clone())(&e))?;
         p.attach(category, event).map_err(|e| err(what)(&e))?;
         Ok(())
@@ -205,12 +204,7 @@ impl Loaded {
         pid: Option<i32>,
     ) -> Result<(), BpfError> {
         let what = format!("attach {program} to {}+{offset:#x}", path.display());
-        let p: &mut UProbe = self
-            .ebpf
-            .program_mut(program)
-            .ok_or_else(|| err(what.clone())(&"no such program in the object"))?
-            .try_into()
-            .map_err(|e| err(what.clone())(&e))?;
+        let p: &mut UProbe = program_of(&mut self.ebpf, program, &what)?;
         if self.uprobes.insert(program.to_string()) {
             p.load().map_err(|e| err(what.clone())(&e))?;
         }
@@ -277,6 +271,58 @@ impl Loaded {
         let a: Array<&MapData, u64> = Array::try_from(m).map_err(|e| err(what)(&e))?;
         Ok(a.iter().filter_map(Result::ok).collect())
     }
+}
+
+/// A `struct snapshot` of bpf/stack.h read back (the one decoding of it, for every program):
+/// a thread's user registers and the top of its user stack, from which the unwinder walks
+/// the callers that the kernel's frame-pointer walk misses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Its first word: when it was taken (the tracepoint programs), or the instruction
+    /// pointer (alloc's uretprobe).
+    pub first: u64,
+    /// The stack pointer.
+    pub sp: u64,
+    /// The frame pointer.
+    pub bp: u64,
+    /// The top of the user stack, from `sp` up.
+    pub stack: Vec<u8>,
+}
+
+impl Snapshot {
+    /// Decodes the words of a snapshot, as its map holds them (native byte order: the
+    /// kernel that wrote them runs here).
+    pub fn from_words(words: &[u64]) -> Snapshot {
+        let at = |i: usize| words.get(i).copied().unwrap_or(0);
+        let stack = words.get(SNAPSHOT_HEAD..).unwrap_or_default();
+        Snapshot {
+            first: at(0),
+            sp: at(1),
+            bp: at(2),
+            stack: stack.iter().flat_map(|w| w.to_ne_bytes()).collect(),
+        }
+    }
+
+    /// The registers the unwinder starts from, at instruction pointer `ip`.
+    pub fn regs(&self, ip: u64) -> Regs {
+        Regs {
+            ip,
+            sp: self.sp,
+            bp: self.bp,
+        }
+    }
+}
+
+/// Program `program` of `ebpf` as its kind `P` (a tracepoint, a uprobe); `what` is the
+/// attempt an error names.
+fn program_of<'e, P>(ebpf: &'e mut Ebpf, program: &str, what: &str) -> Result<&'e mut P, BpfError>
+where
+    &'e mut P: TryFrom<&'e mut Program, Error = ProgramError>,
+{
+    ebpf.program_mut(program)
+        .ok_or_else(|| err(what)(&"no such program in the object"))?
+        .try_into()
+        .map_err(|e| err(what)(&e))
 }
 
 /// The kernel keeps a count, a sum and a log2 histogram per key, not each interval: the

@@ -4,12 +4,15 @@
 //! watched until it exits), what became of a launched command ([`CommandState`], with a
 //! [`Pending`] command still to be waited for), the observer the command layer shows
 //! progress through ([`Observer`]: `diagnose` never prints), and the wait that passes Ctrl-C
-//! on to a launched command and kills it after a grace period ([`wait_for_end`]).
+//! on to a launched command and kills it after a grace period ([`wait_for_end`]); the
+//! findings of how a session ended ([`process_exited`], [`tracing_stopped`]); what observing
+//! took ([`Watch`]: the wall time and sysmeter's own CPU time).
 //!
 //! Depends on `sysmeter_sys` (the Ctrl-C flag, child processes) and [`super::error`].
 
 use std::time::{Duration, Instant};
 
+use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 use sysmeter_sys::process::child::Child;
 use sysmeter_sys::process::exit::{ChildUsage, Exit};
 
@@ -144,6 +147,59 @@ impl<'o> StopWhen<'o> {
         }
         self.why.is_some()
     }
+
+    /// Why to stop now, if it is time (for the sessions that show no count of calls).
+    pub fn now(&mut self) -> Option<Ended> {
+        self.check(0);
+        self.why
+    }
+}
+
+/// When observation began, by the wall clock and by this process's CPU clock: the wall
+/// time a session observed and the CPU time sysmeter spent reading its events (its cost).
+#[derive(Debug, Clone, Copy)]
+pub struct Watch {
+    /// The start (`--duration` and the progress line count from it).
+    pub start: Instant,
+    cpu0: u64,
+}
+
+impl Watch {
+    /// Starts both clocks now.
+    pub fn start() -> Watch {
+        Watch {
+            start: Instant::now(),
+            cpu0: process_cpu_ns(),
+        }
+    }
+
+    /// The wall time since the start and this process's CPU time in it, ns.
+    pub fn read(&self) -> (u64, u64) {
+        let wall = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        (wall, process_cpu_ns().saturating_sub(self.cpu0))
+    }
+}
+
+fn process_cpu_ns() -> u64 {
+    clock_gettime_ns(ClockId::ProcessCputime).max(0) as u64
+}
+
+/// The finding of a tracing session (`trace`, `calls`) that Ctrl-C or `--duration` stopped,
+/// with what became of the program: a launched command's fate is said the same way by every
+/// tracer; `detached` (after "; ") says what became of a process traced with `-p`. `None`
+/// when the program's own end stopped the session.
+pub fn tracing_stopped(ended: Ended, command: &CommandState, detached: &str) -> Option<Finding> {
+    let how = match ended {
+        Ended::Finished => return None,
+        Ended::Interrupted => "tracing stopped by Ctrl-C",
+        Ended::Duration => "tracing stopped after --duration",
+    };
+    let then = match command {
+        CommandState::NotLaunched => detached,
+        CommandState::StillRunning(_) => "the command keeps running",
+        CommandState::Exited(_) => "the command ended meanwhile",
+    };
+    Some(Finding::new("ended", format!("{how}; {then}"), None))
 }
 
 /// The finding of a session on a running process (`-p`) that ended because the process

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use blazesym::symbolize::source::{Elf, Kernel, Process, Source};
-use blazesym::symbolize::{Input, Symbolized};
+use blazesym::symbolize::{Input, Sym, Symbolized, Symbolizer};
 use blazesym::{MaybeDefault, Pid};
 
 use super::unwind::tables::FileTables;
@@ -167,34 +167,51 @@ fn resolved(s: Symbolized<'_>) -> Option<Resolved> {
     }
 }
 
-/// The source file (its last component) and line of each of `offsets` (file offsets) in
-/// the ELF file at `path`, from its DWARF line table; `None` where it has none. Separate
-/// from [`Symbols`], whose names skip the line tables (the slow part) for profiles.
-pub fn source_lines(path: &str, offsets: &[u64]) -> Vec<Option<(String, u32)>> {
+/// A symbolizer that reads code locations (the DWARF line tables) and inlined functions:
+/// what [`Symbols`] skips for profiles, because it is the slow part. It caches parsed files
+/// across calls.
+pub fn line_symbolizer() -> Symbolizer {
+    Symbolizer::builder()
+        .enable_code_info(true)
+        .enable_inlined_fns(true)
+        .build()
+}
+
+/// What `read` takes from the symbol of each of `offsets` (file offsets) in the ELF file at
+/// `path`, symbolized by `symbolizer` (a [`line_symbolizer`]); `None` where there is no
+/// symbol, and everywhere when the file cannot be read (or `path` is not a file's).
+pub fn read_lines<T: Clone>(
+    symbolizer: &Symbolizer,
+    path: &str,
+    offsets: &[u64],
+    read: impl Fn(&Sym<'_>) -> Option<T>,
+) -> Vec<Option<T>> {
     if !path.starts_with('/') || !Path::new(path).exists() {
         return vec![None; offsets.len()];
     }
-    let symbolizer = blazesym::symbolize::Symbolizer::builder()
-        .enable_code_info(true)
-        .enable_inlined_fns(true)
-        .build();
-    let found = symbolizer.symbolize(&Source::Elf(Elf::new(path)), Input::FileOffset(offsets));
-    match found {
+    match symbolizer.symbolize(&Source::Elf(Elf::new(path)), Input::FileOffset(offsets)) {
         Ok(found) => found
-            .into_iter()
+            .iter()
             .map(|s| match s {
-                Symbolized::Sym(sym) => sym.code_info.and_then(|c| {
-                    let file = Path::new(&c.file)
-                        .file_name()?
-                        .to_string_lossy()
-                        .into_owned();
-                    Some((file, c.line?))
-                }),
+                Symbolized::Sym(sym) => read(sym),
                 Symbolized::Unknown(_) => None,
             })
             .collect(),
         Err(_) => vec![None; offsets.len()],
     }
+}
+
+/// The source file (its last component) and line of each of `offsets` (file offsets) in
+/// the ELF file at `path`, from its DWARF line table; `None` where it has none.
+pub fn source_lines(path: &str, offsets: &[u64]) -> Vec<Option<(String, u32)>> {
+    read_lines(&line_symbolizer(), path, offsets, |sym| {
+        let c = sym.code_info.as_deref()?;
+        let file = Path::new(&c.file)
+            .file_name()?
+            .to_string_lossy()
+            .into_owned();
+        Some((file, c.line?))
+    })
 }
 
 /// Start address of this process's `[vdso]` mapping.

@@ -13,7 +13,6 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 use sysmeter_sys::process::child::Child;
 use sysmeter_sys::process::exit::{ChildUsage, Exit};
 
@@ -21,7 +20,7 @@ use super::sampling::EventSet;
 use super::{ProfileError, Settings, Target};
 use crate::diagnose::observe::maps::{MapEvent, parse_proc_maps};
 use crate::diagnose::observe::records::RawData;
-use crate::diagnose::observe::session::{Ended, launched_stop, wait_for_end};
+use crate::diagnose::observe::session::{Ended, StopWhen, Watch, launched_stop, wait_for_end};
 use crate::diagnose::observe::target::{Unresolved, resolve_program};
 
 /// How long the reader sleeps between drains of the ring buffers.
@@ -69,10 +68,6 @@ impl Recording {
         let sampled = self.sampled_cpu_ns();
         (sampled > 0.0).then(|| self.profiler_cpu_ns as f64 / sampled)
     }
-}
-
-fn process_cpu_ns() -> u64 {
-    clock_gettime_ns(ClockId::ProcessCputime).max(0) as u64
 }
 
 /// More events read alongside the CPU-clock samples (the off-CPU profile's), opened,
@@ -169,7 +164,8 @@ fn record_child(
 ) -> Result<Recording, ProfileError> {
     let pid = child.pid();
     let wait_error = |cause| ProfileError::Wait { pid, cause };
-    let (start, cpu0) = (Instant::now(), process_cpu_ns());
+    let watch = Watch::start();
+    let start = watch.start;
     let mut raw = RawData::default();
     let mut last_progress = start;
     let (stop, mut exit) = loop {
@@ -183,7 +179,7 @@ fn record_child(
     };
     events.drain(&mut raw);
     extra.drain(true);
-    let (wall_ns, profiler_cpu_ns) = (elapsed_ns(start), process_cpu_ns().saturating_sub(cpu0));
+    let (wall_ns, profiler_cpu_ns) = watch.read();
     let kernel = events.kernel;
     let cpus = events.len();
     // Close the events before waiting, so a command that runs on is not sampled for nothing.
@@ -205,10 +201,6 @@ fn record_child(
         profiler_cpu_ns,
         events: cpus,
     })
-}
-
-fn elapsed_ns(start: Instant) -> u64 {
-    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Calls `progress` with the CPU samples so far, or without any the extra events' count.
@@ -274,18 +266,17 @@ fn record_pid(
     if known.is_empty() {
         return Err(ProfileError::NoSuchPid { pid });
     }
-    let (start, cpu0) = (Instant::now(), process_cpu_ns());
+    let watch = Watch::start();
+    let start = watch.start;
+    let mut stop_when = StopWhen::until(settings.duration, None);
     let target0 = stat_cpu_ns(pid).map(|(t, _)| t);
     let mut target_last = target0;
     let mut last_progress = start;
     let stop = loop {
         events.drain(&mut raw);
         extra.drain(false);
-        if sysmeter_sys::signal::interrupted() {
-            break Ended::Interrupted;
-        }
-        if settings.duration.is_some_and(|d| start.elapsed() >= d) {
-            break Ended::Duration;
+        if let Some(why) = stop_when.now() {
+            break why;
         }
         let Some((t, ended)) = stat_cpu_ns(pid) else {
             break Ended::Finished;
@@ -301,6 +292,7 @@ fn record_pid(
     events.drain(&mut raw);
     extra.drain(true);
     extra.close();
+    let (wall_ns, profiler_cpu_ns) = watch.read();
     Ok(Recording {
         raw,
         maps_at_start,
@@ -309,8 +301,8 @@ fn record_pid(
         exit: None,
         interrupted: stop == Ended::Interrupted,
         stop,
-        wall_ns: elapsed_ns(start),
-        profiler_cpu_ns: process_cpu_ns().saturating_sub(cpu0),
+        wall_ns,
+        profiler_cpu_ns,
         target_cpu_ns: target0.zip(target_last).map(|(a, b)| b.saturating_sub(a)),
         events: events.len(),
     })

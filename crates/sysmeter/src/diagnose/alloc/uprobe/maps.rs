@@ -8,8 +8,7 @@
 use std::collections::HashMap;
 
 use crate::diagnose::alloc::region::{Counters, HIST, Heap};
-use crate::diagnose::observe::bpf::{BpfError, Loaded};
-use crate::diagnose::observe::unwind::Regs;
+use crate::diagnose::observe::bpf::{BpfError, Loaded, SNAPSHOT_HEAD, Snapshot};
 
 /// Slots of `stats` (S_* in the C).
 pub const S_LIVE: usize = 0;
@@ -78,15 +77,6 @@ pub fn stats(s: &[u64]) -> Stats {
     }
 }
 
-/// A stack id's registers at its first allocation's return and the stack above them.
-#[derive(Debug, Clone)]
-pub struct Snapshot {
-    /// The return address (the allocating function), stack and frame pointers.
-    pub regs: Regs,
-    /// The top of the user stack from `regs.sp` up.
-    pub stack: Vec<u8>,
-}
-
 /// Everything the kernel kept.
 #[derive(Debug, Default)]
 pub struct Maps {
@@ -96,7 +86,8 @@ pub struct Maps {
     pub sites: Vec<(i32, Counters)>,
     /// The kernel's walk per stack id, innermost first.
     pub walks: HashMap<i32, Vec<u64>>,
-    /// The snapshot per stack id.
+    /// The snapshot per stack id: the registers at its first allocation's return (`first`:
+    /// the return address, in the allocating function) and the stack above them.
     pub snapshots: HashMap<i32, Snapshot>,
 }
 
@@ -111,17 +102,6 @@ fn counters(v: &[u64; 6]) -> Counters {
     }
 }
 
-fn snapshot(v: &[u64; 3 + STACK_WORDS]) -> Snapshot {
-    Snapshot {
-        regs: Regs {
-            ip: v[0],
-            sp: v[1],
-            bp: v[2],
-        },
-        stack: v[3..].iter().flat_map(|w| w.to_le_bytes()).collect(),
-    }
-}
-
 /// Reads every map of the loaded program.
 pub fn read(l: &mut Loaded) -> Result<Maps, BpfError> {
     let stats = stats(&l.counters("stats")?);
@@ -133,9 +113,9 @@ pub fn read(l: &mut Loaded) -> Result<Maps, BpfError> {
     let ids: Vec<i32> = sites.iter().map(|s| s.0).filter(|&id| id >= 0).collect();
     let walks = l.stacks("stacks", &ids)?;
     let snapshots = l
-        .entries::<[u8; 4], [u64; 3 + STACK_WORDS]>("snapshots")?
+        .entries::<[u8; 4], [u64; SNAPSHOT_HEAD + STACK_WORDS]>("snapshots")?
         .into_iter()
-        .map(|(k, v)| (i32::from_ne_bytes(k), snapshot(&v)))
+        .map(|(k, v)| (i32::from_ne_bytes(k), Snapshot::from_words(&v)))
         .collect();
     Ok(Maps {
         stats,
@@ -157,11 +137,11 @@ mod tests {
         s[S_HIST + 7] = 3;
         let st = stats(&s);
         assert_eq!((st.heap.peak, st.hits, st.hist[7]), (99, 7, 3));
-        let mut v = [0u64; 3 + STACK_WORDS];
+        let mut v = [0u64; SNAPSHOT_HEAD + STACK_WORDS];
         v[0] = 0x401000;
         v[3] = 0x1122;
-        let snap = snapshot(&v);
-        assert_eq!(snap.regs.ip, 0x401000);
+        let snap = Snapshot::from_words(&v);
+        assert_eq!(snap.regs(snap.first).ip, 0x401000);
         assert_eq!(snap.stack.len(), STACK_WORDS * 8);
         assert_eq!(&snap.stack[..2], &[0x22, 0x11]);
     }

@@ -55,7 +55,7 @@ fn walk_all(maps: &Maps, pid: u32, events: &[MapEvent]) -> HashMap<usize, Stack>
             let copy = StackCopy {
                 pid,
                 time: 0,
-                regs: s.regs,
+                regs: s.regs(s.first),
                 stack: &s.stack,
             };
             unwinder.unwind(&spaces, &copy).frames

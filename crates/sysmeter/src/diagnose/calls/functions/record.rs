@@ -160,7 +160,8 @@ fn losses(f: &Functions, v: &Views, other_images: usize) -> Vec<Finding> {
 pub fn build(out: &Outcome, program: &Path, target: &str, backend: &str) -> ExperimentResult {
     let f = out.functions.clone().unwrap_or_default();
     let cost = Cost::of(&f, out.ns_per_tick, f64::from(out.region.step));
-    let (threads, others): (Vec<_>, Vec<_>) = f.threads.iter().cloned().partition(|t| t.image <= 1);
+    let (threads, others): (Vec<_>, Vec<_>) =
+        f.threads.iter().cloned().partition(|t| t.claim.image <= 1);
     let mut addrs: Vec<(u64, u64)> = threads
         .iter()
         .flat_map(|t| {

@@ -9,7 +9,7 @@
 //! `region` (the histogram's bucket count and the region's size, where this area starts).
 
 use super::region::BUCKETS;
-use crate::diagnose::observe::bytes::{u32_at, u64_at};
+use crate::diagnose::observe::bytes::{Claim, claimed as claimed_records, u32_at, u64_at};
 
 /// Threads with a tree.
 pub const THREADS: usize = 64;
@@ -56,12 +56,8 @@ pub struct Node {
 /// One thread's tree.
 #[derive(Debug, Clone, Default)]
 pub struct Thread {
-    /// Process id.
-    pub pid: u32,
-    /// Thread id.
-    pub tid: u32,
-    /// The process image (1: the launched program before any exec).
-    pub image: u32,
+    /// Its process, thread and process image (1: the launched program before any exec).
+    pub claim: Claim,
     /// Load bias of the program (0 for a program that is not PIE).
     pub base: u64,
     /// Calls not recorded because the tree was full.
@@ -114,11 +110,9 @@ fn node(b: &[u8], at: usize) -> Node {
     }
 }
 
-fn thread(b: &[u8], at: usize) -> Thread {
+fn thread(b: &[u8], at: usize, claim: Claim) -> Thread {
     Thread {
-        pid: u32_at(b, at + 4),
-        tid: u32_at(b, at + 8),
-        image: u32_at(b, at + 12),
+        claim,
         base: u64_at(b, at + 16),
         full: u32_at(b, at + 32),
         deep: u32_at(b, at + 36),
@@ -140,10 +134,8 @@ pub fn parse(b: &[u8]) -> Functions {
             .collect(),
         cal_sum: u64_at(b, 16 + 8 * CAL_BLOCKS + 4 * BUCKETS),
         lost: u32_at(b, 4),
-        threads: (1..n)
-            .map(|k| HEAD + k * THREAD_SIZE)
-            .filter(|&at| u32_at(b, at) == 1)
-            .map(|at| thread(b, at))
+        threads: claimed_records(b, HEAD, THREAD_SIZE, 1..n)
+            .map(|(_, at, claim)| thread(b, at, claim))
             .collect(),
     }
 }

@@ -116,9 +116,9 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
     if !cfg.follow_forks {
         // Without -f only the launched process counts (its exec'd images keep its pid).
         let pid = child.pid() as u32;
-        region.slots.retain(|s| s.pid == pid);
+        region.slots.retain(|s| s.claim.pid == pid);
         if let Some(f) = functions.as_mut() {
-            f.threads.retain(|t| t.pid == pid);
+            f.threads.retain(|t| t.claim.pid == pid);
         }
     }
     let command = match waited {

@@ -88,7 +88,13 @@ fn per_thread(out: &Outcome) -> Option<Finding> {
                 .filter(|&i| s.fns[i].count > 0)
                 .map(|i| format!("{} {}", names[i], s.fns[i].count))
                 .collect();
-            format!("{} {}/{}: {}", s.exe, s.pid, s.tid, counts.join(", "))
+            format!(
+                "{} {}/{}: {}",
+                s.exe,
+                s.claim.pid,
+                s.claim.tid,
+                counts.join(", ")
+            )
         })
         .collect();
     (!lines.is_empty()).then(|| {

@@ -5,7 +5,7 @@
 //!
 //! Pure bytes in, slots out: no I/O here. Depends on nothing but std.
 
-use crate::diagnose::observe::bytes::{text_at, u32_at, u64_at};
+use crate::diagnose::observe::bytes::{Claim, claimed as claimed_records, text_at, u32_at, u64_at};
 
 /// Identifies an initialised region.
 pub const MAGIC: u64 = 0x3153_4c4c_4143_534d;
@@ -40,12 +40,8 @@ pub struct FnCounts {
 /// One thread of one process image.
 #[derive(Debug, Clone)]
 pub struct Slot {
-    /// Process id.
-    pub pid: u32,
-    /// Thread id.
-    pub tid: u32,
-    /// The process image (1, 2, … in load order of the library).
-    pub image: u32,
+    /// Its process, thread and process image.
+    pub claim: Claim,
     /// The program's short name.
     pub exe: String,
     /// Per function index.
@@ -87,11 +83,9 @@ fn function(b: &[u8], at: usize) -> FnCounts {
     }
 }
 
-fn slot(b: &[u8], at: usize, funcs: usize) -> Slot {
+fn slot(b: &[u8], at: usize, claim: Claim, funcs: usize) -> Slot {
     Slot {
-        pid: u32_at(b, at + 4),
-        tid: u32_at(b, at + 8),
-        image: u32_at(b, at + 12),
+        claim,
         exe: text_at(b, at + 24, NAME),
         fns: (0..funcs)
             .map(|i| function(b, at + 24 + NAME + i * FN_SIZE))
@@ -109,10 +103,8 @@ pub fn parse(b: &[u8]) -> Option<Region> {
     let names = (0..funcs)
         .map(|i| text_at(b, 64 + i * NAME, NAME))
         .collect();
-    let slots = (0..claimed)
-        .map(|k| HEADER + k * SLOT_SIZE)
-        .filter(|&at| u32_at(b, at) == 1)
-        .map(|at| slot(b, at, funcs))
+    let slots = claimed_records(b, HEADER, SLOT_SIZE, 0..claimed)
+        .map(|(_, at, claim)| slot(b, at, claim, funcs))
         .collect();
     Some(Region {
         names,

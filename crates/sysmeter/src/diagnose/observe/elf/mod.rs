@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 pub use layout::{Span, UnwindLayout, read_layout, read_span, unwind_layout};
-pub use symtab::static_offsets;
+pub use symtab::{defined_offsets, static_offsets};
 
 /// Why a file could not be read as an ELF object.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -285,7 +285,10 @@ impl<'a> Elf<'a> {
 
 /// Reads the PLT, the defined functions and the needs of the ELF bytes `b`.
 pub fn parse(b: &[u8]) -> Option<Image> {
-    let elf = Elf::parse(b)?;
+    Elf::parse(b).map(|elf| image(&elf))
+}
+
+fn image(elf: &Elf) -> Image {
     let syms = elf.dynsyms();
     let defined = syms
         .iter()
@@ -306,45 +309,34 @@ pub fn parse(b: &[u8]) -> Option<Image> {
         .filter(|(name, _, _, shndx)| *shndx == 0 && !name.is_empty())
         .map(|(name, ..)| name.clone())
         .collect();
-    Some(Image {
+    Image {
         plt: elf.plt(&syms),
         defined,
         needed,
         runpath,
         undefined,
-    })
+    }
+}
+
+/// `f` of the ELF file at `path`: the one reading of a file by path, with its errors.
+fn with_file<T>(path: &Path, f: impl FnOnce(&Elf) -> T) -> Result<T, ElfError> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| ElfError::Read(shown.clone(), e.to_string()))?;
+    let elf = Elf::parse(&bytes).ok_or(ElfError::NotElf(shown))?;
+    Ok(f(&elf))
 }
 
 /// Reads the ELF file at `path`.
 pub fn read(path: &Path) -> Result<Image, ElfError> {
-    let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| ElfError::Read(shown.clone(), e.to_string()))?;
-    parse(&bytes).ok_or(ElfError::NotElf(shown))
+    with_file(path, image)
 }
 
 /// The file offsets of the virtual addresses `vaddrs` (as the ELF file `path` states them,
 /// before any load bias); `None` for an address outside every `PT_LOAD` segment.
 pub fn file_offsets(path: &Path, vaddrs: &[u64]) -> Result<Vec<Option<u64>>, ElfError> {
-    let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| ElfError::Read(shown.clone(), e.to_string()))?;
-    let elf = Elf::parse(&bytes).ok_or(ElfError::NotElf(shown))?;
-    Ok(vaddrs.iter().map(|&a| elf.file_offset(a)).collect())
-}
-
-/// The file offsets of the functions named `names` that the ELF file `path` defines, one per
-/// address (aliases such as `open`/`open64` share one): `(name, offset)` in `names` order.
-pub fn defined_offsets(path: &Path, names: &[&str]) -> Result<Vec<(String, u64)>, ElfError> {
-    let image = read(path)?;
-    let mut seen = std::collections::BTreeSet::new();
-    let mut out = Vec::new();
-    for name in names {
-        for d in image.defined.iter().filter(|d| d.name == *name) {
-            if seen.insert(d.offset) {
-                out.push((d.name.clone(), d.offset));
-            }
-        }
-    }
-    Ok(out)
+    with_file(path, |elf| {
+        vaddrs.iter().map(|&a| elf.file_offset(a)).collect()
+    })
 }
 
 /// The C library this process loaded (the one a program started from here loads too,

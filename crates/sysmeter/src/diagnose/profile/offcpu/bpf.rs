@@ -15,7 +15,7 @@ use super::super::sampling::{open_error, thread_event};
 use super::super::session::Extra;
 use super::bpf_maps::{self, KEY_BYTES, Maps, SNAPSHOT_WORDS, SPAN_BYTES};
 use super::raw::OffRaw;
-use crate::diagnose::observe::bpf::{BpfError, Field, Loaded, VALUE_WORDS, u32_at};
+use crate::diagnose::observe::bpf::{BpfError, Field, Loaded, Snapshot, VALUE_WORDS, u32_at};
 use crate::diagnose::observe::rings::{drain_side_band, side_band_of_thread, side_band_on_exec};
 
 /// The compiled programs (scripts/build-bpf.sh); aligned, or aya refuses the ELF.
@@ -145,7 +145,12 @@ fn read(l: &mut Loaded) -> Result<Maps, BpfError> {
         blocked,
         snapshots: snapshots
             .into_iter()
-            .map(|(k, v)| ((u32_at(&k, 0), u32_at(&k, 4) as i32), v))
+            .map(|(k, v)| {
+                (
+                    (u32_at(&k, 0), u32_at(&k, 4) as i32),
+                    Snapshot::from_words(&v),
+                )
+            })
             .collect(),
         spans,
         comms: l.entries("comms")?,

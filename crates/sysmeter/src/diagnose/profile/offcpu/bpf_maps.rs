@@ -10,10 +10,9 @@ use std::collections::HashMap;
 
 use super::blocks::{Block, Blocks};
 use super::raw::{OffRaw, Switch, UserStack};
-use crate::diagnose::observe::bpf::VALUE_WORDS;
+use crate::diagnose::observe::bpf::{SNAPSHOT_HEAD, Snapshot, VALUE_WORDS};
 use crate::diagnose::observe::bpf::{durations, u32_at, u64_at};
 use crate::diagnose::observe::records::{PERF_CONTEXT_KERNEL, PERF_CONTEXT_USER};
-use crate::diagnose::observe::unwind::Regs;
 
 /// `struct key`: bytes.
 pub const KEY_BYTES: usize = 48;
@@ -22,7 +21,7 @@ pub const SPAN_BYTES: usize = 24;
 /// Words of user stack in `struct snapshot`.
 pub const STACK_WORDS: usize = 64;
 /// `struct snapshot`: ts, sp, bp, words.
-pub const SNAPSHOT_WORDS: usize = 3 + STACK_WORDS;
+pub const SNAPSHOT_WORDS: usize = SNAPSHOT_HEAD + STACK_WORDS;
 
 /// Counter slots of the `counters` map (the `C_*` of the C source).
 pub mod slot {
@@ -53,8 +52,8 @@ pub struct Maps {
     pub blocked: Vec<([u8; KEY_BYTES], [u64; VALUE_WORDS])>,
     /// `stacks`: id → instruction pointers, innermost first.
     pub stacks: HashMap<i32, Vec<u64>>,
-    /// `snapshots`: (thread, user stack id) → (ts, sp, bp, words).
-    pub snapshots: HashMap<(u32, i32), [u64; SNAPSHOT_WORDS]>,
+    /// `snapshots`: (thread, user stack id) → its snapshot (`first`: the time).
+    pub snapshots: HashMap<(u32, i32), Snapshot>,
     /// `spans`: tid → (first, last, pid).
     pub spans: Vec<(u32, [u8; SPAN_BYTES])>,
     /// `comms`: pid → name (wakers).
@@ -151,14 +150,10 @@ fn snapshot(maps: &Maps, tid: u32, ustack: i32) -> Option<(u64, UserStack)> {
     let s = maps.snapshots.get(&(tid, ustack))?;
     let ip = *maps.stacks.get(&ustack)?.first()?;
     let stack = UserStack {
-        regs: Regs {
-            ip,
-            sp: *s.get(1)?,
-            bp: *s.get(2)?,
-        },
-        bytes: s.get(3..)?.iter().flat_map(|w| w.to_ne_bytes()).collect(),
+        regs: s.regs(ip),
+        bytes: s.stack.clone(),
     };
-    Some((s[0], stack))
+    Some((s.first, stack))
 }
 
 /// Fills `raw` (whose side-band records are already there) from `maps` and returns the

@@ -4,8 +4,9 @@
 
 use super::super::run::Outcome;
 use super::super::summary::CallStats;
-use super::super::{Backend, CommandState, Ended, TraceConfig};
+use super::super::{Backend, TraceConfig};
 use super::error_text;
+use crate::diagnose::observe::session::tracing_stopped;
 use crate::model::Finding;
 use crate::model::units::duration_ns;
 
@@ -164,20 +165,6 @@ fn limits(out: &Outcome) -> Vec<Finding> {
     v
 }
 
-fn ending(out: &Outcome) -> Option<Finding> {
-    let how = match out.ended {
-        Ended::Finished => return None,
-        Ended::Interrupted => "tracing stopped by Ctrl-C",
-        Ended::Duration => "tracing stopped after --duration",
-    };
-    let then = match out.command {
-        CommandState::NotLaunched => "; the process was detached and keeps running",
-        CommandState::StillRunning(_) => "; the command keeps running",
-        CommandState::Exited(_) => "; the command ended meanwhile",
-    };
-    Some(Finding::new("ended", format!("{how}{then}"), None))
-}
-
 /// Every finding of a trace, most important first.
 pub(super) fn all(
     out: &Outcome,
@@ -211,6 +198,10 @@ pub(super) fn all(
     v.push(overhead(out));
     v.push(backend(out, cfg));
     v.extend(limits(out));
-    v.extend(ending(out));
+    v.extend(tracing_stopped(
+        out.ended,
+        &out.command,
+        "the process was detached and keeps running",
+    ));
     v
 }

@@ -43,6 +43,23 @@ fn c_strings(argv: &[OsString]) -> Result<Vec<CString>, TraceError> {
         .collect()
 }
 
+/// What both paths set up before tracing: the overhead calibration (a traced child forked
+/// with or without the `-e` seccomp filter, pinned to `cpu` when given), the collector that
+/// subtracts it, and the ticker that wakes a blocked `waitpid` (it stops when dropped).
+fn prepare(
+    cfg: &TraceConfig,
+    seccomp: bool,
+    cpu: Option<usize>,
+) -> Result<(calibrate::Overhead, Collector, WaitTicker), TraceError> {
+    let overhead = calibrate::ptrace_overhead(seccomp, cpu).map_err(TraceError::io(
+        "calibrating the ptrace overhead (forking a traced child)",
+    ))?;
+    let collector = Collector::new(cfg.selection.clone(), overhead.inside_ns());
+    let ticker =
+        WaitTicker::start(TICK).map_err(TraceError::io("installing the SIGALRM ticker"))?;
+    Ok((overhead, collector, ticker))
+}
+
 fn outcome(collector: Collector, overhead: calibrate::Overhead, cpu: Option<usize>) -> Outcome {
     Outcome {
         collector,
@@ -71,12 +88,7 @@ pub(super) fn launch(cfg: &TraceConfig, argv: &[OsString]) -> Result<Outcome, Tr
         .as_ref()
         .and_then(|s| SeccompFilter::trace_only(arch.audit(), &s.numbers(arch)));
     let seccomp = filter.is_some();
-    let overhead = calibrate::ptrace_overhead(seccomp, cpu).map_err(TraceError::io(
-        "calibrating the ptrace overhead (forking a traced child)",
-    ))?;
-    let mut collector = Collector::new(cfg.selection.clone(), overhead.inside_ns());
-    let _ticker =
-        WaitTicker::start(TICK).map_err(TraceError::io("installing the SIGALRM ticker"))?;
+    let (overhead, mut collector, _ticker) = prepare(cfg, seccomp, cpu)?;
     let spec = SpawnSpec {
         program: &program_c,
         argv: &argv_c,
@@ -175,12 +187,7 @@ pub(super) fn attach(
     observer: &mut dyn TraceObserver,
 ) -> Result<Outcome, TraceError> {
     let cpu = if cfg.pin { pin_to(last_cpu(pid)) } else { None };
-    let overhead = calibrate::ptrace_overhead(false, None).map_err(TraceError::io(
-        "calibrating the ptrace overhead (forking a traced child)",
-    ))?;
-    let mut collector = Collector::new(cfg.selection.clone(), overhead.inside_ns());
-    let _ticker =
-        WaitTicker::start(TICK).map_err(TraceError::io("installing the SIGALRM ticker"))?;
+    let (overhead, mut collector, _ticker) = prepare(cfg, false, None)?;
     let mut session = Session::attach(pid, cfg.follow_forks).map_err(|e| match e {
         AttachError::NoProcess => TraceError::NoProcess(pid),
         AttachError::Refused(error) => TraceError::refused(pid, error),
