@@ -6,7 +6,9 @@ use postgres::types::FromSql;
 
 use super::{Pg, snapshot};
 use crate::store::StoreError;
-use crate::store::columns::{Get, METRICS_SELECT, RESULTS_SELECT, metric_row, result_row, run_row};
+use crate::store::columns::{
+    Get, METRICS_SELECT, RESULTS_SELECT, listing_row, metric_row, result_row, run_row,
+};
 use crate::store::read::{PREFIX_MATCHES, RunListing, RunRows};
 
 impl Pg {
@@ -34,7 +36,10 @@ impl Pg {
             )
             .map_err(fail)?;
         rows.iter()
-            .map(|row| listing(row).map_err(|e| self.read_error("list the runs", e)))
+            .map(|row| {
+                listing_row(row, |_, v| ReadError::Range(v))
+                    .map_err(|e| self.read_error("list the runs", e))
+            })
             .collect()
     }
 
@@ -140,26 +145,6 @@ impl From<postgres::Error> for ReadError {
     fn from(e: postgres::Error) -> ReadError {
         ReadError::Driver(e)
     }
-}
-
-fn listing(row: &Row) -> Result<RunListing, ReadError> {
-    let count = |idx: usize| -> Result<usize, ReadError> {
-        let v: i64 = row.try_get(idx)?;
-        usize::try_from(v).map_err(|_| ReadError::Range(v))
-    };
-    Ok(RunListing {
-        id: row.try_get(0)?,
-        kind: row.try_get(1)?,
-        started_ns: row.try_get(2)?,
-        finished_ns: row.try_get(3)?,
-        interrupted: row.try_get(4)?,
-        hostname: row.try_get(5)?,
-        tool_version: row.try_get(6)?,
-        experiments: count(7)?,
-        ok: count(8)?,
-        skipped: count(9)?,
-        failed: count(10)?,
-    })
 }
 
 impl<T: for<'a> FromSql<'a>> Get<T, postgres::Error> for Row {

@@ -5,7 +5,9 @@ use rusqlite::{OptionalExtension, Row, params};
 
 use super::{Sqlite, sql_error};
 use crate::store::StoreError;
-use crate::store::columns::{Get, METRICS_SELECT, RESULTS_SELECT, metric_row, result_row, run_row};
+use crate::store::columns::{
+    Get, METRICS_SELECT, RESULTS_SELECT, listing_row, metric_row, result_row, run_row,
+};
 use crate::store::read::{PREFIX_MATCHES, RunListing, RunRows};
 
 impl Sqlite {
@@ -32,19 +34,7 @@ impl Sqlite {
             .map_err(fail)?;
         let rows = stmt
             .query_map(params![limit, hostname], |row| {
-                Ok(RunListing {
-                    id: row.get(0)?,
-                    kind: row.get(1)?,
-                    started_ns: row.get(2)?,
-                    finished_ns: row.get(3)?,
-                    interrupted: row.get(4)?,
-                    hostname: row.get(5)?,
-                    tool_version: row.get(6)?,
-                    experiments: count(row, 7)?,
-                    ok: count(row, 8)?,
-                    skipped: count(row, 9)?,
-                    failed: count(row, 10)?,
-                })
+                listing_row(row, rusqlite::Error::IntegralValueOutOfRange)
             })
             .map_err(fail)?;
         rows.collect::<Result<_, _>>().map_err(fail)
@@ -126,13 +116,6 @@ impl Sqlite {
             metrics,
         })
     }
-}
-
-/// A count as `usize`; rusqlite is built without its `fallible_uint` feature, so the range
-/// check is done here.
-fn count(row: &Row<'_>, idx: usize) -> rusqlite::Result<usize> {
-    let v: i64 = row.get(idx)?;
-    usize::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(idx, v))
 }
 
 impl<T: FromSql> Get<T, rusqlite::Error> for Row<'_> {
