@@ -2,7 +2,7 @@
 //! and all rows of one run.
 
 use postgres::Row;
-use postgres::types::FromSql;
+use postgres::types::{FromSql, ToSql};
 
 use super::{Pg, snapshot};
 use crate::store::StoreError;
@@ -50,19 +50,16 @@ impl Pg {
         back: i64,
         hostname: Option<&str>,
     ) -> Result<Option<String>, StoreError> {
-        let fail = |e: postgres::Error| self.error(&format!("look up run 'latest~{back}'"), &e);
-        let row = self
-            .client
-            .borrow_mut()
-            .query_opt(
-                "SELECT id FROM runs
-                 WHERE ($2::text IS NULL OR hostname = $2)
-                   AND (finished_ns IS NOT NULL OR interrupted)
-                 ORDER BY started_ns DESC, id DESC LIMIT 1 OFFSET $1",
-                &[&back, &hostname],
-            )
-            .map_err(fail)?;
-        row.map(|r| r.try_get(0)).transpose().map_err(fail)
+        let action = format!("look up run 'latest~{back}'");
+        let ids = self.ids(
+            &action,
+            "SELECT id FROM runs
+             WHERE ($2::text IS NULL OR hostname = $2)
+               AND (finished_ns IS NOT NULL OR interrupted)
+             ORDER BY started_ns DESC, id DESC LIMIT 1 OFFSET $1",
+            &[&back, &hostname],
+        )?;
+        Ok(ids.into_iter().next())
     }
 
     /// Up to [`PREFIX_MATCHES`] ids starting with `prefix`, the exact id first.
@@ -70,17 +67,24 @@ impl Pg {
         &self,
         prefix: &str,
     ) -> Result<Vec<String>, StoreError> {
-        let fail = |e: postgres::Error| self.error(&format!("look up run '{prefix}'"), &e);
         // left() rather than LIKE, whose `_` and `%` are wildcards.
-        let rows = self
-            .client
-            .borrow_mut()
-            .query(
-                "SELECT id FROM runs WHERE left(id, length($1)) = $1
-                 ORDER BY id = $1 DESC, id LIMIT $2",
-                &[&prefix, &PREFIX_MATCHES],
-            )
-            .map_err(fail)?;
+        self.ids(
+            &format!("look up run '{prefix}'"),
+            "SELECT id FROM runs WHERE left(id, length($1)) = $1
+             ORDER BY id = $1 DESC, id LIMIT $2",
+            &[&prefix, &PREFIX_MATCHES],
+        )
+    }
+
+    /// The run ids that query `sql` selects with `params`; `action` says what failed.
+    fn ids(
+        &self,
+        action: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<String>, StoreError> {
+        let fail = |e: postgres::Error| self.error(action, &e);
+        let rows = self.client.borrow_mut().query(sql, params).map_err(fail)?;
         rows.iter()
             .map(|r| r.try_get(0))
             .collect::<Result<_, _>>()
