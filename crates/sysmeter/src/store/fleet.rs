@@ -10,6 +10,7 @@
 pub mod sql;
 
 use super::rows::{Decoder, Encoder};
+use super::write::Writes;
 use super::{Store, StoreError, on_backend, on_backend_mut};
 use std::collections::BTreeSet;
 

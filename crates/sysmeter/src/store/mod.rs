@@ -34,6 +34,7 @@ mod summary;
 mod target;
 mod write;
 pub use write::Put;
+use write::Writes;
 
 #[cfg(test)]
 mod tests;
