@@ -1,41 +1,25 @@
 //! What the two backends' schemas share, written once: the tables of schema 1 and the
 //! columns schemas 2 and 3 added (`sqlite/schema.rs` and `pg/schema.rs` list the migrations
 //! and add what is their own). Schema 1 names the types that differ between the dialects
-//! by placeholders — `{int}`, `{real}`, `{flag}`, `{json}`, `{bytes}` and `{strict}` — which
-//! each backend fills with its [`Types`] when it migrates. SQLite's filled text is the one
-//! its databases were always created with (SQLite keeps a table's `CREATE` text as written).
+//! by placeholders ([`PLACEHOLDERS`]), which each backend fills with its [`Types`] when it
+//! migrates. SQLite's filled text is the one its databases were always created with (SQLite
+//! keeps a table's `CREATE` text as written).
 //!
 //! Never edit a migration that has shipped: a change to these tables is a new migration.
 
-/// The column types of one dialect, for the placeholders of schema 1.
-pub(super) struct Types {
-    /// Integers: ns, bytes, counts.
-    pub int: &'static str,
-    /// The statistics.
-    pub real: &'static str,
-    /// The 0/1 flag `interrupted`.
-    pub flag: &'static str,
-    /// The host and config descriptions (JSON).
-    pub json: &'static str,
-    /// The raw samples.
-    pub bytes: &'static str,
-    /// What follows a table's closing parenthesis.
-    pub strict: &'static str,
-}
+/// The placeholders of schema 1: `{int}` integers (ns, bytes, counts), `{real}` the
+/// statistics, `{flag}` the 0/1 flag `interrupted`, `{json}` the host and config
+/// descriptions, `{bytes}` the raw samples, `{strict}` what follows a table's closing
+/// parenthesis.
+const PLACEHOLDERS: [&str; 6] = ["{int}", "{real}", "{flag}", "{json}", "{bytes}", "{strict}"];
+
+/// One dialect's words for the [`PLACEHOLDERS`], in their order.
+pub(super) struct Types(pub [&'static str; 6]);
 
 impl Types {
     /// Migration `sql` with its placeholders filled (a migration without any is unchanged).
     pub(super) fn fill(&self, sql: &str) -> String {
-        [
-            ("{int}", self.int),
-            ("{real}", self.real),
-            ("{flag}", self.flag),
-            ("{json}", self.json),
-            ("{bytes}", self.bytes),
-            ("{strict}", self.strict),
-        ]
-        .iter()
-        .fold(sql.to_string(), |sql, (placeholder, word)| {
+        (PLACEHOLDERS.iter().zip(self.0)).fold(sql.to_string(), |sql, (placeholder, word)| {
             sql.replace(placeholder, word)
         })
     }

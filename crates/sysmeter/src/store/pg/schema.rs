@@ -54,15 +54,15 @@ const MIGRATION_1: &str = concat!(
     "CREATE INDEX runs_by_host ON runs (hostname, started_ns);\n"
 );
 
-/// PostgreSQL's types for the placeholders of schema 1 (module docs).
-const TYPES: Types = Types {
-    int: "BIGINT",
-    real: "DOUBLE PRECISION",
-    flag: "BOOLEAN",
-    json: "JSONB",
-    bytes: "BYTEA",
-    strict: "",
-};
+/// PostgreSQL's words for the placeholders of schema 1 (`store/schema.rs`; module docs).
+const TYPES: Types = Types([
+    "BIGINT",
+    "DOUBLE PRECISION",
+    "BOOLEAN",
+    "JSONB",
+    "BYTEA",
+    "",
+]);
 
 /// Checks that the database is one this build can use, then applies the missing migrations.
 /// A database already at the current version is only read, so a user with read rights only

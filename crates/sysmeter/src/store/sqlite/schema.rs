@@ -46,15 +46,8 @@ ALTER TABLE results ADD COLUMN medians TEXT;
 /// Schema 1: runs, results, metrics (`store/schema.rs`), in a file marked as sysmeter's.
 const MIGRATION_1: &str = concat!("\nPRAGMA application_id = 1400458612;\n", tables_1!());
 
-/// SQLite's types for the placeholders of schema 1.
-const TYPES: Types = Types {
-    int: "INTEGER",
-    real: "REAL",
-    flag: "INTEGER",
-    json: "TEXT",
-    bytes: "BLOB",
-    strict: " STRICT",
-};
+/// SQLite's words for the placeholders of schema 1 (`store/schema.rs`).
+const TYPES: Types = Types(["INTEGER", "REAL", "INTEGER", "TEXT", "BLOB", " STRICT"]);
 
 /// Checks that the open file is a sysmeter database this build can use, then applies the
 /// missing migrations. A database already at the current version is only read, so opening
