@@ -9,14 +9,10 @@ use crate::store::StoreError;
 use crate::store::columns::{
     Get, METRICS_SELECT, RESULTS_SELECT, listing_row, metric_row, result_row, run_row,
 };
-use crate::store::read::{PREFIX_MATCHES, RunListing, RunRows};
+use crate::store::read::{PREFIX_MATCHES, Reads, RunListing, RunRows};
 
-impl Pg {
-    pub(in crate::store) fn list_runs(
-        &self,
-        limit: i64,
-        hostname: Option<&str>,
-    ) -> Result<Vec<RunListing>, StoreError> {
+impl Reads for Pg {
+    fn list_runs(&self, limit: i64, hostname: Option<&str>) -> Result<Vec<RunListing>, StoreError> {
         let fail = |e: postgres::Error| self.error("list the runs", &e);
         let rows = self
             .client
@@ -43,13 +39,7 @@ impl Pg {
             .collect()
     }
 
-    /// The id `back` runs before the newest (of `hostname` if given), counting only runs
-    /// that ended (finished or interrupted), as in SQLite.
-    pub(in crate::store) fn latest(
-        &self,
-        back: i64,
-        hostname: Option<&str>,
-    ) -> Result<Option<String>, StoreError> {
+    fn latest(&self, back: i64, hostname: Option<&str>) -> Result<Option<String>, StoreError> {
         let action = format!("look up run 'latest~{back}'");
         let ids = self.ids(
             &action,
@@ -62,11 +52,7 @@ impl Pg {
         Ok(ids.into_iter().next())
     }
 
-    /// Up to [`PREFIX_MATCHES`] ids starting with `prefix`, the exact id first.
-    pub(in crate::store) fn ids_with_prefix(
-        &self,
-        prefix: &str,
-    ) -> Result<Vec<String>, StoreError> {
+    fn ids_with_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
         // left() rather than LIKE, whose `_` and `%` are wildcards.
         self.ids(
             &format!("look up run '{prefix}'"),
@@ -76,24 +62,7 @@ impl Pg {
         )
     }
 
-    /// The run ids that query `sql` selects with `params`; `action` says what failed.
-    fn ids(
-        &self,
-        action: &str,
-        sql: &str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> Result<Vec<String>, StoreError> {
-        let fail = |e: postgres::Error| self.error(action, &e);
-        let rows = self.client.borrow_mut().query(sql, params).map_err(fail)?;
-        rows.iter()
-            .map(|r| r.try_get(0))
-            .collect::<Result<_, _>>()
-            .map_err(fail)
-    }
-
-    /// The run row, its results and its metrics from one snapshot, so a result committed
-    /// meanwhile by a running bench is either wholly in or wholly out.
-    pub(in crate::store) fn load_rows(&self, id: &str) -> Result<RunRows, StoreError> {
+    fn load_rows(&self, id: &str) -> Result<RunRows, StoreError> {
         let fail = |what: &str| {
             let action = format!("read the {what} of run {id}");
             move |e: postgres::Error| self.error(&action, &e)
@@ -123,6 +92,23 @@ impl Pg {
             results,
             metrics,
         })
+    }
+}
+
+impl Pg {
+    /// The run ids that query `sql` selects with `params`; `action` says what failed.
+    fn ids(
+        &self,
+        action: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<String>, StoreError> {
+        let fail = |e: postgres::Error| self.error(action, &e);
+        let rows = self.client.borrow_mut().query(sql, params).map_err(fail)?;
+        rows.iter()
+            .map(|r| r.try_get(0))
+            .collect::<Result<_, _>>()
+            .map_err(fail)
     }
 
     /// A row that does not convert (e.g. a count that does not fit `usize`).
