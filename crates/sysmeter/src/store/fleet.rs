@@ -9,7 +9,9 @@
 
 pub mod sql;
 
+use super::read::Reads;
 use super::rows::{Decoder, Encoder};
+use super::write::Writes;
 use super::{Store, StoreError, on_backend, on_backend_mut};
 use std::collections::BTreeSet;
 

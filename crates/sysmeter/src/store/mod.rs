@@ -17,8 +17,8 @@
 //! rusqlite, postgres and serde_json.
 //!
 //! Layout: `target` (path or URL), `rows` (model ↔ rows, shared by both backends), `read` and
-//! `write` (the backend-independent API), `sqlite/` and `pg/` (SQL, schema and migrations of
-//! each backend), `error`.
+//! `write` (the backend-independent API), `schema` (what both schemas share, and the order of
+//! the migrations), `sqlite/` and `pg/` (SQL, schema and migrations of each backend), `error`.
 
 mod columns;
 mod error;
@@ -29,11 +29,13 @@ mod read;
 mod retention;
 mod rows;
 mod rows_extra;
+mod schema;
 mod sqlite;
 mod summary;
 mod target;
 mod write;
 pub use write::Put;
+use write::Writes;
 
 #[cfg(test)]
 mod tests;

@@ -61,6 +61,24 @@ pub(super) struct RunRows {
     pub metrics: Vec<MetricRow>,
 }
 
+/// What a backend does to read runs, each in its own SQL.
+pub(super) trait Reads {
+    /// The `limit` most recent runs (of `hostname` if given), newest first.
+    fn list_runs(&self, limit: i64, hostname: Option<&str>) -> Result<Vec<RunListing>, StoreError>;
+
+    /// The id `back` runs before the newest (of `hostname` if given), counting only runs
+    /// that ended (finished or interrupted): one whose process died is incomplete, and one
+    /// still running is not done yet; both stay reachable by id.
+    fn latest(&self, back: i64, hostname: Option<&str>) -> Result<Option<String>, StoreError>;
+
+    /// Up to [`PREFIX_MATCHES`] ids starting with `prefix`, the exact id first.
+    fn ids_with_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError>;
+
+    /// The run row, its results and its metrics from one snapshot, so a result committed
+    /// meanwhile by a running bench is either wholly in or wholly out.
+    fn load_rows(&self, id: &str) -> Result<RunRows, StoreError>;
+}
+
 impl Store {
     /// The `limit` most recent runs of every machine, newest first.
     pub fn list_runs(&self, limit: usize) -> Result<Vec<RunListing>, StoreError> {

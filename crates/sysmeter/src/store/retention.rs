@@ -3,6 +3,7 @@
 //! backends (window functions: SQLite 3.25 and later, any PostgreSQL) and documented in
 //! docs/fleet.md for a scheduled `psql` job.
 
+use super::write::Writes;
 use super::{Store, StoreError, on_backend, on_backend_mut};
 
 /// Host and id of every run older than its host's latest `$1` runs of its kind, oldest

@@ -3,10 +3,13 @@
 //! replacing the one before), then the end time. Each call commits, so whatever happens to
 //! the process afterwards, the results written so far are stored.
 //!
-//! Only model → row encoding happens here; the statements are in `sqlite/write.rs` and
-//! `pg/write.rs`.
+//! Only model → row encoding happens here, and the statements both backends run alike
+//! ([`Writes`]: the run row and its end, in `$n` placeholders, which SQLite reads too); how
+//! a result is stored and a run deleted differs, in `sqlite/write.rs` and `pg/write.rs`.
 
-use super::rows::Encoder;
+use std::path::Path;
+
+use super::rows::{Encoder, ResultRow, RunRow};
 use super::{Store, StoreError, on_backend_mut};
 use crate::model::{ExperimentResult, RunRecord};
 
@@ -71,5 +74,94 @@ impl Store {
             run_id,
             samples: self.samples || !self.is_fleet(),
         }
+    }
+}
+
+/// A value bound to a statement of [`Writes`], which each backend passes to its driver.
+#[cfg(feature = "pg")]
+pub(super) trait Param: rusqlite::ToSql + postgres::types::ToSql + Sync {}
+#[cfg(feature = "pg")]
+impl<T: rusqlite::ToSql + postgres::types::ToSql + Sync> Param for T {}
+
+/// A value bound to a statement of [`Writes`], which each backend passes to its driver.
+#[cfg(not(feature = "pg"))]
+pub(super) trait Param: rusqlite::ToSql {}
+#[cfg(not(feature = "pg"))]
+impl<T: rusqlite::ToSql> Param for T {}
+
+/// What a backend does to write runs: what it does its own way (a result, a deletion) and
+/// the few things the statements of both dialects need, which the shared statements use.
+pub(super) trait Writes {
+    /// What follows a parameter bound to a JSON column of `runs` (PostgreSQL's are JSONB,
+    /// which takes the text through a cast).
+    const JSON_PARAM: &'static str;
+
+    /// The driver's error.
+    type Error;
+
+    /// Runs `sql` with `params`, returning the number of rows it changed.
+    fn execute(&mut self, sql: &str, params: &[&dyn Param]) -> Result<usize, Self::Error>;
+
+    /// Error `e` of a statement as the store's error; `action` says what failed.
+    fn failed(&self, action: &str, e: Self::Error) -> StoreError;
+
+    /// Where the database is, for messages: the SQLite file, or the PostgreSQL URL without
+    /// its password.
+    fn location(&self) -> &Path;
+
+    /// Inserts result `r` of run `run_id`; with `replace`, after deleting the result stored
+    /// under its number (if any) with its metrics.
+    fn add_result(&mut self, run_id: &str, r: &ResultRow, replace: bool) -> Result<(), StoreError>;
+
+    /// Deletes run `run_id` with its results and metrics (an import that failed part way
+    /// takes back what it wrote).
+    fn delete_run(&mut self, run_id: &str) -> Result<(), StoreError>;
+
+    /// Inserts the run row.
+    fn begin_run(&mut self, run: &RunRow) -> Result<(), StoreError> {
+        let json = Self::JSON_PARAM;
+        let sql = format!(
+            "INSERT INTO runs (id, schema, kind, started_ns, finished_ns, interrupted,
+                               tool_version, hostname, host_json, config_json)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9{json}, $10{json})"
+        );
+        let params: [&dyn Param; 10] = [
+            &run.id,
+            &run.schema,
+            &run.kind,
+            &run.started_ns,
+            &run.finished_ns,
+            &run.interrupted,
+            &run.tool_version,
+            &run.hostname,
+            &run.host_json,
+            &run.config_json,
+        ];
+        match self.execute(&sql, &params) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.failed(&format!("store run {}", run.id), e)),
+        }
+    }
+
+    /// Records the end of run `run_id`; a run that is not stored is [`StoreError::RunNotFound`].
+    fn finish_run(
+        &mut self,
+        run_id: &str,
+        finished_ns: Option<i64>,
+        interrupted: bool,
+    ) -> Result<(), StoreError> {
+        let changed = self
+            .execute(
+                "UPDATE runs SET finished_ns = $1, interrupted = $2 WHERE id = $3",
+                &[&finished_ns, &interrupted, &run_id],
+            )
+            .map_err(|e| self.failed(&format!("finish run {run_id}"), e))?;
+        if changed == 0 {
+            return Err(StoreError::RunNotFound {
+                reference: run_id.to_string(),
+                path: self.location().to_path_buf(),
+            });
+        }
+        Ok(())
     }
 }

@@ -38,8 +38,9 @@ FROM vals GROUP BY exp_id, name";
 /// How many hosts have a latest bench run since `$1` (schema 5's `fleet_host`).
 pub const FLEET_COUNT_SQL: &str = "SELECT count(*) FROM fleet_host WHERE started_ns >= $1";
 
-/// One statement, two kinds of rows: kind 0 a metric's spread (`hostname` NULL), kind 1 a
-/// chosen host value with its percentile and whether the rule calls it an outlier.
+/// One statement, two kinds of rows: kind 0 a metric's spread (`hostname` NULL; its columns
+/// from `exp_id` to `p90` in the order of `PG_SPREAD_SQL`'s), kind 1 a chosen host value
+/// with its percentile and whether the rule calls it an outlier.
 /// `$1` earliest start (ns), `$2` fewest hosts, `$3` MAD → SD factor, `$4` least factor,
 /// `$5` least robust SDs.
 ///
@@ -128,11 +129,11 @@ WITH hosts AS MATERIALIZED (
     JOIN ranked r ON r.exp_id = c.exp_id AND r.name = c.name
     CROSS JOIN LATERAL (SELECT (array_position(r.sorted, c.v) - 1)::bigint AS below) b
 )
-SELECT 0 AS kind, exp_id, name, unit, NULL::text AS hostname, median, p10, p90, n,
+SELECT 0 AS kind, exp_id, name, unit, n, median, p10, p90, NULL::text AS hostname,
        NULL::float8 AS percentile, NULL::boolean AS outlier
 FROM spread
 UNION ALL
-SELECT 1, exp_id, name, unit, hostname, v, NULL, NULL, n,
+SELECT 1, exp_id, name, unit, n, v, NULL, NULL, hostname,
        CASE WHEN n < 2 THEN 50.0
             ELSE 100.0 * (below + (equal - 1) / 2.0) / (n - 1) END,
        outlier

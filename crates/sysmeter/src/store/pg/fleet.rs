@@ -5,7 +5,7 @@
 //! The number of hosts and the hosts of a reduced fleet come from schema 5's `fleet_host`
 //! (one row per host) rather than from ranking every stored run.
 
-use postgres::Transaction;
+use postgres::{Row, Transaction};
 
 use super::reduce::reduced;
 use super::{Pg, snapshot};
@@ -58,19 +58,7 @@ fn whole(tx: &mut Transaction<'_>, since_ns: i64) -> Result<FleetRows, postgres:
             &[&since_ns],
         )?
         .iter()
-        .map(|r| {
-            let n: i64 = r.try_get(3)?;
-            let spread = FleetSpread {
-                experiment: r.try_get(0)?,
-                metric: r.try_get(1)?,
-                unit: Unit::Count,
-                hosts: usize::try_from(n).unwrap_or(0),
-                median: r.try_get(4)?,
-                p10: r.try_get(5)?,
-                p90: r.try_get(6)?,
-            };
-            Ok((r.try_get(2)?, spread))
-        })
+        .map(|r| spread_row(r, 0))
         .collect::<Result<_, postgres::Error>>()?;
     Ok(FleetRows {
         hosts,
@@ -78,6 +66,23 @@ fn whole(tx: &mut Transaction<'_>, since_ns: i64) -> Result<FleetRows, postgres:
         spreads: Some(spreads),
         ..FleetRows::default()
     })
+}
+
+/// A metric's spread with its unit word, from the columns experiment, metric, unit, host
+/// count, median, p10 and p90 from column `at` on (`PG_SPREAD_SQL`, and `REDUCED_SQL`'s rows
+/// of kind 0). Its `unit` waits for the word to be read by `Store::fleet`.
+pub(super) fn spread_row(r: &Row, at: usize) -> Result<(String, FleetSpread), postgres::Error> {
+    let n: i64 = r.try_get(at + 3)?;
+    let spread = FleetSpread {
+        experiment: r.try_get(at)?,
+        metric: r.try_get(at + 1)?,
+        unit: Unit::Count,
+        hosts: usize::try_from(n).unwrap_or(0),
+        median: r.try_get(at + 4)?,
+        p10: r.try_get(at + 5)?,
+        p90: r.try_get(at + 6)?,
+    };
+    Ok((r.try_get(at + 2)?, spread))
 }
 
 /// The fleet reduced on the server; full descriptions only of the hosts of the values read.

@@ -91,11 +91,6 @@ impl Pg {
         })
     }
 
-    /// The URL without its password, for messages.
-    pub(super) fn location(&self) -> &Path {
-        &self.location
-    }
-
     /// Wraps a failed statement into [`StoreError::Server`].
     fn error(&self, action: &str, e: &postgres::Error) -> StoreError {
         server_error(&self.location, action, e)

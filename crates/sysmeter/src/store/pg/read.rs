@@ -2,19 +2,17 @@
 //! and all rows of one run.
 
 use postgres::Row;
-use postgres::types::FromSql;
+use postgres::types::{FromSql, ToSql};
 
 use super::{Pg, snapshot};
 use crate::store::StoreError;
-use crate::store::columns::{Get, METRICS_SELECT, RESULTS_SELECT, metric_row, result_row, run_row};
-use crate::store::read::{PREFIX_MATCHES, RunListing, RunRows};
+use crate::store::columns::{
+    Get, METRICS_SELECT, RESULTS_SELECT, listing_row, metric_row, result_row, run_row,
+};
+use crate::store::read::{PREFIX_MATCHES, Reads, RunListing, RunRows};
 
-impl Pg {
-    pub(in crate::store) fn list_runs(
-        &self,
-        limit: i64,
-        hostname: Option<&str>,
-    ) -> Result<Vec<RunListing>, StoreError> {
+impl Reads for Pg {
+    fn list_runs(&self, limit: i64, hostname: Option<&str>) -> Result<Vec<RunListing>, StoreError> {
         let fail = |e: postgres::Error| self.error("list the runs", &e);
         let rows = self
             .client
@@ -34,57 +32,37 @@ impl Pg {
             )
             .map_err(fail)?;
         rows.iter()
-            .map(|row| listing(row).map_err(|e| self.read_error("list the runs", e)))
+            .map(|row| {
+                listing_row(row, |_, v| ReadError::Range(v))
+                    .map_err(|e| self.read_error("list the runs", e))
+            })
             .collect()
     }
 
-    /// The id `back` runs before the newest (of `hostname` if given), counting only runs
-    /// that ended (finished or interrupted), as in SQLite.
-    pub(in crate::store) fn latest(
-        &self,
-        back: i64,
-        hostname: Option<&str>,
-    ) -> Result<Option<String>, StoreError> {
-        let fail = |e: postgres::Error| self.error(&format!("look up run 'latest~{back}'"), &e);
-        let row = self
-            .client
-            .borrow_mut()
-            .query_opt(
-                "SELECT id FROM runs
-                 WHERE ($2::text IS NULL OR hostname = $2)
-                   AND (finished_ns IS NOT NULL OR interrupted)
-                 ORDER BY started_ns DESC, id DESC LIMIT 1 OFFSET $1",
-                &[&back, &hostname],
-            )
-            .map_err(fail)?;
-        row.map(|r| r.try_get(0)).transpose().map_err(fail)
+    fn latest(&self, back: i64, hostname: Option<&str>) -> Result<Option<String>, StoreError> {
+        let action = format!("look up run 'latest~{back}'");
+        let ids = self.ids(
+            &action,
+            "SELECT id FROM runs
+             WHERE ($2::text IS NULL OR hostname = $2)
+               AND (finished_ns IS NOT NULL OR interrupted)
+             ORDER BY started_ns DESC, id DESC LIMIT 1 OFFSET $1",
+            &[&back, &hostname],
+        )?;
+        Ok(ids.into_iter().next())
     }
 
-    /// Up to [`PREFIX_MATCHES`] ids starting with `prefix`, the exact id first.
-    pub(in crate::store) fn ids_with_prefix(
-        &self,
-        prefix: &str,
-    ) -> Result<Vec<String>, StoreError> {
-        let fail = |e: postgres::Error| self.error(&format!("look up run '{prefix}'"), &e);
+    fn ids_with_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
         // left() rather than LIKE, whose `_` and `%` are wildcards.
-        let rows = self
-            .client
-            .borrow_mut()
-            .query(
-                "SELECT id FROM runs WHERE left(id, length($1)) = $1
-                 ORDER BY id = $1 DESC, id LIMIT $2",
-                &[&prefix, &PREFIX_MATCHES],
-            )
-            .map_err(fail)?;
-        rows.iter()
-            .map(|r| r.try_get(0))
-            .collect::<Result<_, _>>()
-            .map_err(fail)
+        self.ids(
+            &format!("look up run '{prefix}'"),
+            "SELECT id FROM runs WHERE left(id, length($1)) = $1
+             ORDER BY id = $1 DESC, id LIMIT $2",
+            &[&prefix, &PREFIX_MATCHES],
+        )
     }
 
-    /// The run row, its results and its metrics from one snapshot, so a result committed
-    /// meanwhile by a running bench is either wholly in or wholly out.
-    pub(in crate::store) fn load_rows(&self, id: &str) -> Result<RunRows, StoreError> {
+    fn load_rows(&self, id: &str) -> Result<RunRows, StoreError> {
         let fail = |what: &str| {
             let action = format!("read the {what} of run {id}");
             move |e: postgres::Error| self.error(&action, &e)
@@ -115,6 +93,23 @@ impl Pg {
             metrics,
         })
     }
+}
+
+impl Pg {
+    /// The run ids that query `sql` selects with `params`; `action` says what failed.
+    fn ids(
+        &self,
+        action: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<String>, StoreError> {
+        let fail = |e: postgres::Error| self.error(action, &e);
+        let rows = self.client.borrow_mut().query(sql, params).map_err(fail)?;
+        rows.iter()
+            .map(|r| r.try_get(0))
+            .collect::<Result<_, _>>()
+            .map_err(fail)
+    }
 
     /// A row that does not convert (e.g. a count that does not fit `usize`).
     fn read_error(&self, action: &str, e: ReadError) -> StoreError {
@@ -140,26 +135,6 @@ impl From<postgres::Error> for ReadError {
     fn from(e: postgres::Error) -> ReadError {
         ReadError::Driver(e)
     }
-}
-
-fn listing(row: &Row) -> Result<RunListing, ReadError> {
-    let count = |idx: usize| -> Result<usize, ReadError> {
-        let v: i64 = row.try_get(idx)?;
-        usize::try_from(v).map_err(|_| ReadError::Range(v))
-    };
-    Ok(RunListing {
-        id: row.try_get(0)?,
-        kind: row.try_get(1)?,
-        started_ns: row.try_get(2)?,
-        finished_ns: row.try_get(3)?,
-        interrupted: row.try_get(4)?,
-        hostname: row.try_get(5)?,
-        tool_version: row.try_get(6)?,
-        experiments: count(7)?,
-        ok: count(8)?,
-        skipped: count(9)?,
-        failed: count(10)?,
-    })
 }
 
 impl<T: for<'a> FromSql<'a>> Get<T, postgres::Error> for Row {

@@ -11,7 +11,8 @@
 
 use postgres::Transaction;
 
-use crate::model::{FleetJudged, FleetSpread, Unit};
+use super::fleet::spread_row;
+use crate::model::{FleetJudged, FleetSpread};
 use crate::store::fleet::JudgedRow;
 use crate::store::fleet::sql::REDUCED_SQL;
 
@@ -31,29 +32,18 @@ pub(super) fn reduced(tx: &mut Transaction<'_>, since_ns: i64) -> Result<Reduced
     let (mut spreads, mut values) = (Vec::new(), Vec::new());
     for r in tx.query(REDUCED_SQL, &params)? {
         let kind: i32 = r.try_get(0)?;
-        let n: i64 = r.try_get(8)?;
-        let unit: String = r.try_get(3)?;
         if kind == 0 {
-            let spread = FleetSpread {
-                experiment: r.try_get(1)?,
-                metric: r.try_get(2)?,
-                unit: Unit::Count,
-                hosts: usize::try_from(n).unwrap_or(0),
-                median: r.try_get(5)?,
-                p10: r.try_get(6)?,
-                p90: r.try_get(7)?,
-            };
-            spreads.push((unit, spread));
+            spreads.push(spread_row(&r, 1)?);
         } else {
             let judged = FleetJudged {
                 percentile: r.try_get(9)?,
                 outlier: r.try_get(10)?,
             };
             let row = (
-                r.try_get(4)?,
+                r.try_get(8)?,
                 r.try_get(1)?,
                 r.try_get(2)?,
-                unit,
+                r.try_get(3)?,
                 r.try_get(5)?,
             );
             values.push((row, Some(judged)));

@@ -2,8 +2,8 @@
 //! applied migration; the highest `version` is the schema version), and the check that a
 //! database is ours.
 //!
-//! Migration N has the same tables and columns as SQLite's migration N (`sqlite/schema.rs`),
-//! with PostgreSQL types: BIGINT for SQLite's INTEGER (ns, bytes, counts), DOUBLE PRECISION for
+//! Migration N has the same tables and columns as SQLite's migration N (`sqlite/schema.rs`;
+//! schemas 1 to 3 are written once for both, in `store/schema.rs`), with PostgreSQL types: BIGINT for SQLite's INTEGER (ns, bytes, counts), DOUBLE PRECISION for
 //! REAL, BOOLEAN for the 0/1 flag, BYTEA for the raw-sample BLOBs, JSONB for the host and
 //! config descriptions (so a fleet can ask e.g. `host_json->'cpu'->>'model'` in SQL) and TEXT
 //! for the result-level JSON, which is only ever read back whole and is kept byte for byte.
@@ -21,15 +21,15 @@ use postgres::{Client, GenericClient};
 use super::fleet_schema::MIGRATION_5;
 use super::server_error;
 use crate::store::StoreError;
+use crate::store::schema::{Migrations, Types, tables_1};
 
 /// The migrations, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub(crate) const MIGRATIONS: &[&str] = &[
-    MIGRATION_1,
-    MIGRATION_2,
-    MIGRATION_3,
-    MIGRATION_4,
-    MIGRATION_5,
-];
+pub(crate) const MIGRATIONS: &[&str] = &Migrations {
+    tables: MIGRATION_1,
+    summary: MIGRATION_4,
+    fleet: MIGRATION_5,
+}
+.all();
 
 /// Schema 4: a result stored as its summary (the default of a fleet store,
 /// `store/summary.rs`): the zlib-compressed summary, and the names, units and medians of its
@@ -44,85 +44,25 @@ ALTER TABLE results ADD COLUMN medians DOUBLE PRECISION[];
 ALTER TABLE results SET (toast_tuple_target = 128);
 ";
 
-/// Schema 3: the machine's state around each result and what a metric gained (core cycles,
-/// round medians), both JSON text, NULL when absent (as in the SQLite schema 3).
-const MIGRATION_3: &str = "
-ALTER TABLE results ADD COLUMN machine_json TEXT;
-ALTER TABLE metrics ADD COLUMN extra_json TEXT;
-";
-
 /// Key of the advisory lock taken while migrating (ASCII "SyMt", SQLite's application id).
 const MIGRATION_LOCK: i64 = 0x5379_4d74;
 
-/// Schema 1: runs, results, metrics.
-const MIGRATION_1: &str = "
-CREATE TABLE runs (
-    id           TEXT PRIMARY KEY,
-    schema       BIGINT NOT NULL,
-    kind         TEXT NOT NULL,
-    started_ns   BIGINT NOT NULL,
-    finished_ns  BIGINT,
-    interrupted  BOOLEAN NOT NULL,
-    tool_version TEXT NOT NULL,
-    hostname     TEXT NOT NULL,
-    host_json    JSONB NOT NULL,
-    config_json  JSONB NOT NULL
+/// Schema 1: runs, results, metrics (`store/schema.rs`), and the index of a fleet's
+/// `history` and `latest`, which look at one machine's runs.
+const MIGRATION_1: &str = concat!(
+    tables_1!(),
+    "CREATE INDEX runs_by_host ON runs (hostname, started_ns);\n"
 );
-CREATE INDEX runs_by_start ON runs (started_ns);
--- A fleet's `history` and `latest` look at one machine's runs.
-CREATE INDEX runs_by_host ON runs (hostname, started_ns);
 
-CREATE TABLE results (
-    run_id         TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-    seq            BIGINT NOT NULL,
-    exp_id         TEXT NOT NULL,
-    status         TEXT NOT NULL,
-    elapsed_ns     BIGINT NOT NULL,
-    about_json     TEXT NOT NULL,
-    estimates_json TEXT NOT NULL,
-    series_json    TEXT NOT NULL,
-    findings_json  TEXT NOT NULL,
-    skip_json      TEXT,
-    error          TEXT,
-    PRIMARY KEY (run_id, seq)
-);
-CREATE INDEX results_by_exp ON results (exp_id);
-
--- Statistics columns are nullable: NaN (e.g. the cv of a zero mean) is stored as NULL, as in
--- SQLite, so aggregates behave the same on both.
-CREATE TABLE metrics (
-    run_id                 TEXT NOT NULL,
-    seq                    BIGINT NOT NULL,
-    idx                    BIGINT NOT NULL,
-    name                   TEXT NOT NULL,
-    unit                   TEXT NOT NULL,
-    n                      BIGINT NOT NULL,
-    min                    DOUBLE PRECISION,
-    p5                     DOUBLE PRECISION,
-    median                 DOUBLE PRECISION,
-    mean                   DOUBLE PRECISION,
-    p95                    DOUBLE PRECISION,
-    p99                    DOUBLE PRECISION,
-    max                    DOUBLE PRECISION,
-    stddev                 DOUBLE PRECISION,
-    cv                     DOUBLE PRECISION,
-    ci_lo                  DOUBLE PRECISION,
-    ci_hi                  DOUBLE PRECISION,
-    outliers               BIGINT NOT NULL,
-    cycles_json            TEXT,
-    subtracted_overhead_ns DOUBLE PRECISION,
-    ops_per_sample         BIGINT NOT NULL,
-    note                   TEXT,
-    samples                BYTEA NOT NULL,
-    PRIMARY KEY (run_id, seq, idx),
-    FOREIGN KEY (run_id, seq) REFERENCES results (run_id, seq) ON DELETE CASCADE
-);
-";
-
-/// Schema 2: non-numeric outputs of a result (folded stacks, flame graphs) as JSON.
-const MIGRATION_2: &str = "
-ALTER TABLE results ADD COLUMN artifacts_json TEXT NOT NULL DEFAULT '[]';
-";
+/// PostgreSQL's words for the placeholders of schema 1 (`store/schema.rs`; module docs).
+const TYPES: Types = Types([
+    "BIGINT",
+    "DOUBLE PRECISION",
+    "BOOLEAN",
+    "JSONB",
+    "BYTEA",
+    "",
+]);
 
 /// Checks that the database is one this build can use, then applies the missing migrations.
 /// A database already at the current version is only read, so a user with read rights only
@@ -152,7 +92,7 @@ pub(super) fn migrate(client: &mut Client, location: &Path) -> Result<(), StoreE
         let fail = |e: postgres::Error| {
             server_error(location, &format!("upgrade the schema to version {to}"), &e)
         };
-        tx.batch_execute(sql).map_err(fail)?;
+        tx.batch_execute(&TYPES.fill(sql)).map_err(fail)?;
         tx.execute(
             "INSERT INTO sysmeter_schema (version, applied_by) VALUES ($1, $2)",
             &[&to, &applied_by],

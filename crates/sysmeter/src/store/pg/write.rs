@@ -14,9 +14,12 @@ use postgres::Client;
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 
+use std::path::Path;
+
 use super::Pg;
 use crate::store::StoreError;
-use crate::store::rows::{MetricRow, ResultRow, RunRow};
+use crate::store::rows::{MetricRow, ResultRow};
+use crate::store::write::{Param, Writes};
 
 /// The result row ($1–$13, and $36–$39 added by schema 4) and the metrics, one array per
 /// column ($14–$35; none for a result stored as its summary).
@@ -37,39 +40,26 @@ FROM unnest($14::bigint[], $15::text[], $16::text[], $17::bigint[],
             $28::float8[], $29::bigint[], $30::text[], $31::float8[], $32::bigint[],
             $33::text[], $34::bytea[], $35::text[]) AS m";
 
-impl Pg {
-    pub(in crate::store) fn begin_run(&mut self, run: &RunRow) -> Result<(), StoreError> {
-        self.client
-            .get_mut()
-            .execute(
-                "INSERT INTO runs (id, schema, kind, started_ns, finished_ns, interrupted,
-                                   tool_version, hostname, host_json, config_json)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::text::jsonb, $10::text::jsonb)",
-                &[
-                    &run.id,
-                    &run.schema,
-                    &run.kind,
-                    &run.started_ns,
-                    &run.finished_ns,
-                    &run.interrupted,
-                    &run.tool_version,
-                    &run.hostname,
-                    &run.host_json,
-                    &run.config_json,
-                ],
-            )
-            .map_err(|e| self.error(&format!("store run {}", run.id), &e))?;
-        Ok(())
+impl Writes for Pg {
+    const JSON_PARAM: &'static str = "::text::jsonb";
+
+    type Error = postgres::Error;
+
+    fn execute(&mut self, sql: &str, params: &[&dyn Param]) -> Result<usize, postgres::Error> {
+        let params: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| *p as _).collect();
+        let changed = self.client.get_mut().execute(sql, &params)?;
+        Ok(usize::try_from(changed).unwrap_or(usize::MAX))
     }
 
-    /// Inserts result `r` of run `run_id`; with `replace`, after deleting the result stored
-    /// under its number (if any).
-    pub(in crate::store) fn add_result(
-        &mut self,
-        run_id: &str,
-        r: &ResultRow,
-        replace: bool,
-    ) -> Result<(), StoreError> {
+    fn failed(&self, action: &str, e: postgres::Error) -> StoreError {
+        self.error(action, &e)
+    }
+
+    fn location(&self) -> &Path {
+        &self.location
+    }
+
+    fn add_result(&mut self, run_id: &str, r: &ResultRow, replace: bool) -> Result<(), StoreError> {
         let columns = MetricColumns::of(&r.metrics);
         let mut params: Vec<&(dyn ToSql + Sync)> = vec![
             &run_id,
@@ -112,39 +102,12 @@ impl Pg {
         }
     }
 
-    pub(in crate::store) fn finish_run(
-        &mut self,
-        run_id: &str,
-        finished_ns: Option<i64>,
-        interrupted: bool,
-    ) -> Result<(), StoreError> {
-        let changed = self
-            .client
-            .get_mut()
-            .execute(
-                "UPDATE runs SET finished_ns = $1, interrupted = $2 WHERE id = $3",
-                &[&finished_ns, &interrupted, &run_id],
-            )
-            .map_err(|e| self.error(&format!("finish run {run_id}"), &e))?;
-        if changed == 0 {
-            return Err(StoreError::RunNotFound {
-                reference: run_id.to_string(),
-                path: self.location.clone(),
-            });
+    /// Its results and metrics go with it (`ON DELETE CASCADE`).
+    fn delete_run(&mut self, run_id: &str) -> Result<(), StoreError> {
+        match self.execute("DELETE FROM runs WHERE id = $1", &[&run_id]) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.failed(&format!("delete run {run_id}"), e)),
         }
-        Ok(())
-    }
-}
-
-impl Pg {
-    /// Deletes run `run_id`; its results and metrics go with it (`ON DELETE CASCADE`). An
-    /// import that failed part way takes back what it wrote.
-    pub(in crate::store) fn delete_run(&mut self, run_id: &str) -> Result<(), StoreError> {
-        self.client
-            .get_mut()
-            .execute("DELETE FROM runs WHERE id = $1", &[&run_id])
-            .map_err(|e| self.error(&format!("delete run {run_id}"), &e))?;
-        Ok(())
     }
 }
 

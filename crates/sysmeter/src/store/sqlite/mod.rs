@@ -97,11 +97,6 @@ impl Sqlite {
         Sqlite::init(conn, path.to_path_buf())
     }
 
-    /// The file, for messages.
-    pub(super) fn location(&self) -> &Path {
-        &self.path
-    }
-
     fn init(mut conn: Connection, path: PathBuf) -> Result<Sqlite, StoreError> {
         let fail = |source| open_error(&path, source);
         // Set before anything else touches the file, so even the first read waits for a

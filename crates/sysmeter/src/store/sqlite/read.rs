@@ -5,15 +5,13 @@ use rusqlite::{OptionalExtension, Row, params};
 
 use super::{Sqlite, sql_error};
 use crate::store::StoreError;
-use crate::store::columns::{Get, METRICS_SELECT, RESULTS_SELECT, metric_row, result_row, run_row};
-use crate::store::read::{PREFIX_MATCHES, RunListing, RunRows};
+use crate::store::columns::{
+    Get, METRICS_SELECT, RESULTS_SELECT, listing_row, metric_row, result_row, run_row,
+};
+use crate::store::read::{PREFIX_MATCHES, Reads, RunListing, RunRows};
 
-impl Sqlite {
-    pub(in crate::store) fn list_runs(
-        &self,
-        limit: i64,
-        hostname: Option<&str>,
-    ) -> Result<Vec<RunListing>, StoreError> {
+impl Reads for Sqlite {
+    fn list_runs(&self, limit: i64, hostname: Option<&str>) -> Result<Vec<RunListing>, StoreError> {
         let fail = |e| sql_error(&self.path, "list the runs", e);
         let mut stmt = self
             .conn
@@ -32,32 +30,13 @@ impl Sqlite {
             .map_err(fail)?;
         let rows = stmt
             .query_map(params![limit, hostname], |row| {
-                Ok(RunListing {
-                    id: row.get(0)?,
-                    kind: row.get(1)?,
-                    started_ns: row.get(2)?,
-                    finished_ns: row.get(3)?,
-                    interrupted: row.get(4)?,
-                    hostname: row.get(5)?,
-                    tool_version: row.get(6)?,
-                    experiments: count(row, 7)?,
-                    ok: count(row, 8)?,
-                    skipped: count(row, 9)?,
-                    failed: count(row, 10)?,
-                })
+                listing_row(row, rusqlite::Error::IntegralValueOutOfRange)
             })
             .map_err(fail)?;
         rows.collect::<Result<_, _>>().map_err(fail)
     }
 
-    /// The id `back` runs before the newest (of `hostname` if given), counting only runs
-    /// that ended (finished or interrupted): one whose process died is incomplete, and one
-    /// still running is not done yet; both stay reachable by id.
-    pub(in crate::store) fn latest(
-        &self,
-        back: i64,
-        hostname: Option<&str>,
-    ) -> Result<Option<String>, StoreError> {
+    fn latest(&self, back: i64, hostname: Option<&str>) -> Result<Option<String>, StoreError> {
         self.conn
             .query_row(
                 "SELECT id FROM runs
@@ -71,11 +50,7 @@ impl Sqlite {
             .map_err(|e| sql_error(&self.path, &format!("look up run 'latest~{back}'"), e))
     }
 
-    /// Up to [`PREFIX_MATCHES`] ids starting with `prefix`, the exact id first.
-    pub(in crate::store) fn ids_with_prefix(
-        &self,
-        prefix: &str,
-    ) -> Result<Vec<String>, StoreError> {
+    fn ids_with_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
         let fail = |e| sql_error(&self.path, &format!("look up run '{prefix}'"), e);
         // Compared with substr rather than LIKE, whose `_` and `%` are wildcards and which
         // ignores case.
@@ -94,9 +69,7 @@ impl Sqlite {
         .map_err(fail)
     }
 
-    /// The run row, its results and its metrics, in one read transaction so a result
-    /// committed meanwhile by a running bench is either wholly in or wholly out.
-    pub(in crate::store) fn load_rows(&self, id: &str) -> Result<RunRows, StoreError> {
+    fn load_rows(&self, id: &str) -> Result<RunRows, StoreError> {
         let fail = |what: &str| {
             let action = format!("read the {what} of run {id}");
             move |e| sql_error(&self.path, &action, e)
@@ -126,13 +99,6 @@ impl Sqlite {
             metrics,
         })
     }
-}
-
-/// A count as `usize`; rusqlite is built without its `fallible_uint` feature, so the range
-/// check is done here.
-fn count(row: &Row<'_>, idx: usize) -> rusqlite::Result<usize> {
-    let v: i64 = row.get(idx)?;
-    usize::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(idx, v))
 }
 
 impl<T: FromSql> Get<T, rusqlite::Error> for Row<'_> {

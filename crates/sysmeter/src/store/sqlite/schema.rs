@@ -15,18 +15,18 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use super::{open_error, sql_error};
 use crate::store::StoreError;
+use crate::store::schema::{Migrations, Types, tables_1};
 
 /// Marks a file as a sysmeter database (`PRAGMA application_id`; ASCII "SyMt").
 pub(crate) const APPLICATION_ID: i32 = 0x5379_4d74;
 
 /// The migrations, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub(crate) const MIGRATIONS: &[&str] = &[
-    MIGRATION_1,
-    MIGRATION_2,
-    MIGRATION_3,
-    MIGRATION_4,
-    MIGRATION_5,
-];
+pub(crate) const MIGRATIONS: &[&str] = &Migrations {
+    tables: MIGRATION_1,
+    summary: MIGRATION_4,
+    fleet: MIGRATION_5,
+}
+.all();
 
 /// Schema 5: nothing in SQLite. PostgreSQL adds the fleet's tables of numbers, kept by
 /// triggers (`pg/fleet_schema.rs`); SQLite's `fleet` reads the metrics rows, so its tables
@@ -43,83 +43,11 @@ ALTER TABLE results ADD COLUMN metric_units TEXT;
 ALTER TABLE results ADD COLUMN medians TEXT;
 ";
 
-/// Schema 3: the machine's state around each result (`machine_json`: the probe at start and
-/// end, what else ran, per round with `--rounds`) and what a metric gained (`extra_json`:
-/// core cycles, round medians). Both JSON, NULL when absent.
-const MIGRATION_3: &str = "
-ALTER TABLE results ADD COLUMN machine_json TEXT;
-ALTER TABLE metrics ADD COLUMN extra_json TEXT;
-";
+/// Schema 1: runs, results, metrics (`store/schema.rs`), in a file marked as sysmeter's.
+const MIGRATION_1: &str = concat!("\nPRAGMA application_id = 1400458612;\n", tables_1!());
 
-/// Schema 2: non-numeric outputs of a result (folded stacks, flame graphs) as JSON.
-const MIGRATION_2: &str = "
-ALTER TABLE results ADD COLUMN artifacts_json TEXT NOT NULL DEFAULT '[]';
-";
-
-/// Schema 1: runs, results, metrics.
-const MIGRATION_1: &str = "
-PRAGMA application_id = 1400458612;
-
-CREATE TABLE runs (
-    id           TEXT PRIMARY KEY NOT NULL,
-    schema       INTEGER NOT NULL,
-    kind         TEXT NOT NULL,
-    started_ns   INTEGER NOT NULL,
-    finished_ns  INTEGER,
-    interrupted  INTEGER NOT NULL,
-    tool_version TEXT NOT NULL,
-    hostname     TEXT NOT NULL,
-    host_json    TEXT NOT NULL,
-    config_json  TEXT NOT NULL
-) STRICT;
-CREATE INDEX runs_by_start ON runs(started_ns);
-
-CREATE TABLE results (
-    run_id         TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    seq            INTEGER NOT NULL,
-    exp_id         TEXT NOT NULL,
-    status         TEXT NOT NULL,
-    elapsed_ns     INTEGER NOT NULL,
-    about_json     TEXT NOT NULL,
-    estimates_json TEXT NOT NULL,
-    series_json    TEXT NOT NULL,
-    findings_json  TEXT NOT NULL,
-    skip_json      TEXT,
-    error          TEXT,
-    PRIMARY KEY (run_id, seq)
-) STRICT;
--- history and compare look up one experiment across runs.
-CREATE INDEX results_by_exp ON results(exp_id);
-
--- Statistics columns are nullable: SQLite stores a NaN (e.g. the cv of a zero mean) as NULL.
-CREATE TABLE metrics (
-    run_id                 TEXT NOT NULL,
-    seq                    INTEGER NOT NULL,
-    idx                    INTEGER NOT NULL,
-    name                   TEXT NOT NULL,
-    unit                   TEXT NOT NULL,
-    n                      INTEGER NOT NULL,
-    min                    REAL,
-    p5                     REAL,
-    median                 REAL,
-    mean                   REAL,
-    p95                    REAL,
-    p99                    REAL,
-    max                    REAL,
-    stddev                 REAL,
-    cv                     REAL,
-    ci_lo                  REAL,
-    ci_hi                  REAL,
-    outliers               INTEGER NOT NULL,
-    cycles_json            TEXT,
-    subtracted_overhead_ns REAL,
-    ops_per_sample         INTEGER NOT NULL,
-    note                   TEXT,
-    samples                BLOB NOT NULL,
-    PRIMARY KEY (run_id, seq, idx),
-    FOREIGN KEY (run_id, seq) REFERENCES results(run_id, seq) ON DELETE CASCADE
-) STRICT;
-";
+/// SQLite's words for the placeholders of schema 1 (`store/schema.rs`).
+const TYPES: Types = Types(["INTEGER", "REAL", "INTEGER", "TEXT", "BLOB", " STRICT"]);
 
 /// Checks that the open file is a sysmeter database this build can use, then applies the
 /// missing migrations. A database already at the current version is only read, so opening
@@ -144,7 +72,7 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
         if current >= to as i64 {
             continue;
         }
-        tx.execute_batch(sql).map_err(fail)?;
+        tx.execute_batch(&TYPES.fill(sql)).map_err(fail)?;
         tx.pragma_update(None, "user_version", to as i64)
             .map_err(fail)?;
         tx.commit().map_err(fail)?;

@@ -4,42 +4,32 @@
 
 use rusqlite::{ToSql, Transaction, TransactionBehavior, params};
 
+use std::path::Path;
+
 use super::{Sqlite, sql_error};
 use crate::store::StoreError;
-use crate::store::rows::{MetricRow, ResultRow, RunRow};
+use crate::store::rows::{MetricRow, ResultRow};
+use crate::store::write::{Param, Writes};
 
-impl Sqlite {
-    pub(in crate::store) fn begin_run(&mut self, run: &RunRow) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "INSERT INTO runs (id, schema, kind, started_ns, finished_ns, interrupted,
-                                   tool_version, hostname, host_json, config_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![
-                    run.id,
-                    run.schema,
-                    run.kind,
-                    run.started_ns,
-                    run.finished_ns,
-                    run.interrupted,
-                    run.tool_version,
-                    run.hostname,
-                    run.host_json,
-                    run.config_json,
-                ],
-            )
-            .map_err(|e| sql_error(&self.path, &format!("store run {}", run.id), e))?;
-        Ok(())
+impl Writes for Sqlite {
+    const JSON_PARAM: &'static str = "";
+
+    type Error = rusqlite::Error;
+
+    fn execute(&mut self, sql: &str, params: &[&dyn Param]) -> Result<usize, rusqlite::Error> {
+        let params: Vec<&dyn ToSql> = params.iter().map(|p| *p as _).collect();
+        self.conn.execute(sql, params.as_slice())
     }
 
-    /// Inserts result `r` of run `run_id`; with `replace`, after deleting the result stored
-    /// under its number (if any) with its metrics.
-    pub(in crate::store) fn add_result(
-        &mut self,
-        run_id: &str,
-        r: &ResultRow,
-        replace: bool,
-    ) -> Result<(), StoreError> {
+    fn failed(&self, action: &str, e: rusqlite::Error) -> StoreError {
+        sql_error(&self.path, action, e)
+    }
+
+    fn location(&self) -> &Path {
+        &self.path
+    }
+
+    fn add_result(&mut self, run_id: &str, r: &ResultRow, replace: bool) -> Result<(), StoreError> {
         let Sqlite { conn, path } = self;
         let action = format!("store result {} ({}) of run {run_id}", r.seq, r.exp_id);
         let fail = |e: rusqlite::Error| {
@@ -65,33 +55,8 @@ impl Sqlite {
         tx.commit().map_err(fail)
     }
 
-    pub(in crate::store) fn finish_run(
-        &mut self,
-        run_id: &str,
-        finished_ns: Option<i64>,
-        interrupted: bool,
-    ) -> Result<(), StoreError> {
-        let changed = self
-            .conn
-            .execute(
-                "UPDATE runs SET finished_ns = ?1, interrupted = ?2 WHERE id = ?3",
-                params![finished_ns, interrupted, run_id],
-            )
-            .map_err(|e| sql_error(&self.path, &format!("finish run {run_id}"), e))?;
-        if changed == 0 {
-            return Err(StoreError::RunNotFound {
-                reference: run_id.to_string(),
-                path: self.path.clone(),
-            });
-        }
-        Ok(())
-    }
-}
-
-impl Sqlite {
-    /// Deletes run `run_id` with its results and metrics in one transaction (an import that
-    /// failed part way takes back what it wrote).
-    pub(in crate::store) fn delete_run(&mut self, run_id: &str) -> Result<(), StoreError> {
+    /// In one transaction.
+    fn delete_run(&mut self, run_id: &str) -> Result<(), StoreError> {
         let Sqlite { conn, path } = self;
         let fail = |e: rusqlite::Error| sql_error(path, &format!("delete run {run_id}"), e);
         let tx = conn
