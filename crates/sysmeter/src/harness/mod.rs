@@ -22,14 +22,23 @@ pub use ctx::{Ctx, Measured, Spec};
 pub use profile::Profile;
 pub use runner::{Params, RunObserver, RunOptions, choose_cpu, run_experiments};
 
+use crate::model::about::page::Page;
 use crate::model::{About, Estimate, HostInfo};
 
 /// An experiment: one family of related measurements (`os.syscall`, `cpu.timer`, ...).
 pub trait Experiment: Sync {
-    /// `group.name`: file, CLI, database key and report label.
-    fn id(&self) -> &'static str;
-    /// Title, what it measures, methodology (the timing model), references.
-    fn about(&self) -> About;
+    /// The experiment's page (`experiments/<group>/<name>.md`, [`Page`]): the one source of
+    /// its id and of what it says of itself.
+    fn page(&self) -> &'static str;
+    /// `group.name`: file, CLI, database key and report label; the page's heading.
+    fn id(&self) -> &'static str {
+        Page::id_of(self.page())
+    }
+    /// Title, what it measures, methodology (the timing model), references: the page's
+    /// sections, unless an experiment fills holes in them.
+    fn about(&self) -> About {
+        About::from_page(self.page())
+    }
     /// Model-based predictions from the machine description; none unless an experiment has a
     /// model to predict from.
     fn estimate(&self, _host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {

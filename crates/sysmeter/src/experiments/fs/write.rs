@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use super::files::{self, BLOCK, TestDir, io};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
-use crate::model::{About, Unit};
+use crate::model::Unit;
 
 /// The experiment.
 pub struct FsWrite;
@@ -25,30 +25,8 @@ impl Experiment for FsWrite {
         true
     }
 
-    fn id(&self) -> &'static str {
-        "fs.write"
-    }
-
-    fn about(&self) -> About {
-        About::new(
-            "Write and fsync cost",
-            "Sequential write throughput of a file into the page cache and \
-                including the final fsync, the fsync itself, and the latency of a 4 KiB \
-                write followed by fsync or fdatasync.",
-            "In a temporary directory under --dir (free space checked first; \
-                removed afterwards, also on Ctrl-C): a buffer of random bytes is made \
-                beforehand, then each sample creates (truncates) the file, writes the whole \
-                size in 1 MiB write calls — timed up to here as the buffered throughput — and \
-                calls fsync, timed as the durable throughput and as the fsync alone. The 4 KiB \
-                figure overwrites one random block of a 4 MiB fsync'ed file with pwrite and \
-                calls fsync (fdatasync for the second metric); each write+sync pair is one \
-                sample, timed by two clock reads whose calibrated cost is subtracted. Sampling \
-                follows the profile (minimum count, time budget, sample cap).",
-            &[
-                "fsync(2), fdatasync(2)",
-                "time-performance chapter: peripheral costs",
-            ],
-        )
+    fn page(&self) -> &'static str {
+        include_str!("write.md")
     }
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {

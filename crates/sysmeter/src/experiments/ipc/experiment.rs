@@ -7,9 +7,13 @@
 
 use super::stream::bandwidth;
 use super::transport::{Transport, echo_peer};
-use super::{findings, pipe, tcp, udp, unix};
+use super::{findings, tcp};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
+use crate::model::about::page::Page;
 use crate::model::{About, Metric};
+
+/// What the four transports' pages share, with holes for what differs.
+const SHARED: &str = include_str!("shared.md");
 
 /// One transport's experiment.
 pub struct Ipc(pub Transport);
@@ -39,71 +43,37 @@ impl Experiment for Ipc {
         true
     }
 
-    fn id(&self) -> &'static str {
+    fn page(&self) -> &'static str {
         match self.0 {
-            Transport::Pipe => "ipc.pipe",
-            Transport::Unix => "ipc.unix",
-            Transport::Tcp => "ipc.tcp",
-            Transport::Udp => "ipc.udp",
+            Transport::Pipe => include_str!("pipe.md"),
+            Transport::Unix => include_str!("unix.md"),
+            Transport::Tcp => include_str!("tcp.md"),
+            Transport::Udp => include_str!("udp.md"),
         }
     }
 
     fn about(&self) -> About {
-        let (title, what) = match self.0 {
-            Transport::Pipe => pipe::ABOUT,
-            Transport::Unix => unix::ABOUT,
-            Transport::Tcp => tcp::ABOUT,
-            Transport::Udp => udp::ABOUT,
+        // The four transports share one text (`shared.md`) with holes for what differs; a
+        // transport's own page holds its title, what fills them and what it adds.
+        let (Ok(own), Ok(shared)) = (Page::parse(self.page()), Page::parse(SHARED)) else {
+            return About::default();
         };
-        let mut methodology = format!(
-            "Transport: {what}. Round trip: the measuring process writes a message of 1 B \
-             or 1 KiB and reads the reply from an echo process forked for the purpose \
-             (plain read/write system calls on both sides); one operation is write + the \
-             peer's read and write + our read, including the wake-ups in between. The echo \
-             process is pinned to the measuring CPU (same CPU: every round trip is two \
-             context switches) or to another allowed CPU (cross CPU: two wake-ups across \
-             CPUs, no switch away from a busy task). Bandwidth: a reader process, on \
-             the measuring CPU and again on another CPU when one is allowed, reads and \
-             discards; the timed interval is our \
-             writes of {} each, for a fixed time (0.1 s quick, 0.25 s default, 2 s \
-             thorough) after a warm-up that fills the kernel buffers; the rate is sampled \
-             every 10 ms (longer than a full socket buffer takes to drain, so a sample is \
-             not a burst into free buffer space), and the note gives the aggregate rate, \
-             total bytes over total time, which is what iperf3 reports.",
-            if self.0.is_datagram() {
-                "8 KiB datagrams, at most two 32 KiB windows unacknowledged (the reader \
-                 sends one byte per window: UDP has no flow control, and a sender without \
-                 it measures only how fast the kernel can drop)"
-            } else {
-                "128 KiB"
-            }
-        );
-        if self.0 == Transport::Tcp {
-            methodology.push_str(tcp::connect::METHODOLOGY);
+        let writes = if self.0.is_datagram() {
+            "Writes, datagram"
+        } else {
+            "Writes, stream"
+        };
+        let connections = own.text("Connections").map(|c| format!("; {c}"));
+        let mut about = shared
+            .about()
+            .fill("transport", &own.text("Transport").unwrap_or_default())
+            .fill("writes", &shared.text(writes).unwrap_or_default())
+            .fill("connections", &connections.unwrap_or_default());
+        about.title = own.title.to_string();
+        if let Some(more) = own.text("Methodology") {
+            about.methodology = format!("{} {more}", about.methodology);
         }
-        About::new(
-            format!(
-                "{title} round trip, bandwidth{}",
-                if self.0 == Transport::Tcp {
-                    " and connection cost"
-                } else {
-                    ""
-                }
-            ),
-            format!(
-                "Round-trip latency of 1 B and 1 KiB messages between two processes over {what}, same CPU and cross CPU; streaming bandwidth{}.",
-                if self.0 == Transport::Tcp {
-                    "; connect+accept and close-seen-by-peer per connection"
-                } else {
-                    ""
-                }
-            ),
-            methodology,
-            &[
-                "systems-measurement report: round trip time, peak bandwidth, connection overhead",
-                "lmbench lat_pipe, lat_unix, lat_tcp, lat_udp, bw_pipe, bw_tcp, lat_connect",
-            ],
-        )
+        about
     }
 
     // No estimate: no model from the machine description predicts a kernel path's cost; the

@@ -13,9 +13,6 @@ use crate::stats::ratio;
 /// `ipc.pipe`.
 pub static PIPE: Ipc = Ipc(Transport::Pipe);
 
-/// Title and what the transport is, for the experiment's about text.
-pub const ABOUT: (&str, &str) = ("Pipe", "two anonymous pipes, one per direction");
-
 /// The pipe round trip against os.ctxsw's measurement of the same operation.
 pub fn findings(ctx: &Ctx<'_>, out: &mut Measured, mine: f64) {
     if let Some(ctxsw) = ctx.previous_median("os.ctxsw", PROC_RTT) {

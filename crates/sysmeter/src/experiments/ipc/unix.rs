@@ -13,9 +13,6 @@ use crate::harness::{Ctx, ExperimentError, Measured};
 /// `ipc.unix`.
 pub static UNIX: Ipc = Ipc(Transport::Unix);
 
-/// Title and what the transport is, for the experiment's about text.
-pub const ABOUT: (&str, &str) = ("Unix socket", "a connected AF_UNIX stream socket pair");
-
 /// A connected unix stream socket pair.
 pub fn pair() -> Result<(Near, Far), ExperimentError> {
     let pair = UnixStream::pair().map_err(io("create a unix socket pair"))?;

@@ -8,6 +8,9 @@ use super::{bandwidth, connect, rtt, udp_rr};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
 use crate::model::About;
 
+/// What every net experiment's page shares: the end of the methodology, the references.
+const SHARED: &str = include_str!("shared.md");
+
 /// Which net experiment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -30,34 +33,22 @@ impl Experiment for Net {
         true
     }
 
-    fn id(&self) -> &'static str {
+    fn page(&self) -> &'static str {
         match self.0 {
-            Kind::Rtt => "net.rtt",
-            Kind::Bandwidth => "net.bandwidth",
-            Kind::Connect => "net.connect",
-            Kind::UdpRr => "net.udp_rr",
+            Kind::Rtt => include_str!("rtt.md"),
+            Kind::Bandwidth => include_str!("bandwidth.md"),
+            Kind::Connect => include_str!("connect.md"),
+            Kind::UdpRr => include_str!("udp_rr.md"),
         }
     }
 
     fn about(&self) -> About {
-        let (title, measures, methodology) = match self.0 {
-            Kind::Rtt => rtt::ABOUT,
-            Kind::Bandwidth => bandwidth::ABOUT,
-            Kind::Connect => connect::ABOUT,
-            Kind::UdpRr => udp_rr::ABOUT,
-        };
-        About::new(
-            title,
-            measures,
-            format!(
-                "{methodology} The other end is `sysmeter serve` (one thread per connection, \
-                 TCP_NODELAY on both ends)."
-            ),
-            &[
-                "systems-measurement report: round trip time, peak bandwidth, connection overhead",
-                "netperf TCP_RR/UDP_RR/TCP_CRR, iperf3, ping",
-            ],
-        )
+        // Each page's own methodology, then what every net experiment shares (`shared.md`).
+        let shared = About::from_page(SHARED);
+        let mut about = About::from_page(self.page());
+        about.methodology = format!("{} {}", about.methodology, shared.methodology);
+        about.references = shared.references;
+        about
     }
 
     // No estimate: the network between the hosts is not in the machine description; the
