@@ -195,6 +195,29 @@ mod tests {
         assert_eq!(ids.len(), all().len(), "two experiments share a page");
     }
 
+    /// The pages that say what runs beside the measuring thread are the experiments that
+    /// ran work of their own before the pages said so; the others measure alone.
+    #[test]
+    fn the_pages_declare_who_shares_the_measuring_cpu() {
+        let alone: Vec<&str> = all()
+            .iter()
+            .filter(|e| !e.shares_measuring_cpu())
+            .map(|e| e.id())
+            .collect();
+        assert_eq!(
+            alone,
+            [
+                "cpu.timer",
+                "cpu.loop",
+                "cpu.call",
+                "cpu.ops",
+                "os.syscall",
+                "os.lookup",
+                "mem.latency"
+            ]
+        );
+    }
+
     /// The README's catalogue of the experiments ("Groups today: …", up to "Results go to")
     /// names every id, and none that does not exist (links to docs/*.md aside).
     #[test]

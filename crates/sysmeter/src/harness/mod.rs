@@ -22,7 +22,7 @@ pub use ctx::{Ctx, Measured, Spec};
 pub use profile::Profile;
 pub use runner::{Params, RunObserver, RunOptions, choose_cpu, run_experiments};
 
-use crate::model::about::page::Page;
+use crate::model::about::page::{BESIDE, Page};
 use crate::model::{About, Estimate, HostInfo};
 
 /// An experiment: one family of related measurements (`os.syscall`, `cpu.timer`, ...).
@@ -51,8 +51,10 @@ pub trait Experiment: Sync {
     /// the network stack): the drift judgment then looks only at the core clock and steal
     /// time, because other tasks on the measuring CPU, run-queue wait and a changed ALU
     /// throughput (a busy SMT sibling) are the experiment itself.
+    ///
+    /// Declared by the page: a section `## Beside the measuring thread` says what runs there.
     fn shares_measuring_cpu(&self) -> bool {
-        false
+        Page::parse(self.page()).is_ok_and(|p| p.text(BESIDE).is_some())
     }
     /// Whether what the experiment measures depends on the caches it shares with the
     /// *other* CPUs (the last-level cache): work on them evicts its lines, so the drift

@@ -22,11 +22,6 @@ use windows::{ThreadRun, Windows, windows};
 pub struct FsContention;
 
 impl Experiment for FsContention {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
     fn page(&self) -> &'static str {
         include_str!("contention.md")
     }

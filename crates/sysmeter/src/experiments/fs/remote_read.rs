@@ -12,11 +12,6 @@ use crate::model::{About, Metric};
 pub struct FsRemoteRead;
 
 impl Experiment for FsRemoteRead {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
     fn page(&self) -> &'static str {
         include_str!("remote_read.md")
     }

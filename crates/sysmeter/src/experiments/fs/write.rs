@@ -20,11 +20,6 @@ const CHUNK: usize = 1 << 20;
 const SYNC_FILE: u64 = 4 << 20;
 
 impl Experiment for FsWrite {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
     fn page(&self) -> &'static str {
         include_str!("write.md")
     }

@@ -15,8 +15,8 @@ use crate::model::{About, Metric};
 /// What the four transports' pages share, with holes for what differs.
 const SHARED: &str = include_str!("shared.md");
 
-/// One transport's experiment.
-pub struct Ipc(pub Transport);
+/// One transport's experiment and its page (`pipe.md`, …).
+pub struct Ipc(pub Transport, pub &'static str);
 
 /// Message sizes of the round trips: one byte, and 1 KiB.
 const SIZES: [(usize, &str); 2] = [(1, "1 B"), (1024, "1 KiB")];
@@ -38,18 +38,8 @@ pub fn bw_name(cross: bool) -> &'static str {
 }
 
 impl Experiment for Ipc {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
     fn page(&self) -> &'static str {
-        match self.0 {
-            Transport::Pipe => include_str!("pipe.md"),
-            Transport::Unix => include_str!("unix.md"),
-            Transport::Tcp => include_str!("tcp.md"),
-            Transport::Udp => include_str!("udp.md"),
-        }
+        self.1
     }
 
     fn about(&self) -> About {

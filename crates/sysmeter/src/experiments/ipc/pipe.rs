@@ -11,7 +11,7 @@ use crate::harness::{Ctx, Measured};
 use crate::stats::ratio;
 
 /// `ipc.pipe`.
-pub static PIPE: Ipc = Ipc(Transport::Pipe);
+pub static PIPE: Ipc = Ipc(Transport::Pipe, include_str!("pipe.md"));
 
 /// The pipe round trip against os.ctxsw's measurement of the same operation.
 pub fn findings(ctx: &Ctx<'_>, out: &mut Measured, mine: f64) {

@@ -12,7 +12,7 @@ use crate::experiments::peer::{Far, Near};
 use crate::harness::{Ctx, ExperimentError, Measured};
 
 /// `ipc.udp`.
-pub static UDP: Ipc = Ipc(Transport::Udp);
+pub static UDP: Ipc = Ipc(Transport::Udp, include_str!("udp.md"));
 
 /// Two UDP sockets on loopback connected to each other.
 pub fn pair() -> Result<(Near, Far), ExperimentError> {

@@ -11,7 +11,7 @@ use crate::experiments::peer::{Far, Near};
 use crate::harness::{Ctx, ExperimentError, Measured};
 
 /// `ipc.unix`.
-pub static UNIX: Ipc = Ipc(Transport::Unix);
+pub static UNIX: Ipc = Ipc(Transport::Unix, include_str!("unix.md"));
 
 /// A connected unix stream socket pair.
 pub fn pair() -> Result<(Near, Far), ExperimentError> {

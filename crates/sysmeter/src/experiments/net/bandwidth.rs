@@ -14,7 +14,7 @@ use crate::model::Unit;
 use crate::wire::protocol::Test;
 
 /// `net.bandwidth`.
-pub static BANDWIDTH: Net = Net(Kind::Bandwidth);
+pub static BANDWIDTH: Net = Net(Kind::Bandwidth, include_str!("bandwidth.md"));
 
 const WRITE: usize = 128 * 1024;
 /// Streams of the parallel measurements.

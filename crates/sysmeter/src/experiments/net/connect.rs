@@ -12,7 +12,7 @@ use crate::model::Unit;
 use crate::wire::protocol::{Hello, Test, VERSION};
 
 /// `net.connect`.
-pub static CONNECT: Net = Net(Kind::Connect);
+pub static CONNECT: Net = Net(Kind::Connect, include_str!("connect.md"));
 
 /// Metric names.
 pub const SETUP: &str = "connect (handshake)";

@@ -24,22 +24,12 @@ pub enum Kind {
     UdpRr,
 }
 
-/// One net experiment.
-pub struct Net(pub Kind);
+/// One net experiment and its page (`rtt.md`, …).
+pub struct Net(pub Kind, pub &'static str);
 
 impl Experiment for Net {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
     fn page(&self) -> &'static str {
-        match self.0 {
-            Kind::Rtt => include_str!("rtt.md"),
-            Kind::Bandwidth => include_str!("bandwidth.md"),
-            Kind::Connect => include_str!("connect.md"),
-            Kind::UdpRr => include_str!("udp_rr.md"),
-        }
+        self.1
     }
 
     fn about(&self) -> About {

@@ -14,7 +14,7 @@ use crate::model::Unit;
 use crate::wire::protocol::Test;
 
 /// `net.rtt`.
-pub static RTT: Net = Net(Kind::Rtt);
+pub static RTT: Net = Net(Kind::Rtt, include_str!("rtt.md"));
 
 /// Metric names.
 pub const TCP_1B: &str = "TCP round trip 1 B";

@@ -11,7 +11,7 @@ use crate::model::Unit;
 use crate::wire::protocol::{Test, UDP_HEADER, udp_request};
 
 /// `net.udp_rr`.
-pub static UDP_RR: Net = Net(Kind::UdpRr);
+pub static UDP_RR: Net = Net(Kind::UdpRr, include_str!("udp_rr.md"));
 
 /// Metric name.
 pub const RR: &str = "UDP request/response 40 B -> 120 B";

@@ -16,11 +16,6 @@ const EXEC: &str = "fork+exec /bin/true + wait";
 const TRUE: &str = "/bin/true";
 
 impl Experiment for OsTask {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
     fn page(&self) -> &'static str {
         include_str!("task.md")
     }

@@ -24,7 +24,9 @@
 //! lines joined the same way. A blank line inside a paragraph is refused: the texts are one
 //! paragraph each wherever they are shown. `{{name}}` marks a hole the experiment's code fills
 //! ([`About::fill`]) with something known only when it runs or shared by several pages.
-//! Depends only on [`About`].
+//! Sections other than the three of [`About`] are read by name: a page with a section
+//! [`BESIDE`] declares that its experiment runs work beside the measuring thread. Depends
+//! only on [`About`].
 
 use std::fmt;
 
@@ -56,6 +58,11 @@ impl fmt::Display for PageError {
 }
 
 impl std::error::Error for PageError {}
+
+/// The section of a page that says what the experiment runs beside the measuring thread (a
+/// peer process, children, helper threads, kernel I/O); its presence is the experiment's
+/// `shares_measuring_cpu`, which the harness's drift judgment reads.
+pub const BESIDE: &str = "Beside the measuring thread";
 
 /// The separator of id and title in the heading (as the reports write `id — title`).
 const DASH: &str = " — ";

@@ -28,11 +28,6 @@ const GROUP: usize = 64;
 const MIB: u64 = 1 << 20;
 
 impl Experiment for FsCacheSize {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
     fn page(&self) -> &'static str {
         include_str!("../cache_size.md")
     }

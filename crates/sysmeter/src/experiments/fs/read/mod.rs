@@ -22,11 +22,6 @@ use crate::model::{Series, SeriesPoint, Unit};
 pub struct FsRead;
 
 impl Experiment for FsRead {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
     fn page(&self) -> &'static str {
         include_str!("../read.md")
     }

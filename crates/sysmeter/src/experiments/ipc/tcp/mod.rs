@@ -16,7 +16,7 @@ use crate::stats::ratio;
 use connect::SETUP;
 
 /// `ipc.tcp`.
-pub static TCP: Ipc = Ipc(Transport::Tcp);
+pub static TCP: Ipc = Ipc(Transport::Tcp, include_str!("../tcp.md"));
 
 /// A TCP connection over loopback: (connecting end, accepted end), TCP_NODELAY on both.
 pub fn pair() -> Result<(Near, Far), ExperimentError> {

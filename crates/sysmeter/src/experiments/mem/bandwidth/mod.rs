@@ -211,11 +211,6 @@ fn dram_level(host: &HostInfo, cap: usize, plan: &mut Plan) {
 }
 
 impl Experiment for MemBandwidth {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
     fn page(&self) -> &'static str {
         include_str!("../bandwidth.md")
     }

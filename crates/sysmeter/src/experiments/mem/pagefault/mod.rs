@@ -23,11 +23,6 @@ const ANON_HUGE: &str = "minor fault, 2 MiB huge page (THP)";
 const ANON_HUGE_PER_4K: &str = "minor fault with THP, per 4 KiB";
 
 impl Experiment for MemPagefault {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
     fn page(&self) -> &'static str {
         include_str!("../pagefault.md")
     }

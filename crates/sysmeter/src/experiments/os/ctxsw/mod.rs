@@ -27,11 +27,6 @@ const YIELD: &str = "sched_yield hand-off, same CPU";
 const CROSS: &str = "process round trip, cross CPU (pipes)";
 
 impl Experiment for OsCtxsw {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
     fn page(&self) -> &'static str {
         include_str!("../ctxsw.md")
     }
