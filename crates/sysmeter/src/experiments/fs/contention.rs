@@ -177,16 +177,26 @@ fn report(
     let means: Vec<f64> = rounds.iter().map(|r| r.block_mean).collect();
     for (&n, r) in counts.iter().zip(rounds) {
         let w = r.windows;
-        let mut m = ctx.metric(&format!("{n} threads: 4 KiB read"), Unit::Ns, w.median)?;
-        m.note = Some(format!(
-            "median per tenth of the blocks, {n} readers at once"
-        ));
+        let m = ctx.noted_metric(
+            &format!("{n} threads: 4 KiB read"),
+            Unit::Ns,
+            w.median,
+            format!("median per tenth of the blocks, {n} readers at once"),
+        )?;
         let name = format!("{n} threads: 4 KiB read, slowest 1%");
-        let mut p = ctx.metric(&name, Unit::Ns, w.tail)?;
-        p.note = Some("mean of the slowest 1% of blocks, per interleaved tenth".into());
+        let p = ctx.noted_metric(
+            &name,
+            Unit::Ns,
+            w.tail,
+            "mean of the slowest 1% of blocks, per interleaved tenth",
+        )?;
         let name = format!("{n} threads: aggregate throughput");
-        let mut t = ctx.metric(&name, Unit::BytesPerSec, w.throughput)?;
-        t.note = Some(format!("all {n} threads, per tenth of the blocks"));
+        let t = ctx.noted_metric(
+            &name,
+            Unit::BytesPerSec,
+            w.throughput,
+            format!("all {n} threads, per tenth of the blocks"),
+        )?;
         lat.push(point(n, &m));
         tail.push(point(n, &p));
         thr.push(point(n, &t));

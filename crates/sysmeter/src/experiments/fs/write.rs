@@ -73,23 +73,29 @@ fn sequential(
         sync.push(total - written);
     }
     let s = units::size(size);
-    let mut m = ctx.metric(
-        &format!("sequential write, {s} (page cache)"),
-        Unit::BytesPerSec,
-        buffered,
-    )?;
-    m.note = Some("1 MiB writes, before fsync".into());
-    out.metrics.push(m);
-    let mut m = ctx.metric(
-        &format!("sequential write + fsync, {s}"),
-        Unit::BytesPerSec,
-        durable,
-    )?;
-    m.note = Some("until fsync returned".into());
-    out.metrics.push(m);
-    let mut m = ctx.metric(&format!("final fsync of {s}"), Unit::Ns, sync)?;
-    m.note = Some("writing back the dirty pages".into());
-    out.metrics.push(m);
+    for (name, unit, samples, note) in [
+        (
+            format!("sequential write, {s} (page cache)"),
+            Unit::BytesPerSec,
+            buffered,
+            "1 MiB writes, before fsync",
+        ),
+        (
+            format!("sequential write + fsync, {s}"),
+            Unit::BytesPerSec,
+            durable,
+            "until fsync returned",
+        ),
+        (
+            format!("final fsync of {s}"),
+            Unit::Ns,
+            sync,
+            "writing back the dirty pages",
+        ),
+    ] {
+        out.metrics
+            .push(ctx.noted_metric(&name, unit, samples, note)?);
+    }
     std::fs::remove_file(&path).map_err(io("remove", &path))
 }
 
@@ -117,8 +123,12 @@ fn small_sync(ctx: &mut Ctx<'_>, dir: &TestDir, out: &mut Measured) -> Result<()
             sync(&f, datasync, &path)?;
             Ok((t0.elapsed().as_nanos() as f64 - timer).max(0.0))
         })?;
-        let mut m = ctx.metric(name, Unit::Ns, samples)?;
-        m.note = Some("overwrite of a random block of a 4 MiB file".into());
+        let m = ctx.noted_metric(
+            name,
+            Unit::Ns,
+            samples,
+            "overwrite of a random block of a 4 MiB file",
+        )?;
         out.metrics.push(m);
     }
     Ok(())

@@ -61,8 +61,12 @@ pub fn run(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(),
     let done = times[0].len();
     let [a, b, c] = times;
     for (name, samples) in [(SETUP, a), (REQUEST, b), (TOTAL, c)] {
-        let mut m = ctx.metric(name, Unit::Ns, samples)?;
-        m.note = Some(format!("{done} connections to {}", remote.addr));
+        let m = ctx.noted_metric(
+            name,
+            Unit::Ns,
+            samples,
+            format!("{done} connections to {}", remote.addr),
+        )?;
         out.metrics.push(m);
     }
     Ok(())

@@ -49,8 +49,12 @@ pub fn run(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(),
             remote.addr.ip()
         )));
     }
-    let mut m = ctx.metric(RR, Unit::Ns, samples)?;
-    m.note = Some(format!("{count} requests, {lost} lost"));
+    let m = ctx.noted_metric(
+        RR,
+        Unit::Ns,
+        samples,
+        format!("{count} requests, {lost} lost"),
+    )?;
     out.metrics.push(m);
     out.find(
         "udp_loss",

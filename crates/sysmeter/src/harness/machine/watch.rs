@@ -157,7 +157,7 @@ mod tests {
 
     #[test]
     fn a_real_watch_produces_a_state() {
-        let Some((cpu, w)) = pinned_watch() else {
+        let Some((_, w)) = pinned_watch() else {
             return;
         };
         std::hint::black_box(sysmeter_sys::probe::mul_chain(1000, 3));

@@ -254,8 +254,12 @@ fn record(
     note: &str,
 ) -> Result<(), ExperimentError> {
     let rate = blocks::throughput(&samples);
-    let mut m = ctx.metric(&metric_name(cache, order, size), Unit::Ns, samples.clone())?;
-    m.note = Some(note.to_string());
+    let m = ctx.noted_metric(
+        &metric_name(cache, order, size),
+        Unit::Ns,
+        samples.clone(),
+        note,
+    )?;
     let mut t = ctx.metric(
         &format!(
             "{} {} throughput, {} file",

@@ -61,8 +61,7 @@ pub fn measure(ctx: &mut Ctx<'_>, out: &mut Measured) -> Result<(), ExperimentEr
         (SETUP, setup, "per connection; handshake inside connect()"),
         (TEARDOWN, teardown, "per connection; close() to read() = 0"),
     ] {
-        let mut m = ctx.metric(name, Unit::Ns, samples)?;
-        m.note = Some(format!("{note}; {n} connections"));
+        let m = ctx.noted_metric(name, Unit::Ns, samples, format!("{note}; {n} connections"))?;
         out.metrics.push(m);
     }
     Ok(())
