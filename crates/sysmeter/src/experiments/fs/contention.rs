@@ -177,26 +177,29 @@ fn report(
     let means: Vec<f64> = rounds.iter().map(|r| r.block_mean).collect();
     for (&n, r) in counts.iter().zip(rounds) {
         let w = r.windows;
-        let m = ctx.noted_metric(
-            &format!("{n} threads: 4 KiB read"),
-            Unit::Ns,
-            w.median,
-            format!("median per tenth of the blocks, {n} readers at once"),
-        )?;
-        let name = format!("{n} threads: 4 KiB read, slowest 1%");
-        let p = ctx.noted_metric(
-            &name,
-            Unit::Ns,
-            w.tail,
-            "mean of the slowest 1% of blocks, per interleaved tenth",
-        )?;
-        let name = format!("{n} threads: aggregate throughput");
-        let t = ctx.noted_metric(
-            &name,
-            Unit::BytesPerSec,
-            w.throughput,
-            format!("all {n} threads, per tenth of the blocks"),
-        )?;
+        // Per thread count: the median latency, the tail and the throughput, each noted.
+        let [m, p, t] = [
+            (
+                format!("{n} threads: 4 KiB read"),
+                Unit::Ns,
+                w.median,
+                format!("median per tenth of the blocks, {n} readers at once"),
+            ),
+            (
+                format!("{n} threads: 4 KiB read, slowest 1%"),
+                Unit::Ns,
+                w.tail,
+                "mean of the slowest 1% of blocks, per interleaved tenth".to_string(),
+            ),
+            (
+                format!("{n} threads: aggregate throughput"),
+                Unit::BytesPerSec,
+                w.throughput,
+                format!("all {n} threads, per tenth of the blocks"),
+            ),
+        ]
+        .map(|(name, unit, samples, note)| ctx.noted_metric(&name, unit, samples, note));
+        let (m, p, t) = (m?, p?, t?);
         lat.push(point(n, &m));
         tail.push(point(n, &p));
         thr.push(point(n, &t));
