@@ -2,8 +2,9 @@
 //! trips of small and 1 KiB messages between two processes on the same CPU and on different
 //! CPUs, streaming bandwidth to a reader in another process (`stream.rs`), and for TCP the
 //! cost of a connection's setup and teardown (`tcp/connect.rs`). What differs per transport
-//! (its pair of descriptors, its about text, its findings) lives in the transport's file.
-//! Depends on the harness, `model` and the shared peer; on no other group.
+//! (its pair of descriptors, its findings) lives in the transport's file, its page in
+//! `<transport>.md`; the description the four share is `shared.md`, whose holes each page
+//! fills. Depends on the harness, `model` and the shared peer; on no other group.
 
 use super::stream::bandwidth;
 use super::transport::{Transport, echo_peer};

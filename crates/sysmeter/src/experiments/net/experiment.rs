@@ -1,6 +1,6 @@
 //! The one experiment type behind `net.rtt`, `net.bandwidth`, `net.connect` and
-//! `net.udp_rr`: the about text they share and the dispatch to each one's measurement, which
-//! lives in the file named after its id. Depends on the harness, `model` and this group's
+//! `net.udp_rr`: their pages (`<id>.md`) followed by what they share (`shared.md`), and the
+//! dispatch to each one's measurement, which lives in the file named after its id. Depends on the harness, `model` and this group's
 //! `remote.rs`; on no other group and not on the `server` command module.
 
 use super::remote::Remote;
