@@ -3,11 +3,12 @@
 //!
 //! One folder per group (`cpu`, `os`, `mem`, `ipc`, `net`, `fs`); its `mod.rs` holds the
 //! group's registry entry, and each experiment `group.id` lives in `group/id.rs` or
-//! `group/id/` with its findings. Shared by several groups: [`estimate`] and the pipe echo
-//! [`peer`]. Experiments own only the work; timing, sampling and statistics belong to the
-//! harness. Each documents its timing model in its `about().methodology`. Depends on the
-//! harness, `model`, `stats`, `host`, `wire` and `sysmeter-sys`; never on `commands`,
-//! `report`, `store` or `server`.
+//! `group/id/` with its findings, and its page `group/id.md`: the id, title, what it
+//! measures, its timing model and references as Markdown, the one source of its id and
+//! [`crate::model::About`] (`Experiment::page`). Shared by several groups: [`estimate`] and
+//! the pipe echo [`peer`]. Experiments own only the work; timing, sampling and statistics
+//! belong to the harness. Depends on the harness, `model`, `stats`, `host`, `wire` and
+//! `sysmeter-sys`; never on `commands`, `report`, `store` or `server`.
 
 mod cpu;
 mod estimate;
@@ -115,6 +116,7 @@ pub fn select(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::about::page::Page;
 
     fn ids(v: &[&dyn Experiment]) -> Vec<&'static str> {
         v.iter().map(|e| e.id()).collect()
@@ -171,6 +173,78 @@ mod tests {
             assert!(!n.is_empty());
             let a = e.about();
             assert!(!a.title.is_empty() && !a.measures.is_empty() && a.methodology.len() > 80);
+        }
+    }
+
+    #[test]
+    fn every_page_parses_and_every_hole_is_filled() {
+        let mut ids = Vec::new();
+        for e in all() {
+            let page = Page::parse(e.page()).unwrap_or_else(|err| panic!("{}: {err}", e.id()));
+            assert_eq!(page.id, e.id());
+            ids.push(page.id);
+            let a = e.about();
+            assert_eq!(a.title, page.title, "{}", e.id());
+            assert!(!a.references.is_empty(), "{}", e.id());
+            assert!(a.references.iter().all(|r| !r.is_empty()), "{}", e.id());
+            assert!(!a.has_holes(), "{}: {a:?}", e.id());
+            assert!(!a.measures.contains("  ") && !a.methodology.contains("  "));
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), all().len(), "two experiments share a page");
+    }
+
+    /// The pages that say what runs beside the measuring thread are the experiments that
+    /// ran work of their own before the pages said so; the others measure alone.
+    #[test]
+    fn the_pages_declare_who_shares_the_measuring_cpu() {
+        let alone: Vec<&str> = all()
+            .iter()
+            .filter(|e| !e.shares_measuring_cpu())
+            .map(|e| e.id())
+            .collect();
+        assert_eq!(
+            alone,
+            [
+                "cpu.timer",
+                "cpu.loop",
+                "cpu.call",
+                "cpu.ops",
+                "os.syscall",
+                "os.lookup",
+                "mem.latency"
+            ]
+        );
+    }
+
+    /// The README's catalogue of the experiments ("Groups today: …", up to "Results go to")
+    /// names every id, and none that does not exist (links to docs/*.md aside).
+    #[test]
+    fn the_readme_catalogue_matches_the_registry() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
+        let readme = std::fs::read_to_string(path).expect("README.md is readable");
+        let start = readme.find("Groups today:").expect("the catalogue");
+        let end = start
+            + readme[start..]
+                .find("Results go to")
+                .expect("the catalogue ends");
+        let catalogue = &readme[start..end];
+        let named: Vec<&str> = catalogue
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
+            .map(|w| w.trim_end_matches('.'))
+            .filter(|w| !w.ends_with(".md"))
+            .filter(|w| GROUPS.iter().any(|(g, _)| w.starts_with(&format!("{g}."))))
+            .collect();
+        for e in all() {
+            assert!(
+                named.contains(&e.id()),
+                "README's catalogue misses {}",
+                e.id()
+            );
+        }
+        for id in named {
+            assert!(all().iter().any(|e| e.id() == id), "README names {id}");
         }
     }
 }

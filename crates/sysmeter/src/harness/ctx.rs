@@ -305,6 +305,20 @@ impl Ctx<'_> {
         })
     }
 
+    /// [`Ctx::metric`] with its note: what a sample is, how many were taken, what else a
+    /// reader needs beside the figure.
+    pub fn noted_metric(
+        &self,
+        name: &str,
+        unit: Unit,
+        samples: Vec<f64>,
+        note: impl Into<String>,
+    ) -> Result<Metric, ExperimentError> {
+        let mut m = self.metric(name, unit, samples)?;
+        m.note = Some(note.into());
+        Ok(m)
+    }
+
     /// A metric derived sample by sample from another (e.g. per-switch cost from a round
     /// trip): `f` is applied to every raw sample of `from`.
     pub fn derive(
@@ -315,8 +329,7 @@ impl Ctx<'_> {
         f: impl Fn(f64) -> f64,
     ) -> Result<Metric, ExperimentError> {
         let samples = from.samples.iter().map(|&s| f(s)).collect();
-        let mut m = self.metric(name, from.unit, samples)?;
-        m.note = Some(note.to_string());
+        let mut m = self.noted_metric(name, from.unit, samples, note)?;
         m.ops_per_sample = from.ops_per_sample;
         m.subtracted_overhead_ns = from.subtracted_overhead_ns;
         Ok(m)

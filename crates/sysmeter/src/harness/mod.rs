@@ -22,14 +22,23 @@ pub use ctx::{Ctx, Measured, Spec};
 pub use profile::Profile;
 pub use runner::{Params, RunObserver, RunOptions, choose_cpu, run_experiments};
 
+use crate::model::about::page::{BESIDE, Page};
 use crate::model::{About, Estimate, HostInfo};
 
 /// An experiment: one family of related measurements (`os.syscall`, `cpu.timer`, ...).
 pub trait Experiment: Sync {
-    /// `group.name`: file, CLI, database key and report label.
-    fn id(&self) -> &'static str;
-    /// Title, what it measures, methodology (the timing model), references.
-    fn about(&self) -> About;
+    /// The experiment's page (`experiments/<group>/<name>.md`, [`Page`]): the one source of
+    /// its id and of what it says of itself.
+    fn page(&self) -> &'static str;
+    /// `group.name`: file, CLI, database key and report label; the page's heading.
+    fn id(&self) -> &'static str {
+        Page::id_of(self.page())
+    }
+    /// Title, what it measures, methodology (the timing model), references: the page's
+    /// sections, unless an experiment fills holes in them.
+    fn about(&self) -> About {
+        About::from_page(self.page())
+    }
     /// Model-based predictions from the machine description; none unless an experiment has a
     /// model to predict from.
     fn estimate(&self, _host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {
@@ -42,8 +51,10 @@ pub trait Experiment: Sync {
     /// the network stack): the drift judgment then looks only at the core clock and steal
     /// time, because other tasks on the measuring CPU, run-queue wait and a changed ALU
     /// throughput (a busy SMT sibling) are the experiment itself.
+    ///
+    /// Declared by the page: a section `## Beside the measuring thread` says what runs there.
     fn shares_measuring_cpu(&self) -> bool {
-        false
+        Page::parse(self.page()).is_ok_and(|p| p.text(BESIDE).is_some())
     }
     /// Whether what the experiment measures depends on the caches it shares with the
     /// *other* CPUs (the last-level cache): work on them evicts its lines, so the drift

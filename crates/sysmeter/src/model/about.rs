@@ -1,6 +1,9 @@
 //! What an experiment says of itself before it measures: what it measures and how
 //! ([`About`]: title, what, the timing model, references) and what a model of the machine
-//! predicts ([`Estimate`]), as every result carries them. Depends only on `run::Unit`.
+//! predicts ([`Estimate`]), as every result carries them; an experiment's [`About`] is read
+//! from its Markdown page ([`page`]). Depends only on `run::Unit`.
+
+pub mod page;
 
 use serde::{Deserialize, Serialize};
 

@@ -7,7 +7,7 @@ use sysmeter_sys::kernels::{self, Op, OpImpl};
 
 use crate::experiments::estimate;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
-use crate::model::{About, Estimate, HostInfo};
+use crate::model::{Estimate, HostInfo};
 
 /// The experiment.
 pub struct CpuCall;
@@ -16,24 +16,8 @@ pub struct CpuCall;
 pub const CALL0: &str = "call, 0 args";
 
 impl Experiment for CpuCall {
-    fn id(&self) -> &'static str {
-        "cpu.call"
-    }
-
-    fn about(&self) -> About {
-        About::new(
-            "Procedure call overhead",
-            "A non-inlined call and return with 0 to 7 integer arguments, an \
-                indirect call through a function pointer, and a call through a trait object \
-                (vtable).",
-            "The callees are `#[inline(never)]` functions whose body is an \
-                empty asm statement the compiler must assume has side effects, so calls \
-                cannot be removed, merged or hoisted. The loop counter is passed as every \
-                argument (register moves; the 7th argument goes on the stack on x86_64), the \
-                result is kept with black_box. Timer pair and the harness loop iteration are \
-                subtracted, so each figure is call + argument setup + return.",
-            &["systems-measurement report: procedure call overhead"],
-        )
+    fn page(&self) -> &'static str {
+        include_str!("call.md")
     }
 
     fn estimate(&self, _host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate> {

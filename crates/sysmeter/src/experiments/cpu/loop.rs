@@ -6,7 +6,7 @@ use sysmeter_sys::kernels;
 
 use crate::experiments::estimate;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
-use crate::model::{About, Estimate, HostInfo};
+use crate::model::{Estimate, HostInfo};
 
 /// The experiment.
 pub struct CpuLoop;
@@ -15,23 +15,8 @@ const ASM_LOOP: &str = "empty loop (dec; jnz)";
 const HARNESS_LOOP: &str = "harness loop (black_box counter)";
 
 impl Experiment for CpuLoop {
-    fn id(&self) -> &'static str {
-        "cpu.loop"
-    }
-
-    fn about(&self) -> About {
-        About::new(
-            "Loop overhead",
-            "One iteration of an empty loop: the tightest counted loop the CPU can \
-                run, and the loop the harness wraps around every operation.",
-            "`dec; jnz` (x86_64) or `subs; b.ne` (aarch64) in inline assembly, \
-                run `iters` times in one timed interval; only the timer pair is subtracted. \
-                The harness loop (`for i in 0..n { black_box(i) }`, a counter increment, a \
-                store the compiler must keep, a compare and a branch) is the per-iteration \
-                overhead the harness subtracts from other experiments; its calibrated value \
-                is shown beside the one measured here.",
-            &["systems-measurement report: loop overhead"],
-        )
+    fn page(&self) -> &'static str {
+        include_str!("loop.md")
     }
 
     fn estimate(&self, _host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate> {

@@ -12,7 +12,7 @@ use sysmeter_sys::syscall;
 use super::{core_clock, plausible};
 use crate::experiments::estimate;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
-use crate::model::{About, Estimate, HostInfo};
+use crate::model::{Estimate, HostInfo};
 
 /// The experiment.
 pub struct CpuOps;
@@ -33,29 +33,8 @@ const PREDICTABLE: &str = "branch, predictable";
 const STRING64: &CStr = c"sysmeter measures what every operation costs on this machine!!!!";
 
 impl Experiment for CpuOps {
-    fn id(&self) -> &'static str {
-        "cpu.ops"
-    }
-
-    fn about(&self) -> About {
-        About::new(
-            "Instruction and primitive latency",
-            "Latency of dependent integer add/mul/div and float add/mul/div/sqrt, \
-                the branch-mispredict penalty, an uncontended atomic increment, an \
-                uncontended mutex lock+unlock, malloc+free of 64 bytes, strlen and memcpy of a \
-                64-byte string.",
-            "Arithmetic: inline assembly with 100 copies of one instruction, \
-                each consuming the previous result, and the result carried from one block to the \
-                next, so the whole sample is one dependent chain and time per instruction is \
-                its latency; the loop around each block of 100 runs on other ports beside \
-                the chain and is not subtracted. Branches: \
-                a real conditional branch per byte over 256 KiB of random bytes (half zero) \
-                versus all non-zero bytes; the mispredict penalty is 2 x (random - \
-                predictable) since half the random branches mispredict. Primitives: one call \
-                per harness-loop iteration with the timer pair and loop iteration subtracted; \
-                malloc/free, strlen and memcpy call the C library.",
-            &["Agner Fog, Instruction tables"],
-        )
+    fn page(&self) -> &'static str {
+        include_str!("ops.md")
     }
 
     fn estimate(&self, _host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate> {

@@ -6,7 +6,7 @@ use std::hint::black_box;
 use sysmeter_sys::clock::{self, ClockId};
 
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
-use crate::model::{About, Metric};
+use crate::model::Metric;
 
 /// The experiment.
 pub struct CpuTimer;
@@ -15,27 +15,8 @@ pub struct CpuTimer;
 const SYSCALL_METRIC: &str = "clock_gettime(CLOCK_MONOTONIC) forced syscall";
 
 impl Experiment for CpuTimer {
-    fn id(&self) -> &'static str {
-        "cpu.timer"
-    }
-
-    fn about(&self) -> About {
-        About::new(
-            "Timer read cost",
-            "The price of one timestamp: the CPU counter (rdtsc/rdtscp or \
-                cntvct_el0), clock_gettime for every clock, gettimeofday, time(), and \
-                clock_gettime forced through the real system call.",
-            "Each read is repeated `iters` times in the harness loop inside one \
-                timed interval; the interval's own timer pair and the calibrated loop \
-                iteration are subtracted, leaving the cost of one read. A clock is reported as \
-                served without a system call when it costs less than half the forced system \
-                call (the vDSO answers it in user space). clock_getres gives each clock's \
-                claimed resolution.",
-            &[
-                "systems-measurement report: measurement overhead",
-                "clock_gettime(2), vdso(7)",
-            ],
-        )
+    fn page(&self) -> &'static str {
+        include_str!("timer.md")
     }
 
     // No estimate: no credible model predicts vDSO and hypervisor costs; the finding compares

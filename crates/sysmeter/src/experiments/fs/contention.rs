@@ -11,7 +11,7 @@ use super::blocks::{self, Order};
 use super::files::{self, BLOCK, TestDir};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
 use crate::host::storage::storage_of;
-use crate::model::{About, Series, SeriesPoint, Unit};
+use crate::model::{Series, SeriesPoint, Unit};
 use crate::stats::fit::knee::KneeScan;
 
 mod windows;
@@ -22,44 +22,8 @@ use windows::{ThreadRun, Windows, windows};
 pub struct FsContention;
 
 impl Experiment for FsContention {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
-    fn id(&self) -> &'static str {
-        "fs.contention"
-    }
-
-    fn about(&self) -> About {
-        About::new(
-            "File read contention",
-            "Per-block latency (median, and mean of the slowest 1%) of uncached random 4 KiB reads and \
-                the aggregate throughput while 1, 2, 3, 4, 6, 8, … up to 32 threads each read \
-                their own file at the same time, and the knee where latency climbs.",
-            "One file of random bytes per thread in a temporary directory under \
-                --dir (fsync'ed, dropped from the page cache; removed afterwards). For each \
-                thread count, that many threads (allowed on every CPU of the process) open \
-                their file with O_DIRECT (on memory file systems or where O_DIRECT is refused, \
-                files are evicted with posix_fadvise(DONTNEED) first and read with \
-                POSIX_FADV_RANDOM) and read distinct random blocks, one 4 KiB pread at a time \
-                (queue depth 1 per thread), each timed alone, until 0.6 of the profile's time budget \
-                ends. The sampling unit is a window: every block of the round, in completion \
-                order, cut into ten runs of equal count; each gives one sample of the median \
-                block latency and of the aggregate throughput (its bytes over the time it took \
-                to complete; equal-time windows could hold no completion during a device \
-                stall). The tail is its own metric: the mean latency of the slowest 1% of \
-                blocks in each of ten interleaved tenths of the round (block i to tenth i mod \
-                10), so that a stall's slow blocks, which complete together, reach every \
-                sample instead of one window. Per-block latencies are heavy-tailed under \
-                queueing: blocks as samples gave CVs of several hundred percent that described \
-                the distribution's shape, not the uncertainty. The knee is the stats two-segment rule on the mean latency \
-                over every block against the thread count, judged against a flat line.",
-            &[
-                "systems-measurement report: contention",
-                "fio --rw=randread --bs=4k --direct=1 --iodepth=1 --numjobs=N",
-            ],
-        )
+    fn page(&self) -> &'static str {
+        include_str!("contention.md")
     }
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
@@ -213,16 +177,29 @@ fn report(
     let means: Vec<f64> = rounds.iter().map(|r| r.block_mean).collect();
     for (&n, r) in counts.iter().zip(rounds) {
         let w = r.windows;
-        let mut m = ctx.metric(&format!("{n} threads: 4 KiB read"), Unit::Ns, w.median)?;
-        m.note = Some(format!(
-            "median per tenth of the blocks, {n} readers at once"
-        ));
-        let name = format!("{n} threads: 4 KiB read, slowest 1%");
-        let mut p = ctx.metric(&name, Unit::Ns, w.tail)?;
-        p.note = Some("mean of the slowest 1% of blocks, per interleaved tenth".into());
-        let name = format!("{n} threads: aggregate throughput");
-        let mut t = ctx.metric(&name, Unit::BytesPerSec, w.throughput)?;
-        t.note = Some(format!("all {n} threads, per tenth of the blocks"));
+        // Per thread count: the median latency, the tail and the throughput, each noted.
+        let [m, p, t] = [
+            (
+                format!("{n} threads: 4 KiB read"),
+                Unit::Ns,
+                w.median,
+                format!("median per tenth of the blocks, {n} readers at once"),
+            ),
+            (
+                format!("{n} threads: 4 KiB read, slowest 1%"),
+                Unit::Ns,
+                w.tail,
+                "mean of the slowest 1% of blocks, per interleaved tenth".to_string(),
+            ),
+            (
+                format!("{n} threads: aggregate throughput"),
+                Unit::BytesPerSec,
+                w.throughput,
+                format!("all {n} threads, per tenth of the blocks"),
+            ),
+        ]
+        .map(|(name, unit, samples, note)| ctx.noted_metric(&name, unit, samples, note));
+        let (m, p, t) = (m?, p?, t?);
         lat.push(point(n, &m));
         tail.push(point(n, &p));
         thr.push(point(n, &t));

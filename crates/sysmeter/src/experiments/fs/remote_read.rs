@@ -3,7 +3,7 @@
 //! earlier in the run, else measured here on `--dir` with the same sizes).
 
 use super::files;
-use super::read::{self, METHODOLOGY, measure_dir};
+use super::read::{self, measure_dir};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
 use crate::model::units;
 use crate::model::{About, Metric};
@@ -12,28 +12,15 @@ use crate::model::{About, Metric};
 pub struct FsRemoteRead;
 
 impl Experiment for FsRemoteRead {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
-    fn id(&self) -> &'static str {
-        "fs.remote_read"
+    fn page(&self) -> &'static str {
+        include_str!("remote_read.md")
     }
 
     fn about(&self) -> About {
-        About::new(
-            "Remote file read time",
-            "fs.read's per-block latency and throughput (sequential and random 4 KiB, \
-                uncached and cached) on a network or FUSE mount (--remote-dir), and each \
-                median as a multiple of the local one.",
-            format!(
-                "{METHODOLOGY} The sizes are fs.read's two smallest (remote reads are slow). \
-                 The local figures are fs.read's from earlier in the same run when it ran, else \
-                 measured here in --dir with the same sizes."
-            ),
-            &["systems-measurement report: remote file read time"],
-        )
+        // fs.read's timing model, then what differs here.
+        let mut about = About::from_page(self.page());
+        about.methodology = format!("{} {}", read::FsRead.about().methodology, about.methodology);
+        about
     }
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {

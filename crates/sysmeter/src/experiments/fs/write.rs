@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use super::files::{self, BLOCK, TestDir, io};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
-use crate::model::{About, Unit};
+use crate::model::Unit;
 
 /// The experiment.
 pub struct FsWrite;
@@ -20,35 +20,8 @@ const CHUNK: usize = 1 << 20;
 const SYNC_FILE: u64 = 4 << 20;
 
 impl Experiment for FsWrite {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
-    fn id(&self) -> &'static str {
-        "fs.write"
-    }
-
-    fn about(&self) -> About {
-        About::new(
-            "Write and fsync cost",
-            "Sequential write throughput of a file into the page cache and \
-                including the final fsync, the fsync itself, and the latency of a 4 KiB \
-                write followed by fsync or fdatasync.",
-            "In a temporary directory under --dir (free space checked first; \
-                removed afterwards, also on Ctrl-C): a buffer of random bytes is made \
-                beforehand, then each sample creates (truncates) the file, writes the whole \
-                size in 1 MiB write calls — timed up to here as the buffered throughput — and \
-                calls fsync, timed as the durable throughput and as the fsync alone. The 4 KiB \
-                figure overwrites one random block of a 4 MiB fsync'ed file with pwrite and \
-                calls fsync (fdatasync for the second metric); each write+sync pair is one \
-                sample, timed by two clock reads whose calibrated cost is subtracted. Sampling \
-                follows the profile (minimum count, time budget, sample cap).",
-            &[
-                "fsync(2), fdatasync(2)",
-                "time-performance chapter: peripheral costs",
-            ],
-        )
+    fn page(&self) -> &'static str {
+        include_str!("write.md")
     }
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
@@ -100,23 +73,29 @@ fn sequential(
         sync.push(total - written);
     }
     let s = units::size(size);
-    let mut m = ctx.metric(
-        &format!("sequential write, {s} (page cache)"),
-        Unit::BytesPerSec,
-        buffered,
-    )?;
-    m.note = Some("1 MiB writes, before fsync".into());
-    out.metrics.push(m);
-    let mut m = ctx.metric(
-        &format!("sequential write + fsync, {s}"),
-        Unit::BytesPerSec,
-        durable,
-    )?;
-    m.note = Some("until fsync returned".into());
-    out.metrics.push(m);
-    let mut m = ctx.metric(&format!("final fsync of {s}"), Unit::Ns, sync)?;
-    m.note = Some("writing back the dirty pages".into());
-    out.metrics.push(m);
+    for (name, unit, samples, note) in [
+        (
+            format!("sequential write, {s} (page cache)"),
+            Unit::BytesPerSec,
+            buffered,
+            "1 MiB writes, before fsync",
+        ),
+        (
+            format!("sequential write + fsync, {s}"),
+            Unit::BytesPerSec,
+            durable,
+            "until fsync returned",
+        ),
+        (
+            format!("final fsync of {s}"),
+            Unit::Ns,
+            sync,
+            "writing back the dirty pages",
+        ),
+    ] {
+        out.metrics
+            .push(ctx.noted_metric(&name, unit, samples, note)?);
+    }
     std::fs::remove_file(&path).map_err(io("remove", &path))
 }
 
@@ -144,8 +123,12 @@ fn small_sync(ctx: &mut Ctx<'_>, dir: &TestDir, out: &mut Measured) -> Result<()
             sync(&f, datasync, &path)?;
             Ok((t0.elapsed().as_nanos() as f64 - timer).max(0.0))
         })?;
-        let mut m = ctx.metric(name, Unit::Ns, samples)?;
-        m.note = Some("overwrite of a random block of a 4 MiB file".into());
+        let m = ctx.noted_metric(
+            name,
+            Unit::Ns,
+            samples,
+            "overwrite of a random block of a 4 MiB file",
+        )?;
         out.metrics.push(m);
     }
     Ok(())

@@ -2,17 +2,22 @@
 //! trips of small and 1 KiB messages between two processes on the same CPU and on different
 //! CPUs, streaming bandwidth to a reader in another process (`stream.rs`), and for TCP the
 //! cost of a connection's setup and teardown (`tcp/connect.rs`). What differs per transport
-//! (its pair of descriptors, its about text, its findings) lives in the transport's file.
-//! Depends on the harness, `model` and the shared peer; on no other group.
+//! (its pair of descriptors, its findings) lives in the transport's file, its page in
+//! `<transport>.md`; the description the four share is `shared.md`, whose holes each page
+//! fills. Depends on the harness, `model` and the shared peer; on no other group.
 
 use super::stream::bandwidth;
 use super::transport::{Transport, echo_peer};
-use super::{findings, pipe, tcp, udp, unix};
+use super::{findings, tcp};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
+use crate::model::about::page::Page;
 use crate::model::{About, Metric};
 
-/// One transport's experiment.
-pub struct Ipc(pub Transport);
+/// What the four transports' pages share, with holes for what differs.
+const SHARED: &str = include_str!("shared.md");
+
+/// One transport's experiment and its page (`pipe.md`, …).
+pub struct Ipc(pub Transport, pub &'static str);
 
 /// Message sizes of the round trips: one byte, and 1 KiB.
 const SIZES: [(usize, &str); 2] = [(1, "1 B"), (1024, "1 KiB")];
@@ -34,76 +39,32 @@ pub fn bw_name(cross: bool) -> &'static str {
 }
 
 impl Experiment for Ipc {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
-    fn id(&self) -> &'static str {
-        match self.0 {
-            Transport::Pipe => "ipc.pipe",
-            Transport::Unix => "ipc.unix",
-            Transport::Tcp => "ipc.tcp",
-            Transport::Udp => "ipc.udp",
-        }
+    fn page(&self) -> &'static str {
+        self.1
     }
 
     fn about(&self) -> About {
-        let (title, what) = match self.0 {
-            Transport::Pipe => pipe::ABOUT,
-            Transport::Unix => unix::ABOUT,
-            Transport::Tcp => tcp::ABOUT,
-            Transport::Udp => udp::ABOUT,
+        // The four transports share one text (`shared.md`) with holes for what differs; a
+        // transport's own page holds its title, what fills them and what it adds.
+        let (Ok(own), Ok(shared)) = (Page::parse(self.page()), Page::parse(SHARED)) else {
+            return About::default();
         };
-        let mut methodology = format!(
-            "Transport: {what}. Round trip: the measuring process writes a message of 1 B \
-             or 1 KiB and reads the reply from an echo process forked for the purpose \
-             (plain read/write system calls on both sides); one operation is write + the \
-             peer's read and write + our read, including the wake-ups in between. The echo \
-             process is pinned to the measuring CPU (same CPU: every round trip is two \
-             context switches) or to another allowed CPU (cross CPU: two wake-ups across \
-             CPUs, no switch away from a busy task). Bandwidth: a reader process, on \
-             the measuring CPU and again on another CPU when one is allowed, reads and \
-             discards; the timed interval is our \
-             writes of {} each, for a fixed time (0.1 s quick, 0.25 s default, 2 s \
-             thorough) after a warm-up that fills the kernel buffers; the rate is sampled \
-             every 10 ms (longer than a full socket buffer takes to drain, so a sample is \
-             not a burst into free buffer space), and the note gives the aggregate rate, \
-             total bytes over total time, which is what iperf3 reports.",
-            if self.0.is_datagram() {
-                "8 KiB datagrams, at most two 32 KiB windows unacknowledged (the reader \
-                 sends one byte per window: UDP has no flow control, and a sender without \
-                 it measures only how fast the kernel can drop)"
-            } else {
-                "128 KiB"
-            }
-        );
-        if self.0 == Transport::Tcp {
-            methodology.push_str(tcp::connect::METHODOLOGY);
+        let writes = if self.0.is_datagram() {
+            "Writes, datagram"
+        } else {
+            "Writes, stream"
+        };
+        let connections = own.text("Connections").map(|c| format!("; {c}"));
+        let mut about = shared
+            .about()
+            .fill("transport", &own.text("Transport").unwrap_or_default())
+            .fill("writes", &shared.text(writes).unwrap_or_default())
+            .fill("connections", &connections.unwrap_or_default());
+        about.title = own.title.to_string();
+        if let Some(more) = own.text("Methodology") {
+            about.methodology = format!("{} {more}", about.methodology);
         }
-        About::new(
-            format!(
-                "{title} round trip, bandwidth{}",
-                if self.0 == Transport::Tcp {
-                    " and connection cost"
-                } else {
-                    ""
-                }
-            ),
-            format!(
-                "Round-trip latency of 1 B and 1 KiB messages between two processes over {what}, same CPU and cross CPU; streaming bandwidth{}.",
-                if self.0 == Transport::Tcp {
-                    "; connect+accept and close-seen-by-peer per connection"
-                } else {
-                    ""
-                }
-            ),
-            methodology,
-            &[
-                "systems-measurement report: round trip time, peak bandwidth, connection overhead",
-                "lmbench lat_pipe, lat_unix, lat_tcp, lat_udp, bw_pipe, bw_tcp, lat_connect",
-            ],
-        )
+        about
     }
 
     // No estimate: no model from the machine description predicts a kernel path's cost; the

@@ -11,10 +11,7 @@ use crate::harness::{Ctx, Measured};
 use crate::stats::ratio;
 
 /// `ipc.pipe`.
-pub static PIPE: Ipc = Ipc(Transport::Pipe);
-
-/// Title and what the transport is, for the experiment's about text.
-pub const ABOUT: (&str, &str) = ("Pipe", "two anonymous pipes, one per direction");
+pub static PIPE: Ipc = Ipc(Transport::Pipe, include_str!("pipe.md"));
 
 /// The pipe round trip against os.ctxsw's measurement of the same operation.
 pub fn findings(ctx: &Ctx<'_>, out: &mut Measured, mine: f64) {

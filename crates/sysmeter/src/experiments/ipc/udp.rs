@@ -12,13 +12,7 @@ use crate::experiments::peer::{Far, Near};
 use crate::harness::{Ctx, ExperimentError, Measured};
 
 /// `ipc.udp`.
-pub static UDP: Ipc = Ipc(Transport::Udp);
-
-/// Title and what the transport is, for the experiment's about text.
-pub const ABOUT: (&str, &str) = (
-    "UDP loopback",
-    "two UDP sockets on 127.0.0.1 connected to each other",
-);
+pub static UDP: Ipc = Ipc(Transport::Udp, include_str!("udp.md"));
 
 /// Two UDP sockets on loopback connected to each other.
 pub fn pair() -> Result<(Near, Far), ExperimentError> {

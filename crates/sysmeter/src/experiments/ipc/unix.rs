@@ -11,10 +11,7 @@ use crate::experiments::peer::{Far, Near};
 use crate::harness::{Ctx, ExperimentError, Measured};
 
 /// `ipc.unix`.
-pub static UNIX: Ipc = Ipc(Transport::Unix);
-
-/// Title and what the transport is, for the experiment's about text.
-pub const ABOUT: (&str, &str) = ("Unix socket", "a connected AF_UNIX stream socket pair");
+pub static UNIX: Ipc = Ipc(Transport::Unix, include_str!("unix.md"));
 
 /// A connected unix stream socket pair.
 pub fn pair() -> Result<(Near, Far), ExperimentError> {

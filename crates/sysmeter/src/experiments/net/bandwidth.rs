@@ -14,22 +14,7 @@ use crate::model::Unit;
 use crate::wire::protocol::Test;
 
 /// `net.bandwidth`.
-pub static BANDWIDTH: Net = Net(Kind::Bandwidth);
-
-/// Title, what it measures, methodology.
-pub const ABOUT: (&str, &str, &str) = (
-    "Network bandwidth",
-    "TCP throughput to the remote host (upload) and from it (download), over 1 connection \
-     and over 4 at once.",
-    "Each stream is a thread with its own connection to the server's sink (upload: we write \
-     128 KiB at a time) or source (download: the server writes 128 KiB at a time, we read). \
-     The stream threads may run on every allowed CPU (not pinned, like iperf3's). \
-     The streams run for a warm-up (slow start, buffer autotuning) and then for the \
-     measuring time (0.5 s quick, 2 s default, 5 s thorough); the bytes all streams moved \
-     are counted and sampled every 50 ms, and each sample is that interval's rate. Upload is \
-     counted as written into our socket, which in the steady state equals what the network \
-     delivers (the send buffer is full and drains at the path's rate).",
-);
+pub static BANDWIDTH: Net = Net(Kind::Bandwidth, include_str!("bandwidth.md"));
 
 const WRITE: usize = 128 * 1024;
 /// Streams of the parallel measurements.

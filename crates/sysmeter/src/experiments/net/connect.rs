@@ -12,24 +12,7 @@ use crate::model::Unit;
 use crate::wire::protocol::{Hello, Test, VERSION};
 
 /// `net.connect`.
-pub static CONNECT: Net = Net(Kind::Connect);
-
-/// Title, what it measures, methodology.
-pub const ABOUT: (&str, &str, &str) = (
-    "Network connection cost",
-    "Per short TCP connection to the remote host: the handshake (connect), and a one-line \
-     request answered with a close (the shape of an HTTP/1.0 exchange).",
-    "Connections one at a time (50 quick, 500 default, 2000 thorough, after 5 unmeasured; \
-     fewer if they take longer than 2/10/30 s), \
-     each timed individually (one the server refuses as busy, which it can be for a moment \
-     while it still counts the previous ones against its per-address cap, is made again, \
-     untimed). Setup: connect() until it returns, i.e. SYN out and SYN-ACK \
-     back, one network round trip plus both kernels' work. Request + close: write the \
-     server's `accept` hello, then read until end-of-file: the server's thread reads it, \
-     answers one line and closes, so this is one round trip plus the server's accept, \
-     thread start and close. The server closes first, so TIME_WAIT stays on the server and \
-     our ephemeral ports are never exhausted; the count is bounded besides.",
-);
+pub static CONNECT: Net = Net(Kind::Connect, include_str!("connect.md"));
 
 /// Metric names.
 pub const SETUP: &str = "connect (handshake)";
@@ -78,8 +61,12 @@ pub fn run(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(),
     let done = times[0].len();
     let [a, b, c] = times;
     for (name, samples) in [(SETUP, a), (REQUEST, b), (TOTAL, c)] {
-        let mut m = ctx.metric(name, Unit::Ns, samples)?;
-        m.note = Some(format!("{done} connections to {}", remote.addr));
+        let m = ctx.noted_metric(
+            name,
+            Unit::Ns,
+            samples,
+            format!("{done} connections to {}", remote.addr),
+        )?;
         out.metrics.push(m);
     }
     Ok(())

@@ -1,12 +1,15 @@
 //! The one experiment type behind `net.rtt`, `net.bandwidth`, `net.connect` and
-//! `net.udp_rr`: the about text they share and the dispatch to each one's measurement, which
-//! lives in the file named after its id. Depends on the harness, `model` and this group's
+//! `net.udp_rr`: their pages (`<id>.md`) followed by what they share (`shared.md`), and the
+//! dispatch to each one's measurement, which lives in the file named after its id. Depends on the harness, `model` and this group's
 //! `remote.rs`; on no other group and not on the `server` command module.
 
 use super::remote::Remote;
 use super::{bandwidth, connect, rtt, udp_rr};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
 use crate::model::About;
+
+/// What every net experiment's page shares: the end of the methodology, the references.
+const SHARED: &str = include_str!("shared.md");
 
 /// Which net experiment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,43 +24,21 @@ pub enum Kind {
     UdpRr,
 }
 
-/// One net experiment.
-pub struct Net(pub Kind);
+/// One net experiment and its page (`rtt.md`, …).
+pub struct Net(pub Kind, pub &'static str);
 
 impl Experiment for Net {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
-    fn id(&self) -> &'static str {
-        match self.0 {
-            Kind::Rtt => "net.rtt",
-            Kind::Bandwidth => "net.bandwidth",
-            Kind::Connect => "net.connect",
-            Kind::UdpRr => "net.udp_rr",
-        }
+    fn page(&self) -> &'static str {
+        self.1
     }
 
     fn about(&self) -> About {
-        let (title, measures, methodology) = match self.0 {
-            Kind::Rtt => rtt::ABOUT,
-            Kind::Bandwidth => bandwidth::ABOUT,
-            Kind::Connect => connect::ABOUT,
-            Kind::UdpRr => udp_rr::ABOUT,
-        };
-        About::new(
-            title,
-            measures,
-            format!(
-                "{methodology} The other end is `sysmeter serve` (one thread per connection, \
-                 TCP_NODELAY on both ends)."
-            ),
-            &[
-                "systems-measurement report: round trip time, peak bandwidth, connection overhead",
-                "netperf TCP_RR/UDP_RR/TCP_CRR, iperf3, ping",
-            ],
-        )
+        // Each page's own methodology, then what every net experiment shares (`shared.md`).
+        let shared = About::from_page(SHARED);
+        let mut about = About::from_page(self.page());
+        about.methodology = format!("{} {}", about.methodology, shared.methodology);
+        about.references = shared.references;
+        about
     }
 
     // No estimate: the network between the hosts is not in the machine description; the

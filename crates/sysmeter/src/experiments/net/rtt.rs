@@ -14,21 +14,7 @@ use crate::model::Unit;
 use crate::wire::protocol::Test;
 
 /// `net.rtt`.
-pub static RTT: Net = Net(Kind::Rtt);
-
-/// Title, what it measures, methodology.
-pub const ABOUT: (&str, &str, &str) = (
-    "Network round trip",
-    "Round-trip time of 1 B and 1 KiB messages over TCP to the remote host, and of an ICMP \
-     echo (ping) where this host permits ICMP sockets.",
-    "TCP: one connection to the server's echo test; the timed operation is write of the \
-     message + read until the whole echo is back (the harness times batches of round trips \
-     and subtracts the timer). ICMP: one echo request of 56 payload bytes at a time, each \
-     timed from sendto() to the matching reply (type 0, our identifier and sequence), through \
-     an unprivileged ping socket (net.ipv4.ping_group_range) or a raw socket (root); a reply \
-     missing after 1 s counts as lost. ICMP is answered by the remote kernel alone, so TCP \
-     minus ICMP is the cost of the two sockets and the echo process.",
-);
+pub static RTT: Net = Net(Kind::Rtt, include_str!("rtt.md"));
 
 /// Metric names.
 pub const TCP_1B: &str = "TCP round trip 1 B";

@@ -11,20 +11,7 @@ use crate::model::Unit;
 use crate::wire::protocol::{Test, UDP_HEADER, udp_request};
 
 /// `net.udp_rr`.
-pub static UDP_RR: Net = Net(Kind::UdpRr);
-
-/// Title, what it measures, methodology.
-pub const ABOUT: (&str, &str, &str) = (
-    "UDP request/response",
-    "Round trip of a 40-byte UDP request answered with 120 bytes, the size of a typical DNS \
-     query and answer.",
-    "A `udp` session is opened over TCP (it carries the token and the 120-byte reply size, \
-     and yields a cookie); then one \
-     request at a time (100 quick, 1000 default, 5000 thorough; fewer if they take longer \
-     than 2/10/30 s) is sent from a connected UDP \
-     socket and timed until the reply with the same cookie arrives. A reply missing after \
-     the timeout counts as lost and is reported, not timed.",
-);
+pub static UDP_RR: Net = Net(Kind::UdpRr, include_str!("udp_rr.md"));
 
 /// Metric name.
 pub const RR: &str = "UDP request/response 40 B -> 120 B";
@@ -62,8 +49,12 @@ pub fn run(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(),
             remote.addr.ip()
         )));
     }
-    let mut m = ctx.metric(RR, Unit::Ns, samples)?;
-    m.note = Some(format!("{count} requests, {lost} lost"));
+    let m = ctx.noted_metric(
+        RR,
+        Unit::Ns,
+        samples,
+        format!("{count} requests, {lost} lost"),
+    )?;
     out.metrics.push(m);
     out.find(
         "udp_loss",

@@ -11,7 +11,7 @@ use sysmeter_sys::syscall as sys;
 use crate::experiments::cpu::call::CALL0;
 use crate::experiments::estimate;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
-use crate::model::{About, Estimate, HostInfo};
+use crate::model::{Estimate, HostInfo};
 
 /// The experiment.
 pub struct OsSyscall;
@@ -21,28 +21,8 @@ pub const NULL: &str = "null (getppid)";
 const MISSING: &CStr = c"/nonexistent-sysmeter-path/for/ENOENT";
 
 impl Experiment for OsSyscall {
-    fn id(&self) -> &'static str {
-        "os.syscall"
-    }
-
-    fn about(&self) -> About {
-        About::new(
-            "System call overhead",
-            "A null system call (getppid via syscall(2), which no library cache can \
-                answer), read of 1 byte from /dev/zero, write of 1 byte to /dev/null, stat and \
-                fstat of a cached file, open+close of /dev/null, open of a missing file \
-                (ENOENT) and a call given a bad pointer (EFAULT).",
-            "Each call is issued `iters` times in the harness loop inside one \
-                timed interval; timer pair and loop iteration are subtracted. Files are opened \
-                before timing; stat targets the running executable (cached after exec). The \
-                EFAULT case is clock_gettime(CLOCK_MONOTONIC, 0x8) through the raw syscall, so \
-                the kernel takes the fault on copy-out and returns EFAULT. The ratio to a \
-                function call uses cpu.call from this run, or a fresh measurement.",
-            &[
-                "systems-measurement report: system call overhead",
-                "perf bench syscall basic",
-            ],
-        )
+    fn page(&self) -> &'static str {
+        include_str!("syscall.md")
     }
 
     fn estimate(&self, host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate> {

@@ -5,7 +5,6 @@ use std::hint::black_box;
 use sysmeter_sys::process::{self, ExecTarget};
 
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
-use crate::model::About;
 
 /// The experiment.
 pub struct OsTask;
@@ -17,28 +16,8 @@ const EXEC: &str = "fork+exec /bin/true + wait";
 const TRUE: &str = "/bin/true";
 
 impl Experiment for OsTask {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
-    fn id(&self) -> &'static str {
-        "os.task"
-    }
-
-    fn about(&self) -> About {
-        About::new(
-            "Thread and process creation",
-            "Thread create+join; process fork+_exit+waitpid; posix_spawn (vfork-style \
-                clone in glibc) of /bin/true + wait; fork+execve of /bin/true + wait.",
-            "Each operation runs to completion (the child has exited and been \
-                reaped) before the next starts, `iters` per timed interval, timer pair and loop \
-                iteration subtracted. Children inherit the measuring CPU's affinity, so parent \
-                and child share one CPU. fork copies this process's page tables, so its cost \
-                grows with the parent's memory; the exec variants add loading and running a \
-                small dynamically linked program.",
-            &["systems-measurement report: task creation time"],
-        )
+    fn page(&self) -> &'static str {
+        include_str!("task.md")
     }
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {

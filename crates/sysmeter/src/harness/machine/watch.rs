@@ -144,14 +144,22 @@ mod tests {
         assert!(quiet.stable && quiet.reason.is_none());
     }
 
-    #[test]
-    fn a_real_watch_produces_a_state() {
+    /// This thread pinned to the CPU it runs on and a watch started there; `None` (saying
+    /// it skipped) where this thread cannot be pinned.
+    fn pinned_watch() -> Option<(usize, Watch)> {
         let cpu = sysmeter_sys::sched::current_cpu().unwrap_or(0);
         if sysmeter_sys::sched::pin_current_thread(cpu).is_err() {
             eprintln!("skipped: cannot pin this thread");
-            return;
+            return None;
         }
-        let w = Watch::start(cpu).expect("/proc is readable");
+        Some((cpu, Watch::start(cpu).expect("/proc is readable")))
+    }
+
+    #[test]
+    fn a_real_watch_produces_a_state() {
+        let Some((_, w)) = pinned_watch() else {
+            return;
+        };
         std::hint::black_box(sysmeter_sys::probe::mul_chain(1000, 3));
         let s = w
             .finish(&[], &CacheTrail::default(), &DEFAULT_LIMITS)
@@ -171,12 +179,9 @@ mod tests {
         use std::sync::atomic::{AtomicBool, Ordering};
         use std::time::{Duration, Instant};
 
-        let cpu = sysmeter_sys::sched::current_cpu().unwrap_or(0);
-        if sysmeter_sys::sched::pin_current_thread(cpu).is_err() {
-            eprintln!("skipped: cannot pin this thread");
+        let Some((cpu, w)) = pinned_watch() else {
             return;
-        }
-        let w = Watch::start(cpu).expect("/proc is readable");
+        };
         let busy_for = |d: Duration| {
             let t = Instant::now();
             while t.elapsed() < d {

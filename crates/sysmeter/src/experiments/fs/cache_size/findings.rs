@@ -45,12 +45,16 @@ pub fn report(ctx: &Ctx<'_>, points: &[Point], max: u64) -> Result<Measured, Exp
             (max, true)
         }
     };
-    let mut m = ctx.metric("file cache size", Unit::Bytes, vec![size as f64])?;
-    m.note = Some(if capped {
-        format!("≥ {} (the --max-size cap came first)", units::size(max))
-    } else {
-        "largest file whose second pass came from memory".into()
-    });
+    let m = ctx.noted_metric(
+        "file cache size",
+        Unit::Bytes,
+        vec![size as f64],
+        if capped {
+            format!("≥ {} (the --max-size cap came first)", units::size(max))
+        } else {
+            "largest file whose second pass came from memory".into()
+        },
+    )?;
     out.metrics.push(m);
     mincore_finding(&mut out, resident_fit, size, capped);
     cross_check(ctx, &mut out, size, capped);

@@ -17,7 +17,7 @@ mod findings;
 use super::blocks;
 use super::files::{self, BLOCK, TestDir, io};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
-use crate::model::{About, Estimate, HostInfo, Series, SeriesPoint, Unit};
+use crate::model::{Estimate, HostInfo, Series, SeriesPoint, Unit};
 
 /// The experiment.
 pub struct FsCacheSize;
@@ -28,37 +28,8 @@ const GROUP: usize = 64;
 const MIB: u64 = 1 << 20;
 
 impl Experiment for FsCacheSize {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
-    fn id(&self) -> &'static str {
-        "fs.cache_size"
-    }
-
-    fn about(&self) -> About {
-        About::new(
-            "File cache size",
-            "The size of the file cache available to this process: where the \
-                second sequential read of a growing file stops being served from memory, \
-                as a size and a curve (file size → per-block time of the second pass, and \
-                the share resident afterwards), next to MemAvailable and the cgroup memory \
-                limit.",
-            "One file of random bytes in a temporary directory under --dir \
-                grows through sizes 4 per octave up to --max-size (default 256 MiB; 64 MiB \
-                quick; 1.25× RAM thorough); each extension is fsync'ed so its pages are clean. \
-                At each size the whole file is read once with 1 MiB reads (untimed, loading \
-                the cache), then again in 4 KiB reads timed in groups of 64 (one sample = the \
-                mean per block of a group, timer cost subtracted) with POSIX_FADV_RANDOM, so a \
-                block missing from the cache costs one device read instead of hiding behind \
-                readahead; a pass stops after 4× the profile's budget (only files past the \
-                cache take that long). mincore then counts the file's resident pages. The knee of the per-block time against size (stats' \
-                two-segment rule, judged against a flat line) gives the size; 'at least' the \
-                largest size when the cap came first. The file is removed afterwards, also on \
-                Ctrl-C.",
-            &["systems-measurement report: file cache size"],
-        )
+    fn page(&self) -> &'static str {
+        include_str!("../cache_size.md")
     }
 
     fn estimate(&self, host: &HostInfo, _tsc_ghz: Option<f64>) -> Vec<Estimate> {

@@ -16,33 +16,14 @@ use super::blocks::{self, Order};
 use super::files::{self, BLOCK, Bypass, TestDir, io};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Profile};
 use crate::host::storage::{Storage, storage_of};
-use crate::model::{About, Series, SeriesPoint, Unit};
+use crate::model::{Series, SeriesPoint, Unit};
 
 /// The experiment.
 pub struct FsRead;
 
 impl Experiment for FsRead {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
-    fn id(&self) -> &'static str {
-        "fs.read"
-    }
-
-    fn about(&self) -> About {
-        About::new(
-            "File read time",
-            "Time per 4 KiB block and throughput of sequential and random reads of \
-                files of several sizes, uncached (from the device) and cached (from the page \
-                cache), in the directory given by --dir (default: the working directory).",
-            METHODOLOGY,
-            &[
-                "systems-measurement report: file read time",
-                "open(2) O_DIRECT; posix_fadvise(2); mincore(2)",
-            ],
-        )
+    fn page(&self) -> &'static str {
+        include_str!("../read.md")
     }
 
     // No estimate: the machine description has no device latency to predict from (a virtual
@@ -55,21 +36,6 @@ impl Experiment for FsRead {
         Ok(measure_dir(ctx, &base, "--dir", &sizes)?.measured)
     }
 }
-
-/// The timing model, shared with `fs.remote_read`.
-pub const METHODOLOGY: &str = "A temporary directory is made under the chosen directory \
-    after statvfs confirms the files fit; each file is written with random (incompressible) \
-    bytes, fsync'ed and dropped from the page cache. Uncached: the file is opened with \
-    O_DIRECT and read through a 4 KiB-aligned buffer; where the file system refuses O_DIRECT \
-    (EINVAL at open: tmpfs, some FUSE mounts) the file is read normally after \
-    posix_fadvise(DONTNEED), and mincore reports how much stayed resident (the result says \
-    so). Cached: the whole file is read once (untimed), then read again. Each pass reads \
-    distinct blocks — sequential from the start or in a random order — one pread of 4 KiB at \
-    a time, each timed alone by two clock reads whose calibrated cost is subtracted; an \
-    uncached pass stops at the sample cap or the profile's time budget. Every block is a \
-    sample (median and p99 per block); throughput samples are 4 KiB × 32 blocks over their \
-    summed time. Random passes use POSIX_FADV_RANDOM so the page-cache fallback reads no \
-    neighbours ahead. The directory and files are removed afterwards, also on Ctrl-C.";
 
 /// File sizes per profile: larger files need more writing, so the default stops at 128
 /// MiB; `--thorough` adds 1 and 4 GiB.
@@ -288,8 +254,12 @@ fn record(
     note: &str,
 ) -> Result<(), ExperimentError> {
     let rate = blocks::throughput(&samples);
-    let mut m = ctx.metric(&metric_name(cache, order, size), Unit::Ns, samples.clone())?;
-    m.note = Some(note.to_string());
+    let m = ctx.noted_metric(
+        &metric_name(cache, order, size),
+        Unit::Ns,
+        samples.clone(),
+        note,
+    )?;
     let mut t = ctx.metric(
         &format!(
             "{} {} throughput, {} file",

@@ -13,18 +13,6 @@ pub const SETUP: &str = "connect+accept";
 /// Metric: the accepting side's close() until the connecting side's read() sees EOF.
 pub const TEARDOWN: &str = "close seen by peer";
 
-/// Appended to the TCP experiment's methodology.
-pub const METHODOLOGY: &str = " Connection cost: one thread, one listener on 127.0.0.1 \
-    (SO_REUSEADDR, as the standard library sets it). Setup is timed from connect() until \
-    accept() has returned the new socket; on loopback the whole three-way handshake runs \
-    inside connect(). Teardown is timed from the accepting side's close() until the \
-    connecting side's read() returns end-of-file (FIN delivered and processed). The \
-    accepting side closes first, so TIME_WAIT lands on the listener's side, whose entries \
-    do not tie up the connecting side's ephemeral ports, and the count is bounded (200 \
-    quick, 2000 default, 5000 thorough, far below the ~28000 ephemeral ports), so repeated \
-    runs never exhaust them. Each connection is timed on its own: it costs tens of \
-    microseconds, far above the timer's resolution, so nothing is subtracted.";
-
 fn count(profile: &str) -> usize {
     match profile {
         "quick" => 200,
@@ -73,8 +61,7 @@ pub fn measure(ctx: &mut Ctx<'_>, out: &mut Measured) -> Result<(), ExperimentEr
         (SETUP, setup, "per connection; handshake inside connect()"),
         (TEARDOWN, teardown, "per connection; close() to read() = 0"),
     ] {
-        let mut m = ctx.metric(name, Unit::Ns, samples)?;
-        m.note = Some(format!("{note}; {n} connections"));
+        let m = ctx.noted_metric(name, Unit::Ns, samples, format!("{note}; {n} connections"))?;
         out.metrics.push(m);
     }
     Ok(())

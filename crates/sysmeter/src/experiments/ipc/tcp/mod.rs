@@ -16,13 +16,7 @@ use crate::stats::ratio;
 use connect::SETUP;
 
 /// `ipc.tcp`.
-pub static TCP: Ipc = Ipc(Transport::Tcp);
-
-/// Title and what the transport is, for the experiment's about text.
-pub const ABOUT: (&str, &str) = (
-    "TCP loopback",
-    "a TCP connection over 127.0.0.1 with TCP_NODELAY on both ends",
-);
+pub static TCP: Ipc = Ipc(Transport::Tcp, include_str!("../tcp.md"));
 
 /// A TCP connection over loopback: (connecting end, accepted end), TCP_NODELAY on both.
 pub fn pair() -> Result<(Near, Far), ExperimentError> {

@@ -211,43 +211,13 @@ fn dram_level(host: &HostInfo, cap: usize, plan: &mut Plan) {
 }
 
 impl Experiment for MemBandwidth {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
-    fn id(&self) -> &'static str {
-        "mem.bandwidth"
+    fn page(&self) -> &'static str {
+        include_str!("../bandwidth.md")
     }
 
     fn about(&self) -> About {
-        About::new(
-            "Memory bandwidth",
-            "Read, write, copy and non-temporal (streaming) write bandwidth over \
-                working sets inside L1, L2, L3 and DRAM, with one thread and with one pinned \
-                thread per CPU; median and best (max) in bytes per second.",
-            format!(
-                "Kernels are inline-assembly loops ({}) that move 256 B per iteration: read \
-                sums 64-bit lanes (the sum is returned, so the loads cannot be dropped), write \
-                stores a byte pattern, copy loads and stores, nt-write uses streaming stores \
-                that bypass the caches, then a fence. Buffers are mmap'ed (2 MiB-aligned with \
-                MADV_HUGEPAGE above 2 MiB) and written once before timing, so no page fault is \
-                timed. One harness iteration processes the next 1 MiB chunk of the buffer (the \
-                whole buffer when smaller), so a ~1 ms sample still streams through a \
-                DRAM-sized buffer; the timer pair is subtracted and each sample is converted to \
-                bytes/s. Copy counts bytes copied (each is read once and written once; the \
-                working set is the source plus the destination half). With N threads every \
-                thread is pinned to its own CPU with its own buffer, private levels get the \
-                full size per thread, shared ones (L3, DRAM) are split; threads start together \
-                and the sample is the wall time until the slowest finishes, so aggregate \
-                bandwidth = total bytes / that time.",
-                membw::vector_isa()
-            ),
-            &[
-                "systems-measurement report: RAM bandwidth",
-                "McCalpin, STREAM benchmark; lmbench bw_mem",
-            ],
-        )
+        // The vector instructions the kernels use are known only where it runs.
+        About::from_page(self.page()).fill("isa", membw::vector_isa())
     }
 
     fn estimate(&self, host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate> {

@@ -15,7 +15,7 @@ use sysmeter_sys::chase::ChaseBuffer;
 
 use crate::experiments::estimate;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
-use crate::model::{About, Estimate, HostInfo, Series, Unit, units};
+use crate::model::{Estimate, HostInfo, Series, Unit, units};
 use points::{Chain, Order, Sampler};
 
 /// The experiment.
@@ -59,63 +59,8 @@ impl Experiment for MemLatency {
         true
     }
 
-    fn id(&self) -> &'static str {
-        "mem.latency"
-    }
-
-    fn about(&self) -> About {
-        About::new(
-            "Memory latency and the cache hierarchy",
-            "Load-to-use latency of dependent loads over working sets from 4 KiB to \
-                16x the last-level cache (quick: 4x; cap 512 MiB, --max-size overrides), the \
-                cache levels this reveals (latency and size of L1, L2, L3 and the DRAM \
-                latency) checked against sysfs, the extra cost of TLB misses, and fixed \
-                strides of 64 B to 4 KiB.",
-            "Pointer chasing: a closed chain of absolute addresses, one per \
-                cache line, in a 4 KiB-page mapping (huge pages refused); the timed \
-                interval is `chase(loads)` alone — an assembly loop of 16 unrolled \
-                `mov p,[p]` (aarch64 `ldr`) and one dec+jnz, so every load waits for the \
-                previous one — between two clock reads. Subtracted per load: the timer pair \
-                (calibrated per run) divided by the loads, and the loop control measured with \
-                the same loop without loads. Before sampling, one full pass over chains that \
-                fit a cache (else the warm-up budget). Chains: (1) random within windows of 32 \
-                pages (pages shuffled, lines shuffled inside each window: no stride a \
-                prefetcher could follow, one TLB miss per page per pass) — the hierarchy is \
-                detected on this curve; (2) one random cycle over all lines, so nearly every \
-                load touches a new page and TLB misses show; (3) address-order strides. \
-                Each take of a point is a fixed number of samples: 15 of ~0.5 ms, 9 on the \
-                random and stride series (quick 9 of 0.2 ms, thorough 31 of 2 ms). The windowed curve is measured in two \
-                stages. Coarse: 4 sizes per octave (thorough 8; one per octave beyond 4x the \
-                last-level cache sysfs names, where DRAM's plateau needs few points and the \
-                random series too), two passes in shuffled size \
-                order with half the samples each. Fine: around every candidate level end, \
-                from the coarse size below its range to the one above, 8 sizes per octave \
-                (thorough 16; at most 48, quick 24, thorough 96), again two shuffled passes, \
-                so each size there is measured at least twice. Then the last level's end \
-                (the last-level cache, which other CPUs and other guests share and evict \
-                our lines from) gets 2 more shuffled passes (thorough 4) over the \
-                fine grid from 0.8x its range's lower end to 2x its upper end: more takes \
-                spread in time find the undisturbed curve. Right before every windowed \
-                take, outside its timed samples, the machine-state probe (~0.2 ms dependent \
-                multiply chain) gives the core clock; the take's cycles per load are its ns \
-                per load x that GHz. Levels are detected on each size's best take (lowest \
-                5th percentile: interference only adds latency) in core cycles, so a clock \
-                change between points cannot make or move a boundary; latencies are \
-                reported in ns (the best take's p5, median over a level). Levels: plateaus of \
-                the log-log curve, >= 1.5x apart (see stats::hierarchy). Each end is a range: \
-                the last size clearly inside (best take below A*r^(1/4), r the step to the \
-                next level B/A) and the first from which every larger size of the next level is \
-                clearly beyond (above A*sqrt(r)); it is confirmed only when both ends were \
-                re-measured in the fine stage, the jump across it is >= 1.5x and it spans \
-                <= 4x, else a finding says it could not be confirmed. The reported end is \
-                the range's geometric middle; sysfs agrees when its size lies inside the \
-                range or within 1.25x of it (see stats::hierarchy::confirm).",
-            &[
-                "McVoy & Staelin, lmbench (lat_mem_rd), USENIX 1996",
-                "systems-measurement report: RAM access time",
-                "Drepper, What Every Programmer Should Know About Memory, 2007",
-            ],
-        )
+    fn page(&self) -> &'static str {
+        include_str!("../latency.md")
     }
 
     fn estimate(&self, host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate> {

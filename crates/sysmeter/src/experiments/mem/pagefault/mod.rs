@@ -12,7 +12,7 @@ use std::time::Instant;
 use sysmeter_sys::memory::{self, Advice, FaultCounts, Region};
 
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
-use crate::model::{About, Metric, Unit};
+use crate::model::{Metric, Unit};
 use crate::stats;
 
 /// The experiment.
@@ -23,40 +23,8 @@ const ANON_HUGE: &str = "minor fault, 2 MiB huge page (THP)";
 const ANON_HUGE_PER_4K: &str = "minor fault with THP, per 4 KiB";
 
 impl Experiment for MemPagefault {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
-    fn id(&self) -> &'static str {
-        "mem.pagefault"
-    }
-
-    fn about(&self) -> About {
-        About::new(
-            "Page fault service time",
-            "Minor fault on the first touch of anonymous memory (per 4 KiB page with \
-                THP disabled, and per 2 MiB huge page with MADV_HUGEPAGE where THP allows it), \
-                and file-backed faults on a mapped temporary file: evicted from the page cache \
-                with readahead off (one storage read per fault), evicted with the default \
-                readahead, and cached (page-cache hit).",
-            "Each sample maps fresh memory (untimed), then times one write per \
-                page (per huge page) over the region; the timer pair is subtracted and the time \
-                divided by the pages touched. For the file, the mapping's pages are dropped with \
-                madvise(MADV_DONTNEED) and the file's page cache with \
-                posix_fadvise(POSIX_FADV_DONTNEED) before each sample, and mincore must report \
-                none of the pages resident (samples where it does are discarded and counted); \
-                then one byte per page is read (MAP_PRIVATE, PROT_READ; MADV_RANDOM turns \
-                readahead off so each fault reads one page). getrusage(RUSAGE_THREAD) minor and \
-                major fault counts around every timed interval give the faults per page. The \
-                file is an unlinked temporary file (gone even if the process is killed) of \
-                random bytes, fsync'ed so its pages are clean and evictable. Sampling follows \
-                the harness rules (minimum count, budget, CI of the median).",
-            &[
-                "systems-measurement report: page fault service time",
-                "Linux mm: do_anonymous_page, do_huge_pmd_anonymous_page, filemap_fault",
-            ],
-        )
+    fn page(&self) -> &'static str {
+        include_str!("../pagefault.md")
     }
 
     // No estimate: a fault is kernel software (entry, page allocation, zeroing or I/O,

@@ -11,7 +11,6 @@ use sysmeter_sys::{sched, syscall};
 
 use crate::experiments::peer::pipe_echo_process;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
-use crate::model::About;
 use peers::{EchoThread, FutexPeer, YieldPeer};
 
 /// The experiment.
@@ -28,33 +27,8 @@ const YIELD: &str = "sched_yield hand-off, same CPU";
 const CROSS: &str = "process round trip, cross CPU (pipes)";
 
 impl Experiment for OsCtxsw {
-    fn shares_measuring_cpu(&self) -> bool {
-        // Peers, children, helper threads or kernel I/O work of its own run beside it.
-        true
-    }
-
-    fn id(&self) -> &'static str {
-        "os.ctxsw"
-    }
-
-    fn about(&self) -> About {
-        About::new(
-            "Context switch",
-            "Process and thread context switch on one CPU, a futex hand-off between \
-                two threads, a sched_yield hand-off, and the round trip between two CPUs.",
-            "Two processes (or threads) pinned to the same CPU ping-pong one byte \
-                over a pair of pipes; one round trip is 2 writes, 2 reads and 2 switches. The \
-                pipe cost without switching (write then read of 1 byte on one pipe, one \
-                thread) is measured in the same run; per switch = (round trip - 2 x pipe) / \
-                2, derived sample by sample. The futex hand-off is a round trip of \
-                wake+wait pairs between two threads on one CPU, reported per hand-off (half). \
-                sched_yield: two threads on one CPU yielding to each other, per yield. The \
-                cross-CPU round trip pins the echo process to another CPU and is reported raw.",
-            &[
-                "systems-measurement report: context switch time",
-                "lmbench lat_ctx; perf bench sched pipe",
-            ],
-        )
+    fn page(&self) -> &'static str {
+        include_str!("../ctxsw.md")
     }
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {

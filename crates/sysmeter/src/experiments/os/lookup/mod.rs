@@ -17,7 +17,7 @@ use std::hint::black_box;
 use sysmeter_sys::syscall as sys;
 
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
-use crate::model::{About, Series, SeriesPoint, Unit};
+use crate::model::{Series, SeriesPoint, Unit};
 use tree::Tree;
 
 /// The experiment.
@@ -47,38 +47,8 @@ fn link_name(k: usize) -> String {
 }
 
 impl Experiment for OsLookup {
-    fn id(&self) -> &'static str {
-        "os.lookup"
-    }
-
-    fn about(&self) -> About {
-        About::new(
-            "Path-name lookup",
-            "stat (newfstatat) of a file 1, 2, 4, 8, 16 and 32 components deep with \
-                one-byte names, and 8 deep with 255-byte names; stat through chains of 1, 4 \
-                and 8 symbolic links; openat+close of a 4-component path relative to a \
-                directory fd against open+close of the same file by absolute path; stat of a \
-                missing name that was looked up before (a negative dentry) and of a name never \
-                looked up; a $PATH search (one stat per directory, found in the last); and, \
-                as root, a dentry-cache miss against a hit.",
-            "Paths are resolved in a temporary tree under --dir (default: the \
-                working directory), held open, so relative paths name exactly the components \
-                counted. Each case is issued `iters` times in the harness loop inside one timed \
-                interval; timer pair and loop iteration are subtracted. Everything but the \
-                fresh negative lookup and the miss is served by the dentry cache (warmed by \
-                the harness's warm-up). The cost per component is the slope of a relative \
-                least-squares line t = a·depth + b through the depth series (a, b ≥ 0), with \
-                its nRMS residual. Negative names are formatted into one buffer by the same \
-                code in the remembered and the fresh case. The miss: as root, \
-                /proc/sys/vm/drop_caches = 2 (dentries and inodes; directory blocks stay cached) before \
-                each pass, then the 8-component stat timed alone twice (miss, then hit); \
-                verified by /proc/sys/fs/dentry-state falling and the miss being slower.",
-            &[
-                "McKusick et al., Performance Improvements and Functional Enhancements in \
-                 4.3BSD: the name cache (namei took ~a quarter of system time)",
-                "Linux Documentation/filesystems/path-lookup.rst (RCU-walk, dcache)",
-            ],
-        )
+    fn page(&self) -> &'static str {
+        include_str!("../lookup.md")
     }
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
