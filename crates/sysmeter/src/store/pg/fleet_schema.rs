@@ -166,17 +166,22 @@ BEGIN
     RETURN NULL;
 END $$;
 
--- A result or metric of a host's latest run stored or deleted (other runs' rows do not
--- count).
+-- A result or metric of a host's latest run stored, deleted or changed (other runs' rows do
+-- not count). A changed row counts for the run it left and the run it joined: an UPDATE in
+-- psql may move a result from one host's latest run to another's.
 CREATE FUNCTION fleet_rows_changed() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
         PERFORM fleet_refresh(array(SELECT hostname FROM fleet_host
                                     WHERE run_id IN (SELECT run_id FROM new_rows)));
-    ELSE
+    ELSIF TG_OP = 'DELETE' THEN
         PERFORM fleet_refresh(array(SELECT hostname FROM fleet_host
                                     WHERE run_id IN (SELECT run_id FROM old_rows)));
+    ELSE
+        PERFORM fleet_refresh(array(SELECT hostname FROM fleet_host
+                                    WHERE run_id IN (SELECT run_id FROM old_rows
+                                                     UNION SELECT run_id FROM new_rows)));
     END IF;
     RETURN NULL;
 END $$;

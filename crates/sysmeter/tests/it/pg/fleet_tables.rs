@@ -1,8 +1,9 @@
 //! Schema 5's fleet tables (`fleet_host`, `fleet_metric`, kept by triggers) always hold what
 //! the `latest` table over runs, results and metrics says — each host's latest bench run and
 //! its medians — after every kind of write: imports as summaries and whole, an older run
-//! imported late, a replaced result, a deleted latest run, a `DELETE` in SQL, `prune`; and a
-//! schema 4 database upgrades itself and fills them from what it holds.
+//! imported late, metrics moved to another host's run in SQL, a replaced result, a deleted
+//! latest run, a `DELETE` in SQL, `prune`; and a schema 4 database upgrades itself and
+//! fills them from what it holds.
 
 use sysmeter::model::RunRecord;
 use sysmeter::store::{Put, Store};
@@ -101,6 +102,7 @@ fn the_fleet_tables_follow_every_write() {
         assert!(store.import_run(&host_run(i)).expect("import"));
     }
     agree(&mut client);
+    moved_between_hosts(&mut client);
     // An older run imported late changes nothing.
     let old = moved(1, "old", -10);
     store.import_run(&old).expect("import an older run");
@@ -123,6 +125,42 @@ fn the_fleet_tables_follow_every_write() {
     }
     let latest = agree(&mut client);
     assert_eq!(latest.len(), 4, "{latest:?}");
+}
+
+/// An UPDATE in SQL that moves a result's metrics from node-4's latest run to a result of
+/// node-0's refreshes both hosts, the one they joined as well as the one they left.
+fn moved_between_hosts(client: &mut postgres::Client) {
+    let (from, to) = (host_run(4).id, host_run(0).id);
+    let copied = client
+        .execute(
+            "INSERT INTO results SELECT * FROM jsonb_populate_record(NULL::results, (
+                 SELECT to_jsonb(x) || jsonb_build_object(
+                     'run_id', $1::text, 'seq', 1000, 'exp_id', 'moved.result')
+                 FROM results x WHERE x.run_id = $2 AND x.seq = 0))",
+            &[&to, &from],
+        )
+        .expect("copy a result into another run");
+    assert_eq!(copied, 1);
+    let moved = client
+        .execute(
+            "UPDATE metrics SET run_id = $1, seq = 1000 WHERE run_id = $2 AND seq = 0",
+            &[&to, &from],
+        )
+        .expect("move its metrics");
+    assert!(moved > 0, "no metrics rows to move");
+    agree(client);
+    let values: i64 = client
+        .query_one(
+            "SELECT count(*) FROM fleet_host h JOIN fleet_metric f ON h.vs[f.metric] <> 'NaN'
+             WHERE h.hostname = 'node-0' AND f.exp_id = 'moved.result'",
+            &[],
+        )
+        .expect("the moved values")
+        .get(0);
+    assert!(
+        values > 0,
+        "node-0's row lacks the values moved into its run"
+    );
 }
 
 /// A replaced result of the latest run changes its value; deleting that run brings back
