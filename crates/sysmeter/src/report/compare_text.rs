@@ -272,8 +272,8 @@ fn text(cmp: &RunComparison, machine: &[Difference], run: &[Difference], color: 
         }
     };
     let mut out = vec![
-        side_line("A (baseline) ", &cmp.a),
-        side_line("B (candidate)", &cmp.b),
+        side_line("A (baseline) ", &cmp.sides.a),
+        side_line("B (candidate)", &cmp.sides.b),
     ];
     out.extend(machine::set_lines(cmp));
     let speed = machine::machine_lines(cmp);
