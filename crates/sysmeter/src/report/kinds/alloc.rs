@@ -5,8 +5,6 @@
 //!
 //! Pure. Depends on `model`, `model::units` and `report` (the HTML views).
 
-use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
-
 use super::TableKind;
 use crate::model::alloc::{ALLOC_ID, AllocSite, sites};
 use crate::model::{ExperimentResult, units};
@@ -97,19 +95,7 @@ fn leaks_text(rows: &[AllocSite]) -> String {
 /// The terminal tables of an `alloc` result; `None` for any other result.
 fn text(r: &ExperimentResult) -> Option<String> {
     let rows = table_rows(r)?;
-    let mut table = Table::new();
-    table
-        .force_no_tty()
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_header(HEADERS.to_vec());
-    for row in rows {
-        table.add_row(row);
-    }
-    for index in 0..=5 {
-        if let Some(column) = table.column_mut(index) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    let table = crate::report::table::render(HEADERS.to_vec(), rows, 0..=5);
     // Anything not kept is said first (never silently): the run's `lost` finding.
     let warning = r.findings.iter().find(|f| f.key == "lost");
     let warning = warning.map_or(String::new(), |f| format!("warning: {}\n", f.text));

@@ -5,10 +5,11 @@
 //! the futex table above it. Pure. Depends on `model`, `model::units` and the futex table's
 //! renderers (`table.rs`).
 
-use super::table::{markdown_lines, terminal};
+use super::table::markdown_lines;
 use crate::model::ExperimentResult;
 use crate::model::held::{HeldRow, held_rows};
 use crate::model::units;
+use crate::report::table::render;
 
 /// Rows shown at most (the JSON artifact keeps every lock).
 const SHOWN: usize = 20;
@@ -54,7 +55,10 @@ const TITLE: &str = "pthread locks of the program (in process; a condition varia
 pub fn text(r: &ExperimentResult) -> Option<String> {
     let rows = held_rows(r).filter(|rows| !rows.is_empty())?;
     let shown = rows.iter().take(SHOWN).map(|row| cells(row).to_vec());
-    Some(format!("{TITLE}\n{}", terminal(&HEADERS, shown, 2..=9)))
+    Some(format!(
+        "{TITLE}\n{}",
+        render(HEADERS.to_vec(), shown, 2..=9)
+    ))
 }
 
 /// The markdown table; `None` as for [`text`].
