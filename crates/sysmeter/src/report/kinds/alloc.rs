@@ -9,7 +9,7 @@ use super::TableKind;
 use crate::model::alloc::{ALLOC_ID, AllocSite, sites};
 use crate::model::{ExperimentResult, units};
 use crate::report::html::answer::{AnswerView, finding_lines};
-use crate::report::html::view::{ExperimentView, Row, TableView};
+use crate::report::html::view::{ExperimentView, TableView};
 
 /// The view of `alloc`.
 pub(super) const ALLOC: TableKind = TableKind {
@@ -128,11 +128,7 @@ fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerView {
             r,
             &["lost", "top_site", "leaks", "peak", "temporary", "priced"],
         ),
-        table: Some(TableView {
-            caption: "Allocation sites by bytes".into(),
-            headers: HEADERS.iter().map(|h| h.to_string()).collect(),
-            rows: rows.into_iter().map(Row::plain).collect(),
-        }),
+        table: Some(TableView::plain("Allocation sites by bytes", HEADERS, rows)),
         flames: std::mem::take(&mut view.flames),
         charts: std::mem::take(&mut view.charts),
         ..AnswerView::default()

@@ -9,6 +9,7 @@ use super::table::markdown_lines;
 use crate::model::ExperimentResult;
 use crate::model::held::{HeldRow, held_rows};
 use crate::model::units;
+use crate::report::html::view::TableView;
 use crate::report::table::render;
 
 /// Rows shown at most (the JSON artifact keeps every lock).
@@ -72,17 +73,10 @@ pub fn markdown(r: &ExperimentResult) -> Option<String> {
 
 /// The HTML table (below the answer, in place of the generic metric table); `None` without
 /// an in-process table.
-pub fn html(r: &ExperimentResult) -> Option<crate::report::html::view::TableView> {
+pub fn html(r: &ExperimentResult) -> Option<TableView> {
     let rows = held_rows(r).filter(|rows| !rows.is_empty())?;
-    Some(crate::report::html::view::TableView {
-        caption: TITLE.to_string(),
-        headers: HEADERS.iter().map(|h| h.to_string()).collect(),
-        rows: rows
-            .iter()
-            .take(SHOWN)
-            .map(|r| crate::report::html::view::Row::plain(cells(r).to_vec()))
-            .collect(),
-    })
+    let shown = rows.iter().take(SHOWN).map(|r| cells(r).to_vec());
+    Some(TableView::plain(TITLE, HEADERS, shown))
 }
 
 #[cfg(test)]
