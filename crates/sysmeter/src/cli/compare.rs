@@ -2,16 +2,21 @@
 //! noise threshold, the regression gate for CI and the output format. The statistical rules are spelled out
 //! in the long help, because a CI gate must say exactly when it fails.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
-use super::DbArgs;
+use super::pages::PageArgs;
 use crate::report::compare_text::CompareFormat;
 
 /// `sysmeter compare A B`, or sets `sysmeter compare A1,A2,A3 B1,B2,B3`.
 #[derive(Debug, Args)]
 #[command(after_long_help = RULES)]
+#[command(mut_arg("html", |a| a.help(
+    "Also write the comparison as one self-contained HTML page to FILE (verdict counts and \
+     regressions first, the change chart with 95% CIs and the noise band, the machine \
+     differences, the full table); `-` is stdout instead of the --format output")))]
+#[command(mut_arg("markdown", |a| a.help(
+    "Also write the comparison as GitHub-flavoured Markdown to FILE; `-` is stdout instead \
+     of the --format output")))]
 pub struct CompareArgs {
     /// Baseline: a run id, a unique id prefix, `latest`, `latest~N`, or a JSON file written
     /// by `--format json` of bench/show (a name ending in `.json` or containing `/`; `-` reads
@@ -33,18 +38,10 @@ pub struct CompareArgs {
     /// Output format of what is printed on stdout.
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
-    /// Also write the comparison as one self-contained HTML page to FILE (verdict counts and
-    /// regressions first, the change chart with 95% CIs and the noise band, the machine
-    /// differences, the full table); `-` is stdout instead of the --format output.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-    /// Also write the comparison as GitHub-flavoured Markdown to FILE; `-` is stdout instead
-    /// of the --format output.
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
-    /// Database holding the runs (not opened when A and B are both files).
+    /// `--html`, `--markdown` (their help reworded above) and the database holding the runs
+    /// (not opened when A and B are both files).
     #[command(flatten)]
-    pub db: DbArgs,
+    pub pages: PageArgs,
     /// Seed of the bootstrap resampling (the CIs are reproducible for a seed).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

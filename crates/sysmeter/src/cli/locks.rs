@@ -4,9 +4,7 @@
 use clap::Args;
 
 use super::OutputArgs;
-use super::target::{
-    Rules, TargetArgs, attach_all_threads, command_without_dashes, stop_doing_after,
-};
+use super::target::{Rules, TargetArgs, follow_threads};
 
 /// What `locks` accepts of the target arguments (`--duration` also ends the observation of
 /// a launched command, which then runs on).
@@ -25,10 +23,8 @@ pub const LOCKS_TARGET: Rules = Rules {
                   sysmeter locks -- ./server --threads 8\n  \
                   sysmeter locks -p 1234 --duration 10"
 )]
-#[command(mut_arg("pid", attach_all_threads))]
-#[command(mut_arg("duration", |a| stop_doing_after(a, "observing")))]
-#[command(mut_arg("command", |a| command_without_dashes(
-    a, "The command to observe and its arguments (after `--`)")))]
+#[command(mut_args(|a| follow_threads(
+    a, "observing", "The command to observe and its arguments (after `--`)")))]
 pub struct LocksArgs {
     /// `-p PID`, `--duration` and the command.
     #[command(flatten)]

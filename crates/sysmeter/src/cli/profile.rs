@@ -7,9 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::OutputArgs;
-use super::target::{
-    Rules, TargetArgs, attach_all_threads, command_without_dashes, stop_doing_after,
-};
+use super::target::{Rules, TargetArgs, follow_threads};
 
 /// What `profile` accepts of the target arguments (`--duration` also ends the sampling of a
 /// launched command, which then runs on).
@@ -29,10 +27,8 @@ pub const PROFILE_TARGET: Rules = Rules {
                   sysmeter profile --off-cpu -- ./server --once\n  \
                   sysmeter profile --both --flamegraph flame.svg -- ./myprog"
 )]
-#[command(mut_arg("pid", attach_all_threads))]
-#[command(mut_arg("duration", |a| stop_doing_after(a, "sampling")))]
-#[command(mut_arg("command", |a| command_without_dashes(
-    a, "The command to profile and its arguments (after `--`)")))]
+#[command(mut_args(|a| follow_threads(
+    a, "sampling", "The command to profile and its arguments (after `--`)")))]
 pub struct ProfileArgs {
     /// Samples per second of CPU time, per thread.
     #[arg(

@@ -1,10 +1,8 @@
 //! Arguments of `sysmeter report`.
 
-use std::path::PathBuf;
-
 use clap::{ArgGroup, Args};
 
-use super::DbArgs;
+use super::pages::PageArgs;
 
 /// `sysmeter report`.
 #[derive(Debug, Args)]
@@ -14,14 +12,8 @@ pub struct ReportArgs {
     /// `sysmeter bench --format json`.
     #[arg(default_value = "latest", value_name = "RUN")]
     pub run: String,
-    /// Write one self-contained HTML page (charts inline, nothing fetched) to FILE; `-` is
-    /// stdout.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-    /// Write the report as GitHub-flavoured Markdown to FILE; `-` is stdout.
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
-    /// Database to read the run from (not used for a JSON file).
+    /// `--html`, `--markdown` and the database to read the run from (not used for a JSON
+    /// file).
     #[command(flatten)]
-    pub db: DbArgs,
+    pub pages: PageArgs,
 }

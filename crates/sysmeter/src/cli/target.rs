@@ -68,14 +68,27 @@ impl TargetArgs {
     }
 }
 
+/// The target arguments of `profile` and `locks`, applied to each of their arguments with
+/// `#[command(mut_args(..))]`: `-p` follows every thread, `--duration` also ends what they
+/// are `doing` to a launched command, and the command (`command_help`) may follow without
+/// `--`. Other arguments pass unchanged.
+pub fn follow_threads(a: Arg, doing: &str, command_help: &'static str) -> Arg {
+    match a.get_id().as_str() {
+        "pid" => attach_all_threads(a),
+        "duration" => stop_doing_after(a, doing),
+        "command" => command_without_dashes(a, command_help),
+        _ => a,
+    }
+}
+
 /// `-p` of the commands that follow every thread of the process (`profile`, `locks`).
-pub fn attach_all_threads(a: Arg) -> Arg {
+fn attach_all_threads(a: Arg) -> Arg {
     a.help("Attach to this running process (all its threads) instead of starting a command")
 }
 
 /// `--duration` of `profile` and `locks`, where it also ends what they do to a launched
 /// command (`doing`: "sampling", "observing").
-pub fn stop_doing_after(a: Arg, doing: &str) -> Arg {
+fn stop_doing_after(a: Arg, doing: &str) -> Arg {
     a.help(format!(
         "Stop {doing} after this long (e.g. 10, 2.5s, 500ms, 1m; a command then runs on to its \
          end; -p detaches). Default: until the command exits, or Ctrl-C with -p"
@@ -83,7 +96,7 @@ pub fn stop_doing_after(a: Arg, doing: &str) -> Arg {
 }
 
 /// The command of `profile` and `locks`, which may also follow the options without `--`.
-pub fn command_without_dashes(a: Arg, help: &'static str) -> Arg {
+fn command_without_dashes(a: Arg, help: &'static str) -> Arg {
     a.help(help)
         .last(false)
         .trailing_var_arg(true)

@@ -6,9 +6,9 @@
 use std::path::Path;
 
 use super::infile::read_record;
-use super::outfile::{OutFile, open_opt};
+use super::outfile::OutFile;
 use super::run_history::load_history;
-use super::{Outcome, Stream, UsageError, console, emit, open_store_to_read, protected};
+use super::{Outcome, Stream, UsageError, console, emit, open_pages, open_store_to_read};
 use crate::cli::CompareArgs;
 use crate::model::RunRecord;
 use crate::report::compare_text::{self, CompareFormat};
@@ -20,9 +20,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
     let (refs_a, refs_b) = (split_set(&args.a, "A")?, split_set(&args.b, "B")?);
     check_stdin(&refs_a, &refs_b)?;
     // Output files are checked before the runs are loaded, by the one output rule.
-    let protect = protected(&args.db);
-    let html = open_opt(args.html.as_deref(), "--html", &protect)?;
-    let markdown = open_opt(args.markdown.as_deref(), "--markdown", &protect)?;
+    let (html, markdown) = open_pages(&args.pages)?;
     let to_stdout = [&html, &markdown]
         .iter()
         .any(|o| o.as_ref().is_some_and(OutFile::is_stdout));
@@ -169,7 +167,7 @@ fn load(
     }
     let store = match store {
         Some(s) => s,
-        None => store.insert(open_store_to_read(&args.db)?),
+        None => store.insert(open_store_to_read(&args.pages.db)?),
     };
     store.load_run(reference).map_err(|e| match e {
         // A bare file name looks like a run reference; say how to name the file instead.

@@ -7,6 +7,7 @@
 
 use super::{Outcome, UsageError, emit, open_store_to_read, run_history};
 use crate::cli::FleetArgs;
+use crate::diagnose::calls::select::glob_match as glob;
 use crate::model::FleetData;
 use crate::report::fleet;
 use crate::stats::fleet::{FleetView, fleet_view};
@@ -89,6 +90,7 @@ fn parse_since(text: &str) -> anyhow::Result<i64> {
 
 /// Keeps the metrics whose experiment id or `EXPERIMENT/METRIC` matches `pattern`.
 fn keep_matching(data: &mut FleetData, pattern: &str) -> anyhow::Result<()> {
+    // `*` is any text and `?` one character: the glob of `calls -e`.
     let matches = |e: &str, m: &str| glob(pattern, e) || glob(pattern, &format!("{e}/{m}"));
     data.values.retain(|v| matches(&v.experiment, &v.metric));
     if let Some(spreads) = &mut data.spreads {
@@ -102,30 +104,6 @@ fn keep_matching(data: &mut FleetData, pattern: &str) -> anyhow::Result<()> {
         .into());
     }
     Ok(())
-}
-
-/// Whether `text` matches `pattern`, where `*` is any text and `?` one character.
-fn glob(pattern: &str, text: &str) -> bool {
-    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
-    // Classic two-pointer match with backtracking to the last `*`.
-    let (mut i, mut j, mut star, mut mark) = (0, 0, None, 0);
-    while j < t.len() {
-        if i < p.len() && (p[i] == '?' || p[i] == t[j]) {
-            i += 1;
-            j += 1;
-        } else if i < p.len() && p[i] == '*' {
-            star = Some(i);
-            mark = j;
-            i += 1;
-        } else if let Some(s) = star {
-            i = s + 1;
-            mark += 1;
-            j = mark;
-        } else {
-            return false;
-        }
-    }
-    p[i..].iter().all(|c| *c == '*')
 }
 
 #[cfg(test)]

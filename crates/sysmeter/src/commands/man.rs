@@ -115,49 +115,59 @@ fn body(roff: &[u8], heading: &str) -> String {
 /// The EXIT STATUS, ENVIRONMENT and FILES sections of the man page.
 fn closing_sections() -> Roff {
     let mut r = Roff::new();
-    r.control("SH", ["EXIT STATUS"]);
-    for (code, meaning) in [
-        ("0", "success."),
-        (
-            "1",
-            "a measurement failed, a result could not be stored, the database is unreadable or \
-             of a newer schema, or compare --fail-above found a regression.",
-        ),
-        (
-            "2",
-            "usage error: unknown flag or subcommand, unknown experiment, unknown or ambiguous \
-             run reference, unreadable input file.",
-        ),
-        (
-            "130",
-            "interrupted by Ctrl-C (finished experiments are kept).",
-        ),
-    ] {
-        r.control("TP", []);
-        r.text([bold(code)]);
-        r.text([roman(meaning)]);
-    }
-    r.control("SH", ["ENVIRONMENT"]);
-    for (var, meaning) in [
-        ("SYSMETER_DB", "database file used when --db is not given."),
-        (
-            "NO_COLOR",
-            "when set and not empty, no ANSI colour or bold is written.",
-        ),
-        (
-            "XDG_DATA_HOME",
-            "the default database is $XDG_DATA_HOME/sysmeter/sysmeter.db.",
-        ),
-    ] {
-        r.control("TP", []);
-        r.text([bold(var)]);
-        r.text([roman(meaning)]);
-    }
-    r.control("SH", ["FILES"]);
-    r.control("TP", []);
-    r.text([bold("~/.local/share/sysmeter/sysmeter.db")]);
-    r.text([roman(
-        "the default SQLite database of runs, when XDG_DATA_HOME is not set.",
-    )]);
+    tagged_section(
+        &mut r,
+        "EXIT STATUS",
+        &[
+            ("0", "success."),
+            (
+                "1",
+                "a measurement failed, a result could not be stored, the database is unreadable or \
+                 of a newer schema, or compare --fail-above found a regression.",
+            ),
+            (
+                "2",
+                "usage error: unknown flag or subcommand, unknown experiment, unknown or ambiguous \
+                 run reference, unreadable input file.",
+            ),
+            (
+                "130",
+                "interrupted by Ctrl-C (finished experiments are kept).",
+            ),
+        ],
+    );
+    tagged_section(
+        &mut r,
+        "ENVIRONMENT",
+        &[
+            ("SYSMETER_DB", "database file used when --db is not given."),
+            (
+                "NO_COLOR",
+                "when set and not empty, no ANSI colour or bold is written.",
+            ),
+            (
+                "XDG_DATA_HOME",
+                "the default database is $XDG_DATA_HOME/sysmeter/sysmeter.db.",
+            ),
+        ],
+    );
+    tagged_section(
+        &mut r,
+        "FILES",
+        &[(
+            "~/.local/share/sysmeter/sysmeter.db",
+            "the default SQLite database of runs, when XDG_DATA_HOME is not set.",
+        )],
+    );
     r
+}
+
+/// A section `title` of tagged paragraphs: each name in bold, its meaning below it.
+fn tagged_section(r: &mut Roff, title: &str, items: &[(&str, &str)]) {
+    r.control("SH", [title]);
+    for &(name, meaning) in items {
+        r.control("TP", []);
+        r.text([bold(name)]);
+        r.text([roman(meaning)]);
+    }
 }

@@ -58,7 +58,7 @@ pub use trace::trace;
 
 use std::path::PathBuf;
 
-use crate::cli::DbArgs;
+use crate::cli::{DbArgs, PageArgs};
 use crate::store::{self, Store};
 
 /// The user asked for something that cannot be (exit code 2).
@@ -124,6 +124,17 @@ fn protected(db: &DbArgs) -> Vec<PathBuf> {
         Ok(store::DbTarget::File(path)) => vec![path],
         _ => Vec::new(),
     }
+}
+
+/// The `--html` and `--markdown` files of `report` and `compare`, opened by the one output
+/// rule (`outfile`) before any run is loaded; neither may replace the database.
+fn open_pages(
+    pages: &PageArgs,
+) -> anyhow::Result<(Option<outfile::OutFile>, Option<outfile::OutFile>)> {
+    let protect = protected(&pages.db);
+    let html = outfile::open_opt(pages.html.as_deref(), "--html", &protect)?;
+    let markdown = outfile::open_opt(pages.markdown.as_deref(), "--markdown", &protect)?;
+    Ok((html, markdown))
 }
 
 /// Open the store named by `db` to read from it: like [`open_store`], but an SQLite file

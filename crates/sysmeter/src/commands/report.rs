@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use super::infile::read_record;
-use super::outfile::{OutFile, open_opt};
-use super::{Outcome, UsageError, console, open_store_to_read, protected, run_history};
+use super::outfile::OutFile;
+use super::{Outcome, UsageError, console, open_pages, open_store_to_read, run_history};
 use crate::cli::ReportArgs;
 use crate::model::RunRecord;
 use crate::report::{self, Format};
@@ -15,9 +15,7 @@ use crate::report::{self, Format};
 /// Run `sysmeter report`.
 pub fn report(args: &ReportArgs) -> anyhow::Result<Outcome> {
     let run = load(args)?;
-    let protect = protected(&args.db);
-    let html = open_opt(args.html.as_deref(), "--html", &protect)?;
-    let markdown = open_opt(args.markdown.as_deref(), "--markdown", &protect)?;
+    let (html, markdown) = open_pages(&args.pages)?;
     if let Some(out) = html {
         write(out, &report::html::render(&run)?, "HTML report", &run)?;
     }
@@ -50,7 +48,7 @@ fn load(args: &ReportArgs) -> anyhow::Result<RunRecord> {
         ))
         .into());
     }
-    let store = open_store_to_read(&args.db)?;
+    let store = open_store_to_read(&args.pages.db)?;
     // Store errors already name the reference, the database and the fix.
     let mut run = store.load_run(&args.run)?;
     run_history::annotate(Some(&store), &mut run);

@@ -22,10 +22,10 @@ pub use host_diff::{Difference, machine_differences, run_differences};
 use document::{counts, json};
 
 use crate::model::units;
-use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
 use super::ReportError;
 use super::format;
+use super::table;
 use super::text::timestamp;
 use crate::model::RunRecord;
 use crate::stats::compare::{
@@ -240,23 +240,6 @@ fn summary_lines(cmp: &RunComparison) -> Vec<String> {
     lines
 }
 
-fn text_table(headers: &[&str], rows: Vec<Vec<String>>, right: &[usize]) -> String {
-    let mut table = Table::new();
-    table
-        .force_no_tty()
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_header(headers.to_vec());
-    for row in rows {
-        table.add_row(row);
-    }
-    for &index in right {
-        if let Some(column) = table.column_mut(index) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    table.to_string()
-}
-
 fn diff_rows(d: &[Difference]) -> Vec<Vec<String>> {
     d.iter()
         .map(|d| vec![d.field.clone(), d.a.clone(), d.b.clone()])
@@ -272,8 +255,8 @@ fn text(cmp: &RunComparison, machine: &[Difference], run: &[Difference], color: 
         }
     };
     let mut out = vec![
-        side_line("A (baseline) ", &cmp.a),
-        side_line("B (candidate)", &cmp.b),
+        side_line("A (baseline) ", &cmp.sides.a),
+        side_line("B (candidate)", &cmp.sides.b),
     ];
     out.extend(machine::set_lines(cmp));
     let speed = machine::machine_lines(cmp);
@@ -287,27 +270,28 @@ fn text(cmp: &RunComparison, machine: &[Difference], run: &[Difference], color: 
             }
         }));
     }
-    if !machine.is_empty() {
-        out.push(String::new());
-        out.push(bold(
+    let differences = [
+        (
+            machine,
             "Machine differences (a change below may come from these, not from the code):",
-        ));
-        out.push(text_table(&["machine", "A", "B"], diff_rows(machine), &[]));
-    }
-    if !run.is_empty() {
+            "machine",
+        ),
+        (run, "Run settings differ:", "setting"),
+    ];
+    for (list, title, field) in differences.into_iter().filter(|d| !d.0.is_empty()) {
         out.push(String::new());
-        out.push(bold("Run settings differ:"));
-        out.push(text_table(&["setting", "A", "B"], diff_rows(run), &[]));
+        out.push(bold(title));
+        out.push(table::render(vec![field, "A", "B"], diff_rows(list), []));
     }
     out.push(String::new());
     if cmp.metrics.is_empty() {
         out.push("No metric is measured in both runs.".to_string());
     } else {
         let normalised = machine::has_normalised(cmp);
-        out.push(text_table(
-            &headers(normalised),
+        out.push(table::render(
+            headers(normalised),
             metric_rows(cmp),
-            &right_columns(normalised),
+            right_columns(normalised),
         ));
     }
     for (label, list) in [("only in A", &cmp.only_in_a), ("only in B", &cmp.only_in_b)] {

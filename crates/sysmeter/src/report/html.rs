@@ -74,14 +74,7 @@ struct Page {
 /// Renders `run` as one self-contained HTML page in the layout of its kind.
 pub fn render(run: &RunRecord) -> Result<String, HtmlError> {
     let kind = crate::report::kinds::view(run.kind);
-    // A bench's metrics share units per chart; a diagnosis's are key figures of many kinds.
-    let bars = kind.html_bars();
-    let mut experiments: Vec<ExperimentView> = run
-        .results
-        .iter()
-        .map(|r| view::experiment(r, &run.host.caches, bars))
-        .collect();
-    let answer = answer::answer(run, kind, &mut experiments);
+    let (answer, experiments) = sections(run, kind);
     let page = Page {
         title: format!(
             "sysmeter {} run {} on {}",
@@ -101,6 +94,20 @@ pub fn render(run: &RunRecord) -> Result<String, HtmlError> {
         run: run.id.clone(),
         source,
     })
+}
+
+/// The answer block of `run` in the layout of its `kind`, and one section per experiment
+/// (with what the answer took from them removed).
+fn sections(run: &RunRecord, kind: &dyn KindView) -> (AnswerView, Vec<ExperimentView>) {
+    // A bench's metrics share units per chart; a diagnosis's are key figures of many kinds.
+    let bars = kind.html_bars();
+    let mut experiments: Vec<ExperimentView> = run
+        .results
+        .iter()
+        .map(|r| view::experiment(r, &run.host.caches, bars))
+        .collect();
+    let answer = answer::answer(run, kind, &mut experiments);
+    (answer, experiments)
 }
 
 /// "This machine at a glance" at the top of a bench page: a card of key figures per group,

@@ -24,6 +24,7 @@ mod kinds;
 mod markdown;
 pub mod openmetrics;
 mod spark;
+mod table;
 mod text;
 mod timeline;
 

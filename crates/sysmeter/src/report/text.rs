@@ -8,7 +8,6 @@
 //! single ANSI escape in the output.
 
 use crate::model::units;
-use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
 use super::format;
 use super::kinds::KindView;
@@ -205,22 +204,8 @@ fn measured(r: &ExperimentResult, kind: &dyn KindView) -> Vec<String> {
     lines
 }
 
-/// A table with numbers right-aligned. `force_no_tty` keeps comfy-table from probing the
-/// terminal width or styling cells, so the output depends only on the record.
+/// A table with numbers right-aligned: every column but the name and the notes.
 fn table(headers: Vec<String>, rows: impl Iterator<Item = Vec<String>>) -> String {
-    let mut table = Table::new();
-    table
-        .force_no_tty()
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_header(headers.clone());
-    for row in rows {
-        table.add_row(row);
-    }
-    // Every column but the name and the notes holds a number.
-    for index in 1..headers.len() - 1 {
-        if let Some(column) = table.column_mut(index) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    table.to_string()
+    let numbers = 1..headers.len() - 1;
+    super::table::render(headers, rows, numbers)
 }

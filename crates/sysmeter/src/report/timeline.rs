@@ -7,7 +7,6 @@
 //! Pure: series in, text out. Depends on `model` and `model::units`.
 
 use crate::model::units;
-use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
 use crate::model::Series;
 
@@ -42,11 +41,9 @@ pub fn render(series: &[Series]) -> Vec<String> {
         .partition(|s| s.points.iter().any(|p| p.summary.median != 0.0));
     let n = series.first().map_or(0, |s| s.points.len());
     let bucket = n.div_ceil(MAX_ROWS).max(1);
-    let mut table = Table::new();
-    table.force_no_tty().load_style(UTF8_FULL_CONDENSED);
     let mut header = vec!["t (s)".to_string()];
     header.extend(shown.iter().map(|s| s.name.clone()));
-    table.set_header(header);
+    let mut table = super::table::styled(header, 0..=shown.len());
     let xs: Vec<f64> = series
         .first()
         .map(|s| s.points.iter().map(|p| p.x).collect())
@@ -63,11 +60,6 @@ pub fn render(series: &[Series]) -> Vec<String> {
             cells.push(units::value(mean(&ys), s.y_unit));
         }
         table.add_row(cells);
-    }
-    for index in 0..=shown.len() {
-        if let Some(column) = table.column_mut(index) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
     }
     let mut lines = vec![format!("timeline ({n} samples):"), table.to_string()];
     if bucket > 1 {

@@ -44,7 +44,9 @@ mod tests;
 
 pub use machine::{MachineComparison, SideMachine};
 pub use mann_whitney::{EXACT_MAX, MannWhitney, mann_whitney};
-pub use runs::{MetricComparison, RunComparison, RunSide, Unmatched, compare_runs, compare_sets};
+pub use runs::{
+    MetricComparison, RunComparison, RunSide, Sides, Unmatched, compare_runs, compare_sets,
+};
 pub use sets::{RunNoise, RunsTest, compare_run_medians};
 
 use serde::{Deserialize, Serialize};

@@ -140,17 +140,7 @@ fn chart(title: &str, threads: u32, entries: &[&(BandwidthName, &Metric)]) -> Xy
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Summary;
-
-    fn metric(name: &str, unit: Unit, median: f64) -> Metric {
-        let summary = Summary {
-            n: 3,
-            median,
-            ci95: (median * 0.9, median * 1.1),
-            ..Summary::default()
-        };
-        Metric::new(name, unit, summary)
-    }
+    use crate::report::charts::tests::{bandwidth_metrics, metric};
 
     #[test]
     fn names_parse_defensively() {
@@ -184,18 +174,9 @@ mod tests {
 
     #[test]
     fn one_chart_per_thread_count_with_a_line_per_kernel() {
-        let metrics = [
-            metric("read, L2 (256 KiB), 1 thread", Unit::BytesPerSec, 80e9),
-            metric("read, L1 (16 KiB), 1 thread", Unit::BytesPerSec, 60e9),
-            metric("write, L1 (16 KiB), 1 thread", Unit::BytesPerSec, 70e9),
-            metric(
-                "read, L1 (16 KiB each), 2 threads",
-                Unit::BytesPerSec,
-                130e9,
-            ),
-            metric("odd one", Unit::BytesPerSec, 1e9),
-            metric("read, L1 (16 KiB), 1 thread as ns", Unit::Ns, 1.0),
-        ];
+        let mut metrics = bandwidth_metrics();
+        metrics.push(metric("odd one", Unit::BytesPerSec, 1e9));
+        metrics.push(metric("read, L1 (16 KiB), 1 thread as ns", Unit::Ns, 1.0));
         let (found, used) = charts("mem.bandwidth", &metrics);
         assert_eq!(used.len(), 4);
         assert_eq!(found.len(), 2);

@@ -14,8 +14,23 @@ fn summary(median: f64) -> Summary {
     }
 }
 
-fn metric(name: &str, unit: Unit, median: f64) -> Metric {
+pub(super) fn metric(name: &str, unit: Unit, median: f64) -> Metric {
     Metric::new(name, unit, summary(median))
+}
+
+/// `mem.bandwidth` metrics of two kernels at two sizes with one thread, and one kernel with
+/// two threads, not in size order.
+pub(super) fn bandwidth_metrics() -> Vec<Metric> {
+    vec![
+        metric("read, L2 (256 KiB), 1 thread", Unit::BytesPerSec, 80e9),
+        metric("read, L1 (16 KiB), 1 thread", Unit::BytesPerSec, 60e9),
+        metric("write, L1 (16 KiB), 1 thread", Unit::BytesPerSec, 70e9),
+        metric(
+            "read, L1 (16 KiB each), 2 threads",
+            Unit::BytesPerSec,
+            130e9,
+        ),
+    ]
 }
 
 fn series(name: &str, x_label: &str, x_unit: Unit, points: &[(f64, f64)]) -> Series {
@@ -104,17 +119,11 @@ fn latency_curves_are_log_log_with_levels_and_sysfs_sizes() {
 #[test]
 fn bandwidth_metrics_become_curves_and_the_rest_bars() {
     let mut r = result("mem.bandwidth");
-    r.metrics = vec![
-        metric("read, L1 (16 KiB), 1 thread", Unit::BytesPerSec, 62e9),
-        metric("read, DRAM (256 MiB), 1 thread", Unit::BytesPerSec, 15e9),
-        metric(
-            "write, L1 (16 KiB each), 2 threads",
-            Unit::BytesPerSec,
-            64e9,
-        ),
+    r.metrics = bandwidth_metrics();
+    r.metrics.extend([
         metric("a <script>alert(1)</script> rate", Unit::BytesPerSec, 1e9),
         metric("page fault", Unit::Ns, 2000.0),
-    ];
+    ]);
     let charts = for_result(&r, &[]);
     let captions: Vec<&str> = charts.iter().map(|c| c.title.as_str()).collect();
     assert_eq!(

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{COMPARE_SCHEMA, Difference, ReportError};
 use crate::stats::compare::{
-    CompareOptions, MachineComparison, MetricComparison, RunComparison, RunSide, Unmatched, Verdict,
+    CompareOptions, MetricComparison, RunComparison, Sides, Unmatched, Verdict,
 };
 
 /// Verdict counts of a comparison.
@@ -66,20 +66,9 @@ pub(super) fn counts(cmp: &RunComparison) -> Counts {
 pub struct CompareDocument {
     /// Version of this document ([`COMPARE_SCHEMA`]).
     pub schema: u32,
-    /// The baseline run.
-    pub a: RunSide,
-    /// The candidate run.
-    pub b: RunSide,
-    /// Every run of side A when it is a set (absent for one run).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub a_set: Vec<RunSide>,
-    /// Every run of side B when it is a set.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub b_set: Vec<RunSide>,
-    /// Speed B/A of the machine from the machine-state probes; null without probes.
-    pub machine_ratio: Option<f64>,
-    /// The probes of both sides; null when neither run has any.
-    pub machine: Option<MachineComparison>,
+    /// The runs compared and their machines (the same fields as the comparison's).
+    #[serde(flatten)]
+    pub sides: Sides,
     /// Machine fields that differ.
     pub machine_differences: Vec<Difference>,
     /// Run settings that differ.
@@ -105,12 +94,7 @@ pub(super) fn json(
 ) -> Result<String, ReportError> {
     let doc = CompareDocument {
         schema: COMPARE_SCHEMA,
-        a: cmp.a.clone(),
-        b: cmp.b.clone(),
-        a_set: cmp.a_set.clone(),
-        b_set: cmp.b_set.clone(),
-        machine_ratio: cmp.machine_ratio,
-        machine: cmp.machine.clone(),
+        sides: cmp.sides.clone(),
         machine_differences,
         run_differences,
         options: cmp.options,
@@ -121,7 +105,7 @@ pub(super) fn json(
         only_in_b: cmp.only_in_b.clone(),
     };
     let mut out = serde_json::to_string_pretty(&doc).map_err(|source| ReportError::Json {
-        run: format!("{} vs {}", cmp.a.id, cmp.b.id),
+        run: format!("{} vs {}", cmp.sides.a.id, cmp.sides.b.id),
         source,
     })?;
     out.push('\n');

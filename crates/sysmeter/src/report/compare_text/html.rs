@@ -136,10 +136,10 @@ pub fn render(cmp: &RunComparison, a: &RunRecord, b: &RunRecord) -> Result<Strin
         ("Only in B", unmatched(&cmp.only_in_b)),
     ];
     let page = ComparePage {
-        title: format!("sysmeter compare {} → {}", cmp.a.id, cmp.b.id),
+        title: format!("sysmeter compare {} → {}", cmp.sides.a.id, cmp.sides.b.id),
         sides: [
-            side_line("A (baseline)", &cmp.a),
-            side_line("B (candidate)", &cmp.b),
+            side_line("A (baseline)", &cmp.sides.a),
+            side_line("B (candidate)", &cmp.sides.b),
         ],
         counts: count_views(cmp),
         attention_heading,
@@ -155,7 +155,7 @@ pub fn render(cmp: &RunComparison, a: &RunRecord, b: &RunRecord) -> Result<Strin
         generator: format!("sysmeter {}", env!("CARGO_PKG_VERSION")),
     };
     page.render().map_err(|source| HtmlError::Template {
-        run: format!("{} → {}", cmp.a.id, cmp.b.id),
+        run: format!("{} → {}", cmp.sides.a.id, cmp.sides.b.id),
         source,
     })
 }

@@ -42,7 +42,7 @@ fn side_note(label: &str, s: &SideMachine) -> Option<String> {
 
 /// The machine speed lines; empty when neither side has a probe.
 pub(super) fn machine_lines(cmp: &RunComparison) -> Vec<String> {
-    let Some(m) = &cmp.machine else {
+    let Some(m) = &cmp.sides.machine else {
         return Vec::new();
     };
     let mut lines = Vec::new();
@@ -81,9 +81,9 @@ fn set_line(label: &str, set: &[RunSide]) -> Option<String> {
 
 /// "A is a set of 3 runs: …" lines; empty for a single pair.
 pub(super) fn set_lines(cmp: &RunComparison) -> Vec<String> {
-    set_line("A", &cmp.a_set)
+    set_line("A", &cmp.sides.a_set)
         .into_iter()
-        .chain(set_line("B", &cmp.b_set))
+        .chain(set_line("B", &cmp.sides.b_set))
         .collect()
 }
 
@@ -159,7 +159,7 @@ pub(super) fn rule_lines(cmp: &RunComparison) -> Vec<String> {
     }
     if let Some(line) = history_line(cmp) {
         lines.push(line);
-    } else if has_sets(cmp) && cmp.a_set.is_empty() && cmp.b_set.is_empty() {
+    } else if has_sets(cmp) && cmp.sides.a_set.is_empty() && cmp.sides.b_set.is_empty() {
         lines.push(
             "rounds: p and CI from a Welch t-test on the log of the per-round medians of each \
              run; the rounds of one run share the machine's state of that moment, so a change \

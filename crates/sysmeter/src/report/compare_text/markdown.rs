@@ -54,13 +54,13 @@ pub(super) fn render(cmp: &RunComparison, machine: &[Difference], run: &[Differe
     let mut blocks = vec![
         format!(
             "# sysmeter compare {} → {}",
-            md_escape(&cmp.a.id),
-            md_escape(&cmp.b.id)
+            md_escape(&cmp.sides.a.id),
+            md_escape(&cmp.sides.b.id)
         ),
         format!(
             "- {}\n- {}",
-            md_escape(&side_line("**A** (baseline)", &cmp.a)),
-            md_escape(&side_line("**B** (candidate)", &cmp.b))
+            md_escape(&side_line("**A** (baseline)", &cmp.sides.a)),
+            md_escape(&side_line("**B** (candidate)", &cmp.sides.b))
         ),
     ];
     blocks.extend(answer(cmp));

@@ -3,11 +3,9 @@
 //! saved as JSON in `fixtures/` (written by `sysmeter <kind> --format json`). Each page opens
 //! with its answer, and no chart on any of them draws two kinds of quantity on one axis.
 
-use super::answer;
-use super::render;
-use super::view::{self, ExperimentView};
+use super::{render, sections};
 use crate::model::fixture::sample_run;
-use crate::model::{RunKind, RunRecord};
+use crate::model::{ExperimentResult, Finding, RunKind, RunRecord};
 use crate::report::charts::Chart;
 
 /// A run of every kind.
@@ -29,16 +27,27 @@ fn every_kind() -> Vec<RunRecord> {
     runs
 }
 
+/// The HTML page of `run`.
+fn page(run: &RunRecord) -> String {
+    match render(run) {
+        Ok(html) => html,
+        Err(e) => panic!("render failed: {e}"),
+    }
+}
+
+/// The profile fixture with an off-CPU result (`profile --both`) holding `findings`.
+fn profile_with_offcpu(findings: Vec<Finding>) -> RunRecord {
+    let mut run = every_kind().remove(3);
+    let mut off = ExperimentResult::new("offcpu", run.results[0].about.clone());
+    off.findings = findings;
+    run.results.push(off);
+    run
+}
+
 /// Every chart the page of `run` draws: the answer's and every experiment's.
 fn charts_of(run: &RunRecord) -> Vec<Chart> {
-    let kind = crate::report::kinds::view(run.kind);
-    let bars = kind.html_bars();
-    let mut views: Vec<ExperimentView> = run
-        .results
-        .iter()
-        .map(|r| view::experiment(r, &run.host.caches, bars))
-        .collect();
-    let mut charts = answer::answer(run, kind, &mut views).charts;
+    let (answer, views) = sections(run, crate::report::kinds::view(run.kind));
+    let mut charts = answer.charts;
     charts.extend(views.into_iter().flat_map(|v| v.charts));
     charts
 }
@@ -145,10 +154,7 @@ fn every_layout_opens_with_its_answer_and_ends_with_the_machine() {
     ];
     for (run, (kind, answer)) in every_kind().iter().zip(expected) {
         assert_eq!(run.kind, kind);
-        let html = match render(run) {
-            Ok(html) => html,
-            Err(e) => panic!("render failed: {e}"),
-        };
+        let html = page(run);
         let at = |needle: &str| html.find(needle).unwrap_or(usize::MAX);
         let (section, first_experiment) =
             (at("id=\"answer\""), at("<section class=\"experiment\""));
@@ -188,10 +194,7 @@ fn two_flame_graphs_sit_side_by_side_in_the_answer() {
         a.media_type = "image/svg+xml".into();
     }
     run.results[0].artifacts.extend(second);
-    let html = match render(&run) {
-        Ok(html) => html,
-        Err(e) => panic!("render failed: {e}"),
-    };
+    let html = page(&run);
     let answer = html.find("id=\"answer\"").unwrap_or(usize::MAX);
     let pair = html.find("class=\"flames pair\"").unwrap_or(0);
     assert!(answer < pair, "the pair is in the answer");
@@ -201,18 +204,12 @@ fn two_flame_graphs_sit_side_by_side_in_the_answer() {
 /// An off-CPU profile's top blocked stacks are in the answer, above the details.
 #[test]
 fn blocked_stacks_of_an_off_cpu_profile_are_in_the_answer() {
-    let mut run = every_kind().remove(3);
-    let mut off = crate::model::ExperimentResult::new("offcpu", run.results[0].about.clone());
-    off.findings.push(crate::model::Finding::new(
+    let run = profile_with_offcpu(vec![Finding::new(
         "blocked_1",
         "97% of off-CPU time blocked in nap_here (sleep/timer)".into(),
         Some(0.97),
-    ));
-    run.results.push(off);
-    let html = match render(&run) {
-        Ok(html) => html,
-        Err(e) => panic!("render failed: {e}"),
-    };
+    )]);
+    let html = page(&run);
     let answer = html.find("id=\"answer\"").unwrap_or(usize::MAX);
     let line = html.find("nap_here").unwrap_or(0);
     let details = html.find("<section class=\"experiment\"").unwrap_or(0);
@@ -226,20 +223,15 @@ fn blocked_stacks_of_an_off_cpu_profile_are_in_the_answer() {
 /// line under the title in the terminal, above the CPU half of `--both`.
 #[test]
 fn a_loss_is_the_first_line_of_the_answer_and_under_the_terminal_title() {
-    let mut run = every_kind().remove(3);
-    let mut off = crate::model::ExperimentResult::new("offcpu", run.results[0].about.clone());
-    for (key, text) in [
-        ("lost", "Incomplete: 47 of 117 records lost (40%)"),
-        ("blocked_1", "97% of off-CPU time blocked in nap_here"),
-    ] {
-        off.findings
-            .push(crate::model::Finding::new(key, text.into(), None));
-    }
-    run.results.push(off);
-    let html = match render(&run) {
-        Ok(html) => html,
-        Err(e) => panic!("render failed: {e}"),
-    };
+    let run = profile_with_offcpu(
+        [
+            ("lost", "Incomplete: 47 of 117 records lost (40%)"),
+            ("blocked_1", "97% of off-CPU time blocked in nap_here"),
+        ]
+        .map(|(key, text)| Finding::new(key, text.into(), None))
+        .to_vec(),
+    );
+    let html = page(&run);
     let answer = html.find("id=\"answer\"").unwrap_or(usize::MAX);
     let lost = html.find("Incomplete: 47 of 117").unwrap_or(0);
     let first_finding = html.find("nap_here").unwrap_or(0);

@@ -43,6 +43,21 @@ pub struct TableView {
     pub rows: Vec<Row>,
 }
 
+impl TableView {
+    /// A table of `headers` and `rows` none of which is flagged (the diagnoses' tables).
+    pub fn plain(
+        caption: impl Into<String>,
+        headers: impl IntoIterator<Item = impl Into<String>>,
+        rows: impl IntoIterator<Item = Vec<String>>,
+    ) -> TableView {
+        TableView {
+            caption: caption.into(),
+            headers: headers.into_iter().map(Into::into).collect(),
+            rows: rows.into_iter().map(Row::plain).collect(),
+        }
+    }
+}
+
 /// A finding: key and text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FindingView {

@@ -5,13 +5,11 @@
 //!
 //! Pure. Depends on `model`, `model::units` and `report` (the HTML views).
 
-use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
-
 use super::TableKind;
 use crate::model::alloc::{ALLOC_ID, AllocSite, sites};
 use crate::model::{ExperimentResult, units};
 use crate::report::html::answer::{AnswerView, finding_lines};
-use crate::report::html::view::{ExperimentView, Row, TableView};
+use crate::report::html::view::{ExperimentView, TableView};
 
 /// The view of `alloc`.
 pub(super) const ALLOC: TableKind = TableKind {
@@ -97,19 +95,7 @@ fn leaks_text(rows: &[AllocSite]) -> String {
 /// The terminal tables of an `alloc` result; `None` for any other result.
 fn text(r: &ExperimentResult) -> Option<String> {
     let rows = table_rows(r)?;
-    let mut table = Table::new();
-    table
-        .force_no_tty()
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_header(HEADERS.to_vec());
-    for row in rows {
-        table.add_row(row);
-    }
-    for index in 0..=5 {
-        if let Some(column) = table.column_mut(index) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    let table = crate::report::table::render(HEADERS.to_vec(), rows, 0..=5);
     // Anything not kept is said first (never silently): the run's `lost` finding.
     let warning = r.findings.iter().find(|f| f.key == "lost");
     let warning = warning.map_or(String::new(), |f| format!("warning: {}\n", f.text));
@@ -142,11 +128,7 @@ fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerView {
             r,
             &["lost", "top_site", "leaks", "peak", "temporary", "priced"],
         ),
-        table: Some(TableView {
-            caption: "Allocation sites by bytes".into(),
-            headers: HEADERS.iter().map(|h| h.to_string()).collect(),
-            rows: rows.into_iter().map(Row::plain).collect(),
-        }),
+        table: Some(TableView::plain("Allocation sites by bytes", HEADERS, rows)),
         flames: std::mem::take(&mut view.flames),
         charts: std::mem::take(&mut view.charts),
         ..AnswerView::default()

@@ -13,7 +13,7 @@ use crate::model::units;
 use crate::model::{ExperimentResult, Metric, Unit};
 use crate::report::charts;
 use crate::report::html::answer::{AnswerView, finding_lines};
-use crate::report::html::view::{ExperimentView, Row, TableView};
+use crate::report::html::view::{ExperimentView, TableView};
 
 /// The view of `calls`.
 pub(super) const CALLS: TableKind = TableKind {
@@ -32,11 +32,7 @@ fn functions_answer(r: &ExperimentResult, view: &mut ExperimentView) -> Option<A
     Some(AnswerView {
         heading: "Function call graph".into(),
         lines_html: finding_lines(r, &["total", "overhead", "unwound"]),
-        table: Some(TableView {
-            caption: "Flat profile".into(),
-            headers,
-            rows: rows.into_iter().map(Row::plain).collect(),
-        }),
+        table: Some(TableView::plain("Flat profile", headers, rows)),
         flames: std::mem::take(&mut view.flames),
         texts: crate::report::html::artifacts::texts(&[graph]),
         ..AnswerView::default()
@@ -50,7 +46,7 @@ pub(super) fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerV
     let calls: Vec<&Metric> = r.metrics.iter().filter(|m| m.unit == Unit::Ns).collect();
     let total_of = |m: &Metric| m.summary.mean * m.summary.n as f64;
     let all: f64 = calls.iter().map(|m| total_of(m)).sum();
-    let mut rows: Vec<(f64, Row)> = calls
+    let mut rows: Vec<(f64, Vec<String>)> = calls
         .iter()
         .map(|m| {
             let total = total_of(m);
@@ -62,13 +58,7 @@ pub(super) fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerV
                 units::percent(share),
                 crate::model::call_note::CallNote::of(m).median_cell(m.summary.median),
             ];
-            (
-                total,
-                Row {
-                    cells,
-                    noisy: false,
-                },
-            )
+            (total, cells)
         })
         .collect();
     rows.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -76,11 +66,11 @@ pub(super) fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerV
     AnswerView {
         heading: "Top calls".into(),
         lines_html: finding_lines(r, &["total", "top_call", "priced"]),
-        table: Some(TableView {
-            caption: String::new(),
-            headers: headers.iter().map(|h| h.to_string()).collect(),
-            rows: rows.into_iter().map(|(_, row)| row).collect(),
-        }),
+        table: Some(TableView::plain(
+            "",
+            headers,
+            rows.into_iter().map(|(_, cells)| cells),
+        )),
         charts: charts::time_by_call(r).into_iter().collect(),
         ..AnswerView::default()
     }

@@ -14,7 +14,7 @@ use crate::model::locks::LOCK_ROWS;
 use crate::model::units;
 use crate::model::{ExperimentResult, RunRecord};
 use crate::report::html::answer::{AnswerView, finding_lines};
-use crate::report::html::view::{ExperimentView, Row, TableView};
+use crate::report::html::view::{ExperimentView, TableView};
 
 /// The view of `locks`.
 pub(super) struct Locks;
@@ -67,20 +67,15 @@ fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerView {
     view.metrics = held::html(r);
     view.texts
         .retain(|t| t.name != LOCK_ROWS && t.name != crate::model::held::LOCK_TABLE);
-    let rows = r
-        .metrics
-        .iter()
-        .map(|m| Row {
-            cells: vec![
-                m.name.clone(),
-                units::count(m.summary.n as f64),
-                units::duration_ns(m.summary.mean * m.summary.n as f64),
-                units::duration_ns(m.summary.max),
-                m.note.clone().unwrap_or_default(),
-            ],
-            noisy: false,
-        })
-        .collect();
+    let rows = r.metrics.iter().map(|m| {
+        vec![
+            m.name.clone(),
+            units::count(m.summary.n as f64),
+            units::duration_ns(m.summary.mean * m.summary.n as f64),
+            units::duration_ns(m.summary.max),
+            m.note.clone().unwrap_or_default(),
+        ]
+    });
     let headers = [
         "lock: call site",
         "contended",
@@ -101,11 +96,7 @@ fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerView {
                 "event_waits",
             ],
         ),
-        table: Some(TableView {
-            caption: String::new(),
-            headers: headers.iter().map(|h| h.to_string()).collect(),
-            rows,
-        }),
+        table: Some(TableView::plain("", headers, rows)),
         ..AnswerView::default()
     }
 }

@@ -15,7 +15,7 @@ use crate::model::units;
 use crate::model::{ExperimentResult, RunRecord};
 use crate::report::html::answer::{AnswerView, figures, finding_lines};
 use crate::report::html::artifacts::TextView;
-use crate::report::html::view::{ExperimentView, Row, TableView};
+use crate::report::html::view::{ExperimentView, TableView};
 
 /// The view of `profile`.
 pub(super) struct Profile;
@@ -85,26 +85,17 @@ fn answer(run: &RunRecord, views: &mut [ExperimentView]) -> AnswerView {
 
 /// The flat profile: each function's own samples and the profiler's note (shares, object).
 fn flat_table(flat: &ExperimentResult) -> TableView {
-    let rows = flat
-        .metrics
-        .iter()
-        .map(|m| Row {
-            cells: vec![
-                m.name.clone(),
-                units::count(m.summary.median),
-                m.note.clone().unwrap_or_default(),
-            ],
-            noisy: false,
-        })
-        .collect();
+    let rows = flat.metrics.iter().map(|m| {
+        vec![
+            m.name.clone(),
+            units::count(m.summary.median),
+            m.note.clone().unwrap_or_default(),
+        ]
+    });
     let headers = [
         "function",
         "own samples",
         "share (own · with callees) · object",
     ];
-    TableView {
-        caption: "Flat profile".into(),
-        headers: headers.iter().map(|h| h.to_string()).collect(),
-        rows,
-    }
+    TableView::plain("Flat profile", headers, rows)
 }

@@ -54,7 +54,7 @@ fn a_slower_machine_is_not_a_regression_after_normalising() {
     // B's machine runs 25% slower (clock × 0.8) and every CPU-bound time is 25% longer.
     let (a, b) = (run(4.5, 1.0, 1.0), run(3.6, 1.25, 1.0));
     let cmp = compare(&a, &b);
-    assert!((cmp.machine_ratio.expect("probed") - 0.8).abs() < 1e-12);
+    assert!((cmp.sides.machine_ratio.expect("probed") - 0.8).abs() < 1e-12);
     let null = find(&cmp, "null (getppid)");
     let raw = null.comparison.as_ref().expect("compared");
     assert_eq!(raw.verdict, Verdict::Slower);
@@ -128,7 +128,10 @@ fn inside_the_machine_threshold_the_raw_verdict_stands() {
 fn runs_without_probes_compare_as_before() {
     let (a, b) = (sample_run(), sample_run());
     let cmp = compare(&a, &b);
-    assert_eq!((cmp.machine_ratio, cmp.machine.as_ref()), (None, None));
+    assert_eq!(
+        (cmp.sides.machine_ratio, cmp.sides.machine.as_ref()),
+        (None, None)
+    );
     for m in &cmp.metrics {
         assert_eq!((m.machine_ratio, m.normalised_change), (None, None));
         assert!(!m.judged_normalised);
@@ -137,7 +140,7 @@ fn runs_without_probes_compare_as_before() {
     // One side probed: the speed is unknown and nothing is normalised.
     let b = run(3.6, 1.25, 1.0);
     let cmp = compare(&a, &b);
-    let machine = cmp.machine.as_ref().expect("B has probes");
+    let machine = cmp.sides.machine.as_ref().expect("B has probes");
     assert_eq!((machine.ratio, machine.a.probed), (None, 0));
     let null = find(&cmp, "null (getppid)");
     assert_eq!(
@@ -157,7 +160,7 @@ fn the_machine_comparison_says_when_a_run_moved_within() {
         reason: Some("machine speed changed 17% during this experiment".into()),
         ..state(3.6)
     });
-    let m = compare(&a, &b).machine.expect("probed");
+    let m = compare(&a, &b).sides.machine.expect("probed");
     assert!(!m.a.moved && m.b.moved);
     assert_eq!(m.b.core_ghz_range, Some((3.0, 3.6)));
     assert_eq!(

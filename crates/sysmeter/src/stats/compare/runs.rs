@@ -153,23 +153,35 @@ pub struct Unmatched {
     pub note: Option<String>,
 }
 
-/// Two runs compared metric by metric.
+/// What was compared: the two sides, the sets they stand for, and the speed of their
+/// machines. [`RunComparison`] and the JSON document of `compare` (`report::compare_text`)
+/// both carry it, flattened, so their JSON keeps these fields at the top level.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunComparison {
-    /// The baseline.
+pub struct Sides {
+    /// The baseline run.
     pub a: RunSide,
-    /// The candidate.
+    /// The candidate run.
     pub b: RunSide,
-    /// Every run of side A when it is a set of more than one (`a` is the first).
+    /// Every run of side A when it is a set of more than one (`a` is the first; absent for
+    /// one run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub a_set: Vec<RunSide>,
     /// Every run of side B when it is a set of more than one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub b_set: Vec<RunSide>,
-    /// Speed B/A of the machine (`machine.ratio`); `None` without probes on both sides.
+    /// Speed B/A of the machine from the machine-state probes (`machine.ratio`); `None`
+    /// (null) without probes on both sides.
     pub machine_ratio: Option<f64>,
-    /// The probes of both sides; `None` when neither has any.
+    /// The probes of both sides; `None` (null) when neither run has any.
     pub machine: Option<MachineComparison>,
+}
+
+/// Two runs compared metric by metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunComparison {
+    /// The runs compared and their machines.
+    #[serde(flatten)]
+    pub sides: Sides,
     /// The settings used.
     pub options: CompareOptions,
     /// `--fail-above` as a fraction, if given.
@@ -254,12 +266,14 @@ pub fn compare_sets(
     family::adjust(&mut metrics, opts, fail_above);
     let machine = machine_comparison(a, b, opts.machine_threshold);
     RunComparison {
-        a: RunSide::of(first_a),
-        b: RunSide::of(first_b),
-        a_set: set(a),
-        b_set: set(b),
-        machine_ratio: machine.as_ref().and_then(|m| m.ratio),
-        machine,
+        sides: Sides {
+            a: RunSide::of(first_a),
+            b: RunSide::of(first_b),
+            a_set: set(a),
+            b_set: set(b),
+            machine_ratio: machine.as_ref().and_then(|m| m.ratio),
+            machine,
+        },
         options: *opts,
         fail_above,
         metrics,
@@ -280,12 +294,14 @@ fn empty(opts: &CompareOptions, fail_above: Option<f64>) -> RunComparison {
         incomplete: false,
     };
     RunComparison {
-        a: side.clone(),
-        b: side,
-        a_set: Vec::new(),
-        b_set: Vec::new(),
-        machine_ratio: None,
-        machine: None,
+        sides: Sides {
+            a: side.clone(),
+            b: side,
+            a_set: Vec::new(),
+            b_set: Vec::new(),
+            machine_ratio: None,
+            machine: None,
+        },
         options: *opts,
         fail_above,
         metrics: Vec::new(),

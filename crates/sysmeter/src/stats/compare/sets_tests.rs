@@ -74,8 +74,8 @@ fn three_against_three_with_between_run_noise_is_not_significant() {
     );
     assert_eq!(m.verdict, Verdict::NoChange);
     assert!(!m.regression);
-    assert_eq!(sets.a_set.len(), 3);
-    assert_eq!(sets.b_set[2].id, "b3");
+    assert_eq!(sets.sides.a_set.len(), 3);
+    assert_eq!(sets.sides.b_set[2].id, "b3");
 }
 
 #[test]
@@ -114,7 +114,7 @@ fn a_rounds_run_is_a_set_on_its_own_side() {
     assert_eq!((c.n_a, c.n_b), (5, 5));
     assert!(c.runs_test.is_some());
     assert_eq!(m.verdict, Verdict::NoChange);
-    assert!(cmp.a_set.is_empty(), "one run per side");
+    assert!(cmp.sides.a_set.is_empty(), "one run per side");
 }
 
 #[test]

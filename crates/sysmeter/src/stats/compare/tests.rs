@@ -166,7 +166,10 @@ fn runs_are_matched_by_experiment_and_metric() {
     assert_eq!(cmp.only_in_a.len(), 1);
     assert_eq!(cmp.only_in_a[0].metric.as_deref(), Some("function call"));
     assert!(cmp.only_in_b.is_empty());
-    assert_eq!((cmp.a.id.as_str(), cmp.b.id.as_str()), (a.id.as_str(), "b"));
+    assert_eq!(
+        (cmp.sides.a.id.as_str(), cmp.sides.b.id.as_str()),
+        (a.id.as_str(), "b")
+    );
 }
 
 #[test]

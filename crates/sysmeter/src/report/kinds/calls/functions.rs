@@ -9,8 +9,6 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
-
 use crate::model::callgraph::{CallGraph, EdgeRow, FunctionRow, SPONTANEOUS, Timed, read};
 use crate::model::{Artifact, ExperimentResult, units};
 
@@ -148,19 +146,7 @@ pub fn call_graph(g: &CallGraph) -> String {
 /// The terminal text of a `calls --functions` result; `None` for any other result.
 pub fn text(r: &ExperimentResult) -> Option<String> {
     let g = read(r)?;
-    let mut table = Table::new();
-    table
-        .force_no_tty()
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_header(FLAT_HEADERS.to_vec());
-    for row in flat_rows(&g) {
-        table.add_row(row);
-    }
-    for index in 0..=5 {
-        if let Some(column) = table.column_mut(index) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    let table = crate::report::table::render(FLAT_HEADERS.to_vec(), flat_rows(&g), 0..=5);
     Some(format!(
         "Flat profile (exact calls; hooks' cost removed):\n{table}\n\nCall graph:\n{}",
         call_graph(&g)

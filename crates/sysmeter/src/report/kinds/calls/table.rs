@@ -10,7 +10,6 @@
 
 use crate::model::call_note::CallNote;
 use crate::model::units;
-use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
 use crate::model::{ExperimentResult, Metric};
 
@@ -124,20 +123,11 @@ fn is_table(r: &ExperimentResult) -> Option<bool> {
 /// The terminal table of a `trace` or `calls` result; `None` for any other result.
 pub fn text(r: &ExperimentResult) -> Option<String> {
     let priced = is_table(r)?;
-    let mut table = Table::new();
-    table
-        .force_no_tty()
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_header(headers(r, priced));
-    for row in rows(r, priced) {
-        table.add_row(row);
-    }
-    for index in 0..=5 {
-        if let Some(column) = table.column_mut(index) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    Some(table.to_string())
+    Some(crate::report::table::render(
+        headers(r, priced),
+        rows(r, priced),
+        0..=5,
+    ))
 }
 
 /// The markdown table of a `trace` or `calls` result; `None` for any other result.

@@ -5,10 +5,12 @@
 //! the futex table above it. Pure. Depends on `model`, `model::units` and the futex table's
 //! renderers (`table.rs`).
 
-use super::table::{markdown_lines, terminal};
+use super::table::markdown_lines;
 use crate::model::ExperimentResult;
 use crate::model::held::{HeldRow, held_rows};
 use crate::model::units;
+use crate::report::html::view::TableView;
+use crate::report::table::render;
 
 /// Rows shown at most (the JSON artifact keeps every lock).
 const SHOWN: usize = 20;
@@ -54,7 +56,10 @@ const TITLE: &str = "pthread locks of the program (in process; a condition varia
 pub fn text(r: &ExperimentResult) -> Option<String> {
     let rows = held_rows(r).filter(|rows| !rows.is_empty())?;
     let shown = rows.iter().take(SHOWN).map(|row| cells(row).to_vec());
-    Some(format!("{TITLE}\n{}", terminal(&HEADERS, shown, 2..=9)))
+    Some(format!(
+        "{TITLE}\n{}",
+        render(HEADERS.to_vec(), shown, 2..=9)
+    ))
 }
 
 /// The markdown table; `None` as for [`text`].
@@ -68,17 +73,10 @@ pub fn markdown(r: &ExperimentResult) -> Option<String> {
 
 /// The HTML table (below the answer, in place of the generic metric table); `None` without
 /// an in-process table.
-pub fn html(r: &ExperimentResult) -> Option<crate::report::html::view::TableView> {
+pub fn html(r: &ExperimentResult) -> Option<TableView> {
     let rows = held_rows(r).filter(|rows| !rows.is_empty())?;
-    Some(crate::report::html::view::TableView {
-        caption: TITLE.to_string(),
-        headers: HEADERS.iter().map(|h| h.to_string()).collect(),
-        rows: rows
-            .iter()
-            .take(SHOWN)
-            .map(|r| crate::report::html::view::Row::plain(cells(r).to_vec()))
-            .collect(),
-    })
+    let shown = rows.iter().take(SHOWN).map(|r| cells(r).to_vec());
+    Some(TableView::plain(TITLE, HEADERS, shown))
 }
 
 #[cfg(test)]

@@ -7,11 +7,10 @@
 //! Pure: strings from the typed rows (`model::locks::rows`, which also reads records written
 //! before the artifact) and the metrics' summaries. Depends on `model` and `model::units`.
 
-use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
-
 use crate::model::locks::{self, LockRow};
 use crate::model::units;
 use crate::model::{ExperimentResult, Metric};
+use crate::report::table::render;
 
 const HEADERS: [&str; 9] = [
     "lock",
@@ -54,7 +53,7 @@ fn row(m: &Metric, l: &LockRow) -> [String; 9] {
 pub fn text(r: &ExperimentResult) -> Option<String> {
     let rows = locks::rows(r)?;
     let cells = rows.iter().map(|(m, l)| row(m, l).to_vec());
-    Some(terminal(&HEADERS, cells, 3..=6))
+    Some(render(HEADERS.to_vec(), cells, 3..=6))
 }
 
 /// The markdown table of a `locks` result; `None` as for [`text`].
@@ -63,29 +62,6 @@ pub fn markdown(r: &ExperimentResult) -> Option<String> {
     let cells = rows.iter().map(|(m, l)| row(m, l).to_vec());
     let rule = "|---|---|---|--:|--:|--:|--:|---|---|";
     Some(markdown_lines(&HEADERS, rule, cells).join("\n"))
-}
-
-/// A terminal table of `headers` and `rows` (this table's and the in-process one's), the
-/// columns `right` aligned right.
-pub(super) fn terminal(
-    headers: &[&str],
-    rows: impl Iterator<Item = Vec<String>>,
-    right: std::ops::RangeInclusive<usize>,
-) -> String {
-    let mut table = Table::new();
-    table
-        .force_no_tty()
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_header(headers.to_vec());
-    for cells in rows {
-        table.add_row(cells);
-    }
-    for index in right {
-        if let Some(column) = table.column_mut(index) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    table.to_string()
 }
 
 /// The lines of a markdown table: `headers`, the alignment `rule`, then `rows` (`|`

@@ -5,7 +5,7 @@
 //! Pure: reads only the record (the `offcpu` and `offcpu.stacks` results, and the `blocked
 //! stacks` JSON artifact). Depends on `model` and `model::units`.
 
-use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+use crate::report::table::styled;
 
 use super::text::{artifact, bold, metric, title_line};
 use crate::model::{ExperimentResult, RunRecord, Status, units};
@@ -78,21 +78,8 @@ fn summary(r: &ExperimentResult) -> String {
     parts.join(" · ")
 }
 
-fn table(header: Vec<&str>, right: &[usize]) -> Table {
-    let mut t = Table::new();
-    t.force_no_tty()
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_header(header);
-    for &i in right {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    t
-}
-
 fn reasons(r: &ExperimentResult) -> String {
-    let mut t = table(vec!["reason", "time", "intervals · share"], &[1]);
+    let mut t = styled(vec!["reason", "time", "intervals · share"], [1]);
     for m in r.metrics.iter() {
         if let Some(reason) = crate::model::offcpu::reason_of(m) {
             t.add_row(vec![
@@ -106,7 +93,7 @@ fn reasons(r: &ExperimentResult) -> String {
 }
 
 fn stack_table(stacks: &ExperimentResult) -> String {
-    let mut t = table(
+    let mut t = styled(
         vec![
             "where · reason",
             "median",
@@ -114,7 +101,7 @@ fn stack_table(stacks: &ExperimentResult) -> String {
             "max",
             "count · total · share · waker",
         ],
-        &[1, 2, 3],
+        [1, 2, 3],
     );
     for m in &stacks.metrics {
         t.add_row(vec![

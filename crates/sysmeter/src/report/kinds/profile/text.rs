@@ -7,7 +7,6 @@
 //! `callgraph` (text) artifacts. Depends on `model` and `model::units`.
 
 use crate::model::units;
-use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
 use crate::model::{ExperimentResult, RunRecord, Status};
 
@@ -142,13 +141,10 @@ fn header(run: &RunRecord, r: &ExperimentResult) -> Vec<String> {
 fn flat_table(r: &ExperimentResult, total: f64) -> Option<String> {
     let rows: Vec<serde_json::Value> = serde_json::from_str(artifact(r, "flat")?).ok()?;
     let total = total.max(1.0);
-    let mut table = Table::new();
-    table
-        .force_no_tty()
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_header(vec![
-            "% self", "cumul. %", "self", "total", "% total", "function", "module",
-        ]);
+    let headers = vec![
+        "% self", "cumul. %", "self", "total", "% total", "function", "module",
+    ];
+    let mut table = crate::report::table::styled(headers, 0..=4);
     let mut cumulative = 0.0;
     let mut shown = 0;
     for row in rows.iter().take(FLAT_ROWS) {
@@ -172,11 +168,6 @@ fn flat_table(r: &ExperimentResult, total: f64) -> Option<String> {
     }
     if shown == 0 {
         return None;
-    }
-    for index in 0..=4 {
-        if let Some(column) = table.column_mut(index) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
     }
     let mut text = table.to_string();
     let with_self = rows
