@@ -27,7 +27,7 @@ pub use cmd::{
     BENCH_JSON, bench_json, json_of, json_out, json_out_code, stderr_of, stdout_of, sysmeter,
 };
 pub use needs::{compile_fixture, is_root};
-pub use record::{finding_keys, median, result};
+pub use record::{assert_says, error_of, finding, finding_keys, median, result};
 pub(crate) use skip::{need, skip};
 
 /// Tests that measure CPU time or caches (the profile's sampling, scale's fits) run one at a
