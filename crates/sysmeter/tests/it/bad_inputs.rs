@@ -6,9 +6,9 @@
 
 use std::path::Path;
 
-use sysmeter::model::fixture::sample_run;
 use sysmeter::store::Store;
 
+use crate::support::sample::{db_with_sample_run, sample_run_file};
 use crate::support::{BENCH_JSON, stderr_of, sysmeter};
 
 /// The cases: a command line (with the placeholders of [`expand`]) and its exit code.
@@ -193,9 +193,7 @@ fn setup(dir: &Path) -> Vec<(&'static str, String)> {
         std::fs::write(&p, text).expect("write fixture");
         p.display().to_string()
     };
-    let run = sample_run();
-    let db = dir.join("runs.db");
-    Store::open(&db).expect("db").save_run(&run).expect("store");
+    let (db, run) = db_with_sample_run(dir);
     let mut newer = serde_json::to_value(&run).expect("json");
     newer["schema"] = 99.into();
     let mut other = run.clone();
@@ -283,19 +281,12 @@ fn a_new_database_and_its_directory_are_the_users_alone() {
         sysmeter()
             .args(["import", "--db"])
             .arg(&db)
-            .arg(write_run(dir.path())),
+            .arg(sample_run_file(dir.path())),
         0,
     );
     let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
     assert_eq!(mode(&db), 0o600, "database file");
     assert_eq!(mode(&dir.path().join("new/dir")), 0o700, "its directory");
-}
-
-/// A run record file in `dir`.
-fn write_run(dir: &Path) -> std::path::PathBuf {
-    let p = dir.join("run.json");
-    std::fs::write(&p, serde_json::to_string(&sample_run()).expect("json")).expect("write");
-    p
 }
 
 #[test]

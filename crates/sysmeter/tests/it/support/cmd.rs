@@ -196,13 +196,20 @@ pub fn traced_json(
     (run, output)
 }
 
-/// Runs `cmd`, which must be refused as a usage error: exit 2 and one sentence on stderr,
-/// which must name each of `names`. Returns the sentence.
-pub fn usage_error(cmd: &mut assert_cmd::Command, names: &[&str]) -> String {
-    let err = stderr_of(cmd, 2);
+/// Runs `cmd`, which must exit with `code` and name each of `names` on stderr. Returns
+/// the stderr.
+pub fn refused(cmd: &mut assert_cmd::Command, code: i32, names: &[&str]) -> String {
+    let err = stderr_of(cmd, code);
     for name in names {
         assert!(err.contains(name), "no {name:?} in: {err}");
     }
+    err
+}
+
+/// Runs `cmd`, which must be refused as a usage error: exit 2 and one sentence on stderr,
+/// which must name each of `names`. Returns the sentence.
+pub fn usage_error(cmd: &mut assert_cmd::Command, names: &[&str]) -> String {
+    let err = refused(cmd, 2, names);
     assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
     err
 }
