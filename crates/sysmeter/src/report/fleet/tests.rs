@@ -3,7 +3,7 @@
 //! name.
 
 use super::*;
-use crate::model::fixture::sample_run;
+use crate::model::fixture::{assert_in_order, sample_run};
 use crate::model::{FleetData, FleetHost, FleetValue, Status};
 use crate::stats::fleet::fleet_view;
 
@@ -185,17 +185,6 @@ pub(crate) fn large_fleet(n: usize) -> (FleetView, Vec<FleetHost>) {
         });
     }
     (fleet_view(&data), data.hosts)
-}
-
-/// Asserts that `text` holds each of `parts`, in this order.
-fn assert_in_order(text: &str, parts: &[&str]) {
-    let at = |what: &str| {
-        text.find(what)
-            .unwrap_or_else(|| panic!("no {what}:\n{text}"))
-    };
-    for pair in parts.windows(2) {
-        assert!(at(pair[0]) < at(pair[1]), "{pair:?} out of order:\n{text}");
-    }
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! in SQL — and finds what the client finds on SQLite from every value; and every format
 //! leads with the outliers, summarises the roll call, and the text stays within 80 lines.
 
-use crate::support::cmd::assert_in_order;
+use sysmeter::model::fixture::assert_in_order;
+
 use crate::support::fleet::many_files;
 use crate::support::pg::{sysmeter_as, test_db};
 use crate::support::{json_out, need, stdout_of};

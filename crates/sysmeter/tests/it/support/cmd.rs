@@ -171,17 +171,6 @@ pub fn plain_stdout(cmd: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// Asserts that `text` holds each of `parts`, in this order.
-pub fn assert_in_order(text: &str, parts: &[&str]) {
-    let at = |what: &str| {
-        text.find(what)
-            .unwrap_or_else(|| panic!("no {what}:\n{text}"))
-    };
-    for pair in parts.windows(2) {
-        assert!(at(pair[0]) < at(pair[1]), "{pair:?} out of order:\n{text}");
-    }
-}
-
 /// Runs `sysmeter COMMAND ARGS --format json --out FILE -- CMD…` (a tracer launching CMD);
 /// returns the run read from FILE, whose kind must be COMMAND, and the process's output.
 pub fn traced_json(
