@@ -4,7 +4,8 @@
 //!
 //! Pure and deterministic: fixed timestamps, fixed samples, statistics computed by `stats`
 //! with a fixed seed. The snapshot tests of `report` and the integration tests reuse it, so
-//! changing it means re-accepting snapshots.
+//! changing it means re-accepting snapshots. Beside it, [`assert_in_order`]: the layout
+//! check of a rendered view that the unit and the integration tests share.
 
 use crate::model::{
     About, Calibration, Estimate, ExperimentResult, Finding, HostInfo, MachineState, Metric,
@@ -277,5 +278,16 @@ pub fn steady_machine(ghz: f64) -> MachineState {
         reason: None,
         between: None,
         cache: None,
+    }
+}
+
+/// Asserts that `text` holds each of `parts`, in this order.
+pub fn assert_in_order(text: &str, parts: &[&str]) {
+    let at = |what: &str| {
+        text.find(what)
+            .unwrap_or_else(|| panic!("no {what}:\n{text}"))
+    };
+    for pair in parts.windows(2) {
+        assert!(at(pair[0]) < at(pair[1]), "{pair:?} out of order:\n{text}");
     }
 }

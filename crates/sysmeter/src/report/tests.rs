@@ -24,24 +24,23 @@ fn text_snapshot() {
     insta::assert_snapshot!("text", full_text(&sample_run()));
 }
 
-#[test]
-fn concise_text_snapshot() {
-    insta::assert_snapshot!("text_concise", rendered(Format::Text));
+/// `test: "snapshot", format;` …: one test each, the snapshot of `rendered(format)` (the
+/// `rendered` of the module that uses it).
+macro_rules! snapshot_tests {
+    ($($test:ident: $name:literal, $format:expr;)*) => {$(
+        #[test]
+        fn $test() {
+            insta::assert_snapshot!($name, rendered($format));
+        }
+    )*};
 }
+pub(super) use snapshot_tests;
 
-#[test]
-fn json_snapshot() {
-    insta::assert_snapshot!("json", rendered(Format::Json));
-}
-
-#[test]
-fn csv_snapshot() {
-    insta::assert_snapshot!("csv", rendered(Format::Csv));
-}
-
-#[test]
-fn markdown_snapshot() {
-    insta::assert_snapshot!("markdown", rendered(Format::Markdown));
+snapshot_tests! {
+    concise_text_snapshot: "text_concise", Format::Text;
+    json_snapshot: "json", Format::Json;
+    csv_snapshot: "csv", Format::Csv;
+    markdown_snapshot: "markdown", Format::Markdown;
 }
 
 #[test]

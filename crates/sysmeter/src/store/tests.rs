@@ -153,13 +153,27 @@ pub(super) fn store_run(store: &mut Store, run: &RunRecord) {
         .expect("finish_run");
 }
 
+/// `fixture_run(id, 1)` begun in `store` as a bench begins it: no end yet.
+pub(super) fn begin_fixture_run(store: &mut Store, id: &str) -> RunRecord {
+    let mut run = fixture_run(id, 1);
+    run.finished_ns = None;
+    store.begin_run(&run).expect("begin");
+    run
+}
+
+/// Stores `run` as a bench does in a new in-memory store; it must load back equal.
+pub(super) fn assert_round_trip(run: &RunRecord) {
+    let mut store = Store::open_in_memory().expect("open");
+    store_run(&mut store, run);
+    assert_eq!(store.load_run(&run.id).expect("load"), *run);
+}
+
 #[test]
 fn round_trip_is_exact() {
-    let mut store = Store::open_in_memory().expect("open");
-    let run = fixture_run("20261122T183242Z-3f9a", 1_763_836_362_000_000_000);
-    store_run(&mut store, &run);
-    let back = store.load_run(&run.id).expect("load");
-    assert_eq!(back, run);
+    assert_round_trip(&fixture_run(
+        "20261122T183242Z-3f9a",
+        1_763_836_362_000_000_000,
+    ));
 }
 
 /// Measured floats whose shortest decimal form serde_json's default (fast) parser reads back
@@ -175,9 +189,7 @@ fn round_trip_is_exact_for_awkward_floats() {
     if let Some(cycles) = result.metrics[0].cycles.as_mut() {
         cycles.median = x;
     }
-    let mut store = Store::open_in_memory().expect("open");
-    store_run(&mut store, &run);
-    assert_eq!(store.load_run("r1").expect("load"), run);
+    assert_round_trip(&run);
 }
 
 #[test]
@@ -198,9 +210,7 @@ fn round_trip_keeps_nan_statistics() {
 #[test]
 fn results_come_back_in_seq_order_with_their_own_metrics() {
     let mut store = Store::open_in_memory().expect("open");
-    let mut run = fixture_run("r1", 1);
-    run.finished_ns = None; // as when a bench begins
-    store.begin_run(&run).expect("begin");
+    let run = begin_fixture_run(&mut store, "r1");
     // Written out of order: the loaded order follows seq, not insertion.
     store
         .put_result(("r1", 5), &run.results[1], Put::New)
@@ -343,9 +353,7 @@ fn duplicate_run_and_result_are_refused() {
 #[test]
 fn finish_run_records_interruption() {
     let mut store = Store::open_in_memory().expect("open");
-    let mut run = fixture_run("r1", 1);
-    run.finished_ns = None;
-    store.begin_run(&run).expect("begin");
+    begin_fixture_run(&mut store, "r1");
     store.finish_run("r1", None, true).expect("finish");
     let back = store.load_run("r1").expect("load");
     assert!(back.interrupted);

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Barrier};
 
-use super::tests::{fixture_run, store_run};
+use super::tests::{begin_fixture_run, fixture_run, store_run};
 use super::*;
 
 fn temp_db() -> (tempfile::TempDir, PathBuf) {
@@ -34,9 +34,7 @@ fn open_creates_parent_dirs_and_uses_wal() {
 fn results_are_visible_to_another_connection_before_finish() {
     let (_dir, path) = temp_db();
     let mut writer = Store::open(&path).expect("open writer");
-    let mut run = fixture_run("r1", 1);
-    run.finished_ns = None; // as when a bench begins
-    writer.begin_run(&run).expect("begin");
+    let run = begin_fixture_run(&mut writer, "r1");
     for (seq, r) in run.results.iter().enumerate() {
         writer
             .put_result(("r1", seq), r, super::Put::New)

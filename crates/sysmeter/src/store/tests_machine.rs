@@ -1,13 +1,12 @@
 //! Store tests of what schema 3 added: a result's machine-state records and a metric's core
 //! cycles and round statistics survive a round trip.
 
-use super::tests::{fixture_run, store_run, summary};
+use super::tests::{assert_round_trip, fixture_run, store_run, summary};
 use super::*;
 use crate::model::{MachineState, RoundStats};
 
 #[test]
 fn round_trip_keeps_machine_state_core_cycles_and_rounds() {
-    let mut store = Store::open_in_memory().expect("open");
     let mut run = fixture_run("20261123T101010Z-0001", 1_763_836_362_000_000_000);
     let state = MachineState {
         core_ghz_start: 3.69,
@@ -40,8 +39,7 @@ fn round_trip_keeps_machine_state_core_cycles_and_rounds() {
         median: 170.0,
         cv: 0.04,
     });
-    store_run(&mut store, &run);
-    assert_eq!(store.load_run("20261123T101010Z-0001").expect("load"), run);
+    assert_round_trip(&run);
 }
 
 /// A round CV or a core-cycle statistic that is NaN (medians that average zero) is written to
@@ -72,9 +70,7 @@ fn nan_round_and_core_cycle_statistics_read_back() {
 /// other additions, so `show` says "not a result" for a stored run as `bench` did.
 #[test]
 fn round_trip_keeps_the_degenerate_flag() {
-    let mut store = Store::open_in_memory().expect("open");
     let mut run = fixture_run("20261123T121212Z-0003", 1_763_836_362_000_000_000);
     run.results[0].metrics[0].degenerate = Some("7 of 10 samples are 0".into());
-    store_run(&mut store, &run);
-    assert_eq!(store.load_run("20261123T121212Z-0003").expect("load"), run);
+    assert_round_trip(&run);
 }

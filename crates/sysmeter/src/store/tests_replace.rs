@@ -1,7 +1,7 @@
 //! Replacing a stored result, as `bench` with several rounds does after each round: the new
 //! result comes back with only its own metrics, and a result not stored yet is inserted.
 
-use super::tests::fixture_run;
+use super::tests::begin_fixture_run;
 use super::*;
 
 fn metric_rows(store: &Store) -> i64 {
@@ -14,9 +14,7 @@ fn metric_rows(store: &Store) -> i64 {
 #[test]
 fn a_replaced_result_comes_back_with_only_its_own_metrics() {
     let mut store = Store::open_in_memory().expect("open");
-    let mut run = fixture_run("r1", 1);
-    run.finished_ns = None; // as when a bench begins
-    store.begin_run(&run).expect("begin");
+    let run = begin_fixture_run(&mut store, "r1");
     // Nothing stored under 0 yet: replacing inserts.
     store
         .put_result(("r1", 0), &run.results[0], Put::Replace)

@@ -8,16 +8,16 @@
 //! Fixtures need a C compiler (`cc`; C++: `c++`; Rust: rustc).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
 use crate::support::cmd::{sysmeter, traced_json, usage_error};
-use crate::support::skip::{Cap, Missing};
+use crate::support::needs::build_fixture;
+use crate::support::skip::Missing;
 use crate::support::{compile_fixture, need};
 
 /// Runs `alloc ARGS -- CMD` (which must succeed): the run and the command's stderr.
-fn alloc(args: &[&str], cmd: &[&str], dir: &Path) -> (Value, String) {
+pub(crate) fn alloc(args: &[&str], cmd: &[&str], dir: &Path) -> (Value, String) {
     let args: Vec<&str> = ["--no-store"].iter().chain(args).copied().collect();
     let (run, output) = traced_json("alloc", &args, cmd, dir);
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
@@ -159,20 +159,9 @@ fn a_forked_child_counts_with_f_only() {
     );
 }
 
-fn compiled(cmd: &str, src: &str, flags: &[&str], dir: &Path) -> Result<PathBuf, Missing> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/programs")
-        .join(src);
-    let exe = dir.join("prog");
-    let status = Command::new(cmd)
-        .args(flags)
-        .arg("-o")
-        .arg(&exe)
-        .arg(&src)
-        .status()
-        .map_err(|e| Missing::new(Cap::Cc, format!("no {cmd} ({e})")))?;
-    assert!(status.success(), "{cmd} failed on {}", src.display());
-    Ok(exe)
+/// Fixture `src` built by `compiler` with `flags` into `dir/prog`.
+fn compiled(compiler: &str, src: &str, flags: &[&str], dir: &Path) -> Result<PathBuf, Missing> {
+    build_fixture(compiler, flags, src, dir.join("prog"))
 }
 
 #[test]

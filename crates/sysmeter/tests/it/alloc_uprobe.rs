@@ -9,14 +9,14 @@
 //! thread exits first is still counted and named. Fixtures need a C compiler
 //! and, for the static one, the static C library (libc.a, in libc6-dev).
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::alloc::{assert_three_sites, site, sites};
-use crate::support::cmd::{start_attached, traced_json};
+use crate::alloc::{alloc, assert_three_sites, site, sites};
+use crate::support::cmd::{start_attached, started_with_line};
 use crate::support::needs::bpf;
 use crate::support::skip::{Cap, Missing};
 use crate::support::{compile_fixture, need};
@@ -46,19 +46,23 @@ fn static_libc() -> Result<(), Missing> {
     }
 }
 
+/// `alloc` of fixture `name` built with `-static` and `flags` (which must succeed): the
+/// run and its stderr; `Err` when there is no BPF, no static C library or no compiler.
+fn static_alloc(name: &str, flags: &[&str]) -> Result<(Value, String), Missing> {
+    bpf()?;
+    static_libc()?;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let flags: Vec<&str> = ["-static"].iter().chain(flags).copied().collect();
+    let bin = compile_fixture(name, dir.path(), &flags)?;
+    let bin = bin.to_string_lossy().into_owned();
+    Ok(alloc(&[], &[&bin], dir.path()))
+}
+
 #[test]
 fn a_static_program_is_reported_exactly_through_uprobes() {
-    need!(bpf());
-    need!(static_libc());
-    let dir = tempfile::tempdir().expect("tempdir");
     // No frame pointers: the kernel's walk stops at the allocating function, the DWARF walk
     // of the snapshot finds main.
-    let flags = ["-static", "-fomit-frame-pointer"];
-    let bin = need!(compile_fixture("alloc_sites", dir.path(), &flags));
-    let bin = bin.to_string_lossy().into_owned();
-    let (run, output) = traced_json("alloc", &["--no-store"], &[&bin], dir.path());
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let (run, stderr) = need!(static_alloc("alloc_sites", &["-fomit-frame-pointer"]));
     assert_three_sites(&run, &stderr);
     let (text, _) = finding(&run, "mechanism");
     assert!(text.contains("uprobes"), "{text}");
@@ -68,26 +72,14 @@ fn a_static_program_is_reported_exactly_through_uprobes() {
     assert!(lost <= 5.0, "{text}");
 }
 
-/// Starts the waiting fixture and reads its "ready".
-fn start_waiting(bin: &Path) -> (std::process::Child, BufReader<std::process::ChildStdout>) {
-    let mut child = Command::new(bin)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("fixture starts");
-    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    out.read_line(&mut line).expect("ready");
-    assert_eq!(line, "ready\n");
-    (child, out)
-}
-
 #[test]
 fn a_running_process_is_counted_exactly_after_the_attach() {
     need!(bpf());
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = need!(compile_fixture("alloc_wait", dir.path(), &[]));
-    let (mut child, mut out) = start_waiting(&bin);
+    let mut waiting = Command::new(&bin);
+    waiting.stdin(Stdio::piped());
+    let (mut child, mut out) = started_with_line(&mut waiting, "ready\n");
     let json = dir.path().join("run.json");
     let pid = child.id().to_string();
     let json_arg = json.to_string_lossy().into_owned();
@@ -138,10 +130,7 @@ fn a_setuid_program_takes_the_fallback_on_its_c_library() {
     let bin = need!(compile_fixture("alloc_sites", dir.path(), &[]));
     let mode = std::fs::Permissions::from_mode(0o4755);
     std::fs::set_permissions(&bin, mode).expect("chmod u+s");
-    let bin = bin.to_string_lossy().into_owned();
-    let (run, output) = traced_json("alloc", &["--no-store"], &[&bin], dir.path());
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let (run, stderr) = alloc(&[], &[&bin.to_string_lossy()], dir.path());
     assert!(stderr.contains("libc.so"), "{stderr}");
     let (leak, stack) = site(&run, "leak_pages");
     assert_eq!((leak.0, leak.2, leak.3), (100, 100, 409_600), "{stack:?}");
@@ -153,15 +142,7 @@ fn a_setuid_program_takes_the_fallback_on_its_c_library() {
 
 #[test]
 fn a_static_program_whose_main_thread_leaves_first_is_still_counted() {
-    need!(bpf());
-    need!(static_libc());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let flags = ["-static", "-pthread"];
-    let bin = need!(compile_fixture("alloc_mainexit", dir.path(), &flags));
-    let bin = bin.to_string_lossy().into_owned();
-    let (run, output) = traced_json("alloc", &["--no-store"], &[&bin], dir.path());
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let (run, _) = need!(static_alloc("alloc_mainexit", &["-pthread"]));
     let (pairs, stack) = site(&run, "pairs (alloc_mainexit.c:");
     assert_eq!(pairs, (2000, 64_000, 0, 0, 2000), "{stack:?}");
     assert!(stack.iter().any(|f| f.starts_with("worker")), "{stack:?}");

@@ -6,10 +6,10 @@
 
 use std::path::Path;
 
-use sysmeter::model::fixture::sample_run;
 use sysmeter::store::Store;
 
-use crate::support::{BENCH_JSON, sysmeter};
+use crate::support::sample::{db_with_sample_run, sample_run_file};
+use crate::support::{BENCH_JSON, stderr_of, sysmeter};
 
 /// The cases: a command line (with the placeholders of [`expand`]) and its exit code.
 const CASES: &[(&str, i32)] = &[
@@ -193,9 +193,7 @@ fn setup(dir: &Path) -> Vec<(&'static str, String)> {
         std::fs::write(&p, text).expect("write fixture");
         p.display().to_string()
     };
-    let run = sample_run();
-    let db = dir.join("runs.db");
-    Store::open(&db).expect("db").save_run(&run).expect("store");
+    let (db, run) = db_with_sample_run(dir);
     let mut newer = serde_json::to_value(&run).expect("json");
     newer["schema"] = 99.into();
     let mut other = run.clone();
@@ -279,28 +277,16 @@ fn a_new_database_and_its_directory_are_the_users_alone() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("new/dir/runs.db");
-    let out = sysmeter()
-        .args(["import", "--db"])
-        .arg(&db)
-        .arg(write_run(dir.path()))
-        .output()
-        .expect("run import");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    stderr_of(
+        sysmeter()
+            .args(["import", "--db"])
+            .arg(&db)
+            .arg(sample_run_file(dir.path())),
+        0,
     );
     let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
     assert_eq!(mode(&db), 0o600, "database file");
     assert_eq!(mode(&dir.path().join("new/dir")), 0o700, "its directory");
-}
-
-/// A run record file in `dir`.
-fn write_run(dir: &Path) -> std::path::PathBuf {
-    let p = dir.join("run.json");
-    std::fs::write(&p, serde_json::to_string(&sample_run()).expect("json")).expect("write");
-    p
 }
 
 #[test]
@@ -325,16 +311,9 @@ fn an_explicit_no_store_wins_over_sysmeter_db() {
     let listed = Store::open(&db).expect("db").list_runs(10).expect("list");
     assert_eq!(listed.len(), 1);
     // And SYSMETER_DB=postgres:// (no host) is a usage error, like --db.
-    let out = sysmeter()
-        .env("SYSMETER_DB", "postgres://")
-        .arg("history")
-        .output()
-        .expect("history");
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    stderr_of(
+        sysmeter().env("SYSMETER_DB", "postgres://").arg("history"),
+        2,
     );
 }
 

@@ -18,6 +18,13 @@ pub(crate) fn bind_now_fixture(dir: &Path) -> Result<PathBuf, crate::support::sk
     compile_fixture("calls_counts", dir, &["-pthread", "-Wl,-z,now"])
 }
 
+/// The BIND_NOW fixture where uprobes may be defined (root): its path.
+fn uprobed_fixture(dir: &Path) -> Result<String, crate::support::skip::Missing> {
+    root("define uprobes")?;
+    let bin = bind_now_fixture(dir)?;
+    Ok(bin.to_string_lossy().into_owned())
+}
+
 /// Runs `sysmeter calls ARGS -- CMD…` with the JSON run written to a file; returns the run.
 fn calls_json(args: &[&str], cmd: &[&str], dir: &Path) -> Value {
     // These tests are of the uprobe backend; calls_inproc.rs has the in-process one's.
@@ -41,10 +48,8 @@ const SELECT: [&str; 2] = ["-e", "malloc,free,strlen,time"];
 
 #[test]
 fn bind_now_threads_give_exact_counts_from_every_thread() {
-    need!(root("define uprobes"));
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = need!(bind_now_fixture(dir.path()));
-    let bin = bin.to_string_lossy().into_owned();
+    let bin = need!(uprobed_fixture(dir.path()));
     let args = [SELECT[0], SELECT[1], "--no-store"];
     let run = calls_json(&args, &[&bin, "2000"], dir.path());
     assert_eq!(counts(&run), [8000, 8000, 8000, 800], "{run:#}");
@@ -56,15 +61,13 @@ fn bind_now_threads_give_exact_counts_from_every_thread() {
 
 #[test]
 fn a_stripped_program_is_counted_through_its_dynamic_symbols() {
-    need!(root("define uprobes"));
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = need!(bind_now_fixture(dir.path()));
+    let bin = need!(uprobed_fixture(dir.path()));
     let stripped = std::process::Command::new("strip").arg(&bin).status();
     assert!(
         stripped.is_ok_and(|s| s.success()),
         "strip (binutils, with cc) failed"
     );
-    let bin = bin.to_string_lossy().into_owned();
     let run = calls_json(
         &[SELECT[0], SELECT[1], "--no-store"],
         &[&bin, "100"],
@@ -75,10 +78,8 @@ fn a_stripped_program_is_counted_through_its_dynamic_symbols() {
 
 #[test]
 fn a_forked_child_is_counted_with_f_only() {
-    need!(root("define uprobes"));
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = need!(bind_now_fixture(dir.path()));
-    let bin = bin.to_string_lossy().into_owned();
+    let bin = need!(uprobed_fixture(dir.path()));
     let cmd = [bin.as_str(), "1000", "fork"];
     let with_f = calls_json(
         &[SELECT[0], SELECT[1], "--no-store", "-f"],
@@ -94,10 +95,8 @@ fn a_forked_child_is_counted_with_f_only() {
 
 #[test]
 fn a_calls_run_is_stored_shown_and_priced_once_a_bench_is_stored() {
-    need!(root("define uprobes"));
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = need!(bind_now_fixture(dir.path()));
-    let bin = bin.to_string_lossy().into_owned();
+    let bin = need!(uprobed_fixture(dir.path()));
     let db = dir.path().join("s.db");
     let db = db.to_string_lossy().into_owned();
     let unpriced = calls_json(&["-e", "time", "--db", &db], &[&bin, "100"], dir.path());

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-use crate::support::cmd::start_attached;
+use crate::support::cmd::{interrupt_attached, start_attached};
 use crate::support::needs::root;
 use crate::support::{compile_fixture, need};
 
@@ -95,22 +95,13 @@ fn start_calls(pid: u32, extra: &[&str], round: usize) -> (Child, BufReader<Chil
 
 fn attach_once(bin: &Path, round: usize) {
     let mut counter = Counter::start(bin);
-    let (mut calls, mut err, mut report) = start_calls(counter.child.id(), &[], round);
+    let (mut calls, err, mut report) = start_calls(counter.child.id(), &[], round);
     let before = counter.last;
     // Lines keep coming while probed.
     while counter.last < before + 10 {
         counter.read_line();
     }
-    let kill = Command::new("kill")
-        .args(["-INT", &calls.id().to_string()])
-        .status();
-    assert!(
-        kill.is_ok_and(|s| s.success()),
-        "round {round}: kill -INT failed"
-    );
-    err.read_to_string(&mut report).expect("stderr");
-    let status = calls.wait().expect("sysmeter ends");
-    assert_eq!(status.code(), Some(0), "round {round}: {report}");
+    interrupt_attached(&mut calls, err, &mut report, round);
     assert!(
         report.contains("strlen") && report.contains("malloc"),
         "round {round}: {report}"

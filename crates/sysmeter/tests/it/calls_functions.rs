@@ -12,7 +12,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::cmd::{calls_ok, stderr_of, sysmeter};
+use crate::support::cmd::{calls_ok, plain_stdout, stderr_of, sysmeter};
+use crate::support::needs::build_fixture;
 use crate::support::skip::{Cap, Missing};
 use crate::support::{compile_fixture, need};
 
@@ -20,8 +21,10 @@ fn tree(dir: &Path, extra: &[&str]) -> Result<PathBuf, Missing> {
     compile_fixture("funcs_tree", dir, extra)
 }
 
-fn instrumented(dir: &Path) -> Result<PathBuf, Missing> {
-    tree(dir, &["-finstrument-functions", "-pthread"])
+/// The tree fixture built with the hooks: its path.
+fn instrumented(dir: &Path) -> Result<String, Missing> {
+    let bin = tree(dir, &["-finstrument-functions", "-pthread"])?;
+    Ok(bin.to_string_lossy().into_owned())
 }
 
 /// Runs `calls --functions ARGS -- CMD`; the run and the command's stdout.
@@ -76,7 +79,7 @@ fn assert_tree(g: &Value, middle: u64, leaf_in_middle: u64) {
 fn calls_functions_counts_each_edge_of_a_known_tree_exactly() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = need!(instrumented(dir.path()));
-    let (run, stdout) = functions(&[], &[&bin.to_string_lossy()], dir.path());
+    let (run, stdout) = functions(&[], &[&bin], dir.path());
     assert_eq!(stdout, "depth 5\n");
     let g = graph(&run);
     assert_tree(&g, 3, 12);
@@ -132,32 +135,18 @@ fn calls_functions_html_page_has_the_flat_profile_call_graph_and_flame_graph() {
     let bin = need!(instrumented(dir.path()));
     let json = dir.path().join("run.json");
     let page = dir.path().join("page.html");
-    let out = sysmeter()
-        .args([
-            "calls",
-            "--functions",
-            "--no-store",
-            "--format",
-            "json",
-            "--out",
-        ])
-        .arg(&json)
-        .arg("--")
-        .arg(&bin)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0));
-    let out = sysmeter()
-        .args(["report", "--html"])
-        .arg(&page)
-        .arg(&json)
-        .output()
-        .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let calls = [
+        "calls",
+        "--functions",
+        "--no-store",
+        "--format",
+        "json",
+        "--out",
+    ];
+    stderr_of(sysmeter().args(calls).arg(&json).arg("--").arg(&bin), 0);
+    stderr_of(
+        sysmeter().args(["report", "--html"]).arg(&page).arg(&json),
+        0,
     );
     let html = std::fs::read_to_string(&page).expect("page");
     for part in [
@@ -174,9 +163,7 @@ fn calls_functions_html_page_has_the_flat_profile_call_graph_and_flame_graph() {
 #[test]
 fn calls_functions_follow_threads_and_forked_children() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = need!(instrumented(dir.path()))
-        .to_string_lossy()
-        .into_owned();
+    let bin = need!(instrumented(dir.path()));
     let (run, _) = functions(&[], &[&bin, "threads"], dir.path());
     let g = graph(&run);
     assert_tree(&g, 3, 12 + 16);
@@ -200,12 +187,9 @@ fn calls_functions_follow_threads_and_forked_children() {
 #[test]
 fn calls_functions_survive_longjmp_past_exit_hooks() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = need!(instrumented(dir.path()))
-        .to_string_lossy()
-        .into_owned();
-    let plain = Command::new(&bin).arg("jmp").output().expect("runs");
+    let bin = need!(instrumented(dir.path()));
     let (run, stdout) = functions(&[], &[&bin, "jmp"], dir.path());
-    assert_eq!(stdout, String::from_utf8_lossy(&plain.stdout));
+    assert_eq!(stdout, plain_stdout(&[&bin, "jmp"]));
     let g = graph(&run);
     assert_tree(&g, 3, 12);
     assert_eq!(edge(&g, "main", "jumper"), 2, "{g:#}");
@@ -217,25 +201,17 @@ fn calls_functions_survive_longjmp_past_exit_hooks() {
 /// The C++ fixture built by `compiler` (`c++`: GCC's unwinding runs the exit hooks;
 /// `clang++`: it does not, so the hooks must find the frames gone by themselves).
 fn cxx_fixture(dir: &Path, compiler: &str) -> Result<PathBuf, Missing> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/programs/funcs_throw.cc");
     let exe = dir.join(format!("funcs_throw_{compiler}"));
-    let status = Command::new(compiler)
-        .args(["-O1", "-finstrument-functions", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .status()
-        .map_err(|e| Missing::new(Cap::Cc, format!("no C++ compiler ({compiler}: {e})")))?;
-    assert!(status.success(), "c++ failed on {}", src.display());
-    Ok(exe)
+    let flags = ["-O1", "-finstrument-functions"];
+    build_fixture(compiler, &flags, "funcs_throw.cc", exe)
 }
 
 fn exception_case(compiler: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = need!(cxx_fixture(dir.path(), compiler));
     let bin = bin.to_string_lossy().into_owned();
-    let plain = Command::new(&bin).output().expect("runs");
     let (run, stdout) = functions(&[], &[&bin], dir.path());
-    assert_eq!(stdout, String::from_utf8_lossy(&plain.stdout));
+    assert_eq!(stdout, plain_stdout(&[&bin]));
     assert_eq!(stdout, "caught 10 sum 320\n");
     let g = graph(&run);
     assert_eq!(edge(&g, "<spontaneous>", "main"), 1, "{g:#}");

@@ -11,8 +11,9 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::cmd::{calls_ok, usage_error};
-use crate::support::skip::{Cap, Missing};
+use crate::support::cmd::{calls_ok, plain_stdout, usage_error};
+use crate::support::needs::build_fixture;
+use crate::support::skip::Missing;
 use crate::support::{compile_fixture, need};
 
 const SELECT: [&str; 2] = ["-e", "malloc,free,strlen,time"];
@@ -100,24 +101,23 @@ fn a_program_that_closes_every_descriptor_is_still_counted() {
     assert_eq!(count(&run, "free"), 1000, "{run:#}");
 }
 
-/// The command's stdout without sysmeter.
-fn plain_stdout(cmd: &[&str]) -> String {
-    let out = Command::new(cmd[0]).args(&cmd[1..]).output().expect("runs");
-    assert!(out.status.success(), "{out:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+/// [`inproc`] of CMD, whose stdout must be the one it prints without sysmeter: the run and
+/// that stdout.
+fn inproc_as_plain(args: &[&str], cmd: &[&str], dir: &Path) -> (Value, String) {
+    let (run, stdout) = inproc(args, cmd, dir);
+    assert_eq!(stdout, plain_stdout(cmd));
+    (run, stdout)
 }
+
+/// Every call of qsort, malloc and free timed.
+const QSORT_TIMED: [&str; 3] = ["-e", "qsort,malloc,free", "--time-every-call"];
 
 #[test]
 fn a_longjmp_out_of_qsort_ends_as_without_sysmeter() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = text(&need!(compile_fixture("calls_qsort_jmp", dir.path(), &[])));
     let cmd = [bin.as_str(), "500"];
-    let (run, stdout) = inproc(
-        &["-e", "qsort,malloc,free", "--time-every-call"],
-        &cmd,
-        dir.path(),
-    );
-    assert_eq!(stdout, plain_stdout(&cmd));
+    let (run, _) = inproc_as_plain(&QSORT_TIMED, &cmd, dir.path());
     assert_eq!(count(&run, "qsort"), 500, "{run:#}");
     let qsort = metric(&run, "qsort").expect("qsort");
     // Every qsort was left by longjmp: counted, never timed, and no time is made up.
@@ -132,16 +132,12 @@ fn a_longjmp_out_of_qsort_ends_as_without_sysmeter() {
 }
 
 fn cxx_fixture(dir: &Path) -> Result<PathBuf, Missing> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/programs/calls_throw.cc");
-    let exe = dir.join("calls_throw");
-    let status = Command::new("c++")
-        .args(["-O1", "-g", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .status()
-        .map_err(|e| Missing::new(Cap::Cc, format!("no C++ compiler (c++: {e})")))?;
-    assert!(status.success(), "c++ failed on {}", src.display());
-    Ok(exe)
+    build_fixture(
+        "c++",
+        &["-O1", "-g"],
+        "calls_throw.cc",
+        dir.join("calls_throw"),
+    )
 }
 
 #[test]
@@ -149,12 +145,7 @@ fn a_cxx_exception_through_qsort_ends_as_without_sysmeter() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = text(&need!(cxx_fixture(dir.path())));
     let cmd = [bin.as_str(), "200"];
-    let (run, stdout) = inproc(
-        &["-e", "qsort,malloc,free", "--time-every-call"],
-        &cmd,
-        dir.path(),
-    );
-    assert_eq!(stdout, plain_stdout(&cmd));
+    let (run, stdout) = inproc_as_plain(&QSORT_TIMED, &cmd, dir.path());
     assert!(stdout.contains("caught 200 of 200"), "{stdout}");
     assert_eq!(count(&run, "qsort"), 200, "{run:#}");
 }
@@ -247,8 +238,7 @@ fn signal_handlers_calling_hooked_functions_keep_counts_exact() {
     let bin = text(&need!(compile_fixture("calls_signals", dir.path(), &[])));
     let cmd = [bin.as_str(), "2000000"];
     let e = ["-e", "malloc,free,strlen,getpid", "--time-every-call"];
-    let (run, stdout) = inproc(&e, &cmd, dir.path());
-    assert_eq!(stdout, plain_stdout(&cmd));
+    let (run, _) = inproc_as_plain(&e, &cmd, dir.path());
     assert_eq!(count(&run, "malloc"), 2_000_000, "{run:#}");
     // The handler calls strlen and getpid once per signal.
     let handled = count(&run, "getpid");

@@ -3,13 +3,13 @@
 //! message by every command that opens it; damaged files give one clear error, never a
 //! panic.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Output, Stdio};
 
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::support::{json_out, sysmeter};
+use crate::support::{json_out, stderr_of, sysmeter};
 
 fn history(db: &Path) -> Vec<Value> {
     let v = json_out(
@@ -82,15 +82,21 @@ fn two_benches_writing_one_database_at_once_both_land() {
     }
 }
 
-#[test]
-fn a_database_of_a_newer_schema_is_refused_by_every_command() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("future.db");
+/// `dir/runs.db` holding one quick bench of `cpu.loop`.
+fn db_of_one_bench(dir: &Path) -> PathBuf {
+    let db = dir.join("runs.db");
     sysmeter()
         .args(["bench", "--quick", "--only", "cpu.loop", "--db"])
         .arg(&db)
         .assert()
         .success();
+    db
+}
+
+#[test]
+fn a_database_of_a_newer_schema_is_refused_by_every_command() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = db_of_one_bench(dir.path());
     let conn = rusqlite::Connection::open(&db).expect("open with rusqlite");
     conn.pragma_update(None, "user_version", 99)
         .expect("set user_version");
@@ -145,14 +151,7 @@ fn assert_clear_failure(db: &Path, what: &str) {
         &["compare", "latest", "latest"],
     ];
     for args in commands {
-        let out = sysmeter()
-            .args(args)
-            .arg("--db")
-            .arg(db)
-            .output()
-            .expect("run");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{what}, {args:?}: {stderr}");
+        let stderr = stderr_of(sysmeter().args(args).arg("--db").arg(db), 1);
         assert!(!stderr.contains("panicked"), "{what}, {args:?}: {stderr}");
         assert!(stderr.starts_with("error: "), "{what}, {args:?}: {stderr}");
         assert!(
@@ -170,12 +169,7 @@ fn assert_clear_failure(db: &Path, what: &str) {
 #[test]
 fn damaged_databases_give_a_clear_error_not_a_panic() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
-    sysmeter()
-        .args(["bench", "--quick", "--only", "cpu.loop", "--db"])
-        .arg(&db)
-        .assert()
-        .success();
+    let db = db_of_one_bench(dir.path());
     let pristine = std::fs::read(&db).expect("read db");
     let page = 4096;
     assert!(pristine.len() > 3 * page, "expected a multi-page database");

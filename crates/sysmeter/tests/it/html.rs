@@ -9,6 +9,7 @@ use sysmeter::model::fixture::sample_run;
 use sysmeter::model::{Artifact, RunRecord};
 
 use crate::support::chromium::{find_chromium, load_in_chromium};
+use crate::support::cmd::refused;
 use crate::support::skip::{Cap, Missing};
 use crate::support::{need, sysmeter};
 
@@ -200,16 +201,14 @@ fn a_json_file_with_markup_and_a_flame_graph_renders_escaped() {
 fn usage_errors_name_the_problem() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("empty.db");
-    sysmeter()
-        .args(["report", "latest", "--db", path_arg(&db)])
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("--html"));
-    sysmeter()
-        .args(["report", "missing-run.json", "--html", "out.html"])
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("no run file missing-run.json"));
+    let report = ["report", "latest", "--db", path_arg(&db)];
+    refused(sysmeter().args(report), 2, &["--html"]);
+    let report = ["report", "missing-run.json", "--html", "out.html"];
+    refused(
+        sysmeter().args(report),
+        2,
+        &["no run file missing-run.json"],
+    );
     let bad = dir.path().join("bad.json");
     std::fs::write(&bad, "{\"not\": \"a run\"}").expect("write");
     let out = dir.path().join("out.html");

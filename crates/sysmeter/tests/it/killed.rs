@@ -5,14 +5,12 @@
 //! it is; the fs test directory it leaves behind is removed by the next bench, which says so
 //! in one line.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use sysmeter::model::fixture::sample_run;
-use sysmeter::store::Store;
-
 use crate::support::cmd::quick_bench;
+use crate::support::sample::db_with_sample_run;
 use crate::support::{json_out, stdout_of, sysmeter};
 
 /// Starts `sysmeter ARGS` in the background, output discarded.
@@ -50,15 +48,16 @@ fn history(db: &Path) -> serde_json::Value {
     )
 }
 
-/// A database holding one finished run (the one `latest` must keep naming).
-fn db_with_an_earlier_run(dir: &Path) -> (std::path::PathBuf, String) {
-    let db = dir.join("runs.db");
-    let earlier = sample_run();
-    Store::open(&db)
-        .expect("db")
-        .save_run(&earlier)
-        .expect("store");
-    (db, earlier.id)
+/// Starts `sysmeter ARGS DB` beside a database in `dir` holding one finished run (the one
+/// `latest` must keep naming) and SIGKILLs it once its first experiment is stored: the
+/// killed run must be "incomplete" in `history` and skipped by `latest`. The database, the
+/// killed run's id and the earlier run's id.
+fn killed_bench(dir: &Path, args: &[&str]) -> (PathBuf, String, String) {
+    let (db, earlier) = db_with_sample_run(dir);
+    let bench = start(args, &[db.as_os_str()]);
+    let killed = kill_after_the_first_stored_experiment(bench, &db, &earlier.id);
+    assert_incomplete_and_not_latest(&db, &killed, &earlier.id);
+    (db, killed, earlier.id)
 }
 
 /// Waits until the newest run in `db` is not `earlier` and has an experiment stored, then
@@ -99,14 +98,9 @@ const ONLY: &str = "cpu.loop,mem.latency,mem.bandwidth";
 fn a_killed_bench_is_incomplete_names_what_is_missing_and_is_not_latest() {
     let _alone = crate::support::exclusive();
     let dir = tempfile::tempdir().expect("tempdir");
-    let (db, earlier) = db_with_an_earlier_run(dir.path());
-    let bench = start(
-        &["bench", "--quick", "--rounds", "1", "--only", ONLY, "--db"],
-        &[db.as_os_str()],
-    );
     // Killed once the first experiment is stored, while the others are still to come.
-    let killed = kill_after_the_first_stored_experiment(bench, &db, &earlier);
-    assert_incomplete_and_not_latest(&db, &killed, &earlier);
+    let bench = ["bench", "--quick", "--rounds", "1", "--only", ONLY, "--db"];
+    let (db, killed, earlier) = killed_bench(dir.path(), &bench);
     let shown = stdout_of(sysmeter().args(["show", &killed, "--db"]).arg(&db));
     assert!(
         shown.contains("incomplete (sysmeter did not finish): missing"),
@@ -144,14 +138,9 @@ fn a_killed_bench_is_incomplete_names_what_is_missing_and_is_not_latest() {
 fn a_bench_of_rounds_killed_after_the_first_keeps_what_it_measured_and_says_so() {
     let _alone = crate::support::exclusive();
     let dir = tempfile::tempdir().expect("tempdir");
-    let (db, earlier) = db_with_an_earlier_run(dir.path());
     // No --rounds: --quick measures everything in 3 interleaved rounds.
-    let bench = start(
-        &["bench", "--quick", "--only", ONLY, "--db"],
-        &[db.as_os_str()],
-    );
-    let killed = kill_after_the_first_stored_experiment(bench, &db, &earlier);
-    assert_incomplete_and_not_latest(&db, &killed, &earlier);
+    let bench = ["bench", "--quick", "--only", ONLY, "--db"];
+    let (db, killed, _) = killed_bench(dir.path(), &bench);
     let run = json_out(
         sysmeter()
             .args(["show", &killed, "--format", "json", "--db"])

@@ -13,12 +13,9 @@ use serde_json::Value;
 
 use crate::support::needs::tracepoints;
 use crate::support::skip::{Cap, Missing};
-use crate::support::{bench_json, compile_fixture, is_root, median, need, result, skip};
+use crate::support::{assert_says, bench_json, compile_fixture, finding, is_root, median, need};
+use crate::support::{result, skip};
 use crate::trace::{calls_of, trace_json};
-
-fn finding<'a>(r: &'a Value, key: &str) -> Option<&'a Value> {
-    r["findings"].as_array()?.iter().find(|f| f["key"] == key)
-}
 
 #[test]
 fn bench_os_lookup_fits_a_positive_cost_per_component() {
@@ -125,30 +122,48 @@ fn strace_file(cmd: &[&str], dir: &Path) -> Option<BTreeMap<String, (u64, u64)>>
     ))
 }
 
-/// Builds the fixture and the fake PATH; the command line searching it 1 000 times for a
-/// command that is in none of the 20 directories (20 000 failing lookups).
-fn search_setup(dir: &Path) -> Result<Vec<String>, Missing> {
-    let bin = compile_fixture("lookup_path", dir, &[])?;
-    let root = dir.join("root");
-    std::fs::create_dir(&root).expect("mkdir");
-    fake_path(&root, 20);
-    Ok([
-        bin.to_string_lossy().as_ref(),
-        root.to_string_lossy().as_ref(),
-        "20",
-        "1000",
-        "cmd",
-    ]
-    .map(String::from)
-    .to_vec())
+/// The fixture and a fake PATH of 20 directories, in a directory of their own.
+struct Search {
+    dir: tempfile::TempDir,
+    args: Vec<String>,
+}
+
+impl Search {
+    /// Builds the fixture and the fake PATH; `Err` when the fixture cannot be built.
+    fn new() -> Result<Search, Missing> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bin = compile_fixture("lookup_path", dir.path(), &[])?;
+        let root = dir.path().join("root");
+        std::fs::create_dir(&root).expect("mkdir");
+        fake_path(&root, 20);
+        let args = [
+            bin.to_string_lossy().as_ref(),
+            root.to_string_lossy().as_ref(),
+            "20",
+            "1000",
+            "cmd",
+        ]
+        .map(String::from)
+        .to_vec();
+        Ok(Search { dir, args })
+    }
+
+    /// The command line searching the fake PATH 1 000 times for a command that is in none
+    /// of its 20 directories (20 000 failing lookups).
+    fn cmd(&self) -> Vec<&str> {
+        self.args.iter().map(String::as_str).collect()
+    }
+
+    fn dir(&self) -> &Path {
+        self.dir.path()
+    }
 }
 
 #[test]
 fn ptrace_reports_failing_lookups_and_top_paths_like_strace() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let cmd = need!(search_setup(dir.path()));
-    let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
-    let (r, stdout, code) = trace_json(&["--backend", "ptrace"], &cmd, dir.path());
+    let search = need!(Search::new());
+    let cmd = search.cmd();
+    let (r, stdout, code) = trace_json(&["--backend", "ptrace"], &cmd, search.dir());
     assert_eq!((stdout.as_str(), code), ("found 0\n", 0));
     let (n, errors) = calls_of(&r, "access").expect("access counted");
     assert!(
@@ -160,7 +175,7 @@ fn ptrace_reports_failing_lookups_and_top_paths_like_strace() {
         .expect("share");
     assert!(share > 0.5 && share <= 1.0, "share {share}");
     let top = finding(&r, "top_lookup").expect("top_lookup");
-    let p0 = format!("{}/root/p0/cmd", dir.path().display());
+    let p0 = format!("{}/root/p0/cmd", search.dir().display());
     let text = top["text"].as_str().expect("text");
     assert!(
         text.contains(&p0) && text.contains("1000 times") && text.contains("ENOENT"),
@@ -176,7 +191,7 @@ fn ptrace_reports_failing_lookups_and_top_paths_like_strace() {
             .as_str()
             .is_some_and(|c| c.contains(&format!("1000\t1000\t{p0}")))
     );
-    let Some(reference) = strace_file(&cmd, dir.path()) else {
+    let Some(reference) = strace_file(&cmd, search.dir()) else {
         skip!(Strace, "strace is not installed (apt-get install strace)");
     };
     assert!(
@@ -195,10 +210,9 @@ fn ptrace_reports_failing_lookups_and_top_paths_like_strace() {
 #[test]
 fn tracepoints_count_lookups_but_say_they_cannot_show_paths() {
     need!(tracepoints());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let cmd = need!(search_setup(dir.path()));
-    let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
-    let (r, _, code) = trace_json(&["--backend", "tracepoint"], &cmd, dir.path());
+    let search = need!(Search::new());
+    let cmd = search.cmd();
+    let (r, _, code) = trace_json(&["--backend", "tracepoint"], &cmd, search.dir());
     assert_eq!(code, 0);
     assert_eq!(
         calls_of(&r, "access").map(|c| c.1 >= 20_000),
@@ -252,9 +266,8 @@ fn run_traces_lookup_times_failures_and_paths_like_trace() {
     if !is_root() {
         skip!(Root, "run's path probes (uprobes in tracefs) need root");
     }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let cmd = need!(search_setup(dir.path()));
-    let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    let search = need!(Search::new());
+    let cmd = search.cmd();
     let (run, code) = crate::run::run_json(&["--lookups", "paths"], &cmd);
     assert_eq!(code, Some(0));
     let r = &run["results"][0];
@@ -267,10 +280,10 @@ fn run_traces_lookup_times_failures_and_paths_like_trace() {
     let text = f["text"].as_str().expect("text");
     assert!(text.contains("access 20.0k (20.0k failed)"), "{text}");
     assert!(text.contains("of the program's system time"), "{text}");
-    let p0 = format!("{}/root/p0/cmd", dir.path().display());
+    let p0 = format!("{}/root/p0/cmd", search.dir().display());
     let top = finding(r, "top_lookup").unwrap_or_else(|| panic!("no top path: {r}"));
     assert_eq!(top["value"].as_f64(), Some(1000.0), "{top}");
-    let (t, _, _) = trace_json(&["--backend", "ptrace"], &cmd, dir.path());
+    let (t, _, _) = trace_json(&["--backend", "ptrace"], &cmd, search.dir());
     let from_trace = top_artifact_line(&t).expect("trace's top path");
     assert_eq!(from_trace, format!("1000\t1000\t{p0}"));
     assert_eq!(
@@ -283,9 +296,8 @@ fn run_traces_lookup_times_failures_and_paths_like_trace() {
 #[test]
 fn run_lookups_calls_keeps_counts_and_time_and_says_why_no_paths() {
     need!(tracepoints());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let cmd = need!(search_setup(dir.path()));
-    let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    let search = need!(Search::new());
+    let cmd = search.cmd();
     let (run, code) = crate::run::run_json(&["--lookups", "calls"], &cmd);
     assert_eq!(code, Some(0));
     let r = &run["results"][0];
@@ -295,12 +307,7 @@ fn run_lookups_calls_keeps_counts_and_time_and_says_why_no_paths() {
     );
     assert!(metric(r, "path lookup time").is_some_and(|t| t > 0.0));
     let why = finding(r, "lookup_paths_unavailable").expect("one line on the paths");
-    assert!(
-        why["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("--lookups")),
-        "{why}"
-    );
+    assert_says(why, "--lookups");
     assert!(finding(r, "top_lookup").is_none() && top_artifact_line(r).is_none());
     let (off, _) = crate::run::run_json(&["--lookups", "off"], &["true"]);
     let r = &off["results"][0];

@@ -9,11 +9,12 @@
 //! Needs root (capabilities `tracepoints` and `bpf`), `cc` (capability `cc`), and for the
 //! second taskset(1) from util-linux (capability `script`, the same package) and nice(1).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::support::needs::{bpf, off_cpu};
+use crate::support::skip::Missing;
 use crate::support::starved::{Starved, says_lost_under_title};
 use crate::support::{compile_fixture, exclusive, need, sysmeter};
 
@@ -55,6 +56,12 @@ fn auto_run(dir: &Path, prog: &Path) -> (Value, String) {
     (run, stdout.into_owned())
 }
 
+/// The naps fixture built in `dir`, where the in-kernel backend may run.
+fn naps(dir: &Path) -> Result<PathBuf, Missing> {
+    bpf()?;
+    compile_fixture("offcpu_naps", dir, &[])
+}
+
 /// The intervals the run reports as lost.
 fn lost(run: &Value) -> u64 {
     let off = crate::support::record::result(run, "offcpu");
@@ -64,9 +71,8 @@ fn lost(run: &Value) -> u64 {
 #[test]
 fn the_in_kernel_backend_charges_known_sleeps_exactly() {
     let _alone = exclusive();
-    need!(bpf());
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(compile_fixture("offcpu_naps", dir.path(), &[]));
+    let prog = need!(naps(dir.path()));
     let (run, stdout) = auto_run(dir.path(), &prog);
     let stacks = crate::offcpu::stacks(&run);
     // Under heavy load the kernel now and then reports no switch-in (or no switch-out) of a
@@ -106,9 +112,8 @@ fn the_in_kernel_backend_charges_known_sleeps_exactly() {
 #[test]
 fn the_in_kernel_backend_follows_children() {
     let _alone = exclusive();
-    need!(bpf());
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(compile_fixture("offcpu_naps", dir.path(), &[]));
+    let prog = need!(naps(dir.path()));
     let out = dir.path().join("run.json");
     // `; true` keeps the shell from exec'ing the program itself: it forks a child.
     let script = format!("{} ; true", prog.display());
@@ -172,10 +177,9 @@ fn finding_texts(out: &Path) -> Vec<String> {
 #[test]
 fn a_perf_run_hidden_by_a_bpf_program_says_so() {
     let _alone = exclusive();
-    need!(bpf());
     let dir = tempfile::tempdir().expect("tempdir");
+    let naps = need!(naps(dir.path()));
     let spinner = need!(compile_fixture("offcpu_spinnap", dir.path(), &[]));
-    let naps = need!(compile_fixture("offcpu_naps", dir.path(), &[]));
     // The in-kernel backend's sched_switch program returns 0 while it runs beside us.
     let mut beside = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysmeter"))
         .args(["profile", "--off-cpu", "--backend", "bpf", "--no-store"])

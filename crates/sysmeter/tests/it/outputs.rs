@@ -7,22 +7,14 @@
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use sysmeter::model::fixture::sample_run;
 use sysmeter::store::Store;
 
+use crate::support::sample::{db_with_sample_run, sample_run_file};
 use crate::support::{is_root, need, stderr_of, sysmeter};
 
 /// A database holding the fixture run, and the fixture run as a JSON file.
 fn fixtures(dir: &Path) -> (PathBuf, PathBuf) {
-    let db = dir.join("runs.db");
-    let run = sample_run();
-    Store::open(&db)
-        .expect("open db")
-        .save_run(&run)
-        .expect("store the fixture run");
-    let json = dir.join("run.json");
-    std::fs::write(&json, serde_json::to_string(&run).expect("json")).expect("write json");
-    (db, json)
+    (db_with_sample_run(dir).0, sample_run_file(dir))
 }
 
 /// Every writer of a named file, as the arguments that write to `out` (the run from `db`

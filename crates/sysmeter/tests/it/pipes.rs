@@ -6,8 +6,7 @@
 
 use std::process::{Command, Output, Stdio};
 
-use sysmeter::model::fixture::sample_run;
-
+use crate::support::sample::{db_with_sample_run, sample_run_file};
 use crate::support::{need, needs};
 
 /// Which of sysmeter's streams is a pipe nobody reads.
@@ -40,14 +39,9 @@ fn assert_quiet_end(out: &Output, code: i32, what: &str) {
 #[test]
 fn a_reader_that_has_gone_ends_stdout_quietly() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("run.json");
-    std::fs::write(&json, serde_json::to_string(&sample_run()).expect("json")).expect("write");
+    let json = sample_run_file(dir.path());
     let json = json.to_str().expect("utf-8 path");
-    let db = dir.path().join("runs.db");
-    sysmeter::store::Store::open(&db)
-        .expect("db")
-        .save_run(&sample_run())
-        .expect("store");
+    let (db, _) = db_with_sample_run(dir.path());
     let db = db.to_str().expect("utf-8 path");
     let cases: [&[&str]; 8] = [
         &["report", "--html", "-", json],

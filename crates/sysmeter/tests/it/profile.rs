@@ -13,9 +13,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::MutexGuard;
+
+use tempfile::TempDir;
 
 use serde_json::Value;
 
+use crate::support::cmd::refused;
 use crate::support::needs::perf;
 use crate::support::skip::Missing;
 use crate::support::sysmeter;
@@ -32,9 +36,13 @@ fn read_run(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).expect("report")).expect("JSON report")
 }
 
-/// The 70/30 fixture.
-fn fixture(dir: &Path) -> Result<PathBuf, Missing> {
-    compile(dir, "profile_split", &[])
+/// The 70/30 fixture built in a directory of its own, with the CPUs held for its
+/// sampling ([`exclusive`]): the hold, the directory, the program.
+fn sampled_fixture() -> Result<(MutexGuard<'static, ()>, TempDir, PathBuf), Missing> {
+    let alone = exclusive();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = compile(dir.path(), "profile_split", &[])?;
+    Ok((alone, dir, prog))
 }
 
 fn artifact<'a>(result: &'a Value, name: &str) -> &'a str {
@@ -216,9 +224,7 @@ fn check_show(db: &Path) {
 
 #[test]
 fn fixture_split_call_graph_and_flame_graph() {
-    let _alone = exclusive();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(fixture(dir.path()));
+    let (_alone, dir, prog) = need!(sampled_fixture());
     let path = |name: &str| dir.path().join(name);
     sysmeter()
         .args(["profile", "-F", "2999", "--format", "json", "--db"])
@@ -246,9 +252,7 @@ fn fixture_split_call_graph_and_flame_graph() {
 
 #[test]
 fn children_are_followed_and_stdout_and_exit_code_pass_through() {
-    let _alone = exclusive();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(fixture(dir.path()));
+    let (_alone, dir, prog) = need!(sampled_fixture());
     let json_path = dir.path().join("run.json");
     let script = format!("{} 150 && echo from-the-command && exit 3", prog.display());
     let out = sysmeter()
@@ -270,9 +274,7 @@ fn children_are_followed_and_stdout_and_exit_code_pass_through() {
 
 #[test]
 fn attaching_to_a_pid_samples_it_and_leaves_it_running() {
-    let _alone = exclusive();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(fixture(dir.path()));
+    let (_alone, _dir, prog) = need!(sampled_fixture());
     let mut child = std::process::Command::new(&prog)
         .arg("100000")
         .stdout(Stdio::null())
@@ -339,22 +341,21 @@ fn library_loaded_late_and_unloaded_is_still_named() {
 #[test]
 fn bad_targets_are_usage_errors() {
     // A program that is not there exits 127, like a shell (and `run`, `trace`).
-    sysmeter()
-        .args(["profile", "--no-store", "--", "/nonexistent/program"])
-        .assert()
-        .code(127)
-        .stderr(predicates::str::contains("command not found"));
-    sysmeter()
-        .args(["profile", "--no-store", "-p", "999999999"])
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains(
-            "no process with PID 999999999 exists",
-        ));
-    sysmeter().args(["profile", "--no-store"]).assert().code(2);
-    sysmeter()
-        .args(["profile", "--no-store", "-F", "0", "--", "true"])
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("-F 0"));
+    let cases: [(&[&str], i32, &[&str]); 4] = [
+        (&["--", "/nonexistent/program"], 127, &["command not found"]),
+        (
+            &["-p", "999999999"],
+            2,
+            &["no process with PID 999999999 exists"],
+        ),
+        (&[], 2, &[]),
+        (&["-F", "0", "--", "true"], 2, &["-F 0"]),
+    ];
+    for (args, code, names) in cases {
+        refused(
+            sysmeter().args(["profile", "--no-store"]).args(args),
+            code,
+            names,
+        );
+    }
 }

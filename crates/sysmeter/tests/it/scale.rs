@@ -16,7 +16,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::support::skip::Missing;
-use crate::support::{compile_fixture, exclusive, need, stderr_of, stdout_of, sysmeter};
+use crate::support::sysmeter;
+use crate::support::{compile_fixture, exclusive, finding, json_out, need, stderr_of, stdout_of};
 
 /// Runs `scale --format json --no-store --time cpu --stat min` with `args` on fixture `name`; returns the
 /// one result.
@@ -29,20 +30,16 @@ fn scale_fixture_with(name: &str, fixed: &[&str], args: &[&str]) -> Result<Value
     let _alone = exclusive();
     let dir = tempfile::tempdir().expect("temp dir");
     let exe = compile_fixture(name, dir.path(), &[])?;
-    let out = sysmeter()
-        .args(["scale", "--format", "json", "--no-store", "--time", "cpu"])
-        .args(["--stat", "min"])
-        .args(args)
-        .arg("--")
-        .arg(&exe)
-        .args(fixed)
-        .arg("{n}")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let run: Value = serde_json::from_slice(&out).expect("stdout is JSON");
+    let run = json_out(
+        sysmeter()
+            .args(["scale", "--format", "json", "--no-store", "--time", "cpu"])
+            .args(["--stat", "min"])
+            .args(args)
+            .arg("--")
+            .arg(&exe)
+            .args(fixed)
+            .arg("{n}"),
+    );
     assert_eq!(run["kind"], "scale");
     let result = run["results"][0].clone();
     println!("{name}: {}", summary(&result));
@@ -89,13 +86,6 @@ fn best_class(result: &Value) -> String {
         .find(|n| n.starts_with("best fit ") && n.ends_with(": a"))
         .expect("a best-fit metric");
     name["best fit ".len()..name.len() - ": a".len()].to_string()
-}
-
-fn finding<'a>(result: &'a Value, key: &str) -> Option<&'a Value> {
-    result["findings"]
-        .as_array()?
-        .iter()
-        .find(|f| f["key"] == key)
 }
 
 #[test]
@@ -239,15 +229,11 @@ fn results_are_stored_and_render_in_every_format() {
     assert!(text.contains("wall time by N"), "{text}");
     assert!(text.contains("best fit O("), "{text}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("stored as run"));
-    let out = sysmeter()
-        .args(["show", "latest", "--format", "json", "--db"])
-        .arg(&db)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let run: Value = serde_json::from_slice(&out).expect("JSON");
+    let run = json_out(
+        sysmeter()
+            .args(["show", "latest", "--format", "json", "--db"])
+            .arg(&db),
+    );
     assert_eq!(run["kind"], "scale");
     assert_eq!(run["config"]["selected"][0], "sh -c : {n}");
     let r = &run["results"][0];

@@ -11,7 +11,7 @@ use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use crate::support::serve::{Serve, check_net_results, connect_from};
-use crate::support::{BENCH_JSON, bench_json, json_out_code, sysmeter};
+use crate::support::{BENCH_JSON, bench_json, error_of, json_out_code, sysmeter};
 
 /// Send `line`, half-close, and return the server's answer line.
 fn ask(addr: SocketAddr, line: &[u8]) -> String {
@@ -224,9 +224,7 @@ fn a_wrong_token_fails_the_net_group_with_the_servers_reason() {
             .env("SYSMETER_TOKEN", "wrong"),
         1,
     );
-    let result = &run["results"][0];
-    assert_eq!(result["status"], "failed", "{result}");
-    let error = result["error"].as_str().unwrap_or_default();
+    let error = error_of(&run["results"][0]);
     assert!(error.contains("token"), "{error}");
 }
 

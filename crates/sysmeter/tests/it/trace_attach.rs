@@ -6,12 +6,12 @@
 //! running when stopped; once detached, SIGUSR1 hurries it to its end. Needs a C compiler (capability
 //! `cc`); the tracepoint part needs capability `tracepoints`.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 use std::path::Path;
-use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStderr, ChildStdout, Command};
 use std::time::Duration;
 
-use crate::support::cmd::start_attached;
+use crate::support::cmd::{interrupt_attached, start_attached, started_with_line};
 use crate::support::needs::tracepoints;
 use crate::support::{compile_fixture, need};
 
@@ -22,16 +22,9 @@ const PAUSE_MS: u32 = 10;
 
 /// Starts the counter fixture with stdout piped and waits for its first line.
 fn start_counter(bin: &Path) -> (Child, BufReader<ChildStdout>) {
-    let mut child = Command::new(bin)
-        .args([LINES.to_string(), PAUSE_MS.to_string()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("fixture starts");
-    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut first = String::new();
-    out.read_line(&mut first).expect("first line");
-    assert_eq!(first, "line 1\n");
-    (child, out)
+    let mut counter = Command::new(bin);
+    counter.args([LINES.to_string(), PAUSE_MS.to_string()]);
+    started_with_line(&mut counter, "line 1\n")
 }
 
 /// Tells the counter to print its remaining lines without pausing.
@@ -64,7 +57,7 @@ fn start_tracer(pid: u32, backend: &str, round: usize) -> (Child, BufReader<Chil
 fn attach_once(bin: &Path, backend: &str, round: usize) {
     let (mut child, mut out) = start_counter(bin);
     let pid = child.id();
-    let (mut tracer, mut err, mut report) = start_tracer(pid, backend, round);
+    let (mut tracer, err, mut report) = start_tracer(pid, backend, round);
     if backend == "ptrace" {
         assert_eq!(
             tracer_of(pid),
@@ -73,16 +66,7 @@ fn attach_once(bin: &Path, backend: &str, round: usize) {
         );
     }
     std::thread::sleep(Duration::from_millis(100));
-    let kill = Command::new("kill")
-        .args(["-INT", &tracer.id().to_string()])
-        .status();
-    assert!(
-        kill.is_ok_and(|s| s.success()),
-        "round {round}: kill -INT failed"
-    );
-    err.read_to_string(&mut report).expect("stderr");
-    let status = tracer.wait().expect("sysmeter ends");
-    assert_eq!(status.code(), Some(0), "round {round}: {report}");
+    interrupt_attached(&mut tracer, err, &mut report, round);
     assert!(report.contains("nanosleep"), "round {round}: {report}");
     assert!(
         report.contains("stopped by Ctrl-C"),

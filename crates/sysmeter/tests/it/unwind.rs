@@ -84,15 +84,28 @@ fn check_reaches_main(stacks: &[(Vec<String>, u64)], leaf: &str, min_share: f64)
     );
 }
 
+/// The stacks of a fixture that `build` makes, run in `mode` for `ms` under `profile
+/// ARGS`, each through `tree_<mode>` checked to reach main; `Err` when it cannot be built.
+fn profiled_tree(
+    build: fn(&Path) -> Result<PathBuf, Missing>,
+    args: &[&str],
+    mode: &str,
+    ms: &str,
+) -> Result<Vec<(Vec<String>, u64)>, Missing> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = build(dir.path())?;
+    let prog = prog.to_string_lossy().to_string();
+    let args = [args, &["--", &prog, mode, ms]].concat();
+    let stacks = profile_folded(dir.path(), &args);
+    check_reaches_main(&stacks, &format!("tree_{mode}"), 0.8);
+    Ok(stacks)
+}
+
 #[test]
 fn cpu_samples_of_frameless_code_reach_main() {
     let _alone = exclusive();
     need!(perf());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(tree(dir.path()));
-    let prog = prog.to_string_lossy().to_string();
-    let stacks = profile_folded(dir.path(), &["--", &prog, "spin", "600"]);
-    check_reaches_main(&stacks, "tree_spin", 0.8);
+    need!(profiled_tree(tree, &[], "spin", "600"));
 }
 
 /// The fixture with its own code's CFI in `.debug_frame` only (no unwind tables asked
@@ -114,11 +127,7 @@ fn tree_debug_frame(dir: &Path) -> Result<PathBuf, Missing> {
 fn a_debug_frame_serves_when_the_eh_frame_does_not_cover_the_code() {
     let _alone = exclusive();
     need!(perf());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(tree_debug_frame(dir.path()));
-    let prog = prog.to_string_lossy().to_string();
-    let stacks = profile_folded(dir.path(), &["--", &prog, "spin", "400"]);
-    check_reaches_main(&stacks, "tree_spin", 0.8);
+    need!(profiled_tree(tree_debug_frame, &[], "spin", "400"));
 }
 
 /// Runs `tool args…`; `Err` when the tool is missing.
@@ -193,11 +202,7 @@ fn a_separate_debug_file_gives_the_tables_a_stripped_file_lacks() {
 #[test]
 fn blocked_stacks_of_frameless_code_reach_main() {
     need!(off_cpu());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(tree(dir.path()));
-    let prog = prog.to_string_lossy().to_string();
-    let stacks = profile_folded(dir.path(), &["--off-cpu", "--", &prog, "block", "400"]);
-    check_reaches_main(&stacks, "tree_block", 0.8);
+    let stacks = need!(profiled_tree(tree, &["--off-cpu"], "block", "400"));
     // The libc wrapper between the fixture and the kernel is kept too.
     assert!(
         stacks

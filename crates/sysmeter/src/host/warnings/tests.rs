@@ -25,6 +25,13 @@ fn one(host: &HostInfo, load: Option<f64>) -> String {
     w.into_iter().next().unwrap_or_default()
 }
 
+/// The one warning of the quiet host changed by `edit` (no load given).
+fn warning_of(edit: impl FnOnce(&mut HostInfo)) -> String {
+    let mut h = quiet();
+    edit(&mut h);
+    one(&h, None)
+}
+
 #[test]
 fn quiet_host_has_no_warnings() {
     assert!(noise_warnings(&quiet(), Some(0.1)).is_empty());
@@ -33,25 +40,20 @@ fn quiet_host_has_no_warnings() {
 
 #[test]
 fn governor() {
-    let mut h = quiet();
-    h.cpu.governor = Some("powersave".into());
-    let w = one(&h, None);
+    let w = warning_of(|h| h.cpu.governor = Some("powersave".into()));
     assert!(w.starts_with("The cpufreq governor is `powersave`"), "{w}");
     assert!(w.contains("cpupower frequency-set -g performance"));
 }
 
 #[test]
 fn boost() {
-    let mut h = quiet();
-    h.cpu.boost = Some(true);
-    assert!(one(&h, None).starts_with("Turbo/boost is on"));
+    let w = warning_of(|h| h.cpu.boost = Some(true));
+    assert!(w.starts_with("Turbo/boost is on"));
 }
 
 #[test]
 fn smt() {
-    let mut h = quiet();
-    h.cpu.threads = 8;
-    let w = one(&h, None);
+    let w = warning_of(|h| h.cpu.threads = 8);
     assert!(
         w.starts_with("SMT is on (8 hardware threads on 4 cores)"),
         "{w}"
@@ -60,9 +62,7 @@ fn smt() {
 
 #[test]
 fn hypervisor() {
-    let mut h = quiet();
-    h.virtualization = Some("KVM".into());
-    let w = one(&h, None);
+    let w = warning_of(|h| h.virtualization = Some("KVM".into()));
     assert!(w.starts_with("Running under a hypervisor (KVM)") && w.contains("VM exits"));
 }
 
@@ -74,28 +74,28 @@ fn load() {
 
 #[test]
 fn swap() {
-    let mut h = quiet();
-    h.memory = MemoryInfo {
-        swap_used_bytes: 512 << 20,
-        ..MemoryInfo::default()
-    };
-    assert!(one(&h, None).starts_with("512 MiB of swap is in use"));
+    let w = warning_of(|h| {
+        h.memory = MemoryInfo {
+            swap_used_bytes: 512 << 20,
+            ..MemoryInfo::default()
+        }
+    });
+    assert!(w.starts_with("512 MiB of swap is in use"));
 }
 
 #[test]
 fn thp_always() {
-    let mut h = quiet();
-    h.thp = Some("always".into());
-    assert!(one(&h, None).starts_with("Transparent huge pages are `always`"));
+    let w = warning_of(|h| h.thp = Some("always".into()));
+    assert!(w.starts_with("Transparent huge pages are `always`"));
 }
 
 #[test]
 fn no_cpufreq() {
-    let mut h = quiet();
-    h.cpu.governor = None;
-    h.cpu.max_mhz = None;
-    h.cpu.boost = None;
-    let w = one(&h, None);
+    let w = warning_of(|h| {
+        h.cpu.governor = None;
+        h.cpu.max_mhz = None;
+        h.cpu.boost = None;
+    });
     assert!(
         w.contains("frequency unknown, cycle figures use the TSC rate"),
         "{w}"

@@ -28,19 +28,10 @@ fn rendered(format: CompareFormat) -> String {
     render(&cmp, &a, &b, format, false).unwrap()
 }
 
-#[test]
-fn compare_text_snapshot() {
-    insta::assert_snapshot!("compare_text", rendered(CompareFormat::Text));
-}
-
-#[test]
-fn compare_markdown_snapshot() {
-    insta::assert_snapshot!("compare_markdown", rendered(CompareFormat::Markdown));
-}
-
-#[test]
-fn compare_json_snapshot() {
-    insta::assert_snapshot!("compare_json", rendered(CompareFormat::Json));
+crate::report::tests::snapshot_tests! {
+    compare_text_snapshot: "compare_text", CompareFormat::Text;
+    compare_markdown_snapshot: "compare_markdown", CompareFormat::Markdown;
+    compare_json_snapshot: "compare_json", CompareFormat::Json;
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! name.
 
 use super::*;
-use crate::model::fixture::sample_run;
+use crate::model::fixture::{assert_in_order, sample_run};
 use crate::model::{FleetData, FleetHost, FleetValue, Status};
 use crate::stats::fleet::fleet_view;
 
@@ -193,12 +193,12 @@ fn a_large_fleet_leads_with_the_outliers_and_summarises_the_roll_call() {
     let text = render(&view, &hosts, FleetFormat::Text).expect("renders");
     let lines = text.lines().count();
     assert!(lines <= super::text::MAX_LINES, "{lines} lines:\n{text}");
-    let at = |what: &str| {
-        text.find(what)
-            .unwrap_or_else(|| panic!("no {what}:\n{text}"))
-    };
-    assert!(at("Outliers: 40 host(s) in 200 metric(s)") < at("Spread of the headline"));
-    assert!(at("Spread of the headline") < at("Hosts: 300 (3 CPU model(s), 2 kernel(s))"));
+    let order = [
+        "Outliers: 40 host(s) in 200 metric(s)",
+        "Spread of the headline",
+        "Hosts: 300 (3 CPU model(s), 2 kernel(s))",
+    ];
+    assert_in_order(&text, &order);
     assert!(
         text.contains("100 × CPU model 0") && text.contains("150 × 6.0.0"),
         "{text}"
@@ -209,17 +209,18 @@ fn a_large_fleet_leads_with_the_outliers_and_summarises_the_roll_call() {
         "no roll call of runs beyond 50 hosts:\n{text}"
     );
     let md = render(&view, &hosts, FleetFormat::Markdown).expect("renders");
-    let pos = |what: &str| md.find(what).unwrap_or_else(|| panic!("no {what}:\n{md}"));
-    assert!(pos("## Outliers") < pos("## Metrics") && pos("## Metrics") < pos("## Hosts (300)"));
+    assert_in_order(&md, &["## Outliers", "## Metrics", "## Hosts (300)"]);
     assert_eq!(
         md.lines().filter(|l| l.starts_with("- **host-")).count(),
         40
     );
     assert!(md.contains("| CPU model 0 | 100 |"), "{md}");
     let html = render(&view, &hosts, FleetFormat::Html).expect("renders");
-    let h = |what: &str| html.find(what).unwrap_or_else(|| panic!("no {what}"));
-    assert!(h("<h2>Outliers</h2>") < h("<h2>Headline metrics</h2>"));
-    assert!(h("<h2>All metrics</h2>") < h("<details><summary>All 300 hosts"));
+    assert_in_order(&html, &["<h2>Outliers</h2>", "<h2>Headline metrics</h2>"]);
+    assert_in_order(
+        &html,
+        &["<h2>All metrics</h2>", "<details><summary>All 300 hosts"],
+    );
     assert_eq!(
         html.matches("<tr><td>host-").count(),
         300,

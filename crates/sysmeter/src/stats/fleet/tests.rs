@@ -15,6 +15,13 @@ fn value(host: &str, metric: &str, value: f64) -> FleetValue {
     }
 }
 
+/// One value of `metric` per host, the hosts named h0, h1, …
+fn hosts(metric: &str, values: &[f64]) -> Vec<FleetValue> {
+    (values.iter().enumerate())
+        .map(|(i, v)| value(&format!("h{i}"), metric, *v))
+        .collect()
+}
+
 fn data(values: Vec<FleetValue>) -> FleetData {
     FleetData {
         values,
@@ -25,13 +32,7 @@ fn data(values: Vec<FleetValue>) -> FleetData {
 #[test]
 fn a_host_twice_as_slow_is_the_only_outlier() {
     let values = [100.0, 103.0, 97.0, 101.0, 200.0];
-    let view = fleet_view(&data(
-        values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| value(&format!("h{i}"), "getppid", *v))
-            .collect(),
-    ));
+    let view = fleet_view(&data(hosts("getppid", &values)));
     let m = &view.metrics[0];
     assert_eq!(m.spread.median, 101.0);
     assert!((m.spread.p10 - 98.2).abs() < 1e-9, "{}", m.spread.p10);
@@ -50,26 +51,16 @@ fn a_host_twice_as_slow_is_the_only_outlier() {
 
 #[test]
 fn identical_hosts_and_small_fleets_have_no_outliers() {
-    let same = (0..5).map(|i| value(&format!("h{i}"), "m", 50.0)).collect();
+    let same = hosts("m", &[50.0; 5]);
     assert!(fleet_view(&data(same)).outliers().is_empty());
     // Two hosts: one of them twice the other is not judged.
     let two = vec![value("a", "m", 50.0), value("b", "m", 100.0)];
     assert!(fleet_view(&data(two)).outliers().is_empty());
     // A naturally spread metric: its ends are within three deviations.
-    let spread = [10.0, 14.0, 20.0, 28.0, 40.0];
-    let wide = spread
-        .iter()
-        .enumerate()
-        .map(|(i, v)| value(&format!("h{i}"), "m", *v))
-        .collect();
+    let wide = hosts("m", &[10.0, 14.0, 20.0, 28.0, 40.0]);
     assert!(fleet_view(&data(wide)).outliers().is_empty());
     // Zeros are never judged, and a zero median judges nothing.
-    let zeros = [0.0, 0.0, 0.0, 5.0];
-    let z = zeros
-        .iter()
-        .enumerate()
-        .map(|(i, v)| value(&format!("h{i}"), "m", *v))
-        .collect();
+    let z = hosts("m", &[0.0, 0.0, 0.0, 5.0]);
     assert!(fleet_view(&data(z)).outliers().is_empty());
 }
 
@@ -102,9 +93,7 @@ fn a_host_whose_own_run_to_run_interval_reaches_the_median_is_not_an_outlier() {
     };
     let values = [100.0, 103.0, 97.0, 101.0, 200.0];
     let fleet = |interval: Option<RunToRun>| {
-        let mut v: Vec<FleetValue> = (values.iter().enumerate())
-            .map(|(i, x)| value(&format!("h{i}"), "getppid", *x))
-            .collect();
+        let mut v = hosts("getppid", &values);
         v[4].run_to_run = interval;
         fleet_view(&data(v)).outliers().len()
     };

@@ -43,6 +43,18 @@ fn metric(r: &RunRecord) -> &Metric {
     res.metrics.iter().find(|m| m.name == METRIC).expect("null")
 }
 
+/// `got` is the interval of `values` on `basis`: over all of them, its ends those of
+/// [`expected`].
+fn assert_interval_of(got: &RunToRun, basis: IntervalBasis, values: &[f64]) {
+    let (lo, hi) = expected(values, within());
+    assert_eq!(got.basis, basis);
+    assert_eq!(got.runs, values.len());
+    assert!(
+        close(got.lo, lo) && close(got.hi, hi),
+        "{got:?} vs {lo}–{hi}"
+    );
+}
+
 /// The expected (lo, hi) from the definition, with a t quantile of its own.
 fn expected(values: &[f64], within_half_log: f64) -> (f64, f64) {
     let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
@@ -78,13 +90,8 @@ fn with_enough_stored_runs_the_interval_is_the_hosts_prediction_interval() {
     let got = run_to_run(&this, EXP, metric(&this), &history).expect("an interval");
     let mut values = vec![50.5];
     values.extend(medians);
-    let (lo, hi) = expected(&values, within());
-    assert_eq!(got.basis, IntervalBasis::History);
-    assert_eq!(got.runs, 7);
-    assert!(
-        close(got.lo, lo) && close(got.hi, hi),
-        "{got:?} vs {lo}–{hi}"
-    );
+    assert_eq!(values.len(), 7);
+    assert_interval_of(&got, IntervalBasis::History, &values);
     assert!(
         got.words(metric(&this).unit)
             .contains("this machine, run to run")
@@ -105,13 +112,7 @@ fn too_few_stored_runs_fall_back_to_the_rounds() {
     let stored: Vec<RunRecord> = (0..3).map(|i| run(&format!("r{i}"), i, 41.0)).collect();
     let history: Vec<&RunRecord> = stored.iter().collect();
     let got = run_to_run(&this, EXP, metric(&this), &history).expect("an interval");
-    let (lo, hi) = expected(&rounds, within());
-    assert_eq!(got.basis, IntervalBasis::Rounds);
-    assert_eq!(got.runs, 5);
-    assert!(
-        close(got.lo, lo) && close(got.hi, hi),
-        "{got:?} vs {lo}–{hi}"
-    );
+    assert_interval_of(&got, IntervalBasis::Rounds, &rounds);
     assert!(got.words(metric(&this).unit).ends_with("over 5 rounds"));
 }
 

@@ -8,7 +8,7 @@ use std::process::Command as StdCommand;
 use super::{bench, disk_dir, finding, fs_type, median, result};
 use crate::support::needs::root;
 use crate::support::skip::{Cap, Missing};
-use crate::support::{need, skip};
+use crate::support::{assert_says, need, skip};
 
 const LIMIT: u64 = 256 << 20;
 
@@ -98,12 +98,7 @@ fn cache_size_in_a_memory_limited_cgroup_finds_the_limit() {
         "cache size {size} is {ratio:.2}x the limit"
     );
     let bounds = finding(r, "memory_bounds").expect("cross-check");
-    assert!(
-        bounds["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("256 MiB")),
-        "{bounds}"
-    );
+    assert_says(bounds, "256 MiB");
 }
 
 /// A bindfs (FUSE) mount of `src` on `dst`, unmounted on drop.

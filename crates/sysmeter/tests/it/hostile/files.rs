@@ -56,75 +56,29 @@ pub const FILES: &[Case] = &[
         d.as_object_mut().map(|o| o.remove("results"));
     }),
     // Files that are not files.
-    Case {
-        name: "dev-zero",
-        args: |c| Ok(c.import_beside_good("/dev/zero")),
-        code: 2,
-        says: "a device, not a regular file",
-        runs_after: 2,
-        io: Io::Piped,
-        after: super::nothing,
-    },
-    Case {
-        name: "symlink-to-dev-zero",
-        args: |c| {
-            let link = |p: &str| std::os::unix::fs::symlink("/dev/zero", p).expect("link");
-            Ok(special(c, "zero-link", link))
-        },
-        code: 2,
-        says: "a device, not a regular file",
-        runs_after: 2,
-        io: Io::Piped,
-        after: super::nothing,
-    },
-    Case {
-        name: "fifo-without-writer",
-        args: |c| Ok(special(c, "fifo", mkfifo)),
-        code: 2,
-        says: "a FIFO, not a regular file",
-        runs_after: 2,
-        io: Io::Piped,
-        after: super::nothing,
-    },
-    Case {
-        name: "socket",
-        args: |c| Ok(c.import_beside_good(&c.path("sock"))),
-        code: 2,
-        says: "a socket, not a regular file",
-        runs_after: 2,
-        io: Io::Piped,
-        after: super::nothing,
-    },
-    Case {
-        name: "directory",
-        args: |c| Ok(c.import_beside_good(&c.path(""))),
-        code: 2,
-        says: "a directory",
-        runs_after: 2,
-        io: Io::Piped,
-        after: super::nothing,
-    },
-    Case {
-        name: "missing-file",
-        args: |c| Ok(c.import_beside_good(&c.path("nonexistent.json"))),
-        code: 2,
-        says: "No such file",
-        runs_after: 2,
-        io: Io::Piped,
-        after: super::nothing,
-    },
-    Case {
-        name: "empty-file",
-        args: |c| {
-            std::fs::write(c.path("empty.json"), "").expect("write");
-            Ok(c.import_beside_good(&c.path("empty.json")))
-        },
-        code: 2,
-        says: "not a sysmeter run record",
-        runs_after: 2,
-        io: Io::Piped,
-        after: super::nothing,
-    },
+    refused_file!("dev-zero", "a device, not a regular file", |c| Ok(
+        c.import_beside_good("/dev/zero")
+    )),
+    refused_file!("symlink-to-dev-zero", "a device, not a regular file", |c| {
+        let link = |p: &str| std::os::unix::fs::symlink("/dev/zero", p).expect("link");
+        Ok(special(c, "zero-link", link))
+    }),
+    refused_file!("fifo-without-writer", "a FIFO, not a regular file", |c| Ok(
+        special(c, "fifo", mkfifo)
+    )),
+    refused_file!("socket", "a socket, not a regular file", |c| Ok(
+        c.import_beside_good(&c.path("sock"))
+    )),
+    refused_file!("directory", "a directory", |c| Ok(
+        c.import_beside_good(&c.path(""))
+    )),
+    refused_file!("missing-file", "No such file", |c| Ok(
+        c.import_beside_good(&c.path("nonexistent.json"))
+    )),
+    refused_file!("empty-file", "not a sysmeter run record", |c| {
+        std::fs::write(c.path("empty.json"), "").expect("write");
+        Ok(c.import_beside_good(&c.path("empty.json")))
+    }),
     Case {
         name: "subnormal-median-renders",
         args: |c| {

@@ -1,5 +1,5 @@
-//! What the cases of `hostile.rs` are made with: the two case shapes (a corrupted record
-//! imported beside a good one, a fixed command line), placeholders, special files, and
+//! What the cases of `hostile.rs` are made with: the case shapes (a file refused when
+//! imported beside a good one, a corrupted record so refused, a fixed command line), placeholders, special files, and
 //! processes that cannot be observed (a zombie, a kernel thread).
 
 use super::Ctx;
@@ -8,21 +8,29 @@ pub fn v(items: &[&str]) -> Vec<String> {
     items.iter().map(|i| i.to_string()).collect()
 }
 
-/// A corrupted record imported beside a good one: exit 2, the good one stored.
-macro_rules! corrupt {
-    ($name:literal, $says:literal, |$d:ident| $edit:expr) => {
+/// A file refused when imported beside a good one (`args` makes the command line): exit
+/// 2 saying `says`, the good one stored.
+macro_rules! refused_file {
+    ($name:literal, $says:literal, $args:expr) => {
         $crate::hostile::Case {
             name: $name,
-            args: |c: &$crate::hostile::Ctx| {
-                let bad = c.edited(concat!($name, ".json"), |$d| $edit);
-                Ok(c.import_beside_good(&bad))
-            },
+            args: $args,
             code: 2,
             says: $says,
             runs_after: 2,
             io: $crate::hostile::Io::Piped,
             after: $crate::hostile::nothing,
         }
+    };
+}
+
+/// A corrupted record imported beside a good one: exit 2, the good one stored.
+macro_rules! corrupt {
+    ($name:literal, $says:literal, |$d:ident| $edit:expr) => {
+        refused_file!($name, $says, |c: &$crate::hostile::Ctx| {
+            let bad = c.edited(concat!($name, ".json"), |$d| $edit);
+            Ok(c.import_beside_good(&bad))
+        })
     };
 }
 

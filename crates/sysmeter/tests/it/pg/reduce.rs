@@ -3,6 +3,8 @@
 //! in SQL — and finds what the client finds on SQLite from every value; and every format
 //! leads with the outliers, summarises the roll call, and the text stays within 80 lines.
 
+use sysmeter::model::fixture::assert_in_order;
+
 use crate::support::fleet::many_files;
 use crate::support::pg::{sysmeter_as, test_db};
 use crate::support::{json_out, need, stdout_of};
@@ -111,18 +113,21 @@ fn views_lead_with_the_answer(url: &str) {
         "{} lines:\n{text}",
         text.lines().count()
     );
-    let at = |what: &str| {
-        text.find(what)
-            .unwrap_or_else(|| panic!("no {what}:\n{text}"))
-    };
-    assert!(at("Outliers: 3 host(s) in 9 metric(s)") < at("Spread of the headline metrics"));
-    assert!(at("Spread of the headline metrics") < at("Hosts: 300 (3 CPU model(s), 2 kernel(s))"));
+    let order = [
+        "Outliers: 3 host(s) in 9 metric(s)",
+        "Spread of the headline metrics",
+        "Hosts: 300 (3 CPU model(s), 2 kernel(s))",
+    ];
+    assert_in_order(&text, &order);
     assert!(
         text.contains("100 × Xeon A") && text.contains("297 × 6.8.0-45-generic"),
         "{text}"
     );
     let html = fleet("html");
-    let h = |what: &str| html.find(what).unwrap_or_else(|| panic!("no {what}"));
-    assert!(h("<h2>Outliers</h2>") < h("<h2>Headline metrics</h2>"));
-    assert!(h("<h2>Headline metrics</h2>") < h("<details><summary>All 300 hosts"));
+    let order = [
+        "<h2>Outliers</h2>",
+        "<h2>Headline metrics</h2>",
+        "<details><summary>All 300 hosts",
+    ];
+    assert_in_order(&html, &order);
 }

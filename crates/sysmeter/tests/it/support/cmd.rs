@@ -1,6 +1,7 @@
 //! The binary under test with a clean environment, and the run-and-read-output patterns:
 //! stdout of a command that must succeed, stderr of one that must fail with a given code,
-//! `bench --format json` parsed, a usage error of one sentence, a tracer's JSON run.
+//! `bench --format json` parsed, a usage error of one sentence, a tracer's JSON run, a
+//! tracer attached with `-p` and stopped by Ctrl-C, a fixture started and ready.
 
 use serde_json::Value;
 
@@ -117,6 +118,59 @@ pub fn start_attached(
     (tracer, err, said)
 }
 
+/// Stops a tracer of [`start_attached`] as Ctrl-C does (SIGINT), reads the rest of its
+/// stderr onto `report`, and checks that it exits 0. `round` names the attempt.
+pub fn interrupt_attached(
+    tracer: &mut std::process::Child,
+    mut err: std::io::BufReader<std::process::ChildStderr>,
+    report: &mut String,
+    round: usize,
+) {
+    use std::io::Read;
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &tracer.id().to_string()])
+        .status();
+    assert!(
+        kill.is_ok_and(|s| s.success()),
+        "round {round}: kill -INT failed"
+    );
+    err.read_to_string(report).expect("stderr");
+    let status = tracer.wait().expect("sysmeter ends");
+    assert_eq!(status.code(), Some(0), "round {round}: {report}");
+}
+
+/// Starts a fixture (`cmd`) with stdout piped and reads its first line, which must be
+/// `first` (the fixture says it is ready to be observed); the process and its stdout.
+pub fn started_with_line(
+    cmd: &mut std::process::Command,
+    first: &str,
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStdout>,
+) {
+    use std::io::BufRead;
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("fixture starts");
+    let mut out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    out.read_line(&mut line).expect("first line");
+    assert_eq!(line, first);
+    (child, out)
+}
+
+/// The stdout of command line `cmd` (which must succeed) run without sysmeter, to compare
+/// with what it prints under sysmeter.
+pub fn plain_stdout(cmd: &[&str]) -> String {
+    let out = std::process::Command::new(cmd[0])
+        .args(&cmd[1..])
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Runs `sysmeter COMMAND ARGS --format json --out FILE -- CMD…` (a tracer launching CMD);
 /// returns the run read from FILE, whose kind must be COMMAND, and the process's output.
 pub fn traced_json(
@@ -142,13 +196,20 @@ pub fn traced_json(
     (run, output)
 }
 
-/// Runs `cmd`, which must be refused as a usage error: exit 2 and one sentence on stderr,
-/// which must name each of `names`. Returns the sentence.
-pub fn usage_error(cmd: &mut assert_cmd::Command, names: &[&str]) -> String {
-    let err = stderr_of(cmd, 2);
+/// Runs `cmd`, which must exit with `code` and name each of `names` on stderr. Returns
+/// the stderr.
+pub fn refused(cmd: &mut assert_cmd::Command, code: i32, names: &[&str]) -> String {
+    let err = stderr_of(cmd, code);
     for name in names {
         assert!(err.contains(name), "no {name:?} in: {err}");
     }
+    err
+}
+
+/// Runs `cmd`, which must be refused as a usage error: exit 2 and one sentence on stderr,
+/// which must name each of `names`. Returns the sentence.
+pub fn usage_error(cmd: &mut assert_cmd::Command, names: &[&str]) -> String {
+    let err = refused(cmd, 2, names);
     assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
     err
 }

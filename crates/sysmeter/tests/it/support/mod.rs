@@ -1,5 +1,6 @@
 //! What the integration tests share: the binary under test with a clean environment and
 //! the run-and-read-output helpers (`cmd`), headless Chromium (`chromium`), accessors of run records in JSON (`record`),
+//! the sample run stored or written as a file (`sample`),
 //! the capabilities a test may need and the `skip!`/`need!` macros that report a missing
 //! one — or fail, under `SYSMETER_TEST_REQUIRE` (`skip`, `needs`), a `sysmeter serve` child
 //! (`serve`), a diagnosis starved of CPU until it loses records (`starved`), one lock for tests that want the CPUs to themselves (`exclusive`), and the
@@ -17,6 +18,7 @@ pub mod netns;
 #[cfg(feature = "pg")]
 pub mod pg;
 pub mod record;
+pub mod sample;
 pub mod serve;
 pub mod skip;
 #[cfg(feature = "pg")]
@@ -27,7 +29,7 @@ pub use cmd::{
     BENCH_JSON, bench_json, json_of, json_out, json_out_code, stderr_of, stdout_of, sysmeter,
 };
 pub use needs::{compile_fixture, is_root};
-pub use record::{finding_keys, median, result};
+pub use record::{assert_says, error_of, finding, finding_keys, median, result};
 pub(crate) use skip::{need, skip};
 
 /// Tests that measure CPU time or caches (the profile's sampling, scale's fits) run one at a

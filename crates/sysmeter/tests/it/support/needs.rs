@@ -26,19 +26,46 @@ pub fn root(to: &str) -> Result<(), Missing> {
 /// flags. `Err` when there is no C compiler; a source that does not compile is a test
 /// failure.
 pub fn compile_fixture(name: &str, dir: &Path, extra: &[&str]) -> Result<PathBuf, Missing> {
+    let flags: Vec<&str> = ["-O1", "-g", "-fno-omit-frame-pointer"]
+        .iter()
+        .chain(extra)
+        .copied()
+        .collect();
+    build_fixture("cc", &flags, &format!("{name}.c"), dir.join(name))
+}
+
+/// Builds the fixture source `src` (a file of tests/fixtures/programs: C, C++ or Rust) into
+/// `exe` with `compiler FLAGS -o EXE SRC`, the one compiler call of every fixture. `Err`
+/// when `compiler` cannot be run; a source that does not compile is a test failure.
+pub fn build_fixture(
+    compiler: &str,
+    flags: &[&str],
+    src: &str,
+    exe: PathBuf,
+) -> Result<PathBuf, Missing> {
+    let language = match src.rsplit_once('.').map(|(_, ext)| ext) {
+        Some("c") => "C",
+        Some("rs") => "Rust",
+        _ => "C++",
+    };
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/programs")
-        .join(format!("{name}.c"));
-    let exe = dir.join(name);
-    let status = std::process::Command::new("cc")
-        .args(["-O1", "-g", "-fno-omit-frame-pointer"])
-        .args(extra)
+        .join(src);
+    let status = std::process::Command::new(compiler)
+        .args(flags)
         .arg("-o")
         .arg(&exe)
         .arg(&src)
         .status()
-        .map_err(|e| Missing::new(Cap::Cc, format!("no C compiler (cc: {e})")))?;
-    assert!(status.success(), "cc failed on {}: {status}", src.display());
+        .map_err(|e| {
+            let reason = format!("no {language} compiler ({compiler}: {e})");
+            Missing::new(Cap::Cc, reason)
+        })?;
+    assert!(
+        status.success(),
+        "{compiler} failed on {}: {status}",
+        src.display()
+    );
     Ok(exe)
 }
 

@@ -1,5 +1,5 @@
 //! Accessors of a run record in JSON: one experiment's result, a metric's median, the keys
-//! of the findings.
+//! of the findings, what a finding says, the error of a failed result.
 
 use serde_json::Value;
 
@@ -18,6 +18,28 @@ pub fn median(result: &Value, name: &str) -> Option<f64> {
         .iter()
         .find(|m| m["name"] == name)?["summary"]["median"]
         .as_f64()
+}
+
+/// The finding `key` of a result, if it has one.
+pub fn finding<'a>(result: &'a Value, key: &str) -> Option<&'a Value> {
+    result["findings"]
+        .as_array()?
+        .iter()
+        .find(|f| f["key"] == key)
+}
+
+/// Asserts that `finding` (one finding of a result, in JSON) says `part` in its text.
+pub fn assert_says(finding: &Value, part: &str) {
+    assert!(
+        finding["text"].as_str().is_some_and(|t| t.contains(part)),
+        "{finding}"
+    );
+}
+
+/// The error of a result, which must have failed.
+pub fn error_of(result: &Value) -> &str {
+    assert_eq!(result["status"], "failed", "{result}");
+    result["error"].as_str().unwrap_or("")
 }
 
 /// The keys of a result's findings, in order.

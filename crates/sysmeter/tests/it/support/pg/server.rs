@@ -116,12 +116,9 @@ impl PrivateServer {
             port: 0,
             user,
         };
-        let data = server.data_dir();
-        let init = server.run(
+        let init = server.run_on_data(
             "initdb",
             &[
-                "-D".as_ref(),
-                data.as_os_str(),
                 "-A".as_ref(),
                 "trust".as_ref(),
                 "-U".as_ref(),
@@ -153,7 +150,6 @@ impl PrivateServer {
     }
 
     fn pg_ctl_start(&self) -> bool {
-        let data = self.data_dir();
         let log = self.dir.path().join("log");
         // fsync off: the tests check behaviour, not durability, and share 2 CPUs.
         let options = format!(
@@ -161,11 +157,9 @@ impl PrivateServer {
             self.port,
             self.dir.path().display()
         );
-        let out = self.run(
+        let out = self.run_on_data(
             "pg_ctl",
             &[
-                "-D".as_ref(),
-                data.as_os_str(),
                 "-l".as_ref(),
                 log.as_os_str(),
                 "-w".as_ref(),
@@ -177,6 +171,13 @@ impl PrivateServer {
             ],
         );
         out.status.success()
+    }
+
+    /// [`Self::run`] of a binary that works on the data directory: `-D DATA ARGS`.
+    fn run_on_data(&self, program: &str, args: &[&std::ffi::OsStr]) -> Output {
+        let data = self.data_dir();
+        let args = [&["-D".as_ref(), data.as_os_str()], args].concat();
+        self.run(program, &args)
     }
 
     /// Runs a server binary as the server's user, in the temp directory (the `postgres`
@@ -194,12 +195,9 @@ impl PrivateServer {
 
 impl Drop for PrivateServer {
     fn drop(&mut self) {
-        let data = self.data_dir();
-        let _ = self.run(
+        let _ = self.run_on_data(
             "pg_ctl",
             &[
-                "-D".as_ref(),
-                data.as_os_str(),
                 "-m".as_ref(),
                 "immediate".as_ref(),
                 "-w".as_ref(),
