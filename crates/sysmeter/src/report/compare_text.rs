@@ -247,13 +247,7 @@ fn diff_rows(d: &[Difference]) -> Vec<Vec<String>> {
 }
 
 fn text(cmp: &RunComparison, machine: &[Difference], run: &[Difference], color: bool) -> String {
-    let bold = |s: &str| {
-        if color {
-            format!("\x1b[1m{s}\x1b[0m")
-        } else {
-            s.to_string()
-        }
-    };
+    let bold = |s: &str| super::text::bold(s.to_string(), color);
     let mut out = vec![
         side_line("A (baseline) ", &cmp.sides.a),
         side_line("B (candidate)", &cmp.sides.b),

@@ -221,6 +221,15 @@ mod tests {
         assert!(!glob_match("time", "times"));
         assert!(glob_match("a*b*c", "axxbyyc"));
         assert!(!glob_match("a*b*c", "axxbyy"));
+        // As `fleet --metric` uses it: experiment ids and `id/metric name`.
+        assert!(glob_match("os.*", "os.syscall"));
+        assert!(glob_match(
+            "mem.latency/*L1*",
+            "mem.latency/random L1 (32 KiB)"
+        ));
+        assert!(glob_match("os.sysca?l", "os.syscall"));
+        assert!(!glob_match("os.*", "cpu.loop"));
+        assert!(!glob_match("os.sys", "os.syscall"));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use crate::report::table::styled;
 
-use super::text::{artifact, bold, metric, title_line};
+use super::text::{artifact, bold, ending_with_findings, metric, title_line};
 use crate::model::{ExperimentResult, RunRecord, Status, units};
 
 /// Stacks shown in full.
@@ -42,12 +42,7 @@ pub fn render(run: &RunRecord, color: bool, header: bool) -> Option<String> {
         lines.push(stack_table(stacks));
     }
     lines.extend(full_stacks(r, color));
-    lines.push(String::new());
-    lines.push(bold("Findings:".into(), color));
-    lines.extend(r.findings.iter().map(|f| format!("  • {}", f.text)));
-    let mut out = lines.join("\n");
-    out.push('\n');
-    Some(out)
+    Some(ending_with_findings(lines, r, color))
 }
 
 fn summary(r: &ExperimentResult) -> String {

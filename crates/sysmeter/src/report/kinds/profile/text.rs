@@ -7,6 +7,7 @@
 //! `callgraph` (text) artifacts. Depends on `model` and `model::units`.
 
 use crate::model::units;
+pub(super) use crate::report::text::bold;
 
 use crate::model::{ExperimentResult, RunRecord, Status};
 
@@ -41,20 +42,22 @@ pub fn render(run: &RunRecord, color: bool) -> Option<String> {
         ));
         lines.push(cg.trim_end().to_string());
     }
-    lines.push(String::new());
-    lines.push(bold("Findings:".to_string(), color));
-    lines.extend(result.findings.iter().map(|f| format!("  • {}", f.text)));
-    let mut out = lines.join("\n");
-    out.push('\n');
-    Some(out)
+    Some(ending_with_findings(lines, result, color))
 }
 
-pub(super) fn bold(text: String, color: bool) -> String {
-    if color {
-        format!("\x1b[1m{text}\x1b[0m")
-    } else {
-        text
-    }
+/// The text of `lines` followed by a blank line and `r`'s findings: how both the on-CPU
+/// and the off-CPU texts end.
+pub(super) fn ending_with_findings(
+    mut lines: Vec<String>,
+    r: &ExperimentResult,
+    color: bool,
+) -> String {
+    lines.push(String::new());
+    lines.push(bold("Findings:".to_string(), color));
+    lines.extend(r.findings.iter().map(|f| format!("  • {}", f.text)));
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
 }
 
 pub(super) fn metric(r: &ExperimentResult, name: &str) -> Option<f64> {
