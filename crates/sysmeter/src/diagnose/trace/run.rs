@@ -77,41 +77,33 @@ impl StillRunning for PendingKind {
     }
 }
 
-/// Picks the backend: `(backend, why, tracepoint ids, note)`.
+/// Picks the backend: `(backend, why, tracepoint ids, note)`. Tracepoints are probed once,
+/// whether asked for or chosen; only `--backend tracepoint` makes their absence an error.
 fn choose(cfg: &TraceConfig) -> Result<(Backend, String, Option<Ids>, Option<String>), TraceError> {
-    match cfg.backend {
-        BackendChoice::Ptrace => Ok((
-            Backend::Ptrace,
-            "chosen with --backend ptrace".into(),
-            None,
-            None,
-        )),
-        BackendChoice::Tracepoint => match tracepoint::probe(true) {
-            Ok((ids, note)) => Ok((
-                Backend::Tracepoint,
-                "chosen with --backend tracepoint".into(),
-                Some(ids),
-                note,
-            )),
-            Err(u) => Err(TraceError::TracepointsUnavailable {
-                reason: u.reason,
-                fix: u.fix,
-            }),
-        },
-        BackendChoice::Auto => match tracepoint::probe(true) {
-            Ok((ids, note)) => Ok((
-                Backend::Tracepoint,
-                "tracepoints are permitted here: no stops, lowest overhead".into(),
-                Some(ids),
-                note,
-            )),
-            Err(u) => Ok((
-                Backend::Ptrace,
-                format!("{} — {}; fell back to ptrace", u.reason, u.fix),
-                None,
-                None,
-            )),
-        },
+    let asked = match cfg.backend {
+        BackendChoice::Ptrace => {
+            let why = "chosen with --backend ptrace".into();
+            return Ok((Backend::Ptrace, why, None, None));
+        }
+        BackendChoice::Tracepoint => true,
+        BackendChoice::Auto => false,
+    };
+    match tracepoint::probe(true) {
+        Ok((ids, note)) => {
+            let why = match asked {
+                true => "chosen with --backend tracepoint",
+                false => "tracepoints are permitted here: no stops, lowest overhead",
+            };
+            Ok((Backend::Tracepoint, why.into(), Some(ids), note))
+        }
+        Err(u) if asked => Err(TraceError::TracepointsUnavailable {
+            reason: u.reason,
+            fix: u.fix,
+        }),
+        Err(u) => {
+            let why = format!("{} — {}; fell back to ptrace", u.reason, u.fix);
+            Ok((Backend::Ptrace, why, None, None))
+        }
     }
 }
 
