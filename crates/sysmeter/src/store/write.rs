@@ -91,6 +91,8 @@ impl<T: rusqlite::ToSql> Param for T {}
 
 /// What a backend does to write runs: what it does its own way (a result, a deletion) and
 /// the few things the statements of both dialects need, which the shared statements use.
+/// A shared statement must number its `$n` in order of first appearance: SQLite reads `$1`
+/// as a named parameter and numbers those by where they first appear.
 pub(super) trait Writes {
     /// What follows a parameter bound to a JSON column of `runs` (PostgreSQL's are JSONB,
     /// which takes the text through a cast).
