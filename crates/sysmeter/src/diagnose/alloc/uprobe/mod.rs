@@ -95,10 +95,7 @@ fn attach(
     file: &Path,
     dynamic: impl FnOnce() -> bool,
 ) -> Result<(Loaded, usize), AllocError> {
-    let libc = file
-        .file_name()
-        .is_some_and(|n| n.to_string_lossy().starts_with("libc.so"));
-    let shared = !libc && !dynamic();
+    let shared = !elf::is_libc(file) && !dynamic();
     let filter = (!shared).then_some(pid);
     let probes = probes(file)?;
     let fail = |e: bpf::BpfError| AllocError::Bpf(e.to_string());
@@ -140,13 +137,14 @@ fn read_maps(pid: i32) -> Option<String> {
 }
 
 impl Watch {
-    fn new(pid: i32) -> Watch {
+    /// The watch of `pid`, whose program file is `exe` (when it is the file to symbolise).
+    fn new(pid: i32, exe: Option<PathBuf>) -> Watch {
         Watch {
             pid,
             start_ns: clock_gettime_ns(ClockId::Monotonic),
             samples: Vec::new(),
             maps: None,
-            exe: std::fs::read_link(format!("/proc/{pid}/exe")).ok(),
+            exe,
         }
     }
 
@@ -175,9 +173,8 @@ fn observe_pid(l: &mut Loaded, w: &mut Watch, duration: Option<Duration>) -> (En
         if proc::process_gone(w.pid) {
             return (Ended::Finished, true);
         }
-        // No progress observer: the call count would not be shown, so none is read.
-        if stop.check(0) {
-            return (stop.why.unwrap_or(Ended::Interrupted), false);
+        if let Some(why) = stop.now() {
+            return (why, false);
         }
         std::thread::sleep(TICK);
     }
@@ -232,8 +229,7 @@ fn launched(
         file.display(),
         program.display()
     ));
-    let mut w = Watch::new(child.pid());
-    w.exe = Some(file.clone()).filter(|_| !dynamic);
+    let mut w = Watch::new(child.pid(), Some(file.clone()).filter(|_| !dynamic));
     release(&mut child, argv)?;
     let (ended, waited) = inject::watch(&mut child, duration, TICK, || w.tick(&mut l))?;
     let command = match waited {
@@ -260,7 +256,7 @@ fn attached(
     let file = probed_file(pid).ok_or(AllocError::Target(ObserveError::NoProcess(pid)))?;
     let (mut l, functions) = attach(pid, &file, || inject::dynamic(&file))?;
     let started = Instant::now();
-    let mut w = Watch::new(pid);
+    let mut w = Watch::new(pid, std::fs::read_link(format!("/proc/{pid}/exe")).ok());
     say(&format!(
         "alloc: observing PID {pid} through uprobes on {functions} allocation functions of \
          {}; Ctrl-C stops tracing",

@@ -349,12 +349,14 @@ pub fn own_libc() -> Option<PathBuf> {
 pub fn mapped_libc(maps: &str) -> Option<PathBuf> {
     maps.lines()
         .filter_map(|l| l.split_whitespace().nth(5))
-        .find(|p| {
-            Path::new(p)
-                .file_name()
-                .is_some_and(|f| f.to_string_lossy().starts_with("libc.so"))
-        })
+        .find(|p| is_libc(Path::new(p)))
         .map(PathBuf::from)
+}
+
+/// Whether `path` names the C library (`libc.so.6`, `libc.so`), by its file name.
+pub fn is_libc(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|f| f.to_string_lossy().starts_with("libc.so"))
 }
 
 #[cfg(test)]
