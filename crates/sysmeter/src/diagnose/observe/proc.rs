@@ -51,7 +51,13 @@ pub(crate) fn process_gone(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(text) => text
             .rsplit_once(") ")
-            .is_none_or(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+            .is_none_or(|(_, rest)| ended_state(rest)),
         Err(_) => true,
     }
+}
+
+/// Whether the fields of a `/proc/PID/stat` after the command name start with the state of
+/// a process that has ended (zombie or dead).
+pub(crate) fn ended_state(after_comm: &str) -> bool {
+    after_comm.starts_with('Z') || after_comm.starts_with('X')
 }

@@ -19,6 +19,7 @@ use sysmeter_sys::process::exit::{ChildUsage, Exit};
 use super::sampling::EventSet;
 use super::{ProfileError, Settings, Target};
 use crate::diagnose::observe::maps::{MapEvent, parse_proc_maps};
+use crate::diagnose::observe::proc;
 use crate::diagnose::observe::records::RawData;
 use crate::diagnose::observe::session::{Ended, StopWhen, Watch, launched_stop, wait_for_end};
 use crate::diagnose::observe::target::{Unresolved, resolve_program};
@@ -241,7 +242,7 @@ fn stat_cpu_ns(pid: i32) -> Option<(u64, bool)> {
     let rest = &text[text.rfind(')')? + 2..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let (utime, stime): (u64, u64) = (fields.get(11)?.parse().ok()?, fields.get(12)?.parse().ok()?);
-    let ended = rest.starts_with('Z') || rest.starts_with('X');
+    let ended = proc::ended_state(rest);
     // /proc reports clock ticks of USER_HZ, which is 100 on every Linux architecture.
     Some(((utime + stime) * 10_000_000, ended))
 }
