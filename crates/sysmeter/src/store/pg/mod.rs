@@ -22,7 +22,6 @@ use std::time::Duration;
 use postgres::error::SqlState;
 use postgres::{Client, Config, IsolationLevel, NoTls, Transaction};
 
-pub(super) use schema::MIGRATIONS;
 
 use super::{PgUrl, StoreError};
 
