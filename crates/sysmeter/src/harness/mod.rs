@@ -54,7 +54,7 @@ pub trait Experiment: Sync {
     ///
     /// Declared by the page: a section `## Beside the measuring thread` says what runs there.
     fn shares_measuring_cpu(&self) -> bool {
-        Page::parse(self.page()).is_ok_and(|p| p.text(BESIDE).is_some())
+        Page::parse(self.page()).is_ok_and(|p| p.has(BESIDE))
     }
     /// Whether what the experiment measures depends on the caches it shares with the
     /// *other* CPUs (the last-level cache): work on them evicts its lines, so the drift

@@ -134,6 +134,11 @@ impl<'a> Page<'a> {
             .map_or("", |(id, _)| id)
     }
 
+    /// Whether the page has section `name`.
+    pub fn has(&self, name: &str) -> bool {
+        self.lines(name).is_some()
+    }
+
     /// A section as one paragraph: its lines joined by one space; `None` when absent.
     pub fn text(&self, name: &str) -> Option<String> {
         self.lines(name).map(|l| l.join(" "))
