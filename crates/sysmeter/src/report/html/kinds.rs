@@ -3,7 +3,8 @@
 //! saved as JSON in `fixtures/` (written by `sysmeter <kind> --format json`). Each page opens
 //! with its answer, and no chart on any of them draws two kinds of quantity on one axis.
 
-use super::{render, sections};
+use super::sections;
+use super::tests::page;
 use crate::model::fixture::sample_run;
 use crate::model::{ExperimentResult, Finding, RunKind, RunRecord};
 use crate::report::charts::Chart;
@@ -25,14 +26,6 @@ fn every_kind() -> Vec<RunRecord> {
         }
     }
     runs
-}
-
-/// The HTML page of `run`.
-fn page(run: &RunRecord) -> String {
-    match render(run) {
-        Ok(html) => html,
-        Err(e) => panic!("render failed: {e}"),
-    }
 }
 
 /// The profile fixture with an off-CPU result (`profile --both`) holding `findings`.

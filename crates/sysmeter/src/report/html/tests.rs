@@ -5,7 +5,8 @@ use super::render;
 use crate::model::fixture::sample_run;
 use crate::model::{Artifact, Metric, RunRecord};
 
-fn page(run: &RunRecord) -> String {
+/// The HTML page of `run` (also used by the per-kind tests).
+pub(super) fn page(run: &RunRecord) -> String {
     match render(run) {
         Ok(html) => html,
         Err(e) => panic!("render failed: {e}"),
