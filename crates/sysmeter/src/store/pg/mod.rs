@@ -22,7 +22,6 @@ use std::time::Duration;
 use postgres::error::SqlState;
 use postgres::{Client, Config, IsolationLevel, NoTls, Transaction};
 
-
 use super::{PgUrl, StoreError};
 
 /// How long connecting may take when the URL does not say (`connect_timeout=`): an
