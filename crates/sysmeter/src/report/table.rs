@@ -1,6 +1,7 @@
 //! The one terminal table of the text renderers (a bench's metric and series tables, the
 //! timeline, compare, the tables of the diagnoses): comfy-table's condensed UTF-8 style, the
-//! columns that hold numbers aligned right.
+//! columns that hold numbers aligned right; and the one Markdown (GFM) table of the Markdown
+//! renderers (compare, locks), aligned the same way.
 //!
 //! `force_no_tty` keeps comfy-table from probing the terminal width or styling cells, so the
 //! output depends only on what is rendered. Pure; depends on nothing of the crate.
@@ -34,4 +35,30 @@ pub(crate) fn render(
         table.add_row(row);
     }
     table.to_string()
+}
+
+/// Makes text safe inside a Markdown table cell (`|` escaped, line breaks as spaces).
+pub(crate) fn md_escape(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\r', '\n'], " ")
+}
+
+/// A Markdown table of `headers` and `rows`, every cell escaped, the columns `right`
+/// aligned right.
+pub(crate) fn markdown(
+    headers: &[&str],
+    rows: impl IntoIterator<Item = Vec<String>>,
+    right: impl IntoIterator<Item = usize>,
+) -> String {
+    let line = |cells: &[String]| {
+        let cells: Vec<String> = cells.iter().map(|c| md_escape(c)).collect();
+        format!("| {} |", cells.join(" | "))
+    };
+    let right: Vec<usize> = right.into_iter().collect();
+    let rule: Vec<&str> = (0..headers.len())
+        .map(|i| if right.contains(&i) { "--:" } else { "---" })
+        .collect();
+    let headers: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
+    let mut lines = vec![line(&headers), format!("|{}|", rule.join("|"))];
+    lines.extend(rows.into_iter().map(|cells| line(&cells)));
+    lines.join("\n")
 }

@@ -8,28 +8,8 @@ use super::{
     Difference, diff_rows, headers, machine, metric_rows, right_columns, side_line, summary_lines,
     unmatched_line,
 };
+use crate::report::table::{markdown as md_table, md_escape};
 use crate::stats::compare::{RunComparison, Verdict};
-
-/// Makes text safe inside a markdown table cell.
-fn md_escape(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\r', '\n'], " ")
-}
-
-fn md_table(headers: &[&str], rows: Vec<Vec<String>>, right: &[usize]) -> String {
-    let line = |cells: Vec<String>| {
-        let cells: Vec<String> = cells.iter().map(|c| md_escape(c)).collect();
-        format!("| {} |", cells.join(" | "))
-    };
-    let rule: Vec<&str> = (0..headers.len())
-        .map(|i| if right.contains(&i) { "--:" } else { "---" })
-        .collect();
-    let mut lines = vec![
-        line(headers.iter().map(|h| h.to_string()).collect()),
-        format!("|{}|", rule.join("|")),
-    ];
-    lines.extend(rows.into_iter().map(line));
-    lines.join("\n")
-}
 
 /// The answer first: the verdict counts and the metrics slower in B (or regressions).
 fn answer(cmp: &RunComparison) -> Vec<String> {
@@ -79,11 +59,11 @@ pub(super) fn render(cmp: &RunComparison, machine: &[Difference], run: &[Differe
             "**Machine differences** (a change below may come from these, not from the code):"
                 .into(),
         );
-        blocks.push(md_table(&["machine", "A", "B"], diff_rows(machine), &[]));
+        blocks.push(md_table(&["machine", "A", "B"], diff_rows(machine), []));
     }
     if !run.is_empty() {
         blocks.push("**Run settings differ:**".into());
-        blocks.push(md_table(&["setting", "A", "B"], diff_rows(run), &[]));
+        blocks.push(md_table(&["setting", "A", "B"], diff_rows(run), []));
     }
     if cmp.metrics.is_empty() {
         blocks.push("No metric is measured in both runs.".into());
@@ -92,7 +72,7 @@ pub(super) fn render(cmp: &RunComparison, machine: &[Difference], run: &[Differe
         blocks.push(md_table(
             &headers(normalised),
             metric_rows(cmp),
-            &right_columns(normalised),
+            right_columns(normalised),
         ));
     }
     for (label, list) in [("Only in A", &cmp.only_in_a), ("Only in B", &cmp.only_in_b)] {

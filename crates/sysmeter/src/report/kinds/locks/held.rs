@@ -5,12 +5,11 @@
 //! the futex table above it. Pure. Depends on `model`, `model::units` and the futex table's
 //! renderers (`table.rs`).
 
-use super::table::markdown_lines;
 use crate::model::ExperimentResult;
 use crate::model::held::{HeldRow, held_rows};
 use crate::model::units;
 use crate::report::html::view::TableView;
-use crate::report::table::render;
+use crate::report::table::{self, render};
 
 /// Rows shown at most (the JSON artifact keeps every lock).
 const SHOWN: usize = 20;
@@ -66,8 +65,7 @@ pub fn text(r: &ExperimentResult) -> Option<String> {
 pub fn markdown(r: &ExperimentResult) -> Option<String> {
     let rows = held_rows(r).filter(|rows| !rows.is_empty())?;
     let shown = rows.iter().take(SHOWN).map(|row| cells(row).to_vec());
-    let rule = "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|";
-    let table = markdown_lines(&HEADERS, rule, shown).join("\n");
+    let table = table::markdown(&HEADERS, shown, 2..=9);
     Some(format!("{TITLE}\n\n{table}"))
 }
 

@@ -10,7 +10,7 @@
 use crate::model::locks::{self, LockRow};
 use crate::model::units;
 use crate::model::{ExperimentResult, Metric};
-use crate::report::table::render;
+use crate::report::table::{self, render};
 
 const HEADERS: [&str; 9] = [
     "lock",
@@ -60,25 +60,7 @@ pub fn text(r: &ExperimentResult) -> Option<String> {
 pub fn markdown(r: &ExperimentResult) -> Option<String> {
     let rows = locks::rows(r)?;
     let cells = rows.iter().map(|(m, l)| row(m, l).to_vec());
-    let rule = "|---|---|---|--:|--:|--:|--:|---|---|";
-    Some(markdown_lines(&HEADERS, rule, cells).join("\n"))
-}
-
-/// The lines of a markdown table: `headers`, the alignment `rule`, then `rows` (`|`
-/// escaped in every cell).
-pub(super) fn markdown_lines(
-    headers: &[&str],
-    rule: &str,
-    rows: impl Iterator<Item = Vec<String>>,
-) -> Vec<String> {
-    let line = |cells: &[String]| {
-        let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
-        format!("| {} |", cells.join(" | "))
-    };
-    let headers: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
-    let mut lines = vec![line(&headers), rule.to_string()];
-    lines.extend(rows.map(|cells| line(&cells)));
-    lines
+    Some(table::markdown(&HEADERS, cells, 3..=6))
 }
 
 #[cfg(test)]
