@@ -1,7 +1,8 @@
 //! The binary under test with a clean environment, and the run-and-read-output patterns:
 //! stdout of a command that must succeed, stderr of one that must fail with a given code,
 //! `bench --format json` parsed, a usage error of one sentence, a tracer's JSON run, a
-//! tracer attached with `-p` and stopped by Ctrl-C, a fixture started and ready.
+//! tracer attached with `-p` and stopped by Ctrl-C, a fixture started and ready, a group of
+//! processes killed until none is left.
 
 use serde_json::Value;
 
@@ -227,4 +228,21 @@ pub fn calls_ok(
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     (run, output)
+}
+
+/// Sends SIGKILL to the processes `pids` lists, again while new ones appear (a server forks
+/// while it dies), for at most 10 s.
+pub fn kill_until_empty(pids: impl Fn() -> Vec<String>) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let list = pids();
+        if list.is_empty() || std::time::Instant::now() > deadline {
+            return;
+        }
+        let _ = std::process::Command::new("kill")
+            .arg("-KILL")
+            .args(&list)
+            .output();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }

@@ -7,7 +7,6 @@
 //! used the reason is a missing `cgroup` capability.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use sysmeter::host::cgroup::{CgroupVersion as Version, find_mount, parse_cgroup_mounts};
@@ -76,12 +75,9 @@ impl Drop for CpuLimit {
     fn drop(&mut self) {
         // A cgroup can be removed once its last process has exited: kill them, then retry
         // for a while (an exiting process leaves the cgroup a moment after the signal).
+        super::cmd::kill_until_empty(|| self.pids());
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            let pids = self.pids();
-            if !pids.is_empty() {
-                let _ = Command::new("kill").arg("-KILL").args(&pids).output();
-            }
             if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
                 return;
             }

@@ -4,7 +4,6 @@
 //! are deleted, also on panic. Needs root and ip(8).
 
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 /// Runs a command; `Err` with its stderr when it fails or cannot start.
 pub fn run(args: &[&str]) -> Result<(), String> {
@@ -80,15 +79,7 @@ impl Netns {
     /// Kills every process in the namespace (SIGKILL), again while new ones appear (a
     /// server forks while it dies), for at most 10 s.
     pub fn kill_all(&self) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let pids = self.pids();
-            if pids.is_empty() || Instant::now() > deadline {
-                return;
-            }
-            let _ = Command::new("kill").arg("-KILL").args(&pids).output();
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        super::cmd::kill_until_empty(|| self.pids());
     }
 }
 
