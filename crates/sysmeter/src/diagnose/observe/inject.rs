@@ -111,31 +111,34 @@ pub fn watch(
     }
 }
 
-/// Whether the ELF file at `path` asks for a dynamic linker (has PT_INTERP). Reads the
-/// ELF header and the program headers only, not the whole file (a static program may be
-/// large, and a launch asks this more than once).
+/// Whether the ELF file at `path` asks for a dynamic linker (has PT_INTERP).
 pub fn dynamic(path: &Path) -> bool {
-    let Ok(f) = File::open(path) else {
-        return false;
-    };
+    elf_kind(path) == Some(true)
+}
+
+/// What the file at `path` is: `None` when it is not an ELF file (or cannot be read),
+/// else whether it is a 64-bit ELF file that asks for a dynamic linker (PT_INTERP). Reads
+/// the ELF header and the program headers only, not the whole file (a static program may
+/// be large, and a launch asks this more than once).
+fn elf_kind(path: &Path) -> Option<bool> {
+    let f = File::open(path).ok()?;
     let mut head = [0u8; 64];
-    if f.read_exact_at(&mut head, 0).is_err() || !head.starts_with(b"\x7fELF") || head[4] != 2 {
-        return false;
+    let mut magic = [0u8; 4];
+    f.read_exact_at(&mut magic, 0).ok()?;
+    if &magic != b"\x7fELF" {
+        return None;
+    }
+    if f.read_exact_at(&mut head, 0).is_err() || head[4] != 2 {
+        return Some(false);
     }
     let u16_at = |at: usize| u16::from_le_bytes([head[at], head[at + 1]]);
     let phoff = u64::from_le_bytes(head[32..40].try_into().unwrap_or([0; 8]));
     let (phentsize, phnum) = (u16_at(54) as u64, u16_at(56) as u64);
-    (0..phnum).any(|i| {
+    Some((0..phnum).any(|i| {
         let mut kind = [0u8; 4];
         f.read_exact_at(&mut kind, phoff.saturating_add(i * phentsize))
             .is_ok_and(|()| kind == 3u32.to_le_bytes())
-    })
-}
-
-/// Whether the file at `path` starts with the ELF magic (reads four bytes).
-fn is_elf(path: &Path) -> bool {
-    let mut magic = [0u8; 4];
-    File::open(path).is_ok_and(|f| f.read_exact_at(&mut magic, 0).is_ok() && &magic == b"\x7fELF")
+    }))
 }
 
 /// Why the preload library cannot be injected into `program`, if it cannot: not x86-64,
@@ -152,7 +155,7 @@ pub fn cannot_preload(program: &Path) -> Option<String> {
             program.display()
         ));
     }
-    if is_elf(program) && !dynamic(program) {
+    if elf_kind(program) == Some(false) {
         return Some(format!(
             "{} is statically linked (no dynamic linker to load the library)",
             program.display()
