@@ -38,6 +38,7 @@ pub mod stacks;
 pub use crate::diagnose::observe::target::Target;
 use std::time::Duration;
 
+use crate::diagnose::observe::backend::Reason;
 use crate::model::ExperimentResult;
 
 /// Why profiling could not be done.
@@ -139,8 +140,8 @@ pub struct Profile {
 
 /// Whether this process may sample a child with `perf_event_open`: `Err` says why not and
 /// how to fix it (tests use it to skip).
-pub fn perf_available() -> Result<(), String> {
-    sampling::probe().map_err(|e| e.to_string())
+pub fn perf_available() -> Result<(), Reason> {
+    sampling::probe().map_err(|e| Reason(e.to_string()))
 }
 
 /// Profiles `target` with `settings`, calling `progress(samples, elapsed)` now and then while

@@ -34,25 +34,24 @@ use std::time::Duration;
 
 use super::session::{self, Extra};
 use super::{ProfileError, Settings, Target, aggregate, flame, overhead as cpu_overhead};
+use crate::diagnose::observe::backend::Reason;
 use events::{Ids, OffEvents};
 use raw::OffRaw;
 
 /// Why off-CPU profiling cannot run here (tracefs or privileges), with the fix; tests use it
 /// to skip.
-pub fn available() -> Result<(), String> {
-    let ids = events::ids()?;
+pub fn available() -> Result<(), Reason> {
+    let ids = events::ids().map_err(Reason)?;
     OffEvents::new(ids, &[0])
         .map(drop)
-        .map_err(|e| format!("{e}; off-CPU profiles need root (system-wide sched_waking)"))
+        .map_err(|e| Reason::with_fix(e, "off-CPU profiles need root (system-wide sched_waking)"))
 }
 
-pub use crate::diagnose::observe::bpf::Backend;
+pub use crate::diagnose::observe::in_kernel::Backend;
 
-/// The backend for a request (`None`: auto) and the line saying which and why
-/// ([`crate::diagnose::observe::bpf::choose`]).
-pub fn choose(request: Option<Backend>) -> Result<(Backend, String), String> {
-    crate::diagnose::observe::bpf::choose("off-CPU", request)
-}
+/// The backend for `--backend` ([`crate::diagnose::observe::in_kernel::choose`]); the line that
+/// says which and why is its `line("off-CPU")`.
+pub use crate::diagnose::observe::in_kernel::choose;
 
 /// The off-CPU events as the session's [`Extra`].
 struct OffSession {
