@@ -21,12 +21,6 @@ impl Reason {
     }
 }
 
-impl From<String> for Reason {
-    fn from(text: String) -> Reason {
-        Reason(text)
-    }
-}
-
 /// `--backend NAME` asked for a backend that cannot run here.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("--backend {backend} cannot run here: {reason}; use --backend {instead}")]
