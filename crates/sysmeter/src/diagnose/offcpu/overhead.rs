@@ -18,6 +18,7 @@ use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 
 use super::events::{Ids, OffEvents};
 use super::raw::OffRaw;
+use crate::diagnose::observe::proc::online_cpus;
 
 /// Round trips per timed block (records of one block fit the rings).
 const ROUND_TRIPS: usize = 200;
@@ -73,7 +74,7 @@ fn measure(ids: Ids) -> Option<Cost> {
         let t = cpu_ns();
         bounce(&mut a, ROUND_TRIPS).ok()?;
         let plain = cpu_ns() - t;
-        let mut events = OffEvents::new(ids, &super::super::sampling::online_cpus()).ok()?;
+        let mut events = OffEvents::new(ids, &online_cpus()).ok()?;
         events.add_thread(me).ok()?;
         events.add_thread(helper).ok()?;
         let t = cpu_ns();
