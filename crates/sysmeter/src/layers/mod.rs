@@ -258,9 +258,9 @@ fn modules_in(dir: &Path) -> BTreeSet<String> {
     };
     entries
         .flatten()
-        .filter_map(|e| {
+        .map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            Some(name.strip_suffix(".rs").unwrap_or(&name).to_string())
+            name.strip_suffix(".rs").unwrap_or(&name).to_string()
         })
         .collect()
 }
