@@ -1,7 +1,7 @@
 //! From records to the off-CPU profile: blocked intervals (`blocks`) weighted by their time
-//! and symbolised by the floor's sampled stacks (`observe::sampled::aggregate`; `unwind` gave them their
-//! whole user stacks while the rings were drained), grouped per distinct stack and reason with their
-//! durations and wakers, and the time of each thread for `--both`.
+//! and symbolised by the floor's sampled stacks (`observe::sampled::aggregate`; `unwind` gave
+//! them their whole user stacks while the rings were drained), grouped per distinct stack and
+//! reason with their durations and wakers, and the time of each thread for `--both`.
 
 use std::collections::HashMap;
 

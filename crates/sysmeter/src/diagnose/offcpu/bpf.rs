@@ -5,8 +5,9 @@
 //! no record per switch crosses to user space. A software dummy event per CPU (or per
 //! thread of an attached process) still brings the side-band records (mappings, execs,
 //! names) that symbolisation needs, timed on CLOCK_MONOTONIC like `bpf_ktime_get_ns`. The
-//! live line reads the interval counter (one array lookup); at the end the maps are read once and turned into the perf backend's records (`bpf_maps`), so
-//! the analysis, reports and flame graphs are the same code.
+//! live line reads the interval counter (one array lookup); at the end the maps are read
+//! once and turned into the perf backend's records (`bpf_maps`), so the analysis, reports and
+//! flame graphs are the same code.
 
 use perf_event::Sampler;
 

@@ -1,5 +1,5 @@
-//! The flame graph of a sampled profile (`profile`, `offcpu`): its folded stacks drawn by the floor's one drawing
-//! (`observe::flame`, inferno).
+//! The flame graph of a sampled profile (`profile`, `offcpu`): its folded stacks drawn by
+//! the floor's one drawing (`observe::flame`, inferno).
 //! Off-CPU flame graphs (widths in blocked microseconds) use FlameGraph's blue `io`
 //! palette on a grey-blue background, so they cannot be mistaken for CPU time.
 

@@ -4,9 +4,9 @@
 //!
 //! The command keeps this process group, so a terminal's Ctrl-C reaches it as usual; a
 //! SIGINT/SIGTERM sent to sysmeter alone is passed on as SIGINT, and a command still running
-//! [`GRACE`] later is killed (its own children only see the terminal's signal). After `--duration` the
-//! events are closed and the command runs on unobserved to its end (its exit code is passed
-//! through). Reading is a sleep-and-drain loop: at 1 kHz a ring buffer of 32 KiB or more
+//! a grace period later is killed (`observe::session::wait_for_end`; its own children only
+//! see the terminal's signal). After `--duration` the events are closed and the command runs
+//! on unobserved to its end (its exit code is passed through). Reading is a sleep-and-drain loop: at 1 kHz a ring buffer of 32 KiB or more
 //! holds far longer than one [`POLL`] of samples. Wall time and this process's CPU time are
 //! measured around the loop, for the overhead report.
 
