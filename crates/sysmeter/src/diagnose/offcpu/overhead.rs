@@ -2,9 +2,9 @@
 //! off-CPU profile.
 //!
 //! Two threads of this process bounce a byte over a Unix socket pair: every round trip
-//! blocks and wakes each thread once. Blocks of [`ROUND_TRIPS`] round trips run alternately
+//! blocks and wakes each thread once. Blocks of `ROUND_TRIPS` round trips run alternately
 //! without and with the events of an off-CPU profile on both threads (switch events with
-//! call chains and stack snapshots, and the system-wide waking events), [`PAIRS`] times
+//! call chains and stack snapshots, and the system-wide waking events), `PAIRS` times
 //! each; each block is timed by the process's CPU time (the two threads; the kernel's work
 //! for a record is charged to the thread that switches). The cost per switch is the median
 //! over pairs of (traced − untraced CPU time) / switches recorded. A profile's in-target

@@ -5,7 +5,7 @@
 //! each timer interrupt also exits to the hypervisor, which dominates). To measure it, this
 //! thread runs a fixed spin loop (~5 ms) alternately without and with a sampling event on
 //! itself (same event type and call-chain settings, at a high frequency so the difference is
-//! well above noise), [`PAIRS`] times each, timing each block by the thread's CPU time: other
+//! well above noise), `PAIRS` times each, timing each block by the thread's CPU time: other
 //! load on the machine preempts the thread but does not add CPU time, where wall times on a
 //! busy machine vary by more than the effect. The cost per sample is the median over pairs
 //! of (sampled − unsampled CPU time) / samples taken. The in-target overhead of a profile at

@@ -1,14 +1,15 @@
 //! One sampling session: start the command paused before `execve` (or find the threads of a
-//! running pid), open the events, then read the ring buffers every [`POLL`] until the
+//! running pid), open the events, then read the ring buffers every `POLL` (20 ms) until the
 //! command exits, `--duration` passes, the process disappears, or Ctrl-C.
 //!
 //! The command keeps this process group, so a terminal's Ctrl-C reaches it as usual; a
 //! SIGINT/SIGTERM sent to sysmeter alone is passed on as SIGINT, and a command still running
 //! a grace period later is killed (`observe::session::wait_for_end`; its own children only
 //! see the terminal's signal). After `--duration` the events are closed and the command runs
-//! on unobserved to its end (its exit code is passed through). Reading is a sleep-and-drain loop: at 1 kHz a ring buffer of 32 KiB or more
-//! holds far longer than one [`POLL`] of samples. Wall time and this process's CPU time are
-//! measured around the loop, for the overhead report.
+//! on unobserved to its end (its exit code is passed through). Reading is a sleep-and-drain
+//! loop: at 1 kHz a ring buffer of 32 KiB or more holds far longer than one `POLL` of
+//! samples. Wall time and this process's CPU time are measured around the loop, for the
+//! overhead report.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
