@@ -2,9 +2,9 @@
 //! off-CPU profile.
 //!
 //! Two threads of this process bounce a byte over a Unix socket pair: every round trip
-//! blocks and wakes each thread once. Blocks of [`ROUND_TRIPS`] round trips run alternately
+//! blocks and wakes each thread once. Blocks of `ROUND_TRIPS` round trips run alternately
 //! without and with the events of an off-CPU profile on both threads (switch events with
-//! call chains and stack snapshots, and the system-wide waking events), [`PAIRS`] times
+//! call chains and stack snapshots, and the system-wide waking events), `PAIRS` times
 //! each (`observe::overhead::paired`, the one A/B loop); each block is timed by the
 //! process's CPU time (the two threads; the kernel's work for a record is charged to the
 //! thread that switches). The cost per switch is the median over pairs of (traced −
@@ -18,6 +18,7 @@ use std::os::unix::net::UnixStream;
 use super::events::{Ids, OffEvents};
 use super::raw::OffRaw;
 use crate::diagnose::observe::overhead::{CpuOf, Traced, cpu_ns, own_tid, paired};
+use crate::diagnose::observe::proc::online_cpus;
 
 /// Round trips per timed block (records of one block fit the rings).
 const ROUND_TRIPS: usize = 200;
@@ -61,11 +62,12 @@ fn measure(ids: Ids) -> Option<Cost> {
     let helper = rx.recv().ok()??;
     let me = own_tid()?;
     let traced = |a: &mut UnixStream| {
-        let failed = |e: super::super::ProfileError| std::io::Error::other(e.to_string());
-        let mut events =
-            OffEvents::new(ids, &super::super::sampling::online_cpus()).map_err(failed)?;
-        events.add_thread(me).map_err(failed)?;
-        events.add_thread(helper).map_err(failed)?;
+        let failed = |e: String| std::io::Error::other(e);
+        let mut events = OffEvents::new(ids, &online_cpus()).map_err(|e| failed(e.to_string()))?;
+        events.add_thread(me).map_err(|e| failed(e.to_string()))?;
+        events
+            .add_thread(helper)
+            .map_err(|e| failed(e.to_string()))?;
         let cost_ns = bounce(a)?;
         let mut raw = OffRaw::default();
         events.drain(&mut raw);
