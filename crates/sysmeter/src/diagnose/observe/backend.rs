@@ -2,7 +2,7 @@
 //! on the command line, its help line, which one `auto` prefers and which it falls back
 //! to), its availability check answers `Result<_, Reason>` (one sentence with the fix), and
 //! [`choose`] turns what `--backend` asked for ([`Request`]) into the backend that runs and
-//! the "why this backend" line, written one way by [`line`] for every diagnosis. The
+//! the "why this backend" line, written one way by [`line()`] for every diagnosis. The
 //! command line's `--backend` values are derived from [`Backend::CHOICES`] (`cli/backend.rs`).
 //!
 //! Pure; depends on nothing.
