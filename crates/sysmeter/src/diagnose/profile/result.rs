@@ -8,11 +8,12 @@ use serde::Serialize;
 
 use super::findings;
 use super::overhead::Calibration;
-use super::{Settings, Target};
+use super::Settings;
 use crate::diagnose::observe::sampled::aggregate::Analysis;
 use crate::diagnose::observe::sampled::callgraph;
 use crate::diagnose::observe::sampled::results::single;
 use crate::diagnose::observe::sampled::session::Recording;
+use crate::diagnose::observe::target::Target;
 use crate::model::{
     About, Artifact, ExperimentResult, HostInfo, Metric, RunConfig, RunKind, RunRecord, Unit,
 };
