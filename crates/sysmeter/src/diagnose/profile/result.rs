@@ -6,9 +6,9 @@
 
 use serde::Serialize;
 
+use super::Settings;
 use super::findings;
 use super::overhead::Calibration;
-use super::Settings;
 use crate::diagnose::observe::sampled::aggregate::Analysis;
 use crate::diagnose::observe::sampled::callgraph;
 use crate::diagnose::observe::sampled::results::single;
