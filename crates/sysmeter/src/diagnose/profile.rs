@@ -20,13 +20,13 @@ pub mod findings;
 pub mod overhead;
 pub mod result;
 
-pub use crate::diagnose::observe::target::Target;
 use std::time::Duration;
 
 use crate::diagnose::observe::backend::Reason;
 use crate::diagnose::observe::sampled::results::{Drawn, OnCpu, Profile};
 use crate::diagnose::observe::sampled::session::{self, Recording, Sampling};
 use crate::diagnose::observe::sampled::{SampledError, aggregate, cpu_clock, flame};
+use crate::diagnose::observe::target::Target;
 use crate::model::ExperimentResult;
 
 /// Settings of one profile.
