@@ -38,6 +38,10 @@ pub struct CompareArgs {
     /// Output format of what is printed on stdout.
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
+    /// Print every line of the text whole: without it, the text is held to the terminal's
+    /// width ($COLUMNS when set, else 100 columns), table cells and long lines wrapped.
+    #[arg(long)]
+    pub full: bool,
     /// `--html`, `--markdown` (their help reworded above) and the database holding the runs
     /// (not opened when A and B are both files).
     #[command(flatten)]
@@ -56,7 +60,8 @@ const RULES: &str = "\
 How metrics are compared (matched by experiment id and metric name):
   change       median(B) / median(A) - 1.
   95% CI       percentile bootstrap of that ratio, resampling both raw sample sets
-               (2000 resamples, --seed).
+               (2000 resamples, --seed); an end more than 10x from the ratio is
+               shown as 'unbounded' (the runs do not bound it; the JSON keeps it).
   p            two-sided Mann-Whitney U test (exact for tie-free samples of up to 50,
                else the normal approximation with tie correction).
   many metrics the p-values of all metrics compared at once are adjusted for their

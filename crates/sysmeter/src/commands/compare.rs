@@ -11,7 +11,7 @@ use super::run_history::load_history;
 use super::{Outcome, Stream, UsageError, console, emit, open_pages, open_store_to_read};
 use crate::cli::CompareArgs;
 use crate::model::RunRecord;
-use crate::report::compare_text::{self, CompareFormat};
+use crate::report::compare_text::{self, CompareFormat, TextLayout};
 use crate::stats::compare::{CompareOptions, compare_sets};
 use crate::store::{Store, StoreError};
 
@@ -54,12 +54,16 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
         write(out, &page, "HTML comparison")?;
     }
     if let Some(out) = markdown {
-        let text = compare_text::render(&cmp, first_a, first_b, CompareFormat::Markdown, false)?;
+        let layout = TextLayout::default();
+        let text = compare_text::render(&cmp, first_a, first_b, CompareFormat::Markdown, layout)?;
         write(out, &text, "Markdown comparison")?;
     }
     if !to_stdout {
-        let color = Stream::Stdout.color();
-        let text = compare_text::render(&cmp, first_a, first_b, args.format, color)?;
+        let layout = TextLayout {
+            color: Stream::Stdout.color(),
+            width: (!args.full).then(terminal_width),
+        };
+        let text = compare_text::render(&cmp, first_a, first_b, args.format, layout)?;
         emit(&text)?;
     }
     let regressions = cmp.regressions().count();
@@ -85,6 +89,16 @@ fn side_history(store: &Store, a: &[&RunRecord], b: &[&RunRecord]) -> Vec<RunRec
         .collect();
     let compared: Vec<&str> = a.iter().chain(b).map(|r| r.id.as_str()).collect();
     load_history(store, &single, &compared, None)
+}
+
+/// The columns the text may take: `$COLUMNS` when it holds a usable width (40 or more), else
+/// 100, wide enough for the table's columns and short enough for a split terminal.
+fn terminal_width() -> usize {
+    let columns = std::env::var("COLUMNS").ok();
+    columns
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| *c >= 40)
+        .unwrap_or(100)
 }
 
 /// Writes `content` to `out` and, for a file, says so on stderr.
