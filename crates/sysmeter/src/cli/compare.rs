@@ -18,7 +18,8 @@ use crate::report::compare_text::CompareFormat;
     "Also write the comparison as GitHub-flavoured Markdown to FILE; `-` is stdout instead \
      of the --format output")))]
 pub struct CompareArgs {
-    /// Baseline: a run id, a unique id prefix, `latest`, `latest~N`, or a JSON file written
+    /// Baseline: a run id, a unique id prefix, `latest`, `latest~N`, the latest of a kind
+    /// (`latest:KIND`, `latest:KIND~N`, e.g. `latest:scale~1`), or a JSON file written
     /// by `--format json` of bench/show (a name ending in `.json` or containing `/`; `-` reads
     /// standard input); or a set of such runs separated by commas (`A1,A2,A3`), tested with
     /// the noise between runs.
@@ -96,9 +97,12 @@ History (when A or B is a stored run; --no-history turns it off):
                as for sets).
 Runs from different machines are compared too; what differs (CPU, caches, kernel,
 virtualization, ...) is listed first.
+Runs of two kinds (a scale run and a locks run) are refused: compare the latest two of one
+kind with `latest:KIND~1 latest:KIND` (e.g. latest:profile~1 latest:profile).
 Exit status: 0 compared (and no regression), 1 a regression under --fail-above, or an
 unreadable database, 2 bad input (unknown run, unreadable JSON file, bad flag, an empty
-or repeated entry in a set, `-` in a set, or --fail-above with no metric in common).";
+or repeated entry in a set, `-` in a set, runs of two kinds, or --fail-above with no
+metric in common).";
 
 /// Parses a non-negative percentage such as `5` or `2.5` into a fraction (0.05, 0.025).
 pub fn parse_percent(text: &str) -> Result<f64, String> {
