@@ -9,7 +9,8 @@
 //! between words ([`wrap`]). Pure; depends on nothing of the crate.
 
 use comfy_table::{
-    CellAlignment, ColumnConstraint, ContentArrangement, Row, Table, presets::UTF8_FULL_CONDENSED,
+    CellAlignment, ColumnConstraint, ContentArrangement, Row, Table, Width,
+    presets::UTF8_FULL_CONDENSED,
 };
 
 /// A table of `headers` without rows yet, the columns `right` aligned right; the rows added
@@ -38,30 +39,51 @@ pub(crate) fn render(
 }
 
 /// [`render`], no wider than `width` characters when one is given: comfy-table wraps the
-/// cells of the text columns that do not fit (a cell's text is kept whole, on more lines);
-/// the columns of numbers (`right`) keep their width, so a number is never split.
+/// cells that do not fit between words, and a column is never narrower than its longest
+/// word up to [`MIN_WORD`] characters, so a number, a verdict or a short name stays whole.
 pub(crate) fn render_within(
     headers: impl Into<Row>,
     rows: impl IntoIterator<Item = Vec<String>>,
     right: impl IntoIterator<Item = usize>,
     width: Option<usize>,
 ) -> String {
-    let right: Vec<usize> = right.into_iter().collect();
-    let mut table = styled(headers, right.iter().copied());
+    let headers: Row = headers.into();
+    let rows: Vec<Vec<String>> = rows.into_iter().collect();
+    let mut table = styled(headers, right);
     if let Some(width) = width {
         table
             .set_content_arrangement(ContentArrangement::Dynamic)
             .set_width(u16::try_from(width).unwrap_or(u16::MAX));
-        for index in right {
-            if let Some(column) = table.column_mut(index) {
-                column.set_constraint(ColumnConstraint::ContentWidth);
-            }
+        let words = longest_words(&table, &rows);
+        for (column, longest) in table.column_iter_mut().zip(words) {
+            // The boundary counts the cell padding, one space each side.
+            let least = u16::try_from(longest.min(MIN_WORD) + 2).unwrap_or(u16::MAX);
+            column.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(least)));
         }
     }
     for row in rows {
         table.add_row(row);
     }
     table.to_string()
+}
+
+/// The longest word a column keeps whole when the table is held to a width.
+const MIN_WORD: usize = 14;
+
+/// The length of the longest word of each column of `table`'s header and `rows`.
+fn longest_words(table: &Table, rows: &[Vec<String>]) -> Vec<usize> {
+    let header = table
+        .header()
+        .map(|h| h.cell_iter().map(|c| c.content()).collect::<Vec<String>>());
+    let columns = header.as_ref().map_or(0, Vec::len);
+    let mut longest = vec![0; columns];
+    for cells in header.iter().chain(rows) {
+        for (i, cell) in cells.iter().enumerate().take(longest.len()) {
+            let word = cell.split_whitespace().map(|w| w.chars().count()).max();
+            longest[i] = longest[i].max(word.unwrap_or(0));
+        }
+    }
+    longest
 }
 
 /// How many columns `text` takes on a terminal: its characters, without the escape sequences

@@ -84,7 +84,7 @@ fn a_known_ten_percent_slowdown_is_slower_and_fails_the_gate() {
     assert_eq!(cmp["summary"]["regressions"], 1);
     // The text report says the same to people.
     sysmeter()
-        .arg("compare")
+        .args(["compare", "--full"])
         .args([&a, &b])
         .assert()
         .success()
@@ -124,7 +124,7 @@ fn compare_reads_standard_input_and_lists_machine_differences_first() {
     let mut b = synthetic_run("b", 6, "", 1.0);
     b.host.cpu.model = "Other CPU 9000".into();
     let text = sysmeter()
-        .args(["compare"])
+        .args(["compare", "--full"])
         .arg(&a)
         .arg("-")
         .write_stdin(serde_json::to_string(&b).expect("json"))

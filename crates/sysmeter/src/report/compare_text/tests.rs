@@ -259,7 +259,11 @@ fn an_unbounded_interval_is_said_and_kept_out_of_the_chart() {
         width: Some(100),
     };
     let text = render(&cmp, &a, &b, CompareFormat::Text, layout).unwrap();
-    assert!(text.contains("[unbounded, unbounded]"), "{text}");
+    // The cell may wrap between its words at this width.
+    assert!(
+        text.contains("[unbounded,") && text.contains(" unbounded]"),
+        "{text}"
+    );
     assert!(
         text.contains("unbounded = a CI end more than 10×"),
         "{text}"
