@@ -18,7 +18,8 @@ use crate::report::compare_text::CompareFormat;
     "Also write the comparison as GitHub-flavoured Markdown to FILE; `-` is stdout instead \
      of the --format output")))]
 pub struct CompareArgs {
-    /// Baseline: a run id, a unique id prefix, `latest`, `latest~N`, or a JSON file written
+    /// Baseline: a run id, a unique id prefix, `latest`, `latest~N`, the latest of a kind
+    /// (`latest:KIND`, `latest:KIND~N`, e.g. `latest:scale~1`), or a JSON file written
     /// by `--format json` of bench/show (a name ending in `.json` or containing `/`; `-` reads
     /// standard input); or a set of such runs separated by commas (`A1,A2,A3`), tested with
     /// the noise between runs.
@@ -38,6 +39,10 @@ pub struct CompareArgs {
     /// Output format of what is printed on stdout.
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
+    /// Print every line of the text whole: without it, the text is held to the terminal's
+    /// width ($COLUMNS when set, else 100 columns), table cells and long lines wrapped.
+    #[arg(long)]
+    pub full: bool,
     /// `--html`, `--markdown` (their help reworded above) and the database holding the runs
     /// (not opened when A and B are both files).
     #[command(flatten)]
@@ -56,7 +61,8 @@ const RULES: &str = "\
 How metrics are compared (matched by experiment id and metric name):
   change       median(B) / median(A) - 1.
   95% CI       percentile bootstrap of that ratio, resampling both raw sample sets
-               (2000 resamples, --seed).
+               (2000 resamples, --seed); an end more than 10x from the ratio is
+               shown as 'unbounded' (the runs do not bound it; the JSON keeps it).
   p            two-sided Mann-Whitney U test (exact for tie-free samples of up to 50,
                else the normal approximation with tie correction).
   many metrics the p-values of all metrics compared at once are adjusted for their
@@ -91,9 +97,12 @@ History (when A or B is a stored run; --no-history turns it off):
                as for sets).
 Runs from different machines are compared too; what differs (CPU, caches, kernel,
 virtualization, ...) is listed first.
+Runs of two kinds (a scale run and a locks run) are refused: compare the latest two of one
+kind with `latest:KIND~1 latest:KIND` (e.g. latest:profile~1 latest:profile).
 Exit status: 0 compared (and no regression), 1 a regression under --fail-above, or an
 unreadable database, 2 bad input (unknown run, unreadable JSON file, bad flag, an empty
-or repeated entry in a set, `-` in a set, or --fail-above with no metric in common).";
+or repeated entry in a set, `-` in a set, runs of two kinds, or --fail-above with no
+metric in common).";
 
 /// Parses a non-negative percentage such as `5` or `2.5` into a fraction (0.05, 0.025).
 pub fn parse_percent(text: &str) -> Result<f64, String> {

@@ -11,7 +11,8 @@ use super::DbArgs;
 /// `sysmeter export [RUN]`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// Run id, unique id prefix, `latest` or `latest~N`.
+    /// Run id, unique id prefix, `latest`, `latest~N`, or the latest of a kind: `latest:KIND`
+    /// / `latest:KIND~N` (e.g. `latest:profile`).
     #[arg(default_value = "latest")]
     pub run: String,
     /// Shorthand for `--format openmetrics`.

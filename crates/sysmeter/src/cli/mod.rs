@@ -230,7 +230,8 @@ pub struct HistoryArgs {
 /// `sysmeter show`.
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// Run id, unique id prefix, `latest` or `latest~N`.
+    /// Run id, unique id prefix, `latest`, `latest~N`, or the latest of a kind: `latest:KIND`
+    /// / `latest:KIND~N` (e.g. `latest:profile`).
     #[arg(default_value = "latest")]
     pub run: String,
     /// Database to read.

@@ -11,7 +11,7 @@ use super::run_history::load_history;
 use super::{Outcome, Stream, UsageError, console, emit, open_pages, open_store_to_read};
 use crate::cli::CompareArgs;
 use crate::model::RunRecord;
-use crate::report::compare_text::{self, CompareFormat};
+use crate::report::compare_text::{self, CompareFormat, TextLayout};
 use crate::stats::compare::{CompareOptions, compare_sets};
 use crate::store::{Store, StoreError};
 
@@ -25,8 +25,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
         .iter()
         .any(|o| o.as_ref().is_some_and(OutFile::is_stdout));
     let mut store = None;
-    let a = load_set(&refs_a, "A", args, &mut store)?;
-    let b = load_set(&refs_b, "B", args, &mut store)?;
+    let (a, b) = load_sides(&refs_a, &refs_b, args, &mut store)?;
     let opts = CompareOptions {
         threshold: args.threshold,
         seed: args.seed,
@@ -54,12 +53,16 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
         write(out, &page, "HTML comparison")?;
     }
     if let Some(out) = markdown {
-        let text = compare_text::render(&cmp, first_a, first_b, CompareFormat::Markdown, false)?;
+        let layout = TextLayout::default();
+        let text = compare_text::render(&cmp, first_a, first_b, CompareFormat::Markdown, layout)?;
         write(out, &text, "Markdown comparison")?;
     }
     if !to_stdout {
-        let color = Stream::Stdout.color();
-        let text = compare_text::render(&cmp, first_a, first_b, args.format, color)?;
+        let layout = TextLayout {
+            color: Stream::Stdout.color(),
+            width: (!args.full).then(terminal_width),
+        };
+        let text = compare_text::render(&cmp, first_a, first_b, args.format, layout)?;
         emit(&text)?;
     }
     let regressions = cmp.regressions().count();
@@ -85,6 +88,16 @@ fn side_history(store: &Store, a: &[&RunRecord], b: &[&RunRecord]) -> Vec<RunRec
         .collect();
     let compared: Vec<&str> = a.iter().chain(b).map(|r| r.id.as_str()).collect();
     load_history(store, &single, &compared, None)
+}
+
+/// The columns the text may take: `$COLUMNS` when it holds a usable width (40 or more), else
+/// 100, wide enough for the table's columns and short enough for a split terminal.
+fn terminal_width() -> usize {
+    let columns = std::env::var("COLUMNS").ok();
+    columns
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| *c >= 40)
+        .unwrap_or(100)
 }
 
 /// Writes `content` to `out` and, for a file, says so on stderr.
@@ -151,6 +164,43 @@ fn load_set(
     Ok(runs)
 }
 
+/// The runs of both sides, all of one kind ([`check_kinds`]).
+fn load_sides(
+    refs_a: &[String],
+    refs_b: &[String],
+    args: &CompareArgs,
+    store: &mut Option<Store>,
+) -> anyhow::Result<(Vec<RunRecord>, Vec<RunRecord>)> {
+    let a = load_set(refs_a, "A", args, store)?;
+    let b = load_set(refs_b, "B", args, store)?;
+    check_kinds(&a, &b)?;
+    Ok((a, b))
+}
+
+/// Every run compared is of one kind: a `scale` run and a `locks` run share no metric, and
+/// comparing them would report "0 slower, 0 faster, 0 no change" as if nothing changed.
+fn check_kinds(a: &[RunRecord], b: &[RunRecord]) -> Result<(), UsageError> {
+    let first = a.first().or(b.first());
+    let Some(first) = first else {
+        return Ok(());
+    };
+    let other = a.iter().chain(b).find(|r| r.kind != first.kind);
+    match other {
+        None => Ok(()),
+        Some(other) => {
+            let kind = first.kind.as_str();
+            Err(UsageError(format!(
+                "run {} is a {kind} run and run {} a {} run: compare needs runs of one kind; \
+                 name two runs of the same kind, e.g. `sysmeter compare latest:{kind}~1 \
+                 latest:{kind}`",
+                first.id,
+                other.id,
+                other.kind.as_str()
+            )))
+        }
+    }
+}
+
 /// Whether a run argument names a JSON file rather than a stored run.
 fn is_file_argument(reference: &str) -> bool {
     reference == "-" || reference.ends_with(".json") || reference.contains('/')
@@ -189,7 +239,9 @@ fn load_file(path: &str) -> anyhow::Result<RunRecord> {
 
 #[cfg(test)]
 mod tests {
-    use super::{check_stdin, is_file_argument, split_set};
+    use super::{check_kinds, check_stdin, is_file_argument, split_set};
+    use crate::model::RunKind;
+    use crate::model::fixture::sample_run;
 
     #[test]
     fn files_are_told_from_run_references() {
@@ -217,5 +269,22 @@ mod tests {
             .to_string();
         assert!(e.contains("sets of runs"), "{e}");
         assert!(check_stdin(&v(&["a1", "-"]), &v(&["b"])).is_err());
+    }
+
+    #[test]
+    fn runs_of_two_kinds_are_refused_with_the_fix() {
+        let bench = sample_run();
+        let mut scale = sample_run();
+        scale.id = "20261123T090000Z-5ca1".into();
+        scale.kind = RunKind::Scale;
+        let one = std::slice::from_ref(&bench);
+        assert!(check_kinds(one, one).is_ok());
+        let e = check_kinds(&[scale], one).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "run 20261123T090000Z-5ca1 is a scale run and run 20261122T183242Z-3f9a a bench \
+             run: compare needs runs of one kind; name two runs of the same kind, e.g. \
+             `sysmeter compare latest:scale~1 latest:scale`"
+        );
     }
 }

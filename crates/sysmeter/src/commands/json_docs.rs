@@ -128,7 +128,8 @@ fn the_compare_example_is_a_compare_document() {
     b.config.profile = "quick".into();
     b.results[0].metrics.remove(0);
     let cmp = compare_runs(&a, &b, &CompareOptions::default(), Some(0.05));
-    let text = compare_text::render(&cmp, &a, &b, CompareFormat::Json, false).expect("renders");
+    let text = compare_text::render(&cmp, &a, &b, CompareFormat::Json, Default::default())
+        .expect("renders");
     let real: Value = serde_json::from_str(&text).expect("compare writes JSON");
     same_fields("compare", &doc, &real);
 }

@@ -20,6 +20,7 @@ pub mod fleet;
 pub mod held;
 pub mod host;
 pub mod interval;
+pub mod kind;
 pub mod locks;
 pub mod machine;
 pub mod offcpu;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::about::{About, Estimate};
 use super::host::HostInfo;
 use super::interval::RunToRun;
+pub use super::kind::RunKind;
 use super::machine::{MachineState, RoundStats};
 use super::summary::Summary;
 
@@ -88,44 +89,6 @@ pub fn new_run_id() -> String {
         .wrapping_mul(0x9e37_79b9_7f4a_7c15)
         ^ fastrand::u64(..);
     format!("{}-{:08x}", now.strftime("%Y%m%dT%H%M%SZ"), salt >> 32)
-}
-
-/// Kind of run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RunKind {
-    /// `sysmeter bench`.
-    Bench,
-    /// `sysmeter run`.
-    Run,
-    /// `sysmeter trace`.
-    Trace,
-    /// `sysmeter profile`.
-    Profile,
-    /// `sysmeter scale`.
-    Scale,
-    /// `sysmeter calls`.
-    Calls,
-    /// `sysmeter locks`.
-    Locks,
-    /// `sysmeter alloc`.
-    Alloc,
-}
-
-impl RunKind {
-    /// Lower-case name as used in JSON and the database.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunKind::Bench => "bench",
-            RunKind::Run => "run",
-            RunKind::Trace => "trace",
-            RunKind::Profile => "profile",
-            RunKind::Scale => "scale",
-            RunKind::Calls => "calls",
-            RunKind::Locks => "locks",
-            RunKind::Alloc => "alloc",
-        }
-    }
 }
 
 /// Configuration a bench run used, including the per-run calibration.

@@ -13,6 +13,7 @@ mod host_diff;
 pub mod html;
 mod machine;
 mod markdown;
+mod terminal;
 #[cfg(test)]
 mod tests;
 
@@ -20,16 +21,17 @@ pub use document::{CompareDocument, Counts};
 pub use host_diff::{Difference, machine_differences, run_differences};
 
 use document::{counts, json};
+use terminal::text;
 
 use crate::model::units;
 
 use super::ReportError;
 use super::format;
-use super::table;
 use super::text::timestamp;
 use crate::model::RunRecord;
 use crate::stats::compare::{
-    MetricComparison, RunComparison, RunSide, SampleComparison, Unmatched,
+    MetricComparison, RunComparison, RunSide, SampleComparison, ShownCi, UNBOUNDED_FACTOR,
+    Unmatched,
 };
 
 /// Version of the `compare --format json` document (docs/json-schema.md). Bumped on any
@@ -48,20 +50,29 @@ pub enum CompareFormat {
     Markdown,
 }
 
-/// Renders the comparison of `b` against baseline `a`. `color` allows bold headings in
-/// [`CompareFormat::Text`]; other formats ignore it.
+/// How [`CompareFormat::Text`] is laid out for the terminal; other formats ignore it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TextLayout {
+    /// Bold headings.
+    pub color: bool,
+    /// The widest a line may be (the terminal's columns); `None`: every line whole
+    /// (`--full`).
+    pub width: Option<usize>,
+}
+
+/// Renders the comparison of `b` against baseline `a`.
 pub fn render(
     cmp: &RunComparison,
     a: &RunRecord,
     b: &RunRecord,
     format: CompareFormat,
-    color: bool,
+    layout: TextLayout,
 ) -> Result<String, ReportError> {
     let machine = machine_differences(&a.host, &b.host);
     let run = run_differences(a, b);
     match format {
         CompareFormat::Json => json(cmp, machine, run),
-        CompareFormat::Text => Ok(text(cmp, &machine, &run, color)),
+        CompareFormat::Text => Ok(text(cmp, &machine, &run, layout.color, layout.width)),
         CompareFormat::Markdown => Ok(markdown::render(cmp, &machine, &run)),
     }
 }
@@ -111,6 +122,40 @@ fn signed_percent(fraction: f64) -> String {
     format!("{:+.1}%", fraction * 100.0)
 }
 
+/// A 95% CI of a change as shown: `[+8.1%, +12.0%]`, an end too far from the ratio to bound
+/// anything printed as `unbounded` (`stats::compare::bounds`).
+fn ci_text(ci: ShownCi) -> String {
+    let end = |e: Option<f64>| e.map_or_else(|| "unbounded".to_string(), signed_percent);
+    format!("[{}, {}]", end(ci.lo), end(ci.hi))
+}
+
+/// A change with its 95% CI: `+10.0% [+8.1%, +12.0%]`, or why there is none.
+fn change_text(c: &SampleComparison) -> String {
+    match (c.change(), c.shown_ci()) {
+        (Some(ch), Some(ci)) => format!("{} {}", signed_percent(ch), ci_text(ci)),
+        (Some(ch), None) => format!("{} [no CI]", signed_percent(ch)),
+        (None, _) => "n/a (A's median ≤ 0)".to_string(),
+    }
+}
+
+/// What `unbounded` means, for the rule lines, when a CI shown has an unbounded end.
+fn unbounded_line(cmp: &RunComparison) -> Option<String> {
+    let open = |c: &SampleComparison| c.shown_ci().is_some_and(|ci| ci.is_open());
+    let any = cmp.metrics.iter().any(|m| {
+        [m.comparison.as_ref(), m.normalised.as_ref()]
+            .into_iter()
+            .flatten()
+            .any(open)
+    });
+    any.then(|| {
+        format!(
+            "unbounded = a CI end more than {}× away from the ratio B/A: the samples do not bound \
+             the change on that side (too few, or too noisy); the JSON keeps the computed end.",
+            UNBOUNDED_FACTOR
+        )
+    })
+}
+
 /// The p-value the verdict was judged on: adjusted for the metrics compared at once when it
 /// was (the rule line says so), else the test's own.
 fn shown_p(c: &SampleComparison) -> f64 {
@@ -134,16 +179,7 @@ fn metric_cells(m: &MetricComparison, threshold: f64) -> [String; 7] {
         let [e, n] = [m.experiment.clone(), m.metric.clone()];
         return [e, n, none(), none(), note, none(), "not compared".into()];
     };
-    let change = match (c.change(), c.ratio_ci95) {
-        (Some(ch), Some((lo, hi))) => format!(
-            "{} [{}, {}]",
-            signed_percent(ch),
-            signed_percent(lo - 1.0),
-            signed_percent(hi - 1.0)
-        ),
-        (Some(ch), None) => format!("{} [no CI]", signed_percent(ch)),
-        (None, _) => "n/a (A's median ≤ 0)".to_string(),
-    };
+    let change = change_text(c);
     let mut verdict = machine::verdict_text(m, threshold);
     if m.regression {
         verdict.push_str(" — REGRESSION");
@@ -217,6 +253,7 @@ fn summary_lines(cmp: &RunComparison) -> Vec<String> {
             adjusted_for(cmp)
         ),
     ];
+    lines.extend(unbounded_line(cmp));
     lines.extend(machine::rule_lines(cmp));
     if let Some(f) = cmp.fail_above {
         let regressions: Vec<String> = cmp
@@ -244,61 +281,6 @@ fn diff_rows(d: &[Difference]) -> Vec<Vec<String>> {
     d.iter()
         .map(|d| vec![d.field.clone(), d.a.clone(), d.b.clone()])
         .collect()
-}
-
-fn text(cmp: &RunComparison, machine: &[Difference], run: &[Difference], color: bool) -> String {
-    let bold = |s: &str| super::text::bold(s.to_string(), color);
-    let mut out = vec![
-        side_line("A (baseline) ", &cmp.sides.a),
-        side_line("B (candidate)", &cmp.sides.b),
-    ];
-    out.extend(machine::set_lines(cmp));
-    let speed = machine::machine_lines(cmp);
-    if !speed.is_empty() {
-        out.push(String::new());
-        out.extend(speed.into_iter().map(|l| {
-            if l.starts_with("Machine speed") {
-                bold(&l)
-            } else {
-                l
-            }
-        }));
-    }
-    let differences = [
-        (
-            machine,
-            "Machine differences (a change below may come from these, not from the code):",
-            "machine",
-        ),
-        (run, "Run settings differ:", "setting"),
-    ];
-    for (list, title, field) in differences.into_iter().filter(|d| !d.0.is_empty()) {
-        out.push(String::new());
-        out.push(bold(title));
-        out.push(table::render(vec![field, "A", "B"], diff_rows(list), []));
-    }
-    out.push(String::new());
-    if cmp.metrics.is_empty() {
-        out.push("No metric is measured in both runs.".to_string());
-    } else {
-        let normalised = machine::has_normalised(cmp);
-        out.push(table::render(
-            headers(normalised),
-            metric_rows(cmp),
-            right_columns(normalised),
-        ));
-    }
-    for (label, list) in [("only in A", &cmp.only_in_a), ("only in B", &cmp.only_in_b)] {
-        if !list.is_empty() {
-            let items: Vec<String> = list.iter().map(unmatched_line).collect();
-            out.push(format!("{label}: {}", items.join("; ")));
-        }
-    }
-    out.push(String::new());
-    out.extend(summary_lines(cmp));
-    let mut s = out.join("\n");
-    s.push('\n');
-    s
 }
 
 /// How the p-values were adjusted, for the rule line: ", adjusted for the N metrics compared

@@ -201,7 +201,49 @@ pub fn metric_table(metrics: &[Metric]) -> (Vec<String>, Vec<Vec<String>>) {
             cells
         })
         .collect();
-    (headers, rows)
+    let mut table = (headers, rows);
+    let singles: Vec<bool> = metrics.iter().map(|m| m.summary.n == 1).collect();
+    let no_cycles = metrics.iter().all(|m| m.cycles.is_none());
+    single_observations(&mut table, &singles, no_cycles);
+    table
+}
+
+/// Header of the value column of a table of single observations.
+pub const VALUE_HEADER: &str = "value";
+
+/// A single observation (one sample: `run`'s real time, a fault count, a fitted
+/// coefficient) has no spread: its CI and p99 would only repeat its value. In a table of
+/// nothing else, those columns go, `median` reads `value`, and `cycles` goes when no row has
+/// any; beside metrics with samples, its CI and p99 cells read `—`.
+/// `single` says which rows are single observations; `no_cycles` that no row has cycles.
+fn single_observations(
+    table: &mut (Vec<String>, Vec<Vec<String>>),
+    single: &[bool],
+    no_cycles: bool,
+) {
+    let (headers, rows) = table;
+    let column = |h: &[String], name: &str| h.iter().position(|x| x == name);
+    let spread = [WITHIN_RUN_HEADER, "p99"].map(|name| column(headers, name));
+    if single.is_empty() || !single.iter().all(|s| *s) {
+        for (row, _) in rows.iter_mut().zip(single).filter(|(_, s)| **s) {
+            for i in spread.iter().flatten() {
+                row[*i] = NONE.to_string();
+            }
+        }
+        return;
+    }
+    let cycles = column(headers, "cycles").filter(|_| no_cycles);
+    let mut gone: Vec<usize> = spread.into_iter().chain([cycles]).flatten().collect();
+    gone.sort_unstable_by(|a, b| b.cmp(a));
+    for i in gone {
+        headers.remove(i);
+        rows.iter_mut().for_each(|row| {
+            row.remove(i);
+        });
+    }
+    if let Some(i) = column(headers, METRIC_HEADERS[1]) {
+        headers[i] = VALUE_HEADER.to_string();
+    }
 }
 
 /// One line on the machine's state around an experiment measured with the probe:
@@ -241,4 +283,18 @@ pub fn point_cells(series: &Series, p: &SeriesPoint) -> [String; 6] {
         cycles_cell(p.cycles.as_ref()),
         notes.join("; "),
     ]
+}
+
+/// The table of a series: [`series_headers`] and a row per point ([`point_cells`]), points
+/// that are single observations shown as values (as in [`metric_table`]).
+pub fn series_table(series: &Series) -> (Vec<String>, Vec<Vec<String>>) {
+    let headers = series_headers(series).to_vec();
+    let rows = (series.points.iter())
+        .map(|p| point_cells(series, p).to_vec())
+        .collect();
+    let mut table = (headers, rows);
+    let singles: Vec<bool> = series.points.iter().map(|p| p.summary.n == 1).collect();
+    let no_cycles = series.points.iter().all(|p| p.cycles.is_none());
+    single_observations(&mut table, &singles, no_cycles);
+    table
 }

@@ -116,11 +116,8 @@ fn measured(r: &ExperimentResult, kind: &dyn KindView) -> Vec<String> {
             escape(&series.name),
             escape(&series.x_label)
         ));
-        let rows = series
-            .points
-            .iter()
-            .map(|p| format::point_cells(series, p).to_vec());
-        blocks.push(table(format::series_headers(series).to_vec(), rows));
+        let (headers, rows) = format::series_table(series);
+        blocks.push(table(headers, rows.into_iter()));
     }
     if !r.findings.is_empty() {
         let lines: Vec<String> = r.findings.iter().map(|f| format!("- {}", f.text)).collect();

@@ -34,6 +34,8 @@ mod tests;
 mod tests_glance;
 #[cfg(test)]
 mod tests_intervals;
+#[cfg(test)]
+mod tests_single;
 
 use crate::model::RunRecord;
 

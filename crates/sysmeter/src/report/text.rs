@@ -192,9 +192,8 @@ fn measured(r: &ExperimentResult, kind: &dyn KindView) -> Vec<String> {
     } else {
         for series in &r.series {
             lines.push(format!("{} by {}:", series.name, series.x_label));
-            let rows = series.points.iter().map(|p| format::point_cells(series, p));
-            let rows = rows.map(|r| r.to_vec());
-            lines.push(table(format::series_headers(series).to_vec(), rows));
+            let (headers, rows) = format::series_table(series);
+            lines.push(table(headers, rows.into_iter()));
         }
     }
     if r.metrics.is_empty() && r.series.is_empty() {

@@ -27,6 +27,7 @@
 //! Pure: no OS access; randomness only from the caller's seed. Depends on `model` (units,
 //! run records) and the rest of `stats`.
 
+pub mod bounds;
 mod family;
 pub mod history;
 pub mod machine;
@@ -42,6 +43,7 @@ mod sets_tests;
 #[cfg(test)]
 mod tests;
 
+pub use bounds::{ShownCi, UNBOUNDED_FACTOR};
 pub use machine::{MachineComparison, SideMachine};
 pub use mann_whitney::{EXACT_MAX, MannWhitney, mann_whitney};
 pub use runs::{

@@ -65,7 +65,7 @@ pub enum StoreError {
         /// Number of migrations this build has.
         known: usize,
     },
-    /// No run matches the reference (id, id prefix, `latest`, `latest~N`).
+    /// No run matches the reference (id, id prefix, `latest`, `latest~N`, `latest:KIND`).
     #[error(
         "no run '{reference}' in {}; `sysmeter history` lists the runs",
         .path.display()
@@ -89,10 +89,13 @@ pub enum StoreError {
         /// Ids that start with the prefix (at most a few).
         matches: Vec<String>,
     },
-    /// A reference that is neither an id nor of the form `latest` / `latest~N`.
+    /// A reference that is neither an id nor of the form `latest` / `latest~N` /
+    /// `latest:KIND` / `latest:KIND~N` with a known kind.
     #[error(
-        "'{reference}' is not a run reference; use a run id, a unique id prefix, `latest` or \
-         `latest~N` (N = how many runs back)"
+        "'{reference}' is not a run reference; use a run id, a unique id prefix, `latest`, \
+         `latest~N` (N = how many runs back) or `latest:KIND` / `latest:KIND~N` (the latest \
+         run of a kind: {})",
+        crate::model::RunKind::names()
     )]
     BadReference {
         /// The reference as given.

@@ -1,6 +1,6 @@
 //! Reading runs back, whatever the backend: the newest-first listing for `history` (every
-//! machine's runs or one machine's), run references (`latest`, `latest~N`, an id or a unique
-//! id prefix) and the exact reconstruction of a [`RunRecord`] with its results, metrics and
+//! machine's runs or one machine's), run references (`latest`, `latest~N`, the latest of a
+//! kind `latest:KIND` and `latest:KIND~N`, an id or a unique id prefix) and the exact reconstruction of a [`RunRecord`] with its results, metrics and
 //! raw samples.
 //!
 //! Only the meaning of references and the assembly of rows into the model live here; the
@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::rows::{Decoder, MetricRow, ResultRow, RunRow};
 use super::{Store, StoreError, on_backend};
-use crate::model::RunRecord;
+use crate::model::{RunKind, RunRecord};
 
 /// One line of `sysmeter history`: a run and how its experiments turned out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,7 +69,13 @@ pub(super) trait Reads {
     /// The id `back` runs before the newest (of `hostname` if given), counting only runs
     /// that ended (finished or interrupted): one whose process died is incomplete, and one
     /// still running is not done yet; both stay reachable by id.
-    fn latest(&self, back: i64, hostname: Option<&str>) -> Result<Option<String>, StoreError>;
+    /// `kind`: only runs of that kind count (`latest:profile`).
+    fn latest(
+        &self,
+        back: i64,
+        hostname: Option<&str>,
+        kind: Option<&str>,
+    ) -> Result<Option<String>, StoreError>;
 
     /// Up to [`PREFIX_MATCHES`] ids starting with `prefix`, the exact id first.
     fn ids_with_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError>;
@@ -97,8 +103,9 @@ impl Store {
         on_backend!(self, b => b.list_runs(limit, hostname))
     }
 
-    /// Loads the run named by `reference`: a run id, a unique prefix of one, `latest`, or
-    /// `latest~N` (N runs before the latest; only runs of the home host count when one is
+    /// Loads the run named by `reference`: a run id, a unique prefix of one, `latest`,
+    /// `latest~N` (N runs before the latest), or `latest:KIND` / `latest:KIND~N` (counting
+    /// only runs of that kind, e.g. `latest:profile`; only runs of the home host count when one is
     /// set, see [`Store::set_home_host`]). Results come back in the order they were stored,
     /// each with its metrics and raw samples, equal to what was written.
     pub fn load_run(&self, reference: &str) -> Result<RunRecord, StoreError> {
@@ -126,7 +133,7 @@ impl Store {
     /// Turns a run reference into the id of a stored run.
     fn resolve(&self, reference: &str) -> Result<String, StoreError> {
         let not_found = || match &self.home_host {
-            Some(host) if latest_offset(reference).ok().flatten().is_some() => {
+            Some(host) if latest_ref(reference).ok().flatten().is_some() => {
                 StoreError::NoRunOfHost {
                     reference: reference.to_string(),
                     hostname: host.clone(),
@@ -143,9 +150,10 @@ impl Store {
                 reference: reference.to_string(),
             });
         }
-        if let Some(back) = latest_offset(reference)? {
-            let host = self.home_host.as_deref();
-            return on_backend!(self, b => b.latest(back, host))?.ok_or_else(not_found);
+        if let Some(latest) = latest_ref(reference)? {
+            let (host, kind) = (self.home_host.as_deref(), latest.kind.map(RunKind::as_str));
+            let id = on_backend!(self, b => b.latest(latest.back, host, kind))?;
+            return id.ok_or_else(not_found);
         }
         // Backends return at most a few ids starting with the reference, the exact id
         // first: an exact id wins even when it is also a prefix of another id.
@@ -167,18 +175,37 @@ impl Store {
 /// the "ambiguous" message).
 pub(super) const PREFIX_MATCHES: i64 = 6;
 
-/// `Some(N)` for `latest` (0) and `latest~N`, `None` for anything that is not `latest…`.
-fn latest_offset(reference: &str) -> Result<Option<i64>, StoreError> {
+/// A `latest` reference: `latest`, `latest~N`, `latest:KIND` or `latest:KIND~N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Latest {
+    /// How many runs before the newest (0 for `latest`).
+    back: i64,
+    /// Only runs of this kind count (`latest:profile`).
+    kind: Option<RunKind>,
+}
+
+/// The `latest` reference `reference` is, `None` for anything that is not `latest…`; an
+/// unknown kind or a bad count is a bad reference.
+fn latest_ref(reference: &str) -> Result<Option<Latest>, StoreError> {
     let Some(rest) = reference.strip_prefix("latest") else {
         return Ok(None);
     };
-    if rest.is_empty() {
-        return Ok(Some(0));
-    }
-    rest.strip_prefix('~')
-        .and_then(|n| n.parse::<u32>().ok())
-        .map(|n| Some(i64::from(n)))
-        .ok_or_else(|| StoreError::BadReference {
-            reference: reference.to_string(),
-        })
+    let bad = || StoreError::BadReference {
+        reference: reference.to_string(),
+    };
+    let (kind, count) = match rest.strip_prefix(':') {
+        Some(named) => {
+            let (name, count) = named
+                .split_once('~')
+                .map_or((named, None), |(n, c)| (n, Some(c)));
+            (Some(RunKind::from_name(name).ok_or_else(bad)?), count)
+        }
+        None if rest.is_empty() => (None, None),
+        None => (None, Some(rest.strip_prefix('~').ok_or_else(bad)?)),
+    };
+    let back = match count {
+        None => 0,
+        Some(n) => i64::from(n.parse::<u32>().map_err(|_| bad())?),
+    };
+    Ok(Some(Latest { back, kind }))
 }

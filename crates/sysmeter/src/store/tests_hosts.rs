@@ -1,9 +1,11 @@
 //! Store tests for several machines in one database (on SQLite; the same API on PostgreSQL is
 //! tested in `tests/it/pg.rs`): listings per host, `latest` of a home host, ids across hosts,
-//! and what opening a `postgres://` URL does in a build without the `pg` feature.
+//! and what opening a `postgres://` URL does in a build without the `pg` feature; and
+//! `latest:KIND`, the latest run of one kind.
 
 use super::tests::fixture_run;
 use super::*;
+use crate::model::RunKind;
 
 /// A store with runs `a1`, `a2` of host alpha and `b1` of beta, interleaved in time.
 fn two_hosts() -> Store {
@@ -82,4 +84,51 @@ fn file_errors_are_not_usage_errors() {
     let dir = tempfile::tempdir().expect("tempdir");
     let err = Store::open(dir.path()).expect_err("a directory is not a database");
     assert!(!err.is_usage(), "{err:?}");
+}
+
+#[test]
+fn latest_of_a_kind_counts_only_the_runs_of_that_kind() {
+    let mut store = Store::open_in_memory().expect("open");
+    let runs = [
+        ("p1", RunKind::Profile, 1),
+        ("s1", RunKind::Scale, 2),
+        ("p2", RunKind::Profile, 3),
+        ("s2", RunKind::Scale, 4),
+    ];
+    for (id, kind, t) in runs {
+        let mut run = fixture_run(id, t);
+        run.kind = kind;
+        store.begin_run(&run).expect("begin");
+    }
+    let id = |r: &str| store.load_run(r).map(|run| run.id);
+    assert_eq!(id("latest").expect("latest"), "s2");
+    assert_eq!(id("latest:profile").expect("latest profile"), "p2");
+    assert_eq!(id("latest:profile~1").expect("the one before"), "p1");
+    assert_eq!(id("latest:scale~1").expect("scale before"), "s1");
+    assert!(matches!(
+        id("latest:profile~2"),
+        Err(StoreError::RunNotFound { .. })
+    ));
+    assert!(matches!(
+        id("latest:bench"),
+        Err(StoreError::RunNotFound { .. })
+    ));
+    for bad in [
+        "latest:",
+        "latest:bogus",
+        "latest:scale~x",
+        "latest:Scale",
+        "latestx",
+    ] {
+        let err = id(bad).expect_err(bad);
+        assert!(
+            matches!(err, StoreError::BadReference { .. }),
+            "{bad}: {err:?}"
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.contains("`latest:KIND`") && msg.contains("bench, run, trace"),
+            "{msg}"
+        );
+    }
 }

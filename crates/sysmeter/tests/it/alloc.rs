@@ -226,8 +226,7 @@ fn alloc_runs_are_stored_and_compared() {
         assert_eq!(status.status.code(), Some(0), "{status:?}");
     }
     let out = sysmeter()
-        .arg("compare")
-        .arg("--db")
+        .args(["compare", "--full", "--db"])
         .arg(&db)
         .args(["latest~1", "latest"])
         .output()

@@ -62,7 +62,7 @@ fn compare_a_slower_machine_is_no_regression_after_normalising() {
     assert_eq!(m["verdict"], "machine_slower", "{m}");
     assert!(m["normalised_change"].as_f64().expect("normalised").abs() < 1e-9);
     assert_eq!(m["regression"], false);
-    let text = stdout_of(sysmeter().arg("compare").args([&a, &b]));
+    let text = stdout_of(sysmeter().args(["compare", "--full"]).args([&a, &b]));
     assert!(text.contains("Machine speed B/A: 0.80"), "{text}");
     assert!(
         text.contains("machine slower; no change after normalising"),

@@ -122,7 +122,7 @@ fn a_killed_bench_is_incomplete_names_what_is_missing_and_is_not_latest() {
         "report --html"
     );
     let compared = sysmeter()
-        .args(["compare", &earlier, &killed, "--db"])
+        .args(["compare", "--full", &earlier, &killed, "--db"])
         .arg(&db)
         .output()
         .expect("compare");

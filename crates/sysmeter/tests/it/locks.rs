@@ -274,7 +274,8 @@ fn a_stored_locks_run_shows_renders_and_compares(backend: &str) {
         .success();
     let page = std::fs::read_to_string(&html).expect("page");
     assert!(page.contains("Contended locks") && page.contains("worker (locks_phases.c:"));
-    let compared = stdout_of(sysmeter().args(["compare", "latest~1", "latest", "--db", db_arg]));
+    let compared =
+        stdout_of(sysmeter().args(["compare", "--full", "latest~1", "latest", "--db", db_arg]));
     assert!(compared.contains("lock 1 mutex: worker"), "{compared}");
 }
 

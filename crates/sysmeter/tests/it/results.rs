@@ -84,7 +84,7 @@ fn a_known_ten_percent_slowdown_is_slower_and_fails_the_gate() {
     assert_eq!(cmp["summary"]["regressions"], 1);
     // The text report says the same to people.
     sysmeter()
-        .arg("compare")
+        .args(["compare", "--full"])
         .args([&a, &b])
         .assert()
         .success()
@@ -124,7 +124,7 @@ fn compare_reads_standard_input_and_lists_machine_differences_first() {
     let mut b = synthetic_run("b", 6, "", 1.0);
     b.host.cpu.model = "Other CPU 9000".into();
     let text = sysmeter()
-        .args(["compare"])
+        .args(["compare", "--full"])
         .arg(&a)
         .arg("-")
         .write_stdin(serde_json::to_string(&b).expect("json"))
@@ -246,4 +246,75 @@ fn compare_bad_input_is_a_usage_error() {
         .stdout(predicate::str::contains(
             "No metric is measured in both runs",
         ));
+}
+
+/// `dir/runs.db` holding the sample run as bench runs `b1`, `b2` and then a scale run `s1`.
+fn db_of_two_kinds(dir: &Path) -> PathBuf {
+    let db = dir.join("runs.db");
+    let mut store = sysmeter::store::Store::open(&db).expect("open db");
+    let kinds = [
+        ("b1", sysmeter::model::RunKind::Bench),
+        ("b2", sysmeter::model::RunKind::Bench),
+        ("s1", sysmeter::model::RunKind::Scale),
+    ];
+    for (i, (id, kind)) in kinds.into_iter().enumerate() {
+        let mut run = sample_run();
+        run.id = id.into();
+        run.kind = kind;
+        run.started_ns += i as i64 * 1_000_000_000;
+        run.finished_ns = run.finished_ns.map(|f| f + i as i64 * 1_000_000_000);
+        store.save_run(&run).expect("store");
+    }
+    db
+}
+
+/// A `scale` run and a `locks` run share no metric: `compare` refuses them with the fix
+/// (exit 2) instead of "0 slower, 0 faster, 0 no change"; `latest:KIND` finds the latest
+/// run of a kind past a newer run of another.
+#[test]
+fn compare_refuses_two_kinds_and_latest_can_be_asked_by_kind() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = db_of_two_kinds(dir.path());
+    let refused = sysmeter()
+        .args(["compare", "latest~1", "latest", "--db"])
+        .arg(&db)
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&refused.get_output().stderr).to_string();
+    assert!(
+        err.contains(
+            "run b2 is a bench run and run s1 a scale run: compare needs runs of one kind"
+        ) && err.contains("`sysmeter compare latest:bench~1 latest:bench`"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
+    let out = sysmeter()
+        .args([
+            "compare",
+            "latest:bench~1",
+            "latest:bench",
+            "--format",
+            "json",
+            "--db",
+        ])
+        .arg(&db)
+        .assert()
+        .success();
+    let cmp = json_of(&out.get_output().stdout);
+    assert_eq!(
+        (cmp["a"]["id"].as_str(), cmp["b"]["id"].as_str()),
+        (Some("b1"), Some("b2"))
+    );
+    let shown = sysmeter()
+        .args(["show", "latest:scale", "--format", "json", "--db"])
+        .arg(&db)
+        .assert()
+        .success();
+    assert_eq!(json_of(&shown.get_output().stdout)["id"], "s1");
+    sysmeter()
+        .args(["show", "latest:nope", "--db"])
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("`latest:KIND`"));
 }

@@ -1,7 +1,9 @@
 //! The change chart of `sysmeter compare --html`: one row per compared metric, sorted by its
 //! change, a dot at the change of the median with its 95% CI as a whisker, the noise
 //! threshold as a shaded band around zero. Every row is a relative change in percent, so
-//! metrics of any unit share the axis.
+//! metrics of any unit share the axis. An unbounded end of a CI (`stats::compare::bounds`)
+//! is drawn as an arrow to the edge of the plot and left out of the axis range, so one
+//! interval the runs cannot bound does not flatten every other change onto zero.
 //!
 //! Pure: rows in, a [`Chart`] out; tick labels through the axis (`model::units`).
 
@@ -9,6 +11,7 @@ use super::axis::{Axis, ScaleMode};
 use super::svg::{Anchor, Svg};
 use super::{CHAR_W, Chart, Quantity, WIDTH};
 use crate::model::Unit;
+use crate::stats::compare::ShownCi;
 
 const ROW: f64 = 20.0;
 const MAX_NAME_CHARS: usize = 60;
@@ -20,8 +23,8 @@ pub struct Change {
     pub name: String,
     /// Change of the median.
     pub change: f64,
-    /// 95% CI of the change.
-    pub ci: (f64, f64),
+    /// 95% CI of the change, an end `None` where it is unbounded.
+    pub ci: ShownCi,
     /// Colour by verdict (a CSS colour).
     pub color: &'static str,
 }
@@ -59,8 +62,9 @@ pub fn change_chart(rows: &[Change], threshold: f64) -> Option<Chart> {
     rows.sort_by(|a, b| a.change.total_cmp(&b.change));
     // Percent points on the axis: labels read 0, 5, 10 under the title's [%].
     let mut values: Vec<f64> = vec![threshold * 100.0, -threshold * 100.0];
-    let ends = |r: &&Change| [r.ci.0 * 100.0, r.ci.1 * 100.0, r.change * 100.0];
-    values.extend(rows.iter().flat_map(ends));
+    // Unbounded ends stay out of the range: their whiskers run to the edge as arrows.
+    let ends = |r: &&Change| [r.ci.lo, r.ci.hi, Some(r.change)];
+    values.extend(rows.iter().flat_map(ends).flatten().map(|v| v * 100.0));
     let names = rows.iter().map(|r| short(&r.name).chars().count());
     let top = 8.0;
     let f = Frame {
@@ -81,7 +85,8 @@ pub fn change_chart(rows: &[Change], threshold: f64) -> Option<Chart> {
         title: "Change per metric, sorted by change".to_string(),
         caption: "Read the dots outside the shaded band whose whiskers do not cross zero: those \
                   changes are beyond the noise threshold and significant; right of zero is a \
-                  larger value in B."
+                  larger value in B. A whisker ending in an arrow is unbounded on that side \
+                  (its CI end lies more than 10× from the ratio B/A)."
             .to_string(),
         quantities: vec![Quantity::Percent; rows.len()],
         svg: svg.finish(),
@@ -113,18 +118,35 @@ fn grid(svg: &mut Svg, f: &Frame, threshold: f64, height: f64) {
     svg.text(at, Anchor::Middle, "fill=\"#222\"", &title);
 }
 
-/// One metric: its name, the CI whisker and the dot at the change.
+/// One metric: its name, the CI whisker (an arrow to the edge where unbounded) and the dot
+/// at the change.
 fn row(svg: &mut Svg, f: &Frame, r: &Change, y: f64) {
     let name = short(&r.name);
     svg.text((f.left - 6.0, y + 4.0), Anchor::End, "fill=\"#222\"", &name);
-    let (lo, hi) = (f.px(r.ci.0), f.px(r.ci.1));
+    let lo = r.ci.lo.map_or(f.left, |v| f.px(v));
+    let hi = r.ci.hi.map_or(f.right, |v| f.px(v));
     let thick = "stroke-width=\"2\"";
     svg.line((lo, y), (hi, y), r.color, thick);
-    for x in [lo, hi] {
-        svg.line((x, y - 5.0), (x, y + 5.0), r.color, thick);
+    for (x, end, outward) in [(lo, r.ci.lo, -1.0), (hi, r.ci.hi, 1.0)] {
+        if end.is_some() {
+            svg.line((x, y - 5.0), (x, y + 5.0), r.color, thick);
+        } else {
+            let arrow = [
+                (x - outward * 7.0, y - 5.0),
+                (x, y),
+                (x - outward * 7.0, y + 5.0),
+            ];
+            svg.path(&arrow, true, &format!("fill=\"{}\"", r.color));
+        }
     }
-    let [c, l, h] = [r.change, r.ci.0, r.ci.1].map(|v| v * 100.0);
-    let tip = format!("{}: {c:+.1}% [{l:+.1}%, {h:+.1}%]", r.name);
+    let end = |e: Option<f64>| e.map_or("unbounded".to_string(), |v| format!("{:+.1}%", v * 100.0));
+    let tip = format!(
+        "{}: {:+.1}% [{}, {}]",
+        r.name,
+        r.change * 100.0,
+        end(r.ci.lo),
+        end(r.ci.hi)
+    );
     svg.circle((f.px(r.change), y), 4.0, r.color, Some(&tip));
 }
 
@@ -136,7 +158,10 @@ mod tests {
         Change {
             name: name.into(),
             change: c,
-            ci: (c - 0.01, c + 0.01),
+            ci: ShownCi {
+                lo: Some(c - 0.01),
+                hi: Some(c + 0.01),
+            },
             color: "#000",
         }
     }
@@ -152,5 +177,33 @@ mod tests {
         assert!(svg.contains("&lt;c&gt;"));
         assert_eq!(svg.matches("<circle").count(), 3);
         assert!(change_chart(&[], 0.02).is_none());
+    }
+
+    /// The x of the dot whose tooltip starts with `name`.
+    fn dot_x(svg: &str, name: &str) -> f64 {
+        let line = svg
+            .lines()
+            .find(|l| l.starts_with("<circle") && l.contains(&format!("<title>{name}:")));
+        let cx = line.and_then(|l| l.split("cx=\"").nth(1)?.split('"').next()?.parse().ok());
+        cx.unwrap_or_else(|| panic!("no dot of {name} in {svg}"))
+    }
+
+    #[test]
+    fn an_unbounded_interval_stays_out_of_the_axis_range() {
+        // fs.write's interval, [−100%, +6 701 237%], beside changes of −70% and −54%.
+        let wild = Change {
+            name: "fs.write · write".into(),
+            change: 0.2,
+            ci: ShownCi::of_ratio(1.2, (0.0, 67013.37)),
+            color: "#000",
+        };
+        let rows = [change("a", -0.70), change("b", -0.54), wild];
+        let chart = change_chart(&rows, 0.02).expect("a chart");
+        // The axis stays near the other changes: −70% and −54% lie well apart, not both on 0.
+        let (a, b) = (dot_x(&chart.svg, "a"), dot_x(&chart.svg, "b"));
+        assert!(b - a > 40.0, "−70% at x = {a}, −54% at x = {b}");
+        // The open ends are arrows, and the tooltip says so.
+        assert_eq!(chart.svg.matches(" Z\"").count(), 2, "{}", chart.svg);
+        assert!(chart.svg.contains("+20.0% [unbounded, unbounded]"));
     }
 }

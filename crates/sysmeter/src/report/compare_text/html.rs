@@ -12,7 +12,8 @@ use askama::Template;
 
 use super::machine::{self, deciding};
 use super::{
-    Difference, counts, diff_rows, headers, metric_rows, side_line, summary_lines, unmatched_line,
+    Difference, change_text, counts, diff_rows, headers, metric_rows, side_line, summary_lines,
+    unmatched_line,
 };
 use crate::model::RunRecord;
 use crate::report::charts::Chart;
@@ -64,11 +65,10 @@ fn verdict_color(v: Verdict) -> &'static str {
 /// The change and its CI that the verdict was judged on.
 fn change_of(m: &MetricComparison) -> Option<Change> {
     let c = deciding(m)?;
-    let (lo, hi) = c.ratio_ci95?;
     Some(Change {
         name: format!("{} · {}", m.experiment, m.metric),
         change: c.change()?,
-        ci: (lo - 1.0, hi - 1.0),
+        ci: c.shown_ci()?,
         color: verdict_color(m.verdict),
     })
 }
@@ -96,14 +96,9 @@ fn count_views(cmp: &RunComparison) -> Vec<CountView> {
 
 fn attention(cmp: &RunComparison) -> (String, Vec<String>) {
     let line = |m: &MetricComparison| {
-        let change = change_of(m).map_or_else(String::new, |c| {
-            format!(
-                ": {:+.1}% [{:+.1}%, {:+.1}%]",
-                c.change * 100.0,
-                c.ci.0 * 100.0,
-                c.ci.1 * 100.0
-            )
-        });
+        let change = deciding(m)
+            .filter(|c| c.change().is_some() && c.shown_ci().is_some())
+            .map_or_else(String::new, |c| format!(": {}", change_text(c)));
         format!("{} · {}{change}", m.experiment, m.metric)
     };
     match cmp.fail_above {

@@ -9,7 +9,7 @@ use crate::stats::compare::{
     CACHE_SPREAD, MetricComparison, RunComparison, RunSide, SampleComparison, SideMachine, Verdict,
 };
 
-use super::signed_percent;
+use super::{ci_text, signed_percent};
 
 fn ghz(x: f64) -> String {
     format!("{x:.2} GHz")
@@ -110,13 +110,8 @@ pub(super) fn normalised_cell(m: &MetricComparison) -> String {
             "not scaled".to_string()
         };
     };
-    match m.normalised.as_ref().and_then(|n| n.ratio_ci95) {
-        Some((lo, hi)) => format!(
-            "{} [{}, {}]",
-            signed_percent(change),
-            signed_percent(lo - 1.0),
-            signed_percent(hi - 1.0)
-        ),
+    match m.normalised.as_ref().and_then(SampleComparison::shown_ci) {
+        Some(ci) => format!("{} {}", signed_percent(change), ci_text(ci)),
         None => signed_percent(change),
     }
 }

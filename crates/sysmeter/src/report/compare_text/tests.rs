@@ -25,7 +25,7 @@ fn pair() -> (RunRecord, RunRecord) {
 fn rendered(format: CompareFormat) -> String {
     let (a, b) = pair();
     let cmp = compare_runs(&a, &b, &CompareOptions::default(), Some(0.05));
-    render(&cmp, &a, &b, format, false).unwrap()
+    render(&cmp, &a, &b, format, TextLayout::default()).unwrap()
 }
 
 crate::report::tests::snapshot_tests! {
@@ -63,7 +63,17 @@ fn text_lists_machine_differences_before_the_metrics() {
     assert!(!out.contains('\x1b'));
     let (a, b) = pair();
     let cmp = compare_runs(&a, &b, &CompareOptions::default(), None);
-    let colored = render(&cmp, &a, &b, CompareFormat::Text, true).unwrap();
+    let colored = render(
+        &cmp,
+        &a,
+        &b,
+        CompareFormat::Text,
+        TextLayout {
+            color: true,
+            width: None,
+        },
+    )
+    .unwrap();
     assert!(colored.contains("\x1b[1m"));
 }
 
@@ -88,7 +98,7 @@ fn shifted() -> (RunRecord, RunRecord) {
 fn a_shifted_machine_is_shown_and_explains_the_change() {
     let (a, b) = shifted();
     let cmp = compare_runs(&a, &b, &CompareOptions::default(), Some(0.05));
-    let text = render(&cmp, &a, &b, CompareFormat::Text, false).unwrap();
+    let text = render(&cmp, &a, &b, CompareFormat::Text, TextLayout::default()).unwrap();
     insta::assert_snapshot!("compare_text_shifted_machine", text);
     assert!(text.contains("Machine speed B/A: 0.80"), "{text}");
     assert!(text.contains("normalised [95% CI]"), "{text}");
@@ -97,10 +107,12 @@ fn a_shifted_machine_is_shown_and_explains_the_change() {
         "{text}"
     );
     assert!(text.contains("--fail-above 5.0%: no regression"), "{text}");
-    let md = render(&cmp, &a, &b, CompareFormat::Markdown, false).unwrap();
+    let md = render(&cmp, &a, &b, CompareFormat::Markdown, TextLayout::default()).unwrap();
     assert!(md.contains("**Machine speed B/A: 0.80"), "{md}");
-    let v: serde_json::Value =
-        serde_json::from_str(&render(&cmp, &a, &b, CompareFormat::Json, false).unwrap()).unwrap();
+    let v: serde_json::Value = serde_json::from_str(
+        &render(&cmp, &a, &b, CompareFormat::Json, TextLayout::default()).unwrap(),
+    )
+    .unwrap();
     assert!((v["machine_ratio"].as_f64().unwrap() - 0.8).abs() < 1e-12);
     assert_eq!(v["metrics"][1]["verdict"], "machine_slower");
     assert_eq!(v["summary"]["machine_slower"], 3);
@@ -123,7 +135,7 @@ fn a_change_put_down_to_the_shared_cache_says_so() {
     (a.results[0].machine.as_mut().unwrap()).cache = Some(cache(14.0));
     (b.results[0].machine.as_mut().unwrap()).cache = Some(cache(95.0));
     let cmp = compare_runs(&a, &b, &CompareOptions::default(), Some(0.05));
-    let text = render(&cmp, &a, &b, CompareFormat::Text, false).unwrap();
+    let text = render(&cmp, &a, &b, CompareFormat::Text, TextLayout::default()).unwrap();
     assert!(
         text.contains("direction of the shared-cache probe"),
         "{text}"
@@ -154,7 +166,7 @@ fn rounds_of_single_runs_are_not_called_runs() {
         });
     }
     let cmp = compare_runs(&a, &b, &CompareOptions::default(), None);
-    let text = render(&cmp, &a, &b, CompareFormat::Text, false).unwrap();
+    let text = render(&cmp, &a, &b, CompareFormat::Text, TextLayout::default()).unwrap();
     assert!(
         text.contains("rounds: p and CI from a Welch t-test on the log of the per-round medians"),
         "{text}"
@@ -181,7 +193,7 @@ fn a_stored_history_is_named_with_its_size_and_noise() {
     let history: Vec<&RunRecord> = stored.iter().collect();
     let opts = CompareOptions::default();
     let cmp = crate::stats::compare::compare_sets(&[&a], &[&b], &history, &opts, None);
-    let text = render(&cmp, &a, &b, CompareFormat::Text, false).unwrap();
+    let text = render(&cmp, &a, &b, CompareFormat::Text, TextLayout::default()).unwrap();
     assert!(
         text.contains("history: p and CI from a Welch t-test between runs"),
         "{text}"
@@ -194,6 +206,82 @@ fn a_stored_history_is_named_with_its_size_and_noise() {
     assert_eq!(null.run_noise_a, null.run_noise_b, "{null:?}");
     // Without it, no such line.
     let alone = crate::stats::compare::compare_sets(&[&a], &[&b], &[], &opts, None);
-    let text = render(&alone, &a, &b, CompareFormat::Text, false).unwrap();
+    let text = render(&alone, &a, &b, CompareFormat::Text, TextLayout::default()).unwrap();
     assert!(!text.contains("history:"), "{text}");
+}
+
+/// The pair, with B's `read 1 byte` measured three times, a thousandth, once and 10⁵ times
+/// A's median (its CI runs from about −100% to +10⁷%: unbounded both ways), and the metric
+/// names long enough to pass any terminal's width.
+fn unbounded_pair() -> (RunRecord, RunRecord) {
+    let (mut a, mut b) = pair();
+    let long = format!(
+        "read 1 byte (/dev/zero) {}",
+        "with a long label ".repeat(12)
+    );
+    for run in [&mut a, &mut b] {
+        for m in &mut run.results[0].metrics {
+            if m.name.starts_with("read 1 byte") {
+                m.name = long.clone();
+            }
+        }
+    }
+    let read = b.results[0].metrics.iter_mut().find(|m| m.name == long);
+    let read = read.expect("B measures read");
+    let v = read.summary.median;
+    read.samples = vec![v * 1e-3, v, v * 1e5];
+    (a, b)
+}
+
+/// The x of the SVG element of `tag` (`<circle` with `cx`, or `<line` with `x1`) whose
+/// line holds `marker`.
+fn x_of(svg: &str, tag: &str, attr: &str, marker: &str) -> f64 {
+    let line = svg
+        .lines()
+        .find(|l| l.starts_with(tag) && l.contains(marker));
+    let x = line.and_then(|l| {
+        l.split(&format!("{attr}=\""))
+            .nth(1)?
+            .split('"')
+            .next()?
+            .parse()
+            .ok()
+    });
+    x.unwrap_or_else(|| panic!("no {tag} with {marker} in {svg}"))
+}
+
+#[test]
+fn an_unbounded_interval_is_said_and_kept_out_of_the_chart() {
+    let (a, b) = unbounded_pair();
+    let cmp = compare_runs(&a, &b, &CompareOptions::default(), None);
+    let layout = TextLayout {
+        color: false,
+        width: Some(100),
+    };
+    let text = render(&cmp, &a, &b, CompareFormat::Text, layout).unwrap();
+    // The cell may wrap between its words at this width.
+    assert!(
+        text.contains("[unbounded,") && text.contains(" unbounded]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("unbounded = a CI end more than 10×"),
+        "{text}"
+    );
+    let verdicts = text.find("Verdicts: ").expect("counts");
+    assert!(verdicts < text.find('┌').expect("a table"), "{text}");
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(widest <= 100, "a line of {widest} columns:\n{text}");
+    let full = render(&cmp, &a, &b, CompareFormat::Text, TextLayout::default()).unwrap();
+    assert!(
+        full.lines().any(|l| l.chars().count() > 100),
+        "--full keeps lines whole"
+    );
+    let md = render(&cmp, &a, &b, CompareFormat::Markdown, layout).unwrap();
+    assert!(md.contains("[unbounded, unbounded]"), "{md}");
+    // The change chart's axis stays near +10% of `null`: its dot lies well right of zero.
+    let page = html::render(&cmp, &a, &b).unwrap();
+    let zero = x_of(&page, "<line", "x1", "stroke=\"#666\"");
+    let null = x_of(&page, "<circle", "cx", "null (getppid): +10");
+    assert!(null - zero > 60.0, "zero at x = {zero}, +10% at x = {null}");
 }

@@ -201,17 +201,18 @@ fn metrics_table(r: &ExperimentResult) -> Option<TableView> {
 fn series_tables(r: &ExperimentResult) -> Vec<TableView> {
     r.series
         .iter()
-        .map(|s| TableView {
-            caption: format!("{} by {} ({} points)", s.name, s.x_label, s.points.len()),
-            headers: format::series_headers(s).to_vec(),
-            rows: s
-                .points
-                .iter()
-                .map(|p| Row {
-                    cells: format::point_cells(s, p).to_vec(),
-                    noisy: format::is_noisy(&p.summary),
-                })
-                .collect(),
+        .map(|s| {
+            let (headers, rows) = format::series_table(s);
+            TableView {
+                caption: format!("{} by {} ({} points)", s.name, s.x_label, s.points.len()),
+                headers,
+                rows: (rows.into_iter().zip(&s.points))
+                    .map(|(cells, p)| Row {
+                        cells,
+                        noisy: format::is_noisy(&p.summary),
+                    })
+                    .collect(),
+            }
         })
         .collect()
 }

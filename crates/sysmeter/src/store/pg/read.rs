@@ -39,15 +39,21 @@ impl Reads for Pg {
             .collect()
     }
 
-    fn latest(&self, back: i64, hostname: Option<&str>) -> Result<Option<String>, StoreError> {
+    fn latest(
+        &self,
+        back: i64,
+        hostname: Option<&str>,
+        kind: Option<&str>,
+    ) -> Result<Option<String>, StoreError> {
         let action = format!("look up run 'latest~{back}'");
         let ids = self.ids(
             &action,
             "SELECT id FROM runs
              WHERE ($2::text IS NULL OR hostname = $2)
+               AND ($3::text IS NULL OR kind = $3)
                AND (finished_ns IS NOT NULL OR interrupted)
              ORDER BY started_ns DESC, id DESC LIMIT 1 OFFSET $1",
-            &[&back, &hostname],
+            &[&back, &hostname, &kind],
         )?;
         Ok(ids.into_iter().next())
     }

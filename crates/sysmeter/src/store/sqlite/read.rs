@@ -36,14 +36,20 @@ impl Reads for Sqlite {
         rows.collect::<Result<_, _>>().map_err(fail)
     }
 
-    fn latest(&self, back: i64, hostname: Option<&str>) -> Result<Option<String>, StoreError> {
+    fn latest(
+        &self,
+        back: i64,
+        hostname: Option<&str>,
+        kind: Option<&str>,
+    ) -> Result<Option<String>, StoreError> {
         self.conn
             .query_row(
                 "SELECT id FROM runs
                  WHERE (?2 IS NULL OR hostname = ?2)
+                   AND (?3 IS NULL OR kind = ?3)
                    AND (finished_ns IS NOT NULL OR interrupted)
                  ORDER BY started_ns DESC, id DESC LIMIT 1 OFFSET ?1",
-                params![back, hostname],
+                params![back, hostname, kind],
                 |row| row.get(0),
             )
             .optional()
