@@ -40,7 +40,8 @@ pub struct CompareArgs {
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
     /// Print every line of the text whole: without it, the text is held to the terminal's
-    /// width ($COLUMNS when set, else 100 columns), table cells and long lines wrapped.
+    /// width ($COLUMNS when set, else 100 columns on a terminal; a pipe gets whole lines),
+    /// table cells and long lines wrapped.
     #[arg(long)]
     pub full: bool,
     /// `--html`, `--markdown` (their help reworded above) and the database holding the runs

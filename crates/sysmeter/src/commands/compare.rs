@@ -3,6 +3,7 @@
 //! result (`report::compare_text`) and turn a regression under `--fail-above` into exit
 //! status 1.
 
+use std::io::IsTerminal;
 use std::path::Path;
 
 use super::infile::read_record;
@@ -60,7 +61,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
     if !to_stdout {
         let layout = TextLayout {
             color: Stream::Stdout.color(),
-            width: (!args.full).then(terminal_width),
+            width: (!args.full).then(terminal_width).flatten(),
         };
         let text = compare_text::render(&cmp, first_a, first_b, args.format, layout)?;
         emit(&text)?;
@@ -90,14 +91,15 @@ fn side_history(store: &Store, a: &[&RunRecord], b: &[&RunRecord]) -> Vec<RunRec
     load_history(store, &single, &compared, None)
 }
 
-/// The columns the text may take: `$COLUMNS` when it holds a usable width (40 or more), else
-/// 100, wide enough for the table's columns and short enough for a split terminal.
-fn terminal_width() -> usize {
+/// The columns the text may take: `$COLUMNS` when it holds a usable width (40 or more); else,
+/// on a terminal, 100 (wide enough for the table's columns, short enough for a split
+/// terminal); else (a pipe or a file) no limit, so that each row stays one line for `grep`.
+fn terminal_width() -> Option<usize> {
     let columns = std::env::var("COLUMNS").ok();
-    columns
+    let set = columns
         .and_then(|c| c.trim().parse::<usize>().ok())
-        .filter(|c| *c >= 40)
-        .unwrap_or(100)
+        .filter(|c| *c >= 40);
+    set.or_else(|| std::io::stdout().is_terminal().then_some(100))
 }
 
 /// Writes `content` to `out` and, for a file, says so on stderr.
