@@ -20,7 +20,7 @@ use super::names::{self, Arch};
 use super::ptrace::Session;
 use super::summary::Collector;
 use super::tracepoint::{self, Ids, OpenSpec, Rings};
-use crate::diagnose::observe::rings::Drain;
+use crate::diagnose::observe::pump::Pump;
 
 /// Chunks each calibration loop is timed in; the median chunk is used, so a preemption or
 /// a burst of other load during a few chunks does not move the result.
@@ -119,8 +119,9 @@ pub(super) fn tracepoint_overhead(ids: Ids, cpus: &[usize]) -> io::Result<(Overh
     child.go()?;
     let times = child.chunk_times_ns()?;
     child.wait()?;
-    let mut collector = Collector::new(getppid_only(), 0.0);
-    rings.pump(&mut collector, true);
+    let mut calls = rings.calls(Collector::new(getppid_only(), 0.0));
+    rings.pump(&mut calls, true);
+    let collector = calls.collector;
     let overhead = Overhead {
         untraced_ns,
         traced_ns: per_call(&times, CALLS_CHEAP)?,

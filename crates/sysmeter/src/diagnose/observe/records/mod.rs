@@ -4,13 +4,19 @@
 //! exec flag, FORK, LOST, THROTTLE) needed to name addresses after the process is gone.
 //! Samples that carry user registers and a stack copy wait in [`RawData::pending`] until the
 //! drain of every ring is done, then `unwind` gives them their whole user stacks. Also
-//! splits a raw call chain into user and kernel frames. No system calls here.
+//! splits a raw call chain into user and kernel frames. No system calls here. The records
+//! themselves are read once, in [`typed`], into a [`Record`].
+
+mod typed;
+
+pub use typed::{Chain, Format, Record, Sample};
 
 use std::collections::HashMap;
 
-use perf_event::data::Record;
+use perf_event::data::Record as PerfRecord;
 
 use super::maps::{ExecEvent, ForkEvent, MapEvent};
+use super::pump::Handler;
 use super::unwind::{Live, Regs, StackCopy, Stops};
 
 /// Call-chain entries at or above this are context markers (`PERF_CONTEXT_*`), not
@@ -27,6 +33,8 @@ pub const RECORD_LOST: u32 = 2;
 pub const RECORD_COMM: u32 = 3;
 /// `PERF_RECORD_THROTTLE`.
 pub const RECORD_THROTTLE: u32 = 5;
+/// `PERF_RECORD_EXIT`.
+pub const RECORD_EXIT: u32 = 4;
 /// `PERF_RECORD_FORK`.
 pub const RECORD_FORK: u32 = 7;
 /// `PERF_RECORD_SAMPLE`.
@@ -38,7 +46,7 @@ pub const RECORD_LOST_SAMPLES: u32 = 13;
 /// `PERF_RECORD_SWITCH`.
 pub const RECORD_SWITCH: u32 = 14;
 /// `PERF_RECORD_MISC_COMM_EXEC`: this COMM record comes from an `execve`.
-const MISC_COMM_EXEC: u16 = 1 << 13;
+pub const MISC_COMM_EXEC: u16 = 1 << 13;
 /// `PERF_RECORD_MISC_SWITCH_OUT`: this SWITCH record is a switch-out.
 pub const MISC_SWITCH_OUT: u16 = 1 << 13;
 
@@ -272,8 +280,8 @@ pub(crate) fn handle(rec: &perf_event::Record<'_>, raw: &mut RawData) {
         return;
     };
     match parsed {
-        Record::Sample(s) => sample(&s, raw),
-        Record::Mmap2(m) => raw.maps.push(MapEvent {
+        PerfRecord::Sample(s) => sample(&s, raw),
+        PerfRecord::Mmap2(m) => raw.maps.push(MapEvent {
             pid: m.pid,
             time: trailer_time(&rec.to_contiguous()),
             start: m.addr,
@@ -281,7 +289,7 @@ pub(crate) fn handle(rec: &perf_event::Record<'_>, raw: &mut RawData) {
             pgoff: m.pgoff,
             path: String::from_utf8_lossy(&m.filename).into_owned(),
         }),
-        Record::Comm(c) => {
+        PerfRecord::Comm(c) => {
             if rec.misc() & MISC_COMM_EXEC != 0 && c.pid == c.tid {
                 let time = trailer_time(&rec.to_contiguous());
                 raw.execs.push(ExecEvent { pid: c.pid, time });
@@ -290,15 +298,83 @@ pub(crate) fn handle(rec: &perf_event::Record<'_>, raw: &mut RawData) {
                 .insert(c.pid, String::from_utf8_lossy(&c.comm).into_owned());
         }
         // A FORK with pid == ppid is a new thread of the same process: nothing to track.
-        Record::Fork(f) if f.pid != f.ppid => raw.forks.push(ForkEvent {
+        PerfRecord::Fork(f) if f.pid != f.ppid => raw.forks.push(ForkEvent {
             pid: f.pid,
             ppid: f.ppid,
             time: f.time,
         }),
-        Record::Lost(l) => raw.lost += l.lost,
-        Record::LostSamples(l) => raw.lost += l.lost,
-        Record::Throttle(_) => raw.throttles += 1,
+        PerfRecord::Lost(l) => raw.lost += l.lost,
+        PerfRecord::LostSamples(l) => raw.lost += l.lost,
+        PerfRecord::Throttle(_) => raw.throttles += 1,
         _ => {}
+    }
+}
+
+/// The samples (unwound at the end of the drain when they carry a stack copy) and the
+/// side-band records, as `profile` and the in-kernel backends keep them.
+impl Handler for RawData {
+    fn record(&mut self, r: Record<'_>) {
+        match r {
+            Record::Sample(s) => self.sample(s),
+            Record::Mmap2 {
+                pid,
+                time,
+                start,
+                len,
+                pgoff,
+                path,
+            } => self.maps.push(MapEvent {
+                pid,
+                time,
+                start,
+                len,
+                pgoff,
+                path: String::from_utf8_lossy(path).into_owned(),
+            }),
+            Record::Comm {
+                pid,
+                tid,
+                name,
+                exec,
+                time,
+            } => {
+                if exec && pid == tid {
+                    self.execs.push(ExecEvent { pid, time });
+                }
+                let name = String::from_utf8_lossy(name).into_owned();
+                self.comms.insert(pid, name);
+            }
+            // A FORK with pid == ppid is a new thread of the same process: nothing to track.
+            Record::Fork {
+                pid, ppid, time, ..
+            } if pid != ppid => self.forks.push(ForkEvent { pid, ppid, time }),
+            Record::Lost(n) => self.lost += n,
+            Record::Throttle => self.throttles += 1,
+            Record::Unparsed => self.unparsed += 1,
+            _ => {}
+        }
+    }
+}
+
+impl RawData {
+    /// A sample: waiting for its unwinding when it carries a stack copy, else kept as it is
+    /// (its instruction pointer standing for a missing call chain).
+    fn sample(&mut self, s: Sample<'_>) {
+        let mut chain = s.chain.to_vec();
+        if chain.is_empty() {
+            chain.push(s.ip.unwrap_or(0));
+        }
+        match s.regs.filter(|_| !s.stack.is_empty()) {
+            Some(regs) => self.pending.push(Pending {
+                pid: s.pid,
+                tid: s.tid,
+                time: s.time,
+                chain,
+                regs,
+                stack: s.stack.to_vec(),
+            }),
+            None => self.push_sample(s.pid, s.tid, s.time, &chain),
+        }
     }
 }
 
@@ -323,47 +399,4 @@ pub fn frames(chain: &[u64]) -> Vec<(u64, bool)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn frames_drop_markers_and_tag_kernel_entries() {
-        let chain = [
-            PERF_CONTEXT_KERNEL,
-            0xffff_8001,
-            0xffff_8002,
-            PERF_CONTEXT_USER,
-            0x40_1000,
-            0x40_2000,
-        ];
-        assert_eq!(
-            frames(&chain),
-            vec![
-                (0xffff_8001, true),
-                (0xffff_8002, true),
-                (0x40_1000, false),
-                (0x40_2000, false)
-            ]
-        );
-        assert_eq!(frames(&[0x1234]), vec![(0x1234, false)]);
-    }
-
-    #[test]
-    fn chains_are_interned() {
-        let mut raw = RawData::default();
-        raw.push_sample(1, 1, 10, &[1, 2, 3]);
-        raw.push_sample(1, 2, 11, &[1, 2, 3]);
-        raw.push_sample(1, 2, 12, &[4]);
-        assert_eq!(raw.chains.len(), 2);
-        assert_eq!(raw.samples[1].chain, 0);
-        assert_eq!(raw.samples[2].chain, 1);
-    }
-
-    #[test]
-    fn trailer_time_reads_the_last_eight_bytes() {
-        let mut bytes = vec![0u8; 16];
-        bytes.extend_from_slice(&42u64.to_ne_bytes());
-        assert_eq!(trailer_time(&bytes), 42);
-        assert_eq!(trailer_time(&[1, 2]), 0);
-    }
-}
+mod tests;
