@@ -61,6 +61,23 @@ pub trait Pump<H: ?Sized> {
     fn stop(&mut self) {}
 }
 
+/// A source that holds no records but is read at every drain all the same: a shared region
+/// or BPF maps sampled by a closure (`observe::inject`'s watch, `alloc`'s uprobe backend).
+pub struct Ticks<F>(pub F);
+
+impl<H: ?Sized, F: FnMut()> Pump<H> for Ticks<F> {
+    fn pump(&mut self, _: &mut H, _last: bool) {
+        (self.0)();
+    }
+}
+
+/// The handler of a session whose source holds no records ([`Ticks`]).
+pub struct NoRecords;
+
+impl Handler for NoRecords {
+    fn record(&mut self, _: Record<'_>) {}
+}
+
 /// Moves every record of `ring` (samples laid out as `format` says) into `h`.
 pub fn drain_ring<H: Handler + ?Sized>(ring: &mut Sampler, format: Format, h: &mut H) {
     while let Some(rec) = ring.next_record() {
