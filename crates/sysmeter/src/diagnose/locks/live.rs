@@ -37,7 +37,9 @@ mod tests {
     use crate::diagnose::observe::records::{Record, Sample};
     use crate::diagnose::observe::rings::stack_sampled_format;
 
-    const LAYOUT: super::super::parse::Layout = super::super::parse::Layout {
+    use crate::diagnose::locks::parse::Layout;
+
+    const LAYOUT: Layout = Layout {
         enter: 522,
         exit: 521,
         uaddr: 16,

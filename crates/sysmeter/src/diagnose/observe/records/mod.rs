@@ -13,7 +13,6 @@ pub use typed::{Chain, Format, Record, Sample};
 
 use std::collections::HashMap;
 
-use perf_event::data::Record as PerfRecord;
 
 use super::maps::{ExecEvent, ForkEvent, MapEvent};
 use super::pump::Handler;
@@ -224,89 +223,22 @@ pub fn user_copy<'s>(s: &'s perf_event::data::Sample<'_>) -> Option<(Regs, &'s [
     Some((regs, stack))
 }
 
-/// The time of a non-sample record from its trailing `sample_id`. With `sample_id_all` and
-/// our sample type (TID | TIME, no ID/STREAM_ID/CPU/IDENTIFIER) the trailer is
-/// `{ u32 pid, u32 tid; u64 time }`, so the time is the record's last 8 bytes
-/// (perf_event_open(2), "sample_id").
-fn trailer_time(bytes: &[u8]) -> u64 {
-    bytes
-        .len()
-        .checked_sub(8)
-        .and_then(|at| u64_at(bytes, at))
-        .unwrap_or(0)
-}
+/// How `profile`'s CPU-clock samples are laid out (`profile::sampling::builder`): the only
+/// samples still read through [`handle`] (off-CPU passes it side-band records only).
+const PROFILED: Format = Format {
+    identifier: false,
+    ip: true,
+    callchain: true,
+    raw: false,
+    regs: 3,
+    stack: true,
+};
 
-/// A sample: waiting for its unwinding when it carries a stack copy, else kept as it is.
-fn sample(s: &perf_event::data::Sample<'_>, raw: &mut RawData) {
-    let (pid, tid, time) = (
-        s.pid().unwrap_or(0),
-        s.tid().unwrap_or(0),
-        s.time().unwrap_or(0),
-    );
-    let ip = s.ip().unwrap_or(0);
-    let chain = s
-        .callchain()
-        .filter(|c| !c.is_empty())
-        .unwrap_or(std::slice::from_ref(&ip));
-    match user_copy(s) {
-        Some((regs, stack)) => raw.pending.push(Pending {
-            pid,
-            tid,
-            time,
-            chain: chain.to_vec(),
-            regs,
-            stack: stack.to_vec(),
-        }),
-        None => raw.push_sample(pid, tid, time, chain),
-    }
-}
-
+/// Reads one record of a ring not drained through `observe::pump` yet into `raw`.
 pub(crate) fn handle(rec: &perf_event::Record<'_>, raw: &mut RawData) {
-    let ty = rec.ty();
-    if !matches!(
-        ty,
-        RECORD_SAMPLE
-            | RECORD_MMAP2
-            | RECORD_COMM
-            | RECORD_FORK
-            | RECORD_LOST
-            | RECORD_LOST_SAMPLES
-            | RECORD_THROTTLE
-    ) {
-        return;
-    }
-    let Ok(parsed) = rec.parse_record() else {
-        raw.unparsed += 1;
-        return;
-    };
-    match parsed {
-        PerfRecord::Sample(s) => sample(&s, raw),
-        PerfRecord::Mmap2(m) => raw.maps.push(MapEvent {
-            pid: m.pid,
-            time: trailer_time(&rec.to_contiguous()),
-            start: m.addr,
-            len: m.len,
-            pgoff: m.pgoff,
-            path: String::from_utf8_lossy(&m.filename).into_owned(),
-        }),
-        PerfRecord::Comm(c) => {
-            if rec.misc() & MISC_COMM_EXEC != 0 && c.pid == c.tid {
-                let time = trailer_time(&rec.to_contiguous());
-                raw.execs.push(ExecEvent { pid: c.pid, time });
-            }
-            raw.comms
-                .insert(c.pid, String::from_utf8_lossy(&c.comm).into_owned());
-        }
-        // A FORK with pid == ppid is a new thread of the same process: nothing to track.
-        PerfRecord::Fork(f) if f.pid != f.ppid => raw.forks.push(ForkEvent {
-            pid: f.pid,
-            ppid: f.ppid,
-            time: f.time,
-        }),
-        PerfRecord::Lost(l) => raw.lost += l.lost,
-        PerfRecord::LostSamples(l) => raw.lost += l.lost,
-        PerfRecord::Throttle(_) => raw.throttles += 1,
-        _ => {}
+    let body = rec.to_contiguous();
+    if let Some(r) = Record::parse(rec.ty(), rec.misc(), &body, PROFILED) {
+        raw.record(r);
     }
 }
 

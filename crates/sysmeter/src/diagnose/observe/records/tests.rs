@@ -33,11 +33,3 @@ fn chains_are_interned() {
     assert_eq!(raw.samples[1].chain, 0);
     assert_eq!(raw.samples[2].chain, 1);
 }
-
-#[test]
-fn trailer_time_reads_the_last_eight_bytes() {
-    let mut bytes = vec![0u8; 16];
-    bytes.extend_from_slice(&42u64.to_ne_bytes());
-    assert_eq!(trailer_time(&bytes), 42);
-    assert_eq!(trailer_time(&[1, 2]), 0);
-}

@@ -167,3 +167,11 @@ fn forks_exits_switches_and_losses_are_typed() {
         "a MMAP record is not asked for"
     );
 }
+
+#[test]
+fn trailer_time_reads_the_last_eight_bytes() {
+    let mut bytes = vec![0u8; 16];
+    bytes.extend_from_slice(&42u64.to_ne_bytes());
+    assert_eq!(trailer_time(&bytes), Some(42));
+    assert_eq!(trailer_time(&[1, 2]), None);
+}
