@@ -1,7 +1,7 @@
 //! The one record pump: every ring drained the same way, each record read once into a typed
 //! [`Record`] and handed to the diagnosis's [`Handler`] (what it aggregates), then the
 //! handler settled once per drain (records merged by time, stacks unwound); and the one
-//! session loop ([`run`]) that drains every [`DRAIN_PERIOD`] until the stop rule says so:
+//! session loop ([`run`]) that drains every `rings::DRAIN_PERIOD` until the stop rule says so:
 //! the launched command ended, the attached process is gone, Ctrl-C, or `--duration`.
 //! A handler that implements [`Snapshot`] can be read between two drains without stopping
 //! the session (the view of its aggregation so far).
@@ -124,7 +124,7 @@ impl Watched<'_> {
 /// How a session ended: why, and a launched command's exit when it ended by itself.
 pub type SessionEnd = (Ended, Option<Exited>);
 
-/// The one session loop: drains `source` into `h` every [`DRAIN_PERIOD`] until `target`
+/// The one session loop: drains `source` into `h` every `DRAIN_PERIOD` until `target`
 /// ends (a last drain takes what is left) or `stop` says to stop (recording is stopped,
 /// the last records drained, and what cannot complete cut).
 pub fn run<H: Handler + ?Sized>(

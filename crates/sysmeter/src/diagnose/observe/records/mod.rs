@@ -5,14 +5,13 @@
 //! Samples that carry user registers and a stack copy wait in [`RawData::pending`] until the
 //! drain of every ring is done, then `unwind` gives them their whole user stacks. Also
 //! splits a raw call chain into user and kernel frames. No system calls here. The records
-//! themselves are read once, in [`typed`], into a [`Record`].
+//! themselves are read once, in `typed`, into a [`Record`].
 
 mod typed;
 
 pub use typed::{Chain, Format, Record, Sample};
 
 use std::collections::HashMap;
-
 
 use super::maps::{ExecEvent, ForkEvent, MapEvent};
 use super::pump::Handler;
