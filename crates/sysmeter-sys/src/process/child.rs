@@ -46,7 +46,7 @@ fn cstring(bytes: &[u8]) -> io::Result<CString> {
 }
 
 impl Child {
-    /// Forks a child that will run `path` with `argv` (argv[0] included) and the current
+    /// Forks a child that will run `path` with `argv` (argv\[0\] included) and the current
     /// environment once released. The child stays in this process group, so the terminal's
     /// Ctrl-C reaches it as it would without sysmeter.
     pub fn spawn(path: &Path, argv: &[&OsStr]) -> io::Result<Child> {

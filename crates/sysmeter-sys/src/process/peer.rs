@@ -31,7 +31,7 @@ pub struct ExecTarget {
 }
 
 impl ExecTarget {
-    /// Prepare `argv` (argv[0] is the program path).
+    /// Prepare `argv` (argv\[0\] is the program path).
     pub fn new(argv: &[&CStr]) -> ExecTarget {
         let owned: Vec<std::ffi::CString> = argv.iter().map(|a| (*a).to_owned()).collect();
         let mut ptrs: Vec<*const libc::c_char> = owned.iter().map(|a| a.as_ptr()).collect();

@@ -23,7 +23,7 @@ unsafe extern "C" {
 pub struct SpawnSpec<'a> {
     /// Path of the program to execute (already resolved through PATH).
     pub program: &'a CStr,
-    /// argv, argv[0] included.
+    /// argv, argv\[0\] included.
     pub argv: &'a [CString],
     /// Pin the child to this CPU before exec (and so every task it creates).
     pub cpu: Option<usize>,

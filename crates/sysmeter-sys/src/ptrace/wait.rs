@@ -19,7 +19,7 @@ struct RawSyscallInfo {
     arch: u32,
     instruction_pointer: u64,
     stack_pointer: u64,
-    /// entry: nr, args[6]; exit: rval, is_error (low byte); seccomp: nr, args[6], ret_data.
+    /// entry: nr, `args[6]`; exit: rval, is_error (low byte); seccomp: nr, `args[6]`, ret_data.
     data: [u64; 8],
 }
 

@@ -101,7 +101,7 @@ pub enum Command {
 pub struct DbArgs {
     /// SQLite database file (default: $XDG_DATA_HOME/sysmeter/sysmeter.db or
     /// ~/.local/share/sysmeter/sysmeter.db), or a PostgreSQL database shared by a fleet:
-    /// postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (needs a build with `--features pg`).
+    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (needs a build with `--features pg`).
     /// Without --db, the environment variable SYSMETER_DB names it.
     #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
@@ -182,7 +182,7 @@ pub struct BenchArgs {
     /// enough for 8x the last-level cache for bandwidth).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_size: Option<u64>,
-    /// The `sysmeter serve` to measure the net group against, HOST[:PORT].
+    /// The `sysmeter serve` to measure the net group against, `HOST[:PORT]`.
     #[arg(long, value_name = "HOST[:PORT]")]
     pub remote: Option<String>,
     /// Token the remote `sysmeter serve --token T` wants.

@@ -22,7 +22,7 @@ use crate::cli::target::{Rules, TargetArgs};
 use crate::diagnose::observe::attachable::check_observable;
 use crate::diagnose::observe::error::ObserveError;
 use crate::diagnose::observe::session::{CommandState, Observer};
-use crate::diagnose::observe::target::Target;
+use crate::diagnose::observe::target::{Target, Unresolved, resolve_program};
 use crate::host;
 use crate::model::{ExperimentResult, RunConfig, RunKind, RunRecord};
 
@@ -78,6 +78,37 @@ pub(super) fn target(args: &TargetArgs, rules: Rules) -> Result<Target, UsageErr
         check_observable(pid).map_err(|e| UsageError(e.to_string()))?;
     }
     Ok(target)
+}
+
+/// The target of `profile` and `locks`, checked: a pid can be observed (else exit 2,
+/// [`target`]). A program that cannot be started is the `Err` exit code and sentence, as a
+/// shell (and `run`, `trace`) gives it: 127 not found, 126 not executable.
+pub(super) fn checked_target(
+    args: &TargetArgs,
+    rules: Rules,
+) -> anyhow::Result<Result<Target, (u8, String)>> {
+    let target = target(args, rules)?;
+    match &target {
+        Target::Attach(_) => {}
+        Target::Launch(argv) => {
+            let program = argv.first().map(|a| a.as_os_str()).unwrap_or_default();
+            let shown = program.to_string_lossy();
+            match resolve_program(program) {
+                Err(Unresolved::NotFound) => {
+                    let why = format!("command not found: {shown}; check the name and PATH");
+                    return Ok(Err((127, why)));
+                }
+                Err(Unresolved::NotExecutable(_)) => {
+                    let why = format!(
+                        "cannot run {shown}: not an executable file; check its execute permission"
+                    );
+                    return Ok(Err((126, why)));
+                }
+                Ok(_) => {}
+            }
+        }
+    }
+    Ok(Ok(target))
 }
 
 /// Runs one diagnosis: see the module documentation. `stream` is where the report goes

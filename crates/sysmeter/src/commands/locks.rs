@@ -2,7 +2,7 @@
 //! the report to stderr (or `--out`): the observed command owns stdout. Exits with the
 //! command's exit code (130 when Ctrl-C stopped it).
 
-use super::diagnosis::{Diagnosed, DiagnosisError, diagnose, ended, record};
+use super::diagnosis::{Diagnosed, DiagnosisError, checked_target, diagnose, ended, record};
 use super::output::Stream;
 use super::{Outcome, console};
 use crate::cli::{BpfBackendArg, LOCKS_TARGET, LocksArgs};
@@ -21,7 +21,7 @@ impl DiagnosisError for LocksError {
 
 /// Run `sysmeter locks`.
 pub fn locks(args: &LocksArgs) -> anyhow::Result<Outcome> {
-    let target = match super::profile::checked_target(&args.target, LOCKS_TARGET)? {
+    let target = match checked_target(&args.target, LOCKS_TARGET)? {
         Ok(t) => t,
         Err((code, why)) => {
             console::errln(format!("error: {why}"));

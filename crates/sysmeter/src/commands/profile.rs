@@ -1,54 +1,27 @@
-//! `sysmeter profile`: validate, sample (`diagnose::profile`), store, write the flame graph
-//! and folded stacks, and print the report to stderr (or `--out`): the profiled command owns
-//! stdout. Exits with the command's exit code (130 when Ctrl-C stopped it).
+//! `sysmeter profile`: validate, sample (`diagnose::profile` on-CPU, `diagnose::offcpu` with
+//! `--off-cpu`, both with `--both`: this file hands `offcpu` the on-CPU part), store, write
+//! the flame graph and folded stacks, and print the report to stderr (or `--out`): the
+//! profiled command owns stdout. Exits with the command's exit code (130 when Ctrl-C stopped
+//! it).
 
 use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
 
-use super::diagnosis::{Diagnosed, DiagnosisError, diagnose, ended};
+use super::diagnosis::{Diagnosed, DiagnosisError, checked_target, diagnose, ended};
 use super::outfile::{OutFile, open_opt};
 use super::output::Stream;
 use super::{Outcome, UsageError, console, protected};
-use crate::cli::target::{Rules, TargetArgs};
 use crate::cli::{BpfBackendArg, PROFILE_TARGET, ProfileArgs};
-use crate::diagnose::observe::target::{Target, Unresolved, resolve_program};
-use crate::diagnose::profile::offcpu::Backend;
+use crate::diagnose::observe::bpf::Backend;
+use crate::diagnose::observe::sampled::SampledError;
+use crate::diagnose::observe::sampled::results::Profile;
+use crate::diagnose::observe::target::Target;
+use crate::diagnose::offcpu;
 use crate::diagnose::profile::{self, Settings, result};
 
 fn usage(message: String) -> anyhow::Error {
     anyhow::Error::new(UsageError(message))
-}
-
-/// What to profile (or to watch for locks), checked: a pid can be observed (else exit 2,
-/// [`super::diagnosis::target`]). A program that cannot be started is the `Err` exit code and sentence, as a shell (and
-/// `run`, `trace`) gives it: 127 not found, 126 not executable.
-pub(super) fn checked_target(
-    args: &TargetArgs,
-    rules: Rules,
-) -> anyhow::Result<Result<Target, (u8, String)>> {
-    let target = super::diagnosis::target(args, rules)?;
-    match &target {
-        Target::Attach(_) => {}
-        Target::Launch(argv) => {
-            let program = argv.first().map(|a| a.as_os_str()).unwrap_or_default();
-            let shown = program.to_string_lossy();
-            match resolve_program(program) {
-                Err(Unresolved::NotFound) => {
-                    let why = format!("command not found: {shown}; check the name and PATH");
-                    return Ok(Err((127, why)));
-                }
-                Err(Unresolved::NotExecutable(_)) => {
-                    let why = format!(
-                        "cannot run {shown}: not an executable file; check its execute permission"
-                    );
-                    return Ok(Err((126, why)));
-                }
-                Ok(_) => {}
-            }
-        }
-    }
-    Ok(Ok(target))
 }
 
 fn max_sample_rate() -> Option<u64> {
@@ -59,7 +32,8 @@ fn max_sample_rate() -> Option<u64> {
         .ok()
 }
 
-fn settings(args: &ProfileArgs) -> anyhow::Result<Settings> {
+/// The profile's settings, and with `--off-cpu` or `--both` the off-CPU backend.
+fn settings(args: &ProfileArgs) -> anyhow::Result<(Settings, Option<Backend>)> {
     let max = max_sample_rate().unwrap_or(100_000);
     if args.frequency == 0 || args.frequency > max {
         return Err(usage(format!(
@@ -70,17 +44,17 @@ fn settings(args: &ProfileArgs) -> anyhow::Result<Settings> {
     }
     let off_cpu = args.off_cpu || args.both;
     let off_backend = match off_cpu {
-        true => off_cpu_backend(args.backend)?,
-        false => Backend::Perf,
+        true => Some(off_cpu_backend(args.backend)?),
+        false => None,
     };
-    Ok(Settings {
+    let settings = Settings {
         frequency: args.frequency,
         duration: args.target.duration,
         on_cpu: !args.off_cpu,
         off_cpu,
-        off_backend,
         ..Settings::default()
-    })
+    };
+    Ok((settings, off_backend))
 }
 
 /// The off-CPU backend `--backend` asks for, checked here (exit 2 with the reason when it
@@ -91,9 +65,9 @@ fn off_cpu_backend(arg: BpfBackendArg) -> anyhow::Result<Backend> {
         BpfBackendArg::Bpf => Some(Backend::Bpf),
         BpfBackendArg::Perf => Some(Backend::Perf),
     };
-    let (backend, line) = profile::offcpu::choose(request).map_err(usage)?;
+    let (backend, line) = offcpu::choose(request).map_err(usage)?;
     if backend == Backend::Perf
-        && let Err(why) = profile::offcpu::available()
+        && let Err(why) = offcpu::available()
     {
         // Say why the in-kernel backend was not taken either.
         let bpf = match request {
@@ -167,7 +141,7 @@ impl Artifacts {
     }
 
     /// Writes the flame graph and the folded stacks.
-    fn write(self, prof: &profile::Profile) -> anyhow::Result<()> {
+    fn write(self, prof: &Profile) -> anyhow::Result<()> {
         if let Some(f) = self.flamegraph {
             f.write(&prof.flamegraph)?;
         }
@@ -186,8 +160,30 @@ impl Artifacts {
     }
 }
 
+/// Samples `target`: on-CPU (`profile`), off-CPU (`offcpu`, given its backend), or both, the
+/// on-CPU part calibrated first and handed to `offcpu`'s session.
+fn sample(
+    target: &Target,
+    settings: &Settings,
+    off_backend: Option<Backend>,
+    progress: &mut dyn FnMut(u64, Duration),
+) -> Result<Profile, SampledError> {
+    let Some(backend) = off_backend else {
+        return profile::profile(target, settings, progress);
+    };
+    let on_cpu = match settings.on_cpu {
+        true => Some(profile::on_cpu(target, settings)?),
+        false => None,
+    };
+    let off = offcpu::Settings {
+        sampling: settings.sampling(),
+        backend,
+    };
+    offcpu::profile(target, &off, on_cpu, progress)
+}
+
 /// Profiling errors end as failures (exit 1): the target was checked before.
-impl DiagnosisError for profile::ProfileError {
+impl DiagnosisError for SampledError {
     fn is_usage(&self) -> bool {
         false
     }
@@ -202,7 +198,7 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
             return Ok(Outcome::Code(code));
         }
     };
-    let settings = settings(args)?;
+    let (settings, off_backend) = settings(args)?;
     let artifacts = Artifacts::create(args)?;
     let mut progress = progress_printer(match settings.on_cpu {
         true => "samples",
@@ -211,7 +207,7 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
     diagnose(
         (&args.output, Stream::Stderr),
         || {
-            let prof = profile::profile(&target, &settings, &mut progress);
+            let prof = sample(&target, &settings, off_backend, &mut progress);
             if std::io::stderr().is_terminal() {
                 console::err(&format!("\r{:40}\r", ""));
             }

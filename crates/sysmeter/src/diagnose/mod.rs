@@ -6,21 +6,23 @@
 //! - `trace`: the system-call summary (ptrace or kernel tracepoints);
 //! - `calls`: library calls counted and timed through uprobes;
 //! - `profile`: the sampling CPU profile (flat profile, call graph, flame graph);
-//! - `profile --off-cpu` (`profile/offcpu`): where and why threads block, with their wakers;
+//! - `offcpu` (`profile --off-cpu`, `--both`): where and why threads block, with their wakers;
 //! - `locks`: contended futexes per lock and call site;
 //! - `alloc`: a heap profile (allocations, leaks, peak, temporaries per call stack);
 //! - `scale`: how the run time grows with the input size.
 //!
 //! `price` turns counted calls into time with a stored bench run. Everything the diagnoses
 //! share — the target and its launch, tracefs, perf rings and their records, uprobes, ELF
-//! symbols, address spaces, symbolisation and stack scanning, the end of a session — lives
-//! in [`observe`], the floor they stand on: a diagnosis may import `observe` and nothing of
-//! another diagnosis (checked by `layers::tests`).
+//! symbols, address spaces, symbolisation and stack scanning, stack-sampled sessions with
+//! their flat profiles and call graphs, the end of a session — lives in [`observe`], the
+//! floor they stand on: a diagnosis may import `observe` and nothing of another diagnosis
+//! (checked by `layers::tests`).
 
 pub mod alloc;
 pub mod calls;
 pub mod locks;
 pub mod observe;
+pub mod offcpu;
 pub mod price;
 pub mod profile;
 pub mod run;

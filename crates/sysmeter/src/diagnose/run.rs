@@ -2,12 +2,12 @@
 //! time went — real, user and system time, CPU use relative to the CPUs it may use, peak
 //! memory, page faults, context switches, bytes read and written — with a timeline of the
 //! machine sampled from /proc while it ran (the vmstat / iostat / netstat view) and a
-//! verdict from [`super::classify`].
+//! verdict from [`classify`].
 //!
 //! Submodules: `launch` (spawn, sample, reap with wait4), `attach` (/proc deltas of a running
 //! process), `sample` (the only file reading), `procfs` and `timeline` (pure parsing and
 //! rates), `measure` (the sampling loop's state), `record` (the [`RunRecord`]). Depends on
-//! `model`, `stats`, `host`, `model::units` (through classify), [`super::target`] and
+//! `model`, `stats`, `host`, `model::units` (through classify), [`target`](super::observe::target) and
 //! `sysmeter_sys::process`;
 //! never prints, never stores: the command does that.
 

@@ -5,12 +5,12 @@
 //! one seeded random order (so drift — another tenant warming up, a file cache filling —
 //! spreads over all sizes instead of biasing the largest). One untimed warm-up run of the
 //! smallest size loads the program into the page cache first. A run is timed from just
-//! before the spawn to the moment the kernel reports the exit (see [`child`]): process
+//! before the spawn to the moment the kernel reports the exit (see `child`): process
 //! start-up is inside the interval and ends up in the fit's fixed cost b.
 //!
 //! This module measures ([`measure`]) and assembles the [`RunRecord`] ([`record`]); the fit
 //! and the knee are `stats::fit`, and turning them into metrics, series and findings is
-//! [`analyse`]. It touches the OS only through [`child`]; it never prints or stores.
+//! [`analyse`](fn@analyse). It touches the OS only through `child`; it never prints or stores.
 
 mod analyse;
 mod child;

@@ -5,8 +5,8 @@
 //! group's registry entry, and each experiment `group.id` lives in `group/id.rs` or
 //! `group/id/` with its findings, and its page `group/id.md`: the id, title, what it
 //! measures, its timing model and references as Markdown, the one source of its id and
-//! [`crate::model::About`] (`Experiment::page`). Shared by several groups: [`estimate`] and
-//! the pipe echo [`peer`]. Experiments own only the work; timing, sampling and statistics
+//! [`crate::model::About`] (`Experiment::page`). Shared by several groups: `estimate` and
+//! the pipe echo `peer`. Experiments own only the work; timing, sampling and statistics
 //! belong to the harness. Depends on the harness, `model`, `stats`, `host`, `wire` and
 //! `sysmeter-sys`; never on `commands`, `report`, `store` or `server`.
 

@@ -1,22 +1,29 @@
 //! The layer rules of the crate, checked: which top-level module may use which. ARCHITECTURE.md
 //! draws the same table; this test is what keeps the two true.
 //!
-//! The check reads the source text: every `crate::<module>` path in a module's files must name
-//! the module itself or one it may depend on, and the pure modules may not touch
-//! `sysmeter_sys` (the OS). Reading the `use crate::` lines is enough because the crate has
-//! no glob re-exports across modules and no macros that expand to foreign paths. Test-only.
+//! The check reads the code as the compiler does ([`paths`]: the file parsed, `use` trees
+//! expanded — grouped, nested, `self`, over several lines — and `super::` climbed from the
+//! file's module and its inline modules): every crate path in a module's files must name the
+//! module itself or one it may depend on, and the pure modules may not touch `sysmeter_sys`
+//! (the OS). Paths are enough because the crate has no glob re-exports across modules and no
+//! macros that expand to foreign paths. Test-only.
 //!
 //! Inside `diagnose`, each diagnosis stands on `diagnose/observe` alone: a file of
 //! `diagnose/<a>` may name `crate::diagnose::<b>` (or reach it through `super::`) only when
 //! `b` is `a` itself or `observe`, and `observe` names no diagnosis ([`sibling_uses`]).
+//! Inside `commands`, a command uses diagnoses and output, not another command: only the
+//! shared [`COMMAND_INFRASTRUCTURE`] and `commands/mod.rs` ([`command_uses`]).
 //!
 //! [`size`] checks the other structural rule of ARCHITECTURE.md over both crates: no file
 //! over 400 lines, no function over 60.
 
+mod paths;
 mod size;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+
+use paths::Named;
 
 /// Each top-level module and the modules it may use, lowest layer first. A module missing
 /// from this table fails the check, so a new module must be placed in the layers on purpose.
@@ -67,43 +74,103 @@ pub const EXEMPT: &[(&str, &str)] = &[(
     "test-only fixed run: computes its summaries with stats so they are real",
 )];
 
-/// The diagnoses named by `crate::diagnose::<name>` paths in `text`, and by `super::` chains
-/// that climb `depth` levels (to `diagnose` itself) from a file that deep below it.
-pub fn diagnosis_paths(text: &str, depth: usize) -> BTreeSet<String> {
-    let word = |before: &str| {
-        before
-            .chars()
-            .last()
-            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-    };
-    let mut found = names_after(text, "crate::diagnose::", word);
-    if depth > 0 {
-        // Only a chain of exactly `depth` supers reaches `diagnose`; a longer one is caught
-        // by the crate-level check, a shorter one stays inside the diagnosis.
-        let up = "super::".repeat(depth);
-        found.extend(names_after(text, &up, |before| {
-            word(before) || before.ends_with("super::")
-        }));
-    }
-    found
+/// The commands' shared infrastructure in `commands/`, which every command may use: a
+/// command (`commands/<kind>.rs`) may use these, the diagnoses and the output layers, but no
+/// other command.
+pub const COMMAND_INFRASTRUCTURE: &[&str] = &[
+    "console",
+    "diagnosis",
+    "infile",
+    "outfile",
+    "output",
+    "progress",
+    "run_history",
+    // Test-only: docs/json-schema.md checked against every command's output.
+    "json_docs",
+];
+
+/// The crate paths of file `rel`; a file that does not parse is a violation of its own.
+fn named(rel: &str, text: &str) -> Result<Vec<Named>, Violation> {
+    paths::crate_paths(rel, text).map_err(|why| Violation {
+        file: rel.to_string(),
+        module: paths::module_of(rel).join("::"),
+        uses: format!("(cannot be read: {why})"),
+    })
 }
 
 /// The uses in `text` (file `rel` below `src/diagnose/`) of a diagnosis other than its own
-/// and `observe`.
+/// and `observe`, however they are written: `crate::diagnose::b`, inside a group
+/// (`crate::diagnose::{observe, b}`), or climbing with `super::`.
 pub fn sibling_uses(rel: &str, text: &str) -> Vec<Violation> {
-    let parts: Vec<&str> = rel.split('/').collect();
-    let own = parts[0].trim_end_matches(".rs");
-    if own == "mod" {
+    let rel = format!("diagnose/{rel}");
+    let module = paths::module_of(&rel);
+    let Some(own) = module.get(1).cloned() else {
+        return Vec::new();
+    };
+    let found = match named(&rel, text) {
+        Ok(found) => found,
+        Err(v) => return vec![v],
+    };
+    let mut used: BTreeSet<String> = BTreeSet::new();
+    for n in found {
+        match n.path.as_slice() {
+            [top, b, ..] if top == "diagnose" && *b != own && b != "observe" => {
+                used.insert(format!("crate::diagnose::{b}"));
+            }
+            // `use super::*` from the top of a diagnosis brings in every other one.
+            [top] if top == "diagnose" && n.glob => {
+                used.insert("crate::diagnose::*".to_string());
+            }
+            _ => {}
+        }
+    }
+    used.into_iter()
+        .map(|uses| Violation {
+            file: rel.clone(),
+            module: format!("diagnose::{own}"),
+            uses: format!("{uses} (a diagnosis may use only observe)"),
+        })
+        .collect()
+}
+
+/// The uses in `text` (file `rel` below `src/commands/`) of another command: a command may
+/// use [`COMMAND_INFRASTRUCTURE`] and the items of `commands/mod.rs`, not a sibling command
+/// (`commands` lists every module of `commands/`).
+pub fn command_uses(rel: &str, text: &str, commands: &BTreeSet<String>) -> Vec<Violation> {
+    let rel = format!("commands/{rel}");
+    let module = paths::module_of(&rel);
+    let Some(own) = module.get(1).cloned() else {
+        return Vec::new();
+    };
+    if COMMAND_INFRASTRUCTURE.contains(&own.as_str()) {
         return Vec::new();
     }
-    let depth = parts.len() - usize::from(parts.last() == Some(&"mod.rs"));
-    diagnosis_paths(text, depth)
+    let found = match named(&rel, text) {
+        Ok(found) => found,
+        Err(v) => return vec![v],
+    };
+    let used: BTreeSet<String> = found
         .into_iter()
-        .filter(|b| b != own && b != "observe")
-        .map(|b| Violation {
-            file: format!("diagnose/{rel}"),
-            module: format!("diagnose::{own}"),
-            uses: format!("crate::diagnose::{b} (a diagnosis may use only observe)"),
+        .filter_map(|n| match n.path.as_slice() {
+            [top, other, ..]
+                if top == "commands"
+                    && *other != own
+                    && commands.contains(other)
+                    && !COMMAND_INFRASTRUCTURE.contains(&other.as_str()) =>
+            {
+                Some(other.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    used.into_iter()
+        .map(|other| Violation {
+            file: rel.clone(),
+            module: format!("commands::{own}"),
+            uses: format!(
+                "crate::commands::{other} (a command may use diagnoses and output, not another \
+                 command)"
+            ),
         })
         .collect()
 }
@@ -119,44 +186,17 @@ pub struct Violation {
     pub uses: String,
 }
 
-/// The top-level modules named by `crate::<name>` paths in `text`.
-pub fn crate_paths(text: &str) -> BTreeSet<String> {
-    // `sysmeter_sys::` or `$crate::` are not this crate's paths.
-    names_after(text, "crate::", |before| {
-        before
-            .chars()
-            .last()
-            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-    })
-}
-
-/// The identifiers that follow `marker` in the code of `text` (comments left out), where
-/// `inside(code before the marker)` says the marker is not part of a longer path or word.
-fn names_after(text: &str, marker: &str, inside: impl Fn(&str) -> bool) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
-    for line in text.lines() {
-        let code = line.split("//").next().unwrap_or("");
-        let mut rest = code;
-        while let Some(i) = rest.find(marker) {
-            let after = &rest[i + marker.len()..];
-            let name: String = after
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if !inside(&rest[..i]) && !name.is_empty() && name != "super" {
-                found.insert(name);
-            }
-            rest = after;
-        }
-    }
-    found
+/// The top-level modules named by the crate paths of file `rel` in `text`.
+pub fn top_modules(rel: &str, text: &str) -> Result<BTreeSet<String>, Violation> {
+    Ok(named(rel, text)?
+        .into_iter()
+        .filter_map(|n| n.path.into_iter().next())
+        .collect())
 }
 
 /// Whether `text` uses the `sysmeter_sys` crate.
 pub fn uses_sys(text: &str) -> bool {
-    text.lines()
-        .map(|l| l.split("//").next().unwrap_or(""))
-        .any(|code| code.contains("sysmeter_sys"))
+    paths::names_ident(text, "sysmeter_sys")
 }
 
 /// The violations in one file of `module`, given its text.
@@ -175,7 +215,11 @@ pub fn check_file(file: &str, module: &str, text: &str) -> Vec<Violation> {
         out.push(violation("(module missing from the layer table)"));
         return out;
     };
-    for name in crate_paths(text) {
+    let names = match top_modules(file, text) {
+        Ok(names) => names,
+        Err(v) => return vec![v],
+    };
+    for name in names {
         if name != module && !allowed.contains(&name.as_str()) {
             out.push(violation(&format!("crate::{name}")));
         }
@@ -207,10 +251,25 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The names of the modules in `dir` (its `.rs` files and folders).
+fn modules_in(dir: &Path) -> BTreeSet<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return BTreeSet::new();
+    };
+    entries
+        .flatten()
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".rs").unwrap_or(&name).to_string()
+        })
+        .collect()
+}
+
 /// The violations in the crate's `src/` directory. `lib.rs`, `main.rs` and this file sit
 /// above every layer.
 pub fn check_tree(src: &Path) -> Vec<Violation> {
     let mut out = Vec::new();
+    let commands = modules_in(&src.join("commands"));
     for path in rust_files(src) {
         let Ok(rel) = path.strip_prefix(src) else {
             continue;
@@ -230,80 +289,12 @@ pub fn check_tree(src: &Path) -> Vec<Violation> {
         if let Some(inside) = rel.strip_prefix("diagnose/") {
             out.extend(sibling_uses(inside, &text));
         }
+        if let Some(inside) = rel.strip_prefix("commands/") {
+            out.extend(command_uses(inside, &text, &commands));
+        }
     }
     out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_tree_keeps_the_layer_rules() {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let bad = check_tree(&src);
-        assert!(
-            bad.is_empty(),
-            "layer rules broken (see ARCHITECTURE.md, src/layers/mod.rs):\n{}",
-            bad.iter()
-                .map(|v| format!("  {} (module {}) uses {}", v.file, v.module, v.uses))
-                .collect::<Vec<_>>()
-                .join("\n")
-        );
-        // The walk really read the tree: every module of the table has files.
-        for (module, _) in ALLOWED {
-            assert!(
-                src.join(module).is_dir() || src.join(format!("{module}.rs")).is_file(),
-                "{module} in the layer table but not in src/"
-            );
-        }
-    }
-
-    #[test]
-    fn a_forbidden_use_is_caught() {
-        let text = "use crate::model::RunRecord;\nuse crate::report::format;\n";
-        let bad = check_file("stats/x.rs", "stats", text);
-        assert_eq!(bad.len(), 1);
-        assert_eq!(bad[0].uses, "crate::report");
-        let text = "use sysmeter_sys::clock;\n";
-        assert_eq!(check_file("report/x.rs", "report", text).len(), 1);
-        assert!(check_file("harness/x.rs", "harness", text).is_empty());
-        assert_eq!(check_file("newmod/x.rs", "newmod", "").len(), 1);
-    }
-
-    #[test]
-    fn a_diagnosis_using_another_is_caught() {
-        let text = "use crate::diagnose::observe::rings::follow;\n\
-                    use crate::diagnose::profile::maps::AddressSpaces;\n";
-        let bad = sibling_uses("locks/events.rs", text);
-        assert_eq!(bad.len(), 1, "{bad:?}");
-        assert!(bad[0].uses.starts_with("crate::diagnose::profile"));
-        // Through `super::` from the top file of a diagnosis, and two levels down.
-        assert_eq!(
-            sibling_uses("calls.rs", "use super::trace::Ended;\n").len(),
-            1
-        );
-        let deep = "use super::super::super::trace::x;\nuse super::super::rings::y;\n";
-        assert_eq!(sibling_uses("calls/a/b.rs", deep).len(), 1);
-        assert!(sibling_uses("calls/a/b.rs", "use super::super::rings::y;\n").is_empty());
-        // observe itself may use no diagnosis; a diagnosis may use itself and observe.
-        assert_eq!(
-            sibling_uses("observe/x.rs", "use crate::diagnose::trace::y;\n").len(),
-            1
-        );
-        assert!(sibling_uses("trace/x.rs", "use crate::diagnose::trace::y;\n").is_empty());
-        // No diagnosis is exempt: `run` naming `trace` is caught like any other.
-        assert_eq!(
-            sibling_uses("run.rs", "use crate::diagnose::trace::Overhead;\n").len(),
-            1
-        );
-    }
-
-    #[test]
-    fn paths_are_read_from_code_not_comments_or_other_crates() {
-        let text = "// crate::server in a comment\nlet x = sysmeter_sys::crate_thing;\n\
-                    f(crate::stats::median(&v), crate::model::units::sig3(1.0));\n";
-        let found: Vec<String> = crate_paths(text).into_iter().collect();
-        assert_eq!(found, ["model", "stats"]);
-    }
-}
+mod tests;

@@ -52,7 +52,7 @@ pub fn line(series: &Series) -> String {
     out
 }
 
-/// [`line`] with the experiment's `knee` finding marked: `… · knee at 8 threads`. The knee is
+/// [`line`](fn@line) with the experiment's `knee` finding marked: `… · knee at 8 threads`. The knee is
 /// found on an experiment's first curve, so only that one gets the mark.
 pub fn line_with_knee(series: &Series, findings: &[Finding]) -> String {
     let mut out = line(series);

@@ -5,12 +5,12 @@
 //! for one test in its hello line ([`crate::wire::protocol`]); a thread per connection runs
 //! it until the client closes, the granted time runs out, or the server stops. Everything a
 //! client can send is bounded: the hello line's length and arrival time, the number of
-//! connections at once in all and per source address ([`sources`]), each test's duration,
-//! the rate of token guesses ([`auth`]); whatever is wrong is answered with one `ERR` line
+//! connections at once in all and per source address (`sources`), each test's duration,
+//! the rate of token guesses (`auth`); whatever is wrong is answered with one `ERR` line
 //! and a closed connection, and logged once per source and minute. The UDP socket answers
 //! only datagrams of a live `udp` session (cookie from the kernel's random source, and
 //! source address checked), never with more bytes than the request unless the session
-//! negotiated more ([`udp`]), so the server can neither reflect nor amplify traffic. Stops
+//! negotiated more (`udp`), so the server can neither reflect nor amplify traffic. Stops
 //! when SIGINT/SIGTERM arrive (or [`Server::stop_handle`] is set), closing every connection
 //! within a fraction of a second. Depends on `wire` for the protocol and on `sysmeter-sys`
 //! for poll, the signal flag and getrandom only.

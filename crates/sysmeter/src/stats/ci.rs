@@ -13,7 +13,7 @@ use super::{StatsError, quantile_sorted, sorted_copy, validate};
 ///
 /// Cost is one sort plus O(1) per resample, independent of n: after sorting, the median of a
 /// resample is the value at the median *rank* of n uniform random indices, and that rank's
-/// distribution is known exactly (see [`resampled_median`]), so it is drawn directly instead
+/// distribution is known exactly (see `resampled_median`), so it is drawn directly instead
 /// of materialising n random indices and selecting from them. The result has exactly the
 /// distribution of the classic resample-then-select bootstrap (a unit test checks that).
 pub fn bootstrap_median_ci(

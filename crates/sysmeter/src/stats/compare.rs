@@ -8,7 +8,7 @@
 //! - CI: percentile bootstrap of the ratio, resampling both raw sample sets
 //!   ([`CompareOptions::resamples`] times, seeded, so the output is reproducible).
 //! - significant: Mann-Whitney p < α (0.05) **and** the CI of the ratio excludes 1.
-//! - many metrics at once ([`family`]): a comparison of runs tests every metric they share,
+//! - many metrics at once (`family`): a comparison of runs tests every metric they share,
 //!   so the p-values are adjusted for their number (Benjamini–Hochberg) before they are held
 //!   against α; one metric alone is judged on its own p.
 //! - verdict: "no change" unless significant and |change| > threshold (default 2%); then
@@ -207,7 +207,7 @@ pub struct SampleComparison {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runs_test: Option<RunsTest>,
     /// The p-value adjusted for every metric of the comparison tested at once
-    /// (Benjamini–Hochberg, [`family`]); absent when this comparison was judged alone.
+    /// (Benjamini–Hochberg, `family`); absent when this comparison was judged alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p_adjusted: Option<f64>,
     /// p (adjusted, when present) < α and the CI of the ratio excludes 1.
@@ -341,7 +341,7 @@ pub(crate) fn verdict(
 
 /// Percentile bootstrap 95% CI of median(B)/median(A) from sorted, non-empty, finite data:
 /// each resample draws a median of a resample of A and one of B (exactly, in O(1) each, see
-/// [`resampled_median`]). `None` when a resampled median of A is ≤ 0, where the ratio has no
+/// `resampled_median`). `None` when a resampled median of A is ≤ 0, where the ratio has no
 /// meaning. For `resamples == 0` the interval is the point ratio.
 pub fn ratio_ci(
     sorted_a: &[f64],

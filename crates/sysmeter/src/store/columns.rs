@@ -52,7 +52,7 @@ columns_trait!(
 );
 
 /// Reads a row's columns one after the other from column 0, so a reader lists its fields in
-/// the column order of its `SELECT` without numbering them ([`by_position`]).
+/// the column order of its `SELECT` without numbering them ([`by_position!`]).
 struct Cursor<'r, R> {
     row: &'r R,
     next: usize,

@@ -1,7 +1,7 @@
 //! The `alloc` result of a run: the run-wide metrics (allocations, bytes, peak live bytes
 //! and when, leaks, temporary allocations), the heap-over-time series beside RSS, the typed
 //! site rows (`model::alloc`), the folded stacks and the flame graphs of bytes and of
-//! counts, and the findings ([`findings`]).
+//! counts, and the findings (`findings`).
 //!
 //! Pure but for the flame graph drawing. Depends on `model`, `stats`, `diagnose::observe`
 //! and the siblings.

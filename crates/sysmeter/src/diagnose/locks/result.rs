@@ -45,7 +45,7 @@ pub struct Row {
     pub threads: usize,
     /// Where waiters were woken from, with counts, most first.
     pub holders: Vec<(String, u64)>,
-    /// Wait durations (at most [`MAX_SAMPLES`]), ns.
+    /// Wait durations (at most `MAX_SAMPLES`), ns.
     pub samples: Vec<f64>,
 }
 

@@ -1,5 +1,5 @@
-//! The floor under every diagnosis: what `trace`, `calls`, `profile`, `locks`, `run` and
-//! `scale` share to look at a program, and the only part of `diagnose` they may import from
+//! The floor under every diagnosis: what `trace`, `calls`, `profile`, `offcpu`, `locks`, `run`
+//! and `scale` share to look at a program, and the only part of `diagnose` they may import from
 //! each other.
 //!
 //! - [`target`]: the one `Target { Launch, Attach }` and the program resolver (126/127);
@@ -18,6 +18,9 @@
 //!   copy, with DWARF CFI where the code has it and frame pointers where it does not;
 //! - [`inject`]: the one injection of the preload library into a launched command (memfds,
 //!   `LD_PRELOAD`, the shared region read back), shared by `calls` and `alloc`;
+//! - [`sampled`]: what the stack-sampling diagnoses (`profile`, `offcpu`) share: CPU-clock
+//!   sampling, the sampled session, symbolised stacks → flat profile, call graph and flame
+//!   graph, and the seam of `profile --both`;
 //! - [`flame`]: the one drawing of a flame graph from folded stacks (inferno);
 //! - [`scan`]: the x86 call and prologue decoders (the frameless-leaf check);
 //! - [`reservoir`]: the durations kept of paired entries and exits (`trace`, `calls`);
@@ -47,6 +50,7 @@ pub mod pump;
 pub mod records;
 pub mod reservoir;
 pub mod rings;
+pub mod sampled;
 pub mod scan;
 pub mod session;
 pub mod symbolize;

@@ -2,11 +2,11 @@
 //! the stacks are (and which code without frame pointers cut them), what could not be
 //! named, whether kernel time was seen, lost or throttled samples, and the overhead.
 
-use super::aggregate::Analysis;
 use super::overhead::Calibration;
-use super::session::Recording;
-use super::stacks::{Stacks, Truncation};
-use crate::diagnose::observe::session::{self, Ended};
+use crate::diagnose::observe::sampled::aggregate::Analysis;
+use crate::diagnose::observe::sampled::session::Recording;
+use crate::diagnose::observe::sampled::stacks::{Stacks, Truncation};
+use crate::diagnose::observe::session::Ended;
 use crate::diagnose::observe::unwind::Stops;
 use crate::model::Finding;
 use crate::model::units;
@@ -343,20 +343,15 @@ fn ending(rec: &Recording) -> Option<Finding> {
                 .into(),
             None,
         )),
-        (Ended::Finished, false) => exited(rec),
+        (Ended::Finished, false) => rec.exited(),
         _ => None,
     }
-}
-
-/// The finding of a running process (`-p`) that ended the session by exiting.
-pub(super) fn exited(rec: &Recording) -> Option<Finding> {
-    session::ended_by_exit(rec.stop, rec.exit.is_some(), rec.wall_ns)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnose::profile::stacks::Frame;
+    use crate::diagnose::observe::sampled::stacks::Frame;
 
     fn frame(name: &str, kernel: bool) -> Frame {
         Frame {

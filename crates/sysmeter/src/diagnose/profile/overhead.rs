@@ -5,7 +5,7 @@
 //! each timer interrupt also exits to the hypervisor, which dominates). To measure it, this
 //! thread runs a fixed spin loop (~5 ms) alternately without and with a sampling event on
 //! itself (same event type and call-chain settings, at a high frequency so the difference is
-//! well above noise), [`PAIRS`] times each, timing each block by the thread's CPU time: other
+//! well above noise), `PAIRS` times each, timing each block by the thread's CPU time: other
 //! load on the machine preempts the thread but does not add CPU time, where wall times on a
 //! busy machine vary by more than the effect. The cost per sample is the median over pairs
 //! of (sampled − unsampled CPU time) / samples taken. The in-target overhead of a profile at
@@ -26,8 +26,10 @@ use crate::diagnose::observe::records::RECORD_SAMPLE;
 use perf_event::Sampler;
 use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 
-use super::ProfileError;
-use super::sampling::{builder, is_permission, open_error, open_sampler};
+use crate::diagnose::observe::sampled::SampledError;
+use crate::diagnose::observe::sampled::cpu_clock::{
+    builder, is_permission, open_error, open_sampler,
+};
 
 /// Timed blocks of each kind.
 const PAIRS: usize = 10;
@@ -99,7 +101,7 @@ fn max_sample_rate() -> u64 {
 }
 
 /// An event sampling this thread like a profile would, disabled.
-fn self_sampler(frequency: u64) -> Result<Sampler, ProfileError> {
+fn self_sampler(frequency: u64) -> Result<Sampler, SampledError> {
     let open = |kernel: bool| {
         let mut b = builder(frequency, kernel);
         b.observe_self().any_cpu().inherit(false);
@@ -131,7 +133,7 @@ fn median(values: &mut [f64]) -> f64 {
 }
 
 /// Measures the cost of one sample (about 0.1 s of CPU time).
-pub fn calibrate() -> Result<Calibration, ProfileError> {
+pub fn calibrate() -> Result<Calibration, SampledError> {
     let frequency = MAX_CALIBRATION_HZ.min(max_sample_rate()).max(1);
     let mut sampler = self_sampler(frequency)?;
     let iterations = block_iterations();

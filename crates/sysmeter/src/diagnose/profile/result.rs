@@ -6,15 +6,15 @@
 
 use serde::Serialize;
 
-use super::aggregate::Analysis;
-use super::callgraph;
 use super::findings;
 use super::overhead::Calibration;
-use super::session::Recording;
 use super::{Settings, Target};
+use crate::diagnose::observe::sampled::aggregate::Analysis;
+use crate::diagnose::observe::sampled::callgraph;
+use crate::diagnose::observe::sampled::results::single;
+use crate::diagnose::observe::sampled::session::Recording;
 use crate::model::{
-    About, Artifact, ExperimentResult, HostInfo, Metric, RunConfig, RunKind, RunRecord, Summary,
-    Unit,
+    About, Artifact, ExperimentResult, HostInfo, Metric, RunConfig, RunKind, RunRecord, Unit,
 };
 
 /// One flat-profile row as stored in the `flat` artifact (JSON array).
@@ -107,32 +107,6 @@ fn about(rec: &Recording) -> About {
                 .into(),
             "B. Gregg: Flame Graphs, https://www.brendangregg.com/flamegraphs.html".into(),
         ],
-    }
-}
-
-/// A metric holding one value (counts and totals have no distribution).
-pub fn single(name: &str, unit: Unit, value: f64, note: Option<String>) -> Metric {
-    Metric {
-        note,
-        samples: vec![value],
-        ..Metric::new(
-            name,
-            unit,
-            Summary {
-                n: 1,
-                min: value,
-                p5: value,
-                median: value,
-                mean: value,
-                p95: value,
-                p99: value,
-                max: value,
-                stddev: 0.0,
-                cv: 0.0,
-                ci95: (value, value),
-                outliers: 0,
-            },
-        )
     }
 }
 

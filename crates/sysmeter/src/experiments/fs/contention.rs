@@ -53,7 +53,7 @@ impl Experiment for FsContention {
 
 /// What one thread count measured.
 struct Round {
-    /// Samples per window ([`windows`]).
+    /// Samples per window ([`windows`](mod@windows)).
     windows: Windows,
     /// Mean latency over every block (the knee is found on it).
     block_mean: f64,

@@ -9,7 +9,7 @@
 //! (a bench in a container sees other pids than one on the host, over the same directory),
 //! and a pid is reused. Only directories of the current user are ever touched; one without a
 //! lock file (written by an older sysmeter, or caught between its creation and its lock) is
-//! removed only when it has not changed for [`UNLOCKED_AGE`].
+//! removed only when it has not changed for `UNLOCKED_AGE`.
 
 use std::fs::File;
 use std::os::unix::fs::MetadataExt;
@@ -76,7 +76,7 @@ pub fn remove_stale(base: &Path) -> Removed {
 }
 
 /// Whether no live process owns the test directory `dir`: its lock can be taken, or it has
-/// no lock file and has not changed for [`UNLOCKED_AGE`].
+/// no lock file and has not changed for `UNLOCKED_AGE`.
 fn abandoned(dir: &Path, meta: &std::fs::Metadata) -> bool {
     let lock = dir.join(OWNER_LOCK);
     if lock.exists() {

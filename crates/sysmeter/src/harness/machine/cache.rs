@@ -67,7 +67,7 @@ fn with_ring<R>(f: impl FnOnce(&ChaseBuffer) -> R) -> Option<R> {
 const CHUNKS: usize = 8;
 
 /// One reading on the calling thread: after a warm pass over the whole ring, half of it is
-/// chased in [`CHUNKS`] timed chunks, and the median chunk's ns per load is the reading (a
+/// chased in `CHUNKS` timed chunks, and the median chunk's ns per load is the reading (a
 /// preemption or interrupt inside one chunk does not move it); `None` when the ring cannot
 /// be mapped.
 pub fn chase_ns() -> Option<f64> {

@@ -4,7 +4,7 @@
 //! The probe ([`sysmeter_sys::probe`]) gives the effective core clock (dependent multiply
 //! chain), the ALU throughput (independent adds) and the null-syscall cost; a [`Watch`] takes
 //! it with the kernel's counters at the start of an experiment, and at the end produces the
-//! [`MachineState`] stored in the result (`ExperimentResult.machine`), whose `stable` flag
+//! [`MachineState`](crate::model::MachineState) stored in the result (`ExperimentResult.machine`), whose `stable` flag
 //! and one-line `reason` come from the pure [`judge()`].
 //!
 //! One job per file: [`sample`] (probe → [`ProbeSample`]), [`procfs`] (pure parsers of

@@ -1,6 +1,6 @@
 //! The fleet chart of one metric: one row per host with its value as a dot, the fleet's
 //! p10–p90 as a shaded band and its median as a line, outliers in a second colour. Values
-//! share one axis (log when they span [`AUTO_LOG_SPAN`] or more, as the bar charts do).
+//! share one axis (log when they span `AUTO_LOG_SPAN` or more, as the bar charts do).
 //!
 //! Pure: a description in, an SVG string out. Depends on `axis`, `svg` and `model::units`.
 

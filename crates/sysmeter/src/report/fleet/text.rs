@@ -1,7 +1,7 @@
 //! `sysmeter fleet` as terminal text, the answer first and short at any size: the outliers
 //! grouped by host with their machine differences, the spread of the headline metrics (up
 //! to 50 hosts: every metric with a column per host), and the roll call last — a table up
-//! to 50 hosts, counts per CPU model and kernel beyond. At most [`MAX_LINES`] lines for a
+//! to 50 hosts, counts per CPU model and kernel beyond. At most `MAX_LINES` lines for a
 //! fleet of any size; `--format json` holds everything.
 //!
 //! Pure: a [`FleetDocument`] in, a string out.

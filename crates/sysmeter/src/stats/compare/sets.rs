@@ -106,7 +106,7 @@ pub fn welch_log(a: &[f64], b: &[f64]) -> Option<(RunsTest, (f64, f64))> {
 }
 
 /// [`welch_log`] with each side's stored between-run noise, if any (pass it only for a side
-/// that is one run: see [`term`]). A side of one value and no noise assumes the other side's
+/// that is one run: see `term`). A side of one value and no noise assumes the other side's
 /// variance of one run for it (Student's t with the other side's degrees of freedom). Both
 /// sides judged on the *same* stored noise (the same host's runs: equal values) hold one
 /// estimate of the variance, not two, so the test has that estimate's degrees of freedom.

@@ -22,7 +22,7 @@ pub enum Class {
 }
 
 impl Class {
-    /// Every class, simplest first (the order [`select`] prefers).
+    /// Every class, simplest first (the order [`select`](super::select) prefers).
     pub const ALL: [Class; 7] = [
         Class::Constant,
         Class::Log,

@@ -182,7 +182,7 @@ struct Point {
 ///
 /// When the small sizes are mostly fixed cost (the first segment falls: a process start-up
 /// amortised), the scan is made once more on the variable part, (t − F)/unit(N), with F the
-/// fixed cost the smallest sizes show ([`fixed_cost`]), over the sizes where that part is at
+/// fixed cost the smallest sizes show (`fixed_cost`), over the sizes where that part is at
 /// least [`MIN_VARIABLE_SHARE`] of the time (below it, the noise of t swamps it). A cache
 /// step behind a start-up of milliseconds is found that way; a class's own growth is not a
 /// knee there either (its cost per element follows the first segment's trend: no rise).

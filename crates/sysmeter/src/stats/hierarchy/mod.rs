@@ -20,7 +20,7 @@
 //!    latency and the next level's: the middle of the transition, which is robust to noise
 //!    and to the gradual miss-rate ramp of physically indexed caches.
 //!
-//! The boundaries found this way are candidates: [`confirm`] turns each into a range (last
+//! The boundaries found this way are candidates: [`confirm`](fn@confirm::confirm) turns each into a range (last
 //! size clearly inside, first clearly beyond) and accepts it only when a finer, repeated
 //! measurement around it shows the step again.
 //!

@@ -98,7 +98,7 @@ pub fn tracepoints() -> Result<(), Missing> {
 /// Whether off-CPU profiles (scheduler tracepoints, system-wide wakings) may run here.
 pub fn off_cpu() -> Result<(), Missing> {
     tracepoints()?;
-    sysmeter::diagnose::profile::offcpu::available().map_err(|e| {
+    sysmeter::diagnose::offcpu::available().map_err(|e| {
         Missing::new(
             Cap::Tracepoints,
             format!("off-CPU profiles cannot run here: {e}"),
@@ -109,7 +109,7 @@ pub fn off_cpu() -> Result<(), Missing> {
 /// Whether the in-kernel off-CPU backend (`--backend bpf`) can load its programs here.
 pub fn bpf() -> Result<(), Missing> {
     tracepoints()?;
-    sysmeter::diagnose::profile::offcpu::bpf::available().map_err(|e| {
+    sysmeter::diagnose::offcpu::bpf::available().map_err(|e| {
         Missing::new(
             Cap::Bpf,
             format!("the in-kernel backend cannot run here: {e}"),

@@ -1,6 +1,6 @@
 //! The `calls.functions` result: one metric per function of the program (n = its exact
 //! calls; median the self time per call, mean the inclusive time per call, hooks removed),
-//! the typed call graph ([`CallGraph`] as its artifact), the folded stacks and the flame
+//! the typed call graph ([`CallGraph`](crate::model::callgraph::CallGraph) as its artifact), the folded stacks and the flame
 //! graph drawn from them (exact self time per calling context), and findings for the
 //! backend, the totals, the hooks' cost and anything not counted.
 //!

@@ -1,25 +1,25 @@
-//! The flame graph of a profile: its folded stacks drawn by the floor's one drawing
-//! (`observe::flame`, inferno).
+//! The flame graph of a sampled profile (`profile`, `offcpu`): its folded stacks drawn by
+//! the floor's one drawing (`observe::flame`, inferno).
 //! Off-CPU flame graphs (widths in blocked microseconds) use FlameGraph's blue `io`
 //! palette on a grey-blue background, so they cannot be mistaken for CPU time.
 
-use super::ProfileError;
+use super::SampledError;
 use super::stacks::Stacks;
 use crate::diagnose::observe::flame::{Style, svg};
 
 /// The flame graph SVG of `stacks` titled `title` (a small SVG saying so when there are no
 /// samples: inferno refuses empty input, and `--flamegraph FILE` should still get an image).
-pub fn render(stacks: &Stacks, title: &str) -> Result<String, ProfileError> {
+pub fn render(stacks: &Stacks, title: &str) -> Result<String, SampledError> {
     draw(stacks, title, false)
 }
 
 /// The off-CPU flame graph: `stacks` weighted by blocked nanoseconds, drawn in µs with
 /// the blue palette.
-pub fn render_off_cpu(stacks: &Stacks, title: &str) -> Result<String, ProfileError> {
+pub fn render_off_cpu(stacks: &Stacks, title: &str) -> Result<String, SampledError> {
     draw(stacks, title, true)
 }
 
-fn draw(stacks: &Stacks, title: &str, off_cpu: bool) -> Result<String, ProfileError> {
+fn draw(stacks: &Stacks, title: &str, off_cpu: bool) -> Result<String, SampledError> {
     let folded = if stacks.total() == 0 {
         String::new()
     } else {
@@ -38,7 +38,7 @@ fn draw(stacks: &Stacks, title: &str, off_cpu: bool) -> Result<String, ProfileEr
             off_cpu: false,
         }
     };
-    svg(&folded, title, style, EMPTY).map_err(ProfileError::Flame)
+    svg(&folded, title, style, EMPTY).map_err(SampledError::Flame)
 }
 
 const EMPTY: &str = "No samples: the program used no CPU time while it was sampled.";
@@ -46,7 +46,7 @@ const EMPTY: &str = "No samples: the program used no CPU time while it was sampl
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnose::profile::stacks::Frame;
+    use crate::diagnose::observe::sampled::stacks::Frame;
 
     #[test]
     fn svg_names_every_function_and_escapes_the_title() {

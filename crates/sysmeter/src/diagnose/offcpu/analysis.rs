@@ -1,18 +1,18 @@
 //! From records to the off-CPU profile: blocked intervals (`blocks`) weighted by their time
-//! and symbolised by the on-CPU profile's machinery (`aggregate`; `unwind` gave them their
-//! whole user stacks while the rings were drained), grouped per distinct stack and reason with their
-//! durations and wakers, and the time of each thread for `--both`.
+//! and symbolised by the floor's sampled stacks (`observe::sampled::aggregate`; `unwind` gave
+//! them their whole user stacks while the rings were drained), grouped per distinct stack and
+//! reason with their durations and wakers, and the time of each thread for `--both`.
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::super::aggregate::{Analysis, analyse_each};
 use super::blocks::{self, Block, Blocks};
 use super::classify::{Reason, classify, is_preempted};
 use super::raw::{OffRaw, Switch};
 use crate::diagnose::observe::maps::MapEvent;
 use crate::diagnose::observe::records::RawData;
+use crate::diagnose::observe::sampled::aggregate::{Analysis, analyse_each};
 
 /// Wakers kept per stack.
 const WAKERS_PER_STACK: usize = 3;

@@ -1,14 +1,15 @@
 //! One sampling session: start the command paused before `execve` (or find the threads of a
-//! running pid), open the events, then read the ring buffers every [`POLL`] until the
+//! running pid), open the events, then read the ring buffers every `POLL` (20 ms) until the
 //! command exits, `--duration` passes, the process disappears, or Ctrl-C.
 //!
 //! The command keeps this process group, so a terminal's Ctrl-C reaches it as usual; a
 //! SIGINT/SIGTERM sent to sysmeter alone is passed on as SIGINT, and a command still running
-//! [`GRACE`] later is killed (its own children only see the terminal's signal). After `--duration` the
-//! events are closed and the command runs on unobserved to its end (its exit code is passed
-//! through). Reading is a sleep-and-drain loop: at 1 kHz a ring buffer of 32 KiB or more
-//! holds far longer than one [`POLL`] of samples. Wall time and this process's CPU time are
-//! measured around the loop, for the overhead report.
+//! a grace period later is killed (`observe::session::wait_for_end`; its own children only
+//! see the terminal's signal). After `--duration` the events are closed and the command runs
+//! on unobserved to its end (its exit code is passed through). Reading is a sleep-and-drain
+//! loop: at 1 kHz a ring buffer of 32 KiB or more holds far longer than one `POLL` of
+//! samples. Wall time and this process's CPU time are measured around the loop, for the
+//! overhead report.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -16,19 +17,33 @@ use std::time::{Duration, Instant};
 use sysmeter_sys::process::child::Child;
 use sysmeter_sys::process::exit::{ChildUsage, Exit};
 
-use super::sampling::EventSet;
-use super::{ProfileError, Settings, Target};
+use super::SampledError;
+use super::cpu_clock::EventSet;
 use crate::diagnose::observe::maps::{MapEvent, parse_proc_maps};
 use crate::diagnose::observe::proc;
 use crate::diagnose::observe::records::RawData;
-use crate::diagnose::observe::session::{Ended, StopWhen, Watch, launched_stop, wait_for_end};
-use crate::diagnose::observe::target::{Unresolved, resolve_program};
+use crate::diagnose::observe::session::{
+    Ended, StopWhen, Watch, ended_by_exit, launched_stop, wait_for_end,
+};
+use crate::diagnose::observe::target::{Target, Unresolved, resolve_program};
+use crate::model::Finding;
 
 /// How long the reader sleeps between drains of the ring buffers.
 const POLL: Duration = Duration::from_millis(20);
 
 /// How often the progress callback runs.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+/// What a sampled session is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sampling {
+    /// CPU-clock samples per second of CPU time per thread (`-F`).
+    pub frequency: u64,
+    /// Stop after this long (`--duration`); `None`: until the target ends (or Ctrl-C).
+    pub duration: Option<Duration>,
+    /// Sample the CPU clock (off for an off-CPU profile alone).
+    pub on_cpu: bool,
+}
 
 /// What a session collected.
 #[derive(Debug, Clone)]
@@ -69,15 +84,20 @@ impl Recording {
         let sampled = self.sampled_cpu_ns();
         (sampled > 0.0).then(|| self.profiler_cpu_ns as f64 / sampled)
     }
+
+    /// The finding of a running process (`-p`) that ended the session by exiting.
+    pub fn exited(&self) -> Option<Finding> {
+        ended_by_exit(self.stop, self.exit.is_some(), self.wall_ns)
+    }
 }
 
 /// More events read alongside the CPU-clock samples (the off-CPU profile's), opened,
 /// drained and closed by the session.
 pub trait Extra {
     /// Opens the events of a launched command, paused before `execve`.
-    fn open_child(&mut self, pid: i32) -> Result<(), ProfileError>;
+    fn open_child(&mut self, pid: i32) -> Result<(), SampledError>;
     /// Opens the events of one thread of an attached process; `Ok(false)`: it has exited.
-    fn add_thread(&mut self, tid: i32) -> Result<bool, ProfileError>;
+    fn add_thread(&mut self, tid: i32) -> Result<bool, SampledError>;
     /// Reads what the rings hold; `last` at the end.
     fn drain(&mut self, last: bool);
     /// Closes the events.
@@ -92,63 +112,63 @@ pub trait Extra {
 struct NoExtra;
 
 impl Extra for NoExtra {
-    fn open_child(&mut self, _: i32) -> Result<(), ProfileError> {
+    fn open_child(&mut self, _: i32) -> Result<(), SampledError> {
         Ok(())
     }
-    fn add_thread(&mut self, _: i32) -> Result<bool, ProfileError> {
+    fn add_thread(&mut self, _: i32) -> Result<bool, SampledError> {
         Ok(true)
     }
     fn drain(&mut self, _: bool) {}
     fn close(&mut self) {}
 }
 
-/// Samples `target` as `settings` say.
+/// Samples `target` as `sampling` says.
 pub fn record(
     target: &Target,
-    settings: &Settings,
+    sampling: &Sampling,
     progress: &mut dyn FnMut(u64, Duration),
-) -> Result<Recording, ProfileError> {
-    record_with(target, settings, &mut NoExtra, progress)
+) -> Result<Recording, SampledError> {
+    record_with(target, sampling, &mut NoExtra, progress)
 }
 
-/// [`record`] with `extra` events (CPU-clock sampling only when `settings.on_cpu`).
+/// [`record`] with `extra` events (CPU-clock sampling only when `sampling.on_cpu`).
 pub fn record_with(
     target: &Target,
-    settings: &Settings,
+    sampling: &Sampling,
     extra: &mut dyn Extra,
     progress: &mut dyn FnMut(u64, Duration),
-) -> Result<Recording, ProfileError> {
+) -> Result<Recording, SampledError> {
     match target {
         Target::Launch(argv) => {
             let program = program_path(argv)?;
             let args: Vec<&std::ffi::OsStr> = argv.iter().map(|a| a.as_os_str()).collect();
             let command = program.display().to_string();
-            let launch = |cause| ProfileError::Launch {
+            let launch = |cause| SampledError::Launch {
                 command: command.clone(),
                 cause,
             };
             let mut child = Child::spawn(&program, &args).map_err(launch)?;
             // If opening the events fails, dropping `child` kills and reaps it unreleased.
-            let events = match settings.on_cpu {
-                true => EventSet::for_child(child.pid(), settings.frequency)?,
-                false => EventSet::for_attach(settings.frequency, &[]),
+            let events = match sampling.on_cpu {
+                true => EventSet::for_child(child.pid(), sampling.frequency)?,
+                false => EventSet::for_attach(sampling.frequency, &[]),
             };
             extra.open_child(child.pid())?;
             child.release().map_err(launch)?;
-            record_child(child, events, settings, extra, progress)
+            record_child(child, events, sampling, extra, progress)
         }
-        Target::Attach(pid) => record_pid(*pid, settings, extra, progress),
+        Target::Attach(pid) => record_pid(*pid, sampling, extra, progress),
     }
 }
 
 /// The file to execute for `argv`, found by the one resolver ([`resolve_program`]). The
 /// command layer has already refused names that resolve to nothing; a path to a file that is
 /// not executable is kept, so starting it reports the system's reason.
-fn program_path(argv: &[std::ffi::OsString]) -> Result<std::path::PathBuf, ProfileError> {
+fn program_path(argv: &[std::ffi::OsString]) -> Result<std::path::PathBuf, SampledError> {
     let name = argv.first().map(|a| a.as_os_str()).unwrap_or_default();
     match resolve_program(name) {
         Ok(path) | Err(Unresolved::NotExecutable(path)) => Ok(path),
-        Err(Unresolved::NotFound) => Err(ProfileError::Launch {
+        Err(Unresolved::NotFound) => Err(SampledError::Launch {
             command: name.to_string_lossy().into_owned(),
             cause: std::io::Error::from_raw_os_error(libc::ENOENT),
         }),
@@ -159,12 +179,12 @@ fn program_path(argv: &[std::ffi::OsString]) -> Result<std::path::PathBuf, Profi
 fn record_child(
     mut child: Child,
     mut events: EventSet,
-    settings: &Settings,
+    sampling: &Sampling,
     extra: &mut dyn Extra,
     progress: &mut dyn FnMut(u64, Duration),
-) -> Result<Recording, ProfileError> {
+) -> Result<Recording, SampledError> {
     let pid = child.pid();
-    let wait_error = |cause| ProfileError::Wait { pid, cause };
+    let wait_error = |cause| SampledError::Wait { pid, cause };
     let watch = Watch::start();
     let start = watch.start;
     let mut raw = RawData::default();
@@ -172,7 +192,7 @@ fn record_child(
     let (stop, mut exit) = loop {
         events.drain(&mut raw);
         extra.drain(false);
-        if let Some(s) = launched_stop(&mut child, start, settings.duration).map_err(wait_error)? {
+        if let Some(s) = launched_stop(&mut child, start, sampling.duration).map_err(wait_error)? {
             break s;
         }
         tick((&raw, &mut *extra), start, &mut last_progress, progress);
@@ -193,7 +213,7 @@ fn record_child(
         raw,
         maps_at_start: Vec::new(),
         kernel,
-        frequency: settings.frequency,
+        frequency: sampling.frequency,
         target_cpu_ns: exit.map(|(_, u)| u.user_ns + u.system_ns),
         exit,
         interrupted: stop == Ended::Interrupted,
@@ -251,25 +271,25 @@ fn stat_cpu_ns(pid: i32) -> Option<(u64, bool)> {
 /// the duration passes or Ctrl-C.
 fn record_pid(
     pid: i32,
-    settings: &Settings,
+    sampling: &Sampling,
     extra: &mut dyn Extra,
     progress: &mut dyn FnMut(u64, Duration),
-) -> Result<Recording, ProfileError> {
+) -> Result<Recording, SampledError> {
     let mut known: HashSet<i32> = HashSet::new();
     let maps_text = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
     let maps_at_start = parse_proc_maps(pid as u32, &maps_text);
-    let mut events = EventSet::for_attach(settings.frequency, &maps_at_start);
+    let mut events = EventSet::for_attach(sampling.frequency, &maps_at_start);
     let mut raw = RawData::default();
     if let Ok(comm) = std::fs::read_to_string(format!("/proc/{pid}/comm")) {
         raw.comms.insert(pid as u32, comm.trim_end().to_string());
     }
-    attach_new_threads(pid, settings.on_cpu, &mut events, extra, &mut known)?;
+    attach_new_threads(pid, sampling.on_cpu, &mut events, extra, &mut known)?;
     if known.is_empty() {
-        return Err(ProfileError::NoSuchPid { pid });
+        return Err(SampledError::NoSuchPid { pid });
     }
     let watch = Watch::start();
     let start = watch.start;
-    let mut stop_when = StopWhen::until(settings.duration, None);
+    let mut stop_when = StopWhen::until(sampling.duration, None);
     let target0 = stat_cpu_ns(pid).map(|(t, _)| t);
     let mut target_last = target0;
     let mut last_progress = start;
@@ -286,7 +306,7 @@ fn record_pid(
         if ended {
             break Ended::Finished;
         }
-        attach_new_threads(pid, settings.on_cpu, &mut events, extra, &mut known)?;
+        attach_new_threads(pid, sampling.on_cpu, &mut events, extra, &mut known)?;
         tick((&raw, &mut *extra), start, &mut last_progress, progress);
         std::thread::sleep(POLL);
     };
@@ -298,7 +318,7 @@ fn record_pid(
         raw,
         maps_at_start,
         kernel: events.kernel,
-        frequency: settings.frequency,
+        frequency: sampling.frequency,
         exit: None,
         interrupted: stop == Ended::Interrupted,
         stop,
@@ -317,7 +337,7 @@ fn attach_new_threads(
     events: &mut EventSet,
     extra: &mut dyn Extra,
     known: &mut HashSet<i32>,
-) -> Result<(), ProfileError> {
+) -> Result<(), SampledError> {
     for tid in threads(pid) {
         if known.insert(tid) {
             if on_cpu {

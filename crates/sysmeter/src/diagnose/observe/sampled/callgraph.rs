@@ -136,7 +136,7 @@ fn related(out: &mut String, count: u64, name: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnose::profile::stacks::Frame;
+    use crate::diagnose::observe::sampled::stacks::Frame;
 
     fn build(list: &[(&[&str], u64)]) -> Stacks {
         let mut s = Stacks::default();

@@ -1,8 +1,11 @@
 //! Sampling with `perf_event_open` (perf-event2): the software CPU clock at a fixed
 //! frequency, each sample carrying pid/tid, time, the kernel's frame-pointer call chain (its
 //! kernel part is kept), the user registers and [`STACK_BYTES`] of the user stack (unwound
-//! by `observe::unwind` at every drain, so the copies are never kept), plus the side-band records that make offline symbolisation possible (MMAP2 for every
-//! executable mapping, COMM with the exec flag, FORK).
+//! by `observe::unwind` at every drain, so the copies are never kept), plus the side-band
+//! records that make offline symbolisation possible (MMAP2 for every executable mapping,
+//! COMM with the exec flag, FORK). The opener of a sampling event ([`open_sampler`], its
+//! errors with their hint in [`open_error`]) also serves `offcpu`'s tracepoint events and
+//! `profile`'s overhead calibration.
 //!
 //! A launched command gets one event per CPU on its pid with `inherit` (the kernel refuses
 //! to mmap an inherited per-task event, so `perf record`'s layout is the only one) and
@@ -15,8 +18,9 @@ use std::io;
 use perf_event::events::Software;
 use perf_event::{Builder, SampleFlag, Sampler};
 
-use super::ProfileError;
+use super::SampledError;
 use crate::diagnose::observe::maps::MapEvent;
+use crate::diagnose::observe::proc::online_cpus;
 use crate::diagnose::observe::records::{RawData, handle};
 use crate::diagnose::observe::unwind::{Live, REGS_MASK};
 
@@ -41,7 +45,8 @@ const RING_BYTES: [usize; 6] = [4 << 20, 2 << 20, 1 << 20, 512 << 10, 128 << 10,
 /// is the largest part of a sample's cost (docs/profiling.md, "Whole stacks").
 pub const STACK_BYTES: u32 = 16 << 10;
 
-pub(super) fn builder(frequency: u64, kernel: bool) -> Builder<'static> {
+/// The CPU-clock sampling event at `frequency`, with kernel call chains when `kernel`.
+pub fn builder(frequency: u64, kernel: bool) -> Builder<'static> {
     let mut b = Builder::new(Software::CPU_CLOCK);
     let flags = SampleFlag::IP | SampleFlag::TID | SampleFlag::TIME | SampleFlag::CALLCHAIN;
     b.sample_frequency(frequency)
@@ -60,7 +65,9 @@ pub(super) fn builder(frequency: u64, kernel: bool) -> Builder<'static> {
     b
 }
 
-pub(super) fn is_permission(e: &io::Error) -> bool {
+/// Whether `e` is a refusal for lack of privilege (the kernel's call chains are then left
+/// out and the event tried again).
+pub fn is_permission(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM))
 }
 
@@ -83,17 +90,18 @@ fn hint_for(e: &io::Error) -> String {
     }
 }
 
-pub(super) fn open_error(what: String, cause: io::Error) -> ProfileError {
+/// The error of opening the event `what`, with the hint for `cause`.
+pub fn open_error(what: String, cause: io::Error) -> SampledError {
     let hint = hint_for(&cause);
-    ProfileError::PerfOpen { what, cause, hint }
+    SampledError::PerfOpen { what, cause, hint }
 }
 
 /// The event of one thread of an attached process (`what`, for errors), `opened` and now
 /// enabled; `None` when the thread had already exited.
-pub(super) fn thread_event(
+pub fn thread_event(
     opened: io::Result<Sampler>,
     what: String,
-) -> Result<Option<Sampler>, ProfileError> {
+) -> Result<Option<Sampler>, SampledError> {
     match opened {
         Ok(mut s) => {
             s.enable().map_err(|e| open_error(what, e))?;
@@ -104,9 +112,9 @@ pub(super) fn thread_event(
     }
 }
 
-/// Builds the counter described by `configure(builder)` and maps its ring buffer, trying
+/// Builds the counter `b` describes and maps its ring buffer, trying
 /// smaller buffers when locked memory is short.
-pub(super) fn open_sampler(b: &Builder<'_>) -> io::Result<Sampler> {
+pub fn open_sampler(b: &Builder<'_>) -> io::Result<Sampler> {
     let mut last = io::Error::other("no ring-buffer size was tried");
     for bytes in RING_BYTES {
         let counter = b.build()?;
@@ -118,11 +126,9 @@ pub(super) fn open_sampler(b: &Builder<'_>) -> io::Result<Sampler> {
     Err(last)
 }
 
-pub(crate) use crate::diagnose::observe::proc::online_cpus;
-
 impl EventSet {
     /// One inherited event per CPU on `pid`, enabled by the kernel at its next `execve`.
-    pub fn for_child(pid: i32, frequency: u64) -> Result<EventSet, ProfileError> {
+    pub fn for_child(pid: i32, frequency: u64) -> Result<EventSet, SampledError> {
         let cpus = online_cpus();
         let mut kernel = true;
         let mut samplers = Vec::with_capacity(cpus.len());
@@ -169,7 +175,7 @@ impl EventSet {
 
     /// One per-task event on thread `tid`, enabled at once. `Ok(false)` when the thread has
     /// already exited.
-    pub fn add_thread(&mut self, tid: i32) -> Result<bool, ProfileError> {
+    pub fn add_thread(&mut self, tid: i32) -> Result<bool, SampledError> {
         let what = format!("thread {tid}");
         let open = |kernel: bool| {
             let mut b = builder(self.frequency, kernel);
@@ -217,7 +223,7 @@ impl EventSet {
 
 /// Opens (and closes) a sampling event on this process, as a launched child would need:
 /// `Err` says why sampling is impossible here.
-pub fn probe() -> Result<(), ProfileError> {
+pub fn probe() -> Result<(), SampledError> {
     let mut b = builder(99, false);
     b.observe_self().any_cpu();
     open_sampler(&b)

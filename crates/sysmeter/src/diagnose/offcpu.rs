@@ -1,5 +1,5 @@
-//! `sysmeter profile --off-cpu` and `--both`: where the threads of a command (or a running
-//! process) wait, for what, and who wakes them.
+//! The off-CPU diagnosis (`sysmeter profile --off-cpu` and `--both`): where the threads of a
+//! command (or a running process) wait, for what, and who wakes them.
 //!
 //! One submodule per step:
 //! - [`events`]: `sched:sched_switch` on the target (stack at switch-out, switch-in
@@ -15,8 +15,10 @@
 //!   same records, so everything after `blocks` is shared; [`Backend`] and [`choose`] pick
 //!   between it and the perf rings.
 //!
-//! Launching, attaching, stopping and the CPU-clock samples of `--both` are the on-CPU
-//! profile's [`session`](super::session), which drains these events alongside its own.
+//! Launching, attaching, stopping and the CPU-clock samples of `--both` are the floor's
+//! sampled session (`observe::sampled::session`), which drains these events alongside its
+//! own; with `--both` the command hands in `profile`'s on-CPU part through the floor's
+//! `OnCpu` seam, so this diagnosis never names `profile`.
 
 pub mod analysis;
 pub mod blocks;
@@ -32,8 +34,11 @@ pub mod unwind;
 
 use std::time::Duration;
 
-use super::session::{self, Extra};
-use super::{ProfileError, Settings, Target, aggregate, flame, overhead as cpu_overhead};
+use crate::diagnose::observe::proc::online_cpus;
+use crate::diagnose::observe::sampled::results::{OnCpu, Profile};
+use crate::diagnose::observe::sampled::session::{self, Extra, Sampling};
+use crate::diagnose::observe::sampled::{SampledError, flame};
+use crate::diagnose::observe::target::Target;
 use events::{Ids, OffEvents};
 use raw::OffRaw;
 
@@ -54,6 +59,16 @@ pub fn choose(request: Option<Backend>) -> Result<(Backend, String), String> {
     crate::diagnose::observe::bpf::choose("off-CPU", request)
 }
 
+/// Settings of one off-CPU profile.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// The session: how long, and the CPU-clock frequency of `--both`. Its `on_cpu` is set
+    /// by [`profile`] from whether an on-CPU part was handed in.
+    pub sampling: Sampling,
+    /// How: in-kernel aggregation or perf rings (`--backend`, resolved).
+    pub backend: Backend,
+}
+
 /// The off-CPU events as the session's [`Extra`].
 struct OffSession {
     events: Option<OffEvents>,
@@ -63,14 +78,14 @@ struct OffSession {
 }
 
 impl Extra for OffSession {
-    fn open_child(&mut self, pid: i32) -> Result<(), ProfileError> {
+    fn open_child(&mut self, pid: i32) -> Result<(), SampledError> {
         match &mut self.events {
             Some(e) => e.for_child(pid, &self.cpus),
             None => Ok(()),
         }
     }
 
-    fn add_thread(&mut self, tid: i32) -> Result<bool, ProfileError> {
+    fn add_thread(&mut self, tid: i32) -> Result<bool, SampledError> {
         match &mut self.events {
             Some(e) => e.add_thread(tid),
             None => Ok(false),
@@ -94,8 +109,8 @@ impl Extra for OffSession {
     }
 }
 
-fn tracepoint_ids() -> Result<Ids, ProfileError> {
-    events::ids().map_err(|why| ProfileError::PerfOpen {
+fn tracepoint_ids() -> Result<Ids, SampledError> {
+    events::ids().map_err(|why| SampledError::PerfOpen {
         what: "sched tracepoints".into(),
         cause: std::io::Error::from_raw_os_error(libc::EACCES),
         hint: why,
@@ -108,53 +123,55 @@ type Recorded = (session::Recording, OffRaw, blocks::Blocks, overhead::Cost);
 
 fn record_perf(
     target: &Target,
-    settings: &Settings,
+    sampling: &Sampling,
     progress: &mut dyn FnMut(u64, Duration),
-) -> Result<Recorded, ProfileError> {
+) -> Result<Recorded, SampledError> {
     let ids = tracepoint_ids()?;
     let cost = overhead::calibrate(ids);
-    let cpus = super::sampling::online_cpus();
+    let cpus = online_cpus();
     let mut off = OffSession {
         events: Some(OffEvents::new(ids, &cpus)?),
         raw: OffRaw::default(),
         cpus,
         unwinding: unwind::Unwinding::new(&[], events::STACK_BYTES),
     };
-    let recording = session::record_with(target, settings, &mut off, progress)?;
+    let recording = session::record_with(target, sampling, &mut off, progress)?;
     let paired = blocks::pair(&off.raw);
     Ok((recording, off.raw, paired, cost))
 }
 
 fn record_bpf(
     target: &Target,
-    settings: &Settings,
+    sampling: &Sampling,
     progress: &mut dyn FnMut(u64, Duration),
-) -> Result<Recorded, ProfileError> {
-    let cpus = super::sampling::online_cpus();
-    let mut off = bpf::BpfSession::new(cpus).map_err(|why| ProfileError::PerfOpen {
+) -> Result<Recorded, SampledError> {
+    let cpus = online_cpus();
+    let mut off = bpf::BpfSession::new(cpus).map_err(|why| SampledError::PerfOpen {
         what: "the in-kernel off-CPU programs".into(),
         cause: std::io::Error::from_raw_os_error(libc::EPERM),
         hint: format!("{why}; use --backend perf"),
     })?;
-    let recording = session::record_with(target, settings, &mut off, progress)?;
+    let recording = session::record_with(target, sampling, &mut off, progress)?;
     let paired = bpf::finish(&mut off)?;
     unwind::repair_leaves(&mut off.raw, bpf_maps::SNAPSHOT_BYTES);
     Ok((recording, off.raw, paired, overhead::Cost::default()))
 }
 
-/// Records `target` off-CPU (and on-CPU when `settings.on_cpu`) and builds the results.
+/// Records `target` off-CPU and builds the results; with `on_cpu` (`--both`) the session
+/// samples the CPU clock too and `on_cpu` builds the on-CPU results first.
 pub fn profile(
     target: &Target,
     settings: &Settings,
+    on_cpu: Option<Box<dyn OnCpu>>,
     progress: &mut dyn FnMut(u64, Duration),
-) -> Result<super::Profile, ProfileError> {
-    let cpu_cal = match settings.on_cpu {
-        true => Some(cpu_overhead::calibrate()?),
-        false => None,
+) -> Result<Profile, SampledError> {
+    let sampling = Sampling {
+        on_cpu: on_cpu.is_some(),
+        ..settings.sampling
     };
-    let (recording, raw, paired, cost) = match settings.off_backend {
-        Backend::Bpf => record_bpf(target, settings, progress)?,
-        Backend::Perf => record_perf(target, settings, progress)?,
+    let (recording, raw, paired, cost) = match settings.backend {
+        Backend::Bpf => record_bpf(target, &sampling, progress)?,
+        Backend::Perf => record_perf(target, &sampling, progress)?,
     };
     let seen: Vec<(u32, u64)> = recording
         .raw
@@ -165,22 +182,21 @@ pub fn profile(
     let off_analysis = analysis::analyse_paired(&raw, paired, &recording.maps_at_start, &seen);
     let title = format!("sysmeter profile --off-cpu: {}", target.describe());
     let off_flame = flame::render_off_cpu(&off_analysis.analysis.stacks, &title)?;
-    let mut results = Vec::new();
-    let mut on = None;
-    if let Some(cal) = &cpu_cal {
-        let a = aggregate::analyse(&recording.raw, &recording.maps_at_start);
-        let svg = flame::render(&a.stacks, &super::flame_title(target))?;
-        results = super::result::build(&recording, &a, cal, settings, &svg);
-        on = Some((a.stacks.folded(), svg));
-    }
+    let (mut results, on) = match on_cpu {
+        Some(part) => {
+            let drawn = part.build(&recording)?;
+            (drawn.results, Some((drawn.folded, drawn.flamegraph)))
+        }
+        None => (Vec::new(), None),
+    };
     let inputs = result::Inputs {
         recording: &recording,
         raw: &raw,
         analysis: &off_analysis,
         cost: &cost,
-        settings,
+        on_cpu: sampling.on_cpu,
         flamegraph: &off_flame,
-        backend: settings.off_backend,
+        backend: settings.backend,
     };
     result::add(&mut results, &inputs);
     let off_folded = off_analysis.analysis.stacks.folded();
@@ -188,7 +204,7 @@ pub fn profile(
         Some((f, svg)) => (f, svg, Some((off_folded, off_flame))),
         None => (off_folded, off_flame, None),
     };
-    Ok(super::Profile {
+    Ok(Profile {
         results,
         exit: recording.exit.map(|(exit, _)| exit),
         interrupted: recording.interrupted,

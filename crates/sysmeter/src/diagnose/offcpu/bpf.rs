@@ -5,21 +5,22 @@
 //! no record per switch crosses to user space. A software dummy event per CPU (or per
 //! thread of an attached process) still brings the side-band records (mappings, execs,
 //! names) that symbolisation needs, timed on CLOCK_MONOTONIC like `bpf_ktime_get_ns`. The
-//! live line reads the interval counter (one array lookup); at the end the maps are read once and turned into the perf backend's records (`bpf_maps`), so
-//! the analysis, reports and flame graphs are the same code.
+//! live line reads the interval counter (one array lookup); at the end the maps are read
+//! once and turned into the perf backend's records (`bpf_maps`), so the analysis, reports and
+//! flame graphs are the same code.
 
 use perf_event::Sampler;
 
-use super::super::ProfileError;
-use super::super::sampling::{open_error, thread_event};
-use super::super::session::Extra;
 use super::bpf_maps::{self, KEY_BYTES, Maps, SNAPSHOT_WORDS, SPAN_BYTES};
 use super::raw::OffRaw;
 use crate::diagnose::observe::bpf::{BpfError, Field, Loaded, Snapshot, VALUE_WORDS, u32_at};
 use crate::diagnose::observe::rings::{drain_side_band, side_band_of_thread, side_band_on_exec};
+use crate::diagnose::observe::sampled::SampledError;
+use crate::diagnose::observe::sampled::cpu_clock::{open_error, thread_event};
+use crate::diagnose::observe::sampled::session::Extra;
 
 /// The compiled programs (scripts/build-bpf.sh); aligned, or aya refuses the ELF.
-static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../../bpf/offcpu.bpf.o");
+static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../bpf/offcpu.bpf.o");
 
 /// The tracepoint fields the programs read.
 const FIELDS: [Field; 5] = [
@@ -30,8 +31,8 @@ const FIELDS: [Field; 5] = [
     ("off_exec_pid", "sched", "sched_process_exec", "pid"),
 ];
 
-fn bpf_error(e: BpfError) -> ProfileError {
-    ProfileError::PerfOpen {
+fn bpf_error(e: BpfError) -> SampledError {
+    SampledError::PerfOpen {
         what: e.what,
         cause: std::io::Error::other(e.cause),
         hint: "use --backend perf".into(),
@@ -83,7 +84,7 @@ impl BpfSession {
         })
     }
 
-    fn target(&mut self, map: &str, pid: i32) -> Result<(), ProfileError> {
+    fn target(&mut self, map: &str, pid: i32) -> Result<(), SampledError> {
         match &mut self.loaded {
             Some(l) => l.insert(map, pid as u32, 1u8).map_err(bpf_error),
             None => Ok(()),
@@ -92,7 +93,7 @@ impl BpfSession {
 }
 
 impl Extra for BpfSession {
-    fn open_child(&mut self, pid: i32) -> Result<(), ProfileError> {
+    fn open_child(&mut self, pid: i32) -> Result<(), SampledError> {
         // A target from its execve on (before it, it is sysmeter's gated child).
         self.target("armed", pid)?;
         for &cpu in &self.cpus {
@@ -103,7 +104,7 @@ impl Extra for BpfSession {
         Ok(())
     }
 
-    fn add_thread(&mut self, tid: i32) -> Result<bool, ProfileError> {
+    fn add_thread(&mut self, tid: i32) -> Result<bool, SampledError> {
         // Keys are process ids; a thread id in the set matches nothing but costs nothing,
         // and the main thread's id is the process's.
         self.target("targets", tid)?;
@@ -164,8 +165,8 @@ fn read(l: &mut Loaded) -> Result<Maps, BpfError> {
 }
 
 /// The records and intervals of a finished session; `Err` when the maps could not be read.
-pub fn finish(s: &mut BpfSession) -> Result<super::blocks::Blocks, ProfileError> {
-    let maps = s.maps.as_ref().ok_or_else(|| ProfileError::PerfOpen {
+pub fn finish(s: &mut BpfSession) -> Result<super::blocks::Blocks, SampledError> {
+    let maps = s.maps.as_ref().ok_or_else(|| SampledError::PerfOpen {
         what: "reading the BPF maps".into(),
         cause: std::io::Error::other(s.read_error.clone().unwrap_or_default()),
         hint: "use --backend perf".into(),

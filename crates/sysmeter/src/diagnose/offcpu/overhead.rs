@@ -2,9 +2,9 @@
 //! off-CPU profile.
 //!
 //! Two threads of this process bounce a byte over a Unix socket pair: every round trip
-//! blocks and wakes each thread once. Blocks of [`ROUND_TRIPS`] round trips run alternately
+//! blocks and wakes each thread once. Blocks of `ROUND_TRIPS` round trips run alternately
 //! without and with the events of an off-CPU profile on both threads (switch events with
-//! call chains and stack snapshots, and the system-wide waking events), [`PAIRS`] times
+//! call chains and stack snapshots, and the system-wide waking events), `PAIRS` times
 //! each; each block is timed by the process's CPU time (the two threads; the kernel's work
 //! for a record is charged to the thread that switches). The cost per switch is the median
 //! over pairs of (traced − untraced CPU time) / switches recorded. A profile's in-target
@@ -18,6 +18,7 @@ use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 
 use super::events::{Ids, OffEvents};
 use super::raw::OffRaw;
+use crate::diagnose::observe::proc::online_cpus;
 
 /// Round trips per timed block (records of one block fit the rings).
 const ROUND_TRIPS: usize = 200;
@@ -73,7 +74,7 @@ fn measure(ids: Ids) -> Option<Cost> {
         let t = cpu_ns();
         bounce(&mut a, ROUND_TRIPS).ok()?;
         let plain = cpu_ns() - t;
-        let mut events = OffEvents::new(ids, &super::super::sampling::online_cpus()).ok()?;
+        let mut events = OffEvents::new(ids, &online_cpus()).ok()?;
         events.add_thread(me).ok()?;
         events.add_thread(helper).ok()?;
         let t = cpu_ns();

@@ -1,7 +1,7 @@
 //! Records of an off-CPU profile kept as plain data: switch-outs (thread, time, call chain,
 //! state, the top of the user stack), switch-ins, wakings of target threads, thread starts
-//! and exits, plus the side-band records (mappings, execs, forks, names) in the on-CPU
-//! profile's [`RawData`]. No system calls here.
+//! and exits, plus the side-band records (mappings, execs, forks, names) in the floor's
+//! [`RawData`]. No system calls here.
 
 use std::collections::HashSet;
 

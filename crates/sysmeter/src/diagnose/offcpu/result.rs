@@ -6,14 +6,13 @@
 //! renderer shows their distribution). With `--both` the off-CPU flame graph goes into the
 //! `profile` result, beside the on-CPU one.
 
-use super::super::Settings;
-use super::super::callgraph;
-use super::super::result::single;
-use super::super::session::Recording;
 use super::analysis::{BlockedStack, OffAnalysis};
 use super::classify::Reason;
 use super::overhead::Cost;
 use super::raw::OffRaw;
+use crate::diagnose::observe::sampled::callgraph;
+use crate::diagnose::observe::sampled::results::single;
+use crate::diagnose::observe::sampled::session::Recording;
 use crate::model::{About, Artifact, ExperimentResult, Finding, Metric, Unit, units};
 
 /// Stacks stored as metrics and in the JSON artifact at most.
@@ -31,8 +30,8 @@ pub struct Inputs<'a> {
     pub analysis: &'a OffAnalysis,
     /// The measured cost of a switch.
     pub cost: &'a Cost,
-    /// The settings (`on_cpu` for `--both`).
-    pub settings: &'a Settings,
+    /// The CPU clock was sampled too (`--both`).
+    pub on_cpu: bool,
     /// The off-CPU flame graph.
     pub flamegraph: &'a str,
     /// Which backend recorded it.
@@ -70,7 +69,7 @@ pub fn add(results: &mut Vec<ExperimentResult>, i: &Inputs) {
     main.findings
         .extend(i.raw.side.stops.finding("switch-out and waker"));
     // With --both the on-CPU result says it already.
-    let exited = super::super::findings::exited(i.recording).filter(|_| results.is_empty());
+    let exited = i.recording.exited().filter(|_| results.is_empty());
     main.findings.extend(exited);
     main.elapsed_ns = i.recording.wall_ns;
     main.artifacts = vec![
@@ -252,7 +251,7 @@ fn record_metrics(i: &Inputs) -> Vec<Metric> {
 
 /// With `--both`: per thread, (tid, share of its wall time covered, on ns, off ns, span).
 pub fn coverage(i: &Inputs) -> Vec<(u32, f64, f64, u64, u64)> {
-    if !i.settings.on_cpu {
+    if !i.on_cpu {
         return Vec::new();
     }
     let period = 1e9 / i.recording.frequency.max(1) as f64;

@@ -14,10 +14,10 @@
 
 use perf_event::{Builder, Sampler};
 
-use super::super::ProfileError;
-use super::super::sampling::{open_error, thread_event};
 use super::raw::OffRaw;
 use crate::diagnose::observe::rings::stack_sampled;
+use crate::diagnose::observe::sampled::SampledError;
+use crate::diagnose::observe::sampled::cpu_clock::{open_error, thread_event};
 use crate::diagnose::observe::tracefs::EventFormat;
 
 /// Ring buffer per CPU of a launched command's switch events: each switch carries a stack
@@ -94,7 +94,7 @@ pub struct OffEvents {
     wakings: Vec<Sampler>,
 }
 
-fn open(b: &Builder<'_>, bytes: usize, what: String) -> Result<Sampler, ProfileError> {
+fn open(b: &Builder<'_>, bytes: usize, what: String) -> Result<Sampler, SampledError> {
     b.build()
         .and_then(|c| c.sampled(bytes))
         .map_err(|e| open_error(what, e))
@@ -102,7 +102,7 @@ fn open(b: &Builder<'_>, bytes: usize, what: String) -> Result<Sampler, ProfileE
 
 impl OffEvents {
     /// Waking events on every CPU in `cpus` (enabled now) and no switch event yet.
-    pub fn new(ids: Ids, cpus: &[usize]) -> Result<OffEvents, ProfileError> {
+    pub fn new(ids: Ids, cpus: &[usize]) -> Result<OffEvents, SampledError> {
         let mut wakings = Vec::with_capacity(cpus.len());
         for &cpu in cpus {
             let mut b = stack_sampled(ids.waking, WAKING_STACK_BYTES);
@@ -120,7 +120,7 @@ impl OffEvents {
     }
 
     /// One inherited switch event per CPU on `pid`, enabled at its next `execve`.
-    pub fn for_child(&mut self, pid: i32, cpus: &[usize]) -> Result<(), ProfileError> {
+    pub fn for_child(&mut self, pid: i32, cpus: &[usize]) -> Result<(), SampledError> {
         for &cpu in cpus {
             let mut b = switch_builder(self.ids.switch);
             b.observe_pid(pid)
@@ -138,7 +138,7 @@ impl OffEvents {
     }
 
     /// A switch event on thread `tid`, enabled now; `Ok(false)` when it has exited.
-    pub fn add_thread(&mut self, tid: i32) -> Result<bool, ProfileError> {
+    pub fn add_thread(&mut self, tid: i32) -> Result<bool, SampledError> {
         let mut b = switch_builder(self.ids.switch);
         b.observe_pid(tid).any_cpu().inherit(false);
         let opened = b.build().and_then(|c| c.sampled(THREAD_RING_BYTES));
