@@ -1,11 +1,11 @@
 //! The records of perf rings: their type numbers (`PERF_RECORD_*`, defined here only), the
-//! native-endian readers of their bytes, and the side-band records kept as plain data:
-//! samples (pid, tid, time, an interned call chain) and the records (MMAP2, COMM with the
-//! exec flag, FORK, LOST, THROTTLE) needed to name addresses after the process is gone.
-//! Samples that carry user registers and a stack copy wait in [`RawData::pending`] until the
-//! drain of every ring is done, then `unwind` gives them their whole user stacks. Also
-//! splits a raw call chain into user and kernel frames. No system calls here. The records
-//! themselves are read once, in `typed`, into a [`Record`].
+//! native-endian readers of their bytes, every record read once (in `typed`) into a
+//! [`Record`], and [`RawData`], the handler that keeps them as plain data: samples (pid,
+//! tid, time, an interned call chain) and the records (MMAP2, COMM with the exec flag,
+//! FORK, LOST, THROTTLE) needed to name addresses after the process is gone. Samples that
+//! carry user registers and a stack copy wait in [`RawData::pending`] until the drain of
+//! every ring is done, then `unwind` gives them their whole user stacks. Also splits a raw
+//! call chain into user and kernel frames. No system calls here.
 
 mod typed;
 
@@ -63,50 +63,6 @@ pub fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_ne_bytes(
         b.get(at..at.checked_add(8)?)?.try_into().ok()?,
     ))
-}
-
-/// The fixed start of a sample taken with `TID | TIME | CALLCHAIN | RAW` (in that order,
-/// perf_event_open(2)): who, when, the call chain and the tracepoint's raw record, and the
-/// offset of what follows (the user registers or stack, when asked for).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChainSample<'a> {
-    /// Process id.
-    pub pid: u32,
-    /// Thread id.
-    pub tid: u32,
-    /// Kernel time, ns.
-    pub time: u64,
-    /// The call chain, leaf first, context markers kept (at most 512 entries read).
-    pub chain: Vec<u64>,
-    /// The tracepoint's raw record (its first field, `common_type`, is the event id).
-    pub raw: &'a [u8],
-    /// Where the rest of the body starts.
-    pub rest: usize,
-}
-
-/// Parses the start of a sample body (after the record header) as [`ChainSample`].
-pub fn chain_sample(b: &[u8]) -> Option<ChainSample<'_>> {
-    let (pid, tid, time) = (u32_at(b, 0)?, u32_at(b, 4)?, u64_at(b, 8)?);
-    let nr = usize::try_from(u64_at(b, 16)?).ok()?;
-    let chain = (0..nr.min(512))
-        .map(|i| u64_at(b, 24 + 8 * i))
-        .collect::<Option<Vec<u64>>>()?;
-    let at = 24usize.checked_add(nr.checked_mul(8)?)?;
-    let size = u32_at(b, at)? as usize;
-    let raw = b.get(at + 4..(at + 4).checked_add(size)?)?;
-    Some(ChainSample {
-        pid,
-        tid,
-        time,
-        chain,
-        raw,
-        rest: at + 4 + size,
-    })
-}
-
-/// The number of records a `PERF_RECORD_LOST` body says were dropped.
-pub fn lost_in(body: &[u8]) -> u64 {
-    u64_at(body, 8).unwrap_or(0)
 }
 
 /// One sample: who, when, and which call chain (an index into [`RawData::chains`]).
@@ -212,32 +168,6 @@ impl RawData {
             self.push_sample(p.pid, p.tid, p.time, &chain);
         }
         self.stops = live.stops;
-    }
-}
-
-/// The user registers and stack copy of a sample, when it has both.
-pub fn user_copy<'s>(s: &'s perf_event::data::Sample<'_>) -> Option<(Regs, &'s [u8])> {
-    let regs = Regs::from_sample(&s.regs_user()?.regs)?;
-    let stack = s.stack_user().filter(|b| !b.is_empty())?;
-    Some((regs, stack))
-}
-
-/// How `profile`'s CPU-clock samples are laid out (`profile::sampling::builder`): the only
-/// samples still read through [`handle`] (off-CPU passes it side-band records only).
-const PROFILED: Format = Format {
-    identifier: false,
-    ip: true,
-    callchain: true,
-    raw: false,
-    regs: 3,
-    stack: true,
-};
-
-/// Reads one record of a ring not drained through `observe::pump` yet into `raw`.
-pub(crate) fn handle(rec: &perf_event::Record<'_>, raw: &mut RawData) {
-    let body = rec.to_contiguous();
-    if let Some(r) = Record::parse(rec.ty(), rec.misc(), &body, PROFILED) {
-        raw.record(r);
     }
 }
 

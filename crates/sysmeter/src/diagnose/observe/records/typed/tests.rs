@@ -175,3 +175,19 @@ fn trailer_time_reads_the_last_eight_bytes() {
     assert_eq!(trailer_time(&bytes), Some(42));
     assert_eq!(trailer_time(&[1, 2]), None);
 }
+
+#[test]
+fn a_switch_reads_tid_and_time_from_its_trailer() {
+    let mut b = vec![0u8; 8];
+    b.extend_from_slice(&7u32.to_ne_bytes());
+    b.extend_from_slice(&9u32.to_ne_bytes());
+    b.extend_from_slice(&42u64.to_ne_bytes());
+    let (out, tid, time) = (false, 9, 42);
+    let switch = Record::Switch { out, tid, time };
+    assert_eq!(
+        Record::parse(RECORD_SWITCH, 0, &b, Format::default()),
+        Some(switch)
+    );
+    let short = Record::parse(RECORD_SWITCH, 0, &[1, 2, 3], Format::default());
+    assert_eq!(short, Some(Record::Unparsed));
+}
