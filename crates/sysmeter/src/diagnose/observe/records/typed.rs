@@ -191,11 +191,7 @@ impl<'a> Record<'a> {
                 Record::Fork { pid, tid, time, .. } => Record::Exit { pid, tid, time },
                 other => other,
             }),
-            RECORD_SWITCH => Some(Record::Switch {
-                out: misc & MISC_SWITCH_OUT != 0,
-                tid: u32_at(b, b.len().checked_sub(12)?)?,
-                time: trailer_time(b)?,
-            }),
+            RECORD_SWITCH => switch(b, misc & MISC_SWITCH_OUT != 0),
             RECORD_THROTTLE => Some(Record::Throttle),
             _ => return None,
         };
@@ -225,6 +221,15 @@ fn mmap2(b: &[u8]) -> Option<Record<'_>> {
         len: u64_at(b, 16)?,
         pgoff: u64_at(b, 24)?,
         path: c_string(b.get(64..)?),
+    })
+}
+
+/// Nothing but the `sample_id` trailer: `pid, tid: u32; time: u64`.
+fn switch(b: &[u8], out: bool) -> Option<Record<'_>> {
+    Some(Record::Switch {
+        out,
+        tid: u32_at(b, b.len().checked_sub(12)?)?,
+        time: trailer_time(b)?,
     })
 }
 
