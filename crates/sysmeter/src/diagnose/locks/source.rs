@@ -73,11 +73,6 @@ impl Source {
         }
     }
 
-    /// Reads what the rings hold now.
-    pub fn drain(&mut self, out: &mut Recorded) {
-        self.pump(out, false);
-    }
-
     /// Ends the observation: the last records, and for the in-kernel backend the waits read
     /// from its maps (`None`: pair the events).
     pub fn finish(&mut self, out: &mut Recorded) -> Result<Option<Paired>, LocksError> {
