@@ -59,6 +59,11 @@ pub trait Pump<H: ?Sized> {
     fn pump(&mut self, h: &mut H, last: bool);
     /// Stops recording (the targets are not affected), before the final drain.
     fn stop(&mut self) {}
+    /// Whether the targets ended, for a source that watches them itself
+    /// ([`Watched::BySource`]: it reads their state at every drain anyway).
+    fn ended(&mut self) -> io::Result<bool> {
+        Ok(false)
+    }
 }
 
 /// A source that holds no records but is read at every drain all the same: a shared region
@@ -109,14 +114,17 @@ pub enum Watched<'c> {
     Command(&'c mut Child),
     /// An attached process: its disappearance.
     Process(i32),
+    /// Attached processes whose source says when they ended ([`Pump::ended`]).
+    BySource,
 }
 
 impl Watched<'_> {
     /// `Some` once the target ended, with a launched command's exit.
-    fn ended(&mut self) -> io::Result<Option<Option<Exited>>> {
+    fn ended<H: ?Sized>(&mut self, source: &mut dyn Pump<H>) -> io::Result<Option<Option<Exited>>> {
         Ok(match self {
             Watched::Command(child) => child.wait(false)?.map(Some),
             Watched::Process(pid) => process_gone(*pid).then_some(None),
+            Watched::BySource => source.ended()?.then_some(None),
         })
     }
 }
@@ -136,7 +144,7 @@ pub fn run<H: Handler + ?Sized>(
     loop {
         std::thread::sleep(DRAIN_PERIOD);
         source.pump(h, false);
-        if let Some(exit) = target.ended()? {
+        if let Some(exit) = target.ended(source)? {
             source.pump(h, true);
             return Ok((Ended::Finished, exit));
         }
