@@ -3,6 +3,9 @@
 
 use clap::Args;
 
+use crate::diagnose::calls::Backend;
+use crate::diagnose::observe::backend::Request;
+
 use super::OutputArgs;
 use super::target::{Rules, TargetArgs};
 
@@ -47,7 +50,7 @@ pub struct CallsArgs {
     /// kernel (µs per call; root; also `-p PID`, OBJECT:NAME, static and setuid programs),
     /// `auto` takes `inproc` where it works. The first line says which and why.
     #[arg(long, value_enum, value_name = "BACKEND", default_value = "auto")]
-    pub backend: CallsBackendArg,
+    pub backend: Request<Backend>,
     /// In process: time every call (about 50 ns each) instead of one in 64 per function
     /// and thread (a few ns per call on average); counts are exact either way.
     #[arg(long)]
@@ -65,15 +68,4 @@ pub struct CallsArgs {
     /// Output format, --out, and where the run is stored.
     #[command(flatten)]
     pub output: OutputArgs,
-}
-
-/// `--backend` of `calls`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CallsBackendArg {
-    /// The in-process library where it works, else uprobes.
-    Auto,
-    /// A preloaded library patches the program's GOT and counts in the process.
-    Inproc,
-    /// Uprobes on the PLT stubs or the library's definitions (root).
-    Uprobe,
 }

@@ -3,6 +3,9 @@
 
 use clap::Args;
 
+use crate::diagnose::observe::backend::Request;
+use crate::diagnose::observe::in_kernel::Backend;
+
 use super::OutputArgs;
 use super::target::{Rules, TargetArgs, follow_threads};
 
@@ -33,7 +36,7 @@ pub struct LocksArgs {
     /// overhead; needs root or CAP_BPF + CAP_PERFMON and kernel BTF), `perf` sends every
     /// futex entry and exit through ring buffers, `auto` takes `bpf` where it is permitted.
     #[arg(long, value_enum, value_name = "BACKEND", default_value = "auto")]
-    pub backend: super::BpfBackendArg,
+    pub backend: Request<Backend>,
     /// Output format, --out, and where the run is stored.
     #[command(flatten)]
     pub output: OutputArgs,

@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::report::Format;
 
 mod alloc;
+mod backend;
 mod calls;
 mod compare;
 mod completions;
@@ -25,7 +26,7 @@ pub mod target;
 mod trace;
 
 pub use alloc::{ALLOC_TARGET, AllocArgs};
-pub use calls::{CALLS_TARGET, CallsArgs, CallsBackendArg};
+pub use calls::{CALLS_TARGET, CallsArgs};
 pub use compare::CompareArgs;
 pub use completions::CompletionsArgs;
 pub use export::{ExportArgs, ExportFormat};
@@ -33,7 +34,7 @@ pub use fleet::{FleetArgs, ImportArgs, PruneArgs};
 pub use locks::{LOCKS_TARGET, LocksArgs};
 pub use man::ManArgs;
 pub use pages::PageArgs;
-pub use profile::{BpfBackendArg, PROFILE_TARGET, ProfileArgs};
+pub use profile::{PROFILE_TARGET, ProfileArgs};
 pub use report::ReportArgs;
 pub use run::{RUN_TARGET, RunArgs};
 pub use scale::ScaleArgs;

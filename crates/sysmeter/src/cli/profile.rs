@@ -6,6 +6,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::diagnose::observe::backend::Request;
+use crate::diagnose::observe::in_kernel::Backend;
+
 use super::OutputArgs;
 use super::target::{Rules, TargetArgs, follow_threads};
 
@@ -54,7 +57,7 @@ pub struct ProfileArgs {
     /// overhead; needs root or CAP_BPF + CAP_PERFMON and kernel BTF), `perf` sends every
     /// switch through ring buffers, `auto` takes `bpf` where it is permitted.
     #[arg(long, value_enum, value_name = "BACKEND", default_value = "auto")]
-    pub backend: BpfBackendArg,
+    pub backend: Request<Backend>,
     /// Write the flame graph (SVG) to FILE (with --both the on-CPU one; the off-CPU one goes
     /// to FILE with `.offcpu.svg` for its extension).
     #[arg(long, value_name = "FILE")]
@@ -66,15 +69,4 @@ pub struct ProfileArgs {
     /// Output format, --out, and where the profile is stored.
     #[command(flatten)]
     pub output: OutputArgs,
-}
-
-/// `--backend` of `profile --off-cpu`, `--both` and `locks`: in-kernel aggregation or perf rings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum BpfBackendArg {
-    /// The in-kernel backend where it is permitted, else perf.
-    Auto,
-    /// In-kernel aggregation (BPF programs, maps read at the end).
-    Bpf,
-    /// perf ring buffers (every switch and waking read by sysmeter).
-    Perf,
 }

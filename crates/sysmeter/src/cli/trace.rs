@@ -1,7 +1,10 @@
 //! Arguments of `sysmeter trace`: the target ([`TargetArgs`]), the calls to count, the
 //! backend, and the usual output and storage flags.
 
-use clap::{Args, ValueEnum};
+use clap::Args;
+
+use crate::diagnose::observe::backend::Request;
+use crate::diagnose::trace::Backend;
 
 use super::OutputArgs;
 use super::target::{Rules, TargetArgs};
@@ -49,8 +52,8 @@ pub struct TraceArgs {
     pub target: TargetArgs,
     /// How to trace: kernel tracepoints when permitted (root or perf_event_paranoid ≤ -1),
     /// else ptrace.
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    pub backend: BackendArg,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: Request<Backend>,
     /// Do not pin the ptrace tracer (and a launched command) to one CPU. Pinning keeps every
     /// ptrace stop on one CPU (a stop that wakes a tracer on another CPU was ~7× slower in
     /// a VM), but confines a launched command's threads to that CPU.
@@ -59,27 +62,4 @@ pub struct TraceArgs {
     /// Output format, --out, and where the run is stored.
     #[command(flatten)]
     pub output: OutputArgs,
-}
-
-impl TraceArgs {
-    /// `--backend` as a forced choice: `None` for auto, `Some(true)` for ptrace,
-    /// `Some(false)` for tracepoints (the enum itself is private to `cli`).
-    pub fn forced_ptrace(&self) -> Option<bool> {
-        match self.backend {
-            BackendArg::Auto => None,
-            BackendArg::Ptrace => Some(true),
-            BackendArg::Tracepoint => Some(false),
-        }
-    }
-}
-
-/// `--backend`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BackendArg {
-    /// Tracepoints when permitted, else ptrace.
-    Auto,
-    /// ptrace (works unprivileged on your own processes).
-    Ptrace,
-    /// raw_syscalls tracepoints through perf_event_open (no stops; needs privileges).
-    Tracepoint,
 }

@@ -5,8 +5,7 @@
 use super::diagnosis::{Diagnosed, DiagnosisError, LiveCount, diagnose, latest_bench, record};
 use super::output::Stream;
 use super::{Outcome, UsageError};
-use crate::cli::{CALLS_TARGET, CallsArgs, CallsBackendArg};
-use crate::diagnose::calls::inproc::choose::Wanted;
+use crate::cli::{CALLS_TARGET, CallsArgs};
 use crate::diagnose::calls::{self, CallsConfig, CallsOutput, DEFAULT_SET, select};
 use crate::diagnose::price::{Kind, price};
 use crate::model::RunKind;
@@ -34,11 +33,7 @@ fn config(args: &CallsArgs) -> anyhow::Result<CallsConfig> {
         patterns,
         follow_forks: args.follow_forks,
         duration: args.target.duration,
-        backend: match args.backend {
-            CallsBackendArg::Auto => Wanted::Auto,
-            CallsBackendArg::Inproc => Wanted::InProcess,
-            CallsBackendArg::Uprobe => Wanted::Uprobe,
-        },
+        backend: args.backend,
         every: if args.time_every_call { 1 } else { 64 },
         functions: args.functions,
     })

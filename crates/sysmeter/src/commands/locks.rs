@@ -5,8 +5,9 @@
 use super::diagnosis::{Diagnosed, DiagnosisError, checked_target, diagnose, ended, record};
 use super::output::Stream;
 use super::{Outcome, console};
-use crate::cli::{BpfBackendArg, LOCKS_TARGET, LocksArgs};
+use crate::cli::{LOCKS_TARGET, LocksArgs};
 use crate::diagnose::locks::{self, Backend, LocksError, Settings};
+use crate::diagnose::observe::backend::Request;
 use crate::diagnose::observe::target::Target;
 use crate::model::RunKind;
 
@@ -47,14 +48,9 @@ pub fn locks(args: &LocksArgs) -> anyhow::Result<Outcome> {
 
 /// The backend `--backend` asks for (exit 2 with the reason when `bpf` cannot run here),
 /// announced in one line on stderr.
-fn backend(arg: BpfBackendArg) -> anyhow::Result<Backend> {
-    let request = match arg {
-        BpfBackendArg::Auto => None,
-        BpfBackendArg::Bpf => Some(Backend::Bpf),
-        BpfBackendArg::Perf => Some(Backend::Perf),
-    };
-    let (backend, line) =
-        locks::choose(request).map_err(|e| anyhow::Error::new(super::UsageError(e)))?;
-    console::errln(line);
-    Ok(backend)
+fn backend(request: Request<Backend>) -> anyhow::Result<Backend> {
+    let chosen =
+        locks::choose(request).map_err(|e| anyhow::Error::new(super::UsageError(e.to_string())))?;
+    console::errln(chosen.line("locks"));
+    Ok(chosen.backend)
 }

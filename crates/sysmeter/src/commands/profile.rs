@@ -12,8 +12,9 @@ use super::diagnosis::{Diagnosed, DiagnosisError, checked_target, diagnose, ende
 use super::outfile::{OutFile, open_opt};
 use super::output::Stream;
 use super::{Outcome, UsageError, console, protected};
-use crate::cli::{BpfBackendArg, PROFILE_TARGET, ProfileArgs};
-use crate::diagnose::observe::bpf::Backend;
+use crate::cli::{PROFILE_TARGET, ProfileArgs};
+use crate::diagnose::observe::backend::Request;
+use crate::diagnose::observe::in_kernel::Backend;
 use crate::diagnose::observe::sampled::SampledError;
 use crate::diagnose::observe::sampled::results::Profile;
 use crate::diagnose::observe::target::Target;
@@ -59,29 +60,22 @@ fn settings(args: &ProfileArgs) -> anyhow::Result<(Settings, Option<Backend>)> {
 
 /// The off-CPU backend `--backend` asks for, checked here (exit 2 with the reason when it
 /// cannot run), and announced in one line on stderr.
-fn off_cpu_backend(arg: BpfBackendArg) -> anyhow::Result<Backend> {
-    let request = match arg {
-        BpfBackendArg::Auto => None,
-        BpfBackendArg::Bpf => Some(Backend::Bpf),
-        BpfBackendArg::Perf => Some(Backend::Perf),
-    };
-    let (backend, line) = offcpu::choose(request).map_err(usage)?;
-    if backend == Backend::Perf
+fn off_cpu_backend(request: Request<Backend>) -> anyhow::Result<Backend> {
+    let chosen = offcpu::choose(request).map_err(|e| usage(e.to_string()))?;
+    if chosen.backend == Backend::Perf
         && let Err(why) = offcpu::available()
     {
         // Say why the in-kernel backend was not taken either.
         let bpf = match request {
-            None => line
-                .strip_prefix("off-CPU backend: perf")
-                .unwrap_or_default(),
-            Some(_) => "",
+            Request::Auto => format!(" ({})", chosen.because),
+            Request::Only(_) => String::new(),
         };
         return Err(usage(format!(
             "--off-cpu and --both cannot run here: {why}{bpf}"
         )));
     }
-    console::errln(line);
-    Ok(backend)
+    console::errln(chosen.line("off-CPU"));
+    Ok(chosen.backend)
 }
 
 /// A live counter on stderr, only when stderr is a terminal: CPU samples, or with

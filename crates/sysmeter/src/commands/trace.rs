@@ -6,7 +6,7 @@ use super::diagnosis::{Diagnosed, LiveCount, diagnose, latest_bench, record};
 use super::output::Stream;
 use super::{Outcome, UsageError};
 use crate::cli::{TRACE_TARGET, TraceArgs};
-use crate::diagnose::trace::{self, BackendChoice, Selection, TraceConfig, TraceOutput};
+use crate::diagnose::trace::{self, Selection, TraceConfig, TraceOutput};
 use crate::model::RunKind;
 
 fn usage(text: impl Into<String>) -> anyhow::Error {
@@ -21,16 +21,11 @@ fn config(args: &TraceArgs) -> anyhow::Result<TraceConfig> {
     } else {
         Some(Selection::parse(&args.calls).map_err(usage)?)
     };
-    let backend = match args.forced_ptrace() {
-        None => BackendChoice::Auto,
-        Some(true) => BackendChoice::Ptrace,
-        Some(false) => BackendChoice::Tracepoint,
-    };
     Ok(TraceConfig {
         target,
         selection,
         follow_forks: args.follow_forks,
-        backend,
+        backend: args.backend,
         duration: args.target.duration,
         pin: !args.no_pin,
     })

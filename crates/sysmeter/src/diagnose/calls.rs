@@ -30,8 +30,10 @@ mod session;
 
 use std::time::Duration;
 
+pub use inproc::choose::Backend;
 pub use select::{DEFAULT_SET, Pattern};
 
+use crate::diagnose::observe::backend::{Reason, Request, Unavailable};
 use crate::diagnose::observe::error::ObserveError;
 use crate::diagnose::observe::session::{CommandState, Ended, Observer};
 use crate::diagnose::observe::target::Target;
@@ -52,7 +54,7 @@ pub struct CallsConfig {
     /// `--duration`.
     pub duration: Option<Duration>,
     /// `--backend`.
-    pub backend: inproc::choose::Wanted,
+    pub backend: Request<Backend>,
     /// In process: 1 in this many calls timed per function and thread (1: every call).
     pub every: u64,
     /// `--functions`: the program's own functions through -finstrument-functions.
@@ -79,6 +81,9 @@ pub enum CallsError {
     #[error("{0}; give the program itself (e.g. the interpreter of a script)")]
     Elf(#[from] crate::diagnose::observe::elf::ElfError),
     /// The in-process backend was asked for where it cannot work.
+    #[error(transparent)]
+    BackendUnavailable(#[from] Unavailable),
+    /// `--functions` cannot count this program.
     #[error("{0}")]
     Backend(String),
     /// Uprobes cannot be used here.
@@ -102,6 +107,7 @@ impl CallsError {
             CallsError::NothingMatches { .. }
             | CallsError::Elf(_)
             | CallsError::Backend(_)
+            | CallsError::BackendUnavailable(_)
             | CallsError::Unavailable { .. } => true,
         }
     }
@@ -132,7 +138,7 @@ pub struct CallsOutput {
 /// Traces the library calls of `cfg.target` to its end (or Ctrl-C, or `--duration`). The
 /// caller installs the Ctrl-C flag first.
 pub fn calls(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<CallsOutput, CallsError> {
-    use inproc::choose::{Backend, backend, why_not};
+    use inproc::choose::{backend, why_not};
     let program = match &cfg.target {
         Target::Launch(argv) => crate::diagnose::observe::error::resolve_program(&argv[0])?,
         Target::Attach(pid) => std::path::PathBuf::from(format!("/proc/{pid}/exe")),
@@ -141,7 +147,9 @@ pub fn calls(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<CallsOutp
     if cfg.functions {
         return functions_run(cfg, &program, why, observer);
     }
-    let (chosen, sentence) = backend(cfg.backend, why).map_err(CallsError::Backend)?;
+    let chosen = backend(cfg.backend, why).map_err(CallsError::BackendUnavailable)?;
+    let sentence = chosen.line("");
+    let chosen = chosen.backend;
     if chosen == Backend::InProcess {
         inproc::choose::check_imports(&program, &cfg.patterns)?;
     }
@@ -172,7 +180,7 @@ pub fn calls(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<CallsOutp
 fn functions_run(
     cfg: &CallsConfig,
     program: &std::path::Path,
-    why: Option<String>,
+    why: Option<Reason>,
     observer: &mut dyn Observer,
 ) -> Result<CallsOutput, CallsError> {
     if let Some(why) = why {

@@ -36,6 +36,7 @@ pub mod waits;
 
 use std::time::Duration;
 
+use crate::diagnose::observe::backend::Reason;
 use crate::diagnose::observe::target::Target;
 use crate::model::ExperimentResult;
 
@@ -43,8 +44,8 @@ use crate::model::ExperimentResult;
 #[derive(Debug, thiserror::Error)]
 pub enum LocksError {
     /// The futex tracepoints cannot be used here.
-    #[error("{0}")]
-    Unavailable(String),
+    #[error(transparent)]
+    Unavailable(#[from] Reason),
     /// `perf_event_open` or its mmap refused.
     #[error(
         "cannot open the futex tracepoints for {what}: {cause}; run as root (or with \
@@ -87,13 +88,11 @@ pub struct Settings {
     pub backend: Backend,
 }
 
-pub use crate::diagnose::observe::bpf::Backend;
+pub use crate::diagnose::observe::in_kernel::Backend;
 
-/// The backend for a request (`None`: auto) and the line saying which and why
-/// ([`crate::diagnose::observe::bpf::choose`]).
-pub fn choose(request: Option<Backend>) -> Result<(Backend, String), String> {
-    crate::diagnose::observe::bpf::choose("locks", request)
-}
+/// The backend for `--backend` ([`crate::diagnose::observe::in_kernel::choose`]); the line that
+/// says which and why is its `line("locks")`.
+pub use crate::diagnose::observe::in_kernel::choose;
 
 /// A finished session.
 #[derive(Debug, Clone)]
@@ -107,17 +106,19 @@ pub struct Locks {
 }
 
 /// Whether the futex tracepoints can be used here: `Err` says why not and how to fix it.
-pub fn available() -> Result<(), String> {
-    let layout = events::layout()?;
+pub fn available() -> Result<(), Reason> {
+    let layout = events::layout().map_err(Reason)?;
     let mut rings = events::Rings::new(layout);
     rings
         .add(std::process::id() as i32, &[0], false)
         .map_err(|e| {
-            LocksError::Perf {
-                what: "this process".into(),
-                cause: e,
-            }
-            .to_string()
+            Reason(
+                LocksError::Perf {
+                    what: "this process".into(),
+                    cause: e,
+                }
+                .to_string(),
+            )
         })
 }
 
@@ -128,7 +129,7 @@ pub fn locks(
     settings: &Settings,
     attached: &mut dyn FnMut(&str),
 ) -> Result<Locks, LocksError> {
-    let layout = events::layout().map_err(LocksError::Unavailable)?;
+    let layout = events::layout().map_err(Reason)?;
     let mut recording = session::record(target, layout, settings, attached)?;
     let result = result::build(&mut recording, target);
     Ok(Locks {

@@ -34,6 +34,7 @@ pub mod unwind;
 
 use std::time::Duration;
 
+use crate::diagnose::observe::backend::Reason;
 use crate::diagnose::observe::proc::online_cpus;
 use crate::diagnose::observe::sampled::results::{OnCpu, Profile};
 use crate::diagnose::observe::sampled::session::{self, Extra, Sampling};
@@ -44,20 +45,18 @@ use raw::OffRaw;
 
 /// Why off-CPU profiling cannot run here (tracefs or privileges), with the fix; tests use it
 /// to skip.
-pub fn available() -> Result<(), String> {
-    let ids = events::ids()?;
+pub fn available() -> Result<(), Reason> {
+    let ids = events::ids().map_err(Reason)?;
     OffEvents::new(ids, &[0])
         .map(drop)
-        .map_err(|e| format!("{e}; off-CPU profiles need root (system-wide sched_waking)"))
+        .map_err(|e| Reason::with_fix(e, "off-CPU profiles need root (system-wide sched_waking)"))
 }
 
-pub use crate::diagnose::observe::bpf::Backend;
+pub use crate::diagnose::observe::in_kernel::Backend;
 
-/// The backend for a request (`None`: auto) and the line saying which and why
-/// ([`crate::diagnose::observe::bpf::choose`]).
-pub fn choose(request: Option<Backend>) -> Result<(Backend, String), String> {
-    crate::diagnose::observe::bpf::choose("off-CPU", request)
-}
+/// The backend for `--backend` ([`crate::diagnose::observe::in_kernel::choose`]); the line that
+/// says which and why is its `line("off-CPU")`.
+pub use crate::diagnose::observe::in_kernel::choose;
 
 /// Settings of one off-CPU profile.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -20,12 +20,13 @@ pub mod findings;
 pub mod overhead;
 pub mod result;
 
-pub use crate::diagnose::observe::target::Target;
 use std::time::Duration;
 
+use crate::diagnose::observe::backend::Reason;
 use crate::diagnose::observe::sampled::results::{Drawn, OnCpu, Profile};
 use crate::diagnose::observe::sampled::session::{self, Recording, Sampling};
 use crate::diagnose::observe::sampled::{SampledError, aggregate, cpu_clock, flame};
+use crate::diagnose::observe::target::Target;
 use crate::model::ExperimentResult;
 
 /// Settings of one profile.
@@ -76,8 +77,8 @@ impl Settings {
 
 /// Whether this process may sample a child with `perf_event_open`: `Err` says why not and
 /// how to fix it (tests use it to skip).
-pub fn perf_available() -> Result<(), String> {
-    cpu_clock::probe().map_err(|e| e.to_string())
+pub fn perf_available() -> Result<(), Reason> {
+    cpu_clock::probe().map_err(|e| Reason(e.to_string()))
 }
 
 /// Profiles `target` on-CPU with `settings`, calling `progress(samples, elapsed)` now and

@@ -36,20 +36,10 @@ pub use classes::Selection;
 
 pub use crate::diagnose::observe::target::Target;
 
+use crate::diagnose::observe::{self, backend::Backend as _, backend::Request};
 use crate::model::ExperimentResult;
 
-/// Which backend the user asked for (`--backend`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BackendChoice {
-    /// Tracepoints when permitted, else ptrace.
-    Auto,
-    /// Always ptrace.
-    Ptrace,
-    /// Always tracepoints (fails when not permitted).
-    Tracepoint,
-}
-
-/// The backend that ran.
+/// The backend that runs (`--backend`; `auto` takes tracepoints where they are permitted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     /// ptrace stops.
@@ -61,9 +51,35 @@ pub enum Backend {
 impl Backend {
     /// Lower-case name.
     pub fn as_str(self) -> &'static str {
+        self.name()
+    }
+}
+
+impl observe::backend::Backend for Backend {
+    const PREFERRED: Backend = Backend::Tracepoint;
+    const FALLBACK: Backend = Backend::Ptrace;
+    const CHOICES: &'static [Request<Backend>] = &[
+        Request::Auto,
+        Request::Only(Backend::Ptrace),
+        Request::Only(Backend::Tracepoint),
+    ];
+    const AUTO_HELP: &'static str = "Tracepoints when permitted, else ptrace";
+    const PREFERRED_BECAUSE: &'static str =
+        "tracepoints are permitted here: no stops, lowest overhead";
+
+    fn name(self) -> &'static str {
         match self {
             Backend::Ptrace => "ptrace",
             Backend::Tracepoint => "tracepoint",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            Backend::Ptrace => "ptrace (works unprivileged on your own processes)",
+            Backend::Tracepoint => {
+                "raw_syscalls tracepoints through perf_event_open (no stops; needs privileges)"
+            }
         }
     }
 }
@@ -78,7 +94,7 @@ pub struct TraceConfig {
     /// `-f`: follow child processes (threads are always followed).
     pub follow_forks: bool,
     /// `--backend`.
-    pub backend: BackendChoice,
+    pub backend: Request<Backend>,
     /// `--duration`: stop tracing after this long.
     pub duration: Option<Duration>,
     /// Put the ptrace tracer on the tracee's CPU: cross-CPU ptrace stops are very expensive

@@ -160,6 +160,8 @@ pub fn command_uses(rel: &str, text: &str, commands: &BTreeSet<String>) -> Vec<V
             {
                 Some(other.clone())
             }
+            // `use super::*` from a command brings in every other one.
+            [top] if top == "commands" && n.glob => Some("*".to_string()),
             _ => None,
         })
         .collect();

@@ -107,6 +107,12 @@ fn a_command_using_another_is_caught() {
         "use super::diagnosis::{diagnose, checked_target};\nuse super::{Outcome, console};\n";
     assert!(command_uses("locks.rs", shared, &commands).is_empty());
     assert!(command_uses("diagnosis.rs", text, &commands).is_empty());
+    assert_eq!(
+        command_uses("locks.rs", "use super::*;\n", &commands).len(),
+        1
+    );
+    let own_tests = "#[cfg(test)]\nmod tests {\n    use super::*;\n}\n";
+    assert!(command_uses("locks.rs", own_tests, &commands).is_empty());
 }
 
 #[test]

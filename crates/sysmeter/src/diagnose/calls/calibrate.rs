@@ -23,7 +23,7 @@ use super::collector::Collector;
 use super::probes::define_pair;
 use super::rings::{OpenSpec, Rings};
 use crate::diagnose::observe::elf;
-use crate::diagnose::observe::overhead::Overhead;
+use crate::diagnose::observe::overhead::{Chunks, CpuOf, Overhead, cpu_ns, own_tid};
 use crate::diagnose::observe::pump::Pump;
 use crate::diagnose::observe::uprobes::UprobeGroup;
 
@@ -32,19 +32,12 @@ const CALLS: u64 = 500;
 /// The variable looked up (never set).
 const UNSET: &str = "SYSMETER_CALIBRATION_NEVER_SET";
 
-/// On-CPU time of the calling thread so far, ns (`/proc/thread-self/schedstat`).
-fn thread_cpu_ns() -> f64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|t| t.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0.0)
-}
-
-/// Chunk times and the thread's on-CPU time over all chunks, ns.
+/// Chunk times and the thread's on-CPU time over all chunks, ns: A before the probes are
+/// defined, B after.
 fn timed_chunks() -> (Vec<u64>, f64) {
-    let before = thread_cpu_ns();
+    let before = cpu_ns(CpuOf::Thread);
     let times = chunk_times();
-    (times, thread_cpu_ns() - before)
+    (times, cpu_ns(CpuOf::Thread) - before)
 }
 
 fn chunk_times() -> Vec<u64> {
@@ -57,19 +50,6 @@ fn chunk_times() -> Vec<u64> {
             t.elapsed().as_nanos() as u64
         })
         .collect()
-}
-
-fn per_call(chunks: &[u64]) -> io::Result<f64> {
-    let times: Vec<f64> = chunks.iter().map(|&t| t as f64).collect();
-    let median = crate::stats::median(&times).map_err(io::Error::other)?;
-    Ok(median / CALLS as f64)
-}
-
-fn own_tid() -> io::Result<i32> {
-    let link = std::fs::read_link("/proc/thread-self")?;
-    link.file_name()
-        .and_then(|f| f.to_str()?.parse().ok())
-        .ok_or_else(|| io::Error::other("/proc/thread-self names no thread"))
 }
 
 /// The probe cost, and the CPU time each probed call adds to the program (ns), which the
@@ -95,7 +75,8 @@ pub fn overhead(probes: &mut UprobeGroup, cpus: &[usize]) -> io::Result<Measured
     let (go_tx, go_rx) = mpsc::channel::<()>();
     let worker = std::thread::spawn(move || -> io::Result<(Vec<u64>, f64)> {
         let untraced = timed_chunks();
-        let _ = ready_tx.send((own_tid()?, untraced));
+        let tid = own_tid().ok_or_else(|| io::Error::other("/proc/thread-self names no thread"))?;
+        let _ = ready_tx.send((tid, untraced));
         go_rx.recv().map_err(io::Error::other)?;
         Ok(timed_chunks())
     });
@@ -120,14 +101,13 @@ pub fn overhead(probes: &mut UprobeGroup, cpus: &[usize]) -> io::Result<Measured
     let samples = &collector.stats()[0].samples;
     let interval_ns = crate::stats::median(samples)
         .map_err(|_| io::Error::other("the probed calibration loop recorded no call"))?;
-    let calls = CHUNKS as u64 * CALLS;
-    let overhead = Overhead {
-        untraced_ns: per_call(&untraced)?,
-        traced_ns: per_call(&traced)?,
-        interval_ns,
-        calls,
+    let chunks = |times_ns| Chunks {
+        times_ns,
+        calls: CALLS,
     };
-    let added_cpu_ns = ((traced_cpu - untraced_cpu) / calls as f64).max(0.0);
+    let overhead = Overhead::from_chunks(chunks(&untraced), chunks(&traced), interval_ns)
+        .ok_or_else(|| io::Error::other("a calibration loop timed no chunk"))?;
+    let added_cpu_ns = ((traced_cpu - untraced_cpu) / overhead.calls as f64).max(0.0);
     Ok(Measured {
         overhead,
         added_cpu_ns,

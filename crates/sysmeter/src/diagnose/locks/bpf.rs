@@ -12,6 +12,7 @@ use perf_event::Sampler;
 use super::LocksError;
 use super::bpf_maps::{KEY_BYTES, Maps, SNAPSHOT_WORDS, slot};
 use super::events::Recorded;
+use crate::diagnose::observe::backend::Reason;
 use crate::diagnose::observe::bpf::{
     BpfError, Field, Loaded, Snapshot, VALUE_WORDS, u32_at, u64_at,
 };
@@ -33,7 +34,7 @@ const FIELDS: [Field; 6] = [
 ];
 
 /// Loads and attaches the programs; `Err` is one line saying why they cannot run here.
-fn load() -> Result<Loaded, String> {
+fn load() -> Result<Loaded, Reason> {
     let probe = "events/syscalls/sys_enter_futex/id";
     let tracepoints = [
         ("syscalls", "sys_enter_futex"),
@@ -45,7 +46,7 @@ fn load() -> Result<Loaded, String> {
 }
 
 /// Why the in-kernel backend cannot run here (one line), or `Ok`: loads and unloads it.
-pub fn available() -> Result<(), String> {
+pub fn available() -> Result<(), Reason> {
     load().map(drop)
 }
 

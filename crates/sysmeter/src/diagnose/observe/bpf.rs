@@ -16,6 +16,7 @@ use aya::maps::{Array, HashMap as BpfHash, MapData, StackTraceMap};
 use aya::programs::{Program, ProgramError, TracePoint, UProbe};
 use aya::{Ebpf, EbpfLoader, Pod};
 
+use super::backend::Reason;
 use super::unwind::Regs;
 use crate::host::procfs::parse_status;
 
@@ -56,23 +57,23 @@ fn err(what: impl Into<String>) -> impl FnOnce(&dyn std::fmt::Display) -> BpfErr
 
 /// `Ok` when BPF programs can be loaded here, else one line saying what is missing and how
 /// to get it.
-pub fn available() -> Result<(), String> {
+pub fn available() -> Result<(), Reason> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let status = parse_status(&status);
     let permitted =
         status.has_cap(CAP_SYS_ADMIN) || (status.has_cap(CAP_BPF) && status.has_cap(CAP_PERFMON));
     if !permitted {
-        return Err(
+        return Err(Reason(
             "not root and without CAP_BPF + CAP_PERFMON (run as root, or \
-                    `setcap cap_bpf,cap_perfmon+ep` on sysmeter)"
+             `setcap cap_bpf,cap_perfmon+ep` on sysmeter)"
                 .into(),
-        );
+        ));
     }
     if !Path::new(VMLINUX_BTF).exists() {
-        return Err(format!(
+        return Err(Reason(format!(
             "the kernel publishes no BTF ({VMLINUX_BTF} missing; a kernel built with \
              CONFIG_DEBUG_INFO_BTF=y has it)"
-        ));
+        )));
     }
     Ok(())
 }
@@ -85,47 +86,24 @@ pub type Field = (&'static str, &'static str, &'static str, &'static str);
 /// The offsets of `fields` as (global, offset), from the tracefs that holds `probe` (an
 /// `events/CATEGORY/EVENT/id` path; root mounts tracefs when it is not, as perf does, and
 /// aya attaches through it too); `Err` is one line saying why not.
-pub fn field_offsets(probe: &str, fields: &[Field]) -> Result<Vec<(&'static str, u32)>, String> {
+pub fn field_offsets(probe: &str, fields: &[Field]) -> Result<Vec<(&'static str, u32)>, Reason> {
     use super::tracefs::{EventFormat, holding, mount};
     let base = holding(probe)
         .or_else(|| mount().then(|| holding(probe)).flatten())
-        .ok_or_else(|| format!("tracefs with {probe} is not mounted and could not be mounted"))?;
+        .ok_or_else(|| {
+            Reason(format!(
+                "tracefs with {probe} is not mounted and could not be mounted"
+            ))
+        })?;
     let mut out = Vec::new();
     for &(global, category, event, field) in fields {
-        let f = EventFormat::read(base, category, event).map_err(|e| e.to_string())?;
+        let f = EventFormat::read(base, category, event).map_err(|e| Reason(e.to_string()))?;
         let at = f
             .offset(field)
-            .ok_or_else(|| format!("{}/format has no field {field}", f.dir))?;
+            .ok_or_else(|| Reason(format!("{}/format has no field {field}", f.dir)))?;
         out.push((global, at as u32));
     }
     Ok(out)
-}
-
-/// Where a diagnosis with an in-kernel backend (`locks`, `profile --off-cpu`) measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Backend {
-    /// BPF programs aggregate in the kernel; user space reads maps at the end.
-    Bpf,
-    /// Every event crosses a perf ring to user space.
-    #[default]
-    Perf,
-}
-
-/// The backend of diagnosis `what` (`locks`, `off-CPU`) for a request (`None`: auto, the
-/// in-kernel one where it is permitted) and one line saying which and why; `Err` when `bpf`
-/// was asked for and cannot run here.
-pub fn choose(what: &str, request: Option<Backend>) -> Result<(Backend, String), String> {
-    if request == Some(Backend::Perf) {
-        return Ok((Backend::Perf, format!("{what} backend: perf (asked for)")));
-    }
-    match (request, available()) {
-        (_, Ok(())) => Ok((
-            Backend::Bpf,
-            format!("{what} backend: bpf (in-kernel aggregation: permitted, kernel BTF present)"),
-        )),
-        (Some(_), Err(why)) => Err(format!("--backend bpf cannot run here: {why}")),
-        (None, Err(why)) => Ok((Backend::Perf, format!("{what} backend: perf (bpf: {why})"))),
-    }
 }
 
 /// A loaded BPF object; its programs stay attached until it is dropped.
@@ -167,13 +145,13 @@ impl Loaded {
         bytes: &[u8],
         (probe, fields): (&str, &[Field]),
         tracepoints: &[(&str, &str)],
-    ) -> Result<Loaded, String> {
+    ) -> Result<Loaded, Reason> {
         available()?;
         let globals = field_offsets(probe, fields)?;
-        let mut l = Loaded::load(name, bytes, &globals).map_err(|e| e.to_string())?;
+        let mut l = Loaded::load(name, bytes, &globals).map_err(|e| Reason(e.to_string()))?;
         for (category, event) in tracepoints {
             l.attach_tracepoint(event, category, event)
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| Reason(e.to_string()))?;
         }
         Ok(l)
     }
@@ -367,7 +345,7 @@ mod tests {
     #[test]
     fn availability_is_a_reason_or_ok() {
         if let Err(why) = available() {
-            assert!(!why.is_empty());
+            assert!(!why.0.is_empty());
         }
     }
 

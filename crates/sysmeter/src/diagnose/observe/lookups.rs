@@ -4,6 +4,7 @@
 //! plain metric rows, findings and an artifact, already worded by the tracer that knows what
 //! it measured.
 
+use crate::diagnose::observe::backend::Reason;
 use crate::model::{Artifact, Finding, Unit};
 
 /// One metric row: name, unit, value, note.
@@ -29,4 +30,4 @@ pub trait LookupTracer {
 
 /// Opens a lookup trace on the gated child `pid` before its exec; `paths` also reads the
 /// looked-up paths (uprobes). `Err` says in one line why nothing can be traced.
-pub type StartLookups = fn(pid: i32, paths: bool) -> Result<Box<dyn LookupTracer>, String>;
+pub type StartLookups = fn(pid: i32, paths: bool) -> Result<Box<dyn LookupTracer>, Reason>;

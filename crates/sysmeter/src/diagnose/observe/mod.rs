@@ -28,19 +28,23 @@
 //! - [`overhead`]: the one shape of a tracer's overhead calibration (paired A/B);
 //! - [`session`]: why a session ended, the one stop rule (target ended, Ctrl-C,
 //!   `--duration`), a launched command still running, the progress observer;
+//! - [`backend`]: the one shape of a diagnosis's backends: the availability check's
+//!   [`Reason`](backend::Reason), `auto` or a backend asked for, the "backend:" line;
 //! - [`bpf`]: the one loader of the BPF objects (permission and BTF check, tracepoints,
-//!   maps), for the in-kernel backends;
+//!   maps), for the in-kernel backends; [`in_kernel`]: their choice of `bpf` or `perf`;
 //! - [`attachable`]: whether a PID can be observed (alive, not us, not a kernel thread, ours);
 //! - [`error`]: why a target cannot be observed (126/127, usage errors, refusals).
 //!
 //! Depends on `model`, `host` and `sysmeter_sys`; never on a diagnosis.
 
 pub mod attachable;
+pub mod backend;
 pub mod bpf;
 pub mod bytes;
 pub mod elf;
 pub mod error;
 pub mod flame;
+pub mod in_kernel;
 pub mod inject;
 pub mod lookups;
 pub mod maps;

@@ -1,10 +1,23 @@
-//! The one shape of a tracer's overhead calibration, shared by `trace` (a system call timed
-//! untraced and traced), `calls` (a library call with and without its probes) and the path
-//! lookups of `run`: the same operation is timed in chunks with and without the probes
-//! (paired A/B, medians of chunks), and the backend's own timing of the probed operation is
-//! kept beside them. What tracing adds to each traced event ([`Overhead::added_ns`]) is
-//! reported; the part inside a timed interval ([`Overhead::inside_ns`]) is subtracted from
-//! every duration the tracer measures. Pure data; depends on nothing.
+//! The one shape of a tracer's overhead calibration: the same operation timed without the
+//! tracer (A) and with it (B), and the difference charged to what the tracer recorded. A
+//! calibration supplies only its A and B; the loop, the clock and the medians are here.
+//!
+//! - Per call, in chunks ([`Overhead::from_chunks`]): `trace` (a system call untraced and
+//!   traced, in a forked child that times its own chunks), `calls` (a library call with and
+//!   without its probes) and the path lookups of `run`. The backend's own timing of the
+//!   probed operation is kept beside them: what tracing adds to each traced event
+//!   ([`Overhead::added_ns`]) is reported; the part inside a timed interval
+//!   ([`Overhead::inside_ns`]) is subtracted from every duration the tracer measures.
+//! - Per recorded event, in alternating pairs of blocks timed by CPU time ([`paired`]):
+//!   `profile` (a spin loop with and without a sampling event) and `profile --off-cpu` (a
+//!   socket ping-pong with and without the switch events).
+//!
+//! CPU time is read one way ([`cpu_ns`]) and every median is `stats::median`. Depends on
+//! `stats` and `sysmeter_sys::clock`.
+
+use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
+
+use crate::stats::median;
 
 /// The measured overhead of a tracer, per traced event.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -28,5 +41,218 @@ impl Overhead {
     /// The part of it inside a call's timed interval (subtracted from every duration), ns.
     pub fn inside_ns(&self) -> f64 {
         (self.interval_ns - self.untraced_ns).max(0.0)
+    }
+
+    /// The overhead from the chunk times of the untraced and the traced loop (the median
+    /// chunk of each, per call) and the tracer's median duration of a traced call; `None`
+    /// when a loop timed no chunk.
+    pub fn from_chunks(
+        untraced: Chunks<'_>,
+        traced: Chunks<'_>,
+        interval_ns: f64,
+    ) -> Option<Overhead> {
+        Some(Overhead {
+            untraced_ns: untraced.per_call()?,
+            traced_ns: traced.per_call()?,
+            interval_ns,
+            calls: traced.times_ns.len() as u64 * traced.calls,
+        })
+    }
+}
+
+/// A loop timed in chunks: the time of each chunk and the calls each made. The median chunk
+/// is used, so a preemption or a burst of other load during a few chunks does not move it.
+#[derive(Debug, Clone, Copy)]
+pub struct Chunks<'a> {
+    /// Each chunk's time, ns.
+    pub times_ns: &'a [u64],
+    /// Calls per chunk.
+    pub calls: u64,
+}
+
+impl Chunks<'_> {
+    /// Time per call of the median chunk, ns.
+    pub fn per_call(&self) -> Option<f64> {
+        let times: Vec<f64> = self.times_ns.iter().map(|&t| t as f64).collect();
+        Some(median(&times).ok()? / self.calls as f64)
+    }
+}
+
+/// Whose CPU time [`cpu_ns`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuOf {
+    /// The calling thread.
+    Thread,
+    /// The whole process (all its threads: a block that makes two threads work).
+    Process,
+}
+
+/// CPU time used so far, ns: the one clock every calibration times its blocks by. Other
+/// load on the machine preempts a block but does not add CPU time to it, where wall times
+/// on a busy machine vary by more than the effect measured.
+pub fn cpu_ns(of: CpuOf) -> f64 {
+    let clock = match of {
+        CpuOf::Thread => ClockId::ThreadCputime,
+        CpuOf::Process => ClockId::ProcessCputime,
+    };
+    clock_gettime_ns(clock) as f64
+}
+
+/// The calling thread's id (a calibration opens its events on itself).
+pub fn own_tid() -> Option<i32> {
+    let link = std::fs::read_link("/proc/thread-self").ok()?;
+    link.file_name()?.to_str()?.parse().ok()
+}
+
+/// What one traced block (B) cost and how many events the tracer recorded in it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Traced {
+    /// The block's cost (CPU time), ns.
+    pub cost_ns: f64,
+    /// Events the tracer recorded (samples, switches…).
+    pub events: f64,
+}
+
+/// What the pairs of [`paired`] measured.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Paired {
+    /// Each plain block's cost, ns.
+    pub plain_ns: Vec<f64>,
+    /// Events recorded in each traced block.
+    pub events: Vec<f64>,
+    /// (traced − plain cost) / events of each pair that recorded any, ns (0 at least).
+    pub per_event_ns: Vec<f64>,
+}
+
+impl Paired {
+    /// The median cost one recorded event adds, ns; `None` when no block recorded one.
+    pub fn per_event_ns(&self) -> Option<f64> {
+        median(&self.per_event_ns).ok()
+    }
+
+    /// The median number of events a traced block recorded (0 without pairs).
+    pub fn events_per_block(&self) -> f64 {
+        median(&self.events).unwrap_or(0.0)
+    }
+
+    /// The median cost of a plain block, ns (0 without pairs).
+    pub fn plain_block_ns(&self) -> f64 {
+        median(&self.plain_ns).unwrap_or(0.0)
+    }
+}
+
+/// The one paired A/B loop: `pairs` times a plain block (`plain`: the operation without the
+/// tracer, its cost) and a traced one (`traced`: with it), alternating which goes first so
+/// that a drift in speed affects both alike. `state` is what both blocks use (a socket, an
+/// event to enable).
+pub fn paired<S, E>(
+    pairs: usize,
+    state: &mut S,
+    mut plain: impl FnMut(&mut S) -> Result<f64, E>,
+    mut traced: impl FnMut(&mut S) -> Result<Traced, E>,
+) -> Result<Paired, E> {
+    let mut out = Paired::default();
+    for pair in 0..pairs {
+        let (a, b) = if pair % 2 == 0 {
+            let a = plain(state)?;
+            (a, traced(state)?)
+        } else {
+            let b = traced(state)?;
+            (plain(state)?, b)
+        };
+        out.plain_ns.push(a);
+        out.events.push(b.events);
+        if b.events > 0.0 {
+            out.per_event_ns.push((b.cost_ns - a).max(0.0) / b.events);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_alternate_and_charge_the_difference_to_the_events() {
+        let mut order = Vec::new();
+        let p = paired(
+            4,
+            &mut order,
+            |o: &mut Vec<char>| {
+                o.push('a');
+                Ok::<_, ()>(100.0)
+            },
+            |o: &mut Vec<char>| {
+                o.push('b');
+                let events = if o.len() == 2 { 0.0 } else { 10.0 };
+                Ok(Traced {
+                    cost_ns: 150.0,
+                    events,
+                })
+            },
+        );
+        let p = p.unwrap();
+        assert_eq!(order.iter().collect::<String>(), "abbaabba");
+        assert_eq!(p.per_event_ns, vec![5.0, 5.0, 5.0]);
+        assert_eq!(p.per_event_ns(), Some(5.0));
+        assert_eq!(p.events_per_block(), 10.0);
+        assert_eq!(p.plain_block_ns(), 100.0);
+    }
+
+    #[test]
+    fn medians_of_even_and_odd_pairs_and_of_none() {
+        let medians = |plain_ns: &[f64]| {
+            let p = Paired {
+                plain_ns: plain_ns.to_vec(),
+                ..Paired::default()
+            };
+            p.plain_block_ns()
+        };
+        assert_eq!(medians(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(medians(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(medians(&[]), 0.0);
+    }
+
+    #[test]
+    fn no_event_is_no_cost_rather_than_a_division_by_zero() {
+        let p = paired(
+            2,
+            &mut (),
+            |_| Ok::<_, ()>(1.0),
+            |_| {
+                Ok(Traced {
+                    cost_ns: 2.0,
+                    events: 0.0,
+                })
+            },
+        );
+        assert_eq!(p.unwrap().per_event_ns(), None);
+    }
+
+    #[test]
+    fn chunks_give_the_median_per_call() {
+        let untraced = Chunks {
+            times_ns: &[100, 300, 200],
+            calls: 10,
+        };
+        let traced = Chunks {
+            times_ns: &[500, 400],
+            calls: 2,
+        };
+        let o = Overhead::from_chunks(untraced, traced, 30.0).unwrap();
+        assert_eq!((o.untraced_ns, o.traced_ns, o.calls), (20.0, 225.0, 4));
+        assert_eq!(o.added_ns(), 205.0);
+        assert!(
+            Overhead::from_chunks(
+                Chunks {
+                    times_ns: &[],
+                    calls: 1
+                },
+                traced,
+                0.0
+            )
+            .is_none()
+        );
     }
 }

@@ -13,6 +13,7 @@ use perf_event::Sampler;
 
 use super::bpf_maps::{self, KEY_BYTES, Maps, SNAPSHOT_WORDS, SPAN_BYTES};
 use super::raw::OffRaw;
+use crate::diagnose::observe::backend::Reason;
 use crate::diagnose::observe::bpf::{BpfError, Field, Loaded, Snapshot, VALUE_WORDS, u32_at};
 use crate::diagnose::observe::rings::{drain_side_band, side_band_of_thread, side_band_on_exec};
 use crate::diagnose::observe::sampled::SampledError;
@@ -40,7 +41,7 @@ fn bpf_error(e: BpfError) -> SampledError {
 }
 
 /// Loads and attaches the programs; `Err` is one line saying why they cannot run here.
-fn load() -> Result<Loaded, String> {
+fn load() -> Result<Loaded, Reason> {
     let probe = "events/sched/sched_switch/id";
     let tracepoints = [
         "sched_switch",
@@ -53,7 +54,7 @@ fn load() -> Result<Loaded, String> {
 }
 
 /// Why the in-kernel backend cannot run here (one line), or `Ok`: loads and unloads it.
-pub fn available() -> Result<(), String> {
+pub fn available() -> Result<(), Reason> {
     load().map(drop)
 }
 
@@ -73,7 +74,7 @@ pub struct BpfSession {
 
 impl BpfSession {
     /// Loads the programs (nothing is a target yet); `Err` says why it cannot run here.
-    pub fn new(cpus: Vec<usize>) -> Result<BpfSession, String> {
+    pub fn new(cpus: Vec<usize>) -> Result<BpfSession, Reason> {
         Ok(BpfSession {
             loaded: Some(load()?),
             side: Vec::new(),

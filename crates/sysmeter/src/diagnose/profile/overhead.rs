@@ -5,10 +5,9 @@
 //! each timer interrupt also exits to the hypervisor, which dominates). To measure it, this
 //! thread runs a fixed spin loop (~5 ms) alternately without and with a sampling event on
 //! itself (same event type and call-chain settings, at a high frequency so the difference is
-//! well above noise), `PAIRS` times each, timing each block by the thread's CPU time: other
-//! load on the machine preempts the thread but does not add CPU time, where wall times on a
-//! busy machine vary by more than the effect. The cost per sample is the median over pairs
-//! of (sampled − unsampled CPU time) / samples taken. The in-target overhead of a profile at
+//! well above noise), `PAIRS` times each, timing each block by the thread's CPU time
+//! (`observe::overhead::paired`, the one A/B loop). The cost per sample is the median over
+//! pairs of (sampled − unsampled CPU time) / samples taken. The in-target overhead of a profile at
 //! frequency F is then estimated as `cost × F` of its CPU time.
 //!
 //! How good is the estimate? Side by side on this project's 2-vCPU VM
@@ -22,9 +21,9 @@
 //! interrupt time to no thread and lower the estimate. The reader's own CPU time is
 //! measured separately (session).
 
+use crate::diagnose::observe::overhead::{CpuOf, Traced, cpu_ns, paired};
 use crate::diagnose::observe::records::RECORD_SAMPLE;
 use perf_event::Sampler;
-use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 
 use crate::diagnose::observe::sampled::SampledError;
 use crate::diagnose::observe::sampled::cpu_clock::{
@@ -70,15 +69,11 @@ fn spin(iterations: u64) -> u64 {
     x
 }
 
-fn thread_cpu_ns() -> f64 {
-    clock_gettime_ns(ClockId::ThreadCputime) as f64
-}
-
 /// CPU time of `iterations` of [`spin`] on this thread, ns.
 fn timed(iterations: u64) -> f64 {
-    let t = thread_cpu_ns();
+    let t = cpu_ns(CpuOf::Thread);
     std::hint::black_box(spin(iterations));
-    thread_cpu_ns() - t
+    cpu_ns(CpuOf::Thread) - t
 }
 
 /// Iterations that take about [`BLOCK_NS`].
@@ -123,47 +118,26 @@ fn drain_samples(s: &mut Sampler) -> u64 {
     n
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    match values.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => values[n / 2],
-        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
-    }
-}
-
 /// Measures the cost of one sample (about 0.1 s of CPU time).
 pub fn calibrate() -> Result<Calibration, SampledError> {
     let frequency = MAX_CALIBRATION_HZ.min(max_sample_rate()).max(1);
     let mut sampler = self_sampler(frequency)?;
     let iterations = block_iterations();
-    let (mut off, mut counts, mut costs) = (Vec::new(), Vec::new(), Vec::new());
     let sample_error = |e| open_error("this process (overhead calibration)".into(), e);
-    for pair in 0..PAIRS {
-        let mut plain = 0.0;
-        let mut sampled = (0.0, 0.0);
-        // Alternate which kind goes first, so a drift in speed affects both alike.
-        for with_samples in [pair % 2 == 0, pair % 2 == 1] {
-            if with_samples {
-                sampler.enable().map_err(sample_error)?;
-                let t = timed(iterations);
-                sampler.disable().map_err(sample_error)?;
-                sampled = (t, drain_samples(&mut sampler) as f64);
-            } else {
-                plain = timed(iterations);
-            }
-        }
-        off.push(plain);
-        counts.push(sampled.1);
-        if sampled.1 > 0.0 {
-            costs.push((sampled.0 - plain) / sampled.1);
-        }
-    }
+    let unsampled = |_: &mut Sampler| Ok(timed(iterations));
+    let sampled = |s: &mut Sampler| {
+        s.enable().map_err(sample_error)?;
+        let cost_ns = timed(iterations);
+        s.disable().map_err(sample_error)?;
+        let events = drain_samples(s) as f64;
+        Ok(Traced { cost_ns, events })
+    };
+    let pairs = paired(PAIRS, &mut sampler, unsampled, sampled)?;
     Ok(Calibration {
-        per_sample_ns: median(&mut costs).max(0.0),
+        per_sample_ns: pairs.per_event_ns().unwrap_or(0.0),
         frequency,
-        samples_per_block: median(&mut counts),
-        block_ns: median(&mut off),
+        samples_per_block: pairs.events_per_block(),
+        block_ns: pairs.plain_block_ns(),
     })
 }
 
@@ -180,12 +154,5 @@ mod tests {
             block_ns: 1e7,
         };
         assert!((c.in_target_share(1000) - 0.002).abs() < 1e-12);
-    }
-
-    #[test]
-    fn median_of_even_and_odd() {
-        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
-        assert_eq!(median(&mut []), 0.0);
     }
 }

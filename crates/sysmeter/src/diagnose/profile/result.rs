@@ -6,13 +6,14 @@
 
 use serde::Serialize;
 
+use super::Settings;
 use super::findings;
 use super::overhead::Calibration;
-use super::{Settings, Target};
 use crate::diagnose::observe::sampled::aggregate::Analysis;
 use crate::diagnose::observe::sampled::callgraph;
 use crate::diagnose::observe::sampled::results::single;
 use crate::diagnose::observe::sampled::session::Recording;
+use crate::diagnose::observe::target::Target;
 use crate::model::{
     About, Artifact, ExperimentResult, HostInfo, Metric, RunConfig, RunKind, RunRecord, Unit,
 };

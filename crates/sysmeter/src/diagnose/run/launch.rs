@@ -25,6 +25,7 @@ use super::lookups::LookupCount;
 use super::measure::{Measurement, Sampler, allowed_cpus};
 use super::sample::ProcessSample;
 use super::{LookupMode, LookupPlan};
+use crate::diagnose::observe::backend::Reason;
 use crate::diagnose::observe::lookups::LookupTracer;
 use crate::diagnose::observe::target::{Unresolved, resolve_program};
 
@@ -160,7 +161,7 @@ fn sample_until_exit(
 }
 
 /// The lookup trace of a launched command, or why there is none.
-type Tracing = Option<Result<Box<dyn LookupTracer>, String>>;
+type Tracing = Option<Result<Box<dyn LookupTracer>, Reason>>;
 
 /// Starts `argv` as a gated child, with the lookup trace opened on it before its exec;
 /// also returns when the gate was opened (the start of the command's real time: forking,
@@ -214,7 +215,7 @@ pub fn launch(
     let mut measurement = measurement(pid, real, &usage, own_hwm_kib, sampler);
     measurement.lookups = tracing.map(|t| match t {
         Ok(t) => LookupCount::Traced(Box::new(t.finish(measurement.system_ns))),
-        Err(why) => LookupCount::Unavailable(why),
+        Err(why) => LookupCount::Unavailable(why.0),
     });
     Ok(Launched { measurement, exit })
 }

@@ -22,14 +22,14 @@ use super::summary::Collector;
 use super::tracepoint::{self, Ids, OpenSpec, Rings};
 use crate::diagnose::observe::pump::Pump;
 
-/// Chunks each calibration loop is timed in; the median chunk is used, so a preemption or
-/// a burst of other load during a few chunks does not move the result.
+/// Chunks each calibration loop is timed in (the median chunk is used).
 const CHUNKS: usize = 20;
 /// Calls per chunk in the untraced and tracepoint-traced loops.
 const CALLS_CHEAP: u64 = 1_000;
 /// Calls per chunk in the ptrace-traced loop (each stops the tracee).
 const CALLS_PTRACE: u64 = 100;
 
+use crate::diagnose::observe::overhead::Chunks;
 pub use crate::diagnose::observe::overhead::Overhead;
 
 fn getppid_key() -> (u32, u64) {
@@ -42,20 +42,28 @@ fn getppid_only() -> Option<Selection> {
     Selection::parse(&["getppid".to_string()]).ok()
 }
 
-/// Per-call time of the median chunk.
-fn per_call(chunks: &[u64], calls: u64) -> io::Result<f64> {
-    let times: Vec<f64> = chunks.iter().map(|&t| t as f64).collect();
-    let median = crate::stats::median(&times).map_err(io::Error::other)?;
-    Ok(median / calls as f64)
-}
-
-/// Untraced getppid, ns per call, in a child on `cpu`.
-fn untraced(cpu: Option<usize>) -> io::Result<f64> {
+/// The untraced getppid loop's chunk times (A), in a child on `cpu`.
+fn untraced(cpu: Option<usize>) -> io::Result<Vec<u64>> {
     let mut child = spawn_calibration(CHUNKS, CALLS_CHEAP, CalibrationMode::Untraced, cpu)?;
     child.go()?;
     let times = child.chunk_times_ns()?;
     child.wait()?;
-    per_call(&times, CALLS_CHEAP)
+    Ok(times)
+}
+
+/// The overhead from the untraced chunks (`CALLS_CHEAP` calls each), the traced ones
+/// (`calls` each) and the traced calls the backend timed.
+fn overhead(untraced: &[u64], traced: &[u64], calls: u64, c: &Collector) -> io::Result<Overhead> {
+    let untraced = Chunks {
+        times_ns: untraced,
+        calls: CALLS_CHEAP,
+    };
+    let traced = Chunks {
+        times_ns: traced,
+        calls,
+    };
+    Overhead::from_chunks(untraced, traced, median_interval(c)?)
+        .ok_or_else(|| io::Error::other("a calibration loop timed no chunk"))
 }
 
 fn median_interval(c: &Collector) -> io::Result<f64> {
@@ -68,7 +76,7 @@ fn median_interval(c: &Collector) -> io::Result<f64> {
 /// The ptrace backend's overhead, with the seccomp filter when `seccomp`, tracee and
 /// tracer placed as for the trace (`cpu` for the tracee; the caller pinned itself).
 pub(super) fn ptrace_overhead(seccomp: bool, cpu: Option<usize>) -> io::Result<Overhead> {
-    let untraced_ns = untraced(cpu)?;
+    let untraced = untraced(cpu)?;
     let options = Options {
         follow_forks: false,
         seccomp,
@@ -91,19 +99,19 @@ pub(super) fn ptrace_overhead(seccomp: bool, cpu: Option<usize>) -> io::Result<O
     session.start()?;
     session.run(&mut collector, &mut |_| false)?;
     child.reaped();
-    Ok(Overhead {
-        untraced_ns,
-        traced_ns: per_call(&child.chunk_times_ns()?, CALLS_PTRACE)?,
-        interval_ns: median_interval(&collector)?,
-        calls: CHUNKS as u64 * CALLS_PTRACE,
-    })
+    overhead(
+        &untraced,
+        &child.chunk_times_ns()?,
+        CALLS_PTRACE,
+        &collector,
+    )
 }
 
 /// The tracepoint backend's overhead (events on every CPU in `cpus`), and the calibration's
 /// events: keep them open until the trace's own events are open, so the kernel does not
 /// unregister and register the tracepoints in between (each costs tens of ms here).
 pub(super) fn tracepoint_overhead(ids: Ids, cpus: &[usize]) -> io::Result<(Overhead, Rings)> {
-    let untraced_ns = untraced(None)?;
+    let untraced = untraced(None)?;
     let mut child = spawn_calibration(CHUNKS, CALLS_CHEAP, CalibrationMode::Untraced, None)?;
     let nr = getppid_key().1 as u32;
     let spec = OpenSpec {
@@ -121,12 +129,8 @@ pub(super) fn tracepoint_overhead(ids: Ids, cpus: &[usize]) -> io::Result<(Overh
     child.wait()?;
     let mut calls = rings.calls(Collector::new(getppid_only(), 0.0));
     rings.pump(&mut calls, true);
-    let collector = calls.collector;
-    let overhead = Overhead {
-        untraced_ns,
-        traced_ns: per_call(&times, CALLS_CHEAP)?,
-        interval_ns: median_interval(&collector)?,
-        calls: CHUNKS as u64 * CALLS_CHEAP,
-    };
-    Ok((overhead, rings))
+    Ok((
+        overhead(&untraced, &times, CALLS_CHEAP, &calls.collector)?,
+        rings,
+    ))
 }

@@ -193,11 +193,12 @@ fn notes(r: &LookupReport) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnose::observe::backend::Reason;
     use crate::diagnose::trace::Overhead;
     use crate::diagnose::trace::lookups::Lookups;
     use crate::diagnose::trace::summary::CallStats;
 
-    fn report(paths: Result<String, String>) -> LookupReport {
+    fn report(paths: Result<String, Reason>) -> LookupReport {
         let access = CallStats {
             count: 20_000,
             errors: [(2, 19_000)].into_iter().collect(),
@@ -265,7 +266,7 @@ mod tests {
 
     #[test]
     fn missing_paths_or_tracing_are_said_in_one_line() {
-        let l = report(Err("it needs root".into()));
+        let l = report(Err(Reason("it needs root".into())));
         let f = findings(&l, 100_000_000);
         assert!(f[0].text.starts_with("path lookups took at least 30% of"));
         assert!(!f[0].text.contains("probes"), "{}", f[0].text);

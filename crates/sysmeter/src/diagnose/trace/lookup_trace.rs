@@ -16,6 +16,7 @@ use super::lookups::Lookups;
 use super::names::{self, Arch};
 use super::summary::{CallStats, Collector};
 use super::tracepoint::{self, OpenSpec, PathProbes, Rings};
+use crate::diagnose::observe::backend::Reason;
 use crate::diagnose::observe::lookups::{LookupSummary, LookupTracer};
 use crate::diagnose::observe::pump::Pump;
 
@@ -27,7 +28,7 @@ pub struct LookupReport {
     /// The paths, for the calls whose path a probe saw.
     pub lookups: Lookups,
     /// The C library whose functions were probed for the paths, or why no path was read.
-    pub paths: Result<String, String>,
+    pub paths: Result<String, Reason>,
     /// Records the kernel dropped (a ring was full).
     pub lost: u64,
     /// The tracing overhead measured before.
@@ -43,36 +44,38 @@ pub struct LookupTrace {
     worker: Option<JoinHandle<(Collector, u64)>>,
     /// Removed after the worker closed the events on them (a probe with an open event
     /// cannot be removed).
-    probes: Option<Result<PathProbes, String>>,
+    probes: Option<Result<PathProbes, Reason>>,
     overhead: Overhead,
     notes: Vec<String>,
 }
 
 /// The `%file` class: every call that takes a path.
-fn file_calls() -> Result<Selection, String> {
-    Selection::parse(&["file".to_string()])
+fn file_calls() -> Result<Selection, Reason> {
+    Selection::parse(&["file".to_string()]).map_err(Reason)
 }
 
 impl LookupTrace {
     /// Opens the events on `pid`, a gated child that has not called execve yet (they start
     /// at its exec); `paths` also defines the path probes. The reason when the calls
     /// cannot be traced at all.
-    pub fn start(pid: i32, paths: bool) -> Result<LookupTrace, String> {
-        let (ids, note) =
-            tracepoint::probe(true).map_err(|u| format!("{}; {}", u.reason, u.fix))?;
+    pub fn start(pid: i32, paths: bool) -> Result<LookupTrace, Reason> {
+        let (ids, note) = tracepoint::probe(true).map_err(|u| Reason::with_fix(u.reason, u.fix))?;
         let selection = file_calls()?;
         let cpus = super::run::online_cpus();
-        let refused =
-            |e: std::io::Error| format!("the system-call tracepoints could not be opened ({e})");
+        let refused = |e: std::io::Error| {
+            Reason(format!(
+                "the system-call tracepoints could not be opened ({e})"
+            ))
+        };
         let (overhead, calibration) =
             calibrate::tracepoint_overhead(ids, &cpus).map_err(refused)?;
         let probes = match paths {
             true => PathProbes::define(),
-            false => Err(
+            false => Err(Reason(
                 "they are read only with --lookups paths (uprobes on the C library: root, \
                  about 12 µs per lookup and 1-2 s at exit)"
                     .to_string(),
-            ),
+            )),
         };
         let events = probes.as_ref().map_or(&[][..], |p| &p.events[..]);
         let spec = OpenSpec {
@@ -111,7 +114,7 @@ impl LookupTrace {
         let paths = match self.probes.take() {
             Some(Ok(p)) => Ok(p.libc.clone()),
             Some(Err(why)) => Err(why),
-            None => Err("not probed".into()),
+            None => Err(Reason("not probed".into())),
         };
         let mut calls: Vec<(String, CallStats)> = collector
             .calls()
@@ -141,7 +144,7 @@ impl LookupTrace {
 
 /// Opens the lookup trace on the gated child `pid`: `run`'s
 /// [`StartLookups`](crate::diagnose::observe::lookups::StartLookups).
-pub fn start(pid: i32, paths: bool) -> Result<Box<dyn LookupTracer>, String> {
+pub fn start(pid: i32, paths: bool) -> Result<Box<dyn LookupTracer>, Reason> {
     Ok(Box::new(LookupTrace::start(pid, paths)?))
 }
 

@@ -18,9 +18,8 @@ use super::calibrate::Overhead;
 use super::ptrace::{Session, SessionStats};
 use super::summary::Collector;
 use super::tracepoint::{self, Ids};
-use super::{
-    Backend, BackendChoice, CommandState, Ended, Target, TraceConfig, TraceError, TraceObserver,
-};
+use super::{Backend, CommandState, Ended, Target, TraceConfig, TraceError, TraceObserver};
+use crate::diagnose::observe::backend;
 
 /// Everything a trace produced, before it becomes a result.
 #[derive(Debug)]
@@ -78,33 +77,17 @@ impl StillRunning for PendingKind {
 }
 
 /// Picks the backend: `(backend, why, tracepoint ids, note)`. Tracepoints are probed once,
-/// whether asked for or chosen; only `--backend tracepoint` makes their absence an error.
+/// whether asked for or considered by `auto`; only `--backend tracepoint` makes their
+/// absence an error.
 fn choose(cfg: &TraceConfig) -> Result<(Backend, String, Option<Ids>, Option<String>), TraceError> {
-    let asked = match cfg.backend {
-        BackendChoice::Ptrace => {
-            let why = "chosen with --backend ptrace".into();
-            return Ok((Backend::Ptrace, why, None, None));
+    let chosen = backend::choose(cfg.backend, || tracepoint::probe(true)).map_err(|u| {
+        TraceError::TracepointsUnavailable {
+            reason: u.reason.reason,
+            fix: u.reason.fix,
         }
-        BackendChoice::Tracepoint => true,
-        BackendChoice::Auto => false,
-    };
-    match tracepoint::probe(true) {
-        Ok((ids, note)) => {
-            let why = match asked {
-                true => "chosen with --backend tracepoint",
-                false => "tracepoints are permitted here: no stops, lowest overhead",
-            };
-            Ok((Backend::Tracepoint, why.into(), Some(ids), note))
-        }
-        Err(u) if asked => Err(TraceError::TracepointsUnavailable {
-            reason: u.reason,
-            fix: u.fix,
-        }),
-        Err(u) => {
-            let why = format!("{} — {}; fell back to ptrace", u.reason, u.fix);
-            Ok((Backend::Ptrace, why, None, None))
-        }
-    }
+    })?;
+    let (ids, note) = chosen.checked.unzip();
+    Ok((chosen.backend, chosen.because, ids, note.flatten()))
 }
 
 /// The sentence telling that tracing of PID `pid` has begun.

@@ -22,6 +22,7 @@ use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 use sysmeter_sys::process::child::Child;
 
 use super::{AllocError, Mechanism, Outcome, Sample, rss};
+use crate::diagnose::observe::backend::Reason;
 use crate::diagnose::observe::bpf::{self, Loaded};
 use crate::diagnose::observe::error::{ObserveError, resolve_program};
 use crate::diagnose::observe::pump::{self, NoRecords, Ticks, Watched};
@@ -48,7 +49,7 @@ const FUNCTIONS: &[(&str, &str, bool)] = &[
 ];
 
 /// Why this backend cannot run here, if it cannot (one line).
-pub fn unavailable() -> Option<String> {
+pub fn unavailable() -> Option<Reason> {
     bpf::available().err()
 }
 

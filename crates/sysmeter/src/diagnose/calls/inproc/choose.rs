@@ -3,15 +3,18 @@
 //! uprobes otherwise (`-p PID`, OBJECT:NAME, static programs — no dynamic linker to load
 //! the library — and setuid programs, for which the dynamic linker ignores LD_PRELOAD).
 //!
-//! Depends on `diagnose::observe::target` and the sibling `select`.
+//! Depends on `diagnose::observe` (the target, the one backend shape) and the sibling
+//! `select`.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use super::super::select::Pattern;
-use crate::diagnose::observe::target::Target;
+use crate::diagnose::observe::backend::{Chosen, Reason, Request, Unavailable};
+use crate::diagnose::observe::{self, target::Target};
 
-/// The backend of a run.
+/// The backend of a run (`--backend`; `auto` takes the in-process library where it can
+/// work).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     /// The preload library (GOT patching in the process).
@@ -20,20 +23,41 @@ pub enum Backend {
     Uprobe,
 }
 
-/// What `--backend` asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Wanted {
-    /// The in-process library where it can work.
-    #[default]
-    Auto,
-    /// The in-process library, or an error saying why not.
-    InProcess,
-    /// Uprobes.
-    Uprobe,
+impl observe::backend::Backend for Backend {
+    const PREFERRED: Backend = Backend::InProcess;
+    const FALLBACK: Backend = Backend::Uprobe;
+    const CHOICES: &'static [Request<Backend>] = &[
+        Request::Auto,
+        Request::Only(Backend::InProcess),
+        Request::Only(Backend::Uprobe),
+    ];
+    const AUTO_HELP: &'static str = "The in-process library where it works, else uprobes";
+    const PREFERRED_BECAUSE: &'static str =
+        "a preloaded library counts the program's calls in the process";
+
+    fn name(self) -> &'static str {
+        match self {
+            Backend::InProcess => "inproc",
+            Backend::Uprobe => "uprobe",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            Backend::InProcess => {
+                "A preloaded library patches the program's GOT and counts in the process"
+            }
+            Backend::Uprobe => "Uprobes on the PLT stubs or the library's definitions (root)",
+        }
+    }
 }
 
 /// Why the in-process backend cannot trace this run, if it cannot.
-pub fn why_not(target: &Target, program: &Path, patterns: &[Pattern]) -> Option<String> {
+pub fn why_not(target: &Target, program: &Path, patterns: &[Pattern]) -> Option<Reason> {
+    in_process_impossible(target, program, patterns).map(Reason)
+}
+
+fn in_process_impossible(target: &Target, program: &Path, patterns: &[Pattern]) -> Option<String> {
     if sysmeter_sys::preload::CALLS_LIBRARY.is_empty() {
         return Some("the in-process library is built for x86-64 only".into());
     }
@@ -63,22 +87,13 @@ pub fn why_not(target: &Target, program: &Path, patterns: &[Pattern]) -> Option<
     None
 }
 
-/// The backend of a run and the sentence that names it.
-pub fn backend(wanted: Wanted, why_not: Option<String>) -> Result<(Backend, String), String> {
-    match (wanted, why_not) {
-        (Wanted::Uprobe, _) => Ok((Backend::Uprobe, "backend: uprobe (--backend uprobe)".into())),
-        (Wanted::Auto, Some(why)) => {
-            Ok((Backend::Uprobe, format!("backend: uprobe, because {why}")))
-        }
-        (Wanted::InProcess, Some(why)) => Err(format!(
-            "--backend inproc cannot trace this: {why}; use --backend uprobe (needs root)"
-        )),
-        (_, None) => Ok((
-            Backend::InProcess,
-            "backend: inproc (a preloaded library counts the program's calls in the process)"
-                .into(),
-        )),
-    }
+/// The backend of a run and what its availability check found: `why_not` is why the
+/// in-process library cannot trace this run ([`why_not`]).
+pub fn backend(
+    wanted: Request<Backend>,
+    why_not: Option<Reason>,
+) -> Result<Chosen<Backend, ()>, Unavailable> {
+    observe::backend::choose(wanted, || why_not.map_or(Ok(()), Err))
 }
 
 /// The comma-separated globs the library matches the program's imports against.

@@ -6,6 +6,7 @@ use super::super::run::Outcome;
 use super::super::summary::CallStats;
 use super::super::{Backend, TraceConfig};
 use super::error_text;
+use crate::diagnose::observe::backend::line;
 use crate::diagnose::observe::session::tracing_stopped;
 use crate::model::Finding;
 use crate::model::units::duration_ns;
@@ -102,7 +103,7 @@ fn overhead(out: &Outcome) -> Finding {
 }
 
 fn backend(out: &Outcome, cfg: &TraceConfig) -> Finding {
-    let mut text = format!("backend: {} ({})", out.backend.as_str(), out.why);
+    let mut text = line("", out.backend.as_str(), &out.why);
     if out.backend == Backend::Ptrace {
         match out.pinned_cpu {
             Some(c) => text.push_str(&format!(

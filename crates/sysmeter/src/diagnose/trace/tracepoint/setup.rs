@@ -32,6 +32,12 @@ pub(in crate::diagnose::trace) struct Unavailable {
     pub fix: String,
 }
 
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} — {}", self.reason, self.fix)
+    }
+}
+
 use crate::diagnose::observe::tracefs::{self, EventFormat, FormatError, MOUNT_POINTS as TRACEFS};
 
 fn privileged(paranoid: Option<i32>) -> Result<(), Unavailable> {

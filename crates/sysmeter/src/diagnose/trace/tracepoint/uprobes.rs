@@ -14,6 +14,7 @@
 //! (`sysmeter_lk<pid>x<random>`), removed when [`PathProbes`] is dropped (after every perf event on
 //! them is closed); the C library's offsets come from `observe::elf`.
 
+use crate::diagnose::observe::backend::Reason;
 use crate::diagnose::observe::elf;
 use crate::diagnose::observe::uprobes::{self, Fires, UprobeGroup};
 
@@ -78,13 +79,17 @@ pub(in crate::diagnose) struct PathProbes {
 
 /// `(function, file offset, path argument)` of each probed function in `libc`, one per
 /// address (aliases such as `open`/`open64` share one).
-fn offsets(libc: &std::path::Path) -> Result<Vec<(String, u64, usize)>, String> {
+fn offsets(libc: &std::path::Path) -> Result<Vec<(String, u64, usize)>, Reason> {
     let names: Vec<&str> = FUNCTIONS
         .iter()
         .flat_map(|(n, _)| n.iter().copied())
         .collect();
-    let found = elf::defined_offsets(libc, &names)
-        .map_err(|e| format!("cannot read the symbols of {}: {e}", libc.display()))?;
+    let found = elf::defined_offsets(libc, &names).map_err(|e| {
+        Reason(format!(
+            "cannot read the symbols of {}: {e}",
+            libc.display()
+        ))
+    })?;
     Ok(found
         .into_iter()
         .map(|(name, off)| {
@@ -99,35 +104,43 @@ fn offsets(libc: &std::path::Path) -> Result<Vec<(String, u64, usize)>, String> 
 
 impl PathProbes {
     /// Defines the probes (root: tracefs is written); the reason when it cannot.
-    pub fn define() -> Result<PathProbes, String> {
-        let base = uprobes::tracefs_base().ok_or(
-            "the kernel has no uprobe events (CONFIG_UPROBE_EVENTS) or tracefs is not mounted",
-        )?;
-        let libc = elf::own_libc().ok_or("sysmeter found no C library mapped in itself")?;
+    pub fn define() -> Result<PathProbes, Reason> {
+        let reason = |text: &str| Reason(text.to_string());
+        let base = uprobes::tracefs_base().ok_or_else(|| {
+            reason(
+                "the kernel has no uprobe events (CONFIG_UPROBE_EVENTS) or tracefs is not \
+                 mounted",
+            )
+        })?;
+        let libc = elf::own_libc()
+            .ok_or_else(|| reason("sysmeter found no C library mapped in itself"))?;
         let mut group = UprobeGroup::new(base, GROUP_PREFIX);
         let mut events = Vec::new();
         for (name, off, arg) in offsets(&libc)? {
-            let reg = arg_register(arg).ok_or("no argument registers known for this CPU")?;
+            let reg = arg_register(arg)
+                .ok_or_else(|| reason("no argument registers known for this CPU"))?;
             let ev = name.trim_start_matches('_').to_string();
             let fetch = format!("path=+0({reg}):ustring");
             let event = group
                 .define(Fires::Entry, &ev, (&libc, off), &fetch)
                 .map_err(|e| {
-                    format!("cannot define uprobes in {base}/uprobe_events ({e}): it needs root")
+                    Reason(format!(
+                        "cannot define uprobes in {base}/uprobe_events ({e}): it needs root"
+                    ))
                 })?;
             let path_offset = event
                 .offset("path")
-                .ok_or_else(|| format!("{} has no path field", event.dir))?;
+                .ok_or_else(|| Reason(format!("{} has no path field", event.dir)))?;
             events.push(PathEvent {
                 id: event.id,
                 path_offset,
             });
         }
         if events.is_empty() {
-            return Err(format!(
+            return Err(Reason(format!(
                 "{} exports none of the path functions",
                 libc.display()
-            ));
+            )));
         }
         Ok(PathProbes {
             _group: group,
