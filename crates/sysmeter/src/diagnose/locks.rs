@@ -14,6 +14,7 @@
 //! - [`waits`] (pure): waits (exit − entry of a waiting operation) and their wakers;
 //! - [`unwind`] and [`sites`]: the stacks (with the frames frameless glibc hides), the call
 //!   site with `file:line`, the kind of wait;
+//! - [`live`]: the waits so far, read between drains (a snapshot);
 //! - [`result`]: per lock (futex word) and per call site: contended acquisitions, total and
 //!   longest wait, the threads, where the lock was released; the findings.
 //!
@@ -24,6 +25,7 @@ pub mod bpf;
 pub mod bpf_maps;
 pub mod events;
 pub mod held;
+pub mod live;
 pub mod parse;
 pub mod result;
 pub mod session;

@@ -248,10 +248,8 @@ pub fn run(
     let mut child = inject::launch(argv, &env)?;
     let pid = child.pid() as u32;
     let mut samples = Vec::new();
-    let tick = Duration::from_millis(10);
-    let (ended, waited) = inject::watch(&mut child, cfg.duration, tick, || {
-        sample(&shm, pid, &mut samples)
-    })?;
+    let (ended, waited) =
+        inject::watch(&mut child, cfg.duration, || sample(&shm, pid, &mut samples))?;
     let (header, mut procs) = read_procs(&shm)?;
     if !cfg.follow_forks {
         // Without -f only the launched process counts (its exec'd images keep its pid).

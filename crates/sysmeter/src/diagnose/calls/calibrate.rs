@@ -24,7 +24,7 @@ use super::probes::define_pair;
 use super::rings::{OpenSpec, Rings};
 use crate::diagnose::observe::elf;
 use crate::diagnose::observe::overhead::{Chunks, CpuOf, Overhead, cpu_ns, own_tid};
-use crate::diagnose::observe::rings::Drain;
+use crate::diagnose::observe::pump::Pump;
 use crate::diagnose::observe::uprobes::UprobeGroup;
 
 const CHUNKS: usize = 20;
@@ -95,8 +95,9 @@ pub fn overhead(probes: &mut UprobeGroup, cpus: &[usize]) -> io::Result<Measured
         .join()
         .map_err(|_| io::Error::other("the calibration thread panicked"))??;
     rings.disable();
-    let mut collector = Collector::new(1, 0.0, 0.0);
-    rings.pump(&mut collector, true);
+    let mut calls = rings.calls(Collector::new(1, 0.0, 0.0));
+    rings.pump(&mut calls, true);
+    let collector = calls.collector;
     let samples = &collector.stats()[0].samples;
     let interval_ns = crate::stats::median(samples)
         .map_err(|_| io::Error::other("the probed calibration loop recorded no call"))?;

@@ -12,7 +12,6 @@ use std::collections::{BTreeSet, HashMap};
 
 pub use crate::diagnose::observe::reservoir::MAX_SAMPLES;
 use crate::diagnose::observe::reservoir::keep_sample;
-use crate::diagnose::observe::rings::Pairing;
 
 /// One probe hit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,10 +127,10 @@ impl Collector {
     pub fn total_calls(&self) -> u64 {
         self.stats.iter().map(|s| s.count).sum()
     }
-}
 
-impl Pairing for Collector {
-    fn drop_open(&mut self) {
+    /// Forgets the calls that entered and will never be seen to return (the trace was cut):
+    /// those calls were cut off, not unfinished.
+    pub fn drop_open(&mut self) {
         self.stacks.clear();
     }
 }

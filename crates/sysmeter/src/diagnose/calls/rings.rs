@@ -12,13 +12,11 @@ use std::collections::HashMap;
 use std::io;
 
 use perf_event::{Counter, SampleFlag};
-use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 
 use super::collector::{Collector, Event};
-use crate::diagnose::observe::records::{RECORD_LOST, RECORD_SAMPLE, lost_in, u32_at, u64_at};
-use crate::diagnose::observe::rings::{
-    Drain, PerCpuRings, Placement, TimeMerge, paired_tracepoint,
-};
+use crate::diagnose::observe::pump::{Handler, Pump, Settle};
+use crate::diagnose::observe::records::{Format, Record, Sample};
+use crate::diagnose::observe::rings::{PerCpuRings, Placement, TimeMerge, paired_tracepoint};
 
 /// Bytes per ring (a power of two).
 const RING: usize = 4 << 20;
@@ -40,7 +38,21 @@ pub struct Rings {
     by_id: HashMap<u64, (usize, bool)>,
     /// `(tracepoint id, function, is return)`, returns first.
     probes: Vec<(u64, usize, bool)>,
+}
+
+/// What the samples carry: which probe fired, the thread, the time.
+const SAMPLED: SampleFlag = SampleFlag::IDENTIFIER
+    .union(SampleFlag::TID)
+    .union(SampleFlag::TIME);
+
+/// The handler of the rings: entries and returns merged by time across the rings, then
+/// paired by the [`Collector`].
+pub struct Calls {
+    /// Perf event id → (function index, is a return).
+    by_id: HashMap<u64, (usize, bool)>,
     merged: TimeMerge<Event>,
+    /// The tally.
+    pub collector: Collector,
     /// Records the kernel dropped because a ring was full.
     pub lost: u64,
 }
@@ -52,7 +64,7 @@ fn open_one(tp: u64, tid: i32, cpu: usize, spec: &OpenSpec) -> io::Result<Counte
         follow_forks: spec.follow_forks,
         enable_on_exec: spec.enable_on_exec,
     };
-    paired_tracepoint(tp, at, SampleFlag::IDENTIFIER)
+    paired_tracepoint(tp, at, SAMPLED)
 }
 
 impl Rings {
@@ -66,10 +78,19 @@ impl Rings {
             .collect();
         list.extend(probes.iter().enumerate().map(|(f, &(e, _))| (e, f, false)));
         Rings {
-            events: PerCpuRings::default(),
+            events: PerCpuRings::new(Format::of(SAMPLED, 0)),
             by_id: HashMap::new(),
             probes: list,
+        }
+    }
+
+    /// The handler that tallies this session's records into `collector` (once every
+    /// thread's events are open: it names the probes by their events' ids).
+    pub fn calls(&self, collector: Collector) -> Calls {
+        Calls {
+            by_id: self.by_id.clone(),
             merged: TimeMerge::new(),
+            collector,
             lost: 0,
         }
     }
@@ -90,44 +111,57 @@ impl Rings {
     pub fn enable(&mut self) -> io::Result<()> {
         self.events.enable()
     }
+
+    /// Disables every event (the targets are not affected).
+    pub fn disable(&mut self) {
+        self.events.disable();
+    }
 }
 
-/// One sample body: `identifier: u64; pid, tid: u32; time: u64`.
-fn parse(b: &[u8], by_id: &HashMap<u64, (usize, bool)>) -> Option<Event> {
-    let &(func, ret) = by_id.get(&u64_at(b, 0)?)?;
-    let tid = u32_at(b, 12)? as i32;
-    let time = u64_at(b, 16)? as i64;
+/// Which probe fired, on which thread, when; `None` when the probe is not ours.
+fn event(s: &Sample<'_>, by_id: &HashMap<u64, (usize, bool)>) -> Option<Event> {
+    let &(func, ret) = by_id.get(&s.id?)?;
     Some(Event {
-        time,
-        tid,
+        time: s.time as i64,
+        tid: s.tid as i32,
         func,
         ret,
     })
 }
 
-impl Drain for Rings {
-    type Collector = Collector;
-    /// Drains every ring and feeds the records older than the previous drain (all of them
-    /// with `all`) to the collector in time order.
-    fn pump(&mut self, c: &mut Collector, all: bool) {
-        let started = clock_gettime_ns(ClockId::Monotonic);
-        for s in self.events.rings_mut() {
-            while let Some(rec) = s.next_record() {
-                let body = rec.to_contiguous();
-                match rec.ty() {
-                    RECORD_SAMPLE => self.merged.pending().extend(parse(&body, &self.by_id)),
-                    RECORD_LOST => self.lost += lost_in(&body),
-                    _ => {}
-                }
-            }
-        }
-        for e in self.merged.release(all, started, |e| e.time) {
-            c.event(e);
+impl Pump<Calls> for Rings {
+    fn pump(&mut self, h: &mut Calls, last: bool) {
+        self.events.pump(h, last);
+    }
+
+    fn stop(&mut self) {
+        self.disable();
+    }
+}
+
+impl Handler for Calls {
+    fn record(&mut self, r: Record<'_>) {
+        match r {
+            Record::Sample(s) => self.merged.pending().extend(event(&s, &self.by_id)),
+            Record::Lost(n) => self.lost += n,
+            _ => {}
         }
     }
 
-    fn events(&mut self) -> &mut PerCpuRings {
-        &mut self.events
+    /// Feeds the records older than the previous drain (all of them at the last) to the
+    /// collector in time order.
+    fn settle(&mut self, drain: Settle) {
+        for e in self.merged.release(drain.last, drain.started, |e| e.time) {
+            self.collector.event(e);
+        }
+    }
+
+    fn cut(&mut self) {
+        self.collector.drop_open();
+    }
+
+    fn count(&self) -> u64 {
+        self.collector.total_calls()
     }
 }
 
@@ -143,11 +177,12 @@ mod tests {
         b.extend(5u32.to_ne_bytes());
         b.extend(6u32.to_ne_bytes());
         b.extend(999u64.to_ne_bytes());
-        let e = parse(&b, &by_id).unwrap();
+        let parse = |b: &[u8]| event(&Sample::parse(b, Format::of(SAMPLED, 0))?, &by_id);
+        let e = parse(&b).unwrap();
         assert_eq!((e.func, e.ret, e.tid, e.time), (3, true, 6, 999));
         b[0] = 1;
-        assert!(parse(&b, &by_id).is_none(), "an unknown id is not ours");
-        assert!(parse(&b[..20], &by_id).is_none());
+        assert!(parse(&b).is_none(), "an unknown id is not ours");
+        assert!(parse(&b[..20]).is_none());
     }
 
     #[test]

@@ -12,13 +12,13 @@ use sysmeter_sys::process::child::Child;
 
 use super::collector::Collector;
 use super::probes;
-use super::rings::{OpenSpec, Rings};
+use super::rings::{Calls, OpenSpec, Rings};
 use super::select::{Objects, Site};
 use super::{CallsConfig, CallsError, calibrate};
 use crate::diagnose::observe::error::{ObserveError, check_target, resolve_program};
 use crate::diagnose::observe::overhead::Overhead;
-use crate::diagnose::observe::proc::{each_thread, online_cpus, process_gone};
-use crate::diagnose::observe::rings::follow;
+use crate::diagnose::observe::proc::{each_thread, online_cpus};
+use crate::diagnose::observe::pump::{self, Watched};
 use crate::diagnose::observe::session::{CommandState, Ended, Observer, Pending, StopWhen};
 use crate::diagnose::observe::target::Target;
 use crate::diagnose::observe::uprobes::{self, UprobeGroup};
@@ -138,13 +138,23 @@ fn define(probes: &mut UprobeGroup, sites: &[Site]) -> Result<Vec<(u64, u64)>, C
         .collect()
 }
 
+/// What a traced session left: its events (closed before the probes are removed), its
+/// tally, why it ended, the launched command's fate and CPU time.
+struct Traced {
+    rings: Rings,
+    calls: Calls,
+    ended: Ended,
+    command: CommandState,
+    cpu_ns: Option<f64>,
+}
+
 fn launch(
     cfg: &CallsConfig,
     argv: &[OsString],
     ids: &[(u64, u64)],
     cpus: &[usize],
-    c: &mut Collector,
-) -> Result<(Rings, Ended, CommandState, Option<f64>), CallsError> {
+    c: Collector,
+) -> Result<Traced, CallsError> {
     let program = resolve_program(&argv[0])?;
     let args: Vec<&std::ffi::OsStr> = argv.iter().map(OsString::as_os_str).collect();
     let mut child = Child::spawn(&program, &args).map_err(io_failed("starting the command"))?;
@@ -161,23 +171,22 @@ fn launch(
         .release()
         .map_err(io_failed("letting the command start"))?;
     let mut stop = StopWhen::until(cfg.duration, None);
-    let (mut exited, mut cpu) = (None, None);
-    let mut done = || {
-        let waited = child.wait(false).ok().flatten();
-        cpu = waited
-            .as_ref()
-            .map(|(_, u)| (u.user_ns + u.system_ns) as f64);
-        exited = waited.map(|(x, _)| x.shell_code());
-        exited.is_some()
+    let mut calls = rings.calls(c);
+    let watched = Watched::Command(&mut child);
+    let (ended, exit) = pump::run(&mut rings, &mut calls, watched, &mut stop)
+        .map_err(io_failed("waiting for the command"))?;
+    let cpu_ns = exit.as_ref().map(|(_, u)| (u.user_ns + u.system_ns) as f64);
+    let command = match exit {
+        Some((x, _)) => CommandState::Exited(x.shell_code()),
+        None => CommandState::StillRunning(Pending::gated(child)),
     };
-    let stopped = follow(&mut rings, c, &mut done, &mut |c| {
-        stop.check(c.total_calls())
-    });
-    let command = match (stopped, exited) {
-        (false, Some(code)) => CommandState::Exited(code),
-        _ => CommandState::StillRunning(Pending::gated(child)),
-    };
-    Ok((rings, stop.why.unwrap_or(Ended::Finished), command, cpu))
+    Ok(Traced {
+        rings,
+        calls,
+        ended,
+        command,
+        cpu_ns,
+    })
 }
 
 fn attach(
@@ -185,9 +194,9 @@ fn attach(
     pid: i32,
     ids: &[(u64, u64)],
     cpus: &[usize],
-    c: &mut Collector,
+    c: Collector,
     observer: &mut dyn Observer,
-) -> Result<(Rings, Ended), CallsError> {
+) -> Result<Traced, CallsError> {
     let spec = OpenSpec {
         cpus,
         follow_forks: cfg.follow_forks,
@@ -206,11 +215,16 @@ fn attach(
         threads
     ));
     let mut stop = StopWhen::until(cfg.duration, Some(observer));
-    let mut gone = || process_gone(pid);
-    follow(&mut rings, c, &mut gone, &mut |c| {
-        stop.check(c.total_calls())
-    });
-    Ok((rings, stop.why.unwrap_or(Ended::Finished)))
+    let mut calls = rings.calls(c);
+    let (ended, _) = pump::run(&mut rings, &mut calls, Watched::Process(pid), &mut stop)
+        .map_err(io_failed("watching the process"))?;
+    Ok(Traced {
+        rings,
+        calls,
+        ended,
+        command: CommandState::NotLaunched,
+        cpu_ns: None,
+    })
 }
 
 /// Runs `calls` as `cfg` says.
@@ -233,26 +247,22 @@ pub fn run(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<Outcome, Ca
         added_cpu_ns,
     } = calibrate::overhead(&mut probes, &cpus).map_err(io_failed("measuring the uprobe cost"))?;
     let ids = define(&mut probes, &sites)?;
-    let mut c = Collector::new(sites.len(), overhead.inside_ns(), overhead.added_ns());
-    let (rings, ended, command, cpu_ns) = match &cfg.target {
-        Target::Launch(argv) => launch(cfg, argv, &ids, &cpus, &mut c)?,
-        Target::Attach(pid) => {
-            let (r, e) = attach(cfg, *pid, &ids, &cpus, &mut c, observer)?;
-            (r, e, CommandState::NotLaunched, None)
-        }
+    let c = Collector::new(sites.len(), overhead.inside_ns(), overhead.added_ns());
+    let traced = match &cfg.target {
+        Target::Launch(argv) => launch(cfg, argv, &ids, &cpus, c)?,
+        Target::Attach(pid) => attach(cfg, *pid, &ids, &cpus, c, observer)?,
     };
-    let lost = rings.lost;
-    drop(rings);
+    drop(traced.rings);
     drop(probes);
     Ok(Outcome {
-        collector: c,
+        collector: traced.calls.collector,
         sites,
         overhead,
         notes,
-        ended,
-        command,
-        lost,
-        cpu_ns,
+        ended: traced.ended,
+        command: traced.command,
+        lost: traced.calls.lost,
+        cpu_ns: traced.cpu_ns,
         added_cpu_ns,
     })
 }

@@ -16,7 +16,9 @@ use crate::diagnose::observe::backend::Reason;
 use crate::diagnose::observe::bpf::{
     BpfError, Field, Loaded, Snapshot, VALUE_WORDS, u32_at, u64_at,
 };
-use crate::diagnose::observe::rings::{drain_side_band, side_band_of_thread, side_band_on_exec};
+use crate::diagnose::observe::pump::{Pump, drain_all};
+use crate::diagnose::observe::records::Format;
+use crate::diagnose::observe::rings::{side_band_of_thread, side_band_on_exec};
 
 /// The compiled programs (scripts/build-bpf.sh); aligned, or aya refuses the ELF.
 static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../bpf/locks.bpf.o");
@@ -108,19 +110,21 @@ impl BpfLocks {
         Ok(())
     }
 
-    /// Reads the side-band records now in the rings.
-    pub fn drain(&mut self, out: &mut Recorded) {
-        drain_side_band(&mut self.side, &mut out.side);
-    }
-
     /// Closes the events, reads the maps and unloads the programs.
     pub fn finish(&mut self, out: &mut Recorded) -> Result<Maps, LocksError> {
-        self.drain(out);
+        self.pump(out, true);
         self.side.clear();
         match self.loaded.take() {
             Some(mut l) => read(&mut l).map_err(bpf_error),
             None => Ok(Maps::default()),
         }
+    }
+}
+
+/// The side-band records of the targets (the waits stay in the kernel's maps until the end).
+impl Pump<Recorded> for BpfLocks {
+    fn pump(&mut self, out: &mut Recorded, last: bool) {
+        drain_all(&mut self.side, Format::default(), out, last);
     }
 }
 

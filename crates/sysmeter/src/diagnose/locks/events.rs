@@ -6,7 +6,7 @@
 //! user stack as the rings are drained (glibc keeps no frame pointers, so the kernel's walk
 //! alone loses the caller that took the lock); exits carry the return value. Entry events
 //! also ask for the MMAP2/COMM/FORK side-band records that name addresses after the process
-//! is gone (parsed by the profiler's `records`).
+//! is gone (kept in `observe::records`' `RawData`). [`Recorded`] is the rings' handler.
 //!
 //! Ids and field offsets come from tracefs (`/sys/kernel/tracing/events/syscalls/…`), never
 //! assumed; perf-event2 excludes the kernel by default, which silences tracepoints, so
@@ -20,10 +20,9 @@ use perf_event::Builder;
 
 use super::parse::{self, Call, Layout};
 use crate::diagnose::observe::maps::MapEvent;
-use crate::diagnose::observe::records::{
-    self, PERF_CONTEXT_USER, RECORD_LOST, RECORD_SAMPLE, RawData,
-};
-use crate::diagnose::observe::rings::{PerCpuRings, stack_sampled};
+use crate::diagnose::observe::pump::{Handler, Pump, Settle};
+use crate::diagnose::observe::records::{PERF_CONTEXT_USER, RawData, Record, Sample};
+use crate::diagnose::observe::rings::{PerCpuRings, stack_sampled, stack_sampled_format};
 use crate::diagnose::observe::tracefs::EventFormat;
 use crate::diagnose::observe::unwind::{Live, Regs, StackCopy};
 
@@ -66,6 +65,24 @@ pub struct Recorded {
     pub lost: u64,
     /// Unwinds the stack copies of the entries as they are read.
     live: Live,
+    /// How the futex samples' raw records read (`None`: no futex samples, the in-kernel
+    /// backend).
+    layout: Option<Layout>,
+    /// The calls read in this drain, unwound once every ring was read.
+    drained: Vec<Drained>,
+}
+
+/// A futex call read from a ring, waiting for the end of the drain (a mapping its stack
+/// needs may sit in another CPU's ring).
+#[derive(Debug)]
+struct Drained {
+    pid: u32,
+    tid: u32,
+    time: u64,
+    chain: Vec<u64>,
+    call: Call,
+    /// The user registers and stack copy of an entry.
+    copy: Option<(Regs, Vec<u8>)>,
 }
 
 impl Default for Recorded {
@@ -89,6 +106,16 @@ impl Recorded {
             side: RawData::default(),
             lost: 0,
             live: Live::new(maps, bytes),
+            layout: None,
+            drained: Vec::new(),
+        }
+    }
+
+    /// Reads futex samples laid out as `layout` says.
+    pub fn reading(self, layout: Layout) -> Recorded {
+        Recorded {
+            layout: Some(layout),
+            ..self
         }
     }
 
@@ -128,32 +155,69 @@ impl Recorded {
         self.intern(chain)
     }
 
-    fn push(&mut self, s: parse::Sample<'_>) {
-        let (call, chain) = match s.call {
-            Call::Enter { uaddr, op, uaddr2 } => {
-                let chain = match s.regs {
-                    Some(regs) if !s.stack.is_empty() => {
-                        let copy = StackCopy {
-                            pid: s.pid,
-                            time: s.time,
-                            regs,
-                            stack: s.stack,
-                        };
-                        self.live.chain(&s.chain, &copy)
-                    }
-                    _ => s.chain,
-                };
-                (Call::Enter { uaddr, op, uaddr2 }, self.intern(chain))
-            }
-            Call::Exit { ret } => (Call::Exit { ret }, u32::MAX),
+    /// Keeps futex sample `s` until the end of the drain.
+    fn read(&mut self, s: &Sample<'_>) {
+        let Some(call) = self.layout.and_then(|l| parse::call(s.raw?, &l)) else {
+            return;
         };
-        self.events.push(Event {
+        let copy = match (call, s.regs) {
+            (Call::Enter { .. }, Some(regs)) if !s.stack.is_empty() => {
+                Some((regs, s.stack.to_vec()))
+            }
+            _ => None,
+        };
+        self.drained.push(Drained {
             pid: s.pid,
             tid: s.tid,
             time: s.time,
+            chain: s.chain.to_vec(),
             call,
+            copy,
+        });
+    }
+
+    /// A drained call, its entry's stack unwound.
+    fn push(&mut self, d: Drained) {
+        let chain = match (&d.call, &d.copy) {
+            (Call::Enter { .. }, Some((regs, stack))) => {
+                let copy = StackCopy {
+                    pid: d.pid,
+                    time: d.time,
+                    regs: *regs,
+                    stack,
+                };
+                let unwound = self.live.chain(&d.chain, &copy);
+                self.intern(unwound)
+            }
+            (Call::Enter { .. }, None) => self.intern(d.chain),
+            (Call::Exit { .. }, _) => u32::MAX,
+        };
+        self.events.push(Event {
+            pid: d.pid,
+            tid: d.tid,
+            time: d.time,
+            call: d.call,
             chain,
         });
+    }
+}
+
+impl Handler for Recorded {
+    fn record(&mut self, r: Record<'_>) {
+        match r {
+            Record::Sample(s) => self.read(&s),
+            Record::Lost(n) => self.lost += n,
+            side => self.side.record(side),
+        }
+    }
+
+    /// Mappings first, so every stack drained now unwinds through the files it needs.
+    fn settle(&mut self, _drain: Settle) {
+        self.live.catch_up(&self.side);
+        for d in std::mem::take(&mut self.drained) {
+            self.push(d);
+        }
+        self.side.stops = self.live.stops;
     }
 }
 
@@ -203,7 +267,7 @@ impl Rings {
     /// No events yet.
     pub fn new(layout: Layout) -> Rings {
         Rings {
-            events: PerCpuRings::default(),
+            events: PerCpuRings::new(stack_sampled_format()),
             layout,
         }
     }
@@ -225,25 +289,18 @@ impl Rings {
         self.events.enable()
     }
 
-    /// Reads every record now in the rings into `out`.
-    pub fn drain(&mut self, out: &mut Recorded) {
-        let mut samples = Vec::new();
-        for s in self.events.rings_mut() {
-            while let Some(rec) = s.next_record() {
-                match rec.ty() {
-                    RECORD_SAMPLE => samples.push(rec.to_contiguous().into_owned()),
-                    RECORD_LOST => out.lost += records::lost_in(&rec.to_contiguous()),
-                    _ => records::handle(&rec, &mut out.side),
-                }
-            }
-        }
-        // Mappings first, so every stack drained now unwinds through the files it needs.
-        out.live.catch_up(&out.side);
-        for body in &samples {
-            if let Some(s) = parse::sample(body, &self.layout) {
-                out.push(s);
-            }
-        }
-        out.side.stops = out.live.stops;
+    /// The handler of these rings: starts with an attached process's mappings `maps`.
+    pub fn recorded(&self, maps: &[MapEvent]) -> Recorded {
+        Recorded::with_maps(maps).reading(self.layout)
+    }
+}
+
+impl Pump<Recorded> for Rings {
+    fn pump(&mut self, out: &mut Recorded, last: bool) {
+        self.events.pump(out, last);
+    }
+
+    fn stop(&mut self) {
+        self.events.disable();
     }
 }

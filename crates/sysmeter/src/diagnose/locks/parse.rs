@@ -1,11 +1,10 @@
-//! The bytes of one futex tracepoint sample, and what a futex operation means. Samples carry
-//! `TID | TIME | CALLCHAIN | RAW | REGS_USER | STACK_USER` (perf_event_open(2) gives their
-//! order; the registers are `observe::unwind`'s three); the raw
-//! record's first field (`common_type`) is the tracepoint id, which tells entries from exits.
-//! Operation numbers are those of `linux/futex.h`. Pure: no system calls.
+//! The raw record of one futex tracepoint sample, and what a futex operation means. The
+//! samples themselves (`TID | TIME | CALLCHAIN | RAW | REGS_USER | STACK_USER`) are read by
+//! `observe::records`; the raw record's first field (`common_type`) is the tracepoint id,
+//! which tells entries from exits. Operation numbers are those of `linux/futex.h`. Pure: no
+//! system calls.
 
-use crate::diagnose::observe::records::{ChainSample, chain_sample, u16_at, u64_at};
-use crate::diagnose::observe::unwind::Regs;
+use crate::diagnose::observe::records::{u16_at, u64_at};
 
 /// Field offsets of the two futex tracepoints, read from their `format` files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,35 +42,6 @@ pub enum Call {
     },
 }
 
-/// One parsed sample.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sample<'a> {
-    /// Process id.
-    pub pid: u32,
-    /// Thread id.
-    pub tid: u32,
-    /// Kernel time, ns.
-    pub time: u64,
-    /// The call chain (context markers included), leaf first.
-    pub chain: Vec<u64>,
-    /// The call.
-    pub call: Call,
-    /// The user registers (`None` for a kernel thread, or when not recorded).
-    pub regs: Option<Regs>,
-    /// The user stack from the stack pointer up (empty for exits).
-    pub stack: &'a [u8],
-}
-
-/// The user registers at `at` (`abi`, then the values when `abi` is not 0) and where the
-/// stack copy starts.
-fn regs_at(b: &[u8], at: usize) -> Option<(Option<Regs>, usize)> {
-    if u64_at(b, at)? == 0 {
-        return Some((None, at + 8));
-    }
-    let values = [u64_at(b, at + 8)?, u64_at(b, at + 16)?, u64_at(b, at + 24)?];
-    Some((Regs::from_sample(&values), at + 32))
-}
-
 /// `FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME`: bits that do not change the operation.
 const FLAGS: u32 = 128 | 256;
 
@@ -106,55 +76,35 @@ pub fn touches_uaddr2(op: u32) -> bool {
     matches!(op & !FLAGS, 3 | 4 | 5 | 12)
 }
 
-/// Parses a sample body (after the record header); `None` when it is not one of ours.
-pub fn sample<'a>(b: &'a [u8], layout: &Layout) -> Option<Sample<'a>> {
-    let ChainSample {
-        pid,
-        tid,
-        time,
-        chain,
-        raw,
-        rest: at,
-    } = chain_sample(b)?;
+/// The call a futex sample's raw record `raw` says; `None` when it is not one of ours.
+pub fn call(raw: &[u8], layout: &Layout) -> Option<Call> {
     let id = u64::from(u16_at(raw, 0)?);
-    let call = if id == layout.enter {
-        Call::Enter {
+    if id == layout.enter {
+        Some(Call::Enter {
             uaddr: u64_at(raw, layout.uaddr)?,
             op: u64_at(raw, layout.op)? as u32,
             uaddr2: u64_at(raw, layout.uaddr2)?,
-        }
+        })
     } else if id == layout.exit {
-        Call::Exit {
+        Some(Call::Exit {
             ret: u64_at(raw, layout.ret)? as i64,
-        }
+        })
     } else {
-        return None;
-    };
-    let (regs, at) = regs_at(b, at)?;
-    let size = usize::try_from(u64_at(b, at).unwrap_or(0)).ok()?;
-    let stack = match (&call, size) {
-        (Call::Enter { .. }, n) if n > 0 => {
-            let dumped = b.get(at + 8..at + 8 + n)?;
-            // The dump has `size` bytes; `dyn_size` after it says how many hold the stack.
-            let dynamic = u64_at(b, at + 8 + n).map_or(n, |d| (d as usize).min(n));
-            &dumped[..dynamic]
-        }
-        _ => &[][..],
-    };
-    Some(Sample {
-        pid,
-        tid,
-        time,
-        chain,
-        call,
-        regs,
-        stack,
-    })
+        None
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnose::observe::records::Sample;
+    use crate::diagnose::observe::rings::stack_sampled_format;
+
+    /// A sample body read as the rings read it, with its call.
+    fn sample<'a>(b: &'a [u8], layout: &Layout) -> Option<(Sample<'a>, Call)> {
+        let s = Sample::parse(b, stack_sampled_format())?;
+        Some((s, call(s.raw?, layout)?))
+    }
 
     const LAYOUT: Layout = Layout {
         enter: 522,
@@ -200,13 +150,13 @@ mod tests {
         let enter = raw(522, &[(16, 0x1000), (24, 128), (48, 0x2000)]);
         let stack: Vec<u8> = [5u64, 6].iter().flat_map(|w| w.to_ne_bytes()).collect();
         let b = body(&[1, 2], &enter, &stack);
-        let s = sample(&b, &LAYOUT).unwrap();
+        let (s, call) = sample(&b, &LAYOUT).unwrap();
         assert_eq!(
-            (s.pid, s.tid, s.time, s.chain.clone()),
+            (s.pid, s.tid, s.time, s.chain.to_vec()),
             (7, 9, 1234, vec![1, 2])
         );
         assert_eq!(
-            s.call,
+            call,
             Call::Enter {
                 uaddr: 0x1000,
                 op: 128,
@@ -218,8 +168,8 @@ mod tests {
         assert_eq!((regs.ip, regs.sp, regs.bp), (0x10, 0x20, 0x30));
         let exit = raw(521, &[(16, (-11i64) as u64)]);
         let exit_body = body(&[], &exit, &[]);
-        let s = sample(&exit_body, &LAYOUT).unwrap();
-        assert_eq!(s.call, Call::Exit { ret: -11 });
+        let (_, call) = sample(&exit_body, &LAYOUT).unwrap();
+        assert_eq!(call, Call::Exit { ret: -11 });
         assert!(sample(&body(&[], &raw(3, &[]), &[]), &LAYOUT).is_none());
         assert!(sample(&b[..20], &LAYOUT).is_none());
     }

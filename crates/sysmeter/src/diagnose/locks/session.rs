@@ -1,12 +1,10 @@
 //! One `locks` session: start the command gated before `execve` with the futex events open
 //! on it (enabled by the kernel at the exec), or open them on every thread of a running
 //! process (rescanning `/proc/PID/task` until no new thread appears; threads created later
-//! inherit the events), then drain the rings every [`POLL`] until the command exits, the
-//! process disappears, `--duration` passes or Ctrl-C. Closing the events detaches: the
+//! inherit the events), then drain the rings in the one session loop (`observe::pump::run`)
+//! until the command exits, the process disappears, `--duration` passes or Ctrl-C. Closing the events detaches: the
 //! target never stops and keeps running. After `--duration` a launched command runs on
 //! unobserved to its end, like `profile`'s.
-
-use std::time::Duration;
 
 use sysmeter_sys::process::child::Child;
 use sysmeter_sys::process::exit::{ChildUsage, Exit};
@@ -17,12 +15,10 @@ use super::source::Source;
 use super::waits::Paired;
 use super::{LocksError, Settings};
 use crate::diagnose::observe::maps::{MapEvent, parse_proc_maps};
-use crate::diagnose::observe::proc::{each_thread, online_cpus, process_gone};
-use crate::diagnose::observe::session::{Ended, StopWhen, Watch, launched_stop, wait_for_end};
+use crate::diagnose::observe::proc::{each_thread, online_cpus};
+use crate::diagnose::observe::pump::{self, Watched};
+use crate::diagnose::observe::session::{Ended, StopWhen, Watch, wait_for_end};
 use crate::diagnose::observe::target::{Target, Unresolved, resolve_program};
-
-/// How long the reader sleeps between drains.
-const POLL: Duration = Duration::from_millis(10);
 
 /// What a session collected.
 #[derive(Debug)]
@@ -97,16 +93,12 @@ fn launch(
     rings.launched(child.pid(), &online_cpus())?;
     child.release().map_err(launch_error)?;
     let watch = Watch::start();
-    let start = watch.start;
     let mut recorded = rings.recorded(&[]);
     let wait_error = |cause| LocksError::Wait { cause };
-    let (stop, mut exit) = loop {
-        std::thread::sleep(POLL);
-        rings.drain(&mut recorded);
-        if let Some(s) = launched_stop(&mut child, start, settings.duration).map_err(wait_error)? {
-            break s;
-        }
-    };
+    let mut stop_when = StopWhen::until(settings.duration, None);
+    let watched = Watched::Command(&mut child);
+    let (stop, mut exit) =
+        pump::run(&mut rings, &mut recorded, watched, &mut stop_when).map_err(wait_error)?;
     let paired = rings.finish(&mut recorded)?;
     let (wall_ns, tracer_cpu_ns) = watch.read();
     drop(rings);
@@ -153,16 +145,9 @@ fn attach(
     ));
     let watch = Watch::start();
     let mut stop_when = StopWhen::until(settings.duration, None);
-    let stop = loop {
-        std::thread::sleep(POLL);
-        rings.drain(&mut recorded);
-        if let Some(why) = stop_when.now() {
-            break why;
-        }
-        if process_gone(pid) {
-            break Ended::Finished;
-        }
-    };
+    let watched = Watched::Process(pid);
+    let (stop, _) = pump::run(&mut rings, &mut recorded, watched, &mut stop_when)
+        .map_err(|cause| LocksError::Wait { cause })?;
     let paired = rings.finish(&mut recorded)?;
     let (wall_ns, tracer_cpu_ns) = watch.read();
     Ok(Recording {

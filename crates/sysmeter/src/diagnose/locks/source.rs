@@ -11,6 +11,7 @@ use super::parse::Layout;
 use super::waits::Paired;
 use super::{Backend, LocksError};
 use crate::diagnose::observe::maps::MapEvent;
+use crate::diagnose::observe::pump::Pump;
 
 /// The open events of one backend.
 #[derive(Debug)]
@@ -40,7 +41,7 @@ impl Source {
     /// size the unwinder is told about.
     pub fn recorded(&self, maps: &[MapEvent]) -> Recorded {
         match self {
-            Source::Perf(_) => Recorded::with_maps(maps),
+            Source::Perf(r) => r.recorded(maps),
             Source::Bpf(_) => Recorded::copying(maps, SNAPSHOT_BYTES),
         }
     }
@@ -72,20 +73,12 @@ impl Source {
         }
     }
 
-    /// Reads what the rings hold now.
-    pub fn drain(&mut self, out: &mut Recorded) {
-        match self {
-            Source::Perf(r) => r.drain(out),
-            Source::Bpf(b) => b.drain(out),
-        }
-    }
-
     /// Ends the observation: the last records, and for the in-kernel backend the waits read
     /// from its maps (`None`: pair the events).
     pub fn finish(&mut self, out: &mut Recorded) -> Result<Option<Paired>, LocksError> {
         match self {
             Source::Perf(r) => {
-                r.drain(out);
+                r.pump(out, true);
                 Ok(None)
             }
             Source::Bpf(b) => {
@@ -93,6 +86,22 @@ impl Source {
                 out.lost += maps.lost();
                 Ok(Some(into_paired(&maps, out)))
             }
+        }
+    }
+}
+
+impl Pump<Recorded> for Source {
+    fn pump(&mut self, out: &mut Recorded, last: bool) {
+        match self {
+            Source::Perf(r) => r.pump(out, last),
+            Source::Bpf(b) => b.pump(out, last),
+        }
+    }
+
+    fn stop(&mut self) {
+        match self {
+            Source::Perf(r) => r.stop(),
+            Source::Bpf(b) => b.stop(),
         }
     }
 }

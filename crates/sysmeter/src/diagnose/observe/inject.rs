@@ -18,13 +18,14 @@ use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, PermissionsExt};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use sysmeter_sys::preload;
 use sysmeter_sys::process::child::Child;
 
 use super::error::{ObserveError, resolve_program};
-use super::session::{Ended, Exited, launched_stop, wait_for_end};
+use super::pump::{self, NoRecords, Ticks, Watched};
+use super::session::{Ended, Exited, StopWhen, wait_for_end};
 
 /// The preload library in a memfd, and a fresh region of `size` bytes starting with
 /// `header` (both inherited by the command).
@@ -86,29 +87,23 @@ pub fn launch(argv: &[OsString], env: &[OsString]) -> Result<Child, ObserveError
 }
 
 /// Until the command ends, Ctrl-C (passed on; the command is waited for) or `duration`
-/// (the command keeps running); `tick` runs every `every` meanwhile.
+/// (the command keeps running); `tick` runs at every drain of the one session loop
+/// (`pump::run`) meanwhile.
 pub fn watch(
     child: &mut Child,
     duration: Option<Duration>,
-    every: Duration,
-    mut tick: impl FnMut(),
+    tick: impl FnMut(),
 ) -> Result<(Ended, Option<Exited>), ObserveError> {
-    let start = Instant::now();
     let waiting = ObserveError::io("waiting for the command");
-    loop {
-        let stop = launched_stop(child, start, duration);
-        match stop.map_err(|e| ObserveError::io("waiting for the command")(e))? {
-            Some((Ended::Interrupted, _)) => {
-                let waited = wait_for_end(child).map_err(waiting)?;
-                return Ok((Ended::Interrupted, waited));
-            }
-            Some(done) => return Ok(done),
-            None => {
-                tick();
-                std::thread::sleep(every);
-            }
-        }
+    let mut stop = StopWhen::until(duration, None);
+    let mut ticks = Ticks(tick);
+    let watched = Watched::Command(child);
+    let (ended, exit) = pump::run(&mut ticks, &mut NoRecords, watched, &mut stop)
+        .map_err(|e| ObserveError::io("waiting for the command")(e))?;
+    if ended == Ended::Interrupted {
+        return Ok((ended, wait_for_end(child).map_err(waiting)?));
     }
+    Ok((ended, exit))
 }
 
 /// Whether the ELF file at `path` asks for a dynamic linker (has PT_INTERP).

@@ -6,7 +6,10 @@
 //! - [`proc`]: a target's threads, its end, the online CPUs;
 //! - [`tracefs`]: where tracefs is, mounting it, and the one tracepoint `format` parser;
 //! - [`rings`]: per-CPU perf rings shared by every event of a CPU, and the drain loop;
-//! - [`records`]: the perf record types and the one parser of their bytes;
+//! - [`records`]: the perf record types and the one parser of their bytes (the typed
+//!   `Record`);
+//! - [`pump`]: the one drain of the rings into a diagnosis's `Handler`, and the one session
+//!   loop (one drain period, one stop rule);
 //! - [`uprobes`]: the one RAII manager of uprobe definitions (stale groups cleaned);
 //! - [`elf`]: the one ELF reader (defined functions and PLT stubs as file offsets);
 //! - [`maps`], [`symbolize`]: address spaces and symbolisation (functions without symbols
@@ -47,6 +50,7 @@ pub mod lookups;
 pub mod maps;
 pub mod overhead;
 pub mod proc;
+pub mod pump;
 pub mod records;
 pub mod reservoir;
 pub mod rings;

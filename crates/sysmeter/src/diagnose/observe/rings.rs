@@ -2,8 +2,8 @@
 //! on a CPU owns its ring, every later one writes into it (`PERF_EVENT_IOC_SET_OUTPUT`).
 //! Inherited events opened with cpu = -1 cannot be mapped (docs/kernel-traps.md), so the
 //! tracepoint backend of `trace` and the uprobes of `calls` both open per CPU and keep
-//! their events here; enabling, disabling and reaching the rings are the same for both, and
-//! so is [`follow`], the loop that drains them until the targets end or the user stops.
+//! their events here; enabling, disabling and draining the rings (as a [`Pump`] of
+//! `observe::pump`, which knows what their samples carry) are the same for both.
 //! The in-kernel backends' side-band events (mappings, execs, names; no samples) are opened
 //! and drained here too.
 //!
@@ -16,19 +16,30 @@ use std::time::Duration;
 use perf_event::events::Tracepoint;
 use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
 
-use super::records::{RawData, handle};
+use super::pump::{Handler, Pump, drain_all};
+use super::records::{Format, RawData};
 use super::unwind::REGS_MASK;
 
 /// The events of one session, grouped by the CPU ring they write into.
-#[derive(Default)]
 pub(crate) struct PerCpuRings {
     /// One ring per CPU, owned by the first event opened on that CPU.
     rings: Vec<(usize, Sampler)>,
     /// Every other event; they write into their CPU's ring.
     others: Vec<Counter>,
+    /// What the samples of every event carry.
+    format: Format,
 }
 
 impl PerCpuRings {
+    /// No events yet; every event will sample what `format` says.
+    pub fn new(format: Format) -> PerCpuRings {
+        PerCpuRings {
+            rings: Vec::new(),
+            others: Vec::new(),
+            format,
+        }
+    }
+
     /// Keeps `counter`, opened on `cpu`: it becomes that CPU's ring (of `bytes`) when the CPU
     /// has none yet, else it writes into the existing one. Returns the ring's descriptor.
     pub fn attach(&mut self, cpu: usize, counter: Counter, bytes: usize) -> io::Result<RawFd> {
@@ -67,10 +78,15 @@ impl PerCpuRings {
             let _ = c.disable();
         }
     }
+}
 
-    /// The rings, to drain.
-    pub fn rings_mut(&mut self) -> impl Iterator<Item = &mut Sampler> {
-        self.rings.iter_mut().map(|(_, s)| s)
+impl<H: Handler + ?Sized> Pump<H> for PerCpuRings {
+    fn pump(&mut self, h: &mut H, last: bool) {
+        drain_all(self.rings.iter_mut().map(|(_, s)| s), self.format, h, last);
+    }
+
+    fn stop(&mut self) {
+        self.disable();
     }
 }
 
@@ -134,6 +150,11 @@ pub(crate) fn stack_sampled(id: u64, stack: u32) -> Builder<'static> {
     b
 }
 
+/// How [`stack_sampled`] samples are laid out.
+pub(crate) fn stack_sampled_format() -> Format {
+    Format::of(STACK_SAMPLED, REGS_MASK)
+}
+
 /// What [`stack_sampled`] events record.
 pub(crate) const STACK_SAMPLED: SampleFlag = SampleFlag::TID
     .union(SampleFlag::TIME)
@@ -142,54 +163,8 @@ pub(crate) const STACK_SAMPLED: SampleFlag = SampleFlag::TID
     .union(SampleFlag::REGS_USER)
     .union(SampleFlag::STACK_USER);
 
-/// How often [`follow`] drains the rings.
+/// How often every session drains its rings (`pump::run`).
 pub(crate) const DRAIN_PERIOD: Duration = Duration::from_millis(10);
-
-/// A collector that pairs entries with exits (`trace`'s system calls, `calls`' functions).
-pub(crate) trait Pairing {
-    /// Forgets the calls that entered and will never be seen to return (the trace was cut):
-    /// those calls were cut off, not unfinished.
-    fn drop_open(&mut self);
-}
-
-/// A tracer's rings as [`follow`] drives them.
-pub(crate) trait Drain {
-    /// What the records are fed to.
-    type Collector: Pairing;
-    /// Feeds the records older than the previous drain (all of them with `all`) in time
-    /// order.
-    fn pump(&mut self, c: &mut Self::Collector, all: bool);
-    /// The events whose rings are drained.
-    fn events(&mut self) -> &mut PerCpuRings;
-    /// Disables every event (the targets are not affected).
-    fn disable(&mut self) {
-        self.events().disable();
-    }
-}
-
-/// Drains every [`DRAIN_PERIOD`] until `done()` (the targets ended) or `stop()` (Ctrl-C,
-/// `--duration`); returns whether it was asked to stop.
-pub(crate) fn follow<R: Drain>(
-    rings: &mut R,
-    c: &mut R::Collector,
-    done: &mut dyn FnMut() -> bool,
-    stop: &mut dyn FnMut(&R::Collector) -> bool,
-) -> bool {
-    loop {
-        std::thread::sleep(DRAIN_PERIOD);
-        rings.pump(c, false);
-        if done() {
-            rings.pump(c, true);
-            return false;
-        }
-        if stop(c) {
-            rings.disable();
-            rings.pump(c, true);
-            c.drop_open();
-            return true;
-        }
-    }
-}
 
 /// Where a paired tracer (`trace`, `calls`) opens its events: on which thread and CPU,
 /// whether child processes inherit them (else new threads only), and whether they start at
@@ -247,11 +222,7 @@ pub fn side_band_of_thread(tid: i32) -> io::Result<Sampler> {
 
 /// Reads the side-band records now in `events` into `raw`.
 pub fn drain_side_band(events: &mut [Sampler], raw: &mut RawData) {
-    for s in events {
-        while let Some(rec) = s.next_record() {
-            handle(&rec, raw);
-        }
-    }
+    drain_all(events, Format::default(), raw, false);
 }
 
 /// A software dummy event that samples nothing but brings the side-band records

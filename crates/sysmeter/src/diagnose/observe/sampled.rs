@@ -24,6 +24,7 @@ pub mod cpu_clock;
 pub mod flame;
 pub mod results;
 pub mod session;
+pub mod sources;
 pub mod stacks;
 
 /// Why a sampled profile (on-CPU, off-CPU or both) could not be done.

@@ -14,8 +14,9 @@
 
 use perf_event::{Builder, Sampler};
 
-use super::raw::OffRaw;
-use crate::diagnose::observe::rings::stack_sampled;
+use super::raw::{OffRaw, Switches, Wakings};
+use crate::diagnose::observe::pump::drain_ring;
+use crate::diagnose::observe::rings::{stack_sampled, stack_sampled_format};
 use crate::diagnose::observe::sampled::SampledError;
 use crate::diagnose::observe::sampled::cpu_clock::{open_error, thread_event};
 use crate::diagnose::observe::tracefs::EventFormat;
@@ -156,15 +157,16 @@ impl OffEvents {
     /// Reads every ring into `raw`: switch records first, then the wakings of threads seen
     /// switching out (a thread always switches out before it is woken).
     pub fn drain(&mut self, raw: &mut OffRaw) {
+        let format = stack_sampled_format();
+        let prev_state = self.ids.prev_state;
+        let mut switches = Switches { raw, prev_state };
         for s in &mut self.switches {
-            while let Some(rec) = s.next_record() {
-                raw.handle_switch(&rec, self.ids.prev_state);
-            }
+            drain_ring(s, format, &mut switches);
         }
+        let woken_pid = self.ids.woken_pid;
+        let mut wakings = Wakings { raw, woken_pid };
         for s in &mut self.wakings {
-            while let Some(rec) = s.next_record() {
-                raw.handle_waking(&rec, self.ids.woken_pid);
-            }
+            drain_ring(s, format, &mut wakings);
         }
     }
 }

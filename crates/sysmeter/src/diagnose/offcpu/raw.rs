@@ -5,12 +5,8 @@
 
 use std::collections::HashSet;
 
-use perf_event::data::Record;
-
-use crate::diagnose::observe::records::{
-    MISC_SWITCH_OUT, RECORD_SAMPLE, RECORD_SWITCH, RawData, chain_sample, handle, u32_at, u64_at,
-    user_copy,
-};
+use crate::diagnose::observe::pump::Handler;
+use crate::diagnose::observe::records::{RawData, Record, Sample};
 use crate::diagnose::observe::unwind::Regs;
 
 /// The user registers and stack copy `unwind` turns into the user stack.
@@ -70,13 +66,6 @@ pub struct OffRaw {
     pub closed_at_waking: u64,
 }
 
-/// `{ u32 pid, u32 tid, u64 time }` at the end of a non-sample record (`sample_id_all`
-/// with TID | TIME and no other id fields).
-fn trailer(bytes: &[u8]) -> Option<(u32, u64)> {
-    let at = bytes.len().checked_sub(16)?;
-    Some((u32_at(bytes, at + 4)?, u64_at(bytes, at + 8)?))
-}
-
 fn field_i64(raw: &[u8], offset: usize, width: usize) -> i64 {
     match (width, raw.get(offset..offset + width)) {
         (8, Some(b)) => b.try_into().map_or(0, i64::from_ne_bytes),
@@ -85,44 +74,77 @@ fn field_i64(raw: &[u8], offset: usize, width: usize) -> i64 {
     }
 }
 
-fn user_stack(s: &perf_event::data::Sample<'_>) -> Option<UserStack> {
-    let (regs, bytes) = user_copy(s)?;
-    Some(UserStack {
-        regs,
-        bytes: bytes.to_vec(),
-    })
-}
-
-fn sample(rec: &perf_event::Record<'_>, offset: usize, width: usize) -> Option<Switch> {
-    let s = match rec.parse_record() {
-        Ok(Record::Sample(s)) => s,
-        // perf-event-data expects a `dyn_size` after an empty user stack, which the kernel
-        // does not write (a kernel thread or idle task has no user stack).
-        Err(_) => return fallback(&rec.to_contiguous(), offset, width),
-        Ok(_) => return None,
-    };
-    Some(Switch {
-        pid: s.pid()?,
-        tid: s.tid()?,
-        time: s.time()?,
-        chain: s.callchain().map(<[u64]>::to_vec).unwrap_or_default(),
-        arg: s.raw().map_or(0, |r| field_i64(r, offset, width)),
-        stack: user_stack(&s),
-    })
-}
-
-/// Parses the fixed start of our samples by hand (the record's body, after its header):
-/// `pid, tid`, `time`, the call chain, the raw record (no user registers or stack).
-fn fallback(bytes: &[u8], offset: usize, width: usize) -> Option<Switch> {
-    let s = chain_sample(bytes)?;
-    Some(Switch {
+/// A switch-out or waking sample; `arg` is its raw record's field at `offset` (`width`
+/// bytes).
+fn switch(s: &Sample<'_>, offset: usize, width: usize) -> Switch {
+    let stack = s
+        .regs
+        .filter(|_| !s.stack.is_empty())
+        .map(|regs| UserStack {
+            regs,
+            bytes: s.stack.to_vec(),
+        });
+    Switch {
         pid: s.pid,
         tid: s.tid,
         time: s.time,
-        chain: s.chain,
-        arg: field_i64(s.raw, offset, width),
-        stack: None,
-    })
+        chain: s.chain.to_vec(),
+        arg: s.raw.map_or(0, |r| field_i64(r, offset, width)),
+        stack,
+    }
+}
+
+/// The handler of the target's switch rings (`prev_state` at its offset in the raw record).
+pub struct Switches<'r> {
+    /// What is read.
+    pub raw: &'r mut OffRaw,
+    /// Offset of `prev_state` in a `sched_switch` record.
+    pub prev_state: usize,
+}
+
+impl Handler for Switches<'_> {
+    fn record(&mut self, r: Record<'_>) {
+        let raw = &mut *self.raw;
+        match r {
+            Record::Sample(s) => {
+                raw.tids.insert(s.tid);
+                raw.outs.push(switch(&s, self.prev_state, 8));
+            }
+            Record::Switch {
+                out: false,
+                tid,
+                time,
+            } => raw.ins.push((tid, time)),
+            Record::Fork { tid, time, .. } => {
+                raw.tids.insert(tid);
+                raw.starts.push((tid, time));
+                raw.side.record(r);
+            }
+            Record::Exit { tid, time, .. } => raw.exits.push((tid, time)),
+            side => raw.side.record(side),
+        }
+    }
+}
+
+/// The handler of the system-wide waking rings (`pid` of the woken thread at its offset).
+pub struct Wakings<'r> {
+    /// What is read.
+    pub raw: &'r mut OffRaw,
+    /// Offset of `pid` in a `sched_waking` record.
+    pub woken_pid: usize,
+}
+
+impl Handler for Wakings<'_> {
+    /// A waking is kept when it wakes a target thread (see [`OffRaw::settle`]).
+    fn record(&mut self, r: Record<'_>) {
+        match r {
+            Record::Sample(s) => {
+                self.raw.wakings_read += 1;
+                self.raw.maybe.push(switch(&s, self.woken_pid, 4));
+            }
+            side => self.raw.side.record(side),
+        }
+    }
 }
 
 impl OffRaw {
@@ -144,50 +166,6 @@ impl OffRaw {
         if let Ok(c) = std::fs::read_to_string(format!("/proc/{pid}/comm")) {
             self.other_comms.insert(pid, c.trim_end().to_string());
         }
-    }
-
-    /// A record of a target's switch event.
-    pub fn handle_switch(&mut self, rec: &perf_event::Record<'_>, prev_state: usize) {
-        match rec.ty() {
-            RECORD_SAMPLE => match sample(rec, prev_state, 8) {
-                Some(s) => {
-                    self.tids.insert(s.tid);
-                    self.outs.push(s);
-                }
-                None => self.side.unparsed += 1,
-            },
-            RECORD_SWITCH if rec.misc() & MISC_SWITCH_OUT == 0 => {
-                if let Some((tid, time)) = trailer(&rec.to_contiguous()) {
-                    self.ins.push((tid, time));
-                }
-            }
-            _ => self.side_band(rec),
-        }
-    }
-
-    fn side_band(&mut self, rec: &perf_event::Record<'_>) {
-        match rec.parse_record() {
-            Ok(Record::Fork(f)) => {
-                self.tids.insert(f.tid);
-                self.starts.push((f.tid, f.time));
-            }
-            Ok(Record::Exit(e)) => self.exits.push((e.tid, e.time)),
-            _ => {}
-        }
-        handle(rec, &mut self.side);
-    }
-
-    /// A record of a system-wide waking event: kept when it wakes a target thread.
-    pub fn handle_waking(&mut self, rec: &perf_event::Record<'_>, woken_pid: usize) {
-        if rec.ty() != RECORD_SAMPLE {
-            return handle(rec, &mut self.side);
-        }
-        self.wakings_read += 1;
-        let Some(s) = sample(rec, woken_pid, 4) else {
-            self.side.unparsed += 1;
-            return;
-        };
-        self.maybe.push(s);
     }
 
     /// Keeps the pending wakings of target threads; the others get one more drain (their
@@ -214,16 +192,6 @@ impl OffRaw {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn trailer_reads_tid_and_time() {
-        let mut b = vec![0u8; 8];
-        b.extend_from_slice(&7u32.to_ne_bytes());
-        b.extend_from_slice(&9u32.to_ne_bytes());
-        b.extend_from_slice(&42u64.to_ne_bytes());
-        assert_eq!(trailer(&b), Some((9, 42)));
-        assert_eq!(trailer(&[1, 2, 3]), None);
-    }
 
     #[test]
     fn fields_of_raw_records() {

@@ -20,7 +20,7 @@ use super::names::{self, Arch};
 use super::ptrace::Session;
 use super::summary::Collector;
 use super::tracepoint::{self, Ids, OpenSpec, Rings};
-use crate::diagnose::observe::rings::Drain;
+use crate::diagnose::observe::pump::Pump;
 
 /// Chunks each calibration loop is timed in (the median chunk is used).
 const CHUNKS: usize = 20;
@@ -127,7 +127,10 @@ pub(super) fn tracepoint_overhead(ids: Ids, cpus: &[usize]) -> io::Result<(Overh
     child.go()?;
     let times = child.chunk_times_ns()?;
     child.wait()?;
-    let mut collector = Collector::new(getppid_only(), 0.0);
-    rings.pump(&mut collector, true);
-    Ok((overhead(&untraced, &times, CALLS_CHEAP, &collector)?, rings))
+    let mut calls = rings.calls(Collector::new(getppid_only(), 0.0));
+    rings.pump(&mut calls, true);
+    Ok((
+        overhead(&untraced, &times, CALLS_CHEAP, &calls.collector)?,
+        rings,
+    ))
 }

@@ -18,7 +18,7 @@ use super::summary::{CallStats, Collector};
 use super::tracepoint::{self, OpenSpec, PathProbes, Rings};
 use crate::diagnose::observe::backend::Reason;
 use crate::diagnose::observe::lookups::{LookupSummary, LookupTracer};
-use crate::diagnose::observe::rings::Drain;
+use crate::diagnose::observe::pump::Pump;
 
 /// What the trace of the lookups found.
 #[derive(Debug, Clone)]
@@ -88,16 +88,16 @@ impl LookupTrace {
         };
         let mut rings = Rings::open(ids, &spec).map_err(refused)?;
         drop(calibration);
-        let mut collector = Collector::new(Some(selection), overhead.inside_ns());
+        let mut calls = rings.calls(Collector::new(Some(selection), overhead.inside_ns()));
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let worker = std::thread::spawn(move || {
             while !flag.load(Ordering::Acquire) {
                 std::thread::sleep(tracepoint::DRAIN_PERIOD);
-                rings.pump(&mut collector, false);
+                rings.pump(&mut calls, false);
             }
-            rings.pump(&mut collector, true);
-            (collector, rings.lost)
+            rings.pump(&mut calls, true);
+            (calls.collector, calls.lost)
         });
         Ok(LookupTrace {
             stop,

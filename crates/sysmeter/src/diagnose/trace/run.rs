@@ -7,7 +7,7 @@ mod ptrace_paths;
 mod tracepoint_paths;
 
 use crate::diagnose::observe::error::check_target;
-pub(crate) use crate::diagnose::observe::proc::{each_thread, online_cpus, process_gone};
+pub(crate) use crate::diagnose::observe::proc::{each_thread, online_cpus};
 pub(crate) use crate::diagnose::observe::session::StopWhen;
 use crate::diagnose::observe::session::{StillRunning, exit_code};
 

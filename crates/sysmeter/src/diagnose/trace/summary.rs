@@ -12,7 +12,6 @@ use std::collections::{BTreeMap, HashMap};
 use super::classes::Selection;
 use super::lookups::Lookups;
 use super::names;
-use crate::diagnose::observe::rings::Pairing;
 
 pub use crate::diagnose::observe::reservoir::{MAX_SAMPLES, keep_sample};
 
@@ -212,8 +211,10 @@ impl Collector {
     }
 }
 
-impl Pairing for Collector {
-    fn drop_open(&mut self) {
+impl Collector {
+    /// Forgets the calls that entered and will never be seen to return (the trace was cut):
+    /// those calls were cut off, not unfinished.
+    pub fn drop_open(&mut self) {
         self.pending.clear();
     }
 }

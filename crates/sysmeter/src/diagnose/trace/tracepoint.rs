@@ -17,6 +17,7 @@
 mod records;
 mod setup;
 mod uprobes;
+pub(in crate::diagnose) mod view;
 
 pub(super) use setup::{Ids, probe};
 pub(in crate::diagnose) use uprobes::{PathEvent, PathProbes};
@@ -26,17 +27,16 @@ use std::ffi::CString;
 use std::io;
 use std::os::fd::AsRawFd;
 
-use perf_event::{Counter, SampleFlag, Sampler};
-use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
+use perf_event::{Counter, SampleFlag};
 
 use super::names::Arch;
 use super::summary::{Collector, PathArg};
-use crate::diagnose::observe::records::{RECORD_LOST, RECORD_SAMPLE, lost_in};
+use crate::diagnose::observe::pump::{Handler, Pump, Settle};
+use crate::diagnose::observe::records::{Format, Record};
 use crate::diagnose::observe::rings::{PerCpuRings, Placement, TimeMerge, paired_tracepoint};
-use records::{Event, Kind, parse_sample};
+use records::{Event, Kind, event};
 
-use crate::diagnose::observe::rings::Drain;
-pub(super) use crate::diagnose::observe::rings::{DRAIN_PERIOD, follow};
+pub(super) use crate::diagnose::observe::rings::DRAIN_PERIOD;
 /// Ring buffer memory for all rings together; each ring gets a power-of-two share. Rings
 /// are drained every [`DRAIN_PERIOD`], so 2 MiB (≈ 35 000 exit records) per ring leaves a
 /// wide margin even when the reader is kept off the CPU for a while; larger rings cost
@@ -68,11 +68,25 @@ pub(super) struct Rings {
     events: PerCpuRings,
     ids: Ids,
     paths: Vec<PathEvent>,
-    /// The last path each thread passed to a probed function, until its next call.
-    last_path: HashMap<i32, Vec<u8>>,
     /// Bytes per ring.
     ring: usize,
+}
+
+/// What the samples carry: thread and time; exits and path events add their raw record.
+fn format() -> Format {
+    Format::of(SampleFlag::TID | SampleFlag::TIME | SampleFlag::RAW, 0)
+}
+
+/// The handler of the rings: entries, exits and paths merged by time across the rings, then
+/// paired by the [`Collector`].
+pub(super) struct Calls {
+    ids: Ids,
+    paths: Vec<PathEvent>,
+    /// The last path each thread passed to a probed function, until its next call.
+    last_path: HashMap<i32, Vec<u8>>,
     merged: TimeMerge<Event>,
+    /// The tally.
+    pub collector: Collector,
     /// Records the kernel dropped because a ring was full.
     pub lost: u64,
 }
@@ -126,14 +140,16 @@ impl Rings {
     /// No events yet; rings of `ring` bytes will be opened by [`Rings::add`].
     pub fn empty(ids: Ids, ring: usize) -> Rings {
         Rings {
-            events: PerCpuRings::default(),
+            events: PerCpuRings::new(format()),
             ids,
             paths: Vec::new(),
-            last_path: HashMap::new(),
             ring,
-            merged: TimeMerge::new(),
-            lost: 0,
         }
+    }
+
+    /// The handler that tallies this session's records into `collector`.
+    pub fn calls(&self, collector: Collector) -> Calls {
+        Calls::new(self.ids, self.paths.clone(), collector)
     }
 
     /// Opens the entry and exit events of thread `tid` on every CPU of `spec`, writing into
@@ -170,33 +186,50 @@ impl Rings {
     }
 }
 
-/// Moves every record of one ring into `out`; returns the number of lost records reported.
-fn drain(s: &mut Sampler, ids: (Ids, &[PathEvent]), out: &mut Vec<Event>) -> u64 {
-    let mut lost = 0;
-    while let Some(rec) = s.next_record() {
-        let body = rec.to_contiguous();
-        match rec.ty() {
-            RECORD_SAMPLE => out.extend(parse_sample(&body, ids)),
-            RECORD_LOST => lost += lost_in(&body),
+impl Pump<Calls> for Rings {
+    fn pump(&mut self, h: &mut Calls, last: bool) {
+        self.events.pump(h, last);
+    }
+
+    fn stop(&mut self) {
+        self.events.disable();
+    }
+}
+
+impl Calls {
+    /// Tallies into `collector` the calls of system-call events `ids` and path events
+    /// `paths`.
+    fn new(ids: Ids, paths: Vec<PathEvent>, collector: Collector) -> Calls {
+        Calls {
+            ids,
+            paths,
+            last_path: HashMap::new(),
+            merged: TimeMerge::new(),
+            collector,
+            lost: 0,
+        }
+    }
+}
+
+impl Handler for Calls {
+    fn record(&mut self, r: Record<'_>) {
+        match r {
+            Record::Sample(s) => {
+                let e = event(&s, (self.ids, &self.paths));
+                self.merged.pending().extend(e);
+            }
+            Record::Lost(n) => self.lost += n,
             _ => {}
         }
     }
-    lost
-}
 
-impl Drain for Rings {
-    type Collector = Collector;
-    /// Drains every ring and feeds the records older than the previous drain to the
-    /// collector in time order; `all` feeds everything (after the targets ended).
-    fn pump(&mut self, c: &mut Collector, all: bool) {
-        let started = clock_gettime_ns(ClockId::Monotonic);
-        let ids = (self.ids, &self.paths[..]);
-        for s in self.events.rings_mut() {
-            self.lost += drain(s, ids, self.merged.pending());
-        }
+    /// Feeds the records older than the previous drain to the collector in time order;
+    /// the last drain feeds everything (after the targets ended).
+    fn settle(&mut self, drain: Settle) {
         let arch = Arch::native().audit();
         let with_paths = !self.paths.is_empty();
-        for e in self.merged.release(all, started, |e| e.time) {
+        let c = &mut self.collector;
+        for e in self.merged.release(drain.last, drain.started, |e| e.time) {
             match e.kind {
                 Kind::Enter if with_paths => {
                     let path = self.last_path.remove(&e.tid).map(PathArg::Read);
@@ -214,8 +247,12 @@ impl Drain for Rings {
         }
     }
 
-    fn events(&mut self) -> &mut PerCpuRings {
-        &mut self.events
+    fn cut(&mut self) {
+        self.collector.drop_open();
+    }
+
+    fn count(&self) -> u64 {
+        self.collector.total_calls()
     }
 }
 

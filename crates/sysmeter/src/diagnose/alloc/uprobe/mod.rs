@@ -25,9 +25,10 @@ use super::{AllocError, Mechanism, Outcome, Sample, rss};
 use crate::diagnose::observe::backend::Reason;
 use crate::diagnose::observe::bpf::{self, Loaded};
 use crate::diagnose::observe::error::{ObserveError, resolve_program};
+use crate::diagnose::observe::pump::{self, NoRecords, Ticks, Watched};
 use crate::diagnose::observe::session::{CommandState, Ended, Pending, StopWhen};
 use crate::diagnose::observe::target::Target;
-use crate::diagnose::observe::{elf, inject, proc};
+use crate::diagnose::observe::{elf, inject};
 
 static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../../bpf/alloc.bpf.o");
 
@@ -46,9 +47,6 @@ const FUNCTIONS: &[(&str, &str, bool)] = &[
     ("free", "free_enter", false),
     ("cfree", "free_enter", false),
 ];
-
-/// How often the live heap, the RSS and the mappings are read while observing.
-const TICK: Duration = Duration::from_millis(10);
 
 /// Why this backend cannot run here, if it cannot (one line).
 pub fn unavailable() -> Option<Reason> {
@@ -169,16 +167,13 @@ impl Watch {
 /// Observes process `pid` until it ends, Ctrl-C or `duration`.
 fn observe_pid(l: &mut Loaded, w: &mut Watch, duration: Option<Duration>) -> (Ended, bool) {
     let mut stop = StopWhen::until(duration, None);
-    loop {
-        w.tick(l);
-        if proc::process_gone(w.pid) {
-            return (Ended::Finished, true);
-        }
-        if let Some(why) = stop.now() {
-            return (why, false);
-        }
-        std::thread::sleep(TICK);
-    }
+    let pid = w.pid;
+    let mut ticks = Ticks(|| w.tick(l));
+    let watched = Watched::Process(pid);
+    // Watching a process by /proc cannot fail.
+    let ended = pump::run(&mut ticks, &mut NoRecords, watched, &mut stop)
+        .map_or(Ended::Finished, |(ended, _)| ended);
+    (ended, ended == Ended::Finished)
 }
 
 /// The command started (gated), the file its allocator lives in, and whether the program
@@ -232,7 +227,7 @@ fn launched(
     ));
     let mut w = Watch::new(child.pid(), Some(file.clone()).filter(|_| !dynamic));
     release(&mut child, argv)?;
-    let (ended, waited) = inject::watch(&mut child, duration, TICK, || w.tick(&mut l))?;
+    let (ended, waited) = inject::watch(&mut child, duration, || w.tick(&mut l))?;
     let command = match waited {
         Some((x, _)) => CommandState::Exited(x.shell_code()),
         None => CommandState::StillRunning(Pending::gated(child)),

@@ -18,7 +18,6 @@ pub mod times;
 use std::ffi::OsString;
 use std::fs::File;
 use std::os::fd::AsRawFd;
-use std::time::Duration;
 
 use super::{CallsConfig, CallsError};
 use crate::diagnose::observe::inject;
@@ -101,8 +100,7 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
     let env = environment(&lib, &shm, &globs, every, cfg.functions);
     let start = clock_pair();
     let mut child = inject::launch(argv, &env)?;
-    let (ended, waited) =
-        inject::watch(&mut child, cfg.duration, Duration::from_millis(20), || {})?;
+    let (ended, waited) = inject::watch(&mut child, cfg.duration, || {})?;
     // A short run measures the counter's rate poorly: give it 20 ms at least.
     let elapsed = clock_pair().1 - start.1;
     if elapsed < 20_000_000 {

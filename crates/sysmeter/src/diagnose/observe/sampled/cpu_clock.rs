@@ -21,7 +21,8 @@ use perf_event::{Builder, SampleFlag, Sampler};
 use super::SampledError;
 use crate::diagnose::observe::maps::MapEvent;
 use crate::diagnose::observe::proc::online_cpus;
-use crate::diagnose::observe::records::{RawData, handle};
+use crate::diagnose::observe::pump::drain_ring;
+use crate::diagnose::observe::records::{Format, RawData};
 use crate::diagnose::observe::unwind::{Live, REGS_MASK};
 
 /// The open events and their ring buffers.
@@ -45,12 +46,19 @@ const RING_BYTES: [usize; 6] = [4 << 20, 2 << 20, 1 << 20, 512 << 10, 128 << 10,
 /// is the largest part of a sample's cost (docs/profiling.md, "Whole stacks").
 pub const STACK_BYTES: u32 = 16 << 10;
 
+/// What a CPU-clock sample carries.
+const SAMPLED: SampleFlag = SampleFlag::IP
+    .union(SampleFlag::TID)
+    .union(SampleFlag::TIME)
+    .union(SampleFlag::CALLCHAIN)
+    .union(SampleFlag::REGS_USER)
+    .union(SampleFlag::STACK_USER);
+
 /// The CPU-clock sampling event at `frequency`, with kernel call chains when `kernel`.
 pub fn builder(frequency: u64, kernel: bool) -> Builder<'static> {
     let mut b = Builder::new(Software::CPU_CLOCK);
-    let flags = SampleFlag::IP | SampleFlag::TID | SampleFlag::TIME | SampleFlag::CALLCHAIN;
     b.sample_frequency(frequency)
-        .sample(flags | SampleFlag::REGS_USER | SampleFlag::STACK_USER)
+        .sample(SAMPLED)
         .sample_regs_user(REGS_MASK)
         .sample_stack_user(STACK_BYTES)
         .mmap(true)
@@ -205,19 +213,13 @@ impl EventSet {
         self.samplers.is_empty()
     }
 
-    /// Reads every record now in the ring buffers into `raw`, and unwinds the stacks read;
-    /// returns how many records.
-    pub fn drain(&mut self, raw: &mut RawData) -> usize {
-        let mut n = 0;
+    /// Reads every record now in the ring buffers into `raw`, and unwinds the stacks read.
+    pub fn drain(&mut self, raw: &mut RawData) {
+        let format = Format::of(SAMPLED, REGS_MASK);
         for s in &mut self.samplers {
-            while let Some(rec) = s.next_record() {
-                handle(&rec, raw);
-                n += 1;
-                // Dropping `rec` hands the space back to the kernel.
-            }
+            drain_ring(s, format, raw);
         }
         raw.unwind_pending(&mut self.live);
-        n
     }
 }
 

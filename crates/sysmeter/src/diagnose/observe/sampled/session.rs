@@ -1,38 +1,32 @@
 //! One sampling session: start the command paused before `execve` (or find the threads of a
-//! running pid), open the events, then read the ring buffers every `POLL` (20 ms) until the
-//! command exits, `--duration` passes, the process disappears, or Ctrl-C.
+//! running pid), open the events, then read the ring buffers in the one session loop
+//! (`observe::pump::run`, with [`Sources`]) until the command exits, `--duration` passes,
+//! the process disappears, or Ctrl-C.
 //!
 //! The command keeps this process group, so a terminal's Ctrl-C reaches it as usual; a
 //! SIGINT/SIGTERM sent to sysmeter alone is passed on as SIGINT, and a command still running
 //! a grace period later is killed (`observe::session::wait_for_end`; its own children only
 //! see the terminal's signal). After `--duration` the events are closed and the command runs
 //! on unobserved to its end (its exit code is passed through). Reading is a sleep-and-drain
-//! loop: at 1 kHz a ring buffer of 32 KiB or more holds far longer than one `POLL` of
+//! loop: at 1 kHz a ring buffer of 32 KiB or more holds far longer than one drain period of
 //! samples. Wall time and this process's CPU time are measured around the loop, for the
 //! overhead report.
 
 use std::collections::HashSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use sysmeter_sys::process::child::Child;
 use sysmeter_sys::process::exit::{ChildUsage, Exit};
 
 use super::SampledError;
 use super::cpu_clock::EventSet;
+use super::sources::{Attached, Sources, attach_new_threads, stat_cpu_ns};
 use crate::diagnose::observe::maps::{MapEvent, parse_proc_maps};
-use crate::diagnose::observe::proc;
+use crate::diagnose::observe::pump::{self, Watched};
 use crate::diagnose::observe::records::RawData;
-use crate::diagnose::observe::session::{
-    Ended, StopWhen, Watch, ended_by_exit, launched_stop, wait_for_end,
-};
+use crate::diagnose::observe::session::{Ended, StopWhen, Watch, ended_by_exit, wait_for_end};
 use crate::diagnose::observe::target::{Target, Unresolved, resolve_program};
 use crate::model::Finding;
-
-/// How long the reader sleeps between drains of the ring buffers.
-const POLL: Duration = Duration::from_millis(20);
-
-/// How often the progress callback runs.
-const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 /// What a sampled session is asked to do.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -186,20 +180,12 @@ fn record_child(
     let pid = child.pid();
     let wait_error = |cause| SampledError::Wait { pid, cause };
     let watch = Watch::start();
-    let start = watch.start;
     let mut raw = RawData::default();
-    let mut last_progress = start;
-    let (stop, mut exit) = loop {
-        events.drain(&mut raw);
-        extra.drain(false);
-        if let Some(s) = launched_stop(&mut child, start, sampling.duration).map_err(wait_error)? {
-            break s;
-        }
-        tick((&raw, &mut *extra), start, &mut last_progress, progress);
-        std::thread::sleep(POLL);
-    };
-    events.drain(&mut raw);
-    extra.drain(true);
+    let mut stop_when = StopWhen::until(sampling.duration, None);
+    let mut sources = Sources::new(&mut events, extra, progress, watch.start);
+    let watched = Watched::Command(&mut child);
+    let (stop, mut exit) =
+        pump::run(&mut sources, &mut raw, watched, &mut stop_when).map_err(wait_error)?;
     let (wall_ns, profiler_cpu_ns) = watch.read();
     let kernel = events.kernel;
     let cpus = events.len();
@@ -224,49 +210,6 @@ fn record_child(
     })
 }
 
-/// Calls `progress` with the CPU samples so far, or without any the extra events' count.
-fn tick(
-    (raw, extra): (&RawData, &mut dyn Extra),
-    start: Instant,
-    last: &mut Instant,
-    progress: &mut dyn FnMut(u64, Duration),
-) {
-    if last.elapsed() >= PROGRESS_EVERY {
-        *last = Instant::now();
-        let samples = raw.samples.len() as u64;
-        let count = match samples {
-            0 => extra.live().unwrap_or(0),
-            n => n,
-        };
-        progress(count, start.elapsed());
-    }
-}
-
-/// Thread ids of `pid` now.
-fn threads(pid: i32) -> Vec<i32> {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .map(|dir| {
-            dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// User + system CPU time of all threads of `pid` so far, from `/proc/PID/stat`, ns, and
-/// whether the process has ended: one read gives both. A zombie still has a /proc entry (and
-/// its final CPU time) until its parent reaps it, which a parent that never waits never
-/// does: it has ended all the same.
-fn stat_cpu_ns(pid: i32) -> Option<(u64, bool)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command name (which may contain spaces) in parentheses.
-    let rest = &text[text.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let (utime, stime): (u64, u64) = (fields.get(11)?.parse().ok()?, fields.get(12)?.parse().ok()?);
-    let ended = proc::ended_state(rest);
-    // /proc reports clock ticks of USER_HZ, which is 100 on every Linux architecture.
-    Some(((utime + stime) * 10_000_000, ended))
-}
-
 /// Attaches to every thread of `pid` (rescanning for new ones) and reads until it exits,
 /// the duration passes or Ctrl-C.
 fn record_pid(
@@ -288,30 +231,23 @@ fn record_pid(
         return Err(SampledError::NoSuchPid { pid });
     }
     let watch = Watch::start();
-    let start = watch.start;
     let mut stop_when = StopWhen::until(sampling.duration, None);
     let target0 = stat_cpu_ns(pid).map(|(t, _)| t);
-    let mut target_last = target0;
-    let mut last_progress = start;
-    let stop = loop {
-        events.drain(&mut raw);
-        extra.drain(false);
-        if let Some(why) = stop_when.now() {
-            break why;
-        }
-        let Some((t, ended)) = stat_cpu_ns(pid) else {
-            break Ended::Finished;
-        };
-        target_last = Some(t);
-        if ended {
-            break Ended::Finished;
-        }
-        attach_new_threads(pid, sampling.on_cpu, &mut events, extra, &mut known)?;
-        tick((&raw, &mut *extra), start, &mut last_progress, progress);
-        std::thread::sleep(POLL);
+    let mut sources = Sources::new(&mut events, extra, progress, watch.start);
+    sources.attached = Some(Attached::new(pid, sampling.on_cpu, known, target0));
+    let ran = pump::run(&mut sources, &mut raw, Watched::BySource, &mut stop_when);
+    let attached = sources.attached.take();
+    let (stop, target_last) = match (ran, attached) {
+        (
+            _,
+            Some(Attached {
+                failed: Some(e), ..
+            }),
+        ) => return Err(e),
+        (Ok((stop, _)), Some(a)) => (stop, a.target_last),
+        // Watching by /proc fails only as `failed` says.
+        (_, _) => (Ended::Finished, target0),
     };
-    events.drain(&mut raw);
-    extra.drain(true);
     extra.close();
     let (wall_ns, profiler_cpu_ns) = watch.read();
     Ok(Recording {
@@ -327,24 +263,4 @@ fn record_pid(
         target_cpu_ns: target0.zip(target_last).map(|(a, b)| b.saturating_sub(a)),
         events: events.len(),
     })
-}
-
-/// Opens an event for each thread of `pid` not seen before. Threads that exit in between
-/// are skipped; threads that live shorter than one rescan are missed (said in the report).
-fn attach_new_threads(
-    pid: i32,
-    on_cpu: bool,
-    events: &mut EventSet,
-    extra: &mut dyn Extra,
-    known: &mut HashSet<i32>,
-) -> Result<(), SampledError> {
-    for tid in threads(pid) {
-        if known.insert(tid) {
-            if on_cpu {
-                events.add_thread(tid)?;
-            }
-            extra.add_thread(tid)?;
-        }
-    }
-    Ok(())
 }

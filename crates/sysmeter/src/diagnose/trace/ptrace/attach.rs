@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 use sysmeter_sys::ptrace::{self as pt, Options, Resume, Stop};
 
 use super::{Session, Task};
-use crate::diagnose::observe::rings::Pairing;
 use crate::diagnose::trace::summary::Collector;
 
 /// Why attaching failed.

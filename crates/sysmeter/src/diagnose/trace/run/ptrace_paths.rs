@@ -17,7 +17,6 @@ use super::super::summary::Collector;
 use super::super::{Backend, CommandState, Ended, TraceConfig, TraceError, TraceObserver};
 use super::{Outcome, PendingKind, StopWhen, last_cpu};
 use crate::diagnose::observe::error::resolve_program;
-use crate::diagnose::observe::rings::Pairing;
 use crate::diagnose::observe::session::Pending;
 
 /// How often a blocked `waitpid` wakes up to check Ctrl-C and `--duration`.

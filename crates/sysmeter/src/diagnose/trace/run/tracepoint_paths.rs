@@ -10,10 +10,11 @@ use sysmeter_sys::process::child::Child;
 use super::super::calibrate;
 use super::super::names::Arch;
 use super::super::summary::Collector;
-use super::super::tracepoint::{self, Ids, OpenSpec, Rings};
+use super::super::tracepoint::{self, Calls, Ids, OpenSpec, Rings};
 use super::super::{Backend, CommandState, Ended, TraceConfig, TraceError, TraceObserver};
-use super::{Outcome, StopWhen, each_thread, online_cpus, process_gone};
+use super::{Outcome, StopWhen, each_thread, online_cpus};
 use crate::diagnose::observe::error::resolve_program;
+use crate::diagnose::observe::pump::{self, Watched};
 use crate::diagnose::observe::session::Pending;
 
 fn kernel_filter(cfg: &TraceConfig) -> Option<CString> {
@@ -23,9 +24,9 @@ fn kernel_filter(cfg: &TraceConfig) -> Option<CString> {
         .and_then(|s| tracepoint::filter_for(&s.numbers(arch)))
 }
 
-fn outcome(collector: Collector, overhead: calibrate::Overhead, rings: &Rings) -> Outcome {
+fn outcome(calls: Calls, overhead: calibrate::Overhead) -> Outcome {
     Outcome {
-        collector,
+        collector: calls.collector,
         overhead,
         backend: Backend::Tracepoint,
         why: String::new(),
@@ -34,7 +35,7 @@ fn outcome(collector: Collector, overhead: calibrate::Overhead, rings: &Rings) -
         ended: Ended::Finished,
         command: CommandState::NotLaunched,
         pinned_cpu: None,
-        lost: rings.lost,
+        lost: calls.lost,
         stats: None,
     }
 }
@@ -74,7 +75,7 @@ pub(super) fn launch(
     let cpus = online_cpus();
     let (overhead, calibration) = calibrate::tracepoint_overhead(ids, &cpus)
         .map_err(perf_failed("calibrating the tracepoint overhead"))?;
-    let mut collector = Collector::new(cfg.selection.clone(), overhead.inside_ns());
+    let collector = Collector::new(cfg.selection.clone(), overhead.inside_ns());
     let mut child = Child::spawn(&program, &args)
         .map_err(TraceError::io(format!("starting {}", program.display())))?;
     let spec = OpenSpec {
@@ -91,24 +92,15 @@ pub(super) fn launch(
         .release()
         .map_err(TraceError::io("letting the command start"))?;
     let mut stop = StopWhen::until(cfg.duration, None);
-    let mut exited = None;
-    let stopped = tracepoint::follow(
-        &mut rings,
-        &mut collector,
-        &mut || {
-            exited = child
-                .wait(false)
-                .map(|e| e.map(|(exit, _)| exit.shell_code()))
-                .unwrap_or(Some(0));
-            exited.is_some()
-        },
-        &mut |c| stop.check(c.total_calls()),
-    );
-    let mut out = outcome(collector, overhead, &rings);
-    out.ended = stop.why.unwrap_or(Ended::Finished);
-    out.command = match (stopped, exited) {
-        (false, Some(code)) => CommandState::Exited(code),
-        _ => CommandState::StillRunning(Pending::gated(child)),
+    let mut calls = rings.calls(collector);
+    let watched = Watched::Command(&mut child);
+    let (ended, exit) = pump::run(&mut rings, &mut calls, watched, &mut stop)
+        .map_err(TraceError::io("waiting for the command"))?;
+    let mut out = outcome(calls, overhead);
+    out.ended = ended;
+    out.command = match exit {
+        Some((exit, _)) => CommandState::Exited(exit.shell_code()),
+        None => CommandState::StillRunning(Pending::gated(child)),
     };
     Ok(out)
 }
@@ -132,7 +124,7 @@ pub(super) fn attach(
     let cpus = online_cpus();
     let (overhead, calibration) = calibrate::tracepoint_overhead(ids, &cpus)
         .map_err(perf_failed("calibrating the tracepoint overhead"))?;
-    let mut collector = Collector::new(cfg.selection.clone(), overhead.inside_ns());
+    let collector = Collector::new(cfg.selection.clone(), overhead.inside_ns());
     let spec = OpenSpec {
         targets: &[],
         cpus: &cpus,
@@ -146,13 +138,11 @@ pub(super) fn attach(
     drop(calibration);
     observer.attached(&super::attached_text(pid, threads, "tracepoints"));
     let mut stop = StopWhen::until(cfg.duration, Some(observer));
-    tracepoint::follow(
-        &mut rings,
-        &mut collector,
-        &mut || process_gone(pid),
-        &mut |c| stop.check(c.total_calls()),
-    );
-    let mut out = outcome(collector, overhead, &rings);
-    out.ended = stop.why.unwrap_or(Ended::Finished);
+    let mut calls = rings.calls(collector);
+    let watched = Watched::Process(pid);
+    let (ended, _) = pump::run(&mut rings, &mut calls, watched, &mut stop)
+        .map_err(TraceError::io("watching the process"))?;
+    let mut out = outcome(calls, overhead);
+    out.ended = ended;
     Ok(out)
 }

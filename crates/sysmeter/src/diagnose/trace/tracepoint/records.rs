@@ -1,9 +1,9 @@
-//! The records in the rings: parsing a perf sample body (thread, time and, for exits and
-//! path events, the raw tracepoint record) into an entry, an exit with its call number and
-//! return value, or a path string. Pure.
+//! The samples in the rings: a sample (thread, time and, for exits and path events, the raw
+//! tracepoint record) read as an entry, an exit with its call number and return value, or a
+//! path string. Pure.
 
 use super::{Ids, PathEvent};
-use crate::diagnose::observe::records::{u32_at, u64_at};
+use crate::diagnose::observe::records::{Sample, u32_at, u64_at};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -22,9 +22,6 @@ pub(super) struct Event {
     pub kind: Kind,
 }
 
-/// Body of an entry sample: `pid, tid: u32; time: u64`; exit samples add the raw record.
-const ENTER_BODY: usize = 16;
-
 /// The bytes of a `__data_loc char[]` field at `at` of raw record `raw` (offset and length
 /// from the record's start in one u32), without the terminating NULs.
 fn data_loc(raw: &[u8], at: usize) -> Option<Vec<u8>> {
@@ -35,30 +32,37 @@ fn data_loc(raw: &[u8], at: usize) -> Option<Vec<u8>> {
     Some(bytes[..end].to_vec())
 }
 
-/// Parses one sample body: `pid, tid: u32; time: u64; [size: u32, raw…]`; a raw record is
-/// an exit unless its type is one of the path events.
-pub(super) fn parse_sample(b: &[u8], (ids, paths): (Ids, &[PathEvent])) -> Option<Event> {
-    let tid = u32_at(b, 4)? as i32;
-    let time = u64_at(b, 8)? as i64;
-    let kind = if b.len() > ENTER_BODY {
-        let raw = b.get(20..)?;
-        let ty = u64::from(u16::from_ne_bytes(raw.get(..2)?.try_into().ok()?));
-        match paths.iter().find(|p| p.id == ty) {
-            Some(p) => Kind::Path(data_loc(raw, p.path_offset)?),
-            None => Kind::Exit(
-                u64_at(raw, ids.exit_id_offset)?,
-                u64_at(raw, ids.exit_ret_offset)? as i64,
-            ),
+/// What one sample says: without a raw record an entry; with one an exit unless its type is
+/// one of the path events.
+pub(super) fn event(s: &Sample<'_>, (ids, paths): (Ids, &[PathEvent])) -> Option<Event> {
+    let kind = match s.raw {
+        Some(raw) => {
+            let ty = u64::from(u16::from_ne_bytes(raw.get(..2)?.try_into().ok()?));
+            match paths.iter().find(|p| p.id == ty) {
+                Some(p) => Kind::Path(data_loc(raw, p.path_offset)?),
+                None => Kind::Exit(
+                    u64_at(raw, ids.exit_id_offset)?,
+                    u64_at(raw, ids.exit_ret_offset)? as i64,
+                ),
+            }
         }
-    } else {
-        Kind::Enter
+        None => Kind::Enter,
     };
-    Some(Event { time, tid, kind })
+    Some(Event {
+        time: s.time as i64,
+        tid: s.tid as i32,
+        kind,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sample body read as the rings read it, then as an event.
+    fn parse_sample(b: &[u8], ids: (Ids, &[PathEvent])) -> Option<Event> {
+        event(&Sample::parse(b, super::super::format())?, ids)
+    }
 
     #[test]
     fn samples_parse_with_offsets_from_the_format() {
@@ -76,6 +80,7 @@ mod tests {
         b.extend([0u8; 8]); // common fields
         b.extend(3u64.to_ne_bytes()); // id
         b.extend((-9i64).to_ne_bytes()); // ret
+        b.extend([0u8; 4]); // padding: the size counts it, so the body ends 8-aligned
         let e = parse_sample(&b, (ids, &[])).unwrap();
         assert_eq!((e.tid, e.time, e.kind), (9, 1234, Kind::Exit(3, -9)));
         let e = parse_sample(&b[..16], (ids, &[])).unwrap();
