@@ -8,6 +8,7 @@
 //! instructions an experiment claims to time. Every `unsafe` block
 //! carries a `// SAFETY:` comment. Depends only on `libc`; knows nothing of sysmeter's model.
 
+pub mod bpf_query;
 pub mod chase;
 pub mod clock;
 pub mod files;

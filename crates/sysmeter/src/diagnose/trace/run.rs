@@ -10,6 +10,7 @@ use crate::diagnose::observe::error::check_target;
 pub(crate) use crate::diagnose::observe::proc::{each_thread, online_cpus, process_gone};
 pub(crate) use crate::diagnose::observe::session::StopWhen;
 use crate::diagnose::observe::session::{StillRunning, exit_code};
+use crate::diagnose::observe::witness::IoCalls;
 
 use sysmeter_sys::process::wait::reap;
 use sysmeter_sys::ptrace::TracedChild;
@@ -47,6 +48,9 @@ pub(super) struct Outcome {
     pub lost: u64,
     /// ptrace session counters.
     pub stats: Option<SessionStats>,
+    /// The kernel's own count of the target's read and write calls while it was traced
+    /// (the tracepoint backend's witness, `observe::witness`; empty with ptrace).
+    pub io: IoCalls,
 }
 
 /// A launched command that outlived a ptrace session.

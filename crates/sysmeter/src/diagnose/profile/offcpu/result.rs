@@ -14,6 +14,7 @@ use super::analysis::{BlockedStack, OffAnalysis};
 use super::classify::Reason;
 use super::overhead::Cost;
 use super::raw::OffRaw;
+use crate::diagnose::observe::witness::{self, Witness};
 use crate::model::{About, Artifact, ExperimentResult, Finding, Metric, Unit, units};
 
 /// Stacks stored as metrics and in the JSON artifact at most.
@@ -60,13 +61,19 @@ pub fn add(results: &mut Vec<ExperimentResult>, i: &Inputs) {
     let top: Vec<&BlockedStack> = a.stacks.iter().take(TOP_STACKS).collect();
     let mut main = ExperimentResult::new("offcpu", about(i));
     main.metrics = metrics(i);
-    let unseen = super::loss::unseen(i);
-    let hidden = unseen.is_some();
-    main.findings = super::loss::finding(i)
+    // Blinded first (the switches were never sent), then a loss from the rings; an empty
+    // recording proves nothing when blinded.
+    let blinded = super::loss::witness(i).and_then(Witness::judge);
+    let said = super::loss::finding(i)
         .into_iter()
-        .chain(unseen)
-        .chain(findings(i, hidden))
+        .chain(findings(i))
         .collect();
+    main.findings = witness::lead(
+        blinded.as_ref(),
+        super::loss::BLINDED_FIX,
+        said,
+        &["no_blocking"],
+    );
     main.findings
         .extend(i.raw.side.stops.finding("switch-out and waker"));
     // With --both the on-CPU result says it already.
@@ -297,8 +304,7 @@ fn stack_line(s: &BlockedStack, total: u64) -> String {
     )
 }
 
-/// `hidden`: switches were hidden from the recording (`loss::unseen`).
-fn findings(i: &Inputs, hidden: bool) -> Vec<Finding> {
+fn findings(i: &Inputs) -> Vec<Finding> {
     let a = i.analysis;
     let mut f: Vec<Finding> = a
         .stacks
@@ -314,8 +320,8 @@ fn findings(i: &Inputs, hidden: bool) -> Vec<Finding> {
             )
         })
         .collect();
-    // With switches hidden from the recording an empty list proves nothing.
-    if a.stacks.is_empty() && !hidden {
+    // `witness::lead` takes this out when the switches were hidden from the recording.
+    if a.stacks.is_empty() {
         f.push(Finding::new(
             "no_blocking",
             "No thread of the target went off the CPU while \

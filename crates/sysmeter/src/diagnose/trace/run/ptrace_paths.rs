@@ -72,6 +72,7 @@ fn outcome(collector: Collector, overhead: calibrate::Overhead, cpu: Option<usiz
         command: CommandState::NotLaunched,
         pinned_cpu: cpu,
         lost: 0,
+        io: Default::default(),
         stats: None,
     }
 }

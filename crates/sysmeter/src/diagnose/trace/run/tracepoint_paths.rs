@@ -15,6 +15,7 @@ use super::super::{Backend, CommandState, Ended, TraceConfig, TraceError, TraceO
 use super::{Outcome, StopWhen, each_thread, online_cpus, process_gone};
 use crate::diagnose::observe::error::resolve_program;
 use crate::diagnose::observe::session::Pending;
+use crate::diagnose::observe::witness::IoCalls;
 
 fn kernel_filter(cfg: &TraceConfig) -> Option<CString> {
     let arch = Arch::native();
@@ -36,6 +37,7 @@ fn outcome(collector: Collector, overhead: calibrate::Overhead, rings: &Rings) -
         pinned_cpu: None,
         lost: rings.lost,
         stats: None,
+        io: IoCalls::default(),
     }
 }
 
@@ -87,6 +89,10 @@ pub(super) fn launch(
     };
     let mut rings = Rings::open(ids, &spec).map_err(open_failed)?;
     drop(calibration);
+    // The kernel's read and write counts, from the exec on, until the last look before
+    // the command is reaped.
+    let mut io = IoCalls::default();
+    io.sample(child.pid());
     child
         .release()
         .map_err(TraceError::io("letting the command start"))?;
@@ -96,6 +102,7 @@ pub(super) fn launch(
         &mut rings,
         &mut collector,
         &mut || {
+            io.sample(child.pid());
             exited = child
                 .wait(false)
                 .map(|e| e.map(|(exit, _)| exit.shell_code()))
@@ -105,6 +112,7 @@ pub(super) fn launch(
         &mut |c| stop.check(c.total_calls()),
     );
     let mut out = outcome(collector, overhead, &rings);
+    out.io = io;
     out.ended = stop.why.unwrap_or(Ended::Finished);
     out.command = match (stopped, exited) {
         (false, Some(code)) => CommandState::Exited(code),
@@ -146,13 +154,19 @@ pub(super) fn attach(
     drop(calibration);
     observer.attached(&super::attached_text(pid, threads, "tracepoints"));
     let mut stop = StopWhen::until(cfg.duration, Some(observer));
+    let mut io = IoCalls::default();
+    io.sample(pid);
     tracepoint::follow(
         &mut rings,
         &mut collector,
-        &mut || process_gone(pid),
+        &mut || {
+            io.sample(pid);
+            process_gone(pid)
+        },
         &mut |c| stop.check(c.total_calls()),
     );
     let mut out = outcome(collector, overhead, &rings);
+    out.io = io;
     out.ended = stop.why.unwrap_or(Ended::Finished);
     Ok(out)
 }
