@@ -30,6 +30,10 @@ pub struct Witness {
     pub seen: u64,
     /// What the session received, in words after the number ("futex calls").
     pub seen_what: &'static str,
+    /// Records the rings reported lost (any kind: an upper bound of those of `seen`'s
+    /// kind). A lost record was sent, so it speaks against blindness: the session lost
+    /// records, which its `lost` finding says.
+    pub lost: u64,
     /// The independent count.
     pub counted: u64,
     /// Who counted what, in words after the number ("contended lock attempts in the
@@ -65,7 +69,8 @@ impl Witness {
 
     /// Whether the counts disagree beyond the margin (the pure half of [`Witness::judge`]).
     pub fn blinded(&self) -> bool {
-        self.counted >= MIN_COUNTED && self.seen.saturating_mul(self.margin.max(2)) < self.counted
+        let sent = self.seen.saturating_add(self.lost);
+        self.counted >= MIN_COUNTED && sent.saturating_mul(self.margin.max(2)) < self.counted
     }
 
     /// The tracepoint's own name (`sys_enter_futex`), as the kernel's BPF queries give it.
@@ -173,6 +178,7 @@ mod tests {
             event: "syscalls:sys_enter_futex",
             seen,
             seen_what: "futex calls",
+            lost: 0,
             counted,
             counted_what: "contended lock attempts",
             margin: 4,
@@ -199,6 +205,14 @@ mod tests {
         assert!(!futex(13, 49).blinded(), "within the margin");
         assert!(!futex(0, 15).blinded(), "too few to judge");
         assert!(!futex(90, 49).blinded());
+        let lost_from_the_rings = Witness {
+            lost: 40,
+            ..futex(0, 49)
+        };
+        assert!(
+            !lost_from_the_rings.blinded(),
+            "records lost were sent, not hidden"
+        );
     }
 
     #[test]

@@ -21,6 +21,7 @@ use super::ptrace::Session;
 use super::summary::Collector;
 use super::tracepoint::{self, Ids, OpenSpec, Rings};
 use crate::diagnose::observe::rings::Drain;
+use crate::diagnose::observe::witness::Witness;
 
 /// Chunks each calibration loop is timed in; the median chunk is used, so a preemption or
 /// a burst of other load during a few chunks does not move the result.
@@ -58,10 +59,24 @@ fn untraced(cpu: Option<usize>) -> io::Result<f64> {
     per_call(&times, CALLS_CHEAP)
 }
 
-fn median_interval(c: &Collector) -> io::Result<f64> {
-    let stats = c
-        .call(getppid_key())
-        .ok_or_else(|| io::Error::other("the traced calibration loop recorded no getppid call"))?;
+/// The median traced getppid of `calls` made; none recorded means the tracepoint is hidden
+/// from perf (a BPF program on it returns 0), which the error says with what sits there.
+fn median_interval(c: &Collector, calls: u64) -> io::Result<f64> {
+    let stats = c.call(getppid_key()).ok_or_else(|| {
+        let witness = Witness {
+            event: "raw_syscalls:sys_enter",
+            seen: 0,
+            seen_what: "system calls",
+            lost: 0,
+            counted: calls,
+            counted_what: "getppid calls of the calibration loop",
+            margin: 2,
+        };
+        io::Error::other(match witness.judge() {
+            Some(blinded) => blinded.text(super::record::BLINDED_FIX),
+            None => "the traced calibration loop recorded no getppid call".into(),
+        })
+    })?;
     crate::stats::median(&stats.samples).map_err(io::Error::other)
 }
 
@@ -94,7 +109,7 @@ pub(super) fn ptrace_overhead(seccomp: bool, cpu: Option<usize>) -> io::Result<O
     Ok(Overhead {
         untraced_ns,
         traced_ns: per_call(&child.chunk_times_ns()?, CALLS_PTRACE)?,
-        interval_ns: median_interval(&collector)?,
+        interval_ns: median_interval(&collector, CHUNKS as u64 * CALLS_CHEAP)?,
         calls: CHUNKS as u64 * CALLS_PTRACE,
     })
 }
@@ -124,7 +139,7 @@ pub(super) fn tracepoint_overhead(ids: Ids, cpus: &[usize]) -> io::Result<(Overh
     let overhead = Overhead {
         untraced_ns,
         traced_ns: per_call(&times, CALLS_CHEAP)?,
-        interval_ns: median_interval(&collector)?,
+        interval_ns: median_interval(&collector, CHUNKS as u64 * CALLS_CHEAP)?,
         calls: CHUNKS as u64 * CALLS_CHEAP,
     };
     Ok((overhead, rings))

@@ -6,6 +6,7 @@
 //! overhead, the backend and why, and anything that limits the numbers.
 
 mod findings;
+pub(super) use findings::BLINDED_FIX;
 pub(super) mod lookups;
 
 use crate::model::call_note;

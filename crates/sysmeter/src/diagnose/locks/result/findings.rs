@@ -211,6 +211,7 @@ pub fn witness(paired: &Paired, rec: &Recording) -> Option<Witness> {
         event: "syscalls:sys_enter_futex",
         seen: paired.calls,
         seen_what: "futex calls",
+        lost: rec.recorded.lost,
         counted: contended,
         counted_what: "contended lock attempts in the command's in-process table",
         margin: 4,

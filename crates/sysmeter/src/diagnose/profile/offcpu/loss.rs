@@ -64,6 +64,7 @@ pub fn witness(i: &Inputs) -> Option<Witness> {
         event: "sched:sched_switch",
         seen: i.raw.outs.len() as u64,
         seen_what: "switch-outs",
+        lost: i.raw.side.lost,
         counted: usage.voluntary_switches + usage.involuntary_switches,
         counted_what: "context switches of the command (the kernel's rusage)",
         margin: 2,

@@ -210,7 +210,7 @@ pub(super) fn all(
 }
 
 /// How to see anyway, after a blinded run.
-pub(super) const BLINDED_FIX: &str = "Stop it (`bpftool perf` lists what sits on a \
+pub(in crate::diagnose::trace) const BLINDED_FIX: &str = "Stop it (`bpftool perf` lists what sits on a \
     tracepoint) or use `--backend ptrace`.";
 
 /// With the tracepoint backend and every call traced (no `-e`): the kernel's count of the
@@ -225,6 +225,7 @@ pub(super) fn witness(out: &Outcome, cfg: &TraceConfig, total_calls: u64) -> Opt
         event: "raw_syscalls:sys_enter",
         seen: total_calls,
         seen_what: "system calls",
+        lost: out.lost,
         counted: out.io.counted()?,
         counted_what: "read or write calls of the process (the kernel's /proc/PID/io)",
         margin: 2,
