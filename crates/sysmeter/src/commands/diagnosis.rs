@@ -20,7 +20,7 @@ use super::{Outcome, UsageError, console};
 use crate::cli::OutputArgs;
 use crate::cli::target::{Rules, TargetArgs};
 use crate::diagnose::observe::attachable::check_observable;
-use crate::diagnose::observe::error::ObserveError;
+use crate::diagnose::observe::error::{ObserveError, resolve_program};
 use crate::diagnose::observe::session::{CommandState, Observer};
 use crate::diagnose::observe::target::Target;
 use crate::host;
@@ -78,6 +78,27 @@ pub(super) fn target(args: &TargetArgs, rules: Rules) -> Result<Target, UsageErr
         check_observable(pid).map_err(|e| UsageError(e.to_string()))?;
     }
     Ok(target)
+}
+
+/// The target `args` name under `rules` ([`target`]), and for a command, whether it can be
+/// started at all, before anything is opened: the `Err` is the shell's exit code (127 not
+/// found, 126 not executable, from the one mapping `observe::target::Unresolved::exit_code`)
+/// and the sentence of every diagnosis (`ObserveError`). `profile` and `locks` check here;
+/// the tracers find out at their launch, through the same error.
+pub(super) fn checked_target(
+    args: &TargetArgs,
+    rules: Rules,
+) -> anyhow::Result<Result<Target, (u8, String)>> {
+    let target = target(args, rules)?;
+    if let Target::Launch(argv) = &target {
+        let program = argv.first().map(|a| a.as_os_str()).unwrap_or_default();
+        if let Err(e) = resolve_program(program)
+            && let Some(code) = e.exit_code()
+        {
+            return Ok(Err((code, e.to_string())));
+        }
+    }
+    Ok(Ok(target))
 }
 
 /// Runs one diagnosis: see the module documentation. `stream` is where the report goes

@@ -21,7 +21,7 @@ impl DiagnosisError for LocksError {
 
 /// Run `sysmeter locks`.
 pub fn locks(args: &LocksArgs) -> anyhow::Result<Outcome> {
-    let target = match super::profile::checked_target(&args.target, LOCKS_TARGET)? {
+    let target = match super::diagnosis::checked_target(&args.target, LOCKS_TARGET)? {
         Ok(t) => t,
         Err((code, why)) => {
             console::errln(format!("error: {why}"));

@@ -10,45 +10,13 @@ use super::diagnosis::{Diagnosed, DiagnosisError, diagnose, ended};
 use super::outfile::{OutFile, open_opt};
 use super::output::Stream;
 use super::{Outcome, UsageError, console, protected};
-use crate::cli::target::{Rules, TargetArgs};
 use crate::cli::{BpfBackendArg, PROFILE_TARGET, ProfileArgs};
-use crate::diagnose::observe::target::{Target, Unresolved, resolve_program};
+use crate::diagnose::observe::target::Target;
 use crate::diagnose::profile::offcpu::Backend;
 use crate::diagnose::profile::{self, Settings, result};
 
 fn usage(message: String) -> anyhow::Error {
     anyhow::Error::new(UsageError(message))
-}
-
-/// What to profile (or to watch for locks), checked: a pid can be observed (else exit 2,
-/// [`super::diagnosis::target`]). A program that cannot be started is the `Err` exit code and sentence, as a shell (and
-/// `run`, `trace`) gives it: 127 not found, 126 not executable.
-pub(super) fn checked_target(
-    args: &TargetArgs,
-    rules: Rules,
-) -> anyhow::Result<Result<Target, (u8, String)>> {
-    let target = super::diagnosis::target(args, rules)?;
-    match &target {
-        Target::Attach(_) => {}
-        Target::Launch(argv) => {
-            let program = argv.first().map(|a| a.as_os_str()).unwrap_or_default();
-            let shown = program.to_string_lossy();
-            match resolve_program(program) {
-                Err(Unresolved::NotFound) => {
-                    let why = format!("command not found: {shown}; check the name and PATH");
-                    return Ok(Err((127, why)));
-                }
-                Err(Unresolved::NotExecutable(_)) => {
-                    let why = format!(
-                        "cannot run {shown}: not an executable file; check its execute permission"
-                    );
-                    return Ok(Err((126, why)));
-                }
-                Ok(_) => {}
-            }
-        }
-    }
-    Ok(Ok(target))
 }
 
 fn max_sample_rate() -> Option<u64> {
@@ -195,7 +163,7 @@ impl DiagnosisError for profile::ProfileError {
 
 /// Run `sysmeter profile`.
 pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
-    let target = match checked_target(&args.target, PROFILE_TARGET)? {
+    let target = match super::diagnosis::checked_target(&args.target, PROFILE_TARGET)? {
         Ok(t) => t,
         Err((code, why)) => {
             console::errln(format!("error: {why}"));
