@@ -328,5 +328,12 @@ pub fn build(recording: &mut Recording, target: &Target) -> ExperimentResult {
     let launched = recording.exit.is_some();
     let exited = session::ended_by_exit(recording.stop, launched, recording.wall_ns);
     result.findings.extend(exited);
+    result.session = Some(session::end(
+        recording.stop,
+        recording.exit.as_ref().map(|(e, _)| e.shell_code()),
+        (recording.wall_ns, recording.tracer_cpu_ns),
+        recording.recorded.lost,
+        blinded.as_ref(),
+    ));
     result
 }

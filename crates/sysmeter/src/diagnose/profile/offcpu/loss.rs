@@ -9,7 +9,8 @@
 
 use super::Backend;
 use super::result::Inputs;
-use crate::diagnose::observe::witness::Witness;
+use crate::diagnose::observe::session::{self, SessionEnd};
+use crate::diagnose::observe::witness::{self, Witness};
 use crate::model::{Finding, units};
 
 /// The `lost` finding (its value: the share affected, 0..1), or `None` when nothing was lost.
@@ -69,6 +70,24 @@ pub fn witness(i: &Inputs) -> Option<Witness> {
         counted_what: "context switches of the command (the kernel's rusage)",
         margin: 2,
     })
+}
+
+/// The findings `said` with the witness's verdict first (blinded: the switches were never
+/// sent, and an empty recording proves nothing), after a loss from the rings, and the
+/// session's end as the result embeds it.
+pub fn judged(i: &Inputs, said: Vec<Finding>) -> (Vec<Finding>, SessionEnd) {
+    let blinded = witness(i).and_then(Witness::judge);
+    let said = finding(i).into_iter().chain(said).collect();
+    let findings = witness::lead(blinded.as_ref(), BLINDED_FIX, said, &["no_blocking"]);
+    let r = i.recording;
+    let end = session::end(
+        r.stop,
+        r.exit.as_ref().map(|(e, _)| e.shell_code()),
+        (r.wall_ns, r.profiler_cpu_ns),
+        i.raw.side.lost,
+        blinded.as_ref(),
+    );
+    (findings, end)
 }
 
 /// How to see anyway, after a blinded run.

@@ -14,7 +14,6 @@ use super::analysis::{BlockedStack, OffAnalysis};
 use super::classify::Reason;
 use super::overhead::Cost;
 use super::raw::OffRaw;
-use crate::diagnose::observe::witness::{self, Witness};
 use crate::model::{About, Artifact, ExperimentResult, Finding, Metric, Unit, units};
 
 /// Stacks stored as metrics and in the JSON artifact at most.
@@ -61,25 +60,15 @@ pub fn add(results: &mut Vec<ExperimentResult>, i: &Inputs) {
     let top: Vec<&BlockedStack> = a.stacks.iter().take(TOP_STACKS).collect();
     let mut main = ExperimentResult::new("offcpu", about(i));
     main.metrics = metrics(i);
-    // Blinded first (the switches were never sent), then a loss from the rings; an empty
-    // recording proves nothing when blinded.
-    let blinded = super::loss::witness(i).and_then(Witness::judge);
-    let said = super::loss::finding(i)
-        .into_iter()
-        .chain(findings(i))
-        .collect();
-    main.findings = witness::lead(
-        blinded.as_ref(),
-        super::loss::BLINDED_FIX,
-        said,
-        &["no_blocking"],
-    );
+    let (said, end) = super::loss::judged(i, findings(i));
+    main.findings = said;
     main.findings
         .extend(i.raw.side.stops.finding("switch-out and waker"));
     // With --both the on-CPU result says it already.
     let exited = super::super::findings::exited(i.recording).filter(|_| results.is_empty());
     main.findings.extend(exited);
     main.elapsed_ns = i.recording.wall_ns;
+    main.session = Some(end);
     main.artifacts = vec![
         artifact("offcpu folded", "text/plain", a.analysis.stacks.folded()),
         artifact(
@@ -320,7 +309,7 @@ fn findings(i: &Inputs) -> Vec<Finding> {
             )
         })
         .collect();
-    // `witness::lead` takes this out when the switches were hidden from the recording.
+    // `loss::judged` takes this out when the switches were hidden from the recording.
     if a.stacks.is_empty() {
         f.push(Finding::new(
             "no_blocking",

@@ -73,6 +73,7 @@ fn outcome(collector: Collector, overhead: calibrate::Overhead, cpu: Option<usiz
         pinned_cpu: cpu,
         lost: 0,
         io: Default::default(),
+        watched: (0, 0),
         stats: None,
     }
 }

@@ -38,6 +38,7 @@ fn outcome(collector: Collector, overhead: calibrate::Overhead, rings: &Rings) -
         lost: rings.lost,
         stats: None,
         io: IoCalls::default(),
+        watched: (0, 0),
     }
 }
 
