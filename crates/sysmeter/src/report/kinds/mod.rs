@@ -87,9 +87,7 @@ impl KindView for TableKind {
     /// The generic layout with a `lost` finding (records lost, or a blinded mechanism) right
     /// under the title: everything below is a fraction of what happened.
     fn text(&self, run: &RunRecord, color: bool, _full: bool) -> Option<String> {
-        let text = crate::report::text::render(run, self, color);
-        let lost = run.results.first().and_then(|r| lost_line(r));
-        Some(under_title(text, lost))
+        Some(lost_under_title(run, self, color))
     }
 
     fn result_text(&self, r: &ExperimentResult) -> Option<String> {
@@ -114,6 +112,13 @@ fn first<'a>(
     views: &'a mut [ExperimentView],
 ) -> Option<(&'a ExperimentResult, &'a mut ExperimentView)> {
     run.results.first().zip(views.first_mut())
+}
+
+/// `run` in `view`'s generic layout with the first result's `lost` finding right under the
+/// title (`trace`, `calls`, `alloc`, `locks`).
+fn lost_under_title(run: &RunRecord, view: &dyn KindView, color: bool) -> String {
+    let text = crate::report::text::render(run, view, color);
+    under_title(text, run.results.first().and_then(lost_line))
 }
 
 /// The `lost` finding of result `r` as the warning line a report puts under its title.
