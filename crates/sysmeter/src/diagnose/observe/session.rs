@@ -72,6 +72,14 @@ pub fn end(
     }
 }
 
+/// The exit code a [`SessionEnd`] records of `command`: only a command that ended has one.
+pub fn exit_of(command: &CommandState) -> Option<i32> {
+    match command {
+        CommandState::Exited(code) => Some(*code),
+        _ => None,
+    }
+}
+
 /// What became of a launched command.
 #[derive(Debug)]
 pub enum CommandState {

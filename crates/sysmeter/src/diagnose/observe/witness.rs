@@ -18,8 +18,9 @@ pub mod holders;
 use crate::model::{Finding, units};
 
 /// Below this many independent counts nothing is judged: a short command, or events that
-/// happened before the session's events were enabled, say nothing.
-const MIN_COUNTED: u64 = 16;
+/// happened before the session's events were enabled, say nothing. (The off-CPU naps
+/// fixture blocks 15 times: a higher floor left a blinded run of it unjudged.)
+const MIN_COUNTED: u64 = 8;
 
 /// What a session received through one kernel event, beside an independent count.
 #[derive(Debug, Clone, PartialEq)]
@@ -203,7 +204,8 @@ mod tests {
         assert!(futex(0, 49).blinded());
         assert!(futex(10, 49).blinded());
         assert!(!futex(13, 49).blinded(), "within the margin");
-        assert!(!futex(0, 15).blinded(), "too few to judge");
+        assert!(!futex(0, 7).blinded(), "too few to judge");
+        assert!(futex(0, 8).blinded());
         assert!(!futex(90, 49).blinded());
         let lost_from_the_rings = Witness {
             lost: 40,

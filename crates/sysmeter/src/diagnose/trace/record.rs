@@ -139,13 +139,9 @@ pub(super) fn build(out: &Outcome, cfg: &TraceConfig, elapsed: Duration) -> Expe
     result.elapsed_ns = elapsed.as_nanos() as u64;
     let exited = session::ended_by_exit(out.ended, launched, result.elapsed_ns);
     result.findings.extend(exited);
-    let exit_code = match out.command {
-        CommandState::Exited(code) => Some(code),
-        _ => None,
-    };
     let end = session::end(
         out.ended,
-        exit_code,
+        session::exit_of(&out.command),
         out.watched,
         out.lost,
         blinded.as_ref(),
