@@ -97,7 +97,8 @@ fn locks_perf(who: Neighbour) {
     }
 }
 
-/// `trace --backend tracepoint` on dd's 20 000 one-byte copies beside `who`: 20 003 reads.
+/// `trace --backend tracepoint` on dd's 20 000 one-byte copies beside `who`: 20 003 reads,
+/// or fewer by at most the records the run says it lost.
 fn trace_tracepoint(who: Neighbour) {
     let _on = observing(&[Event::Futex, Event::Sched, Event::RawSyscalls]);
     let dir = tempfile::tempdir().expect("tempdir");
@@ -119,7 +120,18 @@ fn trace_tracepoint(who: Neighbour) {
                 .as_array()
                 .and_then(|m| m.iter().find(|m| m["name"] == "read"))
                 .and_then(|m| m["summary"]["n"].as_u64());
-            assert_eq!(reads, Some(20_003), "dd's reads");
+            // Exact, or short by no more than the records it says it lost (full rings under
+            // load, issue 42): a loss is never silent.
+            let reads = reads.expect("a read metric");
+            let lost = crate::support::result(&run, "trace")["findings"]
+                .as_array()
+                .and_then(|f| f.iter().find(|f| f["key"] == "lost"))
+                .and_then(|f| f["value"].as_f64())
+                .unwrap_or(0.0);
+            assert!(
+                reads == 20_003 || (reads < 20_003 && lost >= (20_003 - reads) as f64),
+                "dd's reads: {reads} of 20003, {lost} records lost"
+            );
         }
     }
 }
