@@ -103,6 +103,11 @@ fn sysmeter_on_sleep(args: &[&str]) -> Child {
 }
 
 impl Beside {
+    /// The neighbour's own processes (a test tells them from foreign ones).
+    pub fn pids(&self) -> Vec<i32> {
+        self.children.iter().map(|c| c.id() as i32).collect()
+    }
+
     /// Ends the neighbour now: the exit code of each of its processes (a sysmeter passes on
     /// its command's end: killed by SIGTERM, 143).
     pub fn end(mut self) -> Vec<Option<i32>> {
