@@ -3,11 +3,12 @@
 //! Thin, documented wrappers around what safe Rust cannot reach: the time-stamp counter,
 //! clocks read through the vDSO and through the real system call, raw system calls used as
 //! measurement subjects, processes (the gated fork-exec child, waiting, fork, posix_spawn,
-//! echo children), futexes, CPU affinity, the SIGINT flag, random bytes from the kernel,
+//! echo children), futexes, the BPF queries of what sits on a tracepoint, CPU affinity, the SIGINT flag, random bytes from the kernel,
 //! and hot kernels written in inline assembly so that they compile to exactly the
 //! instructions an experiment claims to time. Every `unsafe` block
 //! carries a `// SAFETY:` comment. Depends only on `libc`; knows nothing of sysmeter's model.
 
+pub mod bpf_query;
 pub mod chase;
 pub mod clock;
 pub mod files;

@@ -20,6 +20,12 @@
 // library) are told apart by the stack pointer: a thread's call in progress is the one
 // whose stack pointer is highest; an entry or free below it is the allocator's own.
 //
+// The uprobe programs return 0, unlike the tracepoint programs of locks and offcpu (which
+// return common.h's KEEP_SAMPLE so that nobody's perf samples of a shared tracepoint are
+// dropped): a uprobe that aya attaches is a perf event of the uprobe PMU made for this
+// process alone (the kernel's local trace_uprobe), which nobody else can read, so its
+// return value hides nothing from anyone; 0 spares the kernel counting into it.
+//
 // Built by scripts/build-bpf.sh; the object next to this file is committed.
 
 #include <linux/bpf.h>

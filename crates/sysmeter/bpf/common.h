@@ -1,6 +1,7 @@
 // What the BPF programs of this directory that follow tracepoints share (included by
 // locks.bpf.c and offcpu.bpf.c after they have defined MAX_TARGETS, MAX_THREADS, MAX_STACKS,
-// STACK_WORDS, BUCKETS, C_SLOTS, C_SNAPSHOT_FAILED, C_KEYS_FULL and `struct start`): the
+// STACK_WORDS, BUCKETS, C_SLOTS, C_SNAPSHOT_FAILED, C_KEYS_FULL and `struct start`): what a
+// tracepoint program returns (`KEEP_SAMPLE`: others' perf samples of it are kept); the
 // aggregate of intervals (`struct value`); the user stack as stack.h keeps it (which
 // alloc.bpf.c shares too); the target processes (`targets`, filled by user space and
 // follow.h; `armed`, a launched command before its execve), the open interval per thread
@@ -10,6 +11,15 @@
 // no path.
 #ifndef SYSMETER_BPF_COMMON_H
 #define SYSMETER_BPF_COMMON_H
+
+// What every tracepoint program of this directory returns. The kernel runs a program
+// attached to a tracepoint through perf (perf_trace_run_bpf_submit, and perf_syscall_enter
+// and _exit for the syscalls: events) before it writes that tracepoint's perf samples, and
+// when the program returns 0 it writes none: for every perf event on the machine, not
+// only ours (`perf stat -e syscalls:sys_enter_futex` counted 0 while `sysmeter locks` ran
+// on another program; sysmeter's own perf backends went blind the same way). 1 lets the
+// sample through; with nobody else listening the kernel stops at its empty list at once.
+#define KEEP_SAMPLE 1
 
 // The intervals of one key: how many, their sum and their log2 histogram.
 struct value {

@@ -11,11 +11,11 @@ int sched_process_fork(void *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	if (!bpf_map_lookup_elem(&targets, &pid))
-		return 0;
+		return KEEP_SAMPLE;
 	__u32 child = field_u32(ctx, off_fork_child);
 	__u8 one = 1;
 	bpf_map_update_elem(&targets, &child, &one, BPF_ANY);
-	return 0;
+	return KEEP_SAMPLE;
 }
 
 // A launched command becomes a target at its execve (before it, it is sysmeter's child
@@ -25,11 +25,11 @@ int sched_process_exec(void *ctx)
 {
 	__u32 pid = field_u32(ctx, off_exec_pid);
 	if (!bpf_map_lookup_elem(&armed, &pid))
-		return 0;
+		return KEEP_SAMPLE;
 	__u8 one = 1;
 	bpf_map_update_elem(&targets, &pid, &one, BPF_ANY);
 	bpf_map_delete_elem(&armed, &pid);
-	return 0;
+	return KEEP_SAMPLE;
 }
 
 char LICENSE[] SEC("license") = "GPL";

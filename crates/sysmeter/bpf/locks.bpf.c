@@ -160,11 +160,11 @@ int sys_enter_futex(void *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id;
 	if (!bpf_map_lookup_elem(&targets, &pid))
-		return 0;
+		return KEEP_SAMPLE;
 	count(C_CALLS);
 	__u32 op = field_u32(ctx, off_op);
 	if (!is_wait(op) && !is_wake(op))
-		return 0;
+		return KEEP_SAMPLE;
 	__u64 now = bpf_ktime_get_ns();
 	__u64 uaddr = field_u64(ctx, off_uaddr);
 	__s32 ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
@@ -180,12 +180,12 @@ int sys_enter_futex(void *ctx)
 			woke(pid, uaddr2, &w);
 			snapshot(tid, ustack, uaddr2, now);
 		}
-		return 0;
+		return KEEP_SAMPLE;
 	}
 	struct start st = { .ts = now, .uaddr = uaddr, .op = op, .ustack = ustack };
 	if (bpf_map_update_elem(&starts, &tid, &st, BPF_ANY))
 		count(C_STARTS_FULL);
-	return 0;
+	return KEEP_SAMPLE;
 }
 
 SEC("tracepoint/syscalls/sys_exit_futex")
@@ -195,7 +195,7 @@ int sys_exit_futex(void *ctx)
 	__u32 pid = id >> 32, tid = (__u32)id;
 	struct start *st = bpf_map_lookup_elem(&starts, &tid);
 	if (!st)
-		return 0;
+		return KEEP_SAMPLE;
 	__u64 now = bpf_ktime_get_ns();
 	struct key k = {
 		.uaddr = st->uaddr,
@@ -216,7 +216,7 @@ int sys_exit_futex(void *ctx)
 	}
 	bpf_map_delete_elem(&starts, &tid);
 	add_interval(&waits, &k, ns, C_WAITS);
-	return 0;
+	return KEEP_SAMPLE;
 }
 
 #include "follow.h"

@@ -250,7 +250,7 @@ int sched_switch(void *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	switch_out(ctx, now);
 	switch_in(field_u32(ctx, off_next_pid), now);
-	return 0;
+	return KEEP_SAMPLE;
 }
 
 SEC("tracepoint/sched/sched_waking")
@@ -259,7 +259,7 @@ int sched_waking(void *ctx)
 	__u32 tid = field_u32(ctx, off_waking_pid);
 	struct start *st = bpf_map_lookup_elem(&starts, &tid);
 	if (!st || st->on_cpu)
-		return 0;
+		return KEEP_SAMPLE;
 	__u64 id = bpf_get_current_pid_tgid();
 	__u64 now = bpf_ktime_get_ns();
 	struct waker w = { .pid = id >> 32, .tid = (__u32)id, .ustack = -1, .ts = now };
@@ -279,7 +279,7 @@ int sched_waking(void *ctx)
 		bpf_map_update_elem(&comms, &w.pid, comm, BPF_NOEXIST);
 	}
 	count(C_WAKINGS);
-	return 0;
+	return KEEP_SAMPLE;
 }
 
 #include "follow.h"

@@ -20,9 +20,9 @@ use super::{Outcome, UsageError, console};
 use crate::cli::OutputArgs;
 use crate::cli::target::{Rules, TargetArgs};
 use crate::diagnose::observe::attachable::check_observable;
-use crate::diagnose::observe::error::ObserveError;
+use crate::diagnose::observe::error::{ObserveError, resolve_program};
 use crate::diagnose::observe::session::{CommandState, Observer};
-use crate::diagnose::observe::target::{Target, Unresolved, resolve_program};
+use crate::diagnose::observe::target::Target;
 use crate::host;
 use crate::model::{ExperimentResult, RunConfig, RunKind, RunRecord};
 
@@ -80,32 +80,22 @@ pub(super) fn target(args: &TargetArgs, rules: Rules) -> Result<Target, UsageErr
     Ok(target)
 }
 
-/// The target of `profile` and `locks`, checked: a pid can be observed (else exit 2,
-/// [`target`]). A program that cannot be started is the `Err` exit code and sentence, as a
-/// shell (and `run`, `trace`) gives it: 127 not found, 126 not executable.
+/// The target `args` name under `rules` ([`target`]), and for a command, whether it can be
+/// started at all, before anything is opened: the `Err` is the shell's exit code (127 not
+/// found, 126 not executable, from the one mapping `observe::target::Unresolved::exit_code`)
+/// and the sentence of every diagnosis (`ObserveError`). `profile` and `locks` check here;
+/// the tracers find out at their launch, through the same error.
 pub(super) fn checked_target(
     args: &TargetArgs,
     rules: Rules,
 ) -> anyhow::Result<Result<Target, (u8, String)>> {
     let target = target(args, rules)?;
-    match &target {
-        Target::Attach(_) => {}
-        Target::Launch(argv) => {
-            let program = argv.first().map(|a| a.as_os_str()).unwrap_or_default();
-            let shown = program.to_string_lossy();
-            match resolve_program(program) {
-                Err(Unresolved::NotFound) => {
-                    let why = format!("command not found: {shown}; check the name and PATH");
-                    return Ok(Err((127, why)));
-                }
-                Err(Unresolved::NotExecutable(_)) => {
-                    let why = format!(
-                        "cannot run {shown}: not an executable file; check its execute permission"
-                    );
-                    return Ok(Err((126, why)));
-                }
-                Ok(_) => {}
-            }
+    if let Target::Launch(argv) = &target {
+        let program = argv.first().map(|a| a.as_os_str()).unwrap_or_default();
+        if let Err(e) = resolve_program(program)
+            && let Some(code) = e.exit_code()
+        {
+            return Ok(Err((code, e.to_string())));
         }
     }
     Ok(Ok(target))

@@ -35,7 +35,7 @@ pub use select::{DEFAULT_SET, Pattern};
 
 use crate::diagnose::observe::backend::{Reason, Request, Unavailable};
 use crate::diagnose::observe::error::ObserveError;
-use crate::diagnose::observe::session::{CommandState, Ended, Observer};
+use crate::diagnose::observe::session::{self as floor, CommandState, Ended, Observer, Watch};
 use crate::diagnose::observe::target::Target;
 use crate::model::ExperimentResult;
 
@@ -139,6 +139,7 @@ pub struct CallsOutput {
 /// caller installs the Ctrl-C flag first.
 pub fn calls(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<CallsOutput, CallsError> {
     use inproc::choose::{backend, why_not};
+    let watch = Watch::start();
     let program = match &cfg.target {
         Target::Launch(argv) => crate::diagnose::observe::error::resolve_program(&argv[0])?,
         Target::Attach(pid) => std::path::PathBuf::from(format!("/proc/{pid}/exe")),
@@ -156,7 +157,10 @@ pub fn calls(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<CallsOutp
     observer.attached(&sentence);
     if let (Backend::InProcess, Target::Launch(argv)) = (chosen, &cfg.target) {
         let out = inproc::run(cfg, argv, cfg.every)?;
-        let result = inproc::record::build(&out, &cfg.target.text(), &sentence);
+        let mut result = inproc::record::build(&out, &cfg.target.text(), &sentence);
+        let exit = floor::exit_of(&out.command);
+        // In process nothing travels through a ring: nothing can be lost on the way.
+        result.session = Some(floor::end(out.ended, exit, watch.read(), 0, None));
         return Ok(CallsOutput {
             result,
             ended: out.ended,
@@ -166,7 +170,9 @@ pub fn calls(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<CallsOutp
     }
     let started = std::time::Instant::now();
     let out = session::run(cfg, observer)?;
-    let result = record::build(&out, cfg, started.elapsed());
+    let mut result = record::build(&out, cfg, started.elapsed());
+    let exit = floor::exit_of(&out.command);
+    result.session = Some(floor::end(out.ended, exit, watch.read(), out.lost, None));
     let probes = out.collector.total_calls() as f64 * out.added_cpu_ns;
     Ok(CallsOutput {
         cpu_ns: out.cpu_ns.map(|c| (c - probes).max(0.0)),

@@ -28,7 +28,7 @@ pub use measure::Measurement;
 pub use sysmeter_sys::process::exit::Exit;
 
 use crate::diagnose::observe::lookups::StartLookups;
-use crate::diagnose::observe::target::Target;
+use crate::diagnose::observe::target::{Target, Unresolved};
 use crate::diagnose::run::classify::Verdict;
 use crate::model::{HostInfo, RunRecord};
 
@@ -88,10 +88,10 @@ impl RunError {
     /// found, 126 when it could not be executed; `None` for the other errors.
     pub fn spawn_exit_code(&self) -> Option<u8> {
         match self {
-            RunError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-                Some(127)
+            RunError::Spawn { source, command } => {
+                let program = std::path::Path::new(command);
+                Some(Unresolved::of_exec_error(source, program).exit_code())
             }
-            RunError::Spawn { .. } => Some(126),
             _ => None,
         }
     }

@@ -14,6 +14,7 @@ pub mod about;
 pub mod alloc;
 pub mod call_note;
 pub mod callgraph;
+pub mod finding;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixture;
 pub mod fleet;
@@ -25,10 +26,12 @@ pub mod locks;
 pub mod machine;
 pub mod offcpu;
 pub mod run;
+pub mod session;
 pub mod summary;
 pub mod units;
 
 pub use about::{About, Estimate};
+pub use finding::{Finding, Skip};
 pub use fleet::{
     FleetData, FleetHost, FleetJudged, FleetSpread, FleetValue, ROLL_CALL_HOSTS, fleet_rule,
 };
@@ -38,4 +41,5 @@ pub use host::{
 pub use interval::{IntervalBasis, RunToRun};
 pub use machine::{BetweenProbes, CacheShare, MachineState, RoundStats};
 pub use run::*;
+pub use session::SessionEnd;
 pub use summary::Summary;

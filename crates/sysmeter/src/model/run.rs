@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::about::{About, Estimate};
+use super::finding::{Finding, Skip};
 use super::host::HostInfo;
 use super::interval::RunToRun;
 pub use super::kind::RunKind;
@@ -187,6 +188,10 @@ pub struct ExperimentResult {
     /// round order (`machine` is then the last round's). Empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub round_machines: Vec<MachineState>,
+    /// How the diagnosis session that made this result ended (`model::session`); absent in
+    /// bench results and in records older than issue 41.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<super::SessionEnd>,
 }
 
 impl ExperimentResult {
@@ -206,6 +211,7 @@ impl ExperimentResult {
             artifacts: Vec::new(),
             machine: None,
             round_machines: Vec::new(),
+            session: None,
         }
     }
 }
@@ -329,35 +335,4 @@ pub struct SeriesPoint {
     pub summary: Summary,
     /// The same in cycles, when y is a time.
     pub cycles: Option<Summary>,
-}
-
-/// A derived conclusion.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
-    /// Stable key (e.g. `syscall_vs_call_ratio`).
-    pub key: String,
-    /// One or two sentences for people.
-    pub text: String,
-    /// The number behind it, if any.
-    pub value: Option<f64>,
-}
-
-impl Finding {
-    /// A finding with its stable `key`, its sentence and the number behind it.
-    pub fn new(key: &str, text: String, value: Option<f64>) -> Finding {
-        Finding {
-            key: key.to_string(),
-            text,
-            value,
-        }
-    }
-}
-
-/// Why an experiment could not run here.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Skip {
-    /// What is missing.
-    pub reason: String,
-    /// How to make it run.
-    pub hint: String,
 }

@@ -149,8 +149,8 @@ impl Encoder<'_> {
             skip_json: r.skip.as_ref().map(|s| self.json("skip", s)).transpose()?,
             error: r.error.clone(),
             artifacts_json: self.json("artifacts", &r.artifacts)?,
-            machine_json: match (&r.machine, r.round_machines.is_empty()) {
-                (None, true) => None,
+            machine_json: match (&r.machine, r.round_machines.is_empty(), &r.session) {
+                (None, true, None) => None,
                 _ => Some(self.json("machine", &MachineColumn::of(r))?),
             },
             summary: None,
@@ -337,6 +337,7 @@ impl Decoder<'_> {
             artifacts: self.json(&field("artifacts_json"), &row.artifacts_json)?,
             machine: machine.machine,
             round_machines: machine.round_machines,
+            session: machine.session,
             id: row.exp_id,
         })
     }

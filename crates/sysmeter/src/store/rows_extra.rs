@@ -1,10 +1,10 @@
 //! The two JSON columns added by schema 3, as plain values: a result's machine-state records
-//! (`results.machine_json`) and what a metric gained after schema 2 (`metrics.extra_json`).
+//! and, since issue 41, a diagnosis's session end (`results.machine_json`) and what a metric gained after schema 2 (`metrics.extra_json`).
 //! Used by the row conversions of `rows.rs` only.
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{ExperimentResult, MachineState, Metric, RoundStats, Summary};
+use crate::model::{ExperimentResult, MachineState, Metric, RoundStats, SessionEnd, Summary};
 
 /// The `results.machine_json` column (schema 3): a result's machine-state records.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -13,6 +13,9 @@ pub(super) struct MachineColumn {
     pub machine: Option<MachineState>,
     #[serde(default)]
     pub round_machines: Vec<MachineState>,
+    /// How a diagnosis session ended (added after schema 3 without a bump: absent before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionEnd>,
 }
 
 impl MachineColumn {
@@ -20,6 +23,7 @@ impl MachineColumn {
         MachineColumn {
             machine: r.machine.clone(),
             round_machines: r.round_machines.clone(),
+            session: r.session.clone(),
         }
     }
 }

@@ -26,7 +26,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::model::{
-    About, ExperimentResult, Metric, RoundStats, Series, SeriesPoint, Status, Summary, Unit,
+    About, ExperimentResult, Metric, RoundStats, Series, SeriesPoint, SessionEnd, Status, Summary,
+    Unit,
 };
 
 /// Significant digits every stored number keeps.
@@ -42,6 +43,9 @@ struct Slim {
     artifacts: Value,
     machine: Value,
     round_machines: Value,
+    /// The session's end of a diagnosis (absent in older summaries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session: Option<SessionEnd>,
     metrics: Vec<SlimMetric>,
     series: Vec<SlimSeries>,
 }
@@ -84,6 +88,7 @@ pub(super) fn encode(r: &ExperimentResult) -> Result<Vec<u8>, String> {
         artifacts: json(&r.artifacts)?,
         machine: json(&r.machine)?,
         round_machines: json(&r.round_machines)?,
+        session: r.session.clone(),
         metrics: r.metrics.iter().map(slim_metric).collect(),
         series: r.series.iter().map(slim_series).collect(),
     };
@@ -122,6 +127,7 @@ pub(super) fn decode(blob: &[u8]) -> Result<ExperimentResult, String> {
         artifacts: from(slim.artifacts)?,
         machine: from(slim.machine)?,
         round_machines: from(slim.round_machines)?,
+        session: slim.session,
     })
 }
 

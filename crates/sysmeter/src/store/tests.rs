@@ -44,6 +44,7 @@ fn ok_result() -> ExperimentResult {
     ExperimentResult {
         machine: None,
         round_machines: Vec::new(),
+        session: None,
         id: "os.syscall".to_string(),
         status: Status::Ok,
         about: About {
@@ -90,6 +91,7 @@ fn skipped_result() -> ExperimentResult {
     ExperimentResult {
         machine: None,
         round_machines: Vec::new(),
+        session: None,
         id: "cpu.perf".to_string(),
         status: Status::Skipped,
         about: About::default(),

@@ -60,6 +60,11 @@ fn ends_with_its_target(args: &[&str]) {
 
 #[test]
 fn every_diagnosis_of_a_pid_stops_when_the_process_ends_and_says_so() {
+    let _on = crate::support::observing(&[
+        crate::support::Event::Futex,
+        crate::support::Event::Sched,
+        crate::support::Event::RawSyscalls,
+    ]);
     ends_with_its_target(&["run"]);
     let with = |need: Result<(), Missing>, args: &[&str]| match need {
         Ok(()) => ends_with_its_target(args),

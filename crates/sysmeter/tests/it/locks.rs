@@ -45,11 +45,13 @@ macro_rules! both_backends {
         mod $name {
             #[test]
             fn perf() {
+                let _on = crate::support::observing(&[crate::support::Event::Futex]);
                 let _alone = crate::support::exclusive();
                 super::$name("perf");
             }
             #[test]
             fn bpf() {
+                let _on = crate::support::observing(&[crate::support::Event::Futex]);
                 let _alone = crate::support::exclusive();
                 super::$name("bpf");
             }
@@ -69,7 +71,7 @@ fn line_in(source: &str, marker: &str) -> usize {
 }
 
 /// `key=value` fields of the fixture's stdout line starting with `prefix`.
-fn field(stdout: &str, prefix: &str, key: &str) -> String {
+pub(crate) fn field(stdout: &str, prefix: &str, key: &str) -> String {
     let line = stdout.lines().find(|l| l.starts_with(prefix));
     let line = line.unwrap_or_else(|| panic!("no {prefix} line in {stdout}"));
     let pair = line
@@ -80,7 +82,7 @@ fn field(stdout: &str, prefix: &str, key: &str) -> String {
 }
 
 /// The rows of the `locks` result: (name, waits, total ns, note).
-fn rows(run: &Value) -> Vec<(String, u64, f64, String)> {
+pub(crate) fn rows(run: &Value) -> Vec<(String, u64, f64, String)> {
     let result = &run["results"][0];
     assert_eq!(result["id"], "locks");
     let metrics = result["metrics"].as_array().expect("metrics");
@@ -175,7 +177,7 @@ fn check_typed_rows(run: &Value) {
 
 /// The fixture timed its contended lock calls itself: every futex wait lies inside one of
 /// them, so ours is at most the hand total, and the calls are mostly that wait.
-fn check_hand_count(stdout: &str, ours_ns: f64, our_waits: u64) {
+pub(crate) fn check_hand_count(stdout: &str, ours_ns: f64, our_waits: u64) {
     let hand_ns: f64 = field(stdout, "phase1", "waited_ns")
         .parse()
         .expect("number");

@@ -16,12 +16,14 @@ const SOURCE: &str = include_str!("../fixtures/programs/locks_hold.c");
 
 #[test]
 fn perf() {
+    let _on = crate::support::observing(&[crate::support::Event::Futex]);
     let _alone = crate::support::exclusive();
     the_table_counts_and_times_a_known_critical_section("perf");
 }
 
 #[test]
 fn bpf() {
+    let _on = crate::support::observing(&[crate::support::Event::Futex]);
     let _alone = crate::support::exclusive();
     the_table_counts_and_times_a_known_critical_section("bpf");
 }

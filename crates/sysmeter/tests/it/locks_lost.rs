@@ -11,6 +11,7 @@ use crate::support::{exclusive, need};
 
 #[test]
 fn a_perf_locks_run_that_lost_records_says_so_under_its_title() {
+    let _on = crate::support::observing(&[crate::support::Event::Futex]);
     let _alone = exclusive();
     need!(tracepoints());
     need!(says_lost_under_title(Starved {

@@ -19,6 +19,7 @@ use crate::trace::{calls_of, trace_json};
 
 #[test]
 fn bench_os_lookup_fits_a_positive_cost_per_component() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     let run = bench_json(&["--only", "os.lookup"]);
     let r = result(&run, "os.lookup");
     assert_eq!(r["status"], "ok", "{r}");
@@ -161,6 +162,7 @@ impl Search {
 
 #[test]
 fn ptrace_reports_failing_lookups_and_top_paths_like_strace() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     let search = need!(Search::new());
     let cmd = search.cmd();
     let (r, stdout, code) = trace_json(&["--backend", "ptrace"], &cmd, search.dir());
@@ -209,6 +211,7 @@ fn ptrace_reports_failing_lookups_and_top_paths_like_strace() {
 
 #[test]
 fn tracepoints_count_lookups_but_say_they_cannot_show_paths() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     need!(tracepoints());
     let search = need!(Search::new());
     let cmd = search.cmd();
@@ -227,6 +230,7 @@ fn tracepoints_count_lookups_but_say_they_cannot_show_paths() {
 
 #[test]
 fn run_timeline_shows_the_dentry_cache() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     let (run, _) = crate::run::run_json(&["--interval", "50"], &["sleep", "0.3"]);
     let series = run["results"][0]["series"].as_array().expect("series");
     let level = |name: &str| {
@@ -262,6 +266,7 @@ fn metric(r: &Value, name: &str) -> Option<f64> {
 
 #[test]
 fn run_traces_lookup_times_failures_and_paths_like_trace() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     need!(tracepoints());
     if !is_root() {
         skip!(Root, "run's path probes (uprobes in tracefs) need root");
@@ -295,6 +300,7 @@ fn run_traces_lookup_times_failures_and_paths_like_trace() {
 
 #[test]
 fn run_lookups_calls_keeps_counts_and_time_and_says_why_no_paths() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     need!(tracepoints());
     let search = need!(Search::new());
     let cmd = search.cmd();

@@ -10,6 +10,7 @@ mod alloc;
 mod alloc_uprobe;
 mod attach_end;
 mod bad_inputs;
+mod blind;
 mod calls;
 mod calls_attach;
 mod calls_functions;

@@ -113,6 +113,7 @@ fn blocked_ns(stack: &Value) -> f64 {
 }
 
 fn sleeping_time_is_charged_to_nap(backend: &str) {
+    let _on = crate::support::observing(&[crate::support::Event::Sched]);
     let _alone = exclusive();
     let (_dir, run) = need!(profile_fixture("offcpu_spinnap", backend, "--off-cpu"));
     let total = median(result(&run, "offcpu"), "off-CPU time").expect("off-CPU time");
@@ -156,6 +157,7 @@ fn hidden_by_another_bpf_program(run: &Value) -> bool {
 }
 
 fn both_accounts_for_the_wall_time_of_the_thread(backend: &str) {
+    let _on = crate::support::observing(&[crate::support::Event::Sched]);
     let _alone = exclusive();
     let (_dir, run) = need!(profile_fixture("offcpu_spinnap", backend, "--both"));
     if hidden_by_another_bpf_program(&run) {
@@ -186,6 +188,7 @@ fn both_accounts_for_the_wall_time_of_the_thread(backend: &str) {
 }
 
 fn direct_reads_wait_for_the_disk_in_read_blocks(backend: &str) {
+    let _on = crate::support::observing(&[crate::support::Event::Sched]);
     let _alone = exclusive();
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = need!(compile(dir.path(), "offcpu_direct", backend));
@@ -232,6 +235,7 @@ fn direct_reads_wait_for_the_disk_in_read_blocks(backend: &str) {
 }
 
 fn the_consumer_is_woken_by_the_producers_write(backend: &str) {
+    let _on = crate::support::observing(&[crate::support::Event::Sched]);
     let _alone = exclusive();
     let (_dir, run) = need!(profile_fixture("offcpu_pipe", backend, "--off-cpu"));
     let list = stacks(&run);
@@ -262,6 +266,7 @@ fn the_consumer_is_woken_by_the_producers_write(backend: &str) {
 }
 
 fn attaching_twenty_times_leaves_the_target_running(backend: &str) {
+    let _on = crate::support::observing(&[crate::support::Event::Sched]);
     let _alone = exclusive();
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = need!(compile(dir.path(), "offcpu_spinnap", backend));

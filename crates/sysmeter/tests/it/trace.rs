@@ -83,11 +83,13 @@ fn exact_counts(backend: &str) {
 
 #[test]
 fn ptrace_counts_every_call_of_every_thread_exactly() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     exact_counts("ptrace");
 }
 
 #[test]
 fn tracepoints_count_every_call_of_every_thread_exactly() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     need!(tracepoints());
     exact_counts("tracepoint");
 }
@@ -110,17 +112,20 @@ fn fork_following(backend: &str) {
 
 #[test]
 fn ptrace_follows_forked_children_with_f() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     fork_following("ptrace");
 }
 
 #[test]
 fn tracepoints_follow_forked_children_with_f() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     need!(tracepoints());
     fork_following("tracepoint");
 }
 
 #[test]
 fn e_filter_counts_only_the_selected_calls_through_seccomp() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = need!(compile_fixture("trace_threads", dir.path(), &["-pthread"]));
     let bin = bin.to_string_lossy().into_owned();
@@ -148,6 +153,7 @@ fn e_filter_counts_only_the_selected_calls_through_seccomp() {
 
 #[test]
 fn duration_detaches_a_launched_command_which_finishes_normally() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = need!(compile_fixture("trace_counter", dir.path(), &["-pthread"]));
     let output = sysmeter()
@@ -177,6 +183,7 @@ fn duration_detaches_a_launched_command_which_finishes_normally() {
 
 #[test]
 fn bad_targets_are_usage_errors_with_one_clear_sentence() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     let text = stderr_of(
         sysmeter().args(["trace", "--no-store", "-p", "999999999"]),
         2,
@@ -197,6 +204,7 @@ fn bad_targets_are_usage_errors_with_one_clear_sentence() {
 
 #[test]
 fn commands_that_cannot_start_exit_like_a_shell() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     let text = stderr_of(
         sysmeter().args(["trace", "--no-store", "--", "/no/such/program"]),
         127,
@@ -214,6 +222,7 @@ fn commands_that_cannot_start_exit_like_a_shell() {
 
 #[test]
 fn trace_runs_are_stored_and_shown_as_a_syscall_table() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("t.db");
     sysmeter()

@@ -89,6 +89,7 @@ fn attach_once(bin: &Path, backend: &str, round: usize) {
 
 #[test]
 fn attach_and_detach_by_sigint_leaves_the_process_unharmed_20_times() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = need!(compile_fixture("trace_counter", dir.path(), &[]));
     for round in 0..20 {
@@ -133,6 +134,7 @@ fn duration_once(bin: &Path, backend: &str) {
 
 #[test]
 fn duration_ends_an_attached_trace_and_the_process_finishes() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = need!(compile_fixture("trace_counter", dir.path(), &[]));
     duration_once(&bin, "ptrace");

@@ -201,6 +201,7 @@ fn a_separate_debug_file_gives_the_tables_a_stripped_file_lacks() {
 
 #[test]
 fn blocked_stacks_of_frameless_code_reach_main() {
+    let _on = crate::support::observing(&[crate::support::Event::Sched]);
     need!(off_cpu());
     let stacks = need!(profiled_tree(tree, &["--off-cpu"], "block", "400"));
     // The libc wrapper between the fixture and the kernel is kept too.
@@ -233,6 +234,7 @@ fn attached(dir: &Path, mode: &str, ms: &str, extra: &[&str]) -> Vec<(Vec<String
 
 #[test]
 fn attached_processes_are_unwound_through_their_existing_mappings() {
+    let _on = crate::support::observing(&[crate::support::Event::Sched]);
     let _alone = exclusive();
     need!(perf());
     let dir = tempfile::tempdir().expect("tempdir");
@@ -271,6 +273,8 @@ pub(crate) fn wait_stacks(dir: &Path, args: &[&str]) -> (Value, Vec<(Vec<String>
 
 #[test]
 fn lock_waits_of_frameless_code_reach_main_or_the_thread_start() {
+    let _on =
+        crate::support::observing(&[crate::support::Event::Futex, crate::support::Event::Sched]);
     need!(tracepoints());
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = need!(tree(dir.path()));

@@ -59,6 +59,8 @@ fn finding_value(run: &Value, id: &str, key: &str) -> f64 {
 
 #[test]
 fn xz_stacks_are_whole_and_its_stripped_functions_separate() {
+    let _on =
+        crate::support::observing(&[crate::support::Event::Futex, crate::support::Event::Sched]);
     let _alone = exclusive();
     need!(perf());
     let xz = need!(xz());
@@ -100,6 +102,8 @@ fn xz_stacks_are_whole_and_its_stripped_functions_separate() {
 
 #[test]
 fn xz_waits_are_named_outside_the_c_library() {
+    let _on =
+        crate::support::observing(&[crate::support::Event::Futex, crate::support::Event::Sched]);
     need!(tracepoints());
     let xz = need!(xz());
     let dir = tempfile::tempdir().expect("tempdir");

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use crate::diagnose::observe::error::{ObserveError, resolve_program};
 use crate::diagnose::observe::inject;
-use crate::diagnose::observe::session::{CommandState, Ended, Pending};
+use crate::diagnose::observe::session::{self, CommandState, Ended, Pending, Watch};
 use crate::diagnose::observe::target::Target;
 use crate::model::ExperimentResult;
 
@@ -302,9 +302,16 @@ pub fn alloc(
     cfg: &AllocConfig,
     say: &mut dyn FnMut(&str),
 ) -> Result<(AllocOutput, Option<f64>), AllocError> {
+    let watch = Watch::start();
     let (out, command, cpu) = observe(cfg, say)?;
     let target = cfg.target.text();
     let sites = names::name_sites(&out);
-    let result = result::build(&target, &out, &sites);
+    let mut result = result::build(&target, &out, &sites);
+    // What was not kept is counted by the `lost` finding (its value: how many).
+    let lost = result.findings.iter().find(|f| f.key == "lost");
+    let lost = lost.and_then(|f| f.value).map_or(0, |n| n as u64);
+    let ended = out.ended.unwrap_or(Ended::Finished);
+    let exit = session::exit_of(&command);
+    result.session = Some(session::end(ended, exit, watch.read(), lost, None));
     Ok((AllocOutput { result, command }, cpu))
 }

@@ -18,6 +18,7 @@ use super::waits::{Paired, Wait, pair};
 use crate::diagnose::observe::maps::AddressSpaces;
 use crate::diagnose::observe::session;
 use crate::diagnose::observe::target::Target;
+use crate::diagnose::observe::witness::{self, Witness};
 use crate::model::locks::{self, LockClass, LockRow, Waker};
 use crate::model::units;
 use crate::model::{About, Artifact, ExperimentResult, Metric, Unit};
@@ -313,12 +314,26 @@ pub fn build(recording: &mut Recording, target: &Target) -> ExperimentResult {
     result
         .artifacts
         .extend(crate::model::held::held_artifact(&recording.held));
-    result.findings = findings::findings(&locks, &paired, recording);
+    // Blinded first, and then no "No lock was contended" from a source that saw nothing.
+    let blinded = findings::witness(&paired, recording).and_then(Witness::judge);
+    result.findings = witness::lead(
+        blinded.as_ref(),
+        findings::BLINDED_FIX,
+        findings::findings(&locks, &paired, recording),
+        &["no_contention"],
+    );
     result.findings.extend(findings::held(&recording.held));
     let stops = recording.recorded.side.stops;
     result.findings.extend(stops.finding("futex"));
     let launched = recording.exit.is_some();
     let exited = session::ended_by_exit(recording.stop, launched, recording.wall_ns);
     result.findings.extend(exited);
+    result.session = Some(session::end(
+        recording.stop,
+        recording.exit.as_ref().map(|(e, _)| e.shell_code()),
+        (recording.wall_ns, recording.tracer_cpu_ns),
+        recording.recorded.lost,
+        blinded.as_ref(),
+    ));
     result
 }

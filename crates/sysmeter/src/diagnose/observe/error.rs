@@ -16,7 +16,10 @@ use super::target::{Unresolved, resolve_program as resolve};
 #[derive(Debug, thiserror::Error)]
 pub enum ObserveError {
     /// The command is not in PATH, or its path does not exist (exit code 127, as a shell).
-    #[error("cannot run `{0}`: no such file here or in PATH; check the name or give its path")]
+    #[error(
+        "cannot run `{0}`: command not found (no such file here or in PATH); check the name \
+         or give its path"
+    )]
     CommandNotFound(String),
     /// The command exists but is not an executable file (exit code 126, as a shell).
     #[error("cannot run `{0}`: it is not an executable file; check its permissions (chmod +x)")]
@@ -112,9 +115,14 @@ impl ObserveError {
     /// The exit code a shell would give when the command cannot be started (127 not found,
     /// 126 not executable), like `sysmeter run`.
     pub fn exit_code(&self) -> Option<u8> {
+        self.unresolved().map(|u| u.exit_code())
+    }
+
+    /// The launch failure this error is, if it is one.
+    fn unresolved(&self) -> Option<Unresolved> {
         match self {
-            ObserveError::CommandNotFound(_) => Some(127),
-            ObserveError::NotExecutable(_) => Some(126),
+            ObserveError::CommandNotFound(_) => Some(Unresolved::NotFound),
+            ObserveError::NotExecutable(name) => Some(Unresolved::NotExecutable(name.into())),
             _ => None,
         }
     }

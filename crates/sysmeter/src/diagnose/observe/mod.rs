@@ -33,7 +33,9 @@
 //! - [`bpf`]: the one loader of the BPF objects (permission and BTF check, tracepoints,
 //!   maps), for the in-kernel backends; [`in_kernel`]: their choice of `bpf` or `perf`;
 //! - [`attachable`]: whether a PID can be observed (alive, not us, not a kernel thread, ours);
-//! - [`error`]: why a target cannot be observed (126/127, usage errors, refusals).
+//! - [`error`]: why a target cannot be observed (126/127, usage errors, refusals);
+//! - [`witness`]: whether a session saw what happened (an independent count against what
+//!   arrived; blinded by a BPF program on the tracepoint, and by which).
 //!
 //! Depends on `model`, `host` and `sysmeter_sys`; never on a diagnosis.
 
@@ -62,3 +64,4 @@ pub mod target;
 pub mod tracefs;
 pub mod unwind;
 pub mod uprobes;
+pub mod witness;

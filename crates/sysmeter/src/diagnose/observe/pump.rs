@@ -76,6 +76,27 @@ impl<H: ?Sized, F: FnMut()> Pump<H> for Ticks<F> {
     }
 }
 
+/// A source read together with a closure called just before each of its drains: a counter
+/// sampled beside the records (trace's `/proc/PID/io` read and write calls, the independent
+/// count `observe::witness` judges the records by). Sampled first, so every call it counts
+/// was made before the records drained after it.
+pub struct Beside<'s, S: ?Sized, F>(pub &'s mut S, pub F);
+
+impl<H: ?Sized, S: Pump<H> + ?Sized, F: FnMut()> Pump<H> for Beside<'_, S, F> {
+    fn pump(&mut self, h: &mut H, last: bool) {
+        (self.1)();
+        self.0.pump(h, last);
+    }
+
+    fn stop(&mut self) {
+        self.0.stop();
+    }
+
+    fn ended(&mut self) -> io::Result<bool> {
+        self.0.ended()
+    }
+}
+
 /// The handler of a session whose source holds no records ([`Ticks`]).
 pub struct NoRecords;
 
@@ -129,8 +150,9 @@ impl Watched<'_> {
     }
 }
 
-/// How a session ended: why, and a launched command's exit when it ended by itself.
-pub type SessionEnd = (Ended, Option<Exited>);
+/// How the loop ended: why, and a launched command's exit when it ended by itself (what a
+/// diagnosis turns into the `model::SessionEnd` of its result, through `session::end`).
+pub type LoopEnd = (Ended, Option<Exited>);
 
 /// The one session loop: drains `source` into `h` every `DRAIN_PERIOD` until `target`
 /// ends (a last drain takes what is left) or `stop` says to stop (recording is stopped,
@@ -140,7 +162,7 @@ pub fn run<H: Handler + ?Sized>(
     h: &mut H,
     mut target: Watched<'_>,
     stop: &mut StopWhen<'_>,
-) -> io::Result<SessionEnd> {
+) -> io::Result<LoopEnd> {
     loop {
         std::thread::sleep(DRAIN_PERIOD);
         source.pump(h, false);

@@ -6,7 +6,8 @@
 //! progress through ([`Observer`]: `diagnose` never prints), and the wait that passes Ctrl-C
 //! on to a launched command and kills it after a grace period ([`wait_for_end`]); the
 //! findings of how a session ended ([`process_exited`], [`tracing_stopped`]); what observing
-//! took ([`Watch`]: the wall time and sysmeter's own CPU time).
+//! took ([`Watch`]: the wall time and sysmeter's own CPU time); the one end of a session
+//! every diagnosis embeds in its result ([`end`], a [`SessionEnd`]).
 //!
 //! Depends on `sysmeter_sys` (the Ctrl-C flag, child processes) and [`super::error`].
 
@@ -17,6 +18,8 @@ use sysmeter_sys::process::child::Child;
 use sysmeter_sys::process::exit::{ChildUsage, Exit};
 
 use super::error::ObserveError;
+use super::witness::Blinded;
+pub use crate::model::SessionEnd;
 use crate::model::{Finding, units};
 
 /// How long a command may take to exit after Ctrl-C before it is killed.
@@ -36,6 +39,45 @@ pub enum Ended {
     Interrupted,
     /// `--duration` passed.
     Duration,
+}
+
+impl Ended {
+    /// The word a result's [`SessionEnd`] says it with.
+    pub fn word(self) -> &'static str {
+        match self {
+            Ended::Finished => "finished",
+            Ended::Interrupted => "interrupted",
+            Ended::Duration => "duration",
+        }
+    }
+}
+
+/// The end of a session as every diagnosis embeds it in its result: why it `ended`, the
+/// launched command's `exit_code`, the wall and own CPU time `watched` ([`Watch::read`]),
+/// the records `lost`, and the tracepoint hidden when the witness found it `blinded`.
+pub fn end(
+    ended: Ended,
+    exit_code: Option<i32>,
+    (wall_ns, own_cpu_ns): (u64, u64),
+    lost: u64,
+    blinded: Option<&Blinded>,
+) -> SessionEnd {
+    SessionEnd {
+        ended: ended.word().into(),
+        exit_code,
+        wall_ns,
+        own_cpu_ns,
+        lost,
+        blinded: blinded.map(|b| b.witness.event.to_string()),
+    }
+}
+
+/// The exit code a [`SessionEnd`] records of `command`: only a command that ended has one.
+pub fn exit_of(command: &CommandState) -> Option<i32> {
+    match command {
+        CommandState::Exited(code) => Some(*code),
+        _ => None,
+    }
 }
 
 /// What became of a launched command.

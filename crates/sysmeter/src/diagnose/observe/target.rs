@@ -67,6 +67,27 @@ pub enum Unresolved {
     NotExecutable(PathBuf),
 }
 
+impl Unresolved {
+    /// The shell's exit code of a command that cannot be started: 127 not found, 126 not
+    /// executable. The one mapping of a launch failure to an exit code (`run`, `trace`,
+    /// `calls`, `alloc`, `profile` and `locks` all end through it).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Unresolved::NotFound => 127,
+            Unresolved::NotExecutable(_) => 126,
+        }
+    }
+
+    /// What an `execve` (or a spawn) that failed with `error` says of the program: no such
+    /// file is "not found", any other refusal "not executable" (as a shell reads it).
+    pub fn of_exec_error(error: &std::io::Error, program: &Path) -> Unresolved {
+        match error.kind() {
+            std::io::ErrorKind::NotFound => Unresolved::NotFound,
+            _ => Unresolved::NotExecutable(program.to_path_buf()),
+        }
+    }
+}
+
 fn executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

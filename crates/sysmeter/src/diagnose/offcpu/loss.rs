@@ -3,12 +3,14 @@
 //! what share of the recording they affect, per backend: with the perf rings, records
 //! lost against all records sent (each lost switch breaks an interval, each lost waking
 //! hides a waker); in the kernel, intervals dropped or missing a stack (maps full) against
-//! all intervals; and, with perf, when the kernel counted many more context switches of a
-//! launched command than the recording saw (another BPF program on the tracepoint hid
+//! all intervals; and, with perf, the independent count of a launched command's context
+//! switches that `observe::witness` judges (another BPF program on the tracepoint hid
 //! them). Also the methodology of the in-kernel backend, for the result's `about`.
 
 use super::Backend;
 use super::result::Inputs;
+use crate::diagnose::observe::session::{self, SessionEnd};
+use crate::diagnose::observe::witness::{self, Witness};
 use crate::model::{Finding, units};
 
 /// The `lost` finding (its value: the share affected, 0..1), or `None` when nothing was lost.
@@ -48,33 +50,49 @@ pub fn finding(i: &Inputs) -> Option<Finding> {
     Some(Finding::new("lost", text.0, Some(text.1)))
 }
 
-/// With the perf backend on a launched command: a `lost` finding (its value: the share
-/// of the kernel's context switches not recorded) when fewer than half of them arrived.
-/// A BPF program on `sched_switch` that returns 0 (bpftrace, bcc's tools, another sysmeter
-/// with `--backend bpf`) keeps the kernel from writing that tracepoint's perf samples:
-/// nothing is lost from a ring, the switches are simply never sent.
-pub fn unseen(i: &Inputs) -> Option<Finding> {
+/// With the perf backend on a launched command: the kernel's count of the command's
+/// context switches (its rusage) beside the switch-outs the recording received, judged by
+/// `observe::witness` (a BPF program on `sched_switch` that returns 0 keeps the kernel from
+/// writing that tracepoint's perf samples: nothing is lost from a ring, the switches are
+/// simply never sent). A switch-out is one context switch, so one record stands for at
+/// most two counted switches before the session calls itself blinded.
+pub fn witness(i: &Inputs) -> Option<Witness> {
     if i.backend != Backend::Perf {
         return None;
     }
     let (_, usage) = i.recording.exit.as_ref()?;
-    let counted = usage.voluntary_switches + usage.involuntary_switches;
-    let seen = i.raw.outs.len() as u64;
-    // Small counts say nothing (a short command, switches before the events were enabled).
-    if counted < 8 || seen * 2 >= counted {
-        return None;
-    }
-    let share = 1.0 - seen as f64 / counted as f64;
-    let text = format!(
-        "Incomplete: the kernel counted {} context switches of the command, the recording \
-         received {}: another BPF program on sched:sched_switch that returns 0 (bpftrace, \
-         bcc's tools, a `--backend bpf` run) hides that tracepoint from perf. Stop it \
-         (`bpftool prog show` lists them) or use `--backend bpf`.",
-        units::count(counted as f64),
-        units::count(seen as f64)
-    );
-    Some(Finding::new("lost", text, Some(share)))
+    Some(Witness {
+        event: "sched:sched_switch",
+        seen: i.raw.outs.len() as u64,
+        seen_what: "switch-outs",
+        lost: i.raw.side.lost,
+        counted: usage.voluntary_switches + usage.involuntary_switches,
+        counted_what: "context switches of the command (the kernel's rusage)",
+        margin: 2,
+    })
 }
+
+/// The findings `said` with the witness's verdict first (blinded: the switches were never
+/// sent, and an empty recording proves nothing), after a loss from the rings, and the
+/// session's end as the result embeds it.
+pub fn judged(i: &Inputs, said: Vec<Finding>) -> (Vec<Finding>, SessionEnd) {
+    let blinded = witness(i).and_then(Witness::judge);
+    let said = finding(i).into_iter().chain(said).collect();
+    let findings = witness::lead(blinded.as_ref(), BLINDED_FIX, said, &["no_blocking"]);
+    let r = i.recording;
+    let end = session::end(
+        r.stop,
+        r.exit.as_ref().map(|(e, _)| e.shell_code()),
+        (r.wall_ns, r.profiler_cpu_ns),
+        i.raw.side.lost,
+        blinded.as_ref(),
+    );
+    (findings, end)
+}
+
+/// How to see anyway, after a blinded run.
+pub const BLINDED_FIX: &str =
+    "Stop it (`bpftool perf` lists what sits on a tracepoint) or use `--backend bpf`.";
 
 /// What the in-kernel backend does, for the result's `about`.
 pub fn bpf_methodology(launched: bool) -> String {

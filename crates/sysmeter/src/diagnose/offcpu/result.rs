@@ -59,19 +59,15 @@ pub fn add(results: &mut Vec<ExperimentResult>, i: &Inputs) {
     let top: Vec<&BlockedStack> = a.stacks.iter().take(TOP_STACKS).collect();
     let mut main = ExperimentResult::new("offcpu", about(i));
     main.metrics = metrics(i);
-    let unseen = super::loss::unseen(i);
-    let hidden = unseen.is_some();
-    main.findings = super::loss::finding(i)
-        .into_iter()
-        .chain(unseen)
-        .chain(findings(i, hidden))
-        .collect();
+    let (said, end) = super::loss::judged(i, findings(i));
+    main.findings = said;
     main.findings
         .extend(i.raw.side.stops.finding("switch-out and waker"));
     // With --both the on-CPU result says it already.
     let exited = i.recording.exited().filter(|_| results.is_empty());
     main.findings.extend(exited);
     main.elapsed_ns = i.recording.wall_ns;
+    main.session = Some(end);
     main.artifacts = vec![
         artifact("offcpu folded", "text/plain", a.analysis.stacks.folded()),
         artifact(
@@ -296,8 +292,7 @@ fn stack_line(s: &BlockedStack, total: u64) -> String {
     )
 }
 
-/// `hidden`: switches were hidden from the recording (`loss::unseen`).
-fn findings(i: &Inputs, hidden: bool) -> Vec<Finding> {
+fn findings(i: &Inputs) -> Vec<Finding> {
     let a = i.analysis;
     let mut f: Vec<Finding> = a
         .stacks
@@ -313,8 +308,8 @@ fn findings(i: &Inputs, hidden: bool) -> Vec<Finding> {
             )
         })
         .collect();
-    // With switches hidden from the recording an empty list proves nothing.
-    if a.stacks.is_empty() && !hidden {
+    // `loss::judged` takes this out when the switches were hidden from the recording.
+    if a.stacks.is_empty() {
         f.push(Finding::new(
             "no_blocking",
             "No thread of the target went off the CPU while \

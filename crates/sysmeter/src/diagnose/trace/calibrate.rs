@@ -21,6 +21,7 @@ use super::ptrace::Session;
 use super::summary::Collector;
 use super::tracepoint::{self, Ids, OpenSpec, Rings};
 use crate::diagnose::observe::pump::Pump;
+use crate::diagnose::observe::witness::Witness;
 
 /// Chunks each calibration loop is timed in (the median chunk is used).
 const CHUNKS: usize = 20;
@@ -62,14 +63,28 @@ fn overhead(untraced: &[u64], traced: &[u64], calls: u64, c: &Collector) -> io::
         times_ns: traced,
         calls,
     };
-    Overhead::from_chunks(untraced, traced, median_interval(c)?)
+    Overhead::from_chunks(untraced, traced, median_interval(c, CHUNKS as u64 * calls)?)
         .ok_or_else(|| io::Error::other("a calibration loop timed no chunk"))
 }
 
-fn median_interval(c: &Collector) -> io::Result<f64> {
-    let stats = c
-        .call(getppid_key())
-        .ok_or_else(|| io::Error::other("the traced calibration loop recorded no getppid call"))?;
+/// The median traced getppid of `calls` made; none recorded means the tracepoint is hidden
+/// from perf (a BPF program on it returns 0), which the error says with what sits there.
+fn median_interval(c: &Collector, calls: u64) -> io::Result<f64> {
+    let stats = c.call(getppid_key()).ok_or_else(|| {
+        let witness = Witness {
+            event: "raw_syscalls:sys_enter",
+            seen: 0,
+            seen_what: "system calls",
+            lost: 0,
+            counted: calls,
+            counted_what: "getppid calls of the calibration loop",
+            margin: 2,
+        };
+        io::Error::other(match witness.judge() {
+            Some(blinded) => blinded.text(super::record::BLINDED_FIX),
+            None => "the traced calibration loop recorded no getppid call".into(),
+        })
+    })?;
     crate::stats::median(&stats.samples).map_err(io::Error::other)
 }
 

@@ -6,6 +6,7 @@
 //! overhead, the backend and why, and anything that limits the numbers.
 
 mod findings;
+pub(super) use findings::BLINDED_FIX;
 pub(super) mod lookups;
 
 use crate::model::call_note;
@@ -15,6 +16,7 @@ use super::run::Outcome;
 use super::summary::CallStats;
 use super::{Backend, TraceConfig, errno, names};
 use crate::diagnose::observe::session::{self, CommandState};
+use crate::diagnose::observe::witness::{self, Witness};
 use crate::model::{About, ExperimentResult, Metric, Summary, Unit};
 
 /// Seed for the bootstrap CI of every call's median.
@@ -124,11 +126,27 @@ pub(super) fn build(out: &Outcome, cfg: &TraceConfig, elapsed: Duration) -> Expe
         .collect();
     let mut result = ExperimentResult::new("trace", about(cfg, out));
     result.metrics = metrics;
-    result.findings = findings::all(out, cfg, &calls);
+    // Blinded first, and then no "no system call was counted" from a source that saw none.
+    let counted = calls.iter().map(|(_, s)| s.count).sum();
+    let blinded = findings::witness(out, cfg, counted).and_then(Witness::judge);
+    result.findings = witness::lead(
+        blinded.as_ref(),
+        findings::BLINDED_FIX,
+        findings::all(out, cfg, &calls),
+        &["no_calls"],
+    );
     let launched = !matches!(out.command, CommandState::NotLaunched);
     result.elapsed_ns = elapsed.as_nanos() as u64;
     let exited = session::ended_by_exit(out.ended, launched, result.elapsed_ns);
     result.findings.extend(exited);
+    let end = session::end(
+        out.ended,
+        session::exit_of(&out.command),
+        out.watched,
+        out.lost,
+        blinded.as_ref(),
+    );
+    result.session = Some(end);
     result.artifacts.extend(lookups::artifact(out));
     result
 }

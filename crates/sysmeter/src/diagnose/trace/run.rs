@@ -9,7 +9,8 @@ mod tracepoint_paths;
 use crate::diagnose::observe::error::check_target;
 pub(crate) use crate::diagnose::observe::proc::{each_thread, online_cpus};
 pub(crate) use crate::diagnose::observe::session::StopWhen;
-use crate::diagnose::observe::session::{StillRunning, exit_code};
+use crate::diagnose::observe::session::{StillRunning, Watch, exit_code};
+use crate::diagnose::observe::witness::IoCalls;
 
 use sysmeter_sys::process::wait::reap;
 use sysmeter_sys::ptrace::TracedChild;
@@ -46,6 +47,12 @@ pub(super) struct Outcome {
     pub lost: u64,
     /// ptrace session counters.
     pub stats: Option<SessionStats>,
+    /// The kernel's own count of the target's read and write calls while it was traced
+    /// (the tracepoint backend's witness, `observe::witness`; empty with ptrace).
+    pub io: IoCalls,
+    /// Wall time and this process's CPU time from the start of the trace (calibration
+    /// included) to its end, ns.
+    pub watched: (u64, u64),
 }
 
 /// A launched command that outlived a ptrace session.
@@ -114,6 +121,7 @@ pub(super) fn run(
     if let Target::Attach(pid) = cfg.target {
         check_target(pid)?;
     }
+    let watch = Watch::start();
     let (backend, why, ids, note) = choose(cfg)?;
     let mut out = match (backend, &cfg.target, ids) {
         (Backend::Tracepoint, Target::Launch(argv), Some(ids)) => {
@@ -127,5 +135,6 @@ pub(super) fn run(
     };
     out.why = why;
     out.notes.extend(note);
+    out.watched = watch.read();
     Ok(out)
 }

@@ -96,10 +96,8 @@ fn leaks_text(rows: &[AllocSite]) -> String {
 fn text(r: &ExperimentResult) -> Option<String> {
     let rows = table_rows(r)?;
     let table = crate::report::table::render(HEADERS.to_vec(), rows, 0..=5);
-    // Anything not kept is said first (never silently): the run's `lost` finding.
-    let warning = r.findings.iter().find(|f| f.key == "lost");
-    let warning = warning.map_or(String::new(), |f| format!("warning: {}\n", f.text));
-    Some(format!("{warning}{table}\n{}", leaks_text(&sites(r))))
+    // Anything not kept is said first, under the run's title (`TableKind`'s text).
+    Some(format!("{table}\n{}", leaks_text(&sites(r))))
 }
 
 /// The Markdown table of an `alloc` result.

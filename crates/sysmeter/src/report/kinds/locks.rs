@@ -9,7 +9,7 @@
 mod held;
 mod table;
 
-use super::{KindView, first};
+use super::{KindView, first, lost_under_title};
 use crate::model::locks::LOCK_ROWS;
 use crate::model::units;
 use crate::model::{ExperimentResult, RunRecord};
@@ -23,15 +23,7 @@ impl KindView for Locks {
     /// The generic layout with the `lost` finding right under the title: everything below
     /// is a fraction of what happened.
     fn text(&self, run: &RunRecord, color: bool, _full: bool) -> Option<String> {
-        let text = crate::report::text::render(run, self, color);
-        let lost = run
-            .results
-            .first()
-            .and_then(|r| r.findings.iter().find(|f| f.key == "lost"));
-        Some(match (lost, text.split_once('\n')) {
-            (Some(f), Some((title, rest))) => format!("{title}\nwarning: {}\n{rest}", f.text),
-            _ => text,
-        })
+        Some(lost_under_title(run, self, color))
     }
 
     fn result_text(&self, r: &ExperimentResult) -> Option<String> {

@@ -84,6 +84,12 @@ pub(super) struct TableKind {
 }
 
 impl KindView for TableKind {
+    /// The generic layout with a `lost` finding (records lost, or a blinded mechanism) right
+    /// under the title: everything below is a fraction of what happened.
+    fn text(&self, run: &RunRecord, color: bool, _full: bool) -> Option<String> {
+        Some(lost_under_title(run, self, color))
+    }
+
     fn result_text(&self, r: &ExperimentResult) -> Option<String> {
         (self.text)(r)
     }
@@ -106,4 +112,25 @@ fn first<'a>(
     views: &'a mut [ExperimentView],
 ) -> Option<(&'a ExperimentResult, &'a mut ExperimentView)> {
     run.results.first().zip(views.first_mut())
+}
+
+/// `run` in `view`'s generic layout with the first result's `lost` finding right under the
+/// title (`trace`, `calls`, `alloc`, `locks`).
+fn lost_under_title(run: &RunRecord, view: &dyn KindView, color: bool) -> String {
+    let text = crate::report::text::render(run, view, color);
+    under_title(text, run.results.first().and_then(lost_line))
+}
+
+/// The `lost` finding of result `r` as the warning line a report puts under its title.
+fn lost_line(r: &ExperimentResult) -> Option<String> {
+    let f = r.findings.iter().find(|f| f.key == "lost")?;
+    Some(format!("warning: {}", f.text))
+}
+
+/// `text` with `line` right under its first line (the title), when there is one.
+fn under_title(text: String, line: Option<String>) -> String {
+    match (line, text.split_once('\n')) {
+        (Some(line), Some((title, rest))) => format!("{title}\n{line}\n{rest}"),
+        _ => text,
+    }
 }

@@ -30,22 +30,13 @@ impl KindView for Profile {
             (None, None) => return None,
         };
         // A loss goes right under the title: everything below is a fraction.
-        Some(match (lost(run), text.split_once('\n')) {
-            (Some(line), Some((title, rest))) => format!("{title}\n{line}\n{rest}"),
-            _ => text,
-        })
+        let off = run.results.iter().find(|r| r.id == "offcpu");
+        Some(super::under_title(text, off.and_then(super::lost_line)))
     }
 
     fn html_answer(&self, run: &RunRecord, views: &mut [ExperimentView]) -> AnswerView {
         answer(run, views)
     }
-}
-
-/// The `lost` finding of the off-CPU part, as the line that says the run is incomplete.
-fn lost(run: &RunRecord) -> Option<String> {
-    let off = run.results.iter().find(|r| r.id == "offcpu")?;
-    let f = off.findings.iter().find(|f| f.key == "lost")?;
-    Some(format!("warning: {}", f.text))
 }
 
 /// The flame graph(s), then the flat profile (from the `….flat` result: samples in each

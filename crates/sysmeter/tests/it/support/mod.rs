@@ -3,11 +3,15 @@
 //! the sample run stored or written as a file (`sample`),
 //! the capabilities a test may need and the `skip!`/`need!` macros that report a missing
 //! one — or fail, under `SYSMETER_TEST_REQUIRE` (`skip`, `needs`), a `sysmeter serve` child
-//! (`serve`), a diagnosis starved of CPU until it loses records (`starved`), one lock for tests that want the CPUs to themselves (`exclusive`), and the
+//! (`serve`), a diagnosis starved of CPU until it loses records (`starved`), one lock for tests that want the CPUs to themselves (`exclusive`), one lock per kernel event
+//! that tests attach BPF or perf to (`observing`), a BPF program that hides a tracepoint
+//! from perf (`blinder`), and the
 //! PostgreSQL test database (`pg`, with the `pg` feature), a network namespace with a veth
 //! pair (`netns`), and the Ansible test's machines: sshd hosts in namespaces (`ssh_hosts`)
 //! and a CPU-limited cgroup (`cpu_limit`), with the `pg` feature like the test.
 
+pub mod beside;
+pub mod blinder;
 pub mod chromium;
 pub mod cmd;
 #[cfg(feature = "pg")]
@@ -15,6 +19,7 @@ pub mod cpu_limit;
 pub mod fleet;
 pub mod needs;
 pub mod netns;
+pub mod observing;
 #[cfg(feature = "pg")]
 pub mod pg;
 pub mod record;
@@ -29,6 +34,7 @@ pub use cmd::{
     BENCH_JSON, bench_json, json_of, json_out, json_out_code, stderr_of, stdout_of, sysmeter,
 };
 pub use needs::{compile_fixture, is_root};
+pub use observing::{Event, observing};
 pub use record::{assert_says, error_of, finding, finding_keys, median, result};
 pub(crate) use skip::{need, skip};
 

@@ -34,6 +34,7 @@
 //! | `ansible` | `ansible-playbook`, for the Ansible fleet test | `apt-get install ansible` |
 //! | `sshd` | OpenSSH's /usr/sbin/sshd, ssh and ssh-keygen (the Ansible test's hosts) | `apt-get install openssh-server` |
 //! | `bpf` | BPF programs may be loaded (root or CAP_BPF + CAP_PERFMON, kernel BTF) | root on a kernel with CONFIG_DEBUG_INFO_BTF |
+//! | `bpftrace` | bpftrace, a neighbour on the futex tracepoint for the blindness tests | `apt-get install bpftrace` |
 
 /// Defines [`Cap`], its names and [`Cap::ALL`] from one list, so that a capability cannot be
 /// added without its name.
@@ -82,6 +83,7 @@ capabilities! {
     NodeExporter => "node_exporter",
     Ansible => "ansible",
     Sshd => "sshd",
+    Bpftrace => "bpftrace",
 }
 
 /// Whether `list` (the value of `SYSMETER_TEST_REQUIRE`) requires `cap`.

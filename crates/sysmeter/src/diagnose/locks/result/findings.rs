@@ -1,12 +1,15 @@
 //! The findings of a `locks` result: the hot lock in one sentence ("one lock, taken at
 //! worker (fx.c:42), made 4 threads wait 1.8 s of 2.4 s wall"), the total lock wait, the
 //! waits for events that are not contention (condition variables, joins, semaphores), what
-//! was observed and lost, and what an empty result means.
+//! was observed and lost, and what an empty result means; with the perf backend, the
+//! in-process table's contended attempts as the witness of the futex calls received
+//! (`observe::witness`: a BPF program on the futex tracepoint may hide them all).
 
 use super::super::session::Recording;
 use super::super::sites::is_lock;
 use super::super::waits::Paired;
 use super::Lock;
+use crate::diagnose::observe::witness::Witness;
 use crate::model::Finding;
 use crate::model::units;
 
@@ -183,4 +186,34 @@ pub fn held(rows: &[crate::model::held::HeldRow]) -> Option<Finding> {
         units::count(top.owner_changes as f64),
     );
     Some(Finding::new("held_lock", text, Some(top.hold_ns as f64)))
+}
+
+/// How to see anyway, after a blinded run.
+pub const BLINDED_FIX: &str = "Stop it (`bpftool perf` lists what sits on a tracepoint) or \
+    use `--backend bpf`; the in-process table below is unaffected.";
+
+/// With the perf backend on a launched command whose in-process table was read: its
+/// contended lock attempts beside the futex calls the rings received. A contended attempt
+/// ends in the kernel almost always (the waiter's FUTEX_WAIT, and the holder's FUTEX_WAKE at
+/// its unlock), so a received call may stand for at most four contended attempts before the
+/// session calls itself blinded.
+pub fn witness(paired: &Paired, rec: &Recording) -> Option<Witness> {
+    if rec.in_kernel || rec.held.is_empty() {
+        return None;
+    }
+    let contended: u64 = rec
+        .held
+        .iter()
+        .filter(|r| r.kind != "condvar")
+        .map(|r| r.contended)
+        .sum();
+    Some(Witness {
+        event: "syscalls:sys_enter_futex",
+        seen: paired.calls,
+        seen_what: "futex calls",
+        lost: rec.recorded.lost,
+        counted: contended,
+        counted_what: "contended lock attempts in the command's in-process table",
+        margin: 4,
+    })
 }

@@ -1,6 +1,8 @@
 //! The findings of a trace: what dominates, what failed, what tracing cost and how it was
 //! done, and everything that limits the numbers (calls that never returned, lost records,
-//! a filter applied in user space, how tracing ended). Pure text from the outcome.
+//! a filter applied in user space, how tracing ended), and the witness of the tracepoint
+//! backend (the kernel's own read and write counts: a BPF program on `raw_syscalls` may
+//! hide the calls). Pure text from the outcome.
 
 use super::super::run::Outcome;
 use super::super::summary::CallStats;
@@ -8,6 +10,7 @@ use super::super::{Backend, TraceConfig};
 use super::error_text;
 use crate::diagnose::observe::backend::line;
 use crate::diagnose::observe::session::tracing_stopped;
+use crate::diagnose::observe::witness::Witness;
 use crate::model::Finding;
 use crate::model::units::duration_ns;
 
@@ -205,4 +208,27 @@ pub(super) fn all(
         "the process was detached and keeps running",
     ));
     v
+}
+
+/// How to see anyway, after a blinded run.
+pub(in crate::diagnose::trace) const BLINDED_FIX: &str = "Stop it (`bpftool perf` lists what sits on a \
+    tracepoint) or use `--backend ptrace`.";
+
+/// With the tracepoint backend and every call traced (no `-e`): the kernel's count of the
+/// target's read and write calls while it was traced beside the calls counted. Every such
+/// call is a system call the tracer should have seen, so it saw at least that many; half
+/// of it is the margin.
+pub(super) fn witness(out: &Outcome, cfg: &TraceConfig, total_calls: u64) -> Option<Witness> {
+    if out.backend != Backend::Tracepoint || cfg.selection.is_some() {
+        return None;
+    }
+    Some(Witness {
+        event: "raw_syscalls:sys_enter",
+        seen: total_calls,
+        seen_what: "system calls",
+        lost: out.lost,
+        counted: out.io.counted()?,
+        counted_what: "read or write calls of the process (the kernel's /proc/PID/io)",
+        margin: 2,
+    })
 }

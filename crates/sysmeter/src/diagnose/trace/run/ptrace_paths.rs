@@ -71,6 +71,8 @@ fn outcome(collector: Collector, overhead: calibrate::Overhead, cpu: Option<usiz
         command: CommandState::NotLaunched,
         pinned_cpu: cpu,
         lost: 0,
+        io: Default::default(),
+        watched: (0, 0),
         stats: None,
     }
 }

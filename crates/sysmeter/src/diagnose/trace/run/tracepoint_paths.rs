@@ -14,8 +14,9 @@ use super::super::tracepoint::{self, Calls, Ids, OpenSpec, Rings};
 use super::super::{Backend, CommandState, Ended, TraceConfig, TraceError, TraceObserver};
 use super::{Outcome, StopWhen, each_thread, online_cpus};
 use crate::diagnose::observe::error::resolve_program;
-use crate::diagnose::observe::pump::{self, Watched};
+use crate::diagnose::observe::pump::{self, Beside, Watched};
 use crate::diagnose::observe::session::Pending;
+use crate::diagnose::observe::witness::IoCalls;
 
 fn kernel_filter(cfg: &TraceConfig) -> Option<CString> {
     let arch = Arch::native();
@@ -37,6 +38,8 @@ fn outcome(calls: Calls, overhead: calibrate::Overhead) -> Outcome {
         pinned_cpu: None,
         lost: calls.lost,
         stats: None,
+        io: IoCalls::default(),
+        watched: (0, 0),
     }
 }
 
@@ -88,15 +91,22 @@ pub(super) fn launch(
     };
     let mut rings = Rings::open(ids, &spec).map_err(open_failed)?;
     drop(calibration);
+    // The kernel's read and write counts, from the exec on, until the last look before
+    // the command is reaped.
+    let mut io = IoCalls::default();
+    io.sample(child.pid());
     child
         .release()
         .map_err(TraceError::io("letting the command start"))?;
     let mut stop = StopWhen::until(cfg.duration, None);
     let mut calls = rings.calls(collector);
+    let pid = child.pid();
     let watched = Watched::Command(&mut child);
-    let (ended, exit) = pump::run(&mut rings, &mut calls, watched, &mut stop)
+    let mut source = Beside(&mut rings, || io.sample(pid));
+    let (ended, exit) = pump::run(&mut source, &mut calls, watched, &mut stop)
         .map_err(TraceError::io("waiting for the command"))?;
     let mut out = outcome(calls, overhead);
+    out.io = io;
     out.ended = ended;
     out.command = match exit {
         Some((exit, _)) => CommandState::Exited(exit.shell_code()),
@@ -138,11 +148,14 @@ pub(super) fn attach(
     drop(calibration);
     observer.attached(&super::attached_text(pid, threads, "tracepoints"));
     let mut stop = StopWhen::until(cfg.duration, Some(observer));
+    let mut io = IoCalls::default();
+    io.sample(pid);
     let mut calls = rings.calls(collector);
-    let watched = Watched::Process(pid);
-    let (ended, _) = pump::run(&mut rings, &mut calls, watched, &mut stop)
+    let mut source = Beside(&mut rings, || io.sample(pid));
+    let (ended, _) = pump::run(&mut source, &mut calls, Watched::Process(pid), &mut stop)
         .map_err(TraceError::io("watching the process"))?;
     let mut out = outcome(calls, overhead);
+    out.io = io;
     out.ended = ended;
     Ok(out)
 }
