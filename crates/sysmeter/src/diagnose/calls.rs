@@ -4,11 +4,11 @@
 //!
 //! Two backends (docs/calls.md), chosen by [`inproc::choose`]: for a launched, dynamically
 //! linked program, a preloaded library counts the calls in the process ([`inproc`]);
-//! otherwise uprobes. The uprobe mechanism: uprobes and uretprobes defined in tracefs ([`probes`]) on the
+//! otherwise uprobes. The uprobe mechanism: uprobes and uretprobes defined in tracefs (`probes`) on the
 //! program's PLT stubs or a library's definitions ([`select`], read from ELF by `observe::elf`),
 //! opened as tracepoints through perf_event_open with `inherit` and read from one ring per CPU
-//! ([`rings`]); the program never stops. Entries and returns are paired per thread
-//! ([`collector`]) after the per-call probe cost, measured first ([`calibrate`]), is
+//! (`rings`); the program never stops. Entries and returns are paired per thread
+//! (`collector`) after the per-call probe cost, measured first (`calibrate`), is
 //! subtracted. The result is one [`ExperimentResult`] (`calls`) with a metric per function.
 //!
 //! `--functions` ([`functions`]) uses the in-process library's -finstrument-functions hooks

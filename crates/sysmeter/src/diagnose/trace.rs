@@ -6,7 +6,7 @@
 //! processes; with `-e` a seccomp filter makes only the selected calls stop a launched
 //! command) and kernel tracepoints (`raw_syscalls` through perf_event_open: no stops, used
 //! automatically when permitted). Before tracing, the overhead of the chosen backend is
-//! measured ([`calibrate`]) and the part of it inside each call's timed interval is
+//! measured (`calibrate`) and the part of it inside each call's timed interval is
 //! subtracted. The result is one [`ExperimentResult`] (`trace`) with a metric per call.
 //!
 //! Depends on `model`, `stats`, `host` (procfs parsers) and sysmeter-sys (ptrace, seccomp,

@@ -149,7 +149,7 @@ pub trait Observer {
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 /// Ctrl-C and `--duration`, checked between stops or drains; also passes the running count
-/// to the observer of an attached trace (every [`PROGRESS_EVERY`]). `trace` and `calls`
+/// to the observer of an attached trace (every `PROGRESS_EVERY`). `trace` and `calls`
 /// both stop by it.
 pub struct StopWhen<'o> {
     deadline: Option<Instant>,
@@ -288,7 +288,7 @@ pub fn launched_stop(
 /// Waits for the command to end. Once Ctrl-C arrived (before or during the wait), passes
 /// SIGINT on to the command (the terminal's Ctrl-C reached it already, a signal sent to
 /// sysmeter alone did not; a second SIGINT is harmless) and kills it if it is still running
-/// [`GRACE`] later, so sysmeter never hangs on a command that ignores SIGINT.
+/// `GRACE` later, so sysmeter never hangs on a command that ignores SIGINT.
 pub fn wait_for_end(child: &mut Child) -> std::io::Result<Option<(Exit, ChildUsage)>> {
     let mut interrupted_at: Option<Instant> = None;
     loop {

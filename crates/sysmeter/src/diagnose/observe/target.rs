@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// What to diagnose.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    /// Start this command: argv, argv[0] included (the program as the user wrote it).
+    /// Start this command: argv, `argv[0]` included (the program as the user wrote it).
     Launch(Vec<OsString>),
     /// Attach to (or watch) this running process.
     Attach(i32),

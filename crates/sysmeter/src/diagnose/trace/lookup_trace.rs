@@ -1,8 +1,8 @@
 //! The path lookups of a command that `sysmeter run` launches, traced without stopping it:
-//! the tracepoint backend's rings ([`super::tracepoint::Rings`]) on the gated child, with the
+//! the tracepoint backend's rings (`tracepoint::Rings`) on the gated child, with the
 //! kernel filter keeping only strace's `%file` calls (every call that takes a path), plus
-//! the uprobes of [`super::tracepoint::PathProbes`] for the path strings when they can be
-//! defined. A thread drains the rings every [`super::tracepoint::DRAIN_PERIOD`] into one
+//! the uprobes of `tracepoint::PathProbes` for the path strings when they can be
+//! defined. A thread drains the rings every `DRAIN_PERIOD` (the floor's one period) into one
 //! [`Collector`] while the command runs; the calibrated tracing overhead inside each call's
 //! interval is subtracted as in `trace`.
 
