@@ -9,6 +9,8 @@
 //! Depends on `perf_event` (the rings), [`super::records`], [`super::session`].
 
 use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use perf_event::Sampler;
 use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
@@ -94,6 +96,35 @@ impl<H: ?Sized, S: Pump<H> + ?Sized, F: FnMut()> Pump<H> for Beside<'_, S, F> {
 
     fn ended(&mut self) -> io::Result<bool> {
         self.0.ended()
+    }
+}
+
+/// A source drained on another thread until `flag` is set ([`Watched::BySource`]): `run`'s
+/// lookup tracer, which the launching thread stops once the command it traces is reaped.
+pub struct UntilSet<'s, S: ?Sized>(pub &'s mut S, pub Arc<AtomicBool>);
+
+impl<H: ?Sized, S: Pump<H> + ?Sized> Pump<H> for UntilSet<'_, S> {
+    fn pump(&mut self, h: &mut H, last: bool) {
+        self.0.pump(h, last);
+    }
+
+    fn ended(&mut self) -> io::Result<bool> {
+        Ok(self.1.load(Ordering::Acquire))
+    }
+}
+
+/// A handler that only counts the samples it is handed (`profile`'s calibration: how many
+/// samples a timed block cost).
+#[derive(Debug, Default)]
+pub struct SampleCount(pub u64);
+
+impl Handler for SampleCount {
+    fn record(&mut self, r: Record<'_>) {
+        self.0 += u64::from(matches!(r, Record::Sample(_)));
+    }
+
+    fn count(&self) -> u64 {
+        self.0
     }
 }
 

@@ -157,6 +157,8 @@ pub struct StopWhen<'o> {
     next_progress: Instant,
     /// What stopped the trace, once it did.
     pub why: Option<Ended>,
+    /// Whether Ctrl-C stops it (all but [`StopWhen::never`]).
+    on_interrupt: bool,
 }
 
 impl<'o> StopWhen<'o> {
@@ -170,6 +172,20 @@ impl<'o> StopWhen<'o> {
             observer,
             next_progress: Instant::now(),
             why: None,
+            on_interrupt: true,
+        }
+    }
+
+    /// Never stops: a session that only its source ends (`pump::UntilSet`: `run`'s lookup
+    /// tracer, which must keep tracing through Ctrl-C while the command it traces, which
+    /// receives the Ctrl-C too, finishes).
+    pub fn never() -> StopWhen<'o> {
+        StopWhen {
+            deadline: None,
+            observer: None,
+            next_progress: Instant::now(),
+            why: None,
+            on_interrupt: false,
         }
     }
 
@@ -182,7 +198,7 @@ impl<'o> StopWhen<'o> {
                 o.progress(calls);
             }
         }
-        if sysmeter_sys::signal::interrupted() {
+        if self.on_interrupt && sysmeter_sys::signal::interrupted() {
             self.why = Some(Ended::Interrupted);
         } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
             self.why = Some(Ended::Duration);

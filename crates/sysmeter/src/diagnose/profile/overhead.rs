@@ -22,12 +22,12 @@
 //! measured separately (session).
 
 use crate::diagnose::observe::overhead::{CpuOf, Traced, cpu_ns, paired};
-use crate::diagnose::observe::records::RECORD_SAMPLE;
+use crate::diagnose::observe::pump::{SampleCount, drain_ring};
 use perf_event::Sampler;
 
 use crate::diagnose::observe::sampled::SampledError;
 use crate::diagnose::observe::sampled::cpu_clock::{
-    builder, is_permission, open_error, open_sampler,
+    builder, format, is_permission, open_error, open_sampler,
 };
 
 /// Timed blocks of each kind.
@@ -111,11 +111,9 @@ fn self_sampler(frequency: u64) -> Result<Sampler, SampledError> {
 
 /// Samples waiting in the ring buffer (and drops them).
 fn drain_samples(s: &mut Sampler) -> u64 {
-    let mut n = 0;
-    while let Some(rec) = s.next_record() {
-        n += u64::from(rec.ty() == RECORD_SAMPLE);
-    }
-    n
+    let mut n = SampleCount::default();
+    drain_ring(s, format(), &mut n);
+    n.0
 }
 
 /// Measures the cost of one sample (about 0.1 s of CPU time).

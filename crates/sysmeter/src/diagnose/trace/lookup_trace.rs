@@ -2,7 +2,7 @@
 //! the tracepoint backend's rings (`tracepoint::Rings`) on the gated child, with the
 //! kernel filter keeping only strace's `%file` calls (every call that takes a path), plus
 //! the uprobes of `tracepoint::PathProbes` for the path strings when they can be
-//! defined. A thread drains the rings every `DRAIN_PERIOD` (the floor's one period) into one
+//! defined. A thread drains the rings on the floor's one session loop (`pump::run`) into one
 //! [`Collector`] while the command runs; the calibrated tracing overhead inside each call's
 //! interval is subtracted as in `trace`.
 
@@ -18,7 +18,8 @@ use super::summary::{CallStats, Collector};
 use super::tracepoint::{self, OpenSpec, PathProbes, Rings};
 use crate::diagnose::observe::backend::Reason;
 use crate::diagnose::observe::lookups::{LookupSummary, LookupTracer};
-use crate::diagnose::observe::pump::Pump;
+use crate::diagnose::observe::pump::{self, UntilSet, Watched};
+use crate::diagnose::observe::session::StopWhen;
 
 /// What the trace of the lookups found.
 #[derive(Debug, Clone)]
@@ -92,11 +93,14 @@ impl LookupTrace {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let worker = std::thread::spawn(move || {
-            while !flag.load(Ordering::Acquire) {
-                std::thread::sleep(tracepoint::DRAIN_PERIOD);
-                rings.pump(&mut calls, false);
-            }
-            rings.pump(&mut calls, true);
+            let mut source = UntilSet(&mut rings, flag);
+            // Only the flag ends it (BySource); a drain cannot fail.
+            let _ = pump::run(
+                &mut source,
+                &mut calls,
+                Watched::BySource,
+                &mut StopWhen::never(),
+            );
             (calls.collector, calls.lost)
         });
         Ok(LookupTrace {

@@ -36,9 +36,8 @@ use crate::diagnose::observe::records::{Format, Record};
 use crate::diagnose::observe::rings::{PerCpuRings, Placement, TimeMerge, paired_tracepoint};
 use records::{Event, Kind, event};
 
-pub(super) use crate::diagnose::observe::rings::DRAIN_PERIOD;
 /// Ring buffer memory for all rings together; each ring gets a power-of-two share. Rings
-/// are drained every [`DRAIN_PERIOD`], so 2 MiB (≈ 35 000 exit records) per ring leaves a
+/// are drained every `observe::rings::DRAIN_PERIOD`, so 2 MiB (≈ 35 000 exit records) per ring leaves a
 /// wide margin even when the reader is kept off the CPU for a while; larger rings cost
 /// start-up and tear-down time (the kernel allocates, zeroes and frees every page: ~10 ms
 /// per 8 MiB munmap measured in this VM).

@@ -54,6 +54,11 @@ const SAMPLED: SampleFlag = SampleFlag::IP
     .union(SampleFlag::REGS_USER)
     .union(SampleFlag::STACK_USER);
 
+/// How the samples of a [`builder`] event are laid out (what `pump::drain_ring` parses by).
+pub fn format() -> Format {
+    Format::of(SAMPLED, REGS_MASK)
+}
+
 /// The CPU-clock sampling event at `frequency`, with kernel call chains when `kernel`.
 pub fn builder(frequency: u64, kernel: bool) -> Builder<'static> {
     let mut b = Builder::new(Software::CPU_CLOCK);
@@ -215,9 +220,8 @@ impl EventSet {
 
     /// Reads every record now in the ring buffers into `raw`, and unwinds the stacks read.
     pub fn drain(&mut self, raw: &mut RawData) {
-        let format = Format::of(SAMPLED, REGS_MASK);
         for s in &mut self.samplers {
-            drain_ring(s, format, raw);
+            drain_ring(s, format(), raw);
         }
         raw.unwind_pending(&mut self.live);
     }
