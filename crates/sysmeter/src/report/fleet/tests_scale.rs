@@ -6,7 +6,7 @@
 
 use super::*;
 use crate::model::fixture::{assert_in_order, sample_run};
-use crate::model::{FleetData, FleetHost, FleetValue, Status};
+use crate::model::{FleetData, FleetHost, FleetValue, RunRecord, Status};
 use crate::stats::fleet::fleet_view;
 
 /// The kernel of the planted slow hosts.
@@ -24,11 +24,10 @@ fn slow(i: usize) -> bool {
     i % 500 == 7
 }
 
-/// `n` hosts: every metric of the fixture jittered by up to ±3% (deterministically), three
+/// `n` hosts made from `template`: every metric of it jittered by up to ±3% (deterministically), three
 /// CPU models, two kernels (a quarter on 6.1.0-26-amd64), and the [`slow`] hosts on
 /// [`SLOW_KERNEL`] and twice as slow in every `os.syscall` metric.
-fn synthetic_fleet(n: usize) -> (FleetView, Vec<FleetHost>) {
-    let template = sample_run();
+fn synthetic_fleet(template: &RunRecord, n: usize) -> (FleetView, Vec<FleetHost>) {
     let mut data = FleetData::default();
     for i in 0..n {
         let mut host = template.host.clone();
@@ -68,16 +67,18 @@ fn synthetic_fleet(n: usize) -> (FleetView, Vec<FleetHost>) {
     (fleet_view(&data), data.hosts)
 }
 
-/// The page of `n` synthetic hosts, checked: under its share of 3 MB, the grouping sentence
-/// and the outliers first, no row per host in the charts or the roll call.
-fn checked_page(n: usize) -> String {
-    let (view, hosts) = synthetic_fleet(n);
+/// The page of `n` synthetic hosts made from `template`, checked: under its share of 3 MB,
+/// the grouping sentence and the outliers first, no row per host in the charts or the roll
+/// call.
+fn checked_page(template: &RunRecord, n: usize) -> String {
+    let (view, hosts) = synthetic_fleet(template, n);
     let planted: Vec<String> = (0..n).filter(|i| slow(*i)).map(name).collect();
     let sentence = format!(
         "All {} outliers run kernel {SLOW_KERNEL}; none of the other {} hosts does (the usual \
-         kernel: 6.8.0-45-generic).",
+         kernel: {}).",
         planted.len(),
-        n - planted.len()
+        n - planted.len(),
+        template.host.kernel
     );
     let html = render(&view, &hosts, FleetFormat::Html).expect("renders");
     let bound = BYTES_PER_10_000 * n / 10_000;
@@ -114,15 +115,22 @@ fn checked_page(n: usize) -> String {
 
 #[test]
 fn thousands_of_hosts_fit_their_share_of_3_mb_and_lead_with_what_the_outliers_share() {
-    checked_page(3_000);
+    checked_page(&sample_run(), 3_000);
 }
 
-/// 10 000 hosts, the size the issue names (slow in a debug build: `--ignored`). Writes the
-/// page to the temporary directory for a look in a browser.
+/// 10 000 hosts, the size the issue names, made from a real default bench run (24
+/// experiments, 204 metrics; slow in a debug build: `--ignored`). Writes the page to the
+/// temporary directory for a look in a browser.
 #[test]
 #[ignore]
 fn ten_thousand_hosts_fit_in_3_mb() {
-    let html = checked_page(10_000);
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/runs/default-bench.json"
+    );
+    let json = std::fs::read_to_string(path).expect("the default bench fixture");
+    let template: RunRecord = serde_json::from_str(&json).expect("a run record");
+    let html = checked_page(&template, 10_000);
     let path = std::env::temp_dir().join("sysmeter-fleet-10000.html");
     std::fs::write(&path, &html).expect("write page");
     println!(
