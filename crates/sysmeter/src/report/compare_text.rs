@@ -18,7 +18,7 @@ mod terminal;
 mod tests;
 
 pub use document::{CompareDocument, Counts};
-pub use host_diff::{Difference, machine_differences, run_differences};
+pub use host_diff::{Difference, machine_differences, machine_fields, run_differences};
 
 use document::{counts, json};
 use terminal::text;

@@ -1,9 +1,10 @@
 //! Rendering of `sysmeter fleet`: a [`FleetView`] (each host's latest bench run, reduced per
 //! metric by `stats::fleet`) as terminal text, Markdown, JSON or one HTML page. Every format
 //! starts from one [`FleetDocument`] — the JSON of docs/json-schema.md — so they say the
-//! same, at any size, answer first: the outliers, each with the machine differences that may
-//! explain it (what `compare` lists, between the outlier and the host nearest the fleet
-//! median), then the spread per metric (fleet median, p10–p90, and up to 50 hosts each
+//! same, at any size, answer first: what the outliers share in one sentence per group
+//! (`shared.rs`: "All 4 outliers run kernel 6.11.0-9-generic; …"), the outliers by host
+//! (the JSON keeps each outlier's machine differences from the host nearest the fleet
+//! median, what `compare` lists), then the spread per metric (fleet median, p10–p90, and up to 50 hosts each
 //! host's value and percentile), and the roll call of the hosts last (`shape.rs` decides
 //! what a large fleet shows).
 //!
@@ -12,8 +13,11 @@
 mod html;
 mod markdown;
 mod shape;
+mod shared;
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod tests_scale;
 mod text;
 
 use serde::{Deserialize, Serialize};
@@ -23,6 +27,7 @@ use super::compare_text::machine_differences;
 use super::text::timestamp;
 use crate::model::{FleetHost, Unit};
 use crate::stats::fleet::{FleetMetric, FleetView, HostValue, MADS, MIN_FACTOR, MIN_HOSTS};
+pub use shared::{OutlierGroup, SharedField};
 
 /// Version of the `fleet --format json` document (docs/json-schema.md).
 pub const FLEET_SCHEMA: u32 = 1;
@@ -52,6 +57,10 @@ pub struct FleetDocument {
     pub outlier_rule: OutlierRule,
     /// Every (host, metric) outlier, farthest from the fleet median first.
     pub outliers: Vec<Outlier>,
+    /// The outlier hosts grouped by the machine fields they share and the other hosts mostly
+    /// lack (`shared.rs`), largest group first.
+    #[serde(default)]
+    pub outlier_groups: Vec<OutlierGroup>,
     /// Every metric, by experiment and name.
     pub metrics: Vec<MetricDoc>,
 }
@@ -154,6 +163,13 @@ pub struct HostValueDoc {
 
 /// Builds the document of `view` over `hosts`.
 pub fn document(view: &FleetView, hosts: &[FleetHost]) -> FleetDocument {
+    let outliers = view.outliers();
+    let mut outlier_hosts: Vec<&str> = Vec::new();
+    for (_, h) in &outliers {
+        if !outlier_hosts.contains(&h.hostname.as_str()) {
+            outlier_hosts.push(&h.hostname);
+        }
+    }
     FleetDocument {
         schema: FLEET_SCHEMA,
         hosts: hosts
@@ -171,9 +187,8 @@ pub fn document(view: &FleetView, hosts: &[FleetHost]) -> FleetDocument {
             min_factor: MIN_FACTOR,
             robust_sds: MADS,
         },
-        outliers: view
-            .outliers()
-            .into_iter()
+        outlier_groups: shared::outlier_groups(&outlier_hosts, hosts),
+        outliers: (outliers.iter())
             .map(|(m, h)| outlier(m, h, hosts))
             .collect(),
         metrics: view.metrics.iter().map(metric_doc).collect(),
@@ -265,39 +280,21 @@ fn how_far(o: &Outlier) -> String {
     }
 }
 
-/// `kernel 6.8.0 → 6.9.1; CPU model A → B`, or a note that the machines are described alike.
-fn differences_line(o: &Outlier) -> String {
-    let Some(typical) = &o.compared_with else {
-        return "no other host to compare with".to_string();
-    };
-    if o.differences.is_empty() {
-        return format!("same machine description as {typical} (nearest the median)");
-    }
-    let list: Vec<String> = o
-        .differences
-        .iter()
-        .map(|d| format!("{} {} → {}", d.field, d.typical, d.host))
-        .collect();
-    format!("vs {typical} (nearest the median): {}", list.join("; "))
-}
-
-/// The outliers grouped by host, hosts in the order of their farthest outlier, with each
-/// group's distinct machine-difference lines (usually one).
-fn by_host(doc: &FleetDocument) -> Vec<(Vec<&Outlier>, Vec<String>)> {
-    let mut groups: Vec<(Vec<&Outlier>, Vec<String>)> = Vec::new();
+/// The outliers grouped by host, hosts in the order of their farthest outlier.
+fn by_host(doc: &FleetDocument) -> Vec<Vec<&Outlier>> {
+    let mut groups: Vec<Vec<&Outlier>> = Vec::new();
     for o in &doc.outliers {
-        let line = differences_line(o);
-        match groups.iter_mut().find(|(g, _)| g[0].host == o.host) {
-            Some((g, lines)) => {
-                g.push(o);
-                if !lines.contains(&line) {
-                    lines.push(line);
-                }
-            }
-            None => groups.push((vec![o], vec![line])),
+        match groups.iter_mut().find(|g| g[0].host == o.host) {
+            Some(g) => g.push(o),
+            None => groups.push(vec![o]),
         }
     }
     groups
+}
+
+/// What the outliers share, in sentences: the one wording every format prints.
+fn shared_sentences(doc: &FleetDocument) -> Vec<String> {
+    shared::sentences(&doc.outlier_groups, by_host(doc).len())
 }
 
 /// The metrics table's header: four fixed columns, then one per host.

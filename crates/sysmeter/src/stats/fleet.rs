@@ -199,8 +199,10 @@ fn percentile(sorted: &[f64], v: f64) -> f64 {
     if sorted.len() < 2 {
         return 50.0;
     }
-    let below = sorted.iter().filter(|x| **x < v).count() as f64;
-    let equal = sorted.iter().filter(|x| **x == v).count() as f64 - 1.0;
+    // Two binary searches: a fleet of 10 000 hosts asks this 10 000 times per metric.
+    let below = sorted.partition_point(|x| *x < v);
+    let equal = sorted.partition_point(|x| *x <= v) - below;
+    let (below, equal) = (below as f64, equal as f64 - 1.0);
     100.0 * (below + equal / 2.0) / (sorted.len() - 1) as f64
 }
 

@@ -49,11 +49,17 @@ fn the_slow_host_is_the_only_outlier_and_only_in_os_syscall() {
     let ratio = o["value"].as_f64().expect("value") / o["fleet_median"].as_f64().expect("median");
     assert!((1.9..2.1).contains(&ratio), "{o}");
     assert_eq!(o["differences"][0]["field"], "kernel", "{o}");
+    let group = &doc["outlier_groups"][0];
+    assert_eq!(group["hosts"], serde_json::json!([SLOW]), "{doc}");
+    assert_eq!(group["shared"][0]["value"], "6.11.0-9-generic", "{doc}");
     let text = stdout_of(&mut fleet(&db, &[]));
     let outliers_at = text.find("Outliers").expect("outliers section");
     assert!(
         text[outliers_at..].starts_with("Outliers")
-            && text.contains("kernel 6.8.0-45-generic → 6.11.0-9-generic"),
+            && text.contains(&format!(
+                "The outlier {SLOW} runs kernel 6.11.0-9-generic; none of the other 4 hosts \
+                 does (the usual kernel: 6.8.0-45-generic)."
+            )),
         "{text}"
     );
     assert!(

@@ -28,36 +28,59 @@ type HostField = (&'static str, fn(&HostInfo) -> String);
 /// A labelled setting of a run.
 type RunField = (&'static str, fn(&RunRecord) -> String);
 
+/// The fields of a machine description, most telling first (the host name first).
+const HOST_FIELDS: [HostField; 17] = [
+    ("host name", |h| h.hostname.clone()),
+    ("architecture", |h| h.arch.clone()),
+    ("CPU model", |h| h.cpu.model.clone()),
+    ("CPU topology", topology),
+    ("base frequency", |h| mhz(h.cpu.base_mhz)),
+    ("max frequency", |h| mhz(h.cpu.max_mhz)),
+    ("governor", |h| opt(h.cpu.governor.clone())),
+    ("boost", |h| {
+        opt(h.cpu.boost.map(|b| if b { "on" } else { "off" }))
+    }),
+    ("caches", caches),
+    ("memory", memory),
+    ("virtualization", |h| {
+        h.virtualization.clone().unwrap_or_else(|| "none".into())
+    }),
+    ("kernel", |h| h.kernel.clone()),
+    ("OS", |h| h.os.clone()),
+    ("cgroup CPU limit", |h| {
+        opt(h.cgroup.cpu_max.map(|c| format!("{} CPUs", units::sig3(c))))
+    }),
+    ("cgroup memory limit", |h| {
+        opt(h.cgroup.memory_max_bytes.map(|b| units::bytes(b as f64)))
+    }),
+    ("transparent huge pages", |h| opt(h.thp.clone())),
+    ("perf_event_paranoid", |h| opt(h.perf_event_paranoid)),
+];
+
+/// One machine's description as labelled values, in the order of [`machine_differences`]:
+/// the fields, each mitigation's status, the disks (not the host name, which every machine
+/// has its own of, nor the noise warnings, which belong to one run). `fleet` finds what its
+/// outliers share in these.
+pub fn machine_fields(h: &HostInfo) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = HOST_FIELDS[1..]
+        .iter()
+        .map(|(field, get)| (field.to_string(), get(h)))
+        .collect();
+    let mut names: Vec<&str> = h.vulnerabilities.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    out.extend(
+        names
+            .into_iter()
+            .map(|n| (format!("mitigation {n}"), mitigation_status(h, n))),
+    );
+    out.push(("disks".to_string(), disks(h)));
+    out
+}
+
 /// The machine fields that differ between `a` and `b`, most telling first.
 pub fn machine_differences(a: &HostInfo, b: &HostInfo) -> Vec<Difference> {
-    let fields: [HostField; 17] = [
-        ("host name", |h| h.hostname.clone()),
-        ("architecture", |h| h.arch.clone()),
-        ("CPU model", |h| h.cpu.model.clone()),
-        ("CPU topology", topology),
-        ("base frequency", |h| mhz(h.cpu.base_mhz)),
-        ("max frequency", |h| mhz(h.cpu.max_mhz)),
-        ("governor", |h| opt(h.cpu.governor.clone())),
-        ("boost", |h| {
-            opt(h.cpu.boost.map(|b| if b { "on" } else { "off" }))
-        }),
-        ("caches", caches),
-        ("memory", memory),
-        ("virtualization", |h| {
-            h.virtualization.clone().unwrap_or_else(|| "none".into())
-        }),
-        ("kernel", |h| h.kernel.clone()),
-        ("OS", |h| h.os.clone()),
-        ("cgroup CPU limit", |h| {
-            opt(h.cgroup.cpu_max.map(|c| format!("{} CPUs", units::sig3(c))))
-        }),
-        ("cgroup memory limit", |h| {
-            opt(h.cgroup.memory_max_bytes.map(|b| units::bytes(b as f64)))
-        }),
-        ("transparent huge pages", |h| opt(h.thp.clone())),
-        ("perf_event_paranoid", |h| opt(h.perf_event_paranoid)),
-    ];
-    let mut out: Vec<Difference> = fields
+    let mut out: Vec<Difference> = HOST_FIELDS
         .iter()
         .filter_map(|(field, get)| differ(field, get(a), get(b)))
         .collect();
@@ -178,12 +201,6 @@ fn disks(h: &HostInfo) -> String {
 
 /// Mitigations whose status differs, one difference each.
 fn mitigations(a: &HostInfo, b: &HostInfo) -> Vec<Difference> {
-    let status = |h: &HostInfo, name: &str| {
-        h.vulnerabilities
-            .iter()
-            .find(|(n, _)| n == name)
-            .map_or_else(|| format::NONE.to_string(), |(_, s)| s.clone())
-    };
     let mut names: Vec<&str> = a
         .vulnerabilities
         .iter()
@@ -194,8 +211,19 @@ fn mitigations(a: &HostInfo, b: &HostInfo) -> Vec<Difference> {
     names.dedup();
     names
         .into_iter()
-        .filter_map(|n| differ(&format!("mitigation {n}"), status(a, n), status(b, n)))
+        .filter_map(|n| {
+            let (sa, sb) = (mitigation_status(a, n), mitigation_status(b, n));
+            differ(&format!("mitigation {n}"), sa, sb)
+        })
         .collect()
+}
+
+/// The status of mitigation `name` on `h` (`—` when not listed).
+fn mitigation_status(h: &HostInfo, name: &str) -> String {
+    h.vulnerabilities
+        .iter()
+        .find(|(n, _)| n == name)
+        .map_or_else(|| format::NONE.to_string(), |(_, s)| s.clone())
 }
 
 /// The entries of `x` that `y` lacks, joined; empty when there are none.

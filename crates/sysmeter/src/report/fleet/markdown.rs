@@ -1,12 +1,12 @@
-//! `sysmeter fleet` as GitHub-flavoured Markdown, the answer first: the outliers with their
-//! machine differences, every metric's spread (a column per host up to 50 hosts), and the
+//! `sysmeter fleet` as GitHub-flavoured Markdown, the answer first: what the outliers share
+//! (`shared.rs`'s sentences) and the outliers by host, every metric's spread (a column per host up to 50 hosts), and the
 //! hosts last (a table up to 50, counts per CPU model and kernel beyond).
 //!
 //! Pure: a [`FleetDocument`] in, a string out.
 
 use super::shape::{SPREAD_HEADER, counts, per_host, spread_row};
 use super::text::rule;
-use super::{FleetDocument, by_host, how_far, metric_row, metrics_header};
+use super::{FleetDocument, by_host, how_far, metric_row, metrics_header, shared_sentences};
 use crate::model::units;
 
 /// Makes text safe inside a table cell or a line: pipes escaped, line breaks flattened.
@@ -29,13 +29,17 @@ fn table(headers: &[String], rows: &[Vec<String>]) -> String {
 pub(super) fn render(doc: &FleetDocument) -> String {
     let mut blocks = vec![format!("# sysmeter fleet of {} hosts", doc.hosts.len())];
     blocks.push("## Outliers".to_string());
+    let shared = shared_sentences(doc);
+    if !shared.is_empty() {
+        blocks.push(format!("**{}**", escape(&shared.join(" "))));
+    }
     blocks.push(format!("An outlier is {}.", rule(doc)));
     if doc.outliers.is_empty() {
         blocks.push("No host is an outlier in any metric.".to_string());
     }
     let items: Vec<String> = by_host(doc)
         .into_iter()
-        .map(|(group, lines)| {
+        .map(|group| {
             let metrics: Vec<String> = group
                 .iter()
                 .map(|o| {
@@ -48,12 +52,7 @@ pub(super) fn render(doc: &FleetDocument) -> String {
                     )
                 })
                 .collect();
-            format!(
-                "- **{}**: {} — {}",
-                escape(&group[0].host),
-                metrics.join("; "),
-                escape(&lines.join("; "))
-            )
+            format!("- **{}**: {}", escape(&group[0].host), metrics.join("; "))
         })
         .collect();
     if !items.is_empty() {

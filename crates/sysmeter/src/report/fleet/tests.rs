@@ -70,6 +70,19 @@ fn the_document_lists_the_slow_host_first_with_its_kernel() {
         assert_eq!(o.differences[0].field, "kernel");
         assert_eq!(o.differences[0].host, "6.11.0-9-generic");
     }
+    assert_eq!(doc.outlier_groups.len(), 1, "{:?}", doc.outlier_groups);
+    let group = &doc.outlier_groups[0];
+    assert_eq!(
+        (group.hosts.as_slice(), group.other_hosts),
+        (&["slow-5".to_string()][..], 4)
+    );
+    assert_eq!(
+        super::shared_sentences(&doc),
+        [
+            "The outlier slow-5 runs kernel 6.11.0-9-generic; none of the other 4 hosts does \
+          (the usual kernel: 6.8.0-45-generic)."
+        ]
+    );
     let m = &doc.metrics[0];
     assert_eq!(m.hosts.len(), 5);
     assert!(m.p10 <= m.fleet_median && m.fleet_median <= m.p90);
@@ -217,13 +230,12 @@ fn a_large_fleet_leads_with_the_outliers_and_summarises_the_roll_call() {
     assert!(md.contains("| CPU model 0 | 100 |"), "{md}");
     let html = render(&view, &hosts, FleetFormat::Html).expect("renders");
     assert_in_order(&html, &["<h2>Outliers</h2>", "<h2>Headline metrics</h2>"]);
-    assert_in_order(
-        &html,
-        &["<h2>All metrics</h2>", "<details><summary>All 300 hosts"],
-    );
-    assert_eq!(
-        html.matches("<tr><td>host-").count(),
-        300,
-        "every host, collapsed"
-    );
+    // Beyond 50 hosts the roll call is counts (it was every host, collapsed): no row per
+    // host; --format json holds each host's run.
+    assert_in_order(&html, &["<h2>All metrics</h2>", "<h2>Hosts (300)</h2>"]);
+    assert_eq!(html.matches("<tr><td>host-").count(), 0, "no row per host");
+    assert!(html.contains("100 × CPU model 0"), "{html}");
+    // Half the outliers run each kernel, as half the fleet does: nothing sets them apart.
+    let nothing = "The 40 outlier hosts share no machine setting that sets them apart";
+    assert!(html.contains(nothing) && text.contains(nothing) && md.contains(nothing));
 }

@@ -1,5 +1,5 @@
-//! `sysmeter fleet` as terminal text, the answer first and short at any size: the outliers
-//! grouped by host with their machine differences, the spread of the headline metrics (up
+//! `sysmeter fleet` as terminal text, the answer first and short at any size: what the
+//! outliers share (`shared.rs`'s sentences), the outliers grouped by host, the spread of the headline metrics (up
 //! to 50 hosts: every metric with a column per host), and the roll call last — a table up
 //! to 50 hosts, counts per CPU model and kernel beyond. At most `MAX_LINES` lines for a
 //! fleet of any size; `--format json` holds everything.
@@ -9,7 +9,7 @@
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
 use super::shape::{SPREAD_HEADER, counts, counts_line, headline, per_host, spread_row};
-use super::{FleetDocument, by_host, how_far, metric_row, metrics_header};
+use super::{FleetDocument, by_host, how_far, metric_row, metrics_header, shared_sentences};
 use crate::model::units;
 
 /// The most lines of a large fleet's text (checked by the tests: the caps below keep it).
@@ -53,8 +53,8 @@ pub(super) fn rule(doc: &FleetDocument) -> String {
     )
 }
 
-/// The outliers grouped by host, each group's machine differences once; a large fleet's
-/// list cut after [`OUTLIER_HOSTS`] hosts.
+/// What the outliers share, then the outliers grouped by host; a large fleet's list cut
+/// after [`OUTLIER_HOSTS`] hosts.
 fn outliers(doc: &FleetDocument) -> String {
     if doc.outliers.is_empty() {
         return format!("No outliers (an outlier is {}).\n", rule(doc));
@@ -66,9 +66,12 @@ fn outliers(doc: &FleetDocument) -> String {
         doc.outliers.len(),
         rule(doc)
     );
+    for line in shared_sentences(doc) {
+        out.push_str(&format!("  {line}\n"));
+    }
     let cut = !per_host(doc);
     let shown = if cut { OUTLIER_HOSTS } else { groups.len() };
-    for (group, lines) in groups.iter().take(shown) {
+    for group in groups.iter().take(shown) {
         let per = if cut { METRICS_PER_HOST } else { group.len() };
         for o in group.iter().take(per) {
             out.push_str(&format!(
@@ -82,9 +85,6 @@ fn outliers(doc: &FleetDocument) -> String {
         }
         if group.len() > per {
             out.push_str(&format!("    and {} more metric(s)\n", group.len() - per));
-        }
-        for line in lines.iter().take(if cut { 1 } else { lines.len() }) {
-            out.push_str(&format!("      {line}\n"));
         }
     }
     if groups.len() > shown {
