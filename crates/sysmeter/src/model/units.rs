@@ -166,17 +166,11 @@ pub fn percent(fraction: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Checks that `f` formats each value as its row says.
-    fn formats<T: Copy + std::fmt::Debug>(f: fn(T) -> String, cases: &[(T, &str)]) {
-        for &(value, want) in cases {
-            assert_eq!(f(value), want, "{value:?}");
-        }
-    }
+    use crate::model::fixture::assert_cases;
 
     #[test]
     fn durations_have_three_significant_digits() {
-        formats(
+        assert_cases(
             duration_ns,
             &[
                 (0.4121, "0.412 ns"),
@@ -196,8 +190,8 @@ mod tests {
 
     #[test]
     fn rates_sizes_counts_cycles_percent() {
-        formats(rate, &[(812.4e6, "812 MB/s"), (12.44e9, "12.4 GB/s")]);
-        formats(
+        assert_cases(rate, &[(812.4e6, "812 MB/s"), (12.44e9, "12.4 GB/s")]);
+        assert_cases(
             bytes,
             &[
                 (49152.0, "48 KiB"),
@@ -205,8 +199,8 @@ mod tests {
                 (512.0, "512 B"),
             ],
         );
-        formats(count, &[(9.123, "9.12"), (12_345.0, "12.3k")]);
-        formats(
+        assert_cases(count, &[(9.123, "9.12"), (12_345.0, "12.3k")]);
+        assert_cases(
             cycles,
             &[
                 (123.4, "~123 cyc"),
@@ -214,7 +208,7 @@ mod tests {
                 (0.4121, "~0.412 cyc"),
             ],
         );
-        formats(percent, &[(0.123, "12%"), (0.034, "3.4%")]);
+        assert_cases(percent, &[(0.123, "12%"), (0.034, "3.4%")]);
     }
 
     #[test]
@@ -227,7 +221,7 @@ mod tests {
 
     #[test]
     fn whole_sizes() {
-        formats(
+        assert_cases(
             size,
             &[
                 (0, "0 B"),
