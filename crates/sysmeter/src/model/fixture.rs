@@ -5,8 +5,9 @@
 //! Pure and deterministic: fixed timestamps, fixed samples, statistics computed by `stats`
 //! with a fixed seed. The snapshot tests of `report` and the integration tests reuse it, so
 //! changing it means re-accepting snapshots. Beside it, [`assert_in_order`]: the layout
-//! check of a rendered view that the unit and the integration tests share, and
-//! [`assert_cases`]: the check of a function against a table of inputs and outputs.
+//! check of a rendered view that the unit and the integration tests share, [`assert_contains`]
+//! (the same without the order), and [`assert_cases`]: the check of a function against a
+//! table of inputs and outputs.
 
 use crate::model::{
     About, Calibration, Estimate, ExperimentResult, Finding, HostInfo, MachineState, Metric,
@@ -290,6 +291,13 @@ pub fn assert_in_order(text: &str, parts: &[&str]) {
     };
     for pair in parts.windows(2) {
         assert!(at(pair[0]) < at(pair[1]), "{pair:?} out of order:\n{text}");
+    }
+}
+
+/// Asserts that `text` holds each of `parts`, in any order.
+pub fn assert_contains(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no {part}:\n{text}");
     }
 }
 
