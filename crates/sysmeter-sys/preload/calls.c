@@ -72,11 +72,9 @@ static inline uint64_t ticks(void)
 static struct sm_slot *claim(void)
 {
     t_claimed = 1;
-    uint32_t n = __atomic_fetch_add(&region->nslots, 1, __ATOMIC_RELAXED);
-    if (n >= SM_MAXSLOTS) {
-        __atomic_fetch_add(&region->lost, 1, __ATOMIC_RELAXED);
+    int64_t n = sm_take(&region->nslots, SM_MAXSLOTS, &region->lost);
+    if (n < 0)
         return NULL;
-    }
     struct sm_slot *s = (struct sm_slot *)((char *)region + SM_HEADER_SIZE) + n;
     s->pid = (uint32_t)getpid();
     s->tid = (uint32_t)syscall(SYS_gettid);

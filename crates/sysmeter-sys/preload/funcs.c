@@ -52,12 +52,10 @@ static struct sm_fthread *area(uint32_t n)
 static struct sm_fthread *fclaim(void)
 {
     t_fclaimed = 1;
-    uint32_t n = __atomic_fetch_add(&fhead->nthreads, 1, __ATOMIC_RELAXED);
-    if (n >= SM_FTHREADS) {
-        __atomic_fetch_add(&fhead->lost, 1, __ATOMIC_RELAXED);
+    int64_t n = sm_take(&fhead->nthreads, SM_FTHREADS, &fhead->lost);
+    if (n < 0)
         return NULL;
-    }
-    struct sm_fthread *t = area(n);
+    struct sm_fthread *t = area((uint32_t)n);
     /* Fault every page of the area in now: a first touch inside a hook would land in the
      * caller's time (a few µs each on a VM). */
     for (size_t at = 0; at < sizeof *t; at += 4096)

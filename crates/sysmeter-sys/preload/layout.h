@@ -103,6 +103,18 @@ struct sm_fthread {
 #define SM_FHEAD_SIZE 4096
 #define SM_FSIZE (SM_FHEAD_SIZE + (uint64_t)SM_FTHREADS * sizeof(struct sm_fthread))
 
+/* Takes the next of `max` records, counted by `*taken`: its index, or -1 (counted in
+ * `*lost`) when all are taken. */
+static inline int64_t sm_take(uint32_t *taken, uint32_t max, uint32_t *lost)
+{
+    uint32_t n = __atomic_fetch_add(taken, 1, __ATOMIC_RELAXED);
+    if (n >= max) {
+        __atomic_fetch_add(lost, 1, __ATOMIC_RELAXED);
+        return -1;
+    }
+    return n;
+}
+
 /* Histogram bucket of a duration in ticks: exact below 16, then 8 per octave. */
 static inline uint32_t sm_bucket(uint64_t t)
 {

@@ -66,7 +66,14 @@ impl ClockId {
     }
 }
 
-fn ts_ns(ts: &libc::timespec) -> i64 {
+/// The time `fill` writes into a zeroed timespec, in ns.
+#[inline(always)]
+fn ns_of(fill: impl FnOnce(&mut libc::timespec)) -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    fill(&mut ts);
     ts.tv_sec
         .saturating_mul(1_000_000_000)
         .saturating_add(ts.tv_nsec)
@@ -75,42 +82,34 @@ fn ts_ns(ts: &libc::timespec) -> i64 {
 /// `clock_gettime(clock)` through the C library (the vDSO answers it when it can), in ns.
 #[inline]
 pub fn clock_gettime_ns(clock: ClockId) -> i64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec owned by this frame; the clock id is valid.
-    unsafe { libc::clock_gettime(clock.raw(), &mut ts) };
-    ts_ns(&ts)
+    ns_of(|ts| {
+        // SAFETY: `ts` is a valid, writable timespec; the clock id is valid.
+        unsafe { libc::clock_gettime(clock.raw(), ts) };
+    })
 }
 
 /// `clock_gettime(clock)` through the real `syscall` instruction, bypassing the vDSO, in ns.
 #[inline]
 pub fn clock_gettime_syscall_ns(clock: ClockId) -> i64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: SYS_clock_gettime takes (clockid_t, struct timespec *); `ts` is valid and writable.
-    unsafe {
-        libc::syscall(
-            libc::SYS_clock_gettime,
-            clock.raw(),
-            &mut ts as *mut libc::timespec,
-        )
-    };
-    ts_ns(&ts)
+    ns_of(|ts| {
+        // SAFETY: SYS_clock_gettime takes (clockid_t, struct timespec *); `ts` is valid and
+        // writable.
+        unsafe {
+            libc::syscall(
+                libc::SYS_clock_gettime,
+                clock.raw(),
+                ts as *mut libc::timespec,
+            )
+        };
+    })
 }
 
 /// `clock_getres(clock)` in ns (what the kernel claims the resolution is).
 pub fn clock_getres_ns(clock: ClockId) -> i64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec owned by this frame.
-    unsafe { libc::clock_getres(clock.raw(), &mut ts) };
-    ts_ns(&ts)
+    ns_of(|ts| {
+        // SAFETY: `ts` is a valid, writable timespec.
+        unsafe { libc::clock_getres(clock.raw(), ts) };
+    })
 }
 
 /// `gettimeofday()` in µs since the epoch.

@@ -160,14 +160,20 @@ fn check_count(sizes: Vec<u64>) -> Result<SizeList, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::fixture::assert_cases;
 
     #[test]
     fn sizes_parse_with_decimal_multipliers() {
-        assert_eq!(parse_count("4096"), Ok(4096));
-        assert_eq!(parse_count("64k"), Ok(64_000));
-        assert_eq!(parse_count("2M"), Ok(2_000_000));
-        assert_eq!(parse_count("1.5k"), Ok(1500));
-        assert_eq!(parse_count("1e6"), Ok(1_000_000));
+        assert_cases(
+            parse_count,
+            &[
+                ("4096", Ok(4096)),
+                ("64k", Ok(64_000)),
+                ("2M", Ok(2_000_000)),
+                ("1.5k", Ok(1500)),
+                ("1e6", Ok(1_000_000)),
+            ],
+        );
         for bad in ["", "0", "-3", "1.5", "12X", "k", "1e300"] {
             assert!(parse_count(bad).is_err(), "{bad}");
         }

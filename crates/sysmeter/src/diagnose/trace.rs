@@ -39,48 +39,23 @@ pub use crate::diagnose::observe::target::Target;
 use crate::diagnose::observe::{self, backend::Backend as _, backend::Request};
 use crate::model::ExperimentResult;
 
-/// The backend that runs (`--backend`; `auto` takes tracepoints where they are permitted).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// ptrace stops.
-    Ptrace,
-    /// `raw_syscalls` tracepoints.
-    Tracepoint,
+observe::backend::backends! {
+    /// The backend that runs (`--backend`; `auto` takes tracepoints where they are permitted).
+    pub enum Backend {
+        /// ptrace stops.
+        Ptrace = "ptrace", "ptrace (works unprivileged on your own processes)";
+        /// `raw_syscalls` tracepoints.
+        Tracepoint = "tracepoint",
+            "raw_syscalls tracepoints through perf_event_open (no stops; needs privileges)";
+    }
+    auto "Tracepoints when permitted, else ptrace":
+        Tracepoint because "tracepoints are permitted here: no stops, lowest overhead", else Ptrace;
 }
 
 impl Backend {
     /// Lower-case name.
     pub fn as_str(self) -> &'static str {
         self.name()
-    }
-}
-
-impl observe::backend::Backend for Backend {
-    const PREFERRED: Backend = Backend::Tracepoint;
-    const FALLBACK: Backend = Backend::Ptrace;
-    const CHOICES: &'static [Request<Backend>] = &[
-        Request::Auto,
-        Request::Only(Backend::Ptrace),
-        Request::Only(Backend::Tracepoint),
-    ];
-    const AUTO_HELP: &'static str = "Tracepoints when permitted, else ptrace";
-    const PREFERRED_BECAUSE: &'static str =
-        "tracepoints are permitted here: no stops, lowest overhead";
-
-    fn name(self) -> &'static str {
-        match self {
-            Backend::Ptrace => "ptrace",
-            Backend::Tracepoint => "tracepoint",
-        }
-    }
-
-    fn help(self) -> &'static str {
-        match self {
-            Backend::Ptrace => "ptrace (works unprivileged on your own processes)",
-            Backend::Tracepoint => {
-                "raw_syscalls tracepoints through perf_event_open (no stops; needs privileges)"
-            }
-        }
     }
 }
 

@@ -202,12 +202,15 @@ mod tests {
     const METAL: &str = include_str!("../../tests/fixtures/host/x86_64-metal/cpuinfo");
     const ARM: &str = include_str!("../../tests/fixtures/host/aarch64/cpuinfo");
 
+    /// What a parse says the CPU is: model, vendor, and (sockets, cores, threads).
+    fn identity(c: &CpuInfo) -> (&str, &str, (u32, u32, u32)) {
+        (&c.model, &c.vendor, (c.sockets, c.cores, c.threads))
+    }
+
     #[test]
     fn this_kvm_guest() {
         let c = parse_cpuinfo(KVM);
-        assert_eq!(c.model, "AMD EPYC");
-        assert_eq!(c.vendor, "AuthenticAMD");
-        assert_eq!((c.sockets, c.cores, c.threads), (1, 2, 2));
+        assert_eq!(identity(&c), ("AMD EPYC", "AuthenticAMD", (1, 2, 2)));
         assert_eq!(c.current_mhz, Some(2445.404));
         assert_eq!(c.base_mhz, None);
         // The flags of interest this guest has, in the table's order.
@@ -219,9 +222,14 @@ mod tests {
     #[test]
     fn bare_metal_smt() {
         let c = parse_cpuinfo(METAL);
-        assert_eq!(c.model, "Intel(R) Core(TM) i7-7700 CPU @ 3.60GHz");
-        assert_eq!(c.vendor, "GenuineIntel");
-        assert_eq!((c.sockets, c.cores, c.threads), (1, 4, 8));
+        assert_eq!(
+            identity(&c),
+            (
+                "Intel(R) Core(TM) i7-7700 CPU @ 3.60GHz",
+                "GenuineIntel",
+                (1, 4, 8)
+            )
+        );
         assert_eq!(c.base_mhz, Some(3600.0));
         assert_eq!(c.current_mhz, Some(3600.012));
         assert!(!c.flags.iter().any(|f| f == "hypervisor"));
@@ -231,9 +239,14 @@ mod tests {
     #[test]
     fn aarch64_graviton_like() {
         let c = parse_cpuinfo(ARM);
-        assert_eq!(c.model, "ARM Neoverse-N1 (implementer 0x41 part 0xd0c)");
-        assert_eq!(c.vendor, "ARM");
-        assert_eq!((c.sockets, c.cores, c.threads), (1, 4, 4));
+        assert_eq!(
+            identity(&c),
+            (
+                "ARM Neoverse-N1 (implementer 0x41 part 0xd0c)",
+                "ARM",
+                (1, 4, 4)
+            )
+        );
         assert_eq!(c.current_mhz, None);
         assert_eq!(c.flags, ["asimd", "atomics", "evtstrm"]);
     }

@@ -190,29 +190,29 @@ mod tests {
 
     #[test]
     fn dmi_names() {
-        let name = |f, v, p, c| detect_virtualization(&ev(f, v, p, c));
-        assert_eq!(
-            name(true, "QEMU", "Standard PC (Q35 + ICH9, 2009)", "").as_deref(),
-            Some("KVM")
-        );
-        assert_eq!(
-            name(false, "QEMU", "Standard PC", "tsc").as_deref(),
-            Some("QEMU")
-        );
-        assert_eq!(name(false, "Red Hat", "KVM", "").as_deref(), Some("KVM"));
-        assert_eq!(
-            name(true, "VMware, Inc.", "VMware7,1", "").as_deref(),
-            Some("VMware")
-        );
-        assert_eq!(
-            name(true, "innotek GmbH", "VirtualBox", "").as_deref(),
-            Some("VirtualBox")
-        );
-        let hv = name(true, "Microsoft Corporation", "Virtual Machine", "");
-        assert_eq!(hv.as_deref(), Some("Hyper-V"));
-        let ec2 = name(false, "Amazon EC2", "c7g.large", "arch_sys_counter");
-        assert_eq!(ec2.as_deref(), Some("KVM (Amazon EC2 Nitro)"));
-        assert_eq!(name(false, "Amazon EC2", "c7g.metal", ""), None);
+        let cases = [
+            (
+                (true, "QEMU", "Standard PC (Q35 + ICH9, 2009)", ""),
+                Some("KVM"),
+            ),
+            ((false, "QEMU", "Standard PC", "tsc"), Some("QEMU")),
+            ((false, "Red Hat", "KVM", ""), Some("KVM")),
+            ((true, "VMware, Inc.", "VMware7,1", ""), Some("VMware")),
+            ((true, "innotek GmbH", "VirtualBox", ""), Some("VirtualBox")),
+            (
+                (true, "Microsoft Corporation", "Virtual Machine", ""),
+                Some("Hyper-V"),
+            ),
+            (
+                (false, "Amazon EC2", "c7g.large", "arch_sys_counter"),
+                Some("KVM (Amazon EC2 Nitro)"),
+            ),
+            ((false, "Amazon EC2", "c7g.metal", ""), None),
+        ];
+        for ((f, v, p, c), want) in cases {
+            let name = detect_virtualization(&ev(f, v, p, c));
+            assert_eq!(name.as_deref(), want, "{v} {p}");
+        }
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! Pure and deterministic: fixed timestamps, fixed samples, statistics computed by `stats`
 //! with a fixed seed. The snapshot tests of `report` and the integration tests reuse it, so
 //! changing it means re-accepting snapshots. Beside it, [`assert_in_order`]: the layout
-//! check of a rendered view that the unit and the integration tests share.
+//! check of a rendered view that the unit and the integration tests share, [`assert_contains`]
+//! (the same without the order), and [`assert_cases`]: the check of a function against a
+//! table of inputs and outputs.
 
 use crate::model::{
     About, Calibration, Estimate, ExperimentResult, Finding, HostInfo, MachineState, Metric,
@@ -289,5 +291,24 @@ pub fn assert_in_order(text: &str, parts: &[&str]) {
     };
     for pair in parts.windows(2) {
         assert!(at(pair[0]) < at(pair[1]), "{pair:?} out of order:\n{text}");
+    }
+}
+
+/// Asserts that `text` holds each of `parts`, in any order.
+pub fn assert_contains(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no {part}:\n{text}");
+    }
+}
+
+/// Asserts that `f` turns each input of `cases` into its output.
+pub fn assert_cases<T, R, W>(f: impl Fn(T) -> R, cases: &[(T, W)])
+where
+    T: Copy + std::fmt::Debug,
+    R: PartialEq<W> + std::fmt::Debug,
+    W: std::fmt::Debug,
+{
+    for (input, want) in cases {
+        assert_eq!(f(*input), *want, "{input:?}");
     }
 }

@@ -166,36 +166,49 @@ pub fn percent(fraction: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::fixture::assert_cases;
 
     #[test]
     fn durations_have_three_significant_digits() {
-        assert_eq!(duration_ns(0.4121), "0.412 ns");
-        assert_eq!(duration_ns(51.34), "51.3 ns");
-        assert_eq!(duration_ns(1240.0), "1.24 µs");
-        assert_eq!(duration_ns(3_512_000.0), "3.51 ms");
-        assert_eq!(duration_ns(2.0e9), "2.00 s");
-        assert_eq!(duration_ns(999.7), "1.00 µs");
-        assert_eq!(duration_ns(9.996), "10.0 ns");
-        assert_eq!(duration_ns(0.0), "0 ns");
-        assert_eq!(duration_ns(-3.0), "-3.00 ns");
-        assert_eq!(duration_ns(f64::NAN), "n/a");
-        assert_eq!(duration_ns(0.000123), "1.23e-4 ns");
+        assert_cases(
+            duration_ns,
+            &[
+                (0.4121, "0.412 ns"),
+                (51.34, "51.3 ns"),
+                (1240.0, "1.24 µs"),
+                (3_512_000.0, "3.51 ms"),
+                (2.0e9, "2.00 s"),
+                (999.7, "1.00 µs"),
+                (9.996, "10.0 ns"),
+                (0.0, "0 ns"),
+                (-3.0, "-3.00 ns"),
+                (f64::NAN, "n/a"),
+                (0.000123, "1.23e-4 ns"),
+            ],
+        );
     }
 
     #[test]
     fn rates_sizes_counts_cycles_percent() {
-        assert_eq!(rate(812.4e6), "812 MB/s");
-        assert_eq!(rate(12.44e9), "12.4 GB/s");
-        assert_eq!(bytes(49152.0), "48 KiB");
-        assert_eq!(bytes(1.5 * 1024.0 * 1024.0), "1.50 MiB");
-        assert_eq!(bytes(512.0), "512 B");
-        assert_eq!(count(9.123), "9.12");
-        assert_eq!(count(12_345.0), "12.3k");
-        assert_eq!(cycles(123.4), "~123 cyc");
-        assert_eq!(cycles(1234.0), "~1230 cyc");
-        assert_eq!(cycles(0.4121), "~0.412 cyc");
-        assert_eq!(percent(0.123), "12%");
-        assert_eq!(percent(0.034), "3.4%");
+        assert_cases(rate, &[(812.4e6, "812 MB/s"), (12.44e9, "12.4 GB/s")]);
+        assert_cases(
+            bytes,
+            &[
+                (49152.0, "48 KiB"),
+                (1.5 * 1024.0 * 1024.0, "1.50 MiB"),
+                (512.0, "512 B"),
+            ],
+        );
+        assert_cases(count, &[(9.123, "9.12"), (12_345.0, "12.3k")]);
+        assert_cases(
+            cycles,
+            &[
+                (123.4, "~123 cyc"),
+                (1234.0, "~1230 cyc"),
+                (0.4121, "~0.412 cyc"),
+            ],
+        );
+        assert_cases(percent, &[(0.123, "12%"), (0.034, "3.4%")]);
     }
 
     #[test]
@@ -208,12 +221,17 @@ mod tests {
 
     #[test]
     fn whole_sizes() {
-        assert_eq!(size(0), "0 B");
-        assert_eq!(size(512), "512 B");
-        assert_eq!(size(32 << 10), "32 KiB");
-        assert_eq!(size(32 << 20), "32 MiB");
-        assert_eq!(size(24_683_656 * 1024), "23.5 GiB");
-        assert_eq!(size(256 << 30), "256 GiB");
-        assert_eq!(size(u64::MAX), "16384 PiB");
+        assert_cases(
+            size,
+            &[
+                (0, "0 B"),
+                (512, "512 B"),
+                (32 << 10, "32 KiB"),
+                (32 << 20, "32 MiB"),
+                (24_683_656 * 1024, "23.5 GiB"),
+                (256 << 30, "256 GiB"),
+                (u64::MAX, "16384 PiB"),
+            ],
+        );
     }
 }

@@ -51,6 +51,24 @@ pub struct Chart {
     pub svg: String,
 }
 
+impl Chart {
+    /// The chart of `svg` with its texts, when it was drawn (a renderer answers `None` when
+    /// there is nothing to draw).
+    fn drawn(
+        svg: Option<String>,
+        title: String,
+        caption: String,
+        quantities: Vec<Quantity>,
+    ) -> Option<Chart> {
+        Some(Chart {
+            title,
+            caption,
+            quantities,
+            svg: svg?,
+        })
+    }
+}
+
 /// What a y axis of `unit` shows.
 fn unit_title(unit: Unit) -> &'static str {
     match unit {
@@ -96,12 +114,7 @@ fn curves_and_rest<'r>(
                        cache level; higher is faster."
             .to_string();
         let quantities = vec![Quantity::Throughput; chart.lines.len()];
-        charts.extend(xy::render(&chart).map(|svg| Chart {
-            title,
-            caption,
-            quantities,
-            svg,
-        }));
+        charts.extend(Chart::drawn(xy::render(&chart), title, caption, quantities));
     }
     let rest: Vec<&Metric> = r
         .metrics
@@ -168,12 +181,7 @@ fn series_charts(r: &ExperimentResult, caches: &[CacheInfo]) -> Vec<Chart> {
         };
         let caption = curve_caption(quantity, &first.x_label, latency);
         let quantities = group.iter().map(|s| y_quantity(s)).collect();
-        charts.extend(xy::render(&chart).map(|svg| Chart {
-            title,
-            caption,
-            quantities,
-            svg,
-        }));
+        charts.extend(Chart::drawn(xy::render(&chart), title, caption, quantities));
     }
     charts
 }
@@ -270,12 +278,12 @@ fn metric_bars(id: &str, metrics: &[&Metric]) -> Vec<Chart> {
             bars,
         };
         let quantities = shown.iter().map(|m| quantity(m)).collect();
-        charts.extend(bars::render(&chart).map(|svg| Chart {
+        charts.extend(Chart::drawn(
+            bars::render(&chart),
             title,
             caption,
             quantities,
-            svg,
-        }));
+        ));
     }
     charts
 }

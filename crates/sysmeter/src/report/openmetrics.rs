@@ -19,7 +19,7 @@
 //!
 //! Pure: a string from the record; no I/O.
 
-use crate::model::{RunRecord, Summary, Unit};
+use crate::model::{ExperimentResult, RunRecord, Summary, Unit};
 
 /// Renders `run` in the OpenMetrics text format (also valid Prometheus text format).
 pub fn render(run: &RunRecord) -> String {
@@ -138,16 +138,30 @@ fn start_time(run: &RunRecord, base: &Labels) -> Family {
 }
 
 fn statuses(run: &RunRecord, base: &Labels) -> Family {
-    let mut f = Family::new(
-        "sysmeter_experiment_status",
-        "gauge",
-        "Outcome of each experiment: 1 for its status (ok, skipped or failed).",
-    );
+    per_experiment_gauge(
+        run,
+        base,
+        (
+            "sysmeter_experiment_status",
+            "Outcome of each experiment: 1 for its status (ok, skipped or failed).",
+        ),
+        |r| vec![(("status", r.status.as_str().to_string()), 1.0)],
+    )
+}
+
+/// A gauge family `(name, help)` with the samples `of` each experiment: a label beside the
+/// experiment's, and the value.
+fn per_experiment_gauge(
+    run: &RunRecord,
+    base: &Labels,
+    (name, help): (&str, &str),
+    of: impl Fn(&ExperimentResult) -> Vec<((&'static str, String), f64)>,
+) -> Family {
+    let mut f = Family::new(name, "gauge", help);
     for r in &run.results {
-        let mut labels = base.clone();
-        labels.push(("experiment", r.id.clone()));
-        labels.push(("status", r.status.as_str().to_string()));
-        f.sample("", &labels, 1.0);
+        for (label, value) in of(r) {
+            f.sample("", &of_experiment(base, r, [label]), value);
+        }
     }
     f
 }
@@ -206,9 +220,7 @@ fn metric_families(run: &RunRecord, base: &Labels, unit: Unit) -> [Family; 3] {
     let (_, exp10, _) = unit_naming(unit);
     for r in &run.results {
         for m in r.metrics.iter().filter(|m| m.unit == unit) {
-            let mut labels = base.clone();
-            labels.push(("experiment", r.id.clone()));
-            labels.push(("metric", m.name.clone()));
+            let labels = of_experiment(base, r, [("metric", m.name.clone())]);
             summary_samples(&mut families, &labels, &m.summary, exp10);
         }
     }
@@ -221,11 +233,15 @@ fn curve_families(run: &RunRecord, base: &Labels, unit: Unit) -> [Family; 3] {
     for r in &run.results {
         for series in r.series.iter().filter(|s| s.y_unit == unit) {
             for p in &series.points {
-                let mut labels = base.clone();
-                labels.push(("experiment", r.id.clone()));
-                labels.push(("series", series.name.clone()));
-                labels.push(("x", number(p.x)));
-                labels.push(("x_unit", series.x_unit.as_str().to_string()));
+                let labels = of_experiment(
+                    base,
+                    r,
+                    [
+                        ("series", series.name.clone()),
+                        ("x", number(p.x)),
+                        ("x_unit", series.x_unit.as_str().to_string()),
+                    ],
+                );
                 summary_samples(&mut families, &labels, &p.summary, exp10);
             }
         }
@@ -234,22 +250,32 @@ fn curve_families(run: &RunRecord, base: &Labels, unit: Unit) -> [Family; 3] {
 }
 
 fn findings(run: &RunRecord, base: &Labels) -> Family {
-    let mut f = Family::new(
-        "sysmeter_finding_value",
-        "gauge",
-        "The number behind a finding (a ratio, a detected size in bytes, ...).",
-    );
-    for r in &run.results {
-        for finding in &r.findings {
-            if let Some(v) = finding.value {
-                let mut labels = base.clone();
-                labels.push(("experiment", r.id.clone()));
-                labels.push(("finding", finding.key.clone()));
-                f.sample("", &labels, v);
-            }
-        }
-    }
-    f
+    per_experiment_gauge(
+        run,
+        base,
+        (
+            "sysmeter_finding_value",
+            "The number behind a finding (a ratio, a detected size in bytes, ...).",
+        ),
+        |r| {
+            let valued = r.findings.iter().filter_map(|f| Some((f, f.value?)));
+            valued
+                .map(|(f, v)| (("finding", f.key.clone()), v))
+                .collect()
+        },
+    )
+}
+
+/// The run's labels `base`, then the experiment `r`'s id, then `more`.
+fn of_experiment<const N: usize>(
+    base: &Labels,
+    r: &ExperimentResult,
+    more: [(&'static str, String); N],
+) -> Labels {
+    let mut labels = base.clone();
+    labels.push(("experiment", r.id.clone()));
+    labels.extend(more);
+    labels
 }
 
 /// `{a="x",b="y"}`, or nothing for no labels.

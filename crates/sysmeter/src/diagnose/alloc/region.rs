@@ -6,7 +6,7 @@
 //! Pure bytes in, values out: no I/O here (the reading is `mod.rs`'s, through
 //! `observe::inject::read_at`). Depends on nothing but std.
 
-use crate::diagnose::observe::bytes::{Claim, claimed, text_at, u32_at, u64_at};
+use crate::diagnose::observe::bytes::{Claim, claimed, header_with_magic, text_at, u32_at, u64_at};
 
 /// Identifies an initialised region ("SMALLOC1").
 pub const MAGIC: u64 = 0x3143_4f4c_4c41_4d53;
@@ -140,9 +140,7 @@ pub struct Counters {
 
 /// A fresh header (magic set, everything else 0).
 pub fn header() -> Vec<u8> {
-    let mut h = vec![0u8; HEADER];
-    h[0..8].copy_from_slice(&MAGIC.to_le_bytes());
-    h
+    header_with_magic(HEADER, MAGIC)
 }
 
 /// The header's counts; `None` without the magic.

@@ -1,6 +1,7 @@
 //! The one shape of a diagnosis's backends: each is described once ([`Backend`]: its name
 //! on the command line, its help line, which one `auto` prefers and which it falls back
-//! to), its availability check answers `Result<_, Reason>` (one sentence with the fix), and
+//! to; a diagnosis declares its enum and that description together with `backends!`), its
+//! availability check answers `Result<_, Reason>` (one sentence with the fix), and
 //! [`choose`] turns what `--backend` asked for ([`Request`]) into the backend that runs and
 //! the "why this backend" line, written one way by [`line()`] for every diagnosis. The
 //! command line's `--backend` values are derived from [`Backend::CHOICES`] (`cli/backend.rs`).
@@ -50,6 +51,52 @@ pub trait Backend: Copy + Eq + fmt::Debug + Send + Sync + 'static {
     /// What it is and what it needs, for `--help`.
     fn help(self) -> &'static str;
 }
+
+/// Declares a diagnosis's backend enum and its [`Backend`] description at once: each
+/// variant with its name (`"ptrace"`) and help line, in the order `--backend` lists them,
+/// then `auto`'s help line, the backend it prefers with why, and the one it falls back to.
+/// The enum derives `Debug, Clone, Copy, PartialEq, Eq` (what [`Backend`] needs); further
+/// attributes on the enum and its variants are kept.
+macro_rules! backends {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $enum:ident {
+            $($(#[$variant_meta:meta])* $variant:ident = $name:literal, $help:literal;)+
+        }
+        auto $auto_help:literal:
+            $preferred:ident because $because:literal, else $fallback:ident;
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        $vis enum $enum {
+            $($(#[$variant_meta])* $variant,)+
+        }
+
+        impl $crate::diagnose::observe::backend::Backend for $enum {
+            const PREFERRED: $enum = $enum::$preferred;
+            const FALLBACK: $enum = $enum::$fallback;
+            const CHOICES: &'static [$crate::diagnose::observe::backend::Request<$enum>] = &[
+                $crate::diagnose::observe::backend::Request::Auto,
+                $($crate::diagnose::observe::backend::Request::Only($enum::$variant),)+
+            ];
+            const AUTO_HELP: &'static str = $auto_help;
+            const PREFERRED_BECAUSE: &'static str = $because;
+
+            fn name(self) -> &'static str {
+                match self {
+                    $($enum::$variant => $name,)+
+                }
+            }
+
+            fn help(self) -> &'static str {
+                match self {
+                    $($enum::$variant => $help,)+
+                }
+            }
+        }
+    };
+}
+pub(crate) use backends;
 
 /// What `--backend` asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -129,31 +176,13 @@ pub fn choose<B: Backend, T, E: fmt::Display>(
 mod tests {
     use super::*;
 
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    enum Toy {
-        Fast,
-        Slow,
-    }
-
-    impl Backend for Toy {
-        const PREFERRED: Toy = Toy::Fast;
-        const FALLBACK: Toy = Toy::Slow;
-        const CHOICES: &'static [Request<Toy>] = &[
-            Request::Auto,
-            Request::Only(Toy::Fast),
-            Request::Only(Toy::Slow),
-        ];
-        const AUTO_HELP: &'static str = "fast where permitted, else slow";
-        const PREFERRED_BECAUSE: &'static str = "permitted here";
-        fn name(self) -> &'static str {
-            match self {
-                Toy::Fast => "fast",
-                Toy::Slow => "slow",
-            }
+    backends! {
+        enum Toy {
+            Fast = "fast", "a fast toy";
+            Slow = "slow", "a slow toy";
         }
-        fn help(self) -> &'static str {
-            "a toy"
-        }
+        auto "fast where permitted, else slow":
+            Fast because "permitted here", else Slow;
     }
 
     fn refused() -> Result<u8, Reason> {

@@ -10,6 +10,14 @@ use std::ops::Range;
 
 use super::records;
 
+/// A fresh region header for the preload library: `len` zero bytes but for `magic` in the
+/// first eight (little-endian), the mark the library checks before it writes.
+pub fn header_with_magic(len: usize, magic: u64) -> Vec<u8> {
+    let mut h = vec![0u8; len];
+    h[0..8].copy_from_slice(&magic.to_le_bytes());
+    h
+}
+
 /// The `u32` at byte `at` of `bytes` (0 past the end).
 pub fn u32_at(bytes: &[u8], at: usize) -> u32 {
     records::u32_at(bytes, at).unwrap_or(0)

@@ -6,41 +6,19 @@
 use super::backend::{self, Chosen, Request, Unavailable};
 use super::bpf::available;
 
-/// Where a diagnosis with an in-kernel backend (`locks`, `profile --off-cpu`) measures
-/// (`--backend`; `auto` takes the in-kernel one where it is permitted, [`available`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Backend {
-    /// BPF programs aggregate in the kernel; user space reads maps at the end.
-    Bpf,
-    /// Every event crosses a perf ring to user space.
-    #[default]
-    Perf,
-}
-
-impl backend::Backend for Backend {
-    const PREFERRED: Backend = Backend::Bpf;
-    const FALLBACK: Backend = Backend::Perf;
-    const CHOICES: &'static [Request<Backend>] = &[
-        Request::Auto,
-        Request::Only(Backend::Bpf),
-        Request::Only(Backend::Perf),
-    ];
-    const AUTO_HELP: &'static str = "The in-kernel backend where it is permitted, else perf";
-    const PREFERRED_BECAUSE: &'static str = "in-kernel aggregation: permitted, kernel BTF present";
-
-    fn name(self) -> &'static str {
-        match self {
-            Backend::Bpf => "bpf",
-            Backend::Perf => "perf",
-        }
+backend::backends! {
+    /// Where a diagnosis with an in-kernel backend (`locks`, `profile --off-cpu`) measures
+    /// (`--backend`; `auto` takes the in-kernel one where it is permitted, [`available`]).
+    #[derive(Default)]
+    pub enum Backend {
+        /// BPF programs aggregate in the kernel; user space reads maps at the end.
+        Bpf = "bpf", "In-kernel aggregation (BPF programs, maps read at the end)";
+        /// Every event crosses a perf ring to user space.
+        #[default]
+        Perf = "perf", "perf ring buffers (every switch and waking read by sysmeter)";
     }
-
-    fn help(self) -> &'static str {
-        match self {
-            Backend::Bpf => "In-kernel aggregation (BPF programs, maps read at the end)",
-            Backend::Perf => "perf ring buffers (every switch and waking read by sysmeter)",
-        }
-    }
+    auto "The in-kernel backend where it is permitted, else perf":
+        Bpf because "in-kernel aggregation: permitted, kernel BTF present", else Perf;
 }
 
 /// The backend of a diagnosis with an in-kernel backend for `request`, checked with

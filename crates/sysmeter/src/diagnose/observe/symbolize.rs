@@ -250,16 +250,19 @@ pub fn read_bytes(path: &str, offset: u64, len: usize) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::fixture::assert_cases;
 
     #[test]
     fn short_module_names() {
-        assert_eq!(
-            short_module("/usr/lib/x86_64-linux-gnu/libc.so.6"),
-            "libc.so.6"
+        assert_cases(
+            short_module,
+            &[
+                ("/usr/lib/x86_64-linux-gnu/libc.so.6", "libc.so.6"),
+                ("[vdso]", "[vdso]"),
+                ("/tmp/prog (deleted)", "prog"),
+                ("//anon", "[anon]"),
+            ],
         );
-        assert_eq!(short_module("[vdso]"), "[vdso]");
-        assert_eq!(short_module("/tmp/prog (deleted)"), "prog");
-        assert_eq!(short_module("//anon"), "[anon]");
     }
 
     #[test]

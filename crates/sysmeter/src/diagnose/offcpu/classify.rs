@@ -156,6 +156,7 @@ pub fn classify<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::fixture::assert_cases;
 
     fn class(frames: &[&str]) -> Reason {
         classify(frames.iter().copied(), 1)
@@ -169,35 +170,31 @@ mod tests {
             "hrtimer_nanosleep",
             "do_syscall_64",
         ];
-        assert_eq!(class(&sleep), Reason::Sleep);
-        assert_eq!(
-            class(&["schedule", "io_schedule", "__iomap_dio_rw"]),
-            Reason::Disk
-        );
-        assert_eq!(
-            class(&["schedule", "futex_wait_queue", "futex_wait"]),
-            Reason::Lock
-        );
-        assert_eq!(class(&["schedule", "pipe_read", "vfs_read"]), Reason::Pipe);
-        assert_eq!(
-            class(&["schedule", "anon_pipe_read", "vfs_read"]),
-            Reason::Pipe
-        );
-        assert_eq!(
-            class(&["schedule", "sk_wait_data", "tcp_recvmsg"]),
-            Reason::Network
-        );
-        let fault = [
-            "io_schedule",
-            "filemap_fault",
-            "handle_mm_fault",
-            "exc_page_fault",
+        let cases: &[(&[&str], Reason)] = &[
+            (&sleep, Reason::Sleep),
+            (&["schedule", "io_schedule", "__iomap_dio_rw"], Reason::Disk),
+            (
+                &["schedule", "futex_wait_queue", "futex_wait"],
+                Reason::Lock,
+            ),
+            (&["schedule", "pipe_read", "vfs_read"], Reason::Pipe),
+            (&["schedule", "anon_pipe_read", "vfs_read"], Reason::Pipe),
+            (
+                &["schedule", "sk_wait_data", "tcp_recvmsg"],
+                Reason::Network,
+            ),
+            (
+                &[
+                    "io_schedule",
+                    "filemap_fault",
+                    "handle_mm_fault",
+                    "exc_page_fault",
+                ],
+                Reason::PageFault,
+            ),
+            (&["schedule", "do_wait", "kernel_wait4"], Reason::Other),
         ];
-        assert_eq!(class(&fault), Reason::PageFault);
-        assert_eq!(
-            class(&["schedule", "do_wait", "kernel_wait4"]),
-            Reason::Other
-        );
+        assert_cases(class, cases);
         assert_eq!(classify(sleep.iter().copied(), 0), Reason::Preempted);
         assert_eq!(
             classify(sleep.iter().copied(), 0x100),

@@ -12,7 +12,7 @@ use std::fs;
 use std::time::Duration;
 
 use super::procfs::{
-    self, CpuTimes, DiskCounters, NetCounters, PidIo, PidStat, PidStatus, VmCounters,
+    self, CpuTimes, Device, DiskCounters, NetCounters, PidIo, PidStat, PidStatus, VmCounters,
 };
 
 /// Most descriptors inspected per sample when counting sockets (a bound on sampling cost).
@@ -92,22 +92,24 @@ pub fn read_system(devices: &Devices, t: Duration) -> SystemSample {
     SystemSample {
         t,
         cpu: read("/proc/stat").and_then(|s| procfs::parse_cpu_times(&s)),
-        disks: read("/proc/diskstats")
-            .map(|s| procfs::parse_diskstats(&s))
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|d| devices.disks.contains(&d.name))
-            .collect(),
-        nets: read("/proc/net/dev")
-            .map(|s| procfs::parse_net_dev(&s))
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|n| devices.nets.contains(&n.name))
-            .collect(),
+        disks: chosen(
+            read("/proc/diskstats"),
+            procfs::parse_diskstats,
+            &devices.disks,
+        ),
+        nets: chosen(read("/proc/net/dev"), procfs::parse_net_dev, &devices.nets),
         vm: read("/proc/vmstat").map(|s| procfs::parse_vmstat(&s)),
         dentries: read("/proc/sys/fs/dentry-state")
             .and_then(|s| crate::host::procfs::parse_dentry_state(&s)),
     }
+}
+
+/// The devices named in `keep` among those `parse` reads in `text` (none when it could not
+/// be read).
+fn chosen<T: Device>(text: Option<String>, parse: fn(&str) -> Vec<T>, keep: &[String]) -> Vec<T> {
+    let mut all = text.map(|s| parse(&s)).unwrap_or_default();
+    all.retain(|d| keep.iter().any(|k| k == d.name()));
+    all
 }
 
 /// One thread of the watched process.

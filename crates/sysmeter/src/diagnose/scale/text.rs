@@ -22,22 +22,24 @@ pub fn formula(f: &ClassFit) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::fixture::assert_cases;
 
     #[test]
     fn numbers_read_naturally() {
-        let f = ClassFit {
-            class: Class::NLogN,
-            a: 12.3,
-            b: 1.2e6,
-            nrms: 0.01,
+        let formula_of = |(class, a, b)| {
+            formula(&ClassFit {
+                class,
+                a,
+                b,
+                nrms: 0.01,
+            })
         };
-        assert_eq!(formula(&f), "12.3 ns·N log N + 1.20 ms");
-        let c = ClassFit {
-            class: Class::Constant,
-            a: 5e6,
-            b: 0.0,
-            nrms: 0.01,
-        };
-        assert_eq!(formula(&c), "5.00 ms");
+        assert_cases(
+            formula_of,
+            &[
+                ((Class::NLogN, 12.3, 1.2e6), "12.3 ns·N log N + 1.20 ms"),
+                ((Class::Constant, 5e6, 0.0), "5.00 ms"),
+            ],
+        );
     }
 }

@@ -177,6 +177,7 @@ impl Svg {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::fixture::assert_contains;
 
     #[test]
     fn escape_covers_markup_and_quotes() {
@@ -207,9 +208,14 @@ mod tests {
         svg.text((0.0, 0.0), Anchor::Start, "", "<script>");
         svg.circle((1.0, 1.0), 2.0, "red", Some("x & y"));
         let out = svg.finish();
-        assert!(out.contains("<title>a&lt;b</title>"));
-        assert!(out.contains(">&lt;script&gt;</text>"));
-        assert!(out.contains("<title>x &amp; y</title></circle>"));
+        assert_contains(
+            &out,
+            &[
+                "<title>a&lt;b</title>",
+                ">&lt;script&gt;</text>",
+                "<title>x &amp; y</title></circle>",
+            ],
+        );
         assert!(!out.contains("<script"));
     }
 }

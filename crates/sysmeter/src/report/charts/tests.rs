@@ -2,7 +2,7 @@
 //! mem.bandwidth and a later experiment's generic series.
 
 use super::*;
-use crate::model::fixture::sample_run;
+use crate::model::fixture::{assert_contains, sample_run};
 use crate::model::{Finding, SeriesPoint, Summary};
 
 fn summary(median: f64) -> Summary {
@@ -108,12 +108,17 @@ fn latency_curves_are_log_log_with_levels_and_sysfs_sizes() {
         "one curve chart for both series, one bar chart"
     );
     let svg = &charts[0].svg;
-    assert!(svg.contains("working set [B] (log scale)"));
-    assert!(svg.contains("time per operation [ns … s] (log scale)"));
-    assert!(svg.contains(">L1 ends 32 KiB</text>"));
-    assert!(svg.contains(">DRAM 110 ns</text>"));
-    assert!(svg.contains(">sysfs L2 512 KiB</text>"));
-    assert!(svg.contains(">stride 64 B</text>"));
+    assert_contains(
+        svg,
+        &[
+            "working set [B] (log scale)",
+            "time per operation [ns … s] (log scale)",
+            ">L1 ends 32 KiB</text>",
+            ">DRAM 110 ns</text>",
+            ">sysfs L2 512 KiB</text>",
+            ">stride 64 B</text>",
+        ],
+    );
 }
 
 #[test]

@@ -294,6 +294,7 @@ fn legend(svg: &mut Svg, lines: &[Line]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::fixture::assert_contains;
 
     fn chart(lines: Vec<Line>) -> XyChart {
         XyChart {
@@ -337,10 +338,15 @@ mod tests {
         let svg = render(&chart(vec![line])).unwrap_or_default();
         assert_eq!(svg.matches("<path").count(), 2, "band and line");
         assert_eq!(svg.matches("<circle").count(), 3);
-        assert!(svg.contains(">L1 32 KiB</text>"));
-        assert!(svg.contains("working set (log scale)"));
-        assert!(svg.contains(">4 KiB</text>"));
-        assert!(svg.contains("stroke-dasharray=\"6 4\""));
+        assert_contains(
+            &svg,
+            &[
+                ">L1 32 KiB</text>",
+                "working set (log scale)",
+                ">4 KiB</text>",
+                "stroke-dasharray=\"6 4\"",
+            ],
+        );
     }
 
     #[test]

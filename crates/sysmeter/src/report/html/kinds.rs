@@ -5,7 +5,7 @@
 
 use super::sections;
 use super::tests::page;
-use crate::model::fixture::sample_run;
+use crate::model::fixture::{assert_in_order, sample_run};
 use crate::model::{ExperimentResult, Finding, RunKind, RunRecord};
 use crate::report::charts::Chart;
 
@@ -188,9 +188,8 @@ fn two_flame_graphs_sit_side_by_side_in_the_answer() {
     }
     run.results[0].artifacts.extend(second);
     let html = page(&run);
-    let answer = html.find("id=\"answer\"").unwrap_or(usize::MAX);
-    let pair = html.find("class=\"flames pair\"").unwrap_or(0);
-    assert!(answer < pair, "the pair is in the answer");
+    // The pair is in the answer.
+    assert_in_order(&html, &["id=\"answer\"", "class=\"flames pair\""]);
     assert_eq!(html.matches("<iframe class=\"flame\"").count(), 2);
 }
 
@@ -203,13 +202,9 @@ fn blocked_stacks_of_an_off_cpu_profile_are_in_the_answer() {
         Some(0.97),
     )]);
     let html = page(&run);
-    let answer = html.find("id=\"answer\"").unwrap_or(usize::MAX);
-    let line = html.find("nap_here").unwrap_or(0);
-    let details = html.find("<section class=\"experiment\"").unwrap_or(0);
-    assert!(
-        answer < line && line < details,
-        "the blocked stack is in the answer"
-    );
+    // The blocked stack is in the answer.
+    let order = ["id=\"answer\"", "nap_here", "<section class=\"experiment\""];
+    assert_in_order(&html, &order);
 }
 
 /// A profile that lost records says so first: the first line of the HTML answer, and the
@@ -225,13 +220,9 @@ fn a_loss_is_the_first_line_of_the_answer_and_under_the_terminal_title() {
         .to_vec(),
     );
     let html = page(&run);
-    let answer = html.find("id=\"answer\"").unwrap_or(usize::MAX);
-    let lost = html.find("Incomplete: 47 of 117").unwrap_or(0);
-    let first_finding = html.find("nap_here").unwrap_or(0);
-    assert!(
-        answer < lost && lost < first_finding,
-        "the loss leads the answer"
-    );
+    // The loss leads the answer.
+    let order = ["id=\"answer\"", "Incomplete: 47 of 117", "nap_here"];
+    assert_in_order(&html, &order);
     let text = crate::report::render(&run, crate::report::Format::Text, false)
         .unwrap_or_else(|e| panic!("text failed: {e}"));
     let second = text.lines().nth(1).unwrap_or_default();

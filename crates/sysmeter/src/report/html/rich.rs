@@ -32,17 +32,23 @@ pub fn rich(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::rich;
+    use crate::model::fixture::assert_cases;
 
     #[test]
     fn backtick_pairs_become_code_and_everything_is_escaped() {
-        assert_eq!(rich("run `iters` times"), "run <code>iters</code> times");
-        assert_eq!(
-            rich("`a<b>` & `c`"),
-            "<code>a&lt;b&gt;</code> &amp; <code>c</code>"
+        assert_cases(
+            rich,
+            &[
+                ("run `iters` times", "run <code>iters</code> times"),
+                (
+                    "`a<b>` & `c`",
+                    "<code>a&lt;b&gt;</code> &amp; <code>c</code>",
+                ),
+                ("odd ` tick", "odd ` tick"),
+                ("`x` then `y", "<code>x</code> then `y"),
+                ("<script>", "&lt;script&gt;"),
+                ("", ""),
+            ],
         );
-        assert_eq!(rich("odd ` tick"), "odd ` tick");
-        assert_eq!(rich("`x` then `y"), "<code>x</code> then `y");
-        assert_eq!(rich("<script>"), "&lt;script&gt;");
-        assert_eq!(rich(""), "");
     }
 }

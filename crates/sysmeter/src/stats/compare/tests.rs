@@ -22,11 +22,16 @@ fn opts() -> CompareOptions {
     CompareOptions::default()
 }
 
+/// `a` against `b` with the default options, which every sample here is valid for.
+fn compared(a: &[f64], b: &[f64], direction: Direction) -> SampleComparison {
+    compare_samples(a, b, direction, &opts()).unwrap()
+}
+
 #[test]
 fn ten_percent_slower_is_detected_with_its_size() {
     let a = normal(200, 100.0, 3.0, 1);
     let b = normal(200, 110.0, 3.3, 2);
-    let c = compare_samples(&a, &b, Direction::LowerIsBetter, &opts()).unwrap();
+    let c = compared(&a, &b, Direction::LowerIsBetter);
     assert_eq!(c.verdict, Verdict::Slower);
     assert!(c.significant && c.test.p_value < 1e-6, "{c:?}");
     let change = c.change().unwrap();
@@ -37,10 +42,10 @@ fn ten_percent_slower_is_detected_with_its_size() {
     assert!(c.regressed_beyond(Direction::LowerIsBetter, 0.05));
     assert!(!c.regressed_beyond(Direction::LowerIsBetter, 0.12));
     // The same shift of a rate is an improvement.
-    let c = compare_samples(&a, &b, Direction::HigherIsBetter, &opts()).unwrap();
+    let c = compared(&a, &b, Direction::HigherIsBetter);
     assert_eq!(c.verdict, Verdict::Faster);
     assert!(!c.regressed_beyond(Direction::HigherIsBetter, 0.05));
-    let c = compare_samples(&a, &b, Direction::Neutral, &opts()).unwrap();
+    let c = compared(&a, &b, Direction::Neutral);
     assert_eq!(c.verdict, Verdict::Higher);
 }
 
@@ -48,7 +53,7 @@ fn ten_percent_slower_is_detected_with_its_size() {
 fn a_drop_in_throughput_is_a_regression() {
     let a = normal(150, 10e9, 0.2e9, 3);
     let b = normal(150, 8e9, 0.2e9, 4);
-    let c = compare_samples(&a, &b, Direction::HigherIsBetter, &opts()).unwrap();
+    let c = compared(&a, &b, Direction::HigherIsBetter);
     assert_eq!(c.verdict, Verdict::Slower);
     assert!(c.regressed_beyond(Direction::HigherIsBetter, 0.1));
     assert!(!c.regressed_beyond(Direction::HigherIsBetter, 0.25));
@@ -60,7 +65,7 @@ fn same_distribution_is_no_change_for_many_seeds() {
     for seed in 0..40 {
         let a = normal(200, 50.0, 2.5, 1000 + seed);
         let b = normal(200, 50.0, 2.5, 2000 + seed);
-        let c = compare_samples(&a, &b, Direction::LowerIsBetter, &opts()).unwrap();
+        let c = compared(&a, &b, Direction::LowerIsBetter);
         assert_eq!(c.verdict, Verdict::NoChange, "seed {seed}: {c:?}");
         significant += usize::from(c.test.p_value < 0.05);
     }
@@ -72,7 +77,7 @@ fn same_distribution_is_no_change_for_many_seeds() {
 fn a_significant_change_inside_the_threshold_is_no_change() {
     let a = normal(400, 100.0, 0.5, 5);
     let b = normal(400, 101.0, 0.5, 6);
-    let c = compare_samples(&a, &b, Direction::LowerIsBetter, &opts()).unwrap();
+    let c = compared(&a, &b, Direction::LowerIsBetter);
     assert!(c.significant, "{c:?}");
     assert_eq!(c.verdict, Verdict::NoChange);
     let strict = CompareOptions {
@@ -86,13 +91,11 @@ fn a_significant_change_inside_the_threshold_is_no_change() {
 #[test]
 fn a_large_change_that_is_not_significant_is_no_change() {
     // Three samples each: even a 20% shift cannot reach p < 0.05 (exact p ≥ 0.1).
-    let c = compare_samples(
+    let c = compared(
         &[10.0, 11.0, 9.0],
         &[12.0, 13.2, 10.8],
         Direction::LowerIsBetter,
-        &opts(),
-    )
-    .unwrap();
+    );
     assert!(c.test.exact && c.test.p_value >= 0.1, "{c:?}");
     assert!((c.change().unwrap() - 0.2).abs() < 1e-12);
     assert_eq!(c.verdict, Verdict::NoChange);
@@ -101,23 +104,16 @@ fn a_large_change_that_is_not_significant_is_no_change() {
 
 #[test]
 fn nonpositive_baseline_has_no_ratio() {
-    let c = compare_samples(
+    let c = compared(
         &[-1.0, 0.0, 0.5],
         &[3.0, 4.0, 5.0],
         Direction::LowerIsBetter,
-        &opts(),
-    )
-    .unwrap();
+    );
     assert_eq!((c.ratio, c.ratio_ci95), (None, None));
     assert_eq!(c.verdict, Verdict::NoChange);
     // A positive median whose resamples can reach 0 has a ratio but no CI.
-    let c = compare_samples(
-        &[0.0, 1.0, 2.0],
-        &[1.0; 3],
-        Direction::LowerIsBetter,
-        &opts(),
-    );
-    assert_eq!(c.unwrap().ratio_ci95, None);
+    let c = compared(&[0.0, 1.0, 2.0], &[1.0; 3], Direction::LowerIsBetter);
+    assert_eq!(c.ratio_ci95, None);
     assert!(compare_samples(&[], &[1.0], Direction::Neutral, &opts()).is_err());
     assert!(compare_samples(&[f64::NAN], &[1.0], Direction::Neutral, &opts()).is_err());
 }

@@ -13,43 +13,19 @@ use super::super::select::Pattern;
 use crate::diagnose::observe::backend::{Chosen, Reason, Request, Unavailable};
 use crate::diagnose::observe::{self, target::Target};
 
-/// The backend of a run (`--backend`; `auto` takes the in-process library where it can
-/// work).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// The preload library (GOT patching in the process).
-    InProcess,
-    /// Uprobes through the kernel.
-    Uprobe,
-}
-
-impl observe::backend::Backend for Backend {
-    const PREFERRED: Backend = Backend::InProcess;
-    const FALLBACK: Backend = Backend::Uprobe;
-    const CHOICES: &'static [Request<Backend>] = &[
-        Request::Auto,
-        Request::Only(Backend::InProcess),
-        Request::Only(Backend::Uprobe),
-    ];
-    const AUTO_HELP: &'static str = "The in-process library where it works, else uprobes";
-    const PREFERRED_BECAUSE: &'static str =
-        "a preloaded library counts the program's calls in the process";
-
-    fn name(self) -> &'static str {
-        match self {
-            Backend::InProcess => "inproc",
-            Backend::Uprobe => "uprobe",
-        }
+observe::backend::backends! {
+    /// The backend of a run (`--backend`; `auto` takes the in-process library where it can
+    /// work).
+    pub enum Backend {
+        /// The preload library (GOT patching in the process).
+        InProcess = "inproc",
+            "A preloaded library patches the program's GOT and counts in the process";
+        /// Uprobes through the kernel.
+        Uprobe = "uprobe", "Uprobes on the PLT stubs or the library's definitions (root)";
     }
-
-    fn help(self) -> &'static str {
-        match self {
-            Backend::InProcess => {
-                "A preloaded library patches the program's GOT and counts in the process"
-            }
-            Backend::Uprobe => "Uprobes on the PLT stubs or the library's definitions (root)",
-        }
-    }
+    auto "The in-process library where it works, else uprobes":
+        InProcess because "a preloaded library counts the program's calls in the process",
+        else Uprobe;
 }
 
 /// Why the in-process backend cannot trace this run, if it cannot.

@@ -5,7 +5,9 @@
 //!
 //! Pure bytes in, slots out: no I/O here. Depends on nothing but std.
 
-use crate::diagnose::observe::bytes::{Claim, claimed as claimed_records, text_at, u32_at, u64_at};
+use crate::diagnose::observe::bytes::{
+    Claim, claimed as claimed_records, header_with_magic, text_at, u32_at, u64_at,
+};
 
 /// Identifies an initialised region.
 pub const MAGIC: u64 = 0x3153_4c4c_4143_534d;
@@ -65,8 +67,7 @@ pub struct Region {
 
 /// The initial header: magic, sizes, function 0 named.
 pub fn header() -> Vec<u8> {
-    let mut h = vec![0u8; HEADER];
-    h[0..8].copy_from_slice(&MAGIC.to_le_bytes());
+    let mut h = header_with_magic(HEADER, MAGIC);
     h[8..12].copy_from_slice(&(MAX_FUNCS as u32).to_le_bytes());
     h[12..16].copy_from_slice(&(MAX_SLOTS as u32).to_le_bytes());
     h[16..20].copy_from_slice(&1u32.to_le_bytes());

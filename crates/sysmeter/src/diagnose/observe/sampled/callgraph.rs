@@ -166,6 +166,9 @@ mod tests {
         ]);
         let e = entries(&s, 0.01, 10);
         let name = |f: u32| s.frame(f).name.as_str();
+        let named = |arcs: &[(u32, u64)]| -> Vec<(&str, u64)> {
+            arcs.iter().map(|&(f, c)| (name(f), c)).collect()
+        };
         assert_eq!(name(e[0].frame), "main");
         assert_eq!(e[0].spontaneous, 100);
         let driver = e
@@ -173,31 +176,10 @@ mod tests {
             .find(|x| name(x.frame) == "driver")
             .expect("driver");
         assert_eq!(driver.total_samples, 98);
-        assert_eq!(
-            driver
-                .callers
-                .iter()
-                .map(|&(f, c)| (name(f), c))
-                .collect::<Vec<_>>(),
-            [("main", 98)]
-        );
-        assert_eq!(
-            driver
-                .callees
-                .iter()
-                .map(|&(f, c)| (name(f), c))
-                .collect::<Vec<_>>(),
-            [("hot_a", 70), ("hot_b", 28)]
-        );
+        assert_eq!(named(&driver.callers), [("main", 98)]);
+        assert_eq!(named(&driver.callees), [("hot_a", 70), ("hot_b", 28)]);
         let hot_b = e.iter().find(|x| name(x.frame) == "hot_b").expect("hot_b");
-        assert_eq!(
-            hot_b
-                .callers
-                .iter()
-                .map(|&(f, c)| (name(f), c))
-                .collect::<Vec<_>>(),
-            [("driver", 28), ("other", 2)]
-        );
+        assert_eq!(named(&hot_b.callers), [("driver", 28), ("other", 2)]);
         let text = render(&s, &e);
         assert!(text.contains("driver [2]"), "{text}");
         let chain = build(&[(&["root", "zeta", "alpha"], 5)]);

@@ -62,6 +62,25 @@ pub struct DiskCounters {
     pub io_ticks_ms: u64,
 }
 
+/// The counters of one named device (a disk or a network interface), which the sampler
+/// keeps only for the chosen devices and the timeline pairs by name across samples.
+pub trait Device {
+    /// `vda`, `eth0`.
+    fn name(&self) -> &str;
+}
+
+impl Device for DiskCounters {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Device for NetCounters {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
 /// Parses /proc/diskstats (every device, partitions included; the caller filters).
 pub fn parse_diskstats(text: &str) -> Vec<DiskCounters> {
     text.lines()

@@ -6,7 +6,7 @@
 //!
 //! Pure: samples in, numbers out.
 
-use super::procfs::{CpuTimes, PidStat};
+use super::procfs::{CpuTimes, Device, PidStat};
 use super::sample::{ProcessSample, SystemSample};
 use crate::diagnose::run::classify::DeviceLoad;
 use crate::model::{Series, SeriesPoint, Unit};
@@ -50,33 +50,35 @@ fn cpu_shares(a: &CpuTimes, b: &CpuTimes) -> Option<[f64; 5]> {
     ])
 }
 
+/// Each device of `b` with its counters in `a` before it (one absent from `a` is left out).
+fn paired<'s, T: Device>(a: &'s [T], b: &'s [T]) -> impl Iterator<Item = (&'s T, &'s T)> {
+    b.iter()
+        .filter_map(|d| Some((a.iter().find(|x| x.name() == d.name())?, d)))
+}
+
 /// Per-device (name, read bytes, written bytes, busy ms) deltas.
 fn disk_deltas(a: &SystemSample, b: &SystemSample) -> Vec<(String, f64, f64, f64)> {
-    b.disks
-        .iter()
-        .filter_map(|d| {
-            let p = a.disks.iter().find(|x| x.name == d.name)?;
-            Some((
+    paired(&a.disks, &b.disks)
+        .map(|(p, d)| {
+            (
                 d.name.clone(),
                 d.read_sectors.saturating_sub(p.read_sectors) as f64 * SECTOR,
                 d.write_sectors.saturating_sub(p.write_sectors) as f64 * SECTOR,
                 d.io_ticks_ms.saturating_sub(p.io_ticks_ms) as f64,
-            ))
+            )
         })
         .collect()
 }
 
 /// Per-interface (name, received, sent) byte deltas.
 fn net_deltas(a: &SystemSample, b: &SystemSample) -> Vec<(String, f64, f64)> {
-    b.nets
-        .iter()
-        .filter_map(|n| {
-            let p = a.nets.iter().find(|x| x.name == n.name)?;
-            Some((
+    paired(&a.nets, &b.nets)
+        .map(|(p, n)| {
+            (
                 n.name.clone(),
                 n.rx_bytes.saturating_sub(p.rx_bytes) as f64,
                 n.tx_bytes.saturating_sub(p.tx_bytes) as f64,
-            ))
+            )
         })
         .collect()
 }
