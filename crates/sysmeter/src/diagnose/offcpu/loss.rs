@@ -9,7 +9,7 @@
 
 use super::Backend;
 use super::result::Inputs;
-use crate::diagnose::observe::session::{self, SessionEnd};
+use crate::diagnose::observe::session::SessionEnd;
 use crate::diagnose::observe::witness::{self, Witness};
 use crate::model::{Finding, units};
 
@@ -79,14 +79,7 @@ pub fn judged(i: &Inputs, said: Vec<Finding>) -> (Vec<Finding>, SessionEnd) {
     let blinded = witness(i).and_then(Witness::judge);
     let said = finding(i).into_iter().chain(said).collect();
     let findings = witness::lead(blinded.as_ref(), BLINDED_FIX, said, &["no_blocking"]);
-    let r = i.recording;
-    let end = session::end(
-        r.stop,
-        r.exit.as_ref().map(|(e, _)| e.shell_code()),
-        (r.wall_ns, r.profiler_cpu_ns),
-        i.raw.side.lost,
-        blinded.as_ref(),
-    );
+    let end = i.recording.end(i.raw.side.lost, blinded.as_ref());
     (findings, end)
 }
 

@@ -60,6 +60,7 @@ pub fn build(
     main.metrics = summary_metrics(rec, a, cal);
     main.findings = findings::all(rec, a, cal);
     main.elapsed_ns = rec.wall_ns;
+    main.session = Some(rec.end(rec.raw.lost, None));
     main.artifacts = artifacts;
     vec![main, flat_result(a, settings.flat_rows, rec.wall_ns)]
 }

@@ -24,7 +24,10 @@ use super::sources::{Attached, Sources, attach_new_threads, stat_cpu_ns};
 use crate::diagnose::observe::maps::{MapEvent, parse_proc_maps};
 use crate::diagnose::observe::pump::{self, Watched};
 use crate::diagnose::observe::records::RawData;
-use crate::diagnose::observe::session::{Ended, StopWhen, Watch, ended_by_exit, wait_for_end};
+use crate::diagnose::observe::session::{
+    self, Ended, SessionEnd, StopWhen, Watch, ended_by_exit, wait_for_end,
+};
+use crate::diagnose::observe::witness::Blinded;
 use crate::diagnose::observe::target::{Target, Unresolved, resolve_program};
 use crate::model::Finding;
 
@@ -82,6 +85,19 @@ impl Recording {
     /// The finding of a running process (`-p`) that ended the session by exiting.
     pub fn exited(&self) -> Option<Finding> {
         ended_by_exit(self.stop, self.exit.is_some(), self.wall_ns)
+    }
+
+    /// The session's end as a result embeds it (`model::SessionEnd`), with the records
+    /// `lost` and the witness's verdict when a tracepoint was hidden from perf (off-CPU;
+    /// the CPU clock of the on-CPU profile is no tracepoint and cannot be).
+    pub fn end(&self, lost: u64, blinded: Option<&Blinded>) -> SessionEnd {
+        session::end(
+            self.stop,
+            self.exit.as_ref().map(|(e, _)| e.shell_code()),
+            (self.wall_ns, self.profiler_cpu_ns),
+            lost,
+            blinded,
+        )
     }
 }
 
