@@ -27,8 +27,8 @@ use crate::diagnose::observe::records::RawData;
 use crate::diagnose::observe::session::{
     self, Ended, SessionEnd, StopWhen, Watch, ended_by_exit, wait_for_end,
 };
-use crate::diagnose::observe::witness::Blinded;
 use crate::diagnose::observe::target::{Target, Unresolved, resolve_program};
+use crate::diagnose::observe::witness::Blinded;
 use crate::model::Finding;
 
 /// What a sampled session is asked to do.
