@@ -124,10 +124,13 @@ fn views_lead_with_the_answer(url: &str) {
         "{text}"
     );
     let html = fleet("html");
+    // Beyond 50 hosts the roll call is counts per CPU model and kernel, no row per host.
     let order = [
         "<h2>Outliers</h2>",
         "<h2>Headline metrics</h2>",
-        "<details><summary>All 300 hosts",
+        "<h2>Hosts (300)</h2>",
     ];
     assert_in_order(&html, &order);
+    assert_eq!(html.matches("<tr><td>host-").count(), 0, "no row per host");
+    assert!(html.contains("100 × Xeon A"), "{html}");
 }
