@@ -175,6 +175,16 @@ impl Store {
 /// the "ambiguous" message).
 pub(super) const PREFIX_MATCHES: i64 = 6;
 
+/// The id of a host's (`$1`, any host when NULL) run of a kind (`$2`, any when NULL) that is
+/// `$3` back from the latest, among the runs that ended (finished or interrupted), in both
+/// dialects (the casts give PostgreSQL the NULL parameters' type; SQLite numbers `$n` by
+/// first appearance, so they appear in order).
+pub(super) const LATEST_SQL: &str = "SELECT id FROM runs
+     WHERE (CAST($1 AS TEXT) IS NULL OR hostname = $1)
+       AND (CAST($2 AS TEXT) IS NULL OR kind = $2)
+       AND (finished_ns IS NOT NULL OR interrupted)
+     ORDER BY started_ns DESC, id DESC LIMIT 1 OFFSET $3";
+
 /// A `latest` reference: `latest`, `latest~N`, `latest:KIND` or `latest:KIND~N`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Latest {

@@ -9,7 +9,7 @@ use crate::store::StoreError;
 use crate::store::columns::{
     Get, METRICS_SELECT, RESULTS_SELECT, listing_row, metric_row, result_row, run_row,
 };
-use crate::store::read::{PREFIX_MATCHES, Reads, RunListing, RunRows};
+use crate::store::read::{LATEST_SQL, PREFIX_MATCHES, Reads, RunListing, RunRows};
 
 impl Reads for Pg {
     fn list_runs(&self, limit: i64, hostname: Option<&str>) -> Result<Vec<RunListing>, StoreError> {
@@ -46,15 +46,7 @@ impl Reads for Pg {
         kind: Option<&str>,
     ) -> Result<Option<String>, StoreError> {
         let action = format!("look up run 'latest~{back}'");
-        let ids = self.ids(
-            &action,
-            "SELECT id FROM runs
-             WHERE ($2::text IS NULL OR hostname = $2)
-               AND ($3::text IS NULL OR kind = $3)
-               AND (finished_ns IS NOT NULL OR interrupted)
-             ORDER BY started_ns DESC, id DESC LIMIT 1 OFFSET $1",
-            &[&back, &hostname, &kind],
-        )?;
+        let ids = self.ids(&action, LATEST_SQL, &[&hostname, &kind, &back])?;
         Ok(ids.into_iter().next())
     }
 

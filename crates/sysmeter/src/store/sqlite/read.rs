@@ -8,7 +8,7 @@ use crate::store::StoreError;
 use crate::store::columns::{
     Get, METRICS_SELECT, RESULTS_SELECT, listing_row, metric_row, result_row, run_row,
 };
-use crate::store::read::{PREFIX_MATCHES, Reads, RunListing, RunRows};
+use crate::store::read::{LATEST_SQL, PREFIX_MATCHES, Reads, RunListing, RunRows};
 
 impl Reads for Sqlite {
     fn list_runs(&self, limit: i64, hostname: Option<&str>) -> Result<Vec<RunListing>, StoreError> {
@@ -43,15 +43,7 @@ impl Reads for Sqlite {
         kind: Option<&str>,
     ) -> Result<Option<String>, StoreError> {
         self.conn
-            .query_row(
-                "SELECT id FROM runs
-                 WHERE (?2 IS NULL OR hostname = ?2)
-                   AND (?3 IS NULL OR kind = ?3)
-                   AND (finished_ns IS NOT NULL OR interrupted)
-                 ORDER BY started_ns DESC, id DESC LIMIT 1 OFFSET ?1",
-                params![back, hostname, kind],
-                |row| row.get(0),
-            )
+            .query_row(LATEST_SQL, params![hostname, kind, back], |row| row.get(0))
             .optional()
             .map_err(|e| sql_error(&self.path, &format!("look up run 'latest~{back}'"), e))
     }
