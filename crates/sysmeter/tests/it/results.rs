@@ -154,16 +154,7 @@ fn compare_stored_runs_by_reference() {
     let db = dir.path().join("runs.db");
     let first = bench_into(&db);
     let second = bench_into(&db);
-    let out = sysmeter()
-        .args(["compare", "latest~1", "latest", "--format", "json", "--db"])
-        .arg(&db)
-        .assert()
-        .success();
-    let cmp = json_of(&out.get_output().stdout);
-    assert_eq!(
-        (cmp["a"]["id"].as_str(), cmp["b"]["id"].as_str()),
-        (Some(first.as_str()), Some(second.as_str()))
-    );
+    let cmp = compared(&db, ["latest~1", "latest"], [&first, &second]);
     let metrics = cmp["metrics"].as_array().expect("metrics");
     assert_eq!(metrics.len(), 2, "cpu.loop has two metrics: {cmp}");
     assert!(metrics.iter().all(|m| m["experiment"] == "cpu.loop"));
@@ -288,23 +279,7 @@ fn compare_refuses_two_kinds_and_latest_can_be_asked_by_kind() {
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
-    let out = sysmeter()
-        .args([
-            "compare",
-            "latest:bench~1",
-            "latest:bench",
-            "--format",
-            "json",
-            "--db",
-        ])
-        .arg(&db)
-        .assert()
-        .success();
-    let cmp = json_of(&out.get_output().stdout);
-    assert_eq!(
-        (cmp["a"]["id"].as_str(), cmp["b"]["id"].as_str()),
-        (Some("b1"), Some("b2"))
-    );
+    compared(&db, ["latest:bench~1", "latest:bench"], ["b1", "b2"]);
     let shown = sysmeter()
         .args(["show", "latest:scale", "--format", "json", "--db"])
         .arg(&db)
@@ -317,4 +292,20 @@ fn compare_refuses_two_kinds_and_latest_can_be_asked_by_kind() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("`latest:KIND`"));
+}
+
+/// `compare A B --format json` on `db` (it must succeed), checked to have compared the runs
+/// `ids`; the comparison.
+fn compared(db: &std::path::Path, refs: [&str; 2], ids: [&str; 2]) -> serde_json::Value {
+    let out = sysmeter()
+        .args(["compare", refs[0], refs[1], "--format", "json", "--db"])
+        .arg(db)
+        .assert()
+        .success();
+    let cmp = json_of(&out.get_output().stdout);
+    assert_eq!(
+        (cmp["a"]["id"].as_str(), cmp["b"]["id"].as_str()),
+        (Some(ids[0]), Some(ids[1]))
+    );
+    cmp
 }
