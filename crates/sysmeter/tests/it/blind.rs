@@ -12,30 +12,10 @@
 //! Needs root, BPF, `cc`, clang (the blinder) and bpftrace (capability `bpftrace`). Every
 //! test holds the locks of the events it and its neighbour touch (`support::observing`).
 
-use std::path::Path;
-
 use serde_json::Value;
 
 use crate::support::beside::{Neighbour, beside};
-use crate::support::{Event, compile_fixture, need, observing, sysmeter};
-
-/// `sysmeter <args> --no-store --format json --out run.json -- <argv>` in `dir`: the
-/// report and the command's stdout (the run must succeed).
-fn json_run(dir: &Path, args: &[&str], argv: &[&std::ffi::OsStr]) -> (Value, String) {
-    let json = dir.join("run.json");
-    let out = sysmeter()
-        .args(args)
-        .args(["--no-store", "--format", "json", "--out"])
-        .arg(&json)
-        .arg("--")
-        .args(argv)
-        .output()
-        .expect("sysmeter runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let run = serde_json::from_slice(&std::fs::read(&json).expect("report")).expect("JSON");
-    (run, String::from_utf8_lossy(&out.stdout).into_owned())
-}
+use crate::support::{Event, compile_fixture, json_run, need, observing, sysmeter};
 
 /// Runs `run` while watching tracepoint `tp` for BPF programs held by processes that are
 /// not this test's (`ours`: its neighbour's): the tests of another checkout on a shared

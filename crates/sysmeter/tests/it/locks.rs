@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::support::needs::tracepoints;
 use crate::support::skip::{Cap, Missing};
-use crate::support::{compile_fixture, need, stdout_of, sysmeter};
+use crate::support::{compile_fixture, json_run, need, stdout_of, sysmeter};
 
 const SOURCE: &str = include_str!("../fixtures/programs/locks_phases.c");
 const RUST_SOURCE: &str = include_str!("../fixtures/programs/locks_std.rs");
@@ -283,22 +283,8 @@ fn a_stored_locks_run_shows_renders_and_compares(backend: &str) {
 
 /// Runs `locks --format json` on `argv`; the fixture's stdout and the run record.
 pub(crate) fn locks_json(dir: &Path, backend: &str, argv: &[&std::ffi::OsStr]) -> (String, Value) {
-    let json = dir.join("run.json");
-    let out = sysmeter()
-        .args(["locks", "--backend", backend])
-        .args(["--no-store", "--format", "json", "--out"])
-        .arg(&json)
-        .arg("--")
-        .args(argv)
-        .output()
-        .expect("sysmeter runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let run = serde_json::from_slice(&std::fs::read(&json).expect("report")).expect("JSON");
-    (String::from_utf8_lossy(&out.stdout).into_owned(), run)
+    let (run, stdout) = json_run(dir, &["locks", "--backend", backend], argv);
+    (stdout, run)
 }
 
 both_backends!(a_condition_variable_wait_is_an_event_woken_by_the_signalling_code);

@@ -246,3 +246,25 @@ pub fn kill_until_empty(pids: impl Fn() -> Vec<String>) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// `sysmeter <args> --no-store --format json --out run.json -- <argv>` in `dir`: the
+/// report and the command's stdout (the run must succeed).
+pub fn json_run(
+    dir: &std::path::Path,
+    args: &[&str],
+    argv: &[&std::ffi::OsStr],
+) -> (Value, String) {
+    let json = dir.join("run.json");
+    let out = sysmeter()
+        .args(args)
+        .args(["--no-store", "--format", "json", "--out"])
+        .arg(&json)
+        .arg("--")
+        .args(argv)
+        .output()
+        .expect("sysmeter runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let run = serde_json::from_slice(&std::fs::read(&json).expect("report")).expect("JSON");
+    (run, String::from_utf8_lossy(&out.stdout).into_owned())
+}

@@ -31,7 +31,8 @@ pub mod ssh_hosts;
 pub mod starved;
 
 pub use cmd::{
-    BENCH_JSON, bench_json, json_of, json_out, json_out_code, stderr_of, stdout_of, sysmeter,
+    BENCH_JSON, bench_json, json_of, json_out, json_out_code, json_run, stderr_of, stdout_of,
+    sysmeter,
 };
 pub use needs::{compile_fixture, is_root};
 pub use observing::{Event, observing};
