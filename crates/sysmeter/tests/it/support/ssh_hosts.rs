@@ -91,9 +91,10 @@ impl SshHost {
         let netns = Netns::create(&name, &veth, &peer, &host_ip, &ip)
             .map_err(|e| Missing::new(Cap::Netns, format!("cannot build the namespace: {e}")))?;
         let host_key = keygen(&dir.join(format!("hostkey-{i}")));
-        let config = sshd_config(dir, i, &ip, authorized);
-        // sshd wants its privilege-separation directory (made by Debian's ssh service).
+        // sshd wants its privilege-separation directory (made by Debian's ssh service, which a
+        // container without systemd never starts), already for `sshd -t`.
         std::fs::create_dir_all("/run/sshd").expect("mkdir /run/sshd");
+        let config = sshd_config(dir, i, &ip, authorized);
         let log = File::create(dir.join(format!("sshd-{i}.log"))).expect("sshd log");
         let sshd = Command::new("nsenter")
             .arg(format!("--net=/run/netns/{}", netns.name))
