@@ -15,6 +15,7 @@
 mod calibrate;
 pub mod classes;
 mod errno;
+mod kernel;
 pub mod lookup_summary;
 pub mod lookup_trace;
 pub mod lookups;
@@ -40,16 +41,23 @@ use crate::diagnose::observe::{self, backend::Backend as _, backend::Request};
 use crate::model::ExperimentResult;
 
 observe::backend::backends! {
-    /// The backend that runs (`--backend`; `auto` takes tracepoints where they are permitted).
+    /// The backend that runs (`--backend`; `auto` takes the in-kernel programs where they
+    /// are permitted, else tracepoints where those are, else ptrace).
     pub enum Backend {
         /// ptrace stops.
         Ptrace = "ptrace", "ptrace (works unprivileged on your own processes)";
         /// `raw_syscalls` tracepoints.
         Tracepoint = "tracepoint",
-            "raw_syscalls tracepoints through perf_event_open (no stops; needs privileges)";
+            "raw_syscalls tracepoints through perf_event_open, every call read from perf \
+             rings (no stops; needs privileges)";
+        /// BPF programs on `raw_syscalls` aggregating in the kernel.
+        Bpf = "bpf",
+            "In-kernel aggregation (BPF programs on raw_syscalls, maps read at the end: \
+             nothing lost under load; needs root or CAP_BPF + CAP_PERFMON and kernel BTF)";
     }
-    auto "Tracepoints when permitted, else ptrace":
-        Tracepoint because "tracepoints are permitted here: no stops, lowest overhead", else Ptrace;
+    auto "The in-kernel backend where it is permitted, else tracepoints, else ptrace":
+        Bpf because "in-kernel aggregation: permitted, kernel BTF present; exact at any load",
+        else Tracepoint;
 }
 
 impl Backend {

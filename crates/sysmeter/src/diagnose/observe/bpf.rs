@@ -207,6 +207,16 @@ impl Loaded {
             .map_err(|e| err(format!("insert into {map}"))(&e))
     }
 
+    /// Removes `key` from hash map `map` of `V` values (a key that is not there is no
+    /// error).
+    pub fn remove<K: Pod, V: Pod>(&mut self, map: &str, key: &K) -> Result<(), BpfError> {
+        let mut h = self.hash::<K, V>(map)?;
+        match h.remove(key) {
+            Ok(()) | Err(aya::maps::MapError::KeyNotFound) => Ok(()),
+            Err(e) => Err(err(format!("remove from {map}"))(&e)),
+        }
+    }
+
     /// Every entry of hash map `map`; entries deleted while it is read are skipped.
     pub fn entries<K: Pod, V: Pod>(&mut self, map: &str) -> Result<Vec<(K, V)>, BpfError> {
         let h = self.hash::<K, V>(map)?;

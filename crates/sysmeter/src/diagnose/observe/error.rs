@@ -86,6 +86,10 @@ pub enum ObserveError {
         /// How to fix it.
         fix: String,
     },
+    /// `--backend NAME` asked for a backend that cannot run here (the one sentence of
+    /// `observe::backend`, with the backend to use instead).
+    #[error(transparent)]
+    BackendUnavailable(#[from] super::backend::Unavailable),
     /// A system call of the tracer failed.
     #[error("{what} failed: {error}")]
     Io {

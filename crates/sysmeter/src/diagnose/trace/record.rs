@@ -34,6 +34,14 @@ fn methodology(out: &Outcome) -> String {
              raw_syscalls sys_enter and sys_exit records: wall time in the call, including \
              blocking, plus part of the cost of writing the records"
         }
+        Backend::Bpf => {
+            "A call's time is the difference of the kernel's clock (bpf_ktime_get_ns) read by \
+             the BPF programs on raw_syscalls sys_enter (last, after their own work) and \
+             sys_exit (first): wall time in the call, including blocking. The kernel keeps a \
+             count, a sum and a log2 histogram per thread and call, not each call: the \
+             samples are the histogram's bucket middles scaled to the exact total, so \
+             quantiles are accurate to a bucket while count, total and mean are exact"
+        }
     };
     format!(
         "{timing}. The calibrated tracing cost inside that interval ({}) was subtracted from \

@@ -16,6 +16,7 @@ use sysmeter_sys::process::wait::reap;
 use sysmeter_sys::ptrace::TracedChild;
 
 use super::calibrate::Overhead;
+use super::kernel::{self, KernelTrace};
 use super::ptrace::{Session, SessionStats};
 use super::summary::Collector;
 use super::tracepoint::{self, Ids};
@@ -83,18 +84,39 @@ impl StillRunning for PendingKind {
     }
 }
 
-/// Picks the backend: `(backend, why, tracepoint ids, note)`. Tracepoints are probed once,
-/// whether asked for or considered by `auto`; only `--backend tracepoint` makes their
-/// absence an error.
-fn choose(cfg: &TraceConfig) -> Result<(Backend, String, Option<Ids>, Option<String>), TraceError> {
-    let chosen = backend::choose(cfg.backend, || tracepoint::probe(true)).map_err(|u| {
-        TraceError::TracepointsUnavailable {
-            reason: u.reason.reason,
-            fix: u.reason.fix,
+/// What the chosen backend's availability check opened or found.
+enum Checked {
+    /// The in-kernel programs, loaded and attached.
+    Kernel(KernelTrace),
+    /// The tracepoint ids and field offsets.
+    Tracepoint(Ids),
+    /// Nothing to hand on (ptrace).
+    Nothing,
+}
+
+/// Picks the backend: `(backend, why, what its check found, note)`. `auto` takes the
+/// in-kernel programs where they load, else tracepoints where they are permitted, else
+/// ptrace; only a backend asked for by name makes its absence an error.
+fn choose(cfg: &TraceConfig) -> Result<(Backend, String, Checked, Option<String>), TraceError> {
+    let chosen = backend::choose(cfg.backend, kernel::available)?;
+    let because = chosen.because;
+    if let Some(k) = chosen.checked {
+        return Ok((Backend::Bpf, because, Checked::Kernel(k), None));
+    }
+    if chosen.backend == Backend::Ptrace {
+        return Ok((Backend::Ptrace, because, Checked::Nothing, None));
+    }
+    match tracepoint::probe(true) {
+        Ok((ids, note)) => Ok((Backend::Tracepoint, because, Checked::Tracepoint(ids), note)),
+        Err(u) if cfg.backend == backend::Request::Auto => {
+            let why = format!("{because}; tracepoint: {u}");
+            Ok((Backend::Ptrace, why, Checked::Nothing, None))
         }
-    })?;
-    let (ids, note) = chosen.checked.unzip();
-    Ok((chosen.backend, chosen.because, ids, note.flatten()))
+        Err(u) => Err(TraceError::TracepointsUnavailable {
+            reason: u.reason,
+            fix: u.fix,
+        }),
+    }
 }
 
 /// The sentence telling that tracing of PID `pid` has begun.
@@ -122,16 +144,18 @@ pub(super) fn run(
         check_target(pid)?;
     }
     let watch = Watch::start();
-    let (backend, why, ids, note) = choose(cfg)?;
-    let mut out = match (backend, &cfg.target, ids) {
-        (Backend::Tracepoint, Target::Launch(argv), Some(ids)) => {
+    let (_, why, checked, note) = choose(cfg)?;
+    let mut out = match (checked, &cfg.target) {
+        (Checked::Kernel(k), Target::Launch(argv)) => kernel::launch(cfg, argv, Some(k))?,
+        (Checked::Kernel(k), Target::Attach(pid)) => kernel::attach(cfg, *pid, Some(k), observer)?,
+        (Checked::Tracepoint(ids), Target::Launch(argv)) => {
             tracepoint_paths::launch(cfg, argv, ids)?
         }
-        (Backend::Tracepoint, Target::Attach(pid), Some(ids)) => {
+        (Checked::Tracepoint(ids), Target::Attach(pid)) => {
             tracepoint_paths::attach(cfg, *pid, ids, observer)?
         }
-        (_, Target::Launch(argv), _) => ptrace_paths::launch(cfg, argv)?,
-        (_, Target::Attach(pid), _) => ptrace_paths::attach(cfg, *pid, observer)?,
+        (Checked::Nothing, Target::Launch(argv)) => ptrace_paths::launch(cfg, argv)?,
+        (Checked::Nothing, Target::Attach(pid)) => ptrace_paths::attach(cfg, *pid, observer)?,
     };
     out.why = why;
     out.notes.extend(note);

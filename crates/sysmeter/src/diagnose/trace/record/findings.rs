@@ -124,6 +124,7 @@ fn backend(out: &Outcome, cfg: &TraceConfig) -> Finding {
         text.push_str(match (out.backend, out.seccomp) {
             (Backend::Ptrace, true) => "; -e: a seccomp filter stopped only the selected calls",
             (Backend::Tracepoint, _) => "; -e: a tracepoint filter kept only the selected calls",
+            (Backend::Bpf, _) => "; -e: every call counted in the kernel, the others left out",
             (Backend::Ptrace, false) => "; -e: calls filtered by the tracer",
         });
     }
@@ -151,15 +152,19 @@ fn limits(out: &Outcome) -> Vec<Finding> {
         ));
     }
     if out.lost > 0 {
-        v.push(Finding::new(
-            "lost",
-            format!(
+        let text = match out.backend {
+            Backend::Bpf => format!(
+                "{} system calls were not counted (an in-kernel map was full): the counts are \
+                 lower bounds",
+                out.lost
+            ),
+            _ => format!(
                 "{} trace records were lost (a ring buffer was full): the counts are lower \
                  bounds",
                 out.lost
             ),
-            Some(out.lost as f64),
-        ));
+        };
+        v.push(Finding::new("lost", text, Some(out.lost as f64)));
     }
     v.extend(
         out.notes
@@ -219,7 +224,7 @@ pub(in crate::diagnose::trace) const BLINDED_FIX: &str = "Stop it (`bpftool perf
 /// call is a system call the tracer should have seen, so it saw at least that many; half
 /// of it is the margin.
 pub(super) fn witness(out: &Outcome, cfg: &TraceConfig, total_calls: u64) -> Option<Witness> {
-    if out.backend != Backend::Tracepoint || cfg.selection.is_some() {
+    if out.backend == Backend::Ptrace || cfg.selection.is_some() {
         return None;
     }
     Some(Witness {

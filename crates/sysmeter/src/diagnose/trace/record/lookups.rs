@@ -83,6 +83,13 @@ pub(super) fn findings(out: &Outcome, calls: &[(String, &CallStats)]) -> Vec<Fin
                 .into(),
             None,
         )),
+        Backend::Bpf => v.push(Finding::new(
+            "lookup_paths_unavailable",
+            "the looked-up paths are not shown: the in-kernel backend keeps counts per call, \
+             not path strings; rerun with --backend ptrace to see which paths were looked up"
+                .into(),
+            None,
+        )),
     }
     v
 }
@@ -147,7 +154,7 @@ fn fails(s: &PathStats) -> String {
 pub(super) fn artifact(out: &Outcome) -> Option<Artifact> {
     match out.backend {
         Backend::Ptrace => paths_artifact(&out.collector.lookups),
-        Backend::Tracepoint => None,
+        Backend::Tracepoint | Backend::Bpf => None,
     }
 }
 
