@@ -55,6 +55,7 @@ mod scale_group;
 mod serve;
 mod trace;
 mod trace_attach;
+mod trace_kernel;
 mod unprivileged;
 mod unwind;
 mod unwind_xz;

@@ -94,6 +94,13 @@ fn tracepoints_count_every_call_of_every_thread_exactly() {
     exact_counts("tracepoint");
 }
 
+#[test]
+fn bpf_counts_every_call_of_every_thread_exactly() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
+    need!(crate::support::needs::bpf());
+    exact_counts("bpf");
+}
+
 fn fork_following(backend: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = need!(compile_fixture("trace_fork", dir.path(), &["-pthread"]));
@@ -121,6 +128,13 @@ fn tracepoints_follow_forked_children_with_f() {
     let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     need!(tracepoints());
     fork_following("tracepoint");
+}
+
+#[test]
+fn bpf_follows_forked_children_with_f() {
+    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
+    need!(crate::support::needs::bpf());
+    fork_following("bpf");
 }
 
 #[test]

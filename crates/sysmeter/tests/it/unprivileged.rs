@@ -8,7 +8,7 @@ use std::process::Command;
 use crate::support::skip::{Cap, Missing, skip};
 
 /// A copy of the sysmeter binary that any user may run, in a world-readable temp dir.
-fn public_binary(dir: &std::path::Path) -> std::path::PathBuf {
+pub(crate) fn public_binary(dir: &std::path::Path) -> std::path::PathBuf {
     let bin = dir.join("sysmeter");
     std::fs::copy(assert_cmd::cargo::cargo_bin("sysmeter"), &bin).expect("copy the binary");
     for p in [dir, bin.as_path()] {

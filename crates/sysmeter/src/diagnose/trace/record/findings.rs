@@ -154,9 +154,10 @@ fn limits(out: &Outcome) -> Vec<Finding> {
     if out.lost > 0 {
         let text = match out.backend {
             Backend::Bpf => format!(
-                "{} system calls were not counted (an in-kernel map was full): the counts are \
-                 lower bounds",
-                out.lost
+                "Incomplete: {} system calls not counted ({:.2}% of those seen; an in-kernel \
+                 map was full): the counts are lower bounds",
+                out.lost,
+                100.0 * out.lost as f64 / (out.lost + out.collector.total_calls()) as f64
             ),
             _ => format!(
                 "{} trace records were lost (a ring buffer was full): the counts are lower \
