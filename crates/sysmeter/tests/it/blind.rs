@@ -7,7 +7,9 @@
 //! own count of its contended lock calls and their time), `trace --backend tracepoint`
 //! (dd's 20 003 one-byte reads) and `profile --off-cpu --backend perf` (the `offcpu_naps`
 //! fixture's own count of its sleeps). Beside sysmeter's own BPF programs, which return 1
-//! since issue 42 (docs/bpf.md), a perf reader must count: that is the fix's proof.
+//! since issue 42 (docs/bpf.md), a perf reader must count: that is the fix's proof; and
+//! `perf stat` on `raw_syscalls:sys_enter` counts the same beside `sysmeter trace --backend
+//! bpf` as alone.
 //!
 //! Needs root, BPF, `cc`, clang (the blinder) and bpftrace (capability `bpftrace`). Every
 //! test holds the locks of the events it and its neighbour touch (`support::observing`).
@@ -89,7 +91,7 @@ fn judged_blinded(
 fn named(who: Neighbour) -> &'static str {
     match who {
         Neighbour::Bpftrace => "bpftrace",
-        Neighbour::SysmeterBpf => "sysmeter",
+        Neighbour::SysmeterBpf | Neighbour::SysmeterTrace => "sysmeter",
         Neighbour::Blinder(_) => crate::support::blinder::NAME,
     }
 }
@@ -285,4 +287,47 @@ fn a_blinded_locks_run_says_so_under_its_title() {
         "under the title: {next:?}\n{stderr}"
     );
     assert!(!stderr.contains("No lock was contended"), "{stderr}");
+}
+
+/// `perf stat` counting dd's 20 000 one-byte copies on `raw_syscalls:sys_enter` and
+/// `syscalls:sys_enter_read`: the two counts.
+fn perf_stat_dd() -> Result<[u64; 2], crate::support::skip::Missing> {
+    let events = ["raw_syscalls:sys_enter", "syscalls:sys_enter_read"];
+    let out = std::process::Command::new("perf")
+        .args(["stat", "-x", ",", "-e", events[0], "-e", events[1], "--"])
+        .args(["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=20000"])
+        .output()
+        .map_err(|_| {
+            crate::support::skip::Missing::new(
+                crate::support::skip::Cap::Perf,
+                "no perf (apt-get install linux-perf)",
+            )
+        })?;
+    let text = String::from_utf8_lossy(&out.stderr);
+    Ok(events.map(|event| {
+        text.lines()
+            .find(|l| l.split(',').nth(2) == Some(event))
+            .and_then(|l| l.split(',').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("perf stat counted no {event}: {text}"))
+    }))
+}
+
+/// The fix of issue 42 for `trace`: `perf stat` on another program counts within 5% of its
+/// count alone while `sysmeter trace --backend bpf` sits on `raw_syscalls` (its programs
+/// return 1).
+#[test]
+fn perf_stat_counts_alike_beside_sysmeters_trace() {
+    let _on = observing(&[Event::RawSyscalls]);
+    need!(crate::support::needs::tracepoints());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let alone = need!(perf_stat_dd());
+    let beside = need!(beside(Neighbour::SysmeterTrace, dir.path()));
+    let with = need!(perf_stat_dd());
+    assert_eq!(beside.end(), [Some(143)], "the trace beside");
+    for (a, w) in alone.iter().zip(with) {
+        assert!(
+            (w as f64 - *a as f64).abs() <= 0.05 * *a as f64,
+            "perf stat alone {alone:?}, beside sysmeter trace {with:?}"
+        );
+    }
 }

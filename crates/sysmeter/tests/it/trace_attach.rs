@@ -1,10 +1,11 @@
 //! `sysmeter trace -p`: a running fixture (tests/fixtures/programs/trace_counter.c, printing
 //! numbered lines with small sleeps) is attached, traced briefly, and detached by SIGINT —
-//! 20 times in a row with ptrace (3 with tracepoints where permitted) — and must still
+//! 20 times in a row with ptrace (3 with tracepoints and 3 in the kernel, `--backend bpf`,
+//! where permitted) — and must still
 //! print every line in order and exit with its own code. The counter has lines for half a
 //! minute, so that however slowly the tracer attaches on a loaded machine it is still
 //! running when stopped; once detached, SIGUSR1 hurries it to its end. Needs a C compiler (capability
-//! `cc`); the tracepoint part needs capability `tracepoints`.
+//! `cc`); the tracepoint part needs capability `tracepoints`, the in-kernel one `bpf`.
 
 use std::io::{BufReader, Read};
 use std::path::Path;
@@ -99,6 +100,10 @@ fn attach_and_detach_by_sigint_leaves_the_process_unharmed_20_times() {
         Ok(()) => (0..3).for_each(|round| attach_once(&bin, "tracepoint", round)),
         Err(missing) => missing.skip_part("3 rounds with tracepoints"),
     }
+    match crate::support::needs::bpf() {
+        Ok(()) => (0..3).for_each(|round| attach_once(&bin, "bpf", round)),
+        Err(missing) => missing.skip_part("3 rounds in the kernel"),
+    }
 }
 
 /// `-p PID --duration`: tracing stops by itself, detaches, and the process finishes.
@@ -141,5 +146,9 @@ fn duration_ends_an_attached_trace_and_the_process_finishes() {
     match tracepoints() {
         Ok(()) => duration_once(&bin, "tracepoint"),
         Err(missing) => missing.skip_part("the same with tracepoints"),
+    }
+    match crate::support::needs::bpf() {
+        Ok(()) => duration_once(&bin, "bpf"),
+        Err(missing) => missing.skip_part("the same in the kernel"),
     }
 }

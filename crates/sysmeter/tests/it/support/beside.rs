@@ -1,10 +1,10 @@
 //! Neighbours on the kernel's tracepoints, run beside a test's own `sysmeter` for as long
 //! as a [`Beside`] lives: bpftrace counting `sys_enter_futex` (issue 41's first neighbour),
 //! a second sysmeter with its in-kernel backends (`locks --backend bpf` and `profile
-//! --off-cpu --backend bpf`, each on a `sleep` of its own), and the [`super::blinder`] (a
-//! program that returns 0). Each is started and waited for until its programs are attached;
-//! on drop its processes are ended and reaped. The caller holds the events' locks
-//! ([`super::observing`]).
+//! --off-cpu --backend bpf`, each on a `sleep` of its own; or `trace --backend bpf` on
+//! `raw_syscalls`), and the [`super::blinder`] (a program that returns 0). Each is started
+//! and waited for until its programs are attached; on drop its processes are ended and
+//! reaped. The caller holds the events' locks ([`super::observing`]).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -25,6 +25,9 @@ pub enum Neighbour {
     SysmeterBpf,
     /// A program that returns 0 on the given event's tracepoint.
     Blinder(Event),
+    /// `sysmeter trace --backend bpf` on another program (raw_syscalls sys_enter and
+    /// sys_exit): the caller holds the `raw_syscalls` lock.
+    SysmeterTrace,
 }
 
 /// A running neighbour; ended on drop.
@@ -37,30 +40,33 @@ pub struct Beside {
 pub fn beside(who: Neighbour, dir: &Path) -> Result<Beside, Missing> {
     match who {
         Neighbour::Bpftrace => bpftrace(),
-        Neighbour::SysmeterBpf => {
-            super::needs::bpf()?;
-            let runs = [
-                &["locks", "--backend", "bpf"][..],
-                &["profile", "--off-cpu", "--backend", "bpf"][..],
-            ];
-            let children: Vec<Child> = runs.iter().map(|args| sysmeter_on_sleep(args)).collect();
-            for c in &children {
-                let attached = (0..600).any(|_| {
-                    std::thread::sleep(Duration::from_millis(50));
-                    crate::offcpu_bpf::holds_bpf_link(c.id())
-                });
-                assert!(attached, "the sysmeter beside never attached its programs");
-            }
-            Ok(Beside {
-                children,
-                _blinder: None,
-            })
-        }
+        Neighbour::SysmeterBpf => sysmeters(&[
+            &["locks", "--backend", "bpf"],
+            &["profile", "--off-cpu", "--backend", "bpf"],
+        ]),
+        Neighbour::SysmeterTrace => sysmeters(&[&["trace", "--backend", "bpf"]]),
         Neighbour::Blinder(event) => Ok(Beside {
             children: Vec::new(),
             _blinder: Some(blind(event, dir)?),
         }),
     }
+}
+
+/// A sysmeter with each of `runs` on a `sleep` of its own, once each attached its programs.
+fn sysmeters(runs: &[&[&str]]) -> Result<Beside, Missing> {
+    super::needs::bpf()?;
+    let children: Vec<Child> = runs.iter().map(|args| sysmeter_on_sleep(args)).collect();
+    for c in &children {
+        let attached = (0..600).any(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            crate::offcpu_bpf::holds_bpf_link(c.id())
+        });
+        assert!(attached, "the sysmeter beside never attached its programs");
+    }
+    Ok(Beside {
+        children,
+        _blinder: None,
+    })
 }
 
 /// bpftrace on `sys_enter_futex`, once it says its probe is attached.
