@@ -2,18 +2,19 @@
 //
 // In-kernel aggregation for `sysmeter trace --backend bpf` (docs/bpf.md, docs/trace.md).
 //
-// Every system call of a target thread, from raw_syscalls:sys_enter to sys_exit, is added to
-// `calls`, keyed by (process, thread, call number): a count, a sum of durations and a log2
-// histogram (common.h's `struct value`). A failed call (return value -4095..-1) is also
+// Every system call of a target thread, from the raw tracepoint sys_enter to sys_exit (the
+// ones under raw_syscalls' perf tracepoints), is added to `calls`, keyed by (process,
+// thread, call number): a count, a sum of durations and a log2 histogram (common.h's `struct value`). A failed call (return value -4095..-1) is also
 // counted in `errors` by (process, thread, call number, errno). No record per call leaves
 // the kernel, so nothing can be lost to a full ring: only a full map loses calls, and that
 // is counted (C_KEYS_FULL, C_ERRORS_FULL, C_STARTS_FULL) for the report's first line.
 // User space reads `counters` at every drain (the live count) and the maps once at the end;
-// a call still open then (`starts`: exit, exit_group, or cut short) is reported apart.
+// a call still open then (a `starts` entry whose time is not 0: exit, exit_group, or cut
+// short) is reported apart.
 //
-// Field offsets are not compiled in: user space reads them from tracefs and sets the `off_*`
-// globals before loading. Built by scripts/build-bpf.sh; the object next to this file is
-// committed.
+// The fork and exec tracepoints' field offsets (follow.h) are not compiled in: user space
+// reads them from tracefs and sets the `off_*` globals before loading. Built by
+// scripts/build-bpf.sh; the object next to this file is committed.
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -34,16 +35,13 @@
 #define C_STARTS_FULL 2
 #define C_ERRORS_FULL 3
 #define C_SNAPSHOT_FAILED 4
-#define C_ENTERS 5
 #define C_SLOTS 8
 
 // Offsets of the tracepoint fields, from tracefs; set by the loader.
-const volatile __u32 off_enter_id = 8;
-const volatile __u32 off_exit_ret = 16;
 const volatile __u32 off_fork_child = 20;
 const volatile __u32 off_exec_pid = 12;
 
-// The call a thread is in: when it entered, which, and the thread's process.
+// The call a thread is in: when it entered (0: in none), which, and the thread's process.
 struct start {
 	__u64 ts;
 	__u64 nr;
@@ -80,25 +78,34 @@ struct {
 	__type(value, __u64);
 } errors SEC(".maps");
 
-SEC("tracepoint/raw_syscalls/sys_enter")
-int sys_enter(void *ctx)
+// Raw tracepoints: the kernel hands the program the call's arguments as they are, without
+// building the tracepoint's record first (what a perf-attached tracepoint program costs
+// more), and perf's own readers of raw_syscalls are not touched by them at all.
+SEC("raw_tp/sys_enter")
+int sys_enter(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id;
 	if (!bpf_map_lookup_elem(&targets, &pid))
-		return KEEP_SAMPLE;
-	struct start st = { .ts = 0, .nr = field_u64(ctx, off_enter_id), .pid = pid };
-	if (bpf_map_update_elem(&starts, &tid, &st, BPF_ANY)) {
-		count(C_STARTS_FULL);
-		return KEEP_SAMPLE;
-	}
-	count(C_ENTERS);
-	// The clock is read last, after the map update, so that the program's own cost falls
-	// outside the interval it times.
+		return 0;
+	// A thread's entry is made at its first call and kept: each call then only writes it
+	// (an insert and a delete per call cost more than the rest of the program).
 	struct start *open = bpf_map_lookup_elem(&starts, &tid);
-	if (open)
-		open->ts = bpf_ktime_get_ns();
-	return KEEP_SAMPLE;
+	if (!open) {
+		struct start fresh = { .pid = pid };
+		if (bpf_map_update_elem(&starts, &tid, &fresh, BPF_NOEXIST)) {
+			count(C_STARTS_FULL);
+			return 0;
+		}
+		open = bpf_map_lookup_elem(&starts, &tid);
+		if (!open)
+			return 0;
+	}
+	// sys_enter(struct pt_regs *regs, long id)
+	open->nr = ctx->args[1];
+	// The clock is read last, so that the program's own work falls outside the interval.
+	open->ts = bpf_ktime_get_ns();
+	return 0;
 }
 
 static __always_inline void count_error(struct key *k, __s64 ret)
@@ -117,24 +124,26 @@ static __always_inline void count_error(struct key *k, __s64 ret)
 		count(C_ERRORS_FULL);
 }
 
-SEC("tracepoint/raw_syscalls/sys_exit")
-int sys_exit(void *ctx)
+SEC("raw_tp/sys_exit")
+int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	// The clock is read first, before the program's own work.
 	__u64 now = bpf_ktime_get_ns();
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id;
 	struct start *st = bpf_map_lookup_elem(&starts, &tid);
-	if (!st)
-		return KEEP_SAMPLE;
+	if (!st || !st->ts)
+		return 0;
 	struct key k = { .pid = pid, .tid = tid, .nr = st->nr };
-	__u64 ns = st->ts && now > st->ts ? now - st->ts : 0;
-	bpf_map_delete_elem(&starts, &tid);
-	__s64 ret = (__s64)field_u64(ctx, off_exit_ret);
+	__u64 ns = now > st->ts ? now - st->ts : 0;
+	// Closed: ts 0 is "in no call" (an entry left open at the end never returned).
+	st->ts = 0;
+	// sys_exit(struct pt_regs *regs, long ret)
+	__s64 ret = (__s64)ctx->args[1];
 	if (ret >= -4095 && ret <= -1)
 		count_error(&k, ret);
 	add_interval(&calls, &k, ns, C_CALLS);
-	return KEEP_SAMPLE;
+	return 0;
 }
 
 #include "follow.h"

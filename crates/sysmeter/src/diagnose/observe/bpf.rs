@@ -13,7 +13,7 @@ pub use super::bytes::{u32_at, u64_at};
 use std::path::Path;
 
 use aya::maps::{Array, HashMap as BpfHash, MapData, StackTraceMap};
-use aya::programs::{Program, ProgramError, TracePoint, UProbe};
+use aya::programs::{Program, ProgramError, RawTracePoint, TracePoint, UProbe};
 use aya::{Ebpf, EbpfLoader, Pod};
 
 use super::backend::Reason;
@@ -167,6 +167,17 @@ impl Loaded {
         let p: &mut TracePoint = program_of(&mut self.ebpf, program, &what)?;
         p.load().map_err(|e| err(what.clone())(&e))?;
         p.attach(category, event).map_err(|e| err(what)(&e))?;
+        Ok(())
+    }
+
+    /// Loads program `program` and attaches it to raw tracepoint `name` (`sys_enter`): the
+    /// program gets the tracepoint's arguments without the record a perf-attached one is
+    /// handed, and perf's readers of that tracepoint are not touched.
+    pub fn attach_raw_tracepoint(&mut self, program: &str, name: &str) -> Result<(), BpfError> {
+        let what = format!("attach {program} to raw tracepoint {name}");
+        let p: &mut RawTracePoint = program_of(&mut self.ebpf, program, &what)?;
+        p.load().map_err(|e| err(what.clone())(&e))?;
+        p.attach(name).map_err(|e| err(what)(&e))?;
         Ok(())
     }
 

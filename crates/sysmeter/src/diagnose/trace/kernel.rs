@@ -1,11 +1,12 @@
 //! The in-kernel backend of `trace` (`--backend bpf`, docs/trace.md and docs/bpf.md): the
-//! programs of `crates/sysmeter/bpf/trace.bpf.c` on `raw_syscalls:sys_enter` and `sys_exit`
+//! programs of `crates/sysmeter/bpf/trace.bpf.c` on the raw tracepoints `sys_enter` and
+//! `sys_exit` (those under `raw_syscalls`; a raw tracepoint program costs less than a
+//! perf-attached one and leaves perf's readers untouched)
 //! keep, per (process, thread, call), the count, the total time and a log2 histogram of the
 //! durations, and the failures by errno, filtered to the target's processes (children
 //! followed through `sched_process_fork`, a launched command from its execve). No record
 //! crosses to user space, so no load can make one be lost; only a full map can, and that is
-//! counted. The programs return 1, so every perf reader of `raw_syscalls` beside them still
-//! counts. A session reads the `counters` array at every drain of the one session loop (the
+//! counted. A session reads the `counters` array at every drain of the one session loop (the
 //! live count) and the maps once at the end (`maps`), which feed the same [`Collector`] the
 //! other backends feed, so reports and JSON keep their shape.
 //!
@@ -29,24 +30,26 @@ use maps::{KEY_BYTES, Maps, START_BYTES, slot};
 /// The compiled programs (scripts/build-bpf.sh); aligned, or aya refuses the ELF.
 static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../bpf/trace.bpf.o");
 
-/// The tracepoint fields the programs read.
-const FIELDS: [Field; 4] = [
-    ("off_enter_id", "raw_syscalls", "sys_enter", "id"),
-    ("off_exit_ret", "raw_syscalls", "sys_exit", "ret"),
+/// The tracepoint fields the programs read (follow.h's; the system-call programs are on raw
+/// tracepoints and read their arguments).
+const FIELDS: [Field; 2] = [
     ("off_fork_child", "sched", "sched_process_fork", "child_pid"),
     ("off_exec_pid", "sched", "sched_process_exec", "pid"),
 ];
 
 /// Loads and attaches the programs; `Err` is one line saying why they cannot run here.
 fn load() -> Result<Loaded, Reason> {
-    let probe = "events/raw_syscalls/sys_enter/id";
+    let probe = "events/sched/sched_process_fork/id";
     let tracepoints = [
-        ("raw_syscalls", "sys_enter"),
-        ("raw_syscalls", "sys_exit"),
         ("sched", "sched_process_fork"),
         ("sched", "sched_process_exec"),
     ];
-    Loaded::attached("trace.bpf.o", OBJECT, (probe, &FIELDS), &tracepoints)
+    let mut l = Loaded::attached("trace.bpf.o", OBJECT, (probe, &FIELDS), &tracepoints)?;
+    for name in ["sys_enter", "sys_exit"] {
+        l.attach_raw_tracepoint(name, name)
+            .map_err(|e| Reason(e.to_string()))?;
+    }
+    Ok(l)
 }
 
 /// Why the in-kernel backend cannot run here (one line), or the loaded programs, which the

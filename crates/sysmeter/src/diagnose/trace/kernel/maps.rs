@@ -35,7 +35,7 @@ pub(super) struct Maps {
     pub calls: Vec<([u8; KEY_BYTES], [u64; VALUE_WORDS])>,
     /// `errors`: (pid, tid, nr, errno) → count.
     pub errors: Vec<([u8; KEY_BYTES], u64)>,
-    /// `starts`: tid → the call it is still in.
+    /// `starts`: tid → the call it is in (time 0: none).
     pub starts: Vec<(u32, [u8; START_BYTES])>,
     /// `counters`.
     pub counters: Vec<u64>,
@@ -101,7 +101,8 @@ impl Maps {
         }
         if unfinished {
             for (_, s) in &self.starts {
-                if keep(u32_at(s, 16)) {
+                // A thread's entry stays after its calls; time 0 is "in no call".
+                if u64_at(s, 0) != 0 && keep(u32_at(s, 16)) {
                     let name = names::name(arch, u64_at(s, 8)).into_owned();
                     *c.unfinished.entry(name).or_default() += 1;
                 }
@@ -162,6 +163,7 @@ mod tests {
 
     fn start(pid: u32, nr: u64) -> [u8; START_BYTES] {
         let mut s = [0u8; START_BYTES];
+        s[..8].copy_from_slice(&1234u64.to_ne_bytes());
         s[8..16].copy_from_slice(&nr.to_ne_bytes());
         s[16..20].copy_from_slice(&pid.to_ne_bytes());
         s
@@ -180,7 +182,11 @@ mod tests {
                 (error_key(10, 11, 257, 2), 3),
                 (error_key(10, 11, 257, 13), 1),
             ],
-            starts: vec![(10, start(10, 231)), (20, start(20, 231))],
+            starts: vec![
+                (10, start(10, 231)),
+                (20, start(20, 231)),
+                (12, [0u8; START_BYTES]),
+            ],
             counters: vec![19, 2, 1, 0],
         };
         let mut c = Collector::new(None, 0.0);
