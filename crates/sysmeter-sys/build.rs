@@ -24,6 +24,7 @@ fn main() {
         "preload/mutex.h",
         "preload/alloc.h",
         "preload/alloc_api.h",
+        "preload/open_region.h",
     ]) {
         println!("cargo:rerun-if-changed={s}");
     }

@@ -11,6 +11,7 @@
 //!
 //! Depends on `model`, `diagnose::observe` and sysmeter-sys; never on another diagnosis.
 
+pub mod images;
 pub mod names;
 pub mod region;
 pub mod result;
@@ -19,7 +20,6 @@ pub mod uprobe;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::Duration;
 
@@ -212,7 +212,9 @@ fn sample(shm: &File, pid: u32, samples: &mut Vec<Sample>) {
     let Ok((_, procs)) = read_procs(shm) else {
         return;
     };
-    let Some(p) = procs.iter().find(|p| p.pid == pid && !p.forked) else {
+    // The image running now: the last one the launched process exec'd.
+    let launched = procs.iter().filter(|p| p.pid == pid && !p.forked);
+    let Some(p) = launched.max_by_key(|p| p.image) else {
         return;
     };
     let now = sysmeter_sys::clock::clock_gettime_ns(sysmeter_sys::clock::ClockId::Monotonic);
@@ -237,12 +239,13 @@ pub fn run(
         region::SIZE as u64,
         &region::header(),
     )?;
-    let mut extra = vec![(
-        "SYSMETER_ALLOC_SHM".to_string(),
-        shm.as_raw_fd().to_string(),
-    )];
+    let mut extra = vec![("SYSMETER_ALLOC_SHM".to_string(), inject::path_of(&shm))];
     if cfg.frame_pointers {
         extra.push(("SYSMETER_ALLOC_UNWIND".into(), "fp".into()));
+    }
+    if cfg.follow_forks {
+        // Without it the library counts only the launched process and the images it execs.
+        extra.push(("SYSMETER_ALLOC_FOLLOW".into(), "1".into()));
     }
     let env = inject::environment(&lib, &["SYSMETER_ALLOC_"], &extra);
     let mut child = inject::launch(argv, &env)?;

@@ -1,10 +1,16 @@
 //! The one injection of sysmeter's preload library into a launched command, shared by the
-//! in-process backends (`calls`, `alloc`): the library and each run's shared region are
-//! memfds without close-on-exec, so the command loads the library as `/proc/self/fd/N`
-//! (appended to any `LD_PRELOAD` already set: the program's own preloads keep their
-//! precedence) and maps the region by its number; every process and exec'd image of the
-//! run writes into the same region, which outlives them all. The region is read back with
-//! `pread` ([`read_at`]): no unsafe code here.
+//! in-process backends (`calls`, `alloc`, `locks`' table): the library and each run's shared
+//! region are close-on-exec memfds of sysmeter's, named to the command by a path that stays
+//! valid while sysmeter runs, `/proc/<sysmeter's pid>/fd/N` ([`path_of`]): the command
+//! loads the library by it (appended to any `LD_PRELOAD` already set: the program's own
+//! preloads keep their precedence) and opens the region by it, so a program that closed
+//! every descriptor and then execs another still loads the library quietly (an inherited
+//! `/proc/self/fd/N` would be gone, and the dynamic linker would say so on its stderr).
+//! Every process and exec'd image of the run writes into the same region, which outlives
+//! them all. The region is read back with `pread` ([`read_at`]): no unsafe code here.
+//!
+//! Whether the library can enter a program ([`cannot_preload`]) follows a script's `#!`
+//! chain (`#!/usr/bin/env NAME` resolved on `PATH`) to the ELF program that runs it.
 //!
 //! Also the launch itself and the watch until the command ends (Ctrl-C passed on,
 //! `--duration` leaving it running), with a hook called between checks so a backend can
@@ -25,6 +31,7 @@ use sysmeter_sys::process::child::Child;
 
 use super::error::{ObserveError, resolve_program};
 use super::pump::{self, NoRecords, Ticks, Watched};
+use super::script;
 use super::session::{Ended, Exited, StopWhen, wait_for_end};
 
 /// The preload library in a memfd, and a fresh region of `size` bytes starting with
@@ -35,7 +42,7 @@ pub fn library_and_region(
     header: &[u8],
 ) -> Result<(File, File), ObserveError> {
     let lib = preload::library_memfd().map_err(ObserveError::io("writing the preload library"))?;
-    let mut shm = preload::inherited_memfd(region_name)
+    let mut shm = preload::memfd(region_name)
         .map_err(ObserveError::io("creating the shared region"))?;
     shm.set_len(size)
         .and_then(|()| shm.write_all(header))
@@ -43,11 +50,17 @@ pub fn library_and_region(
     Ok((lib, shm))
 }
 
+/// The path by which the command and every process it starts reach `file`, one of
+/// sysmeter's memfds: valid while sysmeter runs, whatever descriptors they close.
+pub fn path_of(file: &File) -> String {
+    format!("/proc/{}/fd/{}", std::process::id(), file.as_raw_fd())
+}
+
 /// The command's environment: ours without the variables whose names start with one of
 /// `drop` (a stale setting of an outer sysmeter, `LD_BIND_NOW`), the library preloaded
 /// last, then `extra`.
 pub fn environment(lib: &File, drop: &[&str], extra: &[(String, String)]) -> Vec<OsString> {
-    let lib_path = format!("/proc/self/fd/{}", lib.as_raw_fd());
+    let lib_path = path_of(lib);
     let mut env: Vec<OsString> = Vec::new();
     let mut preload = lib_path.clone();
     for (k, v) in std::env::vars_os() {
@@ -137,23 +150,31 @@ fn elf_kind(path: &Path) -> Option<bool> {
 }
 
 /// Why the preload library cannot be injected into `program`, if it cannot: not x86-64,
-/// setuid or setgid (the dynamic linker ignores LD_PRELOAD there), or a static ELF file (no
-/// dynamic linker to load it). A script is let through: its interpreter loads the library.
+/// setuid or setgid (the dynamic linker ignores LD_PRELOAD for it), or a static ELF file (no
+/// dynamic linker to load it). A script is judged by the program at the end of its `#!`
+/// chain ([`script::chain`]), which loads the library for it.
 pub fn cannot_preload(program: &Path) -> Option<String> {
     if preload::CALLS_LIBRARY.is_empty() {
         return Some("the in-process library is built for x86-64 only".into());
     }
-    let mode = std::fs::metadata(program).map_or(0, |m| m.permissions().mode());
+    let chain = script::chain(program);
+    let runs = |what: &str| match chain.via.is_empty() {
+        true => format!("{} {what}", program.display()),
+        false => format!(
+            "{} runs under {}, which {what}",
+            program.display(),
+            chain.program.display()
+        ),
+    };
+    let mode = std::fs::metadata(&chain.program).map_or(0, |m| m.permissions().mode());
     if mode & 0o6000 != 0 {
-        return Some(format!(
-            "{} is setuid or setgid (the dynamic linker ignores LD_PRELOAD for it)",
-            program.display()
+        return Some(runs(
+            "is setuid or setgid (the dynamic linker ignores LD_PRELOAD for it)",
         ));
     }
-    if elf_kind(program) == Some(false) {
-        return Some(format!(
-            "{} is statically linked (no dynamic linker to load the library)",
-            program.display()
+    if elf_kind(&chain.program) == Some(false) {
+        return Some(runs(
+            "is statically linked (no dynamic linker to load the library)",
         ));
     }
     None

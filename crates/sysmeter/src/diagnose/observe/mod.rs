@@ -58,6 +58,7 @@ pub mod reservoir;
 pub mod rings;
 pub mod sampled;
 pub mod scan;
+pub mod script;
 pub mod session;
 pub mod symbolize;
 pub mod target;

@@ -209,6 +209,10 @@ fn lost(out: &Outcome) -> Option<Finding> {
 /// Every finding of a run.
 pub fn all(out: &Outcome, rows: &[AllocSite], t: &Totals) -> Vec<Finding> {
     let mut f: Vec<Finding> = lost(out).into_iter().collect();
+    f.extend(crate::diagnose::alloc::images::sentence(out).map(|text| {
+        let n = crate::diagnose::alloc::images::labels(out).len();
+        Finding::new("images", text, Some(n as f64))
+    }));
     f.extend(top_site(rows, t));
     f.push(leaks(out, rows, t));
     f.push(peak(out, t));

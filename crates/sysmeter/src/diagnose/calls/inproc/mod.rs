@@ -1,6 +1,6 @@
 //! The in-process backend of `calls` for launched, dynamically linked programs: sysmeter's
 //! preload library is handed to the command by the floor's one injection
-//! (`observe::inject`: `LD_PRELOAD=/proc/self/fd/N`, appended to any preload already set, with
+//! (`observe::inject`: `LD_PRELOAD=/proc/<sysmeter pid>/fd/N`, appended to any preload already set, with
 //! `LD_BIND_NOW=1` so every GOT slot holds its final target before the library patches it),
 //! counts every call of the chosen functions in the calling thread and times one call in
 //! N, or all, with its own cost calibrated in the same run. Its counts arrive in a shared
@@ -17,7 +17,6 @@ pub mod times;
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::os::fd::AsRawFd;
 
 use super::{CallsConfig, CallsError};
 use crate::diagnose::observe::inject;
@@ -46,7 +45,7 @@ pub struct Outcome {
 fn environment(lib: &File, shm: &File, globs: &str, every: u64, functions: bool) -> Vec<OsString> {
     let mut extra = vec![
         ("LD_BIND_NOW".to_string(), "1".to_string()),
-        ("SYSMETER_CALLS_SHM".into(), shm.as_raw_fd().to_string()),
+        ("SYSMETER_CALLS_SHM".into(), inject::path_of(shm)),
         ("SYSMETER_CALLS_FUNCS".into(), globs.to_string()),
         ("SYSMETER_CALLS_SAMPLE".into(), every.to_string()),
     ];
