@@ -83,6 +83,10 @@ static inline uint16_t thread_tag(void)
     return t_tag;
 }
 
+/* The header page of the run's region, where exec.c notes what the library cannot enter;
+ * NULL when `alloc` is off. */
+__attribute__((visibility("hidden"))) void *sa_header_page(void) { return hdr; }
+
 /* dlsym's own calloc, before the real one is known. */
 static char boot[4096] __attribute__((aligned(16)));
 static size_t boot_used;

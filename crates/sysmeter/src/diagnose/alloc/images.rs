@@ -2,12 +2,13 @@
 //! a pyenv shim, `env`) and the program it execs are two images of one process, and each
 //! keeps its own record, sites and peak. When a run counted more than one image, every site
 //! is labelled with the image that allocated there (never merged into the first one), one
-//! finding names the images with their allocations, and the peak is the launched process's
-//! largest image peak (not its first image's, which a wrapper holds).
+//! finding names the images with their allocations, the peak is the launched process's
+//! largest image peak (not its first image's, which a wrapper holds), and an image replaced
+//! by an exec has nothing live at the end (its blocks went with its address space).
 //!
 //! Pure; depends on the sibling `Outcome` and `region`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::Outcome;
 use super::region::Proc;
@@ -43,6 +44,21 @@ pub fn labels(out: &Outcome) -> BTreeMap<u32, String> {
 pub fn label_of(out: &Outcome, labels: &BTreeMap<u32, String>, index: usize) -> Option<String> {
     let p = out.procs.iter().find(|p| p.index == index)?;
     labels.get(&p.image).cloned()
+}
+
+/// The process records whose image was replaced by an exec (a later image of the same pid
+/// exists): their blocks were not freed but went with the address space, so they are not
+/// live at the end (nor leaks).
+pub fn replaced(out: &Outcome) -> HashSet<usize> {
+    out.procs
+        .iter()
+        .filter(|p| {
+            out.procs
+                .iter()
+                .any(|q| q.pid == p.pid && q.image > p.image)
+        })
+        .map(|p| p.index)
+        .collect()
 }
 
 /// The record whose peak is the run's: the launched process's image with the largest peak
@@ -112,6 +128,7 @@ mod tests {
         assert_eq!(label_of(&out, &l, 0).as_deref(), Some("sh"));
         assert_eq!(label_of(&out, &l, 1).as_deref(), Some("prog"));
         assert_eq!(peak_holder(&out).map(|p| p.heap.peak), Some(64_000));
+        assert_eq!(replaced(&out), HashSet::from([0]));
         let s = sentence(&out).unwrap_or_default();
         assert!(s.contains("sh 12, prog 1000"), "{s}");
     }

@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use crate::diagnose::observe::error::{ObserveError, resolve_program};
 use crate::diagnose::observe::inject;
+use crate::diagnose::observe::not_entered::{self, NotEntered};
 use crate::diagnose::observe::session::{self, CommandState, Ended, Pending, Watch};
 use crate::diagnose::observe::target::Target;
 use crate::model::ExperimentResult;
@@ -104,6 +105,8 @@ pub struct Outcome {
     pub ended: Option<Ended>,
     /// How the allocations were seen.
     pub mechanism: Mechanism,
+    /// The programs exec'd by a counted process that the library could not enter.
+    pub not_entered: NotEntered,
 }
 
 /// How a run saw the allocations.
@@ -254,6 +257,7 @@ pub fn run(
     let (ended, waited) =
         inject::watch(&mut child, cfg.duration, || sample(&shm, pid, &mut samples))?;
     let (header, mut procs) = read_procs(&shm)?;
+    let not_entered = not_entered::read(&shm, |p| cfg.follow_forks || p == pid)?;
     if !cfg.follow_forks {
         // Without -f only the launched process counts (its exec'd images keep its pid).
         procs.retain(|p| p.pid == pid && !p.forked);
@@ -264,6 +268,7 @@ pub fn run(
         samples,
         pid,
         ended: Some(ended),
+        not_entered,
         ..Outcome::default()
     };
     read_sites(&shm, &mut out)?;

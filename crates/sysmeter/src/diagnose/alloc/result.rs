@@ -80,7 +80,9 @@ fn value(name: &str, unit: Unit, v: f64) -> Metric {
 pub fn rows(out: &Outcome, names: &HashMap<usize, Named>) -> Vec<AllocSite> {
     let mut by: HashMap<(Option<String>, Vec<String>), AllocSite> = HashMap::new();
     let labels = images::labels(out);
+    let replaced = images::replaced(out);
     for &(proc, i, c) in &out.counters {
+        let live_at_end = !replaced.contains(&proc);
         let named = names.get(&i).cloned().unwrap_or_default();
         let key = if i == 0 || named.frames.is_empty() {
             vec![format!("#{i}")]
@@ -103,8 +105,10 @@ pub fn rows(out: &Outcome, names: &HashMap<usize, Named>) -> Vec<AllocSite> {
         });
         row.allocations += c.allocs;
         row.bytes += c.bytes;
-        row.leaked += c.allocs.saturating_sub(c.frees);
-        row.leaked_bytes += c.bytes.saturating_sub(c.freed);
+        if live_at_end {
+            row.leaked += c.allocs.saturating_sub(c.frees);
+            row.leaked_bytes += c.bytes.saturating_sub(c.freed);
+        }
         row.temporary += c.temps;
         row.mmaps += c.mmaps;
     }
@@ -210,7 +214,8 @@ fn size_series(out: &Outcome) -> Series {
 }
 
 /// Run-wide totals: the launched process's peak (of its image that peaked highest; the
-/// largest of any with `-f` when it is not there), everything else summed.
+/// largest of any with `-f` when it is not there), everything else summed (what is live at
+/// the end over the images that were not replaced by an exec).
 pub struct Totals {
     /// Allocations, bytes, leaked blocks and bytes, temporary allocations.
     pub allocs: u64,
@@ -230,11 +235,13 @@ pub struct Totals {
 
 fn totals(out: &Outcome) -> Totals {
     let main = images::peak_holder(out);
+    let replaced = images::replaced(out);
+    let at_end = || out.procs.iter().filter(|p| !replaced.contains(&p.index));
     Totals {
         allocs: out.procs.iter().map(|p| p.heap.allocs).sum(),
         bytes: out.counters.iter().map(|c| c.2.bytes).sum(),
-        leaked: out.procs.iter().map(|p| p.heap.live_count).sum(),
-        leaked_bytes: out.procs.iter().map(|p| p.heap.live).sum(),
+        leaked: at_end().map(|p| p.heap.live_count).sum(),
+        leaked_bytes: at_end().map(|p| p.heap.live).sum(),
         temps: out.procs.iter().map(|p| p.heap.temps).sum(),
         peak: main.map_or(0, |p| p.heap.peak),
         peak_after_ns: main.map_or(0, |p| p.heap.peak_ns.saturating_sub(p.start_ns)),

@@ -167,12 +167,14 @@ fn preload_lost(out: &Outcome) -> (Vec<String>, u64) {
         ),
         (untracked, "allocations were not kept (pointer table full)"),
     ];
-    let lost = phrases
+    let mut lost: Vec<String> = phrases
         .iter()
         .filter(|(n, _)| *n > 0)
         .map(|(n, what)| format!("{n} {what}"))
         .collect();
-    (lost, phrases.iter().map(|p| p.0).sum())
+    lost.extend(out.not_entered.phrase());
+    let n = phrases.iter().map(|p| p.0).sum::<u64>() + out.not_entered.count();
+    (lost, n)
 }
 
 fn stacks(out: &Outcome) -> Finding {

@@ -20,6 +20,7 @@ use std::fs::File;
 
 use super::{CallsConfig, CallsError};
 use crate::diagnose::observe::inject;
+use crate::diagnose::observe::not_entered::{self, NotEntered};
 use crate::diagnose::observe::session::{CommandState, Ended, Pending};
 
 /// Everything an in-process run produced.
@@ -39,6 +40,8 @@ pub struct Outcome {
     pub cpu_ns: Option<f64>,
     /// With `--functions`: what the -finstrument-functions hooks recorded.
     pub functions: Option<funcs_region::Functions>,
+    /// The programs exec'd by a counted process that the library could not enter.
+    pub not_entered: NotEntered,
 }
 
 /// The command's environment: ours plus the preload library, the region and the choice.
@@ -110,9 +113,10 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
     let end = clock_pair();
     let mut region = read_region(&shm)?;
     let mut functions = cfg.functions.then(|| read_functions(&shm)).transpose()?;
+    let pid = child.pid() as u32;
+    let not_entered = not_entered::read(&shm, |p| cfg.follow_forks || p == pid)?;
     if !cfg.follow_forks {
         // Without -f only the launched process counts (its exec'd images keep its pid).
-        let pid = child.pid() as u32;
         region.slots.retain(|s| s.claim.pid == pid);
         if let Some(f) = functions.as_mut() {
             f.threads.retain(|t| t.claim.pid == pid);
@@ -130,5 +134,6 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
         command,
         cpu_ns: waited.map(|(_, u)| (u.user_ns + u.system_ns) as f64),
         functions,
+        not_entered,
     })
 }
