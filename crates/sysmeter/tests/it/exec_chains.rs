@@ -35,13 +35,20 @@ fn script(dir: &Path, name: &str, body: &str) -> String {
 fn wrappers(dir: &Path) -> Result<(String, String, String), Missing> {
     let prog = text(&compile_fixture("calls_loop", dir, &[])?);
     let wrap = script(dir, "wrap", &format!("#!/bin/sh\nexec {prog} \"$@\"\n"));
-    let shim = script(dir, "shim", &format!("#!/usr/bin/env sh\nexec {wrap} \"$@\"\n"));
+    let shim = script(
+        dir,
+        "shim",
+        &format!("#!/usr/bin/env sh\nexec {wrap} \"$@\"\n"),
+    );
     Ok((prog, wrap, shim))
 }
 
 fn finding(run: &Value, key: &str) -> String {
     let all = run["results"][0]["findings"].as_array().cloned();
-    let f = all.unwrap_or_default().into_iter().find(|f| f["key"] == key);
+    let f = all
+        .unwrap_or_default()
+        .into_iter()
+        .find(|f| f["key"] == key);
     f.map_or(String::new(), |f| f["text"].as_str().unwrap_or("").into())
 }
 
@@ -80,7 +87,10 @@ fn calls_through_a_wrapper_and_a_shim_chain_count_what_a_direct_launch_counts() 
     for via in [wrap, shim] {
         let (run, _) = calls(&[&via, "1000", "0"], dir.path(), false);
         let images = per_image(&run);
-        let program: Vec<&String> = images.iter().filter(|i| i.starts_with("calls_loop")).collect();
+        let program: Vec<&String> = images
+            .iter()
+            .filter(|i| i.starts_with("calls_loop"))
+            .collect();
         assert_eq!(program, [&direct[0]], "{via}: {images:?}");
         // The shell that ran the script is counted apart and named.
         assert!(images.iter().any(|i| i.starts_with("sh:")), "{images:?}");
@@ -99,8 +109,14 @@ fn alloc_through_a_wrapper_and_a_shim_chain_counts_what_a_direct_launch_counts()
         let (got, _) = site(&run, "calls_loop: main (calls_loop.c:");
         assert_eq!(got, want, "{via}");
         let images = finding(&run, "images");
-        assert!(images.contains("sh ") && images.contains("calls_loop 1000"), "{images}");
-        assert!(metric(&run, "peak live") >= metric(&run, "live at end"), "{run:#}");
+        assert!(
+            images.contains("sh ") && images.contains("calls_loop 1000"),
+            "{images}"
+        );
+        assert!(
+            metric(&run, "peak live") >= metric(&run, "live at end"),
+            "{run:#}"
+        );
         assert!(finding(&run, "lost").is_empty(), "{run:#}");
     }
 }
@@ -113,12 +129,21 @@ fn an_image_execd_after_closing_every_descriptor_is_counted_quietly() {
     let (run, stderr) = calls(&cmd, dir.path(), false);
     let each = "calls_loop: free 1000, malloc 1000";
     assert_eq!(per_image(&run), [each, each], "{run:#}");
-    assert!(!stderr.contains("ld.so") && !stderr.contains("ERROR"), "{stderr}");
+    assert!(
+        !stderr.contains("ld.so") && !stderr.contains("ERROR"),
+        "{stderr}"
+    );
     let (run, stderr) = alloc(&[], &cmd, dir.path());
     let (second, _) = site(&run, "calls_loop #2: main (calls_loop.c:");
     assert_eq!((second.0, second.1), (1000, 64_000));
-    assert!(finding(&run, "stacks").contains("Nothing was lost"), "{run:#}");
-    assert!(!stderr.contains("ld.so") && !stderr.contains("ERROR"), "{stderr}");
+    assert!(
+        finding(&run, "stacks").contains("Nothing was lost"),
+        "{run:#}"
+    );
+    assert!(
+        !stderr.contains("ld.so") && !stderr.contains("ERROR"),
+        "{stderr}"
+    );
 }
 
 /// `dir/static` (calls_loop linked statically) and, as root, `dir/setuid` (calls_loop
@@ -152,9 +177,15 @@ fn children_the_library_cannot_enter_are_named_first_and_the_others_counted() {
     assert_eq!(first["key"], "lost", "{run:#}");
     assert!(said.contains(&format!("{stat} (pid")), "{said}");
     assert!(said.contains("statically linked"), "{said}");
-    assert!(said.contains(&format!("{setuid} (pid")) && said.contains("setuid"), "{said}");
+    assert!(
+        said.contains(&format!("{setuid} (pid")) && said.contains("setuid"),
+        "{said}"
+    );
     let images = per_image(&run);
-    assert!(images.contains(&"calls_loop: free 100, malloc 100".to_string()), "{images:?}");
+    assert!(
+        images.contains(&"calls_loop: free 100, malloc 100".to_string()),
+        "{images:?}"
+    );
     let (run, output) = traced_json("alloc", &["--no-store", "-f"], &cmd, dir.path());
     assert_eq!(output.status.code(), Some(0));
     let lost = finding(&run, "lost");

@@ -26,7 +26,7 @@ use std::time::Duration;
 use crate::diagnose::observe::error::{ObserveError, resolve_program};
 use crate::diagnose::observe::inject;
 use crate::diagnose::observe::not_entered::{self, NotEntered};
-use crate::diagnose::observe::session::{self, CommandState, Ended, Pending, Watch};
+use crate::diagnose::observe::session::{self, CommandState, Ended, Watch};
 use crate::diagnose::observe::target::Target;
 use crate::model::ExperimentResult;
 
@@ -274,7 +274,7 @@ pub fn run(
     read_sites(&shm, &mut out)?;
     let command = match waited {
         Some((x, _)) => CommandState::Exited(x.shell_code()),
-        None => CommandState::StillRunning(Pending::gated(child)),
+        None => CommandState::StillRunning(inject::still_running(child, lib, shm)),
     };
     let cpu = waited.map(|(_, u)| (u.user_ns + u.system_ns) as f64);
     Ok((out, command, cpu))

@@ -32,7 +32,7 @@ use sysmeter_sys::process::child::Child;
 use super::error::{ObserveError, resolve_program};
 use super::pump::{self, NoRecords, Ticks, Watched};
 use super::script;
-use super::session::{Ended, Exited, StopWhen, wait_for_end};
+use super::session::{Ended, Exited, Pending, StillRunning, StopWhen, exit_code, wait_for_end};
 
 /// The preload library in a memfd, and a fresh region of `size` bytes starting with
 /// `header` (both inherited by the command).
@@ -42,8 +42,8 @@ pub fn library_and_region(
     header: &[u8],
 ) -> Result<(File, File), ObserveError> {
     let lib = preload::library_memfd().map_err(ObserveError::io("writing the preload library"))?;
-    let mut shm = preload::memfd(region_name)
-        .map_err(ObserveError::io("creating the shared region"))?;
+    let mut shm =
+        preload::memfd(region_name).map_err(ObserveError::io("creating the shared region"))?;
     shm.set_len(size)
         .and_then(|()| shm.write_all(header))
         .map_err(ObserveError::io("creating the shared region"))?;
@@ -97,6 +97,30 @@ pub fn launch(argv: &[OsString], env: &[OsString]) -> Result<Child, ObserveError
         _ => ObserveError::io("starting the command")(e),
     })?;
     Ok(child)
+}
+
+/// A command left running after `--duration`: waited for with the library and the region
+/// kept open, so the paths that it and the programs it execs load them by stay valid (a
+/// closed memfd would make the dynamic linker complain on the program's stderr).
+#[derive(Debug)]
+struct Injected {
+    child: Child,
+    _kept: [File; 2],
+}
+
+impl StillRunning for Injected {
+    fn wait(mut self: Box<Self>) -> Result<i32, ObserveError> {
+        exit_code(self.child.wait(true)).map_err(ObserveError::io("waiting for the command"))
+    }
+}
+
+/// The pending command of a run that ended before it (`--duration`), holding `lib` and
+/// `shm` open until it ends.
+pub fn still_running(child: Child, lib: File, shm: File) -> Pending {
+    Pending::new(Injected {
+        child,
+        _kept: [lib, shm],
+    })
 }
 
 /// Until the command ends, Ctrl-C (passed on; the command is waited for) or `duration`

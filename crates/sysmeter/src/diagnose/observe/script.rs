@@ -113,7 +113,11 @@ mod tests {
         assert_eq!(chain(&unknown).program, unknown);
         let mut last = script(dir.path(), "s0", "#!/bin/sh\n");
         for i in 1..=MAX_LEVELS {
-            last = script(dir.path(), &format!("s{i}"), &format!("#!{}\n", last.display()));
+            last = script(
+                dir.path(),
+                &format!("s{i}"),
+                &format!("#!{}\n", last.display()),
+            );
         }
         assert_eq!(chain(&last).program, last, "deeper than the kernel follows");
     }

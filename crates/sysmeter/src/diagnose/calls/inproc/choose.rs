@@ -65,7 +65,10 @@ pub fn globs(patterns: &[Pattern]) -> String {
 /// A usage error when no function the program imports matches the patterns (the same
 /// sentence as the uprobe backend's, naming what it imports); a script passes.
 pub fn check_imports(program: &Path, patterns: &[Pattern]) -> Result<(), super::super::CallsError> {
-    if !crate::diagnose::observe::script::chain(program).via.is_empty() {
+    if !crate::diagnose::observe::script::chain(program)
+        .via
+        .is_empty()
+    {
         // A script: what it ends up running is known only when it execs it.
         return Ok(());
     }

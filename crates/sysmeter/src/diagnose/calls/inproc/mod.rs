@@ -21,7 +21,7 @@ use std::fs::File;
 use super::{CallsConfig, CallsError};
 use crate::diagnose::observe::inject;
 use crate::diagnose::observe::not_entered::{self, NotEntered};
-use crate::diagnose::observe::session::{CommandState, Ended, Pending};
+use crate::diagnose::observe::session::{CommandState, Ended};
 
 /// Everything an in-process run produced.
 #[derive(Debug)]
@@ -124,7 +124,7 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
     }
     let command = match waited {
         Some((x, _)) => CommandState::Exited(x.shell_code()),
-        None => CommandState::StillRunning(Pending::gated(child)),
+        None => CommandState::StillRunning(inject::still_running(child, lib, shm)),
     };
     Ok(Outcome {
         region,
