@@ -95,7 +95,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let sh = script(dir.path(), "a", "#!/bin/sh\nexec true\n");
         assert_eq!(chain(&sh).program, PathBuf::from("/bin/sh"));
-        assert_eq!(chain(&sh).via, [sh.clone()]);
+        assert_eq!(chain(&sh).via, std::slice::from_ref(&sh));
         let env = script(dir.path(), "b", "#!/usr/bin/env  sh \necho\n");
         let found = resolve_program(OsStr::new("sh")).expect("sh on PATH");
         assert_eq!(chain(&env).program, found);
