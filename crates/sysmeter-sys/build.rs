@@ -1,7 +1,8 @@
 //! Builds the `calls` preload library (preload/: C and one x86-64 assembly file; `funcs.c`
 //! holds the -finstrument-functions hooks of `calls --functions`, `mutex.c` the pthread
 //! hooks of `locks`' in-process table, `alloc.c` the allocation functions `alloc`
-//! interposes; every hook is off unless its environment turns it on) into a
+//! interposes, `exec.c` the exec functions that note a program the library cannot enter;
+//! every hook is off unless its environment turns it on) into a
 //! shared object that `preload.rs` embeds. The `cc` crate makes static archives only, so
 //! its compiler handle links the `.so` here. Other architectures get an empty library and
 //! `calls` keeps its uprobe backend there.
@@ -17,6 +18,7 @@ fn main() {
         "preload/funcs.c",
         "preload/mutex.c",
         "preload/alloc.c",
+        "preload/exec.c",
         "preload/hooks_x86_64.S",
     ];
     for s in sources.iter().chain(&[
@@ -24,6 +26,8 @@ fn main() {
         "preload/mutex.h",
         "preload/alloc.h",
         "preload/alloc_api.h",
+        "preload/open_region.h",
+        "preload/exec_notes.h",
     ]) {
         println!("cargo:rerun-if-changed={s}");
     }

@@ -13,8 +13,8 @@
  * bootstrap arena serves it); the unwinder and dlopen may allocate (a per-thread busy flag
  * lets the library's own allocations through untouched); a free is removed from the table
  * before the real free, so a block reused at once by another thread is never seen twice; a
- * forked child claims a record of its own and does not count frees of its parent's blocks
- * against its sites. (alloc.h: the layout; docs/alloc.md.) */
+ * forked child claims a record of its own (with -f; else it is not counted) and does not
+ * count frees of its parent's blocks against its sites. (alloc.h: the layout; docs/alloc.md.) */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "open_region.h"
 
 #define API __attribute__((visibility("default")))
 #define TABLE_BITS 22
@@ -55,7 +56,7 @@ static struct {
     int (*munmap)(void *, size_t);
 } real;
 
-static int on, resolving, use_fp;
+static int on, resolving, use_fp, follow;
 static struct sa_header *hdr;
 static struct sa_proc *me;
 static uint32_t me_idx, image;
@@ -81,6 +82,10 @@ static inline uint16_t thread_tag(void)
         t_tag = (uint16_t)(__atomic_add_fetch(&tags, 1, __ATOMIC_RELAXED) | 1);
     return t_tag;
 }
+
+/* The header page of the run's region, where exec.c notes what the library cannot enter;
+ * NULL when `alloc` is off. */
+__attribute__((visibility("hidden"))) void *sa_header_page(void) { return hdr; }
 
 /* dlsym's own calloc, before the real one is known. */
 static char boot[4096] __attribute__((aligned(16)));

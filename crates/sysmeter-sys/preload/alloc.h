@@ -27,6 +27,7 @@ struct sa_header {
     uint32_t lost_stacks; /* allocations whose stack found no room (counted at stack 0) */
     uint32_t unwinder;    /* 0: libgcc's DWARF walk, 1: frame pointers, 2: libunwind */
     uint32_t images;      /* process images that loaded the library (atomic) */
+    uint32_t root;        /* pid of the first process to load it: the launched one */
 };
 
 struct sa_obj {

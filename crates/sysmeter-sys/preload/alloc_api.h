@@ -226,8 +226,25 @@ static int note_object(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+/* Whether this process is counted: every process with -f (SYSMETER_ALLOC_FOLLOW), else only
+ * the launched one (the first to load the library: its pid is the run's root) and the
+ * images it execs, never a forked child (so a shell's or a shim's children take no record
+ * from the program they start). */
+static int counted(int forked)
+{
+    if (follow)
+        return 1;
+    uint32_t pid = (uint32_t)getpid(), none = 0;
+    __atomic_compare_exchange_n(&hdr->root, &none, pid, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    return !forked && __atomic_load_n(&hdr->root, __ATOMIC_ACQUIRE) == pid;
+}
+
 static void claim(int forked)
 {
+    if (!counted(forked)) {
+        me = NULL;
+        return;
+    }
     uint32_t n = __atomic_fetch_add(&hdr->nprocs, 1, __ATOMIC_RELAXED);
     if (n >= SA_PROCS) {
         __atomic_fetch_add(&hdr->lost_procs, 1, __ATOMIC_RELAXED);
@@ -288,12 +305,15 @@ static void choose_unwinder(const char *how)
 
 __attribute__((constructor)) static void sa_init(void)
 {
-    const char *fd = getenv("SYSMETER_ALLOC_SHM");
-    if (fd == NULL || hdr != NULL)
+    const char *path = getenv("SYSMETER_ALLOC_SHM");
+    if (path == NULL || hdr != NULL)
         return;
     READY(malloc);
     ENTER();
-    struct sa_header *m = raw_map(SA_SIZE, MAP_SHARED, atoi(fd));
+    int fd = sm_open_region(path);
+    struct sa_header *m = fd < 0 ? NULL : raw_map(SA_SIZE, MAP_SHARED, fd);
+    if (fd >= 0)
+        close(fd);
     table = raw_map(TABLE * sizeof(struct entry), MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                     -1);
     if (m == NULL || m->magic != SA_MAGIC || table == NULL) {
@@ -303,6 +323,7 @@ __attribute__((constructor)) static void sa_init(void)
     hdr = m;
     const char *how = getenv("SYSMETER_ALLOC_UNWIND");
     use_fp = how != NULL && strcmp(how, "fp") == 0;
+    follow = getenv("SYSMETER_ALLOC_FOLLOW") != NULL;
     hdr->unwinder = 1;
     if (!use_fp)
         choose_unwinder(how);

@@ -1,6 +1,6 @@
 /* The in-process backend of `sysmeter calls`, preloaded into a launched program.
  *
- * At load it maps the run's shared region (a memfd whose number is in SYSMETER_CALLS_SHM),
+ * At load it maps the run's shared region (a memfd of sysmeter whose path is in SYSMETER_CALLS_SHM),
  * times an empty function through its own hook (the calibration, function 0), and points
  * the program's GOT slots of the chosen functions (SYSMETER_CALLS_FUNCS, globs) at its
  * stubs. Every call is counted in the calling thread's slot of the region; one call in

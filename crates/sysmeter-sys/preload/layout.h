@@ -5,6 +5,8 @@
 #define SM_LAYOUT_H
 #include <stdint.h>
 
+#include "open_region.h"
+
 #define SM_MAGIC 0x31534c4c4143534dULL /* "MSCALLS1" */
 #define SM_MAXF 64      /* functions per run; index 0 is the calibration function */
 #define SM_NAME 48      /* bytes per function name */

@@ -1,5 +1,5 @@
 /* `locks`' in-process lock table (mutrace's columns), in the preload library: when
- * SYSMETER_LOCKS_SHM names an inherited memfd, the pthread mutex, rwlock, spinlock and
+ * SYSMETER_LOCKS_SHM names the run's region (a path: open_region.h), the pthread mutex, rwlock, spinlock and
  * condition-variable functions are counted and timed per lock into it; otherwise every hook
  * is one load and a jump to the real function.
  *
@@ -23,6 +23,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "open_region.h"
 
 #include "mutex.h"
 
@@ -367,7 +369,11 @@ __attribute__((constructor)) static void lk_init(void)
     const char *fd = getenv("SYSMETER_LOCKS_SHM");
     if (fd == NULL)
         return;
-    void *m = mmap(NULL, LK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, atoi(fd), 0);
+    int shm = sm_open_region(fd);
+    if (shm < 0)
+        return;
+    void *m = mmap(NULL, LK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, shm, 0);
+    close(shm);
     if (m == MAP_FAILED)
         return;
     struct lk_header *h = m;

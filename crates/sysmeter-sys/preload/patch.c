@@ -185,6 +185,7 @@ static uint32_t counter_step(void)
     return (uint32_t)best;
 }
 
+/* The region's path is in SYSMETER_CALLS_SHM (layout.h: sm_open_region). */
 __attribute__((constructor)) static void sm_init(void)
 {
     const char *fd = getenv("SYSMETER_CALLS_SHM");
@@ -192,9 +193,14 @@ __attribute__((constructor)) static void sm_init(void)
     const char *every = getenv("SYSMETER_CALLS_SAMPLE");
     if (fd == NULL || globs == NULL)
         return;
-    void *m = mmap(NULL, SM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, atoi(fd), 0);
-    if (m == MAP_FAILED || ((struct sm_header *)m)->magic != SM_MAGIC)
+    int shm = sm_open_region(fd);
+    if (shm < 0)
         return;
+    void *m = mmap(NULL, SM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, shm, 0);
+    if (m == MAP_FAILED || ((struct sm_header *)m)->magic != SM_MAGIC) {
+        close(shm);
+        return;
+    }
     uint64_t n = every ? strtoull(every, NULL, 10) : 64;
     sample_mask = (n >= 1 && (n & (n - 1)) == 0) ? n - 1 : 63;
     region = m;
@@ -206,5 +212,6 @@ __attribute__((constructor)) static void sm_init(void)
     calibrate();
     dl_iterate_phdr(patch_program, (void *)globs);
     if (getenv("SYSMETER_CALLS_FUNCTIONS") != NULL)
-        sm_functions_init(atoi(fd));
+        sm_functions_init(shm);
+    close(shm);
 }

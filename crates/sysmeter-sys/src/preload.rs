@@ -1,8 +1,9 @@
-//! The in-process library of `calls` and `locks` (built from `preload/` by build.rs) and the shared
-//! memory it writes its counts into. Both are memfds without close-on-exec: the launched
-//! program inherits them, loads the library as `/proc/self/fd/N` and maps the region by its
-//! number, and every process and exec'd image of the run writes into the same region,
-//! which outlives them all. No unsafe code: the region is read back with `pread`.
+//! The in-process library of `calls`, `alloc` and `locks` (built from `preload/` by build.rs)
+//! and the shared memory it writes its counts into. Both are close-on-exec memfds of
+//! sysmeter's own: the launched program does not inherit them (a program that closes its
+//! descriptors cannot lose them) but reaches them by path, `/proc/<sysmeter's pid>/fd/N`,
+//! which stays valid while sysmeter runs, through every exec of every process of the run.
+//! No unsafe code: the region is read back with `pread`.
 
 use std::ffi::CStr;
 use std::fs::File;
@@ -14,15 +15,16 @@ use nix::sys::memfd::{MFdFlags, memfd_create};
 /// The preload library (empty where it is not built: not x86-64).
 pub static CALLS_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libsysmeter_calls.so"));
 
-/// An anonymous in-memory file that child processes inherit (not close-on-exec).
-pub fn inherited_memfd(name: &CStr) -> io::Result<File> {
-    let fd: OwnedFd = memfd_create(name, MFdFlags::empty()).map_err(io::Error::from)?;
+/// An anonymous in-memory file of sysmeter's own (close-on-exec: children reach it by its
+/// `/proc/<pid>/fd/N` path).
+pub fn memfd(name: &CStr) -> io::Result<File> {
+    let fd: OwnedFd = memfd_create(name, MFdFlags::MFD_CLOEXEC).map_err(io::Error::from)?;
     Ok(File::from(fd))
 }
 
-/// The preload library in an inherited memfd.
+/// The preload library in a memfd.
 pub fn library_memfd() -> io::Result<File> {
-    let mut f = inherited_memfd(c"sysmeter-calls.so")?;
+    let mut f = memfd(c"sysmeter-calls.so")?;
     f.write_all(CALLS_LIBRARY)?;
     Ok(f)
 }

@@ -158,9 +158,12 @@ pub fn calls(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<CallsOutp
     if let (Backend::InProcess, Target::Launch(argv)) = (chosen, &cfg.target) {
         let out = inproc::run(cfg, argv, cfg.every)?;
         let mut result = inproc::record::build(&out, &cfg.target.text(), &sentence);
+        out.not_entered.into_findings(&mut result.findings);
         let exit = floor::exit_of(&out.command);
-        // In process nothing travels through a ring: nothing can be lost on the way.
-        result.session = Some(floor::end(out.ended, exit, watch.read(), 0, None));
+        // In process nothing travels through a ring: nothing is lost on the way, only the
+        // programs the library could not enter go uncounted.
+        let lost = out.not_entered.count();
+        result.session = Some(floor::end(out.ended, exit, watch.read(), lost, None));
         return Ok(CallsOutput {
             result,
             ended: out.ended,

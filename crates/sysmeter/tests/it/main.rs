@@ -20,6 +20,7 @@ mod compare_sets;
 mod concurrency;
 mod cpu_ops;
 mod drift;
+mod exec_chains;
 mod export_cli;
 mod fleet;
 mod fleet_own_spread;

@@ -11,6 +11,7 @@
 //!
 //! Depends on `model`, `diagnose::observe` and sysmeter-sys; never on another diagnosis.
 
+pub mod images;
 pub mod names;
 pub mod region;
 pub mod result;
@@ -19,13 +20,13 @@ pub mod uprobe;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::Duration;
 
 use crate::diagnose::observe::error::{ObserveError, resolve_program};
 use crate::diagnose::observe::inject;
-use crate::diagnose::observe::session::{self, CommandState, Ended, Pending, Watch};
+use crate::diagnose::observe::not_entered::{self, NotEntered};
+use crate::diagnose::observe::session::{self, CommandState, Ended, Watch};
 use crate::diagnose::observe::target::Target;
 use crate::model::ExperimentResult;
 
@@ -104,6 +105,8 @@ pub struct Outcome {
     pub ended: Option<Ended>,
     /// How the allocations were seen.
     pub mechanism: Mechanism,
+    /// The programs exec'd by a counted process that the library could not enter.
+    pub not_entered: NotEntered,
 }
 
 /// How a run saw the allocations.
@@ -212,7 +215,9 @@ fn sample(shm: &File, pid: u32, samples: &mut Vec<Sample>) {
     let Ok((_, procs)) = read_procs(shm) else {
         return;
     };
-    let Some(p) = procs.iter().find(|p| p.pid == pid && !p.forked) else {
+    // The image running now: the last one the launched process exec'd.
+    let launched = procs.iter().filter(|p| p.pid == pid && !p.forked);
+    let Some(p) = launched.max_by_key(|p| p.image) else {
         return;
     };
     let now = sysmeter_sys::clock::clock_gettime_ns(sysmeter_sys::clock::ClockId::Monotonic);
@@ -237,12 +242,13 @@ pub fn run(
         region::SIZE as u64,
         &region::header(),
     )?;
-    let mut extra = vec![(
-        "SYSMETER_ALLOC_SHM".to_string(),
-        shm.as_raw_fd().to_string(),
-    )];
+    let mut extra = vec![("SYSMETER_ALLOC_SHM".to_string(), inject::path_of(&shm))];
     if cfg.frame_pointers {
         extra.push(("SYSMETER_ALLOC_UNWIND".into(), "fp".into()));
+    }
+    if cfg.follow_forks {
+        // Without it the library counts only the launched process and the images it execs.
+        extra.push(("SYSMETER_ALLOC_FOLLOW".into(), "1".into()));
     }
     let env = inject::environment(&lib, &["SYSMETER_ALLOC_"], &extra);
     let mut child = inject::launch(argv, &env)?;
@@ -251,6 +257,7 @@ pub fn run(
     let (ended, waited) =
         inject::watch(&mut child, cfg.duration, || sample(&shm, pid, &mut samples))?;
     let (header, mut procs) = read_procs(&shm)?;
+    let not_entered = not_entered::read(&shm, |p| cfg.follow_forks || p == pid)?;
     if !cfg.follow_forks {
         // Without -f only the launched process counts (its exec'd images keep its pid).
         procs.retain(|p| p.pid == pid && !p.forked);
@@ -261,12 +268,13 @@ pub fn run(
         samples,
         pid,
         ended: Some(ended),
+        not_entered,
         ..Outcome::default()
     };
     read_sites(&shm, &mut out)?;
     let command = match waited {
         Some((x, _)) => CommandState::Exited(x.shell_code()),
-        None => CommandState::StillRunning(Pending::gated(child)),
+        None => CommandState::StillRunning(inject::still_running(child, lib, shm)),
     };
     let cpu = waited.map(|(_, u)| (u.user_ns + u.system_ns) as f64);
     Ok((out, command, cpu))

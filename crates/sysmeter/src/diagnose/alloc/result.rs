@@ -13,6 +13,7 @@ pub use findings::priced;
 
 use std::collections::HashMap;
 
+use super::images;
 use super::names::Named;
 use super::{Outcome, Sample};
 use crate::diagnose::observe::flame;
@@ -77,29 +78,37 @@ fn value(name: &str, unit: Unit, v: f64) -> Metric {
 /// The site rows, biggest bytes first, counters summed over the processes and over stacks
 /// that read the same once named (an unrolled loop calls from several addresses of one line).
 pub fn rows(out: &Outcome, names: &HashMap<usize, Named>) -> Vec<AllocSite> {
-    let mut by: HashMap<Vec<String>, AllocSite> = HashMap::new();
-    for &(_, i, c) in &out.counters {
+    let mut by: HashMap<(Option<String>, Vec<String>), AllocSite> = HashMap::new();
+    let labels = images::labels(out);
+    let replaced = images::replaced(out);
+    for &(proc, i, c) in &out.counters {
+        let live_at_end = !replaced.contains(&proc);
         let named = names.get(&i).cloned().unwrap_or_default();
         let key = if i == 0 || named.frames.is_empty() {
             vec![format!("#{i}")]
         } else {
             named.frames.clone()
         };
-        let row = by.entry(key).or_insert_with(|| AllocSite {
+        // With several images (a wrapper and the program it execs) each keeps its rows.
+        let image = images::label_of(out, &labels, proc);
+        let row = by.entry((image.clone(), key)).or_insert_with(|| AllocSite {
             // Stack 0 is the lump of allocations whose stack was not kept (the preload
             // library's table full, or no room in the uprobe backend's stack map).
-            site: if i == 0 {
-                "(no stack kept)".into()
-            } else {
-                named.site
+            site: match (i, image) {
+                (0, None) => "(no stack kept)".into(),
+                (0, Some(image)) => format!("{image}: (no stack kept)"),
+                (_, None) => named.site,
+                (_, Some(image)) => format!("{image}: {}", named.site),
             },
             stack: named.frames,
             ..AllocSite::default()
         });
         row.allocations += c.allocs;
         row.bytes += c.bytes;
-        row.leaked += c.allocs.saturating_sub(c.frees);
-        row.leaked_bytes += c.bytes.saturating_sub(c.freed);
+        if live_at_end {
+            row.leaked += c.allocs.saturating_sub(c.frees);
+            row.leaked_bytes += c.bytes.saturating_sub(c.freed);
+        }
         row.temporary += c.temps;
         row.mmaps += c.mmaps;
     }
@@ -204,8 +213,9 @@ fn size_series(out: &Outcome) -> Series {
     }
 }
 
-/// Run-wide totals: the launched process's peak (the largest of any with `-f` when it is
-/// not there), everything else summed.
+/// Run-wide totals: the launched process's peak (of its image that peaked highest; the
+/// largest of any with `-f` when it is not there), everything else summed (what is live at
+/// the end over the images that were not replaced by an exec).
 pub struct Totals {
     /// Allocations, bytes, leaked blocks and bytes, temporary allocations.
     pub allocs: u64,
@@ -224,16 +234,14 @@ pub struct Totals {
 }
 
 fn totals(out: &Outcome) -> Totals {
-    let main = out
-        .procs
-        .iter()
-        .find(|p| p.pid == out.pid && !p.forked)
-        .or_else(|| out.procs.iter().max_by_key(|p| p.heap.peak));
+    let main = images::peak_holder(out);
+    let replaced = images::replaced(out);
+    let at_end = || out.procs.iter().filter(|p| !replaced.contains(&p.index));
     Totals {
         allocs: out.procs.iter().map(|p| p.heap.allocs).sum(),
         bytes: out.counters.iter().map(|c| c.2.bytes).sum(),
-        leaked: out.procs.iter().map(|p| p.heap.live_count).sum(),
-        leaked_bytes: out.procs.iter().map(|p| p.heap.live).sum(),
+        leaked: at_end().map(|p| p.heap.live_count).sum(),
+        leaked_bytes: at_end().map(|p| p.heap.live).sum(),
         temps: out.procs.iter().map(|p| p.heap.temps).sum(),
         peak: main.map_or(0, |p| p.heap.peak),
         peak_after_ns: main.map_or(0, |p| p.heap.peak_ns.saturating_sub(p.start_ns)),

@@ -9,7 +9,6 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::os::fd::AsRawFd;
 
 use sysmeter_sys::preload;
 
@@ -52,12 +51,9 @@ impl Region {
     }
 
     /// The command's environment: ours, the library preloaded last (the program's own
-    /// preloads keep their precedence) and the region's descriptor.
+    /// preloads keep their precedence) and the region's path.
     pub fn environment(&self) -> Vec<OsString> {
-        let shm = (
-            "SYSMETER_LOCKS_SHM".to_string(),
-            self.shm.as_raw_fd().to_string(),
-        );
+        let shm = ("SYSMETER_LOCKS_SHM".to_string(), inject::path_of(&self.shm));
         inject::environment(&self.lib, &["SYSMETER_LOCKS_"], &[shm])
     }
 

@@ -1,10 +1,16 @@
 //! The one injection of sysmeter's preload library into a launched command, shared by the
-//! in-process backends (`calls`, `alloc`): the library and each run's shared region are
-//! memfds without close-on-exec, so the command loads the library as `/proc/self/fd/N`
-//! (appended to any `LD_PRELOAD` already set: the program's own preloads keep their
-//! precedence) and maps the region by its number; every process and exec'd image of the
-//! run writes into the same region, which outlives them all. The region is read back with
-//! `pread` ([`read_at`]): no unsafe code here.
+//! in-process backends (`calls`, `alloc`, `locks`' table): the library and each run's shared
+//! region are close-on-exec memfds of sysmeter's, named to the command by a path that stays
+//! valid while sysmeter runs, `/proc/<sysmeter's pid>/fd/N` ([`path_of`]): the command
+//! loads the library by it (appended to any `LD_PRELOAD` already set: the program's own
+//! preloads keep their precedence) and opens the region by it, so a program that closed
+//! every descriptor and then execs another still loads the library quietly (an inherited
+//! `/proc/self/fd/N` would be gone, and the dynamic linker would say so on its stderr).
+//! Every process and exec'd image of the run writes into the same region, which outlives
+//! them all. The region is read back with `pread` ([`read_at`]): no unsafe code here.
+//!
+//! Whether the library can enter a program ([`cannot_preload`]) follows a script's `#!`
+//! chain (`#!/usr/bin/env NAME` resolved on `PATH`) to the ELF program that runs it.
 //!
 //! Also the launch itself and the watch until the command ends (Ctrl-C passed on,
 //! `--duration` leaving it running), with a hook called between checks so a backend can
@@ -25,7 +31,8 @@ use sysmeter_sys::process::child::Child;
 
 use super::error::{ObserveError, resolve_program};
 use super::pump::{self, NoRecords, Ticks, Watched};
-use super::session::{Ended, Exited, StopWhen, wait_for_end};
+use super::script;
+use super::session::{Ended, Exited, Pending, StillRunning, StopWhen, exit_code, wait_for_end};
 
 /// The preload library in a memfd, and a fresh region of `size` bytes starting with
 /// `header` (both inherited by the command).
@@ -35,19 +42,25 @@ pub fn library_and_region(
     header: &[u8],
 ) -> Result<(File, File), ObserveError> {
     let lib = preload::library_memfd().map_err(ObserveError::io("writing the preload library"))?;
-    let mut shm = preload::inherited_memfd(region_name)
-        .map_err(ObserveError::io("creating the shared region"))?;
+    let mut shm =
+        preload::memfd(region_name).map_err(ObserveError::io("creating the shared region"))?;
     shm.set_len(size)
         .and_then(|()| shm.write_all(header))
         .map_err(ObserveError::io("creating the shared region"))?;
     Ok((lib, shm))
 }
 
+/// The path by which the command and every process it starts reach `file`, one of
+/// sysmeter's memfds: valid while sysmeter runs, whatever descriptors they close.
+pub fn path_of(file: &File) -> String {
+    format!("/proc/{}/fd/{}", std::process::id(), file.as_raw_fd())
+}
+
 /// The command's environment: ours without the variables whose names start with one of
 /// `drop` (a stale setting of an outer sysmeter, `LD_BIND_NOW`), the library preloaded
 /// last, then `extra`.
 pub fn environment(lib: &File, drop: &[&str], extra: &[(String, String)]) -> Vec<OsString> {
-    let lib_path = format!("/proc/self/fd/{}", lib.as_raw_fd());
+    let lib_path = path_of(lib);
     let mut env: Vec<OsString> = Vec::new();
     let mut preload = lib_path.clone();
     for (k, v) in std::env::vars_os() {
@@ -84,6 +97,30 @@ pub fn launch(argv: &[OsString], env: &[OsString]) -> Result<Child, ObserveError
         _ => ObserveError::io("starting the command")(e),
     })?;
     Ok(child)
+}
+
+/// A command left running after `--duration`: waited for with the library and the region
+/// kept open, so the paths that it and the programs it execs load them by stay valid (a
+/// closed memfd would make the dynamic linker complain on the program's stderr).
+#[derive(Debug)]
+struct Injected {
+    child: Child,
+    _kept: [File; 2],
+}
+
+impl StillRunning for Injected {
+    fn wait(mut self: Box<Self>) -> Result<i32, ObserveError> {
+        exit_code(self.child.wait(true)).map_err(ObserveError::io("waiting for the command"))
+    }
+}
+
+/// The pending command of a run that ended before it (`--duration`), holding `lib` and
+/// `shm` open until it ends.
+pub fn still_running(child: Child, lib: File, shm: File) -> Pending {
+    Pending::new(Injected {
+        child,
+        _kept: [lib, shm],
+    })
 }
 
 /// Until the command ends, Ctrl-C (passed on; the command is waited for) or `duration`
@@ -137,23 +174,31 @@ fn elf_kind(path: &Path) -> Option<bool> {
 }
 
 /// Why the preload library cannot be injected into `program`, if it cannot: not x86-64,
-/// setuid or setgid (the dynamic linker ignores LD_PRELOAD there), or a static ELF file (no
-/// dynamic linker to load it). A script is let through: its interpreter loads the library.
+/// setuid or setgid (the dynamic linker ignores LD_PRELOAD for it), or a static ELF file (no
+/// dynamic linker to load it). A script is judged by the program at the end of its `#!`
+/// chain ([`script::chain`]), which loads the library for it.
 pub fn cannot_preload(program: &Path) -> Option<String> {
     if preload::CALLS_LIBRARY.is_empty() {
         return Some("the in-process library is built for x86-64 only".into());
     }
-    let mode = std::fs::metadata(program).map_or(0, |m| m.permissions().mode());
+    let chain = script::chain(program);
+    let runs = |what: &str| match chain.via.is_empty() {
+        true => format!("{} {what}", program.display()),
+        false => format!(
+            "{} runs under {}, which {what}",
+            program.display(),
+            chain.program.display()
+        ),
+    };
+    let mode = std::fs::metadata(&chain.program).map_or(0, |m| m.permissions().mode());
     if mode & 0o6000 != 0 {
-        return Some(format!(
-            "{} is setuid or setgid (the dynamic linker ignores LD_PRELOAD for it)",
-            program.display()
+        return Some(runs(
+            "is setuid or setgid (the dynamic linker ignores LD_PRELOAD for it)",
         ));
     }
-    if elf_kind(program) == Some(false) {
-        return Some(format!(
-            "{} is statically linked (no dynamic linker to load the library)",
-            program.display()
+    if elf_kind(&chain.program) == Some(false) {
+        return Some(runs(
+            "is statically linked (no dynamic linker to load the library)",
         ));
     }
     None

@@ -16,8 +16,10 @@
 //!   named by their unwind-table entry);
 //! - [`unwind`]: the one unwinder: whole user stacks from a sample's registers and stack
 //!   copy, with DWARF CFI where the code has it and frame pointers where it does not;
-//! - [`inject`]: the one injection of the preload library into a launched command (memfds,
-//!   `LD_PRELOAD`, the shared region read back), shared by `calls` and `alloc`;
+//! - [`inject`]: the one injection of the preload library into a launched command (memfds
+//!   reached by `/proc/<sysmeter pid>/fd/N`, `LD_PRELOAD`, the shared region read back),
+//!   shared by `calls`, `alloc` and `locks`; [`script`]: a script's `#!` chain to the program
+//!   that runs it; [`not_entered`]: the programs the library noted it could not enter;
 //! - [`sampled`]: what the stack-sampling diagnoses (`profile`, `offcpu`) share: CPU-clock
 //!   sampling, the sampled session, symbolised stacks → flat profile, call graph and flame
 //!   graph, and the seam of `profile --both`;
@@ -50,6 +52,7 @@ pub mod in_kernel;
 pub mod inject;
 pub mod lookups;
 pub mod maps;
+pub mod not_entered;
 pub mod overhead;
 pub mod proc;
 pub mod pump;
@@ -58,6 +61,7 @@ pub mod reservoir;
 pub mod rings;
 pub mod sampled;
 pub mod scan;
+pub mod script;
 pub mod session;
 pub mod symbolize;
 pub mod target;

@@ -167,12 +167,14 @@ fn preload_lost(out: &Outcome) -> (Vec<String>, u64) {
         ),
         (untracked, "allocations were not kept (pointer table full)"),
     ];
-    let lost = phrases
+    let mut lost: Vec<String> = phrases
         .iter()
         .filter(|(n, _)| *n > 0)
         .map(|(n, what)| format!("{n} {what}"))
         .collect();
-    (lost, phrases.iter().map(|p| p.0).sum())
+    lost.extend(out.not_entered.phrase());
+    let n = phrases.iter().map(|p| p.0).sum::<u64>() + out.not_entered.count();
+    (lost, n)
 }
 
 fn stacks(out: &Outcome) -> Finding {
@@ -209,6 +211,10 @@ fn lost(out: &Outcome) -> Option<Finding> {
 /// Every finding of a run.
 pub fn all(out: &Outcome, rows: &[AllocSite], t: &Totals) -> Vec<Finding> {
     let mut f: Vec<Finding> = lost(out).into_iter().collect();
+    f.extend(crate::diagnose::alloc::images::sentence(out).map(|text| {
+        let n = crate::diagnose::alloc::images::labels(out).len();
+        Finding::new("images", text, Some(n as f64))
+    }));
     f.extend(top_site(rows, t));
     f.push(leaks(out, rows, t));
     f.push(peak(out, t));

@@ -1,12 +1,12 @@
 //! Which backend a `calls` run uses, and why: the in-process library for a launched,
-//! dynamically linked, non-setuid program whose functions are named without an object;
-//! uprobes otherwise (`-p PID`, OBJECT:NAME, static programs — no dynamic linker to load
-//! the library — and setuid programs, for which the dynamic linker ignores LD_PRELOAD).
+//! dynamically linked, non-setuid program (or a script that such a program runs, followed
+//! through its `#!` chain) whose functions are named without an object; uprobes otherwise
+//! (`-p PID`, OBJECT:NAME, static programs — no dynamic linker to load the library — and
+//! setuid programs, for which the dynamic linker ignores LD_PRELOAD).
 //!
 //! Depends on `diagnose::observe` (the target, the one backend shape) and the sibling
 //! `select`.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use super::super::select::Pattern;
@@ -34,9 +34,6 @@ pub fn why_not(target: &Target, program: &Path, patterns: &[Pattern]) -> Option<
 }
 
 fn in_process_impossible(target: &Target, program: &Path, patterns: &[Pattern]) -> Option<String> {
-    if sysmeter_sys::preload::CALLS_LIBRARY.is_empty() {
-        return Some("the in-process library is built for x86-64 only".into());
-    }
     if let Target::Attach(pid) = target {
         return Some(format!("-p {pid} attaches to a running process"));
     }
@@ -47,20 +44,7 @@ fn in_process_impossible(target: &Target, program: &Path, patterns: &[Pattern]) 
             p.glob
         ));
     }
-    let mode = std::fs::metadata(program).map_or(0, |m| m.permissions().mode());
-    if mode & 0o6000 != 0 {
-        return Some(format!(
-            "{} is setuid or setgid (the dynamic linker ignores LD_PRELOAD for it)",
-            program.display()
-        ));
-    }
-    if !crate::diagnose::observe::inject::dynamic(program) {
-        return Some(format!(
-            "{} is statically linked (no dynamic linker to load the library)",
-            program.display()
-        ));
-    }
-    None
+    crate::diagnose::observe::inject::cannot_preload(program)
 }
 
 /// The backend of a run and what its availability check found: `why_not` is why the
@@ -79,8 +63,15 @@ pub fn globs(patterns: &[Pattern]) -> String {
 }
 
 /// A usage error when no function the program imports matches the patterns (the same
-/// sentence as the uprobe backend's, naming what it imports).
+/// sentence as the uprobe backend's, naming what it imports); a script passes.
 pub fn check_imports(program: &Path, patterns: &[Pattern]) -> Result<(), super::super::CallsError> {
+    if !crate::diagnose::observe::script::chain(program)
+        .via
+        .is_empty()
+    {
+        // A script: what it ends up running is known only when it execs it.
+        return Ok(());
+    }
     let image = crate::diagnose::observe::elf::read(program)?;
     let mut imports: Vec<&str> = image.plt.iter().map(|(n, _)| n.as_str()).collect();
     if imports.iter().any(|n| {

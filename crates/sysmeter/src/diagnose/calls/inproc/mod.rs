@@ -1,6 +1,6 @@
 //! The in-process backend of `calls` for launched, dynamically linked programs: sysmeter's
 //! preload library is handed to the command by the floor's one injection
-//! (`observe::inject`: `LD_PRELOAD=/proc/self/fd/N`, appended to any preload already set, with
+//! (`observe::inject`: `LD_PRELOAD=/proc/<sysmeter pid>/fd/N`, appended to any preload already set, with
 //! `LD_BIND_NOW=1` so every GOT slot holds its final target before the library patches it),
 //! counts every call of the chosen functions in the calling thread and times one call in
 //! N, or all, with its own cost calibrated in the same run. Its counts arrive in a shared
@@ -17,11 +17,11 @@ pub mod times;
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::os::fd::AsRawFd;
 
 use super::{CallsConfig, CallsError};
 use crate::diagnose::observe::inject;
-use crate::diagnose::observe::session::{CommandState, Ended, Pending};
+use crate::diagnose::observe::not_entered::{self, NotEntered};
+use crate::diagnose::observe::session::{CommandState, Ended};
 
 /// Everything an in-process run produced.
 #[derive(Debug)]
@@ -40,13 +40,15 @@ pub struct Outcome {
     pub cpu_ns: Option<f64>,
     /// With `--functions`: what the -finstrument-functions hooks recorded.
     pub functions: Option<funcs_region::Functions>,
+    /// The programs exec'd by a counted process that the library could not enter.
+    pub not_entered: NotEntered,
 }
 
 /// The command's environment: ours plus the preload library, the region and the choice.
 fn environment(lib: &File, shm: &File, globs: &str, every: u64, functions: bool) -> Vec<OsString> {
     let mut extra = vec![
         ("LD_BIND_NOW".to_string(), "1".to_string()),
-        ("SYSMETER_CALLS_SHM".into(), shm.as_raw_fd().to_string()),
+        ("SYSMETER_CALLS_SHM".into(), inject::path_of(shm)),
         ("SYSMETER_CALLS_FUNCS".into(), globs.to_string()),
         ("SYSMETER_CALLS_SAMPLE".into(), every.to_string()),
     ];
@@ -111,9 +113,10 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
     let end = clock_pair();
     let mut region = read_region(&shm)?;
     let mut functions = cfg.functions.then(|| read_functions(&shm)).transpose()?;
+    let pid = child.pid() as u32;
+    let not_entered = not_entered::read(&shm, |p| cfg.follow_forks || p == pid)?;
     if !cfg.follow_forks {
         // Without -f only the launched process counts (its exec'd images keep its pid).
-        let pid = child.pid() as u32;
         region.slots.retain(|s| s.claim.pid == pid);
         if let Some(f) = functions.as_mut() {
             f.threads.retain(|t| t.claim.pid == pid);
@@ -121,7 +124,7 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
     }
     let command = match waited {
         Some((x, _)) => CommandState::Exited(x.shell_code()),
-        None => CommandState::StillRunning(Pending::gated(child)),
+        None => CommandState::StillRunning(inject::still_running(child, lib, shm)),
     };
     Ok(Outcome {
         region,
@@ -131,5 +134,6 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
         command,
         cpu_ns: waited.map(|(_, u)| (u.user_ns + u.system_ns) as f64),
         functions,
+        not_entered,
     })
 }
