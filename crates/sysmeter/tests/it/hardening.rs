@@ -11,7 +11,7 @@ use std::process::Command;
 
 use sysmeter::model::fixture::sample_run;
 
-use crate::support::sample::db_with_sample_run;
+use crate::support::sample::sample_run_file;
 use crate::support::{is_root, json_out, skip, stderr_of, stdout_of, sysmeter};
 
 /// The sample run written as `dir/NAME.json` with `edit` applied.
@@ -21,6 +21,14 @@ fn record(dir: &Path, name: &str, edit: impl FnOnce(&mut serde_json::Value)) -> 
     let path = dir.join(format!("{name}.json"));
     std::fs::write(&path, doc.to_string()).expect("write record");
     path
+}
+
+/// `dir/runs.db` holding the sample run, stored by the binary: the database and the run.
+fn db_with_sample_run(dir: &Path) -> (PathBuf, sysmeter::model::RunRecord) {
+    let db = dir.join("runs.db");
+    let file = sample_run_file(dir);
+    stdout_of(sysmeter().arg("import").arg("--db").arg(&db).arg(&file));
+    (db, sample_run())
 }
 
 /// Ids of the runs `history` lists in `db`.
@@ -238,7 +246,7 @@ fn a_full_disk_is_named_as_such_with_the_fix() {
     }
     let _fs = SmallFs(mnt.clone());
     let db = mnt.join("runs.db");
-    let first = crate::support::sample::sample_run_file(dir.path());
+    let first = sample_run_file(dir.path());
     stdout_of(sysmeter().arg("import").arg("--db").arg(&db).arg(&first));
     let mut fill = std::fs::File::create(mnt.join("fill")).expect("fill");
     while std::io::Write::write_all(&mut fill, &[0u8; 4096]).is_ok() {}
