@@ -220,7 +220,11 @@ fn the_next_bench_removes_the_test_directory_of_a_killed_one() {
 fn prune_after_a_killed_bench_keeps_the_complete_run_that_latest_names() {
     let _alone = crate::support::exclusive();
     let dir = tempfile::tempdir().expect("tempdir");
-    let (db, earlier) = db_with_sample_run(dir.path());
+    // Stored by the binary, as a user would.
+    let db = dir.path().join("runs.db");
+    let file = crate::support::sample::sample_run_file(dir.path());
+    stdout_of(sysmeter().arg("import").arg("--db").arg(&db).arg(&file));
+    let earlier = sysmeter::model::fixture::sample_run();
     // The killed bench runs as the same host as the complete run, so one ranking holds both.
     let bench = crate::support::cmd::std_sysmeter()
         .env("SYSMETER_HOSTNAME", &earlier.host.hostname)
