@@ -1,6 +1,7 @@
 //! The renderer fuzzer (issue 47): corrupted copies of one real run record, each of a random
 //! run kind, rendered straight from the file (no `import` in between to refuse anything) as
-//! every page: the terminal text, Markdown and HTML. The hostile values are the import
+//! every page: Markdown and HTML (`report`), and the comparison's terminal text and HTML
+//! (`compare`, of the record with itself). The hostile values are the import
 //! fuzzer's (`fuzz.rs`: integers past 2^63, subnormal and huge floats, control characters,
 //! wrong types) plus ±f64::MAX. Each render runs under a 1 GiB address-space limit and must
 //! end with the page (exit 0) or one `error:` sentence (exit 2: not a record), never a
@@ -21,22 +22,22 @@ const KINDS: [&str; 8] = [
     "bench", "run", "trace", "calls", "profile", "locks", "alloc", "scale",
 ];
 
-/// Renders `record` as `page` (extra arguments) under the memory limit; panics on a crash,
-/// a second error line or a raw control character.
-fn render(record: &Path, page: &[&str], out: &Path) {
+/// Runs sysmeter with `args` under the memory limit; panics on a crash, a second error line
+/// or a raw control character in what it wrote (stdout, stderr, the file `out`). Whether it
+/// rendered (exit 0).
+fn render(args: &[&str], out: &Path) -> bool {
     let bin = assert_cmd::cargo::cargo_bin("sysmeter");
+    let _ = std::fs::remove_file(out);
     let done = Command::new("sh")
         .args(["-c", "ulimit -v 1048576 && exec \"$0\" \"$@\""])
         .arg(&bin)
-        .arg("report")
-        .arg(record)
-        .args(page)
+        .args(args)
         .env("NO_COLOR", "1")
         .env_remove("SYSMETER_DB")
         .output()
         .expect("run report");
     let err = String::from_utf8_lossy(&done.stderr);
-    let what = format!("report {} {page:?}", s(record));
+    let what = format!("{args:?}");
     match done.status.code() {
         Some(0) => {}
         Some(2) => assert_eq!(err.lines().filter(|l| l.starts_with("error:")).count(), 1),
@@ -50,6 +51,7 @@ fn render(record: &Path, page: &[&str], out: &Path) {
         });
         assert_eq!(raw, None, "{what}: a raw control or bidi character");
     }
+    done.status.success()
 }
 
 #[test]
@@ -57,7 +59,9 @@ fn corrupted_records_of_every_kind_render_every_page_bounded_and_escaped() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut rng = fastrand::Rng::with_seed(47);
     let base = serde_json::to_value(host_run(0)).expect("record");
-    let html = dir.path().join("page.html");
+    let page = dir.path().join("page.html");
+    let html = s(&page);
+    let mut rendered = 0;
     for i in 0..40 {
         let mut doc: Value = base.clone();
         doc["kind"] = json!(KINDS[rng.usize(..KINDS.len())]);
@@ -71,9 +75,18 @@ fn corrupted_records_of_every_kind_render_every_page_bounded_and_escaped() {
         }
         let record = dir.path().join(format!("r{i}.json"));
         std::fs::write(&record, doc.to_string()).expect("write record");
-        let _ = std::fs::remove_file(&html);
-        render(&record, &[], &html);
-        render(&record, &["--markdown", "-"], &html);
-        render(&record, &["--html", s(&html)], &html);
+        let r = s(&record);
+        for args in [
+            &["report", r, "--markdown", "-"][..],
+            &["report", r, "--html", html],
+            &["compare", r, r],
+            &["compare", r, r, "--html", html],
+        ] {
+            rendered += usize::from(render(args, &page));
+        }
     }
+    assert!(
+        rendered > 60,
+        "only {rendered} of 160 pages rendered: the fuzzer tests little"
+    );
 }
