@@ -75,7 +75,7 @@ fn a_run_dated_years_ahead_is_never_latest_and_never_displaces_a_real_run() {
     );
     assert!(!dry.contains(&real.id), "{dry}");
     stdout_of(sysmeter().args(["prune", "--keep", "1", "--db"]).arg(&db));
-    assert_eq!(stored_ids(&db), [real.id.clone()]);
+    assert_eq!(stored_ids(&db), vec![real.id]);
 }
 
 /// Hostnames that act on a terminal, as SQL (an older build, another member of a shared
