@@ -254,9 +254,13 @@ fn a_full_disk_is_named_as_such_with_the_fix() {
     let second = record(dir.path(), "second", |d| {
         d["id"] = "20261124T000000Z-2nd0".into()
     });
+    // A bench is refused before it measures anything, so nothing measured is lost.
     let attempts = [
         vec!["history".to_string()],
         vec!["import".to_string(), second.to_str().expect("utf-8").into()],
+        ["bench", "--quick", "--only", "cpu.loop"]
+            .map(String::from)
+            .to_vec(),
     ];
     for args in attempts {
         let out = sysmeter()
