@@ -26,10 +26,13 @@ pub struct ImportArgs {
 /// `sysmeter prune`.
 #[derive(Debug, Args)]
 pub struct PruneArgs {
-    /// How many of each host's latest runs of each kind to keep (1 or more).
+    /// How many of each host's latest runs of each kind to keep (1 or more): the last ones
+    /// the store received that ended (finished, or stopped by Ctrl-C), never one dated after
+    /// the store received it. A run that never ended (killed, or still running) is kept only
+    /// while no run of its host and kind that ended came after it, and then only N of them.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub keep: u32,
-    /// Only list the runs that would be deleted.
+    /// Only list the runs that would be deleted, and why.
     #[arg(long)]
     pub dry_run: bool,
     /// Database to prune.

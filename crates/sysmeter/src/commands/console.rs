@@ -12,6 +12,12 @@
 //! - stderr: best effort (`sysmeter_sys::stdio::err`, also what `serve` logs with). Where
 //!   stderr is gone there is nowhere left to report it, and the command's own outcome (a
 //!   measured command's exit code, a server's clients) must not change because of it.
+//!
+//! Both pass everything through the one escaping of `model::visible` (keeping only the
+//! report's own bold, `report::STYLES`): text that came from a store, a file or a
+//! traced program never writes a control or bidi character to the terminal, whichever
+//! printer formatted it. Only [`progress`], sysmeter's own live counter, writes a carriage
+//! return.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,6 +31,7 @@ pub fn out(text: &str) -> anyhow::Result<()> {
         return Ok(());
     }
     check_stdout()?;
+    let text = shown(text);
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())
@@ -53,12 +60,23 @@ pub fn check_stdout() -> anyhow::Result<()> {
 
 /// Writes `text` to stderr, ignoring failure (there is nowhere left to report it).
 pub fn err(text: &str) {
-    sysmeter_sys::stdio::err(text);
+    sysmeter_sys::stdio::err(&shown(text));
 }
 
 /// Writes `text` and a newline to stderr, ignoring failure.
 pub fn errln(text: impl std::fmt::Display) {
-    sysmeter_sys::stdio::errln(text);
+    sysmeter_sys::stdio::errln(shown(&text.to_string()));
+}
+
+/// Writes sysmeter's own live counter `line` to stderr as it is (it starts with a carriage
+/// return, to overwrite itself); it must hold nothing that came from outside.
+pub fn progress(line: &str) {
+    sysmeter_sys::stdio::err(line);
+}
+
+/// `text` as it may reach a terminal (module docs).
+fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::model::visible::visible_keeping(text, &crate::report::STYLES)
 }
 
 /// Whether stdout was closed when sysmeter started.

@@ -43,7 +43,7 @@ pub fn import(args: &ImportArgs) -> anyhow::Result<Outcome> {
                 refused += 1;
                 continue;
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(super::full_disk::named(e)),
         };
         if stored {
             imported += 1;

@@ -11,6 +11,7 @@ pub mod console;
 mod diagnosis;
 mod export;
 mod fleet;
+mod full_disk;
 mod history;
 mod host;
 mod import;
@@ -160,13 +161,14 @@ fn open_store(db: &DbArgs) -> anyhow::Result<Store> {
 
 /// [`open_store`] of `path`, already resolved from `--db`, `SYSMETER_DB` or the default.
 fn open_path(path: &std::path::Path) -> anyhow::Result<Store> {
+    crate::host::check_hostname_override().map_err(UsageError)?;
     // Store errors already name the database and the fix; a URL this build cannot use is the
     // user's to change (exit 2).
     let mut store = Store::open(path).map_err(|e| {
         if e.is_usage() {
             anyhow::Error::new(UsageError(e.to_string()))
         } else {
-            anyhow::Error::new(e)
+            full_disk::named(e)
         }
     })?;
     if store.is_fleet() {

@@ -199,8 +199,11 @@ impl OutFile {
         &self.shown
     }
 
-    /// Writes `text` by the rule in the module documentation.
+    /// Writes `text` by the rule in the module documentation, every character that would act
+    /// instead of showing escaped (`model::visible`: an HTML page, a Markdown file or folded
+    /// stacks carry no control or bidi character from a store, a record or a program).
     pub fn write(self, text: &str) -> anyhow::Result<()> {
+        let text = &*crate::model::visible::visible(text);
         let fail = |e: std::io::Error| {
             anyhow::anyhow!("cannot write {} {}: {e}", self.flag, self.shown.display())
         };

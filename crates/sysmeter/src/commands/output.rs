@@ -67,6 +67,7 @@ impl Sink {
     /// Opens the store (unless `--no-store`) and checks `--out`: both fail here, before
     /// anything runs.
     pub fn open(output: &OutputArgs, stream: Stream) -> anyhow::Result<Sink> {
+        crate::host::check_hostname_override().map_err(super::UsageError)?;
         let (store, protect) = match output.no_store {
             true => (None, Vec::new()),
             false => (Some(open_store(&output.db)?), protected(&output.db)),
@@ -161,7 +162,7 @@ impl Sink {
                 ));
                 None
             }
-            Err(e) => Some(e.to_string()),
+            Err(e) => Some(super::full_disk::said(&e)),
         }
     }
 }

@@ -84,7 +84,7 @@ fn progress_printer(what: &'static str) -> impl FnMut(u64, Duration) {
     let tty = std::io::stderr().is_terminal();
     move |count, elapsed| {
         if tty {
-            console::err(&format!(
+            console::progress(&format!(
                 "\rprofiling: {count} {what}, {:.1} s ",
                 elapsed.as_secs_f64()
             ));
@@ -203,7 +203,7 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
         || {
             let prof = sample(&target, &settings, off_backend, &mut progress);
             if std::io::stderr().is_terminal() {
-                console::err(&format!("\r{:40}\r", ""));
+                console::progress(&format!("\r{:40}\r", ""));
             }
             prof
         },

@@ -55,7 +55,7 @@ impl RunObserver for BenchObserver {
         if let Some(s) = self.store.as_mut()
             && let Err(e) = s.begin_run(run)
         {
-            self.store_errors.push(e.to_string());
+            self.store_errors.push(super::full_disk::said(&e));
             self.store = None;
         }
     }
@@ -89,7 +89,7 @@ impl RunObserver for BenchObserver {
         };
         let stored = s.put_result((&self.run_id, seq), result, put);
         if let Err(e) = stored {
-            self.store_errors.push(e.to_string());
+            self.store_errors.push(super::full_disk::said(&e));
         }
     }
 }

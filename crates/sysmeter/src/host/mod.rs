@@ -19,4 +19,4 @@ pub mod storage;
 pub mod sysfs;
 pub mod warnings;
 
-pub use read::{hostname, read_host, read_host_for_dir};
+pub use read::{check_hostname_override, hostname, read_host, read_host_for_dir};

@@ -79,6 +79,22 @@ pub fn hostname() -> String {
         .unwrap_or_default()
 }
 
+/// Refuses a `SYSMETER_HOSTNAME` that holds a character acting on a terminal or on the
+/// reading order (`model::visible`): it would be stored and shown with every run.
+pub fn check_hostname_override() -> Result<(), String> {
+    let Ok(name) = std::env::var("SYSMETER_HOSTNAME") else {
+        return Ok(());
+    };
+    match crate::model::visible::first_acting(&name) {
+        Some(c) => Err(format!(
+            "SYSMETER_HOSTNAME holds the character {}, which a terminal would act on; set it to \
+             a plain name such as web-01",
+            crate::model::visible::visible(&c.to_string())
+        )),
+        None => Ok(()),
+    }
+}
+
 fn read(path: &str) -> Option<String> {
     fs::read_to_string(path).ok()
 }

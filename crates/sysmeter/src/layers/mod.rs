@@ -80,6 +80,7 @@ pub const EXEMPT: &[(&str, &str)] = &[(
 pub const COMMAND_INFRASTRUCTURE: &[&str] = &[
     "console",
     "diagnosis",
+    "full_disk",
     "infile",
     "outfile",
     "output",

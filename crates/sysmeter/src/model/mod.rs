@@ -27,8 +27,10 @@ pub mod machine;
 pub mod offcpu;
 pub mod run;
 pub mod session;
+pub mod showable;
 pub mod summary;
 pub mod units;
+pub mod visible;
 
 pub use about::{About, Estimate};
 pub use finding::{Finding, Skip};

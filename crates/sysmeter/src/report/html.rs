@@ -69,6 +69,8 @@ struct Page {
     experiments: Vec<ExperimentView>,
     /// `sysmeter x.y.z` that wrote the page.
     generator: String,
+    /// The values no chart holds (`model::showable`), said once at the top.
+    left_out: Option<String>,
 }
 
 /// Renders `run` as one self-contained HTML page in the layout of its kind.
@@ -89,6 +91,9 @@ pub fn render(run: &RunRecord) -> Result<String, HtmlError> {
         glance: glance_view(run, kind),
         experiments,
         generator: format!("sysmeter {}", env!("CARGO_PKG_VERSION")),
+        left_out: serde_json::to_value(run)
+            .ok()
+            .and_then(|doc| crate::model::showable::unshowable_sentence(&doc)),
     };
     page.render().map_err(|source| HtmlError::Template {
         run: run.id.clone(),

@@ -26,6 +26,7 @@ pub mod openmetrics;
 mod spark;
 mod table;
 mod text;
+pub use text::STYLES;
 mod timeline;
 
 #[cfg(test)]

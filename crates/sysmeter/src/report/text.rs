@@ -28,10 +28,14 @@ pub(super) fn render(run: &RunRecord, kind: &dyn KindView, color: bool) -> Strin
     out
 }
 
+/// The only terminal sequences sysmeter writes itself (bold on, all styles off): the
+/// console keeps them and escapes every other (`model::visible`).
+pub const STYLES: [&str; 2] = ["\x1b[1m", "\x1b[0m"];
+
 /// Bold on a colour terminal; untouched otherwise.
 pub(super) fn bold(text: String, color: bool) -> String {
     if color {
-        format!("\x1b[1m{text}\x1b[0m")
+        format!("{}{text}{}", STYLES[0], STYLES[1])
     } else {
         text
     }

@@ -10,7 +10,7 @@
 //! say what they were doing (the PostgreSQL equivalent is in `pg/mod.rs`, next to the
 //! driver it needs).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rusqlite::ErrorCode;
 
@@ -220,6 +220,32 @@ impl StoreError {
             self,
             StoreError::PgNotBuilt { .. } | StoreError::BadUrl { .. } | StoreError::Refused { .. }
         )
+    }
+}
+
+impl StoreError {
+    /// The SQLite file (or directory) whose file system may be why this failed: an open
+    /// that failed, a directory not created, or a statement that met an I/O error or a full
+    /// disk. SQLite says "disk I/O error" for a full disk met while opening (its shared
+    /// memory file), so the caller asks the file system (`commands::full_disk`).
+    pub fn file_system_path(&self) -> Option<&Path> {
+        match self {
+            StoreError::Open { path, .. } | StoreError::CreateDir { path, .. } => Some(path),
+            StoreError::Sql { path, cause, .. } => match cause.sqlite_error_code() {
+                Some(ErrorCode::SystemIoFailure | ErrorCode::DiskFull | ErrorCode::CannotOpen) => {
+                    Some(path)
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Whether SQLite itself said the disk is full (`SQLITE_FULL`: no space, or the
+    /// user's quota used up).
+    pub fn said_full(&self) -> bool {
+        matches!(self, StoreError::Sql { cause, .. }
+            if cause.sqlite_error_code() == Some(ErrorCode::DiskFull))
     }
 }
 

@@ -18,6 +18,7 @@ use std::collections::BTreeSet;
 use crate::model::{
     FleetData, FleetHost, FleetJudged, FleetSpread, FleetValue, HostInfo, RunRecord,
 };
+use crate::model::{showable, visible};
 
 /// Each host's latest bench run started at or after `$1` (ns since the epoch), as the
 /// common table `latest`. Shared by the queries below.
@@ -234,33 +235,35 @@ fn light_host((hostname, run_id, started_ns, cpu, kernel): LightHost) -> FleetHo
     }
 }
 
-/// Refuses an empty, overlong or unprintable identifier (control characters would reach
-/// every terminal that lists it).
+/// Refuses an empty, overlong or unprintable identifier (a control or bidi character would
+/// reach every terminal that lists it; `model::visible`).
 fn printable(what: &str, text: &str) -> Result<(), String> {
     if text.is_empty() || text.len() > 255 {
         return Err(format!("{what} is empty or longer than 255 bytes"));
     }
-    match text.chars().find(|c| c.is_control()) {
+    match text.chars().find(|c| c.is_control() || visible::acts(*c)) {
         Some(c) => Err(format!(
-            "{what} holds the control character {}",
-            c.escape_debug()
+            "{what} holds the character {}",
+            visible::visible(&c.to_string())
         )),
         None => Ok(()),
     }
 }
 
-/// Refuses a record with a terminal control character (an escape sequence could rewrite the
-/// screen of whoever lists it) in any of its texts; line breaks and tabs are text.
+/// Refuses a record with a character that acts on a terminal or on the reading order
+/// (`model::visible`: an escape sequence could rewrite the screen of whoever lists it) in
+/// any of its texts, line breaks and tabs being text; and a record holding a number no
+/// report can show (`model::showable`).
 fn terminal_safe(run: &RunRecord) -> Result<(), String> {
     let value = serde_json::to_value(run).map_err(|e| e.to_string())?;
     let mut texts = vec![&value];
     while let Some(v) = texts.pop() {
         match v {
             serde_json::Value::String(s) => {
-                if let Some(c) = s.chars().find(|c| c.is_control() && !"\n\t\r".contains(*c)) {
+                if let Some(c) = s.chars().find(|c| visible::acts(*c) && *c != '\r') {
                     return Err(format!(
-                        "a text holds the control character {}",
-                        c.escape_debug()
+                        "a text holds the character {}",
+                        visible::visible(&c.to_string())
                     ));
                 }
             }
@@ -269,7 +272,10 @@ fn terminal_safe(run: &RunRecord) -> Result<(), String> {
             _ => {}
         }
     }
-    Ok(())
+    match showable::unshowable_sentence(&value) {
+        Some(said) => Err(said),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

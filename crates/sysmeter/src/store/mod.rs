@@ -53,6 +53,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::StoreError;
 pub use read::RunListing;
+pub use retention::{Beyond, FUTURE_SLACK_NS};
 pub use target::{DbTarget, PgUrl};
 
 /// The schema version this build writes (the number of migrations; the same for both

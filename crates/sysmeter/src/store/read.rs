@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::retention::{dated_sql, ended_sql, newest_sql};
 use super::rows::{Decoder, MetricRow, ResultRow, RunRow};
 use super::{Store, StoreError, on_backend};
 use crate::model::{RunKind, RunRecord};
@@ -176,14 +177,23 @@ impl Store {
 pub(super) const PREFIX_MATCHES: i64 = 6;
 
 /// The id of a host's (`$1`, any host when NULL) run of a kind (`$2`, any when NULL) that is
-/// `$3` back from the latest, among the runs that ended (finished or interrupted), in both
-/// dialects (the casts give PostgreSQL the NULL parameters' type; SQLite numbers `$n` by
-/// first appearance, so they appear in order).
-pub(super) const LATEST_SQL: &str = "SELECT id FROM runs
+/// `$3` back from the latest, by the one rule of `store/retention.rs` (runs that ended, with
+/// a possible date, the last received first), in both dialects (the casts give PostgreSQL
+/// the NULL parameters' type; SQLite numbers `$n` by first appearance, so they appear in
+/// order).
+pub(super) const LATEST_SQL: &str = concat!(
+    "SELECT id FROM runs
      WHERE (CAST($1 AS TEXT) IS NULL OR hostname = $1)
        AND (CAST($2 AS TEXT) IS NULL OR kind = $2)
-       AND (finished_ns IS NOT NULL OR interrupted)
-     ORDER BY started_ns DESC, id DESC LIMIT 1 OFFSET $3";
+       AND ",
+    ended_sql!(),
+    " AND ",
+    dated_sql!(),
+    "
+     ORDER BY ",
+    newest_sql!(),
+    " LIMIT 1 OFFSET $3"
+);
 
 /// A `latest` reference: `latest`, `latest~N`, `latest:KIND` or `latest:KIND~N`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

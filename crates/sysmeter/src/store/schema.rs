@@ -104,18 +104,22 @@ pub(super) struct Migrations {
     pub summary: &'static str,
     /// Schema 5: PostgreSQL's fleet tables (`pg/fleet_schema.rs`).
     pub fleet: &'static str,
+    /// Schema 6: when the store received each run (`runs.received_ns`, filled by the
+    /// database's own clock; see [`crate::store::retention`]).
+    pub received: &'static str,
 }
 
 impl Migrations {
     /// Every migration, in order: migration `i` (from 0) brings a database from schema
     /// version `i` to `i + 1`, so the number of them is the version this build writes.
-    pub(super) const fn all(&self) -> [&'static str; 5] {
+    pub(super) const fn all(&self) -> [&'static str; 6] {
         [
             self.tables,
             MIGRATION_2,
             MIGRATION_3,
             self.summary,
             self.fleet,
+            self.received,
         ]
     }
 }

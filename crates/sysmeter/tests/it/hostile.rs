@@ -19,6 +19,7 @@ mod fuzz;
 mod neighbours;
 mod owners;
 mod places;
+mod render_fuzz;
 
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
@@ -198,6 +199,15 @@ fn stored(db: &str) -> Vec<(String, bool)> {
         (r["id"].as_str().expect("id").to_string(), complete)
     })
     .collect()
+}
+
+/// The hostname of run `id` in `db`.
+fn host_of(db: &str, id: &str) -> String {
+    let run = json_out(sysmeter().args(["show", id, "--format", "json", "--db", db]));
+    run["host"]["hostname"]
+        .as_str()
+        .expect("hostname")
+        .to_string()
 }
 
 /// The exit code, and the one error sentence (or, for a success, the phrase of its output).

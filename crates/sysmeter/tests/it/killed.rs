@@ -215,3 +215,44 @@ fn the_next_bench_removes_the_test_directory_of_a_killed_one() {
         "only the live owner's directory is left"
     );
 }
+
+#[test]
+fn prune_after_a_killed_bench_keeps_the_complete_run_that_latest_names() {
+    let _alone = crate::support::exclusive();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Stored by the binary, as a user would.
+    let db = dir.path().join("runs.db");
+    let file = crate::support::sample::sample_run_file(dir.path());
+    stdout_of(sysmeter().arg("import").arg("--db").arg(&db).arg(&file));
+    let earlier = sysmeter::model::fixture::sample_run();
+    // The killed bench runs as the same host as the complete run, so one ranking holds both.
+    let bench = crate::support::cmd::std_sysmeter()
+        .env("SYSMETER_HOSTNAME", &earlier.host.hostname)
+        .args(["bench", "--quick", "--rounds", "1", "--only", ONLY, "--db"])
+        .arg(&db)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start sysmeter");
+    let killed = kill_after_the_first_stored_experiment(bench, &db, &earlier.id);
+    let pruned = stdout_of(sysmeter().args(["prune", "--keep", "1", "--db"]).arg(&db));
+    assert!(pruned.contains("deleted 0 run(s)"), "{pruned}");
+    let ids: Vec<_> = history(&db)
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| r["id"].clone())
+        .collect();
+    assert!(ids.contains(&earlier.id.as_str().into()), "{pruned}");
+    assert!(
+        ids.contains(&killed.as_str().into()),
+        "the latest attempt stays: {ids:?}"
+    );
+    let latest = json_out(
+        sysmeter()
+            .args(["show", "latest", "--format", "json", "--db"])
+            .arg(&db),
+    );
+    assert_eq!(latest["id"], earlier.id.as_str());
+}

@@ -26,6 +26,7 @@ mod fleet;
 mod fleet_own_spread;
 mod fs;
 mod glance;
+mod hardening;
 mod hostile;
 mod html;
 mod ipc;

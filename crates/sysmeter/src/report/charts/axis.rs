@@ -3,9 +3,13 @@
 //! Sizes on a log axis use base 2 (ticks at 4 KiB, 16 KiB, …, as caches are sized), every
 //! other unit base 10 (decades, with 2× and 5× ticks when the range is short). Linear axes
 //! start at zero for positive data, so bar lengths and bandwidths compare honestly.
-//! Pure; depends on `model::Unit` and `model::units` for labels.
+//! An axis holds only the values a report can show (`model::showable`: zero, or a magnitude
+//! from 1e-300 to 1e300), so both ends, every tick and every label stay finite and few
+//! whatever a record holds; the page says what it left out.
+//! Pure; depends on `model::Unit`, `model::showable` and `model::units` for labels.
 
 use crate::model::Unit;
+use crate::model::showable::showable;
 use crate::model::units;
 
 /// Largest/smallest value from which [`ScaleMode::Auto`] chooses a log axis.
@@ -33,9 +37,9 @@ pub struct Axis {
 }
 
 impl Axis {
-    /// An axis that holds every finite value of `values`, in `unit`.
+    /// An axis that holds every showable value of `values` (module docs), in `unit`.
     pub fn fit(values: &[f64], unit: Unit, mode: ScaleMode) -> Axis {
-        let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        let finite: Vec<f64> = values.iter().copied().filter(|v| showable(*v)).collect();
         let positive: Vec<f64> = finite.iter().copied().filter(|v| *v > 0.0).collect();
         let min = positive.iter().copied().fold(f64::INFINITY, f64::min);
         let max = positive.iter().copied().fold(0.0, f64::max);
@@ -47,12 +51,10 @@ impl Axis {
         };
         if log {
             let base = if unit == Unit::Bytes { 2.0 } else { 10.0 };
-            // Not below the smallest normal number: a subnormal minimum (5e-324 in a hostile
-            // record) would put the axis at 0 and ask for 2^31 ticks.
-            let lo_exp = min
-                .log(base)
-                .floor()
-                .max(f64::MIN_POSITIVE.log(base).ceil());
+            // Both ends within the showable range: 1e-300 to 1e300 rounded out by one power
+            // (a subnormal minimum once put the axis at 0, a maximum of 1.7e308 at infinity,
+            // and either asked for 2^31 ticks).
+            let lo_exp = min.log(base).floor();
             let hi_exp = max.log(base).ceil().max(lo_exp + 1.0);
             return Axis {
                 lo: base.powf(lo_exp),
@@ -162,6 +164,9 @@ fn log_ticks(lo: f64, hi: f64, base: f64) -> Vec<f64> {
     ticks
 }
 
+/// The most characters of a tick label's number before it is written as `1.00e300`.
+const MAX_LABEL_DIGITS: usize = 12;
+
 /// `units::value` with trailing zeros of the number removed: `20.0 GB/s` → `20 GB/s`.
 pub fn tick_label(v: f64, unit: Unit) -> String {
     let text = units::value(v, unit);
@@ -169,6 +174,13 @@ pub fn tick_label(v: f64, unit: Unit) -> String {
         Some(i) => text.split_at(i),
         None => (text.as_str(), ""),
     };
+    // A number of more digits than a tick has room for (a huge value in a small unit) in
+    // scientific notation, so a label stays short whatever the axis holds.
+    if number.len() > MAX_LABEL_DIGITS
+        && let Ok(x) = number.parse::<f64>()
+    {
+        return format!("{x:.2e}{suffix}");
+    }
     let number = if number.contains('.') {
         number.trim_end_matches('0').trim_end_matches('.')
     } else {
@@ -189,6 +201,11 @@ mod tests {
                 &[5e-324, 1e-300],
                 &[0.0, 5e-324],
                 &[1e300, 5e-324],
+                &[1.7e308, 12.0, 15.0],
+                &[f64::MAX, -f64::MAX, 3.0],
+                &[f64::NAN, f64::INFINITY, 2.0, 40.0],
+                &[1e300, 1e-300],
+                &[-1e300, 1e300],
             ] {
                 let a = Axis::fit(values, Unit::Ns, mode);
                 let ticks = a.ticks();
@@ -198,7 +215,14 @@ mod tests {
                     ticks.len()
                 );
                 assert!(a.lo.is_finite() && a.hi.is_finite() && a.hi > a.lo, "{a:?}");
+                assert!(
+                    a.hi <= 1e301 && a.lo >= -1e301,
+                    "{mode:?} {values:?}: {a:?}"
+                );
                 assert!(values.iter().all(|v| a.frac(*v).is_finite()));
+                for t in &ticks {
+                    assert!(t.is_finite() && a.label(*t).len() < 40, "{}", a.label(*t));
+                }
             }
         }
     }
@@ -251,5 +275,6 @@ mod tests {
         assert_eq!(tick_label(2.5e3, Unit::Ns), "2.5 µs");
         assert_eq!(tick_label(100.0, Unit::Ns), "100 ns");
         assert_eq!(tick_label(1000.0, Unit::Count), "1000");
+        assert_eq!(tick_label(1e300, Unit::Ns), "1.00e291 s");
     }
 }

@@ -16,7 +16,7 @@ use crate::store::fleet::sql::{
     CHOSEN_HOSTS_SQL, FLEET_COUNT_SQL, LIGHT_HOSTS_SQL, PG_SPREAD_SQL, PG_VALUES_SQL, VALS_SQL,
 };
 use crate::store::fleet::{FleetRows, HOSTS_SQL, LATEST_RUNS_SQL, with_latest};
-use crate::store::retention::BEYOND_SQL;
+use crate::store::retention::{BEYOND_SQL, Beyond};
 
 impl Pg {
     pub(in crate::store) fn fleet_rows(&self, since_ns: i64) -> Result<FleetRows, StoreError> {
@@ -119,10 +119,7 @@ fn reduced_rows(tx: &mut Transaction<'_>, since_ns: i64) -> Result<FleetRows, po
 }
 
 impl Pg {
-    pub(in crate::store) fn runs_beyond(
-        &self,
-        keep: i64,
-    ) -> Result<Vec<(String, String)>, StoreError> {
+    pub(in crate::store) fn runs_beyond(&self, keep: i64) -> Result<Vec<Beyond>, StoreError> {
         let fail = |e: postgres::Error| self.error("list the runs to prune", &e);
         let rows = self
             .client
@@ -130,7 +127,13 @@ impl Pg {
             .query(BEYOND_SQL, &[&keep])
             .map_err(fail)?;
         rows.iter()
-            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .map(|r| {
+                Ok(Beyond {
+                    hostname: r.try_get(0)?,
+                    id: r.try_get(1)?,
+                    ended: r.try_get(2)?,
+                })
+            })
             .collect::<Result<_, postgres::Error>>()
             .map_err(fail)
     }

@@ -28,8 +28,24 @@ pub(crate) const MIGRATIONS: &[&str] = &Migrations {
     tables: MIGRATION_1,
     summary: MIGRATION_4,
     fleet: MIGRATION_5,
+    received: MIGRATION_6,
 }
 .all();
+
+/// Schema 6: when the store received each run, by the server's clock (the one clock every
+/// member of a fleet shares; `store/retention.rs`): a default, so rows written through SQL
+/// get it too. A run stored before schema 6 gets what is known of it: its own start, unless
+/// that lies after the migration's clock, which then stands for it, so a run dated in the
+/// future is never taken for one received later. The fleet's triggers are held off while
+/// the old rows are filled: the column changes nothing they keep.
+const MIGRATION_6: &str = "
+ALTER TABLE runs ADD COLUMN received_ns BIGINT NOT NULL
+    DEFAULT (extract(epoch FROM clock_timestamp()) * 1e9)::bigint;
+ALTER TABLE runs DISABLE TRIGGER fleet_runs_updated;
+UPDATE runs SET received_ns = least(started_ns, received_ns);
+ALTER TABLE runs ENABLE TRIGGER fleet_runs_updated;
+CREATE INDEX runs_by_received ON runs (hostname, kind, received_ns);
+";
 
 /// Schema 4: a result stored as its summary (the default of a fleet store,
 /// `store/summary.rs`): the zlib-compressed summary, and the names, units and medians of its

@@ -7,7 +7,7 @@ use super::{Sqlite, sql_error};
 use crate::store::StoreError;
 use crate::store::columns::{host_row, value_row};
 use crate::store::fleet::{FleetRows, HOSTS_SQL, VALUES_SQL, with_latest};
-use crate::store::retention::BEYOND_SQL;
+use crate::store::retention::{BEYOND_SQL, Beyond};
 
 impl Sqlite {
     pub(in crate::store) fn fleet_rows(&self, since_ns: i64) -> Result<FleetRows, StoreError> {
@@ -34,16 +34,19 @@ impl Sqlite {
 }
 
 impl Sqlite {
-    pub(in crate::store) fn runs_beyond(
-        &self,
-        keep: i64,
-    ) -> Result<Vec<(String, String)>, StoreError> {
+    pub(in crate::store) fn runs_beyond(&self, keep: i64) -> Result<Vec<Beyond>, StoreError> {
         let fail = |e| sql_error(&self.path, "list the runs to prune", e);
         self.conn
             .prepare(BEYOND_SQL)
             .and_then(|mut s| {
-                s.query_map(params![keep], |r| Ok((r.get(0)?, r.get(1)?)))?
-                    .collect()
+                s.query_map(params![keep], |r| {
+                    Ok(Beyond {
+                        hostname: r.get(0)?,
+                        id: r.get(1)?,
+                        ended: r.get(2)?,
+                    })
+                })?
+                .collect()
             })
             .map_err(fail)
     }

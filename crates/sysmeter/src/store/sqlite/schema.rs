@@ -25,8 +25,38 @@ pub(crate) const MIGRATIONS: &[&str] = &Migrations {
     tables: MIGRATION_1,
     summary: MIGRATION_4,
     fleet: MIGRATION_5,
+    received: MIGRATION_6,
 }
 .all();
+
+/// SQLite's clock as ns since the Unix epoch (to the millisecond: `julianday` holds no more).
+macro_rules! sqlite_now_ns {
+    () => {
+        "(CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER) * 1000000)"
+    };
+}
+
+/// Schema 6: when the store received each run, by the store's clock (`store/retention.rs`).
+/// A trigger fills it for every row inserted without one (sysmeter's own writes, and rows
+/// inserted by hand or by another program through SQL). A run stored before schema 6 gets
+/// what is known of it: its own start, unless that lies after the migration's clock, which
+/// then stands for it (the file held the run by then), so a run dated in the future is
+/// never taken for one received later.
+const MIGRATION_6: &str = concat!(
+    "
+ALTER TABLE runs ADD COLUMN received_ns INTEGER;
+UPDATE runs SET received_ns = min(started_ns, ",
+    sqlite_now_ns!(),
+    ");
+CREATE TRIGGER runs_received AFTER INSERT ON runs WHEN NEW.received_ns IS NULL
+BEGIN
+    UPDATE runs SET received_ns = ",
+    sqlite_now_ns!(),
+    " WHERE id = NEW.id;
+END;
+CREATE INDEX runs_by_received ON runs(hostname, kind, received_ns);
+"
+);
 
 /// Schema 5: nothing in SQLite. PostgreSQL adds the fleet's tables of numbers, kept by
 /// triggers (`pg/fleet_schema.rs`); SQLite's `fleet` reads the metrics rows, so its tables

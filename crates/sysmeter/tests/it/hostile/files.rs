@@ -91,25 +91,77 @@ pub const FILES: &[Case] = &[
                     m["summary"]["median"] = 5e-324.into();
                 }
             });
-            let out = crate::support::stdout_of(
-                super::sysmeter()
-                    .args(["import", "--db"])
-                    .args([&c.db(), &tiny]),
-            );
-            assert!(out.contains("1 run(s) imported"), "{out}");
-            let id = "20261122T183242Z-f1e2";
-            Ok(v(&[
-                "report",
-                id,
-                "--db",
-                &c.db(),
-                "--html",
-                &c.path("tiny.html"),
-            ]))
+            // Rendered from the file: `import` refuses a value no chart can show.
+            Ok(v(&["report", &tiny, "--html", &c.path("tiny.html")]))
         },
         code: 0,
         says: "",
-        runs_after: 2,
+        runs_after: 1,
+        io: Io::Piped,
+        after: super::nothing,
+    },
+    // Issue 47: what reached a terminal, a page or the retention before.
+    corrupt!("bidi-hostname", "nothing of it was stored", |d| d["host"]
+        ["hostname"] =
+        "good\u{202e}evil".into()),
+    corrupt!(
+        "huge-median",
+        "beyond what a chart can show",
+        |d| d["results"][0]["metrics"][0]["summary"]["median"] = 1.7e308.into()
+    ),
+    Case {
+        name: "huge-median-page-says-it",
+        args: |c| {
+            let huge = c.edited("huge.json", |d| {
+                d["results"][0]["metrics"][0]["summary"]["median"] = f64::MAX.into()
+            });
+            Ok(v(&["report", &huge, "--html", &c.path("huge.html")]))
+        },
+        code: 0,
+        says: "",
+        runs_after: 1,
+        io: Io::Piped,
+        after: |c| match std::fs::read_to_string(c.path("huge.html")) {
+            Ok(page) if page.contains("Left out of the charts:") => Ok(()),
+            _ => Err("the page does not say what it left out of the charts".into()),
+        },
+    },
+    Case {
+        name: "hostname-override-with-osc",
+        args: |c| {
+            let script = format!(
+                "SYSMETER_HOSTNAME=\"$(printf 'x\\033]0;y\\007')\" exec \"$0\" history --db {}",
+                c.db()
+            );
+            Ok(v(&["{sh}", &script]))
+        },
+        code: 2,
+        says: "SYSMETER_HOSTNAME holds the character",
+        runs_after: 1,
+        io: Io::Piped,
+        after: super::nothing,
+    },
+    Case {
+        name: "future-dated-import-then-prune",
+        args: |c| {
+            let base = super::stored(&c.db());
+            let host = super::host_of(&c.db(), &base[0].0);
+            let future = c.edited("future.json", |d| {
+                let ahead = 3 * 365 * 86_400 * 1_000_000_000i64;
+                d["id"] = "20291124T000000Z-futr".into();
+                d["host"]["hostname"] = host.into();
+                d["started_ns"] = (d["started_ns"].as_i64().unwrap_or(0) + ahead).into();
+                d["finished_ns"] = (d["finished_ns"].as_i64().unwrap_or(0) + ahead).into();
+            });
+            let db = c.db();
+            let script = format!(
+                "\"$0\" import --db {db} {future} >/dev/null && exec \"$0\" prune --keep 1 --db {db}"
+            );
+            Ok(v(&["{sh}", &script]))
+        },
+        code: 0,
+        says: "deleted run 20291124T000000Z-futr",
+        runs_after: 1,
         io: Io::Piped,
         after: super::nothing,
     },

@@ -21,7 +21,7 @@ use crate::support::{json_out, sysmeter};
 const BATCH: usize = 500;
 
 /// The hostile values a JSON mutation puts in place of one leaf.
-fn hostile_value(rng: &mut fastrand::Rng) -> Value {
+pub(super) fn hostile_value(rng: &mut fastrand::Rng) -> Value {
     match rng.usize(..12) {
         0 => json!(u64::MAX),
         1 => json!(i64::MIN),
@@ -40,7 +40,7 @@ fn hostile_value(rng: &mut fastrand::Rng) -> Value {
 
 /// Replaces one value of `doc`, picked by a random walk down from the root, with a hostile
 /// one.
-fn mutate_value(doc: &mut Value, rng: &mut fastrand::Rng) {
+pub(super) fn mutate_value(doc: &mut Value, rng: &mut fastrand::Rng) {
     let descend = rng.usize(..8) != 0;
     match doc {
         Value::Object(map) if descend && !map.is_empty() => {

@@ -120,8 +120,8 @@ fn the_fleet_tables_follow_every_write() {
         .execute("DELETE FROM runs WHERE hostname = 'node-3'", &[])
         .expect("delete in SQL");
     assert_eq!(latest_of(&agree(&mut client), "node-3"), None);
-    for (_, id) in store.runs_beyond(1).expect("runs beyond") {
-        store.delete_run(&id).expect("prune");
+    for run in store.runs_beyond(1).expect("runs beyond") {
+        store.delete_run(&run.id).expect("prune");
     }
     let latest = agree(&mut client);
     assert_eq!(latest.len(), 4, "{latest:?}");
@@ -191,6 +191,8 @@ fn replaced_and_deleted(store: &mut Store, client: &mut postgres::Client, new: &
 
 /// Takes a database back to schema 4: the fleet tables, their functions and triggers gone.
 const DOWNGRADE: &str = "
+ALTER TABLE runs DROP COLUMN received_ns;
+DELETE FROM sysmeter_schema WHERE version = 6;
 DROP FUNCTION fleet_runs_changed, fleet_rows_changed CASCADE;
 DROP FUNCTION fleet_refresh, fleet_run_values, fleet_run_rows;
 DROP TABLE fleet_host, fleet_metric;
@@ -228,7 +230,7 @@ fn a_schema_4_database_upgrades_and_fills_the_fleet_tables() {
         .query_one("SELECT max(version) FROM sysmeter_schema", &[])
         .expect("version")
         .get(0);
-    assert_eq!(version, 5);
+    assert_eq!(version, sysmeter::store::DB_SCHEMA_VERSION as i64);
     assert_eq!(agree(&mut client).len(), 60);
     assert_eq!(fleet(), before);
 }
