@@ -33,6 +33,7 @@ mod layouts;
 mod locks;
 mod locks_held;
 mod locks_lost;
+mod locks_views;
 mod lookup;
 mod mem;
 mod mutation;

@@ -18,6 +18,8 @@
 //!   copy, with DWARF CFI where the code has it and frame pointers where it does not;
 //! - [`inject`]: the one injection of the preload library into a launched command (memfds,
 //!   `LD_PRELOAD`, the shared region read back), shared by `calls` and `alloc`;
+//! - [`preloaded`]: the preload library as a target maps it (a memfd): recognised by name,
+//!   its tables and symbols read from this process's copy;
 //! - [`sampled`]: what the stack-sampling diagnoses (`profile`, `offcpu`) share: CPU-clock
 //!   sampling, the sampled session, symbolised stacks → flat profile, call graph and flame
 //!   graph, and the seam of `profile --both`;
@@ -52,6 +54,7 @@ pub mod lookups;
 pub mod maps;
 pub mod overhead;
 pub mod proc;
+pub mod preloaded;
 pub mod pump;
 pub mod records;
 pub mod reservoir;
