@@ -212,7 +212,7 @@ fn sample(shm: &File, pid: u32, samples: &mut Vec<Sample>) {
     let Ok((_, procs)) = read_procs(shm) else {
         return;
     };
-    let Some(p) = procs.iter().find(|p| p.pid == pid && !p.forked) else {
+    let Some(p) = region::launched(&procs, pid) else {
         return;
     };
     let now = sysmeter_sys::clock::clock_gettime_ns(sysmeter_sys::clock::ClockId::Monotonic);

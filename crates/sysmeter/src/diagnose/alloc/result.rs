@@ -7,6 +7,7 @@
 //! and the siblings.
 
 mod findings;
+mod peak;
 mod uprobes;
 
 pub use findings::priced;
@@ -204,8 +205,7 @@ fn size_series(out: &Outcome) -> Series {
     }
 }
 
-/// Run-wide totals: the launched process's peak (the largest of any with `-f` when it is
-/// not there), everything else summed.
+/// Run-wide totals: everything summed over the processes, and the peak (`peak`).
 pub struct Totals {
     /// Allocations, bytes, leaked blocks and bytes, temporary allocations.
     pub allocs: u64,
@@ -217,26 +217,26 @@ pub struct Totals {
     pub leaked_bytes: u64,
     /// Temporary allocations.
     pub temps: u64,
-    /// Peak live bytes and ns since start when it was reached.
+    /// Peak live bytes: never below any live value the run reports (`peak`).
     pub peak: u64,
-    /// When.
+    /// When, ns since the first image started.
     pub peak_after_ns: u64,
+    /// The peak is the live bytes summed at the end (more than any one image held).
+    pub peak_at_end: bool,
 }
 
 fn totals(out: &Outcome) -> Totals {
-    let main = out
-        .procs
-        .iter()
-        .find(|p| p.pid == out.pid && !p.forked)
-        .or_else(|| out.procs.iter().max_by_key(|p| p.heap.peak));
+    let leaked_bytes = out.procs.iter().map(|p| p.heap.live).sum();
+    let (peak, peak_after_ns, peak_at_end) = peak::peak(out, leaked_bytes);
     Totals {
         allocs: out.procs.iter().map(|p| p.heap.allocs).sum(),
         bytes: out.counters.iter().map(|c| c.2.bytes).sum(),
         leaked: out.procs.iter().map(|p| p.heap.live_count).sum(),
-        leaked_bytes: out.procs.iter().map(|p| p.heap.live).sum(),
+        leaked_bytes,
         temps: out.procs.iter().map(|p| p.heap.temps).sum(),
-        peak: main.map_or(0, |p| p.heap.peak),
-        peak_after_ns: main.map_or(0, |p| p.heap.peak_ns.saturating_sub(p.start_ns)),
+        peak,
+        peak_after_ns,
+        peak_at_end,
     }
 }
 
