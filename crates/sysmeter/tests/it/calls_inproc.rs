@@ -1,6 +1,6 @@
 //! `sysmeter calls` through its in-process backend (the default for launched, dynamically
 //! linked programs; no root needed): exact counts on a single-threaded loop and per thread
-//! on a 4-thread BIND_NOW program, a forked child that execs another program with `-f`, a
+//! on a 4-thread BIND_NOW program, 600 threads for 512 slots said first and never "exact", a forked child that execs another program with `-f`, a
 //! program that closes every file descriptor, a C++ exception and a longjmp out of qsort's
 //! comparison function that must end as they do without sysmeter, malloc's time against
 //! the program's own timing, a stripped PIE, a static program refused with its reason, and
@@ -67,6 +67,30 @@ fn the_loop_is_counted_exactly_in_process() {
         finding(&run, "overhead").contains("empty function"),
         "{run:#}"
     );
+    assert!(finding(&run, "total").contains("(exact)"), "{run:#}");
+}
+
+/// 600 threads, all alive at once, for 512 slots: the threads not counted are the first
+/// finding, and the total never says "exact".
+#[test]
+fn threads_not_counted_come_first_and_the_counts_are_not_exact() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = text(&need!(compile_fixture(
+        "calls_many_threads",
+        dir.path(),
+        &["-pthread"]
+    )));
+    let (run, _) = inproc(&["-e", "malloc,free"], &[&bin, "600"], dir.path());
+    let findings = run["results"][0]["findings"].as_array().expect("findings");
+    assert_eq!(findings[0]["key"], "lost", "{findings:#?}");
+    let lost = findings[0]["value"].as_f64().expect("how many");
+    // The library's calibration and the main thread take slots too.
+    assert!((80.0..=100.0).contains(&lost), "{lost} threads lost");
+    let counted = count(&run, "malloc");
+    assert!(counted < 6000 && counted >= 5000, "{counted} mallocs");
+    let total = finding(&run, "total");
+    assert!(!total.contains("exact"), "{total}");
+    assert!(total.contains(&format!("{lost} thread(s) not counted")), "{total}");
 }
 
 #[test]
