@@ -1,6 +1,7 @@
 //! `sysmeter calls` through its in-process backend (the default for launched, dynamically
 //! linked programs; no root needed): exact counts on a single-threaded loop and per thread
-//! on a 4-thread BIND_NOW program, 600 threads for 512 slots said first and never "exact", a forked child that execs another program with `-f`, a
+//! on a 4-thread BIND_NOW program, raw clone() children as their own threads and processes,
+//! 600 threads for 512 slots said first and never "exact", a forked child that execs another program with `-f`, a
 //! program that closes every file descriptor, a C++ exception and a longjmp out of qsort's
 //! comparison function that must end as they do without sysmeter, malloc's time against
 //! the program's own timing, a stripped PIE, a static program refused with its reason, and
@@ -68,6 +69,28 @@ fn the_loop_is_counted_exactly_in_process() {
         "{run:#}"
     );
     assert!(finding(&run, "total").contains("(exact)"), "{run:#}");
+}
+
+/// Children of glibc's raw clone() (no pthread_create, no fork handlers; a CLONE_VM child
+/// shares its parent's TLS) are counted as their own threads and processes, each exactly.
+#[test]
+fn raw_clone_children_are_their_own_threads_and_processes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = text(&need!(compile_fixture("calls_raw_clone", dir.path(), &[])));
+    let (run, stdout) = inproc(&["-f", "-e", "strlen"], &[&bin], dir.path());
+    let id = |name: &str| crate::locks::field(&stdout, "parent=", name);
+    let (parent, thread, shared, copy) = (id("parent"), id("thread"), id("shared"), id("copy"));
+    let threads = finding(&run, "per_thread");
+    for (pid, tid, n) in [
+        (&parent, &parent, 1000),
+        (&parent, &thread, 3000),
+        (&shared, &shared, 5000),
+        (&copy, &copy, 7000),
+    ] {
+        let entry = format!("{pid}/{tid}: strlen {n}");
+        assert!(threads.contains(&entry), "{entry} in {threads}");
+    }
+    assert_eq!(count(&run, "strlen"), 16000, "{run:#}");
 }
 
 /// 600 threads, all alive at once, for 512 slots: the threads not counted are the first
