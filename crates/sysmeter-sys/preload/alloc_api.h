@@ -228,6 +228,8 @@ static int note_object(struct dl_phdr_info *info, size_t size, void *arg)
 
 static void claim(int forked)
 {
+    make_mark();
+    *proc_mark = 1; /* this process's record from now on (a fork's handler got here first) */
     uint32_t n = __atomic_fetch_add(&hdr->nprocs, 1, __ATOMIC_RELAXED);
     if (n >= SA_PROCS) {
         __atomic_fetch_add(&hdr->lost_procs, 1, __ATOMIC_RELAXED);

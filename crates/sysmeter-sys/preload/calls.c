@@ -119,6 +119,7 @@ static struct sm_slot *claim(void)
 {
     t_claimed = 1;
     make_mark();
+    *proc_mark = 1; /* this process's slots from now on (a fork's handler got here first) */
     t_sp = (uintptr_t)__builtin_frame_address(0);
     return claim_for((uint32_t)syscall(SYS_gettid));
 }
@@ -169,7 +170,6 @@ static struct sm_slot *other_slot(uint32_t tid)
 static struct sm_slot *not_mine(struct sm_slot *s, int *untimed)
 {
     if (__atomic_load_n(proc_mark, __ATOMIC_RELAXED) == 0) {
-        *proc_mark = 1;
         sm_forked();
         return t_slot = claim();
     }
