@@ -136,7 +136,10 @@ fn the_peak_through_a_wrapper_is_never_below_what_is_live() {
     let (peak, live) = (metric(&run, "peak live"), metric(&run, "live at end"));
     assert!(live >= 409_600.0, "the program's leaks: {live}");
     assert!(peak >= live, "peak {peak} below {live} live at the end");
-    assert!(peak >= (8 << 20) as f64, "the shell's peak, not the program's: {peak}");
+    assert!(
+        peak >= (8 << 20) as f64,
+        "the shell's peak, not the program's: {peak}"
+    );
 }
 
 /// A child of glibc's raw clone() (a copy of the process; no fork handler runs) counts in
@@ -151,14 +154,20 @@ fn a_raw_clone_child_is_its_own_process() {
         let rows = sites(run);
         let of_leak = rows.iter().filter(|r| {
             let stack = r["stack"].as_array().cloned().unwrap_or_default();
-            stack.first().and_then(Value::as_str).is_some_and(|f| f.starts_with("leak ("))
+            stack
+                .first()
+                .and_then(Value::as_str)
+                .is_some_and(|f| f.starts_with("leak ("))
         });
         of_leak.map(|r| r["leaked"].as_u64().unwrap_or(0)).sum()
     };
     assert_eq!(leaked(&with), 400, "{with:#}");
     let (without, _) = alloc(&[], &[&bin], dir.path());
     let parent = leaked(&without);
-    assert_eq!(parent, 100, "the child's blocks charged to its parent: {without:#}");
+    assert_eq!(
+        parent, 100,
+        "the child's blocks charged to its parent: {without:#}"
+    );
 }
 
 #[test]

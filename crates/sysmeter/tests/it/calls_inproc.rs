@@ -113,7 +113,10 @@ fn threads_not_counted_come_first_and_the_counts_are_not_exact() {
     assert!(counted < 6000 && counted >= 5000, "{counted} mallocs");
     let total = finding(&run, "total");
     assert!(!total.contains("exact"), "{total}");
-    assert!(total.contains(&format!("{lost} thread(s) not counted")), "{total}");
+    assert!(
+        total.contains(&format!("{lost} thread(s) not counted")),
+        "{total}"
+    );
 }
 
 #[test]

@@ -40,9 +40,11 @@ fn artifact(result: &Value, name: &str) -> Vec<Value> {
 fn both_views_name_one_lock_at_one_site(backend: &str) {
     let dir = tempfile::tempdir().expect("temp dir");
     let flags = ["-pthread", "-O2", "-fomit-frame-pointer"];
-    let exe = need!(
-        backend_events(backend).and_then(|()| compile_fixture("locks_four", dir.path(), &flags))
-    );
+    let exe = need!(backend_events(backend).and_then(|()| compile_fixture(
+        "locks_four",
+        dir.path(),
+        &flags
+    )));
     let (stdout, run) = locks_json(dir.path(), backend, &[exe.as_os_str()]);
     let line = SOURCE.lines().position(|l| l.contains("LOCK SITE"));
     let site = format!("worker (locks_four.c:{})", line.expect("marker") + 1);

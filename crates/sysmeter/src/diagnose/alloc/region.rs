@@ -272,7 +272,12 @@ mod tests {
             forked,
             ..Proc::default()
         };
-        let procs = [p(0, 7, 1, false), p(1, 7, 2, false), p(2, 7, 2, true), p(3, 8, 3, false)];
+        let procs = [
+            p(0, 7, 1, false),
+            p(1, 7, 2, false),
+            p(2, 7, 2, true),
+            p(3, 8, 3, false),
+        ];
         assert_eq!(launched(&procs, 7).map(|p| p.index), Some(1));
         assert!(launched(&procs, 9).is_none());
     }

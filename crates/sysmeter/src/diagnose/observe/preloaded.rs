@@ -68,8 +68,15 @@ mod tests {
         let symbols = super::super::symbolize::Symbols::new();
         let file = std::path::Path::new(path.as_ref());
         let hooks = super::super::elf::defined_offsets(file, &["pthread_mutex_lock"]);
-        let offset = hooks.expect("an ELF file").first().expect("the mutex hook").1;
-        assert!(tables.function_at(offset + 4).is_some(), "no FDE covers the hook");
+        let offset = hooks
+            .expect("an ELF file")
+            .first()
+            .expect("the mutex hook")
+            .1;
+        assert!(
+            tables.function_at(offset + 4).is_some(),
+            "no FDE covers the hook"
+        );
         let named = symbols.module("/memfd:sysmeter-calls.so (deleted)", &[offset + 4]);
         let name = named[0].as_ref().map(|r| r.name.as_str());
         assert_eq!(name, Some("pthread_mutex_lock"));

@@ -87,7 +87,11 @@ mod tests {
         assert_eq!(in_process(&lock, &table), Some(&table[1]));
         assert!(in_process(&lock, &[held("42:0x5500", "condvar")]).is_none());
         let f = both_views(&[&other, &lock], &table).expect("a finding");
-        for part in ["lock 2 (mutex at worker (fx.c:8))", "96 kernel waits", "13.9 ms"] {
+        for part in [
+            "lock 2 (mutex at worker (fx.c:8))",
+            "96 kernel waits",
+            "13.9 ms",
+        ] {
             assert!(f.text.contains(part), "{part}: {}", f.text);
         }
         for part in ["34 contended attempts of 800k", "27.5 ms"] {

@@ -66,7 +66,11 @@ fn shown(r: &ExperimentResult) -> Option<(&'static str, Vec<Vec<String>>)> {
         .into_iter()
         .filter_map(|(_, l)| l.in_process)
         .collect();
-    let title = if merged.is_empty() { TITLE } else { TITLE_OTHERS };
+    let title = if merged.is_empty() {
+        TITLE
+    } else {
+        TITLE_OTHERS
+    };
     let others = rows.iter().filter(|h| !merged.contains(&h.lock));
     let cells: Vec<Vec<String>> = others.take(SHOWN).map(|row| cells(row).to_vec()).collect();
     (!cells.is_empty()).then_some((title, cells))
@@ -75,7 +79,10 @@ fn shown(r: &ExperimentResult) -> Option<(&'static str, Vec<Vec<String>>)> {
 /// The terminal table; `None` without an in-process table.
 pub fn text(r: &ExperimentResult) -> Option<String> {
     let (title, shown) = shown(r)?;
-    Some(format!("{title}\n{}", render(HEADERS.to_vec(), shown, 2..=9)))
+    Some(format!(
+        "{title}\n{}",
+        render(HEADERS.to_vec(), shown, 2..=9)
+    ))
 }
 
 /// The markdown table; `None` as for [`text`].
