@@ -303,9 +303,46 @@ static void new_peak(uint64_t live)
     __atomic_store_n(&me->peak_lock, 0, __ATOMIC_RELEASE);
 }
 
+/* One private page that a child made without CLONE_VM (fork, or a raw clone() that never
+ * runs pthread_atfork's handler) gets zeroed (MADV_WIPEONFORK, Linux 4.14): a zero mark
+ * means this process is a copy still counting in its parent's record. A static 1 until the
+ * page exists, or where the kernel refuses it (then only fork handlers tell a fork apart). */
+static uint32_t mark_static = 1;
+static uint32_t *proc_mark = &mark_static;
+
+static void claim(int forked);
+
+static void make_mark(void)
+{
+    if (proc_mark != &mark_static)
+        return;
+    long r = syscall(SYS_mmap, NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+    if (r < 0 && r > -4096)
+        return;
+    uint32_t *m = (uint32_t *)r;
+    *m = 1;
+    if (madvise(m, 4096, MADV_WIPEONFORK) == 0)
+        proc_mark = m;
+    else
+        syscall(SYS_munmap, m, 4096);
+}
+
+/* A copy made by a raw clone() claims a record of its own, as a fork's handler would. */
+static inline void copied(void)
+{
+    if (__builtin_expect(*proc_mark == 0, 0)) {
+        *proc_mark = 1;
+        claim(1);
+    }
+}
+
 static void record(void *p, uint64_t size, uintptr_t *fp, uint32_t mmap_kind)
 {
     if (p == NULL || me == NULL || table == NULL)
+        return;
+    copied();
+    if (me == NULL)
         return;
     uint64_t pc[SA_DEPTH];
     uint32_t s = stack_index(pc, capture(pc, fp));
@@ -353,6 +390,9 @@ static void forget(void *p)
 {
     struct entry e;
     if (p == NULL || me == NULL || table == NULL)
+        return;
+    copied();
+    if (me == NULL)
         return;
     if (take((uint64_t)p, &e))
         account(&e);

@@ -241,6 +241,8 @@ static int counted(int forked)
 
 static void claim(int forked)
 {
+    make_mark();
+    *proc_mark = 1; /* this process's record from now on (a fork's handler got here first) */
     if (!counted(forked)) {
         me = NULL;
         return;

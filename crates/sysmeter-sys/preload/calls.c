@@ -11,7 +11,9 @@
  * Traps handled (docs/calls.md): functions that return twice or never are counted but never
  * timed; a C++ exception restores the real return addresses before the unwinder walks the
  * stack; a longjmp leaves dead shadow entries, dropped when a shallower call is timed; the
- * child of fork claims a new slot. Built with -mgeneral-regs-only: the hooks keep the
+ * child of fork claims a new slot, and so does a child of a raw clone() that glibc never
+ * saw (a forked copy by its wiped mark page, a CLONE_VM child sharing its parent's TLS by
+ * its stack pointer and tid: see not_mine). Built with -mgeneral-regs-only: the hooks keep the
  * caller's vector registers intact without saving them. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -20,6 +22,7 @@
 #include <fnmatch.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -52,6 +55,9 @@ HIDDEN unsigned char untimed[SM_MAXF];
 
 static __thread struct sm_slot *t_slot __attribute__((tls_model("initial-exec")));
 static __thread int t_claimed __attribute__((tls_model("initial-exec")));
+/* The stack pointer when this thread claimed its slot. A child made by a raw clone(CLONE_VM)
+ * without CLONE_SETTLS shares this TLS (t_slot included) but runs on another stack. */
+static __thread uintptr_t t_sp __attribute__((tls_model("initial-exec")));
 static __thread struct shadow t_sh[SHADOW] __attribute__((tls_model("initial-exec")));
 static __thread int t_depth __attribute__((tls_model("initial-exec")));
 
@@ -69,20 +75,109 @@ static inline uint64_t ticks(void)
     return ((uint64_t)hi << 32) | lo;
 }
 
-static struct sm_slot *claim(void)
+/* A slot for thread `tid` of this process (no TLS touched: the raw clone's path uses it). */
+static struct sm_slot *claim_for(uint32_t tid)
 {
-    t_claimed = 1;
     int64_t n = sm_take(&region->nslots, SM_MAXSLOTS, &region->lost);
     if (n < 0)
         return NULL;
     struct sm_slot *s = (struct sm_slot *)((char *)region + SM_HEADER_SIZE) + n;
     s->pid = (uint32_t)getpid();
-    s->tid = (uint32_t)syscall(SYS_gettid);
+    s->tid = tid;
     s->image = image;
     s->sample_every = sample_mask + 1;
     strncpy(s->exe, program_invocation_short_name, sizeof s->exe - 1);
     __atomic_store_n(&s->claimed, 1, __ATOMIC_RELEASE);
     return s;
+}
+
+/* One private page that a child made without CLONE_VM (fork, or a raw clone() that glibc's
+ * fork handlers never see) gets zeroed (MADV_WIPEONFORK, Linux 4.14): a zero mark means
+ * this process is a copy whose t_slot is its parent's. Until the page exists (or where the
+ * kernel refuses), the mark is a static 1 and only pthread_atfork tells a fork apart. */
+static uint32_t mark_static = 1;
+static uint32_t *proc_mark = &mark_static;
+
+static void make_mark(void)
+{
+    if (__atomic_load_n(&proc_mark, __ATOMIC_ACQUIRE) != &mark_static)
+        return;
+    long page = sysconf(_SC_PAGESIZE);
+    uint32_t *m = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                       -1, 0);
+    if (m == MAP_FAILED)
+        return;
+    *m = 1;
+    uint32_t *expected = &mark_static;
+    if (madvise(m, (size_t)page, MADV_WIPEONFORK) != 0 ||
+        !__atomic_compare_exchange_n(&proc_mark, &expected, m, 0, __ATOMIC_RELEASE,
+                                     __ATOMIC_RELAXED))
+        munmap(m, (size_t)page);
+}
+
+static struct sm_slot *claim(void)
+{
+    t_claimed = 1;
+    make_mark();
+    *proc_mark = 1; /* this process's slots from now on (a fork's handler got here first) */
+    t_sp = (uintptr_t)__builtin_frame_address(0);
+    return claim_for((uint32_t)syscall(SYS_gettid));
+}
+
+/* Threads of raw clone(CLONE_VM) children, which share a parent's TLS: their slots by tid. */
+#define OTHERS 64
+static struct {
+    uint32_t tid;
+    struct sm_slot *slot;
+} others[OTHERS];
+static uint32_t others_full;
+#define NO_SLOT ((struct sm_slot *)1)
+
+static struct sm_slot *other_slot(uint32_t tid)
+{
+    for (int i = 0; i < OTHERS; i++) {
+        uint32_t t = __atomic_load_n(&others[i].tid, __ATOMIC_ACQUIRE), free_tid = 0;
+        if (t == 0 && __atomic_compare_exchange_n(&others[i].tid, &free_tid, tid, 0,
+                                                  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            struct sm_slot *s = claim_for(tid);
+            __atomic_store_n(&others[i].slot, s ? s : NO_SLOT, __ATOMIC_RELEASE);
+            return s;
+        }
+        if (t == 0)
+            t = free_tid; /* another thread took the entry first: it is theirs or ours */
+        if (t == tid) {
+            struct sm_slot *s;
+            while ((s = __atomic_load_n(&others[i].slot, __ATOMIC_ACQUIRE)) == NULL)
+                ;
+            return s == NO_SLOT ? NULL : s;
+        }
+    }
+    uint32_t no = 0;
+    if (__atomic_compare_exchange_n(&others_full, &no, 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        __atomic_fetch_add(&region->lost, 1, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+/* 8 MiB (the default stack limit) either side of where a thread claimed its slot is still
+ * its stack; beyond, the caller may be another thread sharing this TLS. */
+#define STACK_REACH ((uintptr_t)8 << 20)
+
+/* The slot of a caller whose stack (at `sp`) or process is not its TLS's: a forked copy
+ * (the mark wiped) claims its own, as pthread_atfork's handler would have had it; a raw
+ * clone(CLONE_VM) child (another tid) counts in a slot of its own, untimed (its shadow
+ * stack would be its parent's); the same thread far down its stack or on a signal stack
+ * keeps its slot. Costs a gettid per call of such a child. */
+static struct sm_slot *not_mine(struct sm_slot *s, int *untimed)
+{
+    if (__atomic_load_n(proc_mark, __ATOMIC_RELAXED) == 0) {
+        sm_forked();
+        return t_slot = claim();
+    }
+    uint32_t tid = (uint32_t)syscall(SYS_gettid);
+    if (tid == s->tid)
+        return s;
+    *untimed = 1;
+    return other_slot(tid);
 }
 
 /* Drops shadow entries of frames that are gone: at or below `slot` on this stack. */
@@ -99,10 +194,17 @@ static void prune(uint64_t *slot)
 __attribute__((visibility("hidden"))) void *sm_enter(uint64_t idx, uint64_t *slot)
 {
     struct sm_slot *s = t_slot;
+    int other = 0;
     if (__builtin_expect(s == NULL, 0)) {
         if (t_claimed || region == NULL)
             return real[idx];
         s = t_slot = claim();
+        if (s == NULL)
+            return real[idx];
+    } else if (__builtin_expect(*proc_mark == 0 || (uintptr_t)slot - t_sp + STACK_REACH >
+                                                       2 * STACK_REACH,
+                                0)) {
+        s = not_mine(s, &other);
         if (s == NULL)
             return real[idx];
     }
@@ -110,7 +212,7 @@ __attribute__((visibility("hidden"))) void *sm_enter(uint64_t idx, uint64_t *slo
      * handler's call of the same function cannot lose a count. */
     uint64_t n = 1;
     __asm__ volatile("xaddq %0, %1" : "+r"(n), "+m"(s->fn[idx].count));
-    if ((n & sample_mask) == 0 && !untimed[idx]) {
+    if ((n & sample_mask) == 0 && !untimed[idx] && !other) {
         prune(slot);
         int d = t_depth;
         if (d < SHADOW) {

@@ -15,6 +15,11 @@ use nix::sys::memfd::{MFdFlags, memfd_create};
 /// The preload library (empty where it is not built: not x86-64).
 pub static CALLS_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libsysmeter_calls.so"));
 
+/// The name the preload library is mapped under in a program that loaded it (its memfd
+/// shows as `/memfd:sysmeter-calls.so (deleted)` in `/proc/PID/maps`): how a stack frame in
+/// it is recognised as the library's, not the program's.
+pub const LIBRARY_NAME: &str = "sysmeter-calls.so";
+
 /// An anonymous in-memory file of sysmeter's own (close-on-exec: children reach it by its
 /// `/proc/<pid>/fd/N` path).
 pub fn memfd(name: &CStr) -> io::Result<File> {
@@ -25,6 +30,16 @@ pub fn memfd(name: &CStr) -> io::Result<File> {
 /// The preload library in a memfd.
 pub fn library_memfd() -> io::Result<File> {
     let mut f = memfd(c"sysmeter-calls.so")?;
+    f.write_all(CALLS_LIBRARY)?;
+    Ok(f)
+}
+
+/// A copy of the preload library for this process to read (its unwind tables and symbols:
+/// the copy a program maps has no path sysmeter can open), close-on-exec.
+pub fn library_copy() -> io::Result<File> {
+    let fd: OwnedFd =
+        memfd_create(c"sysmeter-calls-copy", MFdFlags::MFD_CLOEXEC).map_err(io::Error::from)?;
+    let mut f = File::from(fd);
     f.write_all(CALLS_LIBRARY)?;
     Ok(f)
 }

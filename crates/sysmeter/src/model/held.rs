@@ -57,6 +57,12 @@ pub fn held_artifact(rows: &[HeldRow]) -> Option<Artifact> {
     })
 }
 
+/// The key of a lock in both of a run's views, `PID:0xADDR` (the in-process table's
+/// [`HeldRow::lock`], and the futex view's word: a mutex's futex word is its first field).
+pub fn lock_key(pid: u32, addr: u64) -> String {
+    format!("{pid}:{addr:#x}")
+}
+
 /// The table of a `locks` result, if it has one.
 pub fn held_rows(r: &ExperimentResult) -> Option<Vec<HeldRow>> {
     let a = r.artifacts.iter().find(|a| a.name == LOCK_TABLE)?;

@@ -65,6 +65,10 @@ pub struct LockRow {
     pub threads: usize,
     /// Up to three waking sites, most first.
     pub woken_from: Vec<Waker>,
+    /// The same lock's key in the in-process table (`model::held::lock_key`), when that
+    /// table saw it too: the two views' numbers are shown as one row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_process: Option<String>,
 }
 
 /// The rows as the [`LOCK_ROWS`] artifact; `None` if they cannot be encoded.
@@ -117,6 +121,7 @@ fn legacy(m: &Metric) -> Option<LockRow> {
         word,
         threads,
         woken_from: wakers(woken)?,
+        in_process: None,
     })
 }
 

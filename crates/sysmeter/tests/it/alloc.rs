@@ -2,7 +2,8 @@
 //! three-site fixture reported exactly (counts, bytes, the 100 leaks with their stack, the
 //! peak and its time within 10% of the program's own clock), four threads counted exactly
 //! with their temporaries (stacks walked by the unwind tables and by frame pointers), a
-//! forked child counted with `-f` only, C++ new/delete and Rust's system allocator named by
+//! forked child counted with `-f` only (a raw clone() child too), the peak through a wrapper script that execs the
+//! program never below what is live, C++ new/delete and Rust's system allocator named by
 //! the code that allocates, `-f -p` (and without BPF a static program) refused with one
 //! sentence, and two stored runs compared value by value.
 //! Fixtures need a C compiler (`cc`; C++: `c++`; Rust: rustc).
@@ -117,6 +118,56 @@ fn the_three_sites_are_reported_exactly() {
     let (run, stderr) = alloc(&[], &[&bin], dir.path());
     assert_three_sites(&run, &stderr);
     assert_eq!(metric(&run, "blocks live at end"), 100.0, "{run:#}");
+}
+
+/// Through a `#!/bin/sh` wrapper that execs the program, the shell's image comes first:
+/// the run's peak is the program's (at least its 8 MiB buffer), never the shell's few KiB,
+/// and never below the bytes live at the end.
+#[test]
+fn the_peak_through_a_wrapper_is_never_below_what_is_live() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = text(&need!(compile_fixture("alloc_sites", dir.path(), &[])));
+    let wrapper = dir.path().join("wrapper");
+    std::fs::write(&wrapper, format!("#!/bin/sh\nexec '{bin}' \"$@\"\n")).expect("wrapper");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::Permissions::from_mode(0o755);
+    std::fs::set_permissions(&wrapper, mode).expect("chmod");
+    let (run, _) = alloc(&[], &[&text(&wrapper)], dir.path());
+    let (peak, live) = (metric(&run, "peak live"), metric(&run, "live at end"));
+    assert!(live >= 409_600.0, "the program's leaks: {live}");
+    assert!(peak >= live, "peak {peak} below {live} live at the end");
+    assert!(
+        peak >= (8 << 20) as f64,
+        "the shell's peak, not the program's: {peak}"
+    );
+}
+
+/// A child of glibc's raw clone() (a copy of the process; no fork handler runs) counts in
+/// a record of its own: followed with `-f`, not charged to its parent without.
+#[test]
+fn a_raw_clone_child_is_its_own_process() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = text(&need!(compile_fixture("alloc_raw_clone", dir.path(), &[])));
+    let (with, _) = alloc(&["-f"], &[&bin], dir.path());
+    // leak()'s blocks, whatever calls it: 100 of the parent, and 300 of the child with -f.
+    let leaked = |run: &Value| -> u64 {
+        let rows = sites(run);
+        let of_leak = rows.iter().filter(|r| {
+            let stack = r["stack"].as_array().cloned().unwrap_or_default();
+            stack
+                .first()
+                .and_then(Value::as_str)
+                .is_some_and(|f| f.starts_with("leak ("))
+        });
+        of_leak.map(|r| r["leaked"].as_u64().unwrap_or(0)).sum()
+    };
+    assert_eq!(leaked(&with), 400, "{with:#}");
+    let (without, _) = alloc(&[], &[&bin], dir.path());
+    let parent = leaked(&without);
+    assert_eq!(
+        parent, 100,
+        "the child's blocks charged to its parent: {without:#}"
+    );
 }
 
 #[test]

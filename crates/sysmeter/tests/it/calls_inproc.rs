@@ -1,6 +1,7 @@
 //! `sysmeter calls` through its in-process backend (the default for launched, dynamically
 //! linked programs; no root needed): exact counts on a single-threaded loop and per thread
-//! on a 4-thread BIND_NOW program, a forked child that execs another program with `-f`, a
+//! on a 4-thread BIND_NOW program, raw clone() children as their own threads and processes,
+//! 600 threads for 512 slots said first and never "exact", a forked child that execs another program with `-f`, a
 //! program that closes every file descriptor, a C++ exception and a longjmp out of qsort's
 //! comparison function that must end as they do without sysmeter, malloc's time against
 //! the program's own timing, a stripped PIE, a static program refused with its reason, and
@@ -66,6 +67,55 @@ fn the_loop_is_counted_exactly_in_process() {
     assert!(
         finding(&run, "overhead").contains("empty function"),
         "{run:#}"
+    );
+    assert!(finding(&run, "total").contains("(exact)"), "{run:#}");
+}
+
+/// Children of glibc's raw clone() (no pthread_create, no fork handlers; a CLONE_VM child
+/// shares its parent's TLS) are counted as their own threads and processes, each exactly.
+#[test]
+fn raw_clone_children_are_their_own_threads_and_processes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = text(&need!(compile_fixture("calls_raw_clone", dir.path(), &[])));
+    let (run, stdout) = inproc(&["-f", "-e", "strlen"], &[&bin], dir.path());
+    let id = |name: &str| crate::locks::field(&stdout, "parent=", name);
+    let (parent, thread, shared, copy) = (id("parent"), id("thread"), id("shared"), id("copy"));
+    let threads = finding(&run, "per_thread");
+    for (pid, tid, n) in [
+        (&parent, &parent, 1000),
+        (&parent, &thread, 3000),
+        (&shared, &shared, 5000),
+        (&copy, &copy, 7000),
+    ] {
+        let entry = format!("{pid}/{tid}: strlen {n}");
+        assert!(threads.contains(&entry), "{entry} in {threads}");
+    }
+    assert_eq!(count(&run, "strlen"), 16000, "{run:#}");
+}
+
+/// 600 threads, all alive at once, for 512 slots: the threads not counted are the first
+/// finding, and the total never says "exact".
+#[test]
+fn threads_not_counted_come_first_and_the_counts_are_not_exact() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = text(&need!(compile_fixture(
+        "calls_many_threads",
+        dir.path(),
+        &["-pthread"]
+    )));
+    let (run, _) = inproc(&["-e", "malloc,free"], &[&bin, "600"], dir.path());
+    let findings = run["results"][0]["findings"].as_array().expect("findings");
+    assert_eq!(findings[0]["key"], "lost", "{findings:#?}");
+    let lost = findings[0]["value"].as_f64().expect("how many");
+    // The library's calibration and the main thread take slots too.
+    assert!((80.0..=100.0).contains(&lost), "{lost} threads lost");
+    let counted = count(&run, "malloc");
+    assert!((5000..6000).contains(&counted), "{counted} mallocs");
+    let total = finding(&run, "total");
+    assert!(!total.contains("exact"), "{total}");
+    assert!(
+        total.contains(&format!("{lost} thread(s) not counted")),
+        "{total}"
     );
 }
 

@@ -35,6 +35,7 @@ mod layouts;
 mod locks;
 mod locks_held;
 mod locks_lost;
+mod locks_views;
 mod lookup;
 mod mem;
 mod mutation;

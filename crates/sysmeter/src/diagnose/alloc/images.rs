@@ -11,7 +11,6 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::Outcome;
-use super::region::Proc;
 
 /// The label of each image number: its program name, with `#N` (its load of the library)
 /// where two images of the run share a name. Empty when the run counted one image only.
@@ -61,15 +60,6 @@ pub fn replaced(out: &Outcome) -> HashSet<usize> {
         .collect()
 }
 
-/// The record whose peak is the run's: the launched process's image with the largest peak
-/// (a wrapper's image holds little), else any record's largest.
-pub fn peak_holder(out: &Outcome) -> Option<&Proc> {
-    let launched = out.procs.iter().filter(|p| p.pid == out.pid && !p.forked);
-    launched
-        .max_by_key(|p| p.heap.peak)
-        .or_else(|| out.procs.iter().max_by_key(|p| p.heap.peak))
-}
-
 /// The sentence naming every image with its allocations, in the order they loaded the
 /// library; `None` with one image.
 pub fn sentence(out: &Outcome) -> Option<String> {
@@ -100,6 +90,7 @@ pub fn sentence(out: &Outcome) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnose::alloc::region::Proc;
 
     fn proc(index: usize, pid: u32, image: u32, exe: &str, allocs: u64, peak: u64) -> Proc {
         let mut p = Proc {
@@ -115,7 +106,7 @@ mod tests {
     }
 
     #[test]
-    fn a_wrapper_and_its_program_are_two_labelled_images_and_the_peak_is_the_programs() {
+    fn a_wrapper_and_its_program_are_two_labelled_images() {
         let out = Outcome {
             pid: 7,
             procs: vec![
@@ -127,7 +118,6 @@ mod tests {
         let l = labels(&out);
         assert_eq!(label_of(&out, &l, 0).as_deref(), Some("sh"));
         assert_eq!(label_of(&out, &l, 1).as_deref(), Some("prog"));
-        assert_eq!(peak_holder(&out).map(|p| p.heap.peak), Some(64_000));
         assert_eq!(replaced(&out), HashSet::from([0]));
         let s = sentence(&out).unwrap_or_default();
         assert!(s.contains("sh 12, prog 1000"), "{s}");

@@ -215,9 +215,7 @@ fn sample(shm: &File, pid: u32, samples: &mut Vec<Sample>) {
     let Ok((_, procs)) = read_procs(shm) else {
         return;
     };
-    // The image running now: the last one the launched process exec'd.
-    let launched = procs.iter().filter(|p| p.pid == pid && !p.forked);
-    let Some(p) = launched.max_by_key(|p| p.image) else {
+    let Some(p) = region::launched(&procs, pid) else {
         return;
     };
     let now = sysmeter_sys::clock::clock_gettime_ns(sysmeter_sys::clock::ClockId::Monotonic);

@@ -138,6 +138,16 @@ pub struct Counters {
     pub mmaps: u64,
 }
 
+/// The launched process `pid` as it is now: the record of its last image (a program
+/// started through a script or a shim execs, and every image gets a record of its own; the
+/// first is the script's), never a forked child's.
+pub fn launched(procs: &[Proc], pid: u32) -> Option<&Proc> {
+    procs
+        .iter()
+        .filter(|p| p.pid == pid && !p.forked)
+        .max_by_key(|p| (p.image, p.index))
+}
+
 /// A fresh header (magic set, everything else 0).
 pub fn header() -> Vec<u8> {
     header_with_magic(HEADER, MAGIC)
@@ -251,5 +261,24 @@ mod tests {
         let h = parse_header(&header()).expect("magic");
         assert_eq!(h.procs, 0);
         assert!(parse_header(&[0u8; 64]).is_none());
+    }
+
+    #[test]
+    fn the_launched_process_is_its_last_image_never_a_fork() {
+        let p = |index, pid, image, forked| Proc {
+            index,
+            pid,
+            image,
+            forked,
+            ..Proc::default()
+        };
+        let procs = [
+            p(0, 7, 1, false),
+            p(1, 7, 2, false),
+            p(2, 7, 2, true),
+            p(3, 8, 3, false),
+        ];
+        assert_eq!(launched(&procs, 7).map(|p| p.index), Some(1));
+        assert!(launched(&procs, 9).is_none());
     }
 }

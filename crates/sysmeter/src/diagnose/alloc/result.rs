@@ -7,6 +7,7 @@
 //! and the siblings.
 
 mod findings;
+mod peak;
 mod uprobes;
 
 pub use findings::priced;
@@ -213,9 +214,9 @@ fn size_series(out: &Outcome) -> Series {
     }
 }
 
-/// Run-wide totals: the launched process's peak (of its image that peaked highest; the
-/// largest of any with `-f` when it is not there), everything else summed (what is live at
-/// the end over the images that were not replaced by an exec).
+/// Run-wide totals: everything summed over the processes (what is live at the end over the
+/// images that were not replaced by an exec: a replaced image's blocks went with its address
+/// space), and the peak (`peak`: never below what is live at the end).
 pub struct Totals {
     /// Allocations, bytes, leaked blocks and bytes, temporary allocations.
     pub allocs: u64,
@@ -227,24 +228,28 @@ pub struct Totals {
     pub leaked_bytes: u64,
     /// Temporary allocations.
     pub temps: u64,
-    /// Peak live bytes and ns since start when it was reached.
+    /// Peak live bytes: never below any live value the run reports (`peak`).
     pub peak: u64,
-    /// When.
+    /// When, ns since the first image started.
     pub peak_after_ns: u64,
+    /// The peak is the live bytes summed at the end (more than any one image held).
+    pub peak_at_end: bool,
 }
 
 fn totals(out: &Outcome) -> Totals {
-    let main = images::peak_holder(out);
     let replaced = images::replaced(out);
     let at_end = || out.procs.iter().filter(|p| !replaced.contains(&p.index));
+    let leaked_bytes = at_end().map(|p| p.heap.live).sum();
+    let (peak, peak_after_ns, peak_at_end) = peak::peak(out, leaked_bytes);
     Totals {
         allocs: out.procs.iter().map(|p| p.heap.allocs).sum(),
         bytes: out.counters.iter().map(|c| c.2.bytes).sum(),
         leaked: at_end().map(|p| p.heap.live_count).sum(),
-        leaked_bytes: at_end().map(|p| p.heap.live).sum(),
+        leaked_bytes,
         temps: out.procs.iter().map(|p| p.heap.temps).sum(),
-        peak: main.map_or(0, |p| p.heap.peak),
-        peak_after_ns: main.map_or(0, |p| p.heap.peak_ns.saturating_sub(p.start_ns)),
+        peak,
+        peak_after_ns,
+        peak_at_end,
     }
 }
 

@@ -131,6 +131,11 @@ fn findings(out: &Outcome, calls: &[(usize, &FnStats)]) -> Vec<Finding> {
         Some(o.added_ns()),
     ));
     f.extend(limits(out));
+    // Records lost come first: every count after it is a lower bound.
+    if let Some(i) = f.iter().position(|x| x.key == "lost") {
+        let lost = f.remove(i);
+        f.insert(0, lost);
+    }
     f
 }
 

@@ -16,7 +16,7 @@ use super::sites::lines_in;
 use crate::diagnose::observe::bytes::{text_at, u32_at, u64_at};
 use crate::diagnose::observe::inject;
 use crate::diagnose::observe::symbolize::{Symbols as Names, line_symbolizer, short_module};
-use crate::model::held::HeldRow;
+use crate::model::held::{HeldRow, lock_key};
 
 /// The region's layout (mutex.h).
 struct Layout;
@@ -92,20 +92,28 @@ fn paths(bytes: &[u8]) -> Vec<String> {
         .collect()
 }
 
-/// A call site at `at` of an entry: `function (module)`, or the raw address when its process
-/// never resolved it (it ended without running its exit handlers).
+/// A call site at `at` of an entry, written as the futex view writes its sites
+/// (`function (file:line)`, `function`, `module+0xSTART`), or the raw address when its
+/// process never resolved it (it ended without running its exit handlers).
 fn site(e: &[u8], at: usize, paths: &[String], symbols: &Symbols) -> String {
     let (addr, offset, path) = (u64_at(e, at), u64_at(e, at + 8), u32_at(e, at + 16));
+    if addr == 0 {
+        return "–".to_string();
+    }
     let Some(module) = (path as usize).checked_sub(1).and_then(|p| paths.get(p)) else {
         return format!("{addr:#x}");
     };
+    // The file itself, as the futex view's mappings name it (`liblzma.so.5.4.1`, not the
+    // `liblzma.so.5` link the loader was given), so both views write one site alike.
+    let real = std::fs::canonicalize(module).map(|p| p.to_string_lossy().into_owned());
+    let module = real.as_deref().unwrap_or(module);
     // A return address: the call is the instruction before it.
     let offset = offset.saturating_sub(1);
     if let Some((name, line)) = lines_in(&symbols.lines, module, &[offset]).pop().flatten() {
         return format!("{name} ({line})");
     }
     match symbols.names.module(module, &[offset]).pop().flatten() {
-        Some(r) => format!("{} ({})", r.name, short_module(module)),
+        Some(r) => r.name,
         None => format!("{}+{offset:#x}", short_module(module)),
     }
 }
@@ -119,7 +127,7 @@ fn row(e: &[u8], paths: &[String], symbols: &Symbols) -> HeldRow {
     };
     HeldRow {
         kind: kind.into(),
-        lock: format!("{}:{:#x}", u32_at(e, 8), u64_at(e, 0)),
+        lock: lock_key(u32_at(e, 8), u64_at(e, 0)),
         site: site(e, 80, paths, symbols),
         locked: u64_at(e, 24),
         contended: u64_at(e, 32),

@@ -19,11 +19,13 @@ use crate::diagnose::observe::maps::AddressSpaces;
 use crate::diagnose::observe::session;
 use crate::diagnose::observe::target::Target;
 use crate::diagnose::observe::witness::{self, Witness};
+use crate::model::held::HeldRow;
 use crate::model::locks::{self, LockClass, LockRow, Waker};
 use crate::model::units;
-use crate::model::{About, Artifact, ExperimentResult, Metric, Unit};
+use crate::model::{About, Artifact, ExperimentResult, Finding, Metric, Unit};
 
 mod findings;
+mod views;
 
 /// Wait durations kept per row for the statistics (the count, total and maximum are exact).
 const MAX_SAMPLES: usize = 5000;
@@ -233,7 +235,12 @@ fn metric(word: &str, rank: usize, lock: &Lock, row: &Row) -> Metric {
 }
 
 /// The typed row beside a row's metric (what its name and note say, as fields).
-fn lock_row(class: LockClass, rank: usize, lock: &Lock, row: &Row) -> LockRow {
+fn lock_row(
+    (class, rank): (LockClass, usize),
+    lock: &Lock,
+    row: &Row,
+    held: &[HeldRow],
+) -> LockRow {
     let woken_from = row.holders.iter().take(3).map(|(site, n)| Waker {
         site: site.clone(),
         share: *n as f64 / row.waits.max(1) as f64,
@@ -246,6 +253,7 @@ fn lock_row(class: LockClass, rank: usize, lock: &Lock, row: &Row) -> LockRow {
         word: lock.uaddr,
         threads: row.threads,
         woken_from: woken_from.collect(),
+        in_process: views::in_process(lock, held).map(|h| h.lock.clone()),
     }
 }
 
@@ -265,7 +273,8 @@ fn about(target: &Target) -> About {
             WAIT_BITSET, LOCK_PI, LOCK_PI2, WAIT_REQUEUE_PI) from entry to exit, so it \
             includes the time until the woken thread ran again. Its waker is the last other \
             thread that called a waking operation on the same word during the wait. Call \
-            sites are the first frame outside libc, the loader and Rust's std; the `wait \
+            sites are the first frame outside libc, the loader, sysmeter's preload library \
+            and Rust's std; the `wait \
             stacks` artifact has the whole stack of every wait (folded, in ns). Uncontended locks never enter \
             the kernel and are not seen."
             .into(),
@@ -274,6 +283,28 @@ fn about(target: &Target) -> About {
             "docs/offcpu.md#locks".into(),
         ],
     }
+}
+
+/// The metrics and typed rows of `locks` (locks first, then waits for events; each ranked
+/// by total wait), and the finding of a lock both views saw.
+fn add_rows(result: &mut ExperimentResult, locks: &[Lock], held: &[HeldRow]) -> Option<Finding> {
+    let (contended, events): (Vec<&Lock>, Vec<&Lock>) = locks.iter().partition(|l| is_lock(l.kind));
+    let both = views::both_views(&contended, held);
+    let mut typed = Vec::new();
+    for (class, list) in [(LockClass::Lock, contended), (LockClass::Wait, events)] {
+        for (i, lock) in list.iter().enumerate() {
+            for row in &lock.rows {
+                result
+                    .metrics
+                    .push(metric(class.as_str(), i + 1, lock, row));
+                typed.push(lock_row((class, i + 1), lock, row, held));
+            }
+        }
+    }
+    result.metrics.truncate(MAX_ROWS);
+    typed.truncate(MAX_ROWS);
+    result.artifacts.extend(locks::artifact(&typed));
+    both
 }
 
 /// The result of a session.
@@ -294,22 +325,7 @@ pub fn build(recording: &mut Recording, target: &Target) -> ExperimentResult {
     let locks = group(&paired.waits, &named);
     let mut result = ExperimentResult::new("locks", about(target));
     result.elapsed_ns = recording.wall_ns;
-    // Locks first (contention), then waits for events; each ranked by total wait.
-    let (contended, events): (Vec<&Lock>, Vec<&Lock>) = locks.iter().partition(|l| is_lock(l.kind));
-    let mut typed = Vec::new();
-    for (class, list) in [(LockClass::Lock, contended), (LockClass::Wait, events)] {
-        for (i, lock) in list.iter().enumerate() {
-            for row in &lock.rows {
-                result
-                    .metrics
-                    .push(metric(class.as_str(), i + 1, lock, row));
-                typed.push(lock_row(class, i + 1, lock, row));
-            }
-        }
-    }
-    result.metrics.truncate(MAX_ROWS);
-    typed.truncate(MAX_ROWS);
-    result.artifacts.extend(locks::artifact(&typed));
+    let both = add_rows(&mut result, &locks, &recording.held);
     result.artifacts.push(wait_stacks(&paired.waits, &named));
     result
         .artifacts
@@ -323,6 +339,7 @@ pub fn build(recording: &mut Recording, target: &Target) -> ExperimentResult {
         &["no_contention"],
     );
     result.findings.extend(findings::held(&recording.held));
+    result.findings.extend(both);
     let stops = recording.recorded.side.stops;
     result.findings.extend(stops.finding("futex"));
     let launched = recording.exit.is_some();

@@ -1,8 +1,11 @@
 //! Names for the stacks of waits and wakes: every user address of a recovered stack
-//! (`unwind`) is placed in its module (`profile::maps`) and named by the profiler's
+//! (`unwind`) is placed in its module (`observe::maps`) and named by the floor's
 //! `symbolize`; the *call site* is the first frame, leaf first, that is not in the C library,
-//! the dynamic loader or Rust's `std`/`core` — the code that took (or released) the lock —
-//! and gets `file:line` from DWARF where the binary has it. The kind of wait (mutex, rwlock,
+//! the dynamic loader, sysmeter's preload library or Rust's `std`/`core` — the code that took
+//! (or released) the lock — and gets `file:line` from DWARF where the binary has it (else
+//! `function (module)`, or `module+0xSTART` split by the unwind table's function entries).
+//! A stack with no such frame says so (`[library frames only, …]`) rather than naming the
+//! C library's innermost inlined helper. The kind of wait (mutex, rwlock,
 //! condition variable, join, …) is read from the library frames on the stack.
 
 use std::collections::{HashMap, HashSet};
@@ -11,6 +14,7 @@ use blazesym::symbolize::{CodeInfo, Sym, Symbolizer};
 
 use super::unwind::user_stack;
 use crate::diagnose::observe::maps::{AddressSpaces, Location};
+use crate::diagnose::observe::preloaded;
 use crate::diagnose::observe::symbolize::{Symbols, line_symbolizer, read_lines, short_module};
 
 /// A named stack.
@@ -24,16 +28,20 @@ pub struct Named {
     pub stack: Vec<String>,
 }
 
-/// Module name prefixes of code that implements locks rather than takes them.
-const LIBRARY_MODULES: [&str; 6] = [
+/// Module name prefixes of code that implements locks rather than takes them: the C library,
+/// the dynamic loader, the C++ and unwinding runtimes, and the vDSO.
+const LIBRARY_MODULES: [&str; 7] = [
     "libc.so",
     "libc-",
     "libpthread",
     "ld-linux",
     "libstdc++",
     "libgcc_s",
+    "[vdso]",
 ];
-/// Function name prefixes of the same (Rust's standard library, compiled into the binary).
+/// Function name prefixes of the same compiled into the program itself, where the module
+/// cannot tell: Rust's standard library and parking_lot, and a static program's C library
+/// (whose internal functions are `__`-prefixed).
 const LIBRARY_NAMES: [&str; 8] = [
     "std::",
     "core::",
@@ -45,10 +53,27 @@ const LIBRARY_NAMES: [&str; 8] = [
     "__",
 ];
 
+/// Whether a frame (function `name` in module `module`, its short name) is library code:
+/// by its object first — the C library, the loader, sysmeter's own preload library, whose
+/// hooks sit between a program's `pthread_mutex_lock` call and the C library's — then by
+/// name, and a frame nothing named (`[unknown …]`) is never a call site.
 fn is_library(name: &str, module: &str) -> bool {
     LIBRARY_MODULES.iter().any(|m| module.starts_with(m))
+        || preloaded::is_library(module)
         || LIBRARY_NAMES.iter().any(|n| name.starts_with(n))
         || name.starts_with('[')
+}
+
+/// The site of a stack with no frame outside the libraries (a walk cut short inside them,
+/// or a thread the C library runs for itself): its outermost frame and module, marked so it
+/// is never read as the program's code.
+fn library_only(named: &[(String, &str, Option<Location>)]) -> String {
+    match named.last() {
+        Some((name, module, _)) if !module.is_empty() => {
+            format!("[library frames only, outermost {name} in {module}]")
+        }
+        _ => "[unknown]".to_string(),
+    }
 }
 
 /// Words in function names that say what kind of wait a stack is, most specific first.
@@ -125,18 +150,15 @@ impl<'a> Namer<'a> {
         for (key, locs) in &places {
             let named: Vec<(String, &str, Option<Location>)> =
                 locs.iter().map(|l| self.frame(*l, &names)).collect();
-            let site = named
-                .iter()
-                .find(|(n, m, _)| !is_library(n, m))
-                .or(named.first());
+            let site = named.iter().find(|(n, m, _)| !is_library(n, m));
             sites.push(site.and_then(|s| s.2));
             let stack: Vec<String> = named.iter().map(|(n, _, _)| n.clone()).collect();
-            let named = Named {
-                site: site.map_or_else(|| "[unknown]".to_string(), |s| s.0.clone()),
+            let named_stack = Named {
+                site: site.map_or_else(|| library_only(&named), |s| s.0.clone()),
                 kind: kind(&stack),
                 stack,
             };
-            out.insert(*key, (named, site.and_then(|s| s.2)));
+            out.insert(*key, (named_stack, site.and_then(|s| s.2)));
         }
         let lines = self.lines(sites.iter().flatten());
         out.into_iter()
@@ -308,5 +330,24 @@ mod tests {
         ));
         assert!(is_library("[unknown]", ""));
         assert!(!is_library("worker", "fx"));
+        // By object: a hook of the preload library, whatever its name.
+        assert!(is_library("pthread_mutex_lock", "memfd:sysmeter-calls.so"));
+        assert!(is_library("futex_wait", "libc.so.6"));
+        assert!(!is_library("liblzma.so.5.4.1+0xc310", "liblzma.so.5.4.1"));
+    }
+
+    #[test]
+    fn a_stack_of_library_frames_only_is_marked_not_named_by_its_leaf() {
+        let stack = vec![
+            ("futex_wait".to_string(), "libc.so.6", None),
+            ("pthread_mutex_lock".to_string(), "libc.so.6", None),
+        ];
+        let site = library_only(&stack);
+        assert_eq!(
+            site,
+            "[library frames only, outermost pthread_mutex_lock in libc.so.6]"
+        );
+        assert!(is_library(&site, ""));
+        assert_eq!(library_only(&[]), "[unknown]");
     }
 }

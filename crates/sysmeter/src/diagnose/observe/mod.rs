@@ -20,6 +20,8 @@
 //!   reached by `/proc/<sysmeter pid>/fd/N`, `LD_PRELOAD`, the shared region read back),
 //!   shared by `calls`, `alloc` and `locks`; [`script`]: a script's `#!` chain to the program
 //!   that runs it; [`not_entered`]: the programs the library noted it could not enter;
+//! - [`preloaded`]: the preload library as a target maps it (a memfd): recognised by name,
+//!   its tables and symbols read from this process's copy;
 //! - [`sampled`]: what the stack-sampling diagnoses (`profile`, `offcpu`) share: CPU-clock
 //!   sampling, the sampled session, symbolised stacks → flat profile, call graph and flame
 //!   graph, and the seam of `profile --both`;
@@ -54,6 +56,7 @@ pub mod lookups;
 pub mod maps;
 pub mod not_entered;
 pub mod overhead;
+pub mod preloaded;
 pub mod proc;
 pub mod pump;
 pub mod records;

@@ -66,7 +66,12 @@ impl Symbols {
         if path == "[vdso]" {
             return self.vdso(offsets);
         }
-        if !path.starts_with('/') || path.ends_with(" (deleted)") || !Path::new(path).exists() {
+        let mapped = path;
+        let Some(path) = super::preloaded::readable(mapped) else {
+            return vec![None; offsets.len()];
+        };
+        let path: &str = &path;
+        if !Path::new(path).exists() {
             return vec![None; offsets.len()];
         }
         // ELF symbol tables first: cheap, and enough for most code. DWARF (and separate
@@ -82,7 +87,7 @@ impl Symbols {
         }
         for (name, &offset) in names.iter_mut().zip(offsets) {
             if name.is_none() {
-                *name = self.by_cfi(path, offset);
+                *name = self.by_cfi(path, mapped, offset);
             }
         }
         names
@@ -92,14 +97,14 @@ impl Symbols {
     /// function: `liblzma.so.5+0x15a20`, the function's first address as stated in the file
     /// (what `objdump` and `addr2line` take), so a stripped library's hot function is still
     /// one row rather than one lump per library.
-    fn by_cfi(&self, path: &str, offset: u64) -> Option<Resolved> {
+    fn by_cfi(&self, path: &str, mapped: &str, offset: u64) -> Option<Resolved> {
         let mut tables = self.tables.borrow_mut();
         let file = tables
             .entry(path.to_string())
             .or_insert_with(|| FileTables::read(path).map(Arc::new));
         let (start, at) = file.as_ref()?.function_at(offset)?;
         Some(Resolved {
-            name: format!("{}+0x{start:x}", short_module(path)),
+            name: format!("{}+0x{start:x}", short_module(mapped)),
             offset_in_function: at - start,
             from_cfi: true,
         })

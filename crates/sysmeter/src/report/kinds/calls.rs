@@ -31,7 +31,7 @@ fn functions_answer(r: &ExperimentResult, view: &mut ExperimentView) -> Option<A
     view.texts.retain(|t| t.name == "folded");
     Some(AnswerView {
         heading: "Function call graph".into(),
-        lines_html: finding_lines(r, &["total", "overhead", "unwound"]),
+        lines_html: finding_lines(r, &["lost", "total", "overhead", "unwound"]),
         table: Some(TableView::plain("Flat profile", headers, rows)),
         flames: std::mem::take(&mut view.flames),
         texts: crate::report::html::artifacts::texts(&[graph]),
@@ -65,7 +65,7 @@ pub(super) fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerV
     let headers = ["call", "calls", "total time", "share", "median per call"];
     AnswerView {
         heading: "Top calls".into(),
-        lines_html: finding_lines(r, &["total", "top_call", "priced"]),
+        lines_html: finding_lines(r, &["lost", "total", "top_call", "priced"]),
         table: Some(TableView::plain(
             "",
             headers,

@@ -51,30 +51,41 @@ fn both(futex: Option<String>, held: Option<String>) -> Option<String> {
     }
 }
 
-/// The hot-lock sentence, then one row per lock and call site (mutrace's table) from the
-/// per-row wait metrics, with their names and notes as written. The typed rows' artifact is
-/// not shown again below.
-fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerView {
-    view.charts.clear();
-    view.metrics = held::html(r);
-    view.texts
-        .retain(|t| t.name != LOCK_ROWS && t.name != crate::model::held::LOCK_TABLE);
-    let rows = r.metrics.iter().map(|m| {
-        vec![
+/// One row per lock and call site from the per-row wait metrics, with their names and notes
+/// as written, and the in-process table's count of the same lock when it saw it.
+fn answer_table(r: &ExperimentResult) -> TableView {
+    let column = table::in_process_column(r);
+    let rows = r.metrics.iter().enumerate().map(|(i, m)| {
+        let mut cells = vec![
             m.name.clone(),
             units::count(m.summary.n as f64),
             units::duration_ns(m.summary.mean * m.summary.n as f64),
             units::duration_ns(m.summary.max),
             m.note.clone().unwrap_or_default(),
-        ]
+        ];
+        cells.extend(column.as_ref().and_then(|c| c.get(i).cloned()));
+        cells
     });
-    let headers = [
+    let mut headers = vec![
         "lock: call site",
         "contended",
         "total wait",
         "longest",
         "word · woken from",
     ];
+    headers.extend(column.is_some().then_some(table::IN_PROCESS));
+    TableView::plain("", headers, rows)
+}
+
+/// The hot-lock sentence, then one row per lock and call site (mutrace's table), with the
+/// in-process column when both views saw a lock. The typed rows' artifact is not shown
+/// again below.
+fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerView {
+    view.charts.clear();
+    view.metrics = held::html(r);
+    view.texts
+        .retain(|t| t.name != LOCK_ROWS && t.name != crate::model::held::LOCK_TABLE);
+    let table = answer_table(r);
     AnswerView {
         heading: "Contended locks".into(),
         lines_html: finding_lines(
@@ -83,12 +94,13 @@ fn answer(r: &ExperimentResult, view: &mut ExperimentView) -> AnswerView {
                 "lost",
                 "hot_lock",
                 "held_lock",
+                "both_views",
                 "no_contention",
                 "lock_waits",
                 "event_waits",
             ],
         ),
-        table: Some(TableView::plain("", headers, rows)),
+        table: Some(table),
         ..AnswerView::default()
     }
 }

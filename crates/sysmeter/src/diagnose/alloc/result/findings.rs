@@ -97,11 +97,19 @@ fn peak(out: &Outcome, t: &Totals) -> Finding {
         true => "observation started (of the blocks allocated while observed)",
         false => "the program started",
     };
-    let text = format!(
-        "The heap peaked at {} live, {} after {since}{rss_text}.",
-        units::bytes(t.peak as f64),
-        units::duration_ns(t.peak_after_ns as f64)
-    );
+    let text = if t.peak_at_end {
+        format!(
+            "The heap peaked at {} live at the end, summed over the run's processes (no one \
+             of them held as much at once){rss_text}.",
+            units::bytes(t.peak as f64)
+        )
+    } else {
+        format!(
+            "The heap peaked at {} live, {} after {since}{rss_text}.",
+            units::bytes(t.peak as f64),
+            units::duration_ns(t.peak_after_ns as f64)
+        )
+    };
     Finding::new("peak", text, Some(t.peak as f64))
 }
 

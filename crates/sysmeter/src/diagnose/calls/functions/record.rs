@@ -178,22 +178,31 @@ pub fn build(out: &Outcome, program: &Path, target: &str, backend: &str) -> Expe
     let mut result = ExperimentResult::new(FUNCTIONS_ID, about(target));
     result.metrics = v.graph.functions.iter().map(metric).collect();
     result.artifacts = artifacts(&v, target);
-    let mut findings = vec![Finding::new("backend", format!("{backend}."), None)];
+    // What was not counted comes first (`losses`' `lost`), and "exact" only without it.
+    let mut losses = losses(&f, &v, others.len());
+    let mut findings: Vec<Finding> = losses
+        .iter()
+        .position(|l| l.key == "lost")
+        .map(|i| losses.remove(i))
+        .into_iter()
+        .collect();
+    findings.push(Finding::new("backend", format!("{backend}."), None));
     let top = v.graph.functions.first().map_or(String::new(), |t| {
         format!(" Most self time: {} ({}).", t.name, units::percent(t.share))
     });
     findings.push(Finding::new(
         "total",
         format!(
-            "{} calls (exact) of {} function(s) of the program in {} thread(s).{top}",
+            "{} calls ({}) of {} function(s) of the program in {} thread(s).{top}",
             units::count(v.calls as f64),
+            crate::diagnose::calls::inproc::record::exactness(f.lost),
             v.graph.functions.len(),
             threads.len()
         ),
         Some(v.calls as f64),
     ));
     findings.push(cost_finding(&cost));
-    findings.extend(losses(&f, &v, others.len()));
+    findings.extend(losses);
     findings.extend(ended(out.ended));
     result.findings = findings;
     result

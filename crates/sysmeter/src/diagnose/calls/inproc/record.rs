@@ -142,7 +142,19 @@ pub fn build(out: &Outcome, target: &str, backend: &str) -> ExperimentResult {
     }
     let mut result = ExperimentResult::new(super::super::CALLS_ID, about(target, out.every));
     result.metrics = rows.into_values().collect();
-    let mut f = vec![Finding::new("backend", format!("{backend}."), None)];
+    // What was not counted comes first: every number below is then a lower bound.
+    let lost = out.region.lost;
+    let mut f: Vec<Finding> = (lost > 0)
+        .then(|| {
+            let text = format!(
+                "{lost} thread(s) found no free slot and were not counted: every count below \
+                 is a lower bound."
+            );
+            Finding::new("lost", text, Some(f64::from(lost)))
+        })
+        .into_iter()
+        .collect();
+    f.push(Finding::new("backend", format!("{backend}."), None));
     let count: u64 = result.metrics.iter().map(|m| m.summary.n as u64).sum();
     let total: f64 = result
         .metrics
@@ -152,9 +164,10 @@ pub fn build(out: &Outcome, target: &str, backend: &str) -> ExperimentResult {
     f.push(Finding::new(
         "total",
         format!(
-            "{} library calls (exact) to {} function(s); about {} in all (mean per timed call \
+            "{} library calls ({}) to {} function(s); about {} in all (mean per timed call \
              × count, hook removed).",
             units::count(count as f64),
+            exactness(lost),
             result.metrics.len(),
             units::duration_ns(total)
         ),
@@ -162,16 +175,17 @@ pub fn build(out: &Outcome, target: &str, backend: &str) -> ExperimentResult {
     ));
     f.push(hook_finding(&hook));
     f.extend(per_thread(out));
-    if out.region.lost > 0 {
-        let text = format!(
-            "{} thread(s) found no free slot and were not counted.",
-            out.region.lost
-        );
-        f.push(Finding::new("lost", text, Some(f64::from(out.region.lost))));
-    }
     f.extend(ended(out));
     result.findings = f;
     result
+}
+
+/// "exact" only when every thread was counted; else what the counts are.
+pub(crate) fn exactness(threads_lost: u32) -> String {
+    match threads_lost {
+        0 => "exact".to_string(),
+        n => format!("at least: {n} thread(s) not counted"),
+    }
 }
 
 fn ended(out: &Outcome) -> Option<Finding> {

@@ -175,11 +175,8 @@ impl Unwinder {
             .entry(module)
             .or_insert_with(|| {
                 let path = spaces.modules().get(module as usize)?;
-                let readable = path.starts_with('/') && !path.ends_with(" (deleted)");
-                readable
-                    .then(|| FileTables::read(path))
-                    .flatten()
-                    .map(Arc::new)
+                let path = super::preloaded::readable(path)?;
+                FileTables::read(&path).map(Arc::new)
             })
             .clone()
     }

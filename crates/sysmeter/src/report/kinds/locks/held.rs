@@ -2,11 +2,13 @@
 //! in-process table, `model::held`) how often it was taken, how often its owner changed and
 //! it had to wait, the total, mean and longest wait and hold, where it was first taken and
 //! where its longest hold began. Locks that never go through the pthread functions are in
-//! the futex table above it. Pure. Depends on `model`, `model::units` and the futex table's
+//! the futex table above it, and so are the locks both saw: one lock, one row (the futex
+//! table's, with this table's counts in its `in process` column). Pure. Depends on `model`, `model::units` and the futex table's
 //! renderers (`table.rs`).
 
 use crate::model::ExperimentResult;
 use crate::model::held::{HeldRow, held_rows};
+use crate::model::locks;
 use crate::model::units;
 use crate::report::html::view::TableView;
 use crate::report::table::{self, render};
@@ -50,31 +52,51 @@ fn cells(r: &HeldRow) -> [String; 11] {
 
 const TITLE: &str = "pthread locks of the program (in process; a condition variable's \
                      \"locked\" counts its waits, \"contended\" its signals):";
+/// The title when some locks are already rows of the futex table.
+const TITLE_OTHERS: &str = "Other pthread locks of the program (in process; a condition \
+                     variable's \"locked\" counts its waits, \"contended\" its signals; \
+                     the locks the futex table shows are its rows):";
+
+/// The title and the rows shown: every lock of the in-process table but those the futex
+/// table above already shows as its own rows (a lock is one row); `None` without any.
+fn shown(r: &ExperimentResult) -> Option<(&'static str, Vec<Vec<String>>)> {
+    let rows = held_rows(r).filter(|rows| !rows.is_empty())?;
+    let merged: Vec<String> = locks::rows(r)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(_, l)| l.in_process)
+        .collect();
+    let title = if merged.is_empty() {
+        TITLE
+    } else {
+        TITLE_OTHERS
+    };
+    let others = rows.iter().filter(|h| !merged.contains(&h.lock));
+    let cells: Vec<Vec<String>> = others.take(SHOWN).map(|row| cells(row).to_vec()).collect();
+    (!cells.is_empty()).then_some((title, cells))
+}
 
 /// The terminal table; `None` without an in-process table.
 pub fn text(r: &ExperimentResult) -> Option<String> {
-    let rows = held_rows(r).filter(|rows| !rows.is_empty())?;
-    let shown = rows.iter().take(SHOWN).map(|row| cells(row).to_vec());
+    let (title, shown) = shown(r)?;
     Some(format!(
-        "{TITLE}\n{}",
+        "{title}\n{}",
         render(HEADERS.to_vec(), shown, 2..=9)
     ))
 }
 
 /// The markdown table; `None` as for [`text`].
 pub fn markdown(r: &ExperimentResult) -> Option<String> {
-    let rows = held_rows(r).filter(|rows| !rows.is_empty())?;
-    let shown = rows.iter().take(SHOWN).map(|row| cells(row).to_vec());
+    let (title, shown) = shown(r)?;
     let table = table::markdown(&HEADERS, shown, 2..=9);
-    Some(format!("{TITLE}\n\n{table}"))
+    Some(format!("{title}\n\n{table}"))
 }
 
 /// The HTML table (below the answer, in place of the generic metric table); `None` without
 /// an in-process table.
 pub fn html(r: &ExperimentResult) -> Option<TableView> {
-    let rows = held_rows(r).filter(|rows| !rows.is_empty())?;
-    let shown = rows.iter().take(SHOWN).map(|r| cells(r).to_vec());
-    Some(TableView::plain(TITLE, HEADERS, shown))
+    let (title, shown) = shown(r)?;
+    Some(TableView::plain(title, HEADERS, shown))
 }
 
 #[cfg(test)]

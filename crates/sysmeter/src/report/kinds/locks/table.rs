@@ -7,10 +7,14 @@
 //! Pure: strings from the typed rows (`model::locks::rows`, which also reads records written
 //! before the artifact) and the metrics' summaries. Depends on `model` and `model::units`.
 
+use crate::model::held::{HeldRow, held_rows};
 use crate::model::locks::{self, LockRow};
 use crate::model::units;
 use crate::model::{ExperimentResult, Metric};
 use crate::report::table::{self, render};
+
+/// The column of the in-process table's count of the same lock.
+pub(super) const IN_PROCESS: &str = "in process: contended of locked";
 
 const HEADERS: [&str; 9] = [
     "lock",
@@ -48,19 +52,55 @@ fn row(m: &Metric, l: &LockRow) -> [String; 9] {
     ]
 }
 
+/// The in-process cell of a row: the table's count of the same lock, when it saw it.
+fn in_process(l: &LockRow, held: &[HeldRow]) -> Option<String> {
+    let key = l.in_process.as_deref()?;
+    let h = held.iter().find(|h| h.lock == key)?;
+    Some(format!(
+        "{} of {} contended · longest {}",
+        units::count(h.contended as f64),
+        units::count(h.locked as f64),
+        units::duration_ns(h.wait_max_ns as f64)
+    ))
+}
+
+/// The `in process` column, one cell per row in metric order, when the in-process table saw
+/// one of the locks (its row is then the futex table's: `held` leaves it out below).
+pub(super) fn in_process_column(r: &ExperimentResult) -> Option<Vec<String>> {
+    let rows = locks::rows(r)?;
+    let held = held_rows(r)?;
+    let column: Vec<Option<String>> = rows.iter().map(|(_, l)| in_process(l, &held)).collect();
+    column.iter().any(Option::is_some).then(|| {
+        let dash = || "–".to_string();
+        column.into_iter().map(|c| c.unwrap_or_else(dash)).collect()
+    })
+}
+
+/// The headers and cells of every row, with the `in process` column when there is one.
+fn cells(r: &ExperimentResult) -> Option<(Vec<&'static str>, Vec<Vec<String>>)> {
+    let rows = locks::rows(r)?;
+    let mut headers = HEADERS.to_vec();
+    let mut cells: Vec<Vec<String>> = rows.iter().map(|(m, l)| row(m, l).to_vec()).collect();
+    if let Some(column) = in_process_column(r) {
+        headers.push(IN_PROCESS);
+        for (cells, cell) in cells.iter_mut().zip(column) {
+            cells.push(cell);
+        }
+    }
+    Some((headers, cells))
+}
+
 /// The terminal table of a `locks` result; `None` for any other result, no rows, or rows
 /// that cannot be read (the generic table then).
 pub fn text(r: &ExperimentResult) -> Option<String> {
-    let rows = locks::rows(r)?;
-    let cells = rows.iter().map(|(m, l)| row(m, l).to_vec());
-    Some(render(HEADERS.to_vec(), cells, 3..=6))
+    let (headers, cells) = cells(r)?;
+    Some(render(headers, cells, 3..=6))
 }
 
 /// The markdown table of a `locks` result; `None` as for [`text`].
 pub fn markdown(r: &ExperimentResult) -> Option<String> {
-    let rows = locks::rows(r)?;
-    let cells = rows.iter().map(|(m, l)| row(m, l).to_vec());
-    Some(table::markdown(&HEADERS, cells, 3..=6))
+    let (headers, cells) = cells(r)?;
+    Some(table::markdown(&headers, cells, 3..=6))
 }
 
 #[cfg(test)]
@@ -99,6 +139,7 @@ mod tests {
                 site: "worker (fx.c:44)".into(),
                 share: 1.0,
             }],
+            in_process: None,
         }
     }
 
