@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use crate::diagnose::observe::error::{ObserveError, resolve_program};
 use crate::diagnose::observe::inject;
-use crate::diagnose::observe::session::{self, CommandState, Ended, Pending, Watch};
+use crate::diagnose::observe::session::{CommandState, Pending, Stopped, Watch};
 use crate::diagnose::observe::target::Target;
 use crate::model::ExperimentResult;
 
@@ -100,8 +100,9 @@ pub struct Outcome {
     pub samples: Vec<Sample>,
     /// The launched process.
     pub pid: u32,
-    /// Why it ended.
-    pub ended: Option<Ended>,
+    /// How the session ended: why, the command's fate, what observing took and the
+    /// records not kept (the last two filled in once the result counted them).
+    pub session: Stopped,
     /// How the allocations were seen.
     pub mechanism: Mechanism,
 }
@@ -228,10 +229,7 @@ fn sample(shm: &File, pid: u32, samples: &mut Vec<Sample>) {
 
 /// Launches `argv` with the library and reads the region when it ends (or Ctrl-C, or
 /// `--duration`).
-pub fn run(
-    cfg: &AllocConfig,
-    argv: &[OsString],
-) -> Result<(Outcome, CommandState, Option<f64>), AllocError> {
+pub fn run(cfg: &AllocConfig, argv: &[OsString]) -> Result<(Outcome, Option<f64>), AllocError> {
     let (lib, shm) = inject::library_and_region(
         c"sysmeter-alloc-region",
         region::SIZE as u64,
@@ -255,21 +253,21 @@ pub fn run(
         // Without -f only the launched process counts (its exec'd images keep its pid).
         procs.retain(|p| p.pid == pid && !p.forked);
     }
+    let cpu = waited.map(|(_, u)| (u.user_ns + u.system_ns) as f64);
+    let command = match waited {
+        Some((x, _)) => CommandState::Exited(x.shell_code()),
+        None => CommandState::StillRunning(Pending::gated(child)),
+    };
     let mut out = Outcome {
         header,
         procs,
         samples,
         pid,
-        ended: Some(ended),
+        session: Stopped::new(ended, command),
         ..Outcome::default()
     };
     read_sites(&shm, &mut out)?;
-    let command = match waited {
-        Some((x, _)) => CommandState::Exited(x.shell_code()),
-        None => CommandState::StillRunning(Pending::gated(child)),
-    };
-    let cpu = waited.map(|(_, u)| (u.user_ns + u.system_ns) as f64);
-    Ok((out, command, cpu))
+    Ok((out, cpu))
 }
 
 /// The backend for `cfg`'s target: the preload library where it can go, else uprobes (where
@@ -277,7 +275,7 @@ pub fn run(
 fn observe(
     cfg: &AllocConfig,
     say: &mut dyn FnMut(&str),
-) -> Result<(Outcome, CommandState, Option<f64>), AllocError> {
+) -> Result<(Outcome, Option<f64>), AllocError> {
     let argv = match &cfg.target {
         Target::Attach(_) => return uprobe::run(&cfg.target, cfg.duration, say),
         Target::Launch(argv) => argv,
@@ -303,15 +301,15 @@ pub fn alloc(
     say: &mut dyn FnMut(&str),
 ) -> Result<(AllocOutput, Option<f64>), AllocError> {
     let watch = Watch::start();
-    let (out, command, cpu) = observe(cfg, say)?;
+    let (mut out, cpu) = observe(cfg, say)?;
     let target = cfg.target.text();
     let sites = names::name_sites(&out);
     let mut result = result::build(&target, &out, &sites);
     // What was not kept is counted by the `lost` finding (its value: how many).
     let lost = result.findings.iter().find(|f| f.key == "lost");
-    let lost = lost.and_then(|f| f.value).map_or(0, |n| n as u64);
-    let ended = out.ended.unwrap_or(Ended::Finished);
-    let exit = session::exit_of(&command);
-    result.session = Some(session::end(ended, exit, watch.read(), lost, None));
+    out.session.lost = lost.and_then(|f| f.value).map_or(0, |n| n as u64);
+    out.session.watched = watch.read();
+    result.session = Some(out.session.end(None));
+    let command = out.session.command;
     Ok((AllocOutput { result, command }, cpu))
 }

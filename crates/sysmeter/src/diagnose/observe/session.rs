@@ -72,6 +72,71 @@ pub fn end(
     }
 }
 
+/// How a session stopped, as a diagnosis holds it until its result is built: why observing
+/// `ended`, what became of a launched `command` (still to be waited for when it outlived the
+/// session), the wall and own CPU time `watched` ([`Watch::read`]) and the records `lost` on
+/// the way. [`Stopped::end`] makes it the result's [`SessionEnd`] once the witness judged.
+#[derive(Debug)]
+pub struct Stopped {
+    /// Why observing stopped.
+    pub ended: Ended,
+    /// What became of a launched command.
+    pub command: CommandState,
+    /// Wall time and this process's CPU time observed, ns.
+    pub watched: (u64, u64),
+    /// Records lost on the way (full rings, full maps).
+    pub lost: u64,
+}
+
+/// A session that ended by itself with nothing launched, as a result built from data
+/// alone (tests, the uprobe backend's maps) starts.
+impl Default for Stopped {
+    fn default() -> Stopped {
+        Stopped::new(Ended::Finished, CommandState::NotLaunched)
+    }
+}
+
+impl Stopped {
+    /// A session on a target that ended by itself, nothing lost and nothing measured yet
+    /// (each path fills in what it saw).
+    pub fn new(ended: Ended, command: CommandState) -> Stopped {
+        Stopped {
+            ended,
+            command,
+            watched: (0, 0),
+            lost: 0,
+        }
+    }
+
+    /// Whether a command was launched (not `-p`).
+    pub fn launched(&self) -> bool {
+        !matches!(self.command, CommandState::NotLaunched)
+    }
+
+    /// The result's [`SessionEnd`], with the witness's verdict when it found the mechanism
+    /// `blinded`.
+    pub fn end(&self, blinded: Option<&Blinded>) -> SessionEnd {
+        end(
+            self.ended,
+            exit_of(&self.command),
+            self.watched,
+            self.lost,
+            blinded,
+        )
+    }
+
+    /// [`ended_by_exit`]: the finding of a `-p` process whose exit ended the session
+    /// `after_ns` into it.
+    pub fn exited(&self, after_ns: u64) -> Option<Finding> {
+        ended_by_exit(self.ended, self.launched(), after_ns)
+    }
+
+    /// [`tracing_stopped`] of this session (`detached`: what became of a `-p` process).
+    pub fn tracing_stopped(&self, detached: &str) -> Option<Finding> {
+        tracing_stopped(self.ended, &self.command, detached)
+    }
+}
+
 /// The exit code a [`SessionEnd`] records of `command`: only a command that ended has one.
 pub fn exit_of(command: &CommandState) -> Option<i32> {
     match command {

@@ -175,7 +175,7 @@ pub fn build(out: &Outcome, target: &str, backend: &str) -> ExperimentResult {
 }
 
 fn ended(out: &Outcome) -> Option<Finding> {
-    let text = match out.ended {
+    let text = match out.session.ended {
         Ended::Finished => return None,
         Ended::Interrupted => {
             "Counting stopped by Ctrl-C; the counts are the command's until it ended."

@@ -9,7 +9,6 @@ use super::super::summary::CallStats;
 use super::super::{Backend, TraceConfig};
 use super::error_text;
 use crate::diagnose::observe::backend::line;
-use crate::diagnose::observe::session::tracing_stopped;
 use crate::diagnose::observe::witness::Witness;
 use crate::model::Finding;
 use crate::model::units::duration_ns;
@@ -150,15 +149,15 @@ fn limits(out: &Outcome) -> Vec<Finding> {
             Some(unfinished as f64),
         ));
     }
-    if out.lost > 0 {
+    if out.session.lost > 0 {
         v.push(Finding::new(
             "lost",
             format!(
                 "{} trace records were lost (a ring buffer was full): the counts are lower \
                  bounds",
-                out.lost
+                out.session.lost
             ),
-            Some(out.lost as f64),
+            Some(out.session.lost as f64),
         ));
     }
     v.extend(
@@ -202,11 +201,10 @@ pub(super) fn all(
     v.push(overhead(out));
     v.push(backend(out, cfg));
     v.extend(limits(out));
-    v.extend(tracing_stopped(
-        out.ended,
-        &out.command,
-        "the process was detached and keeps running",
-    ));
+    v.extend(
+        out.session
+            .tracing_stopped("the process was detached and keeps running"),
+    );
     v
 }
 
@@ -226,7 +224,7 @@ pub(super) fn witness(out: &Outcome, cfg: &TraceConfig, total_calls: u64) -> Opt
         event: "raw_syscalls:sys_enter",
         seen: total_calls,
         seen_what: "system calls",
-        lost: out.lost,
+        lost: out.session.lost,
         counted: out.io.counted()?,
         counted_what: "read or write calls of the process (the kernel's /proc/PID/io)",
         margin: 2,
