@@ -141,6 +141,22 @@ fn a_setuid_program_takes_the_fallback_on_its_c_library() {
 }
 
 #[test]
+fn backend_uprobes_counts_a_program_the_library_could_enter_the_same() {
+    need!(bpf());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = need!(compile_fixture("alloc_sites", dir.path(), &[]));
+    let args = ["--backend", "uprobes"];
+    let (run, stderr) = alloc(&args, &[&bin.to_string_lossy()], dir.path());
+    assert!(stderr.contains("chosen with --backend uprobes"), "{stderr}");
+    let (leak, stack) = site(&run, "leak_pages");
+    assert_eq!((leak.0, leak.2, leak.3), (100, 100, 409_600), "{stack:?}");
+    let (small, _) = site(&run, "small_blocks (alloc_sites.c:48)");
+    assert_eq!((small.0, small.1, small.2), (100_000, 6_400_000, 0));
+    let (text, _) = finding(&run, "mechanism");
+    assert!(text.contains("chosen with --backend uprobes"), "{text}");
+}
+
+#[test]
 fn a_static_program_whose_main_thread_leaves_first_is_still_counted() {
     let (run, _) = need!(static_alloc("alloc_mainexit", &["-pthread"]));
     let (pairs, stack) = site(&run, "pairs (alloc_mainexit.c:");

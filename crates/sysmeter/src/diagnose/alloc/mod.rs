@@ -23,10 +23,11 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::diagnose::observe::backend::{self, Reason, Request};
 use crate::diagnose::observe::error::{ObserveError, resolve_program};
-use crate::diagnose::observe::inject;
 use crate::diagnose::observe::session::{CommandState, Pending, Stopped, Watch};
 use crate::diagnose::observe::target::Target;
+use crate::diagnose::observe::{self, inject};
 use crate::model::ExperimentResult;
 
 /// What to run and how.
@@ -40,6 +41,8 @@ pub struct AllocConfig {
     pub duration: Option<Duration>,
     /// Walk stacks by frame pointers instead of the unwind tables.
     pub frame_pointers: bool,
+    /// `--backend`.
+    pub backend: Request<Backend>,
 }
 
 /// Why `alloc` could not run.
@@ -107,7 +110,27 @@ pub struct Outcome {
     pub mechanism: Mechanism,
 }
 
-/// How a run saw the allocations.
+observe::backend::backends! {
+    /// How a run sees the allocations (`--backend`; `auto` takes the preload library where it
+    /// can go).
+    pub enum Backend {
+        /// The preload library's hooks, in the process.
+        Preload = "preload",
+            "the preload library's hooks in the launched process (a dynamically linked \
+             program; no root)";
+        /// Uprobes and BPF programs in the kernel ([`uprobe`]).
+        Uprobes = "uprobes",
+            "uprobes and BPF programs on the allocation functions (root or CAP_BPF + \
+             CAP_PERFMON; -p, static and setuid programs)";
+    }
+    auto "The preload library where it can go (a launched, dynamically linked program), else \
+          uprobes":
+        Preload because "a launched, dynamically linked program takes the preload library",
+        else Uprobes;
+}
+
+/// How a run saw the allocations: the [`Backend`] that ran, with what the uprobe backend
+/// probed and counted.
 #[derive(Debug, Clone, Default)]
 pub enum Mechanism {
     /// The preload library's hooks, in the process.
@@ -124,6 +147,8 @@ pub struct Uprobes {
     pub file: String,
     /// A running process was attached to (`-p`): what it allocated before is not seen.
     pub attached: bool,
+    /// `--backend uprobes` asked for it (not `auto`'s fallback).
+    pub asked: bool,
     /// The kernel's counters.
     pub stats: uprobe::maps::Stats,
     /// With `-p`: the process exited this long into the session.
@@ -140,11 +165,26 @@ impl Mechanism {
         }))
     }
 
-    /// Records the kernel's counters and when an attached process exited.
-    pub fn set_stats(&mut self, stats: uprobe::maps::Stats, exited_after_ns: Option<u64>) {
+    /// Records the kernel's counters, when an attached process exited, and whether
+    /// `--backend uprobes` asked for the backend.
+    pub fn set_stats(
+        &mut self,
+        stats: uprobe::maps::Stats,
+        exited_after_ns: Option<u64>,
+        asked: bool,
+    ) {
         if let Mechanism::Uprobes(u) = self {
             u.stats = stats;
             u.exited_after_ns = exited_after_ns;
+            u.asked = asked;
+        }
+    }
+
+    /// The backend that ran.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Mechanism::Preload => Backend::Preload,
+            Mechanism::Uprobes(_) => Backend::Uprobes,
         }
     }
 
@@ -270,27 +310,40 @@ pub fn run(cfg: &AllocConfig, argv: &[OsString]) -> Result<(Outcome, Option<f64>
     Ok((out, cpu))
 }
 
-/// The backend for `cfg`'s target: the preload library where it can go, else uprobes (where
-/// they may run; else the refusal says both reasons).
+/// Why the preload library cannot go into `cfg`'s target, if it cannot: the preferred
+/// backend's availability check.
+fn cannot_preload(target: &Target) -> Result<Option<String>, AllocError> {
+    Ok(match target {
+        Target::Attach(_) => Some(
+            "a running process (-p) cannot take the preload library (it is loaded at exec)".into(),
+        ),
+        Target::Launch(argv) => inject::cannot_preload(&resolve_program(&argv[0])?)
+            .map(|why| format!("{why}, so the allocation hooks cannot be preloaded")),
+    })
+}
+
+/// The backend for `cfg`'s target (`backend::choose`): the preload library where it can go,
+/// else uprobes (where they may run; else the refusal says both reasons).
 fn observe(
     cfg: &AllocConfig,
     say: &mut dyn FnMut(&str),
 ) -> Result<(Outcome, Option<f64>), AllocError> {
-    let argv = match &cfg.target {
-        Target::Attach(_) => return uprobe::run(&cfg.target, cfg.duration, say),
-        Target::Launch(argv) => argv,
-    };
-    let program = resolve_program(&argv[0])?;
-    let Some(why) = inject::cannot_preload(&program) else {
+    let cannot = cannot_preload(&cfg.target)?;
+    let check = || cannot.clone().map_or(Ok(()), |why| Err(Reason(why)));
+    let chosen =
+        backend::choose(cfg.backend, check).map_err(|no| AllocError::Refused(no.to_string()))?;
+    if let (Backend::Preload, Target::Launch(argv)) = (chosen.backend, &cfg.target) {
         return run(cfg, argv);
-    };
-    if let Some(no) = uprobe::unavailable() {
+    }
+    let asked = cfg.backend != Request::Auto;
+    if let (false, Target::Launch(_), Some(why), Some(no)) =
+        (asked, &cfg.target, &cannot, uprobe::unavailable())
+    {
         return Err(AllocError::Refused(format!(
-            "{why}, so the allocation hooks cannot be preloaded, and the uprobe fallback \
-             cannot run here: {no} (docs/alloc.md)"
+            "{why}, and the uprobe fallback cannot run here: {no} (docs/alloc.md)"
         )));
     }
-    uprobe::run(&cfg.target, cfg.duration, say)
+    uprobe::run(&cfg.target, (cfg.duration, asked), say)
 }
 
 /// `sysmeter alloc`: observe the target, then build the result (`cpu_ns`: the command's CPU

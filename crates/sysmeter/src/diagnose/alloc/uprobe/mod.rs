@@ -213,16 +213,18 @@ struct Session {
 /// Launches `argv` with the probes on its allocator and watches it until it ends.
 fn launched(
     argv: &[OsString],
-    duration: Option<Duration>,
+    (duration, asked): (Option<Duration>, bool),
     say: &mut dyn FnMut(&str),
 ) -> Result<(Loaded, Watch, Session, Mechanism), AllocError> {
     let (mut child, program, file, dynamic) = spawn(argv)?;
     let (mut l, functions) = attach(child.pid(), &file, || dynamic)?;
+    let why = match asked {
+        true => "chosen with --backend uprobes".to_string(),
+        false => format!("{} cannot take the preload library", program.display()),
+    };
     say(&format!(
-        "alloc: uprobes on {functions} allocation functions of {} ({} cannot take the \
-         preload library)",
+        "alloc: uprobes on {functions} allocation functions of {} ({why})",
         file.display(),
-        program.display()
     ));
     let mut w = Watch::new(child.pid(), Some(file.clone()).filter(|_| !dynamic));
     release(&mut child, argv)?;
@@ -266,11 +268,11 @@ fn attached(
     Ok((l, w, s, Mechanism::uprobes(&file, true)))
 }
 
-/// Observes `target` through uprobes: the outcome (with how the session ended) and the
-/// command's CPU time.
+/// Observes `target` through uprobes (`asked`: with `--backend uprobes`): the outcome (with
+/// how the session ended) and the command's CPU time.
 pub fn run(
     target: &Target,
-    duration: Option<Duration>,
+    (duration, asked): (Option<Duration>, bool),
     say: &mut dyn FnMut(&str),
 ) -> Result<(Outcome, Option<f64>), AllocError> {
     if let Some(why) = unavailable() {
@@ -279,7 +281,7 @@ pub fn run(
         )));
     }
     let (mut l, w, s, mut mechanism) = match target {
-        Target::Launch(argv) => launched(argv, duration, say)?,
+        Target::Launch(argv) => launched(argv, (duration, asked), say)?,
         Target::Attach(pid) => attached(*pid, duration, say)?,
     };
     let kept = maps::read(&mut l).map_err(|e| AllocError::Bpf(e.to_string()))?;
@@ -291,7 +293,7 @@ pub fn run(
     }
     out.samples = w.samples;
     out.session = s.stopped;
-    mechanism.set_stats(kept.stats, s.exited_after_ns);
+    mechanism.set_stats(kept.stats, s.exited_after_ns, asked);
     out.mechanism = mechanism;
     Ok((out, s.cpu_ns))
 }
