@@ -13,11 +13,11 @@
 
 use std::time::{Duration, Instant};
 
-use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 use sysmeter_sys::process::child::Child;
 use sysmeter_sys::process::exit::{ChildUsage, Exit};
 
 use super::error::ObserveError;
+use super::overhead::CpuOf;
 use super::witness::Blinded;
 pub use crate::model::SessionEnd;
 use crate::model::{Finding, units};
@@ -304,7 +304,7 @@ impl Watch {
 }
 
 fn process_cpu_ns() -> u64 {
-    clock_gettime_ns(ClockId::ProcessCputime).max(0) as u64
+    super::overhead::cpu_ns(CpuOf::Process).max(0.0) as u64
 }
 
 /// The finding of a tracing session (`trace`, `calls`) that Ctrl-C or `--duration` stopped,
