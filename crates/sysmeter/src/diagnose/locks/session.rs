@@ -93,7 +93,7 @@ fn launch(
     let (stop, mut exit) =
         pump::run(&mut rings, &mut recorded, watched, &mut stop_when).map_err(wait_error)?;
     let paired = rings.finish(&mut recorded)?;
-    let (wall_ns, own_cpu_ns) = watch.read();
+    let watched = watch.read();
     drop(rings);
     if exit.is_none() {
         exit = wait_for_end(&mut child).map_err(wait_error)?;
@@ -105,14 +105,7 @@ fn launch(
         paired,
         held: region.map(|r| r.read()).unwrap_or_default(),
     };
-    Ok(Recording {
-        data,
-        maps_at_start: Vec::new(),
-        exit,
-        stop,
-        wall_ns,
-        own_cpu_ns,
-    })
+    Ok(Recording::launched(data, exit, stop, watched))
 }
 
 /// Opens the events on every thread of `pid`, rescanning until no new one shows up.
@@ -145,7 +138,7 @@ fn attach(
     let (stop, _) = pump::run(&mut rings, &mut recorded, watched, &mut stop_when)
         .map_err(|cause| LocksError::Wait { cause })?;
     let paired = rings.finish(&mut recorded)?;
-    let (wall_ns, own_cpu_ns) = watch.read();
+    let watched = watch.read();
     let data = Futexes {
         recorded,
         threads,
@@ -153,12 +146,5 @@ fn attach(
         paired,
         held: Vec::new(),
     };
-    Ok(Recording {
-        data,
-        maps_at_start,
-        exit: None,
-        stop,
-        wall_ns,
-        own_cpu_ns,
-    })
+    Ok(Recording::attached(data, maps_at_start, stop, watched))
 }

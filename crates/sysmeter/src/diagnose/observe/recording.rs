@@ -32,6 +32,33 @@ pub struct Recording<D> {
 }
 
 impl<D> Recording<D> {
+    /// The session of a launched command: its `exit`, why it `stop`ped and what observing
+    /// took (`watched`: `session::Watch::read`).
+    pub fn launched(data: D, exit: Option<Exited>, stop: Ended, watched: (u64, u64)) -> Self {
+        Recording {
+            data,
+            maps_at_start: Vec::new(),
+            exit,
+            stop,
+            wall_ns: watched.0,
+            own_cpu_ns: watched.1,
+        }
+    }
+
+    /// The session of an attached process, with its mappings when it began.
+    pub fn attached(
+        data: D,
+        maps_at_start: Vec<MapEvent>,
+        stop: Ended,
+        watched: (u64, u64),
+    ) -> Self {
+        Recording {
+            maps_at_start,
+            exit: None,
+            ..Recording::launched(data, None, stop, watched)
+        }
+    }
+
     /// Whether Ctrl-C stopped the session.
     pub fn interrupted(&self) -> bool {
         self.stop == Ended::Interrupted

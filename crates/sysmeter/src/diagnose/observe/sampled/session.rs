@@ -171,7 +171,7 @@ fn record_child(
     let watched = Watched::Command(&mut child);
     let (stop, mut exit) =
         pump::run(&mut sources, &mut raw, watched, &mut stop_when).map_err(wait_error)?;
-    let (wall_ns, own_cpu_ns) = watch.read();
+    let watched = watch.read();
     let kernel = events.kernel;
     let cpus = events.len();
     // Close the events before waiting, so a command that runs on is not sampled for nothing.
@@ -187,14 +187,7 @@ fn record_child(
         target_cpu_ns: exit.map(|(_, u)| u.user_ns + u.system_ns),
         events: cpus,
     };
-    Ok(Recording {
-        data,
-        maps_at_start: Vec::new(),
-        exit,
-        stop,
-        wall_ns,
-        own_cpu_ns,
-    })
+    Ok(Recording::launched(data, exit, stop, watched))
 }
 
 /// Attaches to every thread of `pid` (rescanning for new ones) and reads until it exits,
@@ -236,7 +229,7 @@ fn record_pid(
         (_, _) => (Ended::Finished, target0),
     };
     extra.close();
-    let (wall_ns, own_cpu_ns) = watch.read();
+    let watched = watch.read();
     let data = Sampled {
         raw,
         kernel: events.kernel,
@@ -244,12 +237,5 @@ fn record_pid(
         target_cpu_ns: target0.zip(target_last).map(|(a, b)| b.saturating_sub(a)),
         events: events.len(),
     };
-    Ok(Recording {
-        data,
-        maps_at_start,
-        exit: None,
-        stop,
-        wall_ns,
-        own_cpu_ns,
-    })
+    Ok(Recording::attached(data, maps_at_start, stop, watched))
 }
