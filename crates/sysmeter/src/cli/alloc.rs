@@ -1,7 +1,11 @@
 //! Arguments of `sysmeter alloc`: the target ([`TargetArgs`]: a command, or `-p` through the
-//! uprobe fallback), `-f`, the stack walker, and the usual output and storage flags.
+//! uprobe fallback), `-f`, the stack walker, `--backend`, and the usual output and storage
+//! flags.
 
 use clap::Args;
+
+use crate::diagnose::alloc::Backend;
+use crate::diagnose::observe::backend::Request;
 
 use super::OutputArgs;
 use super::target::{Rules, TargetArgs};
@@ -47,6 +51,11 @@ pub struct AllocArgs {
     /// uprobe fallback always completes the kernel's walk with the unwind tables).
     #[arg(long)]
     pub frame_pointers: bool,
+    /// How the allocations are seen: `preload` interposes the allocator in the launched
+    /// process (no root), `uprobes` counts its calls in the kernel (root; the only way into
+    /// `-p`, static and setuid programs), `auto` takes `preload` where it can go.
+    #[arg(long, value_enum, value_name = "BACKEND", default_value = "auto")]
+    pub backend: Request<Backend>,
     /// `--duration` and the command after `--`.
     #[command(flatten)]
     pub target: TargetArgs,

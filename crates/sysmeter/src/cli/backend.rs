@@ -1,5 +1,5 @@
 //! The one `--backend` value of every diagnosis that has a choice (`trace`, `calls`,
-//! `profile --off-cpu`, `locks`): clap's values are derived from the diagnosis's own
+//! `profile --off-cpu`, `locks`, `alloc`): clap's values are derived from the diagnosis's own
 //! description of its backends (`diagnose::observe::backend::Backend`: `auto` and each
 //! backend's name and help line), so a backend added there appears here, in `--help`, the
 //! man page and the completions without another enum.

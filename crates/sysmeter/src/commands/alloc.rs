@@ -28,6 +28,7 @@ fn config(args: &AllocArgs) -> Result<AllocConfig, UsageError> {
         follow_forks: args.follow_forks,
         duration: args.target.duration,
         frame_pointers: args.frame_pointers,
+        backend: args.backend,
     })
 }
 

@@ -35,7 +35,7 @@ pub use select::{DEFAULT_SET, Pattern};
 
 use crate::diagnose::observe::backend::{Reason, Request, Unavailable};
 use crate::diagnose::observe::error::ObserveError;
-use crate::diagnose::observe::session::{self as floor, CommandState, Ended, Observer, Watch};
+use crate::diagnose::observe::session::{CommandState, Ended, Observer, Stopped, Watch};
 use crate::diagnose::observe::target::Target;
 use crate::model::ExperimentResult;
 
@@ -135,6 +135,17 @@ pub struct CallsOutput {
     pub cpu_ns: Option<f64>,
 }
 
+impl CallsOutput {
+    fn new(result: ExperimentResult, session: Stopped, cpu_ns: Option<f64>) -> CallsOutput {
+        CallsOutput {
+            result,
+            ended: session.ended,
+            command: session.command,
+            cpu_ns,
+        }
+    }
+}
+
 /// Traces the library calls of `cfg.target` to its end (or Ctrl-C, or `--duration`). The
 /// caller installs the Ctrl-C flag first.
 pub fn calls(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<CallsOutput, CallsError> {
@@ -146,7 +157,7 @@ pub fn calls(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<CallsOutp
     };
     let why = why_not(&cfg.target, &program, &cfg.patterns);
     if cfg.functions {
-        return functions_run(cfg, &program, why, observer);
+        return functions_run(cfg, &program, why, (watch, observer));
     }
     let chosen = backend(cfg.backend, why).map_err(CallsError::BackendUnavailable)?;
     let sentence = chosen.line("");
@@ -156,33 +167,24 @@ pub fn calls(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<CallsOutp
     }
     observer.attached(&sentence);
     if let (Backend::InProcess, Target::Launch(argv)) = (chosen, &cfg.target) {
-        let out = inproc::run(cfg, argv, cfg.every)?;
+        let mut out = inproc::run(cfg, argv, cfg.every)?;
+        out.session.watched = watch.read();
         let mut result = inproc::record::build(&out, &cfg.target.text(), &sentence);
         out.not_entered.into_findings(&mut result.findings);
-        let exit = floor::exit_of(&out.command);
         // In process nothing travels through a ring: nothing is lost on the way, only the
         // programs the library could not enter go uncounted.
-        let lost = out.not_entered.count();
-        result.session = Some(floor::end(out.ended, exit, watch.read(), lost, None));
-        return Ok(CallsOutput {
-            result,
-            ended: out.ended,
-            command: out.command,
-            cpu_ns: out.cpu_ns,
-        });
+        out.session.lost = out.not_entered.count();
+        result.session = Some(out.session.end(None));
+        return Ok(CallsOutput::new(result, out.session, out.cpu_ns));
     }
     let started = std::time::Instant::now();
-    let out = session::run(cfg, observer)?;
+    let mut out = session::run(cfg, observer)?;
+    out.session.watched = watch.read();
     let mut result = record::build(&out, cfg, started.elapsed());
-    let exit = floor::exit_of(&out.command);
-    result.session = Some(floor::end(out.ended, exit, watch.read(), out.lost, None));
+    result.session = Some(out.session.end(None));
     let probes = out.collector.total_calls() as f64 * out.added_cpu_ns;
-    Ok(CallsOutput {
-        cpu_ns: out.cpu_ns.map(|c| (c - probes).max(0.0)),
-        result,
-        ended: out.ended,
-        command: out.command,
-    })
+    let cpu_ns = out.cpu_ns.map(|c| (c - probes).max(0.0));
+    Ok(CallsOutput::new(result, out.session, cpu_ns))
 }
 
 /// `--functions`: the in-process backend only, on a program built for it.
@@ -190,7 +192,7 @@ fn functions_run(
     cfg: &CallsConfig,
     program: &std::path::Path,
     why: Option<Reason>,
-    observer: &mut dyn Observer,
+    (watch, observer): (Watch, &mut dyn Observer),
 ) -> Result<CallsOutput, CallsError> {
     if let Some(why) = why {
         return Err(CallsError::Backend(format!(
@@ -206,12 +208,9 @@ fn functions_run(
     };
     let sentence = "backend: inproc (-finstrument-functions hooks in the process)";
     observer.attached(sentence);
-    let out = inproc::run(cfg, argv, cfg.every)?;
-    let result = functions::record::build(&out, program, &cfg.target.text(), sentence);
-    Ok(CallsOutput {
-        result,
-        ended: out.ended,
-        command: out.command,
-        cpu_ns: out.cpu_ns,
-    })
+    let mut out = inproc::run(cfg, argv, cfg.every)?;
+    out.session.watched = watch.read();
+    let mut result = functions::record::build(&out, program, &cfg.target.text(), sentence);
+    result.session = Some(out.session.end(None));
+    Ok(CallsOutput::new(result, out.session, out.cpu_ns))
 }

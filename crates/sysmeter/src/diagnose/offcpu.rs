@@ -173,6 +173,7 @@ pub fn profile(
         Backend::Perf => record_perf(target, &sampling, progress)?,
     };
     let seen: Vec<(u32, u64)> = recording
+        .data
         .raw
         .samples
         .iter()
@@ -206,7 +207,7 @@ pub fn profile(
     Ok(Profile {
         results,
         exit: recording.exit.map(|(exit, _)| exit),
-        interrupted: recording.interrupted,
+        interrupted: recording.interrupted(),
         folded,
         flamegraph,
         off_cpu: extra,

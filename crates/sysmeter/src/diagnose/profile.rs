@@ -94,7 +94,7 @@ pub fn profile(
     Ok(Profile {
         results: drawn.results,
         exit: recording.exit.map(|(exit, _)| exit),
-        interrupted: recording.interrupted,
+        interrupted: recording.interrupted(),
         folded: drawn.folded,
         flamegraph: drawn.flamegraph,
         off_cpu: None,
@@ -125,7 +125,7 @@ impl OnCpuPart {
 
 impl OnCpu for OnCpuPart {
     fn build(self: Box<Self>, recording: &Recording) -> Result<Drawn, SampledError> {
-        let analysis = aggregate::analyse(&recording.raw, &recording.maps_at_start);
+        let analysis = aggregate::analyse(&recording.data.raw, &recording.maps_at_start);
         let flamegraph = flame::render(&analysis.stacks, &self.title)?;
         let results: Vec<ExperimentResult> = result::build(
             recording,

@@ -28,6 +28,7 @@ pub use measure::Measurement;
 pub use sysmeter_sys::process::exit::Exit;
 
 use crate::diagnose::observe::lookups::StartLookups;
+use crate::diagnose::observe::session::{CommandState, Ended, Stopped, Watch};
 use crate::diagnose::observe::target::{Target, Unresolved};
 use crate::diagnose::run::classify::Verdict;
 use crate::model::{HostInfo, RunRecord};
@@ -159,22 +160,28 @@ pub fn run(
 ) -> Result<RunOutput, RunError> {
     let interval = interval.max(Duration::from_millis(1));
     let started_ns = jiff::Timestamp::now().as_nanosecond() as i64;
-    let (measurement, exit) = match target {
+    let watch = Watch::start();
+    let (measurement, exit, exited) = match target {
         Target::Launch(argv) => {
             let l = launch::launch(argv, interval, lookups)?;
-            (l.measurement, Some(l.exit))
+            (l.measurement, Some(l.exit), true)
         }
         Target::Attach(pid) => {
             let duration = duration.unwrap_or(FOREVER);
-            (attach::attach(*pid, duration, interval)?, None)
+            let (measurement, exited) = attach::attach(*pid, duration, interval)?;
+            (measurement, None, exited)
         }
     };
     let finished_ns = jiff::Timestamp::now().as_nanosecond() as i64;
     let interrupted = measurement.signal != 0;
+    let session = Stopped {
+        watched: watch.read(),
+        ..Stopped::new(ended(exited, interrupted, exit.is_some()), command(exit))
+    };
     let (record, verdict) = record::build(record::Parts {
         target,
         measurement: &measurement,
-        exit: exit.map(Exit::shell_code),
+        session,
         interval_ms: interval.as_millis() as u64,
         host,
         started_ns,
@@ -188,9 +195,35 @@ pub fn run(
     })
 }
 
+/// Why watching ended: a launched command is watched to its end (Ctrl-C, passed on to it,
+/// is said as `interrupted`); an attached process by its exit, Ctrl-C or `--duration`.
+fn ended(exited: bool, interrupted: bool, launched: bool) -> Ended {
+    match (launched, exited, interrupted) {
+        (true, _, true) | (false, false, true) => Ended::Interrupted,
+        (true, _, false) | (false, true, _) => Ended::Finished,
+        (false, false, false) => Ended::Duration,
+    }
+}
+
+/// A launched command's state once `run` reaped it (`None`: attached).
+fn command(exit: Option<Exit>) -> CommandState {
+    exit.map_or(CommandState::NotLaunched, |e| {
+        CommandState::Exited(e.shell_code())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_launched_command_is_watched_to_its_end_an_attached_one_until_a_stop() {
+        assert_eq!(ended(true, false, true), Ended::Finished);
+        assert_eq!(ended(true, true, true), Ended::Interrupted);
+        assert_eq!(ended(true, false, false), Ended::Finished);
+        assert_eq!(ended(false, true, false), Ended::Interrupted);
+        assert_eq!(ended(false, false, false), Ended::Duration);
+    }
 
     #[test]
     fn command_lines_quote_what_a_shell_would_split() {

@@ -21,6 +21,7 @@ pub use analyse::analyse;
 
 use std::time::Duration;
 
+use crate::diagnose::observe::session::{self, Ended, SessionEnd, Watch};
 use crate::model::{HostInfo, RunConfig, RunKind, RunRecord};
 
 /// The placeholder replaced by the size in the command's arguments.
@@ -157,6 +158,9 @@ pub struct Measured {
     pub planned: usize,
     /// Why it stopped early, if it did.
     pub stop: Option<Stop>,
+    /// Wall time of the whole session (warm-up included) and sysmeter's own CPU time in it
+    /// (not the command's: a child's time is not the process's), ns.
+    pub watched: (u64, u64),
 }
 
 /// The command could not be started at all (a usage problem, not a measurement).
@@ -188,6 +192,7 @@ pub fn measure(
     progress: &mut dyn FnMut(usize, usize, u64),
 ) -> Result<Measured, SpawnError> {
     let order = plan(&cfg.sizes, cfg.repeat, cfg.seed);
+    let watch = Watch::start();
     let mut out = Measured {
         planned: order.len(),
         ..Measured::default()
@@ -227,6 +232,7 @@ pub fn measure(
             }
         }
     }
+    out.watched = watch.read();
     Ok(out)
 }
 
@@ -250,8 +256,22 @@ pub fn record(
     let mut run = RunRecord::new(RunKind::Scale, started_ns, host, config);
     run.finished_ns = (!interrupted).then_some(finished_ns);
     run.interrupted = interrupted;
-    run.results = vec![analyse(cfg, measured)];
+    let mut result = analyse(cfg, measured);
+    result.session = Some(session_end(measured));
+    run.results = vec![result];
     run
+}
+
+/// The one end of the whole session (a `scale` run has one result for all its sizes): Ctrl-C
+/// is `interrupted`, anything else — every run done, or a failed run that stopped the rest,
+/// said by its finding — `finished`. No exit code: the command ran many times; nothing
+/// travels through a ring, so nothing is lost.
+fn session_end(measured: &Measured) -> SessionEnd {
+    let ended = match measured.stop {
+        Some(Stop::Interrupted) => Ended::Interrupted,
+        _ => Ended::Finished,
+    };
+    session::end(ended, None, measured.watched, 0, None)
 }
 
 #[cfg(test)]

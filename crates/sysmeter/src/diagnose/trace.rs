@@ -110,7 +110,7 @@ pub fn trace(
     Ok(TraceOutput {
         result,
         pinned_cpu: out.pinned_cpu,
-        ended: out.ended,
-        command: out.command,
+        ended: out.session.ended,
+        command: out.session.command,
     })
 }

@@ -246,6 +246,14 @@ fn f_with_a_pid_and_a_static_program_without_bpf_are_refused_with_one_sentence()
     let pid = std::process::id().to_string();
     cmd.args(["alloc", "--no-store", "-f", "-p", &pid]);
     usage_error(&mut cmd, &["not its children", "drop -f"]);
+    // The preload library cannot enter a running process: asking for it says so and names
+    // the backend that can.
+    let mut cmd = sysmeter();
+    cmd.args(["alloc", "--no-store", "--backend", "preload", "-p", &pid]);
+    usage_error(
+        &mut cmd,
+        &["--backend preload cannot run here", "use --backend uprobes"],
+    );
     // Where BPF may run, a static program takes the uprobe fallback (tests/it/alloc_uprobe.rs).
     if crate::support::needs::bpf().is_ok() {
         return;

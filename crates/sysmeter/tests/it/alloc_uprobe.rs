@@ -132,12 +132,29 @@ fn a_setuid_program_takes_the_fallback_on_its_c_library() {
     std::fs::set_permissions(&bin, mode).expect("chmod u+s");
     let (run, stderr) = alloc(&[], &[&bin.to_string_lossy()], dir.path());
     assert!(stderr.contains("libc.so"), "{stderr}");
-    let (leak, stack) = site(&run, "leak_pages");
+    assert_counted_on_libc(&run, "setuid");
+}
+
+/// The leaks and the small blocks of `alloc_sites` counted exactly on its C library, and the
+/// `mechanism` finding saying `why` uprobes were used.
+fn assert_counted_on_libc(run: &Value, why: &str) {
+    let (leak, stack) = site(run, "leak_pages");
     assert_eq!((leak.0, leak.2, leak.3), (100, 100, 409_600), "{stack:?}");
-    let (small, _) = site(&run, "small_blocks (alloc_sites.c:48)");
+    let (small, _) = site(run, "small_blocks (alloc_sites.c:48)");
     assert_eq!((small.0, small.1, small.2), (100_000, 6_400_000, 0));
-    let (text, _) = finding(&run, "mechanism");
-    assert!(text.contains("setuid"), "{text}");
+    let (text, _) = finding(run, "mechanism");
+    assert!(text.contains(why), "{text}");
+}
+
+#[test]
+fn backend_uprobes_counts_a_program_the_library_could_enter_the_same() {
+    need!(bpf());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = need!(compile_fixture("alloc_sites", dir.path(), &[]));
+    let args = ["--backend", "uprobes"];
+    let (run, stderr) = alloc(&args, &[&bin.to_string_lossy()], dir.path());
+    assert!(stderr.contains("chosen with --backend uprobes"), "{stderr}");
+    assert_counted_on_libc(&run, "chosen with --backend uprobes");
 }
 
 #[test]

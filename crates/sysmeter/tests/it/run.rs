@@ -89,6 +89,14 @@ fn the_json_record_has_the_timeline() {
     let (run, _) = run_json(&["--interval", "50"], &["sleep", "0.3"]);
     assert_eq!(run["kind"], "run");
     assert_eq!(run["results"][0]["id"], "run");
+    // The one end of a session: the command finished with 0, watched about 0.3 s.
+    let session = &run["results"][0]["session"];
+    assert_eq!(
+        (&session["ended"], &session["exit_code"]),
+        (&"finished".into(), &0.into())
+    );
+    let wall = session["wall_ns"].as_f64().expect("wall_ns");
+    assert!((0.25e9..10e9).contains(&wall), "watched {wall} ns");
     let series = run["results"][0]["series"].as_array().expect("series");
     let idle = series
         .iter()
@@ -167,6 +175,12 @@ fn attaching_watches_a_running_process_without_harming_it() {
     assert!((0.4e9..5e9).contains(&real), "watched {real} ns");
     assert!(metric(&run, "user time") + metric(&run, "system time") < 0.2e9);
     assert!(finding(&run, "verdict").starts_with("Verdict: I/O-bound (waiting)."));
+    let session = &run["results"][0]["session"];
+    assert_eq!(session["ended"], "duration", "{session}");
+    assert!(
+        session.get("exit_code").is_none(),
+        "nothing was launched: {session}"
+    );
     assert!(
         run["results"][0]["about"]["title"]
             .as_str()

@@ -23,11 +23,12 @@ use std::fs::File;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::diagnose::observe::backend::{self, Reason, Request};
 use crate::diagnose::observe::error::{ObserveError, resolve_program};
-use crate::diagnose::observe::inject;
 use crate::diagnose::observe::not_entered::{self, NotEntered};
-use crate::diagnose::observe::session::{self, CommandState, Ended, Watch};
+use crate::diagnose::observe::session::{CommandState, Stopped, Watch};
 use crate::diagnose::observe::target::Target;
+use crate::diagnose::observe::{self, inject};
 use crate::model::ExperimentResult;
 
 /// What to run and how.
@@ -41,6 +42,8 @@ pub struct AllocConfig {
     pub duration: Option<Duration>,
     /// Walk stacks by frame pointers instead of the unwind tables.
     pub frame_pointers: bool,
+    /// `--backend`.
+    pub backend: Request<Backend>,
 }
 
 /// Why `alloc` could not run.
@@ -101,15 +104,36 @@ pub struct Outcome {
     pub samples: Vec<Sample>,
     /// The launched process.
     pub pid: u32,
-    /// Why it ended.
-    pub ended: Option<Ended>,
+    /// How the session ended: why, the command's fate, what observing took and the
+    /// records not kept (the last two filled in once the result counted them).
+    pub session: Stopped,
     /// How the allocations were seen.
     pub mechanism: Mechanism,
     /// The programs exec'd by a counted process that the library could not enter.
     pub not_entered: NotEntered,
 }
 
-/// How a run saw the allocations.
+observe::backend::backends! {
+    /// How a run sees the allocations (`--backend`; `auto` takes the preload library where it
+    /// can go).
+    pub enum Backend {
+        /// The preload library's hooks, in the process.
+        Preload = "preload",
+            "the preload library's hooks in the launched process (a dynamically linked \
+             program; no root)";
+        /// Uprobes and BPF programs in the kernel ([`uprobe`]).
+        Uprobes = "uprobes",
+            "uprobes and BPF programs on the allocation functions (root or CAP_BPF + \
+             CAP_PERFMON; -p, static and setuid programs)";
+    }
+    auto "The preload library where it can go (a launched, dynamically linked program), else \
+          uprobes":
+        Preload because "a launched, dynamically linked program takes the preload library",
+        else Uprobes;
+}
+
+/// How a run saw the allocations: the [`Backend`] that ran, with what the uprobe backend
+/// probed and counted.
 #[derive(Debug, Clone, Default)]
 pub enum Mechanism {
     /// The preload library's hooks, in the process.
@@ -126,6 +150,8 @@ pub struct Uprobes {
     pub file: String,
     /// A running process was attached to (`-p`): what it allocated before is not seen.
     pub attached: bool,
+    /// `--backend uprobes` asked for it (not `auto`'s fallback).
+    pub asked: bool,
     /// The kernel's counters.
     pub stats: uprobe::maps::Stats,
     /// With `-p`: the process exited this long into the session.
@@ -142,11 +168,26 @@ impl Mechanism {
         }))
     }
 
-    /// Records the kernel's counters and when an attached process exited.
-    pub fn set_stats(&mut self, stats: uprobe::maps::Stats, exited_after_ns: Option<u64>) {
+    /// Records the kernel's counters, when an attached process exited, and whether
+    /// `--backend uprobes` asked for the backend.
+    pub fn set_stats(
+        &mut self,
+        stats: uprobe::maps::Stats,
+        exited_after_ns: Option<u64>,
+        asked: bool,
+    ) {
         if let Mechanism::Uprobes(u) = self {
             u.stats = stats;
             u.exited_after_ns = exited_after_ns;
+            u.asked = asked;
+        }
+    }
+
+    /// The backend that ran.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Mechanism::Preload => Backend::Preload,
+            Mechanism::Uprobes(_) => Backend::Uprobes,
         }
     }
 
@@ -231,10 +272,7 @@ fn sample(shm: &File, pid: u32, samples: &mut Vec<Sample>) {
 
 /// Launches `argv` with the library and reads the region when it ends (or Ctrl-C, or
 /// `--duration`).
-pub fn run(
-    cfg: &AllocConfig,
-    argv: &[OsString],
-) -> Result<(Outcome, CommandState, Option<f64>), AllocError> {
+pub fn run(cfg: &AllocConfig, argv: &[OsString]) -> Result<(Outcome, Option<f64>), AllocError> {
     let (lib, shm) = inject::library_and_region(
         c"sysmeter-alloc-region",
         region::SIZE as u64,
@@ -260,45 +298,58 @@ pub fn run(
         // Without -f only the launched process counts (its exec'd images keep its pid).
         procs.retain(|p| p.pid == pid && !p.forked);
     }
+    let cpu = waited.map(|(_, u)| (u.user_ns + u.system_ns) as f64);
     let mut out = Outcome {
         header,
         procs,
         samples,
         pid,
-        ended: Some(ended),
+        session: Stopped::new(ended, CommandState::NotLaunched),
         not_entered,
         ..Outcome::default()
     };
     read_sites(&shm, &mut out)?;
-    let command = match waited {
+    out.session.command = match waited {
         Some((x, _)) => CommandState::Exited(x.shell_code()),
         None => CommandState::StillRunning(inject::still_running(child, lib, shm)),
     };
-    let cpu = waited.map(|(_, u)| (u.user_ns + u.system_ns) as f64);
-    Ok((out, command, cpu))
+    Ok((out, cpu))
 }
 
-/// The backend for `cfg`'s target: the preload library where it can go, else uprobes (where
-/// they may run; else the refusal says both reasons).
+/// Why the preload library cannot go into `cfg`'s target, if it cannot: the preferred
+/// backend's availability check.
+fn cannot_preload(target: &Target) -> Result<Option<String>, AllocError> {
+    Ok(match target {
+        Target::Attach(_) => Some(
+            "a running process (-p) cannot take the preload library (it is loaded at exec)".into(),
+        ),
+        Target::Launch(argv) => inject::cannot_preload(&resolve_program(&argv[0])?)
+            .map(|why| format!("{why}, so the allocation hooks cannot be preloaded")),
+    })
+}
+
+/// The backend for `cfg`'s target (`backend::choose`): the preload library where it can go,
+/// else uprobes (where they may run; else the refusal says both reasons).
 fn observe(
     cfg: &AllocConfig,
     say: &mut dyn FnMut(&str),
-) -> Result<(Outcome, CommandState, Option<f64>), AllocError> {
-    let argv = match &cfg.target {
-        Target::Attach(_) => return uprobe::run(&cfg.target, cfg.duration, say),
-        Target::Launch(argv) => argv,
-    };
-    let program = resolve_program(&argv[0])?;
-    let Some(why) = inject::cannot_preload(&program) else {
+) -> Result<(Outcome, Option<f64>), AllocError> {
+    let cannot = cannot_preload(&cfg.target)?;
+    let check = || cannot.clone().map_or(Ok(()), |why| Err(Reason(why)));
+    let chosen =
+        backend::choose(cfg.backend, check).map_err(|no| AllocError::Refused(no.to_string()))?;
+    if let (Backend::Preload, Target::Launch(argv)) = (chosen.backend, &cfg.target) {
         return run(cfg, argv);
-    };
-    if let Some(no) = uprobe::unavailable() {
+    }
+    let asked = cfg.backend != Request::Auto;
+    if let (false, Target::Launch(_), Some(why), Some(no)) =
+        (asked, &cfg.target, &cannot, uprobe::unavailable())
+    {
         return Err(AllocError::Refused(format!(
-            "{why}, so the allocation hooks cannot be preloaded, and the uprobe fallback \
-             cannot run here: {no} (docs/alloc.md)"
+            "{why}, and the uprobe fallback cannot run here: {no} (docs/alloc.md)"
         )));
     }
-    uprobe::run(&cfg.target, cfg.duration, say)
+    uprobe::run(&cfg.target, (cfg.duration, asked), say)
 }
 
 /// `sysmeter alloc`: observe the target, then build the result (`cpu_ns`: the command's CPU
@@ -309,15 +360,15 @@ pub fn alloc(
     say: &mut dyn FnMut(&str),
 ) -> Result<(AllocOutput, Option<f64>), AllocError> {
     let watch = Watch::start();
-    let (out, command, cpu) = observe(cfg, say)?;
+    let (mut out, cpu) = observe(cfg, say)?;
     let target = cfg.target.text();
     let sites = names::name_sites(&out);
     let mut result = result::build(&target, &out, &sites);
     // What was not kept is counted by the `lost` finding (its value: how many).
     let lost = result.findings.iter().find(|f| f.key == "lost");
-    let lost = lost.and_then(|f| f.value).map_or(0, |n| n as u64);
-    let ended = out.ended.unwrap_or(Ended::Finished);
-    let exit = session::exit_of(&command);
-    result.session = Some(session::end(ended, exit, watch.read(), lost, None));
+    out.session.lost = lost.and_then(|f| f.value).map_or(0, |n| n as u64);
+    out.session.watched = watch.read();
+    result.session = Some(out.session.end(None));
+    let command = out.session.command;
     Ok((AllocOutput { result, command }, cpu))
 }

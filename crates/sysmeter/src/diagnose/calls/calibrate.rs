@@ -11,6 +11,10 @@
 //! - *inside the interval* = median probed duration − untraced per-call cost: the part of
 //!   the probe cost between a call's two timestamps, subtracted from every duration.
 //!
+//! Timed in chunks by the wall clock (`Overhead::from_chunks`), as `trace`'s: the subtracted
+//! part must be in the unit of the durations the probes time (see `observe::overhead`); the
+//! CPU time each probed call adds is read around the same chunks (`overhead::cpu_ns`).
+//!
 //! The thread is ours, so the perf events are opened on its thread id only; other
 //! processes calling strlen inside libc during the few milliseconds are slowed, not counted.
 

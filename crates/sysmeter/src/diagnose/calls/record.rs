@@ -10,7 +10,6 @@ use std::time::Duration;
 use super::collector::{FnStats, MAX_SAMPLES};
 use super::session::Outcome;
 use super::{CALLS_ID, CallsConfig};
-use crate::diagnose::observe::session::{self, CommandState};
 use crate::model::{About, ExperimentResult, Finding, Metric, Summary, Unit, units};
 
 fn about(cfg: &CallsConfig, out: &Outcome) -> About {
@@ -142,12 +141,12 @@ fn findings(out: &Outcome, calls: &[(usize, &FnStats)]) -> Vec<Finding> {
 fn limits(out: &Outcome) -> Vec<Finding> {
     let c = &out.collector;
     let mut f = Vec::new();
-    if out.lost > 0 {
+    if out.session.lost > 0 {
         let text = format!(
             "{} probe records were lost (a ring was full): counts are too low.",
-            units::count(out.lost as f64)
+            units::count(out.session.lost as f64)
         );
-        f.push(Finding::new("lost", text, Some(out.lost as f64)));
+        f.push(Finding::new("lost", text, Some(out.session.lost as f64)));
     }
     if c.unmatched + c.unfinished > 0 {
         let text = format!(
@@ -166,11 +165,10 @@ fn limits(out: &Outcome) -> Vec<Finding> {
             .iter()
             .map(|n| Finding::new("note", n.clone(), None)),
     );
-    f.extend(session::tracing_stopped(
-        out.ended,
-        &out.command,
-        "every probe was removed and the process keeps running",
-    ));
+    f.extend(
+        out.session
+            .tracing_stopped("every probe was removed and the process keeps running"),
+    );
     f
 }
 
@@ -180,9 +178,9 @@ pub fn build(out: &Outcome, cfg: &CallsConfig, elapsed: Duration) -> ExperimentR
     let mut result = ExperimentResult::new(CALLS_ID, about(cfg, out));
     result.metrics = calls.iter().map(|&(i, s)| metric(out, i, s)).collect();
     result.findings = findings(out, &calls);
-    let launched = !matches!(out.command, CommandState::NotLaunched);
     result.elapsed_ns = elapsed.as_nanos() as u64;
-    let exited = session::ended_by_exit(out.ended, launched, result.elapsed_ns);
-    result.findings.extend(exited);
+    result
+        .findings
+        .extend(out.session.exited(result.elapsed_ns));
     result
 }

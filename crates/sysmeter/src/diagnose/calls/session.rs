@@ -19,7 +19,7 @@ use crate::diagnose::observe::error::{ObserveError, check_target, resolve_progra
 use crate::diagnose::observe::overhead::Overhead;
 use crate::diagnose::observe::proc::{each_thread, online_cpus};
 use crate::diagnose::observe::pump::{self, Watched};
-use crate::diagnose::observe::session::{CommandState, Ended, Observer, Pending, StopWhen};
+use crate::diagnose::observe::session::{CommandState, Observer, Pending, StopWhen, Stopped};
 use crate::diagnose::observe::target::Target;
 use crate::diagnose::observe::uprobes::{self, UprobeGroup};
 
@@ -33,12 +33,9 @@ pub struct Outcome {
     pub overhead: Overhead,
     /// Facts for the findings.
     pub notes: Vec<String>,
-    /// Why tracing ended.
-    pub ended: Ended,
-    /// The launched command's fate.
-    pub command: CommandState,
-    /// Records lost by full rings.
-    pub lost: u64,
+    /// How tracing ended: why, the launched command's fate, the records lost by full
+    /// rings (the wall and own CPU time are read by the caller, who started them).
+    pub session: Stopped,
     /// CPU time (user + system) of the launched command, ns.
     pub cpu_ns: Option<f64>,
     /// On-CPU time each probed call adds, ns (calibrated).
@@ -139,12 +136,11 @@ fn define(probes: &mut UprobeGroup, sites: &[Site]) -> Result<Vec<(u64, u64)>, C
 }
 
 /// What a traced session left: its events (closed before the probes are removed), its
-/// tally, why it ended, the launched command's fate and CPU time.
+/// tally, how it ended, the launched command's CPU time.
 struct Traced {
     rings: Rings,
     calls: Calls,
-    ended: Ended,
-    command: CommandState,
+    session: Stopped,
     cpu_ns: Option<f64>,
 }
 
@@ -183,8 +179,7 @@ fn launch(
     Ok(Traced {
         rings,
         calls,
-        ended,
-        command,
+        session: Stopped::new(ended, command),
         cpu_ns,
     })
 }
@@ -221,8 +216,7 @@ fn attach(
     Ok(Traced {
         rings,
         calls,
-        ended,
-        command: CommandState::NotLaunched,
+        session: Stopped::new(ended, CommandState::NotLaunched),
         cpu_ns: None,
     })
 }
@@ -259,9 +253,10 @@ pub fn run(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<Outcome, Ca
         sites,
         overhead,
         notes,
-        ended: traced.ended,
-        command: traced.command,
-        lost: traced.calls.lost,
+        session: Stopped {
+            lost: traced.calls.lost,
+            ..traced.session
+        },
         cpu_ns: traced.cpu_ns,
         added_cpu_ns,
     })

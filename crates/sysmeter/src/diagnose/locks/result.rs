@@ -16,7 +16,6 @@ use super::session::Recording;
 use super::sites::{Named, Namer, is_lock};
 use super::waits::{Paired, Wait, pair};
 use crate::diagnose::observe::maps::AddressSpaces;
-use crate::diagnose::observe::session;
 use crate::diagnose::observe::target::Target;
 use crate::diagnose::observe::witness::{self, Witness};
 use crate::model::held::HeldRow;
@@ -309,11 +308,11 @@ fn add_rows(result: &mut ExperimentResult, locks: &[Lock], held: &[HeldRow]) -> 
 
 /// The result of a session.
 pub fn build(recording: &mut Recording, target: &Target) -> ExperimentResult {
-    let paired = match recording.paired.take() {
+    let paired = match recording.data.paired.take() {
         Some(p) => p,
-        None => pair(&mut recording.recorded.events),
+        None => pair(&mut recording.data.recorded.events),
     };
-    let side = &recording.recorded.side;
+    let side = &recording.data.recorded.side;
     let maps: Vec<_> = recording
         .maps_at_start
         .iter()
@@ -321,15 +320,15 @@ pub fn build(recording: &mut Recording, target: &Target) -> ExperimentResult {
         .cloned()
         .collect();
     let spaces = AddressSpaces::new(&maps, &side.execs, &side.forks);
-    let named = name_all(&paired, &recording.recorded, &spaces);
+    let named = name_all(&paired, &recording.data.recorded, &spaces);
     let locks = group(&paired.waits, &named);
     let mut result = ExperimentResult::new("locks", about(target));
     result.elapsed_ns = recording.wall_ns;
-    let both = add_rows(&mut result, &locks, &recording.held);
+    let both = add_rows(&mut result, &locks, &recording.data.held);
     result.artifacts.push(wait_stacks(&paired.waits, &named));
     result
         .artifacts
-        .extend(crate::model::held::held_artifact(&recording.held));
+        .extend(crate::model::held::held_artifact(&recording.data.held));
     // Blinded first, and then no "No lock was contended" from a source that saw nothing.
     let blinded = findings::witness(&paired, recording).and_then(Witness::judge);
     result.findings = witness::lead(
@@ -338,19 +337,12 @@ pub fn build(recording: &mut Recording, target: &Target) -> ExperimentResult {
         findings::findings(&locks, &paired, recording),
         &["no_contention"],
     );
-    result.findings.extend(findings::held(&recording.held));
+    result.findings.extend(findings::held(&recording.data.held));
     result.findings.extend(both);
-    let stops = recording.recorded.side.stops;
+    let stops = recording.data.recorded.side.stops;
     result.findings.extend(stops.finding("futex"));
-    let launched = recording.exit.is_some();
-    let exited = session::ended_by_exit(recording.stop, launched, recording.wall_ns);
-    result.findings.extend(exited);
-    result.session = Some(session::end(
-        recording.stop,
-        recording.exit.as_ref().map(|(e, _)| e.shell_code()),
-        (recording.wall_ns, recording.tracer_cpu_ns),
-        recording.recorded.lost,
-        blinded.as_ref(),
-    ));
+    result.findings.extend(recording.exited());
+    let lost = recording.data.recorded.lost;
+    result.session = Some(recording.end(lost, blinded.as_ref()));
     result
 }

@@ -7,34 +7,27 @@
 //! unobserved to its end, like `profile`'s.
 
 use sysmeter_sys::process::child::Child;
-use sysmeter_sys::process::exit::{ChildUsage, Exit};
 
 use super::events::Recorded;
 use super::parse::Layout;
 use super::source::Source;
 use super::waits::Paired;
 use super::{LocksError, Settings};
-use crate::diagnose::observe::maps::{MapEvent, parse_proc_maps};
+use crate::diagnose::observe::maps::parse_proc_maps;
 use crate::diagnose::observe::proc::{each_thread, online_cpus};
 use crate::diagnose::observe::pump::{self, Watched};
-use crate::diagnose::observe::session::{Ended, StopWhen, Watch, wait_for_end};
+use crate::diagnose::observe::recording;
+use crate::diagnose::observe::session::{StopWhen, Watch, wait_for_end};
 use crate::diagnose::observe::target::{Target, Unresolved, resolve_program};
 
-/// What a session collected.
+/// What a session collected (the one session record of the floor, `observe::recording`).
+pub type Recording = recording::Recording<Futexes>;
+
+/// What only `locks` reads of a session.
 #[derive(Debug)]
-pub struct Recording {
+pub struct Futexes {
     /// Futex events and side-band records.
     pub recorded: Recorded,
-    /// Executable mappings of an attached process when the session began.
-    pub maps_at_start: Vec<MapEvent>,
-    /// Exit status of a launched command.
-    pub exit: Option<(Exit, ChildUsage)>,
-    /// Why it stopped.
-    pub stop: Ended,
-    /// Wall time observed, ns.
-    pub wall_ns: u64,
-    /// CPU time this process spent reading the rings, ns.
-    pub tracer_cpu_ns: u64,
     /// Threads the events were opened on (attach) or 1 (a launched command).
     pub threads: usize,
     /// The waits the in-kernel backend aggregated (`None`: pair `recorded`'s events).
@@ -100,23 +93,19 @@ fn launch(
     let (stop, mut exit) =
         pump::run(&mut rings, &mut recorded, watched, &mut stop_when).map_err(wait_error)?;
     let paired = rings.finish(&mut recorded)?;
-    let (wall_ns, tracer_cpu_ns) = watch.read();
+    let watched = watch.read();
     drop(rings);
     if exit.is_none() {
         exit = wait_for_end(&mut child).map_err(wait_error)?;
     }
-    Ok(Recording {
+    let data = Futexes {
         recorded,
-        maps_at_start: Vec::new(),
-        exit,
-        stop,
-        wall_ns,
-        tracer_cpu_ns,
         threads: 1,
         in_kernel: paired.is_some(),
         paired,
         held: region.map(|r| r.read()).unwrap_or_default(),
-    })
+    };
+    Ok(Recording::launched(data, exit, stop, watched))
 }
 
 /// Opens the events on every thread of `pid`, rescanning until no new one shows up.
@@ -149,17 +138,13 @@ fn attach(
     let (stop, _) = pump::run(&mut rings, &mut recorded, watched, &mut stop_when)
         .map_err(|cause| LocksError::Wait { cause })?;
     let paired = rings.finish(&mut recorded)?;
-    let (wall_ns, tracer_cpu_ns) = watch.read();
-    Ok(Recording {
+    let watched = watch.read();
+    let data = Futexes {
         recorded,
-        maps_at_start,
-        exit: None,
-        stop,
-        wall_ns,
-        tracer_cpu_ns,
         threads,
         in_kernel: paired.is_some(),
         paired,
         held: Vec::new(),
-    })
+    };
+    Ok(Recording::attached(data, maps_at_start, stop, watched))
 }

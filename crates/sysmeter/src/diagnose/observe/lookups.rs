@@ -7,6 +7,10 @@
 use crate::diagnose::observe::backend::Reason;
 use crate::model::{Artifact, Finding, Unit};
 
+/// The key of the finding that counts the trace records lost (its value: how many), which
+/// `run` also records as its session's `lost`.
+pub const LOOKUPS_LOST: &str = "lookup_records_lost";
+
 /// One metric row: name, unit, value, note.
 pub type LookupRow = (&'static str, Unit, f64, String);
 

@@ -9,7 +9,8 @@
 //! - [`records`]: the perf record types and the one parser of their bytes (the typed
 //!   `Record`);
 //! - [`pump`]: the one drain of the rings into a diagnosis's `Handler`, and the one session
-//!   loop (one drain period, one stop rule);
+//!   loop (one drain period, one stop rule); [`recording`]: what such a session leaves (one
+//!   `Recording` for `profile`, `offcpu` and `locks`);
 //! - [`uprobes`]: the one RAII manager of uprobe definitions (stale groups cleaned);
 //! - [`elf`]: the one ELF reader (defined functions and PLT stubs as file offsets);
 //! - [`maps`], [`symbolize`]: address spaces and symbolisation (functions without symbols
@@ -59,6 +60,7 @@ pub mod overhead;
 pub mod preloaded;
 pub mod proc;
 pub mod pump;
+pub mod recording;
 pub mod records;
 pub mod reservoir;
 pub mod rings;

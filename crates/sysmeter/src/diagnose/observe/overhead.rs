@@ -12,8 +12,16 @@
 //!   `profile` (a spin loop with and without a sampling event) and `profile --off-cpu` (a
 //!   socket ping-pong with and without the switch events).
 //!
-//! CPU time is read one way ([`cpu_ns`]) and every median is `stats::median`. Depends on
-//! `stats` and `sysmeter_sys::clock`.
+//! Why two ways, not [`paired`] for all: a per-call tracer's overhead is subtracted from
+//! durations it times by the monotonic clock, so its untraced cost must be a wall time per
+//! call in the same unit, beside the tracer's own median duration of the traced call
+//! ([`Overhead::inside_ns`]); and a ptrace stop costs the program wall time while it is
+//! stopped, off CPU, which CPU-timed blocks would not see. The median chunk keeps a
+//! preemption from moving the figure, as alternating pairs do for the per-event tracers. What
+//! a probed call adds to the program's CPU time (`calls`) is read by the same [`cpu_ns`].
+//!
+//! CPU time is read one way ([`cpu_ns`]; `session::Watch` reads sysmeter's own by it too)
+//! and every median is `stats::median`. Depends on `stats` and `sysmeter_sys::clock`.
 
 use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 

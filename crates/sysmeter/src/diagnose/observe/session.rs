@@ -13,11 +13,11 @@
 
 use std::time::{Duration, Instant};
 
-use sysmeter_sys::clock::{ClockId, clock_gettime_ns};
 use sysmeter_sys::process::child::Child;
 use sysmeter_sys::process::exit::{ChildUsage, Exit};
 
 use super::error::ObserveError;
+use super::overhead::CpuOf;
 use super::witness::Blinded;
 pub use crate::model::SessionEnd;
 use crate::model::{Finding, units};
@@ -69,6 +69,71 @@ pub fn end(
         own_cpu_ns,
         lost,
         blinded: blinded.map(|b| b.witness.event.to_string()),
+    }
+}
+
+/// How a session stopped, as a diagnosis holds it until its result is built: why observing
+/// `ended`, what became of a launched `command` (still to be waited for when it outlived the
+/// session), the wall and own CPU time `watched` ([`Watch::read`]) and the records `lost` on
+/// the way. [`Stopped::end`] makes it the result's [`SessionEnd`] once the witness judged.
+#[derive(Debug)]
+pub struct Stopped {
+    /// Why observing stopped.
+    pub ended: Ended,
+    /// What became of a launched command.
+    pub command: CommandState,
+    /// Wall time and this process's CPU time observed, ns.
+    pub watched: (u64, u64),
+    /// Records lost on the way (full rings, full maps).
+    pub lost: u64,
+}
+
+/// A session that ended by itself with nothing launched, as a result built from data
+/// alone (tests, the uprobe backend's maps) starts.
+impl Default for Stopped {
+    fn default() -> Stopped {
+        Stopped::new(Ended::Finished, CommandState::NotLaunched)
+    }
+}
+
+impl Stopped {
+    /// A session on a target that ended by itself, nothing lost and nothing measured yet
+    /// (each path fills in what it saw).
+    pub fn new(ended: Ended, command: CommandState) -> Stopped {
+        Stopped {
+            ended,
+            command,
+            watched: (0, 0),
+            lost: 0,
+        }
+    }
+
+    /// Whether a command was launched (not `-p`).
+    pub fn launched(&self) -> bool {
+        !matches!(self.command, CommandState::NotLaunched)
+    }
+
+    /// The result's [`SessionEnd`], with the witness's verdict when it found the mechanism
+    /// `blinded`.
+    pub fn end(&self, blinded: Option<&Blinded>) -> SessionEnd {
+        end(
+            self.ended,
+            exit_of(&self.command),
+            self.watched,
+            self.lost,
+            blinded,
+        )
+    }
+
+    /// [`ended_by_exit`]: the finding of a `-p` process whose exit ended the session
+    /// `after_ns` into it.
+    pub fn exited(&self, after_ns: u64) -> Option<Finding> {
+        ended_by_exit(self.ended, self.launched(), after_ns)
+    }
+
+    /// [`tracing_stopped`] of this session (`detached`: what became of a `-p` process).
+    pub fn tracing_stopped(&self, detached: &str) -> Option<Finding> {
+        tracing_stopped(self.ended, &self.command, detached)
     }
 }
 
@@ -239,7 +304,7 @@ impl Watch {
 }
 
 fn process_cpu_ns() -> u64 {
-    clock_gettime_ns(ClockId::ProcessCputime).max(0) as u64
+    super::overhead::cpu_ns(CpuOf::Process).max(0.0) as u64
 }
 
 /// The finding of a tracing session (`trace`, `calls`) that Ctrl-C or `--duration` stopped,

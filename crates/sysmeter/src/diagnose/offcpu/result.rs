@@ -231,7 +231,7 @@ fn record_metrics(i: &Inputs) -> Vec<Metric> {
     m.push(single(
         "profiler CPU (% of wall)",
         Unit::Count,
-        100.0 * rec.profiler_cpu_ns as f64 / wall.max(1.0),
+        100.0 * rec.own_cpu_ns as f64 / wall.max(1.0),
         Some("reading the rings".into()),
     ));
     if let Some(c) = coverage(i).into_iter().map(|c| c.1).reduce(f64::min) {
@@ -250,9 +250,9 @@ pub fn coverage(i: &Inputs) -> Vec<(u32, f64, f64, u64, u64)> {
     if !i.on_cpu {
         return Vec::new();
     }
-    let period = 1e9 / i.recording.frequency.max(1) as f64;
+    let period = 1e9 / i.recording.data.frequency.max(1) as f64;
     let mut on = std::collections::HashMap::<u32, f64>::new();
-    for s in &i.recording.raw.samples {
+    for s in &i.recording.data.raw.samples {
         *on.entry(s.tid).or_default() += period;
     }
     i.analysis

@@ -50,7 +50,7 @@ pub fn all(rec: &Recording, a: &Analysis, cal: &Calibration) -> Vec<Finding> {
         return std::iter::once(none).chain(ending(rec)).collect();
     }
     let mut out = hottest(&a.stacks, total);
-    let stops = &rec.raw.stops;
+    let stops = &rec.data.raw.stops;
     out.push(truncation(&a.stacks, &a.stacks.truncation(), stops));
     // With the stacks unwound by their CFI, a frameless leaf no longer hides its caller.
     if stops.total() == 0 {
@@ -170,7 +170,7 @@ fn truncation(stacks: &Stacks, t: &Truncation, stops: &Stops) -> Finding {
 }
 
 fn kernel(rec: &Recording, a: &Analysis, total: u64) -> Finding {
-    if rec.kernel {
+    if rec.data.kernel {
         Finding::new(
             "kernel_samples",
             format!(
@@ -235,33 +235,33 @@ fn preemption(stacks: &Stacks, total: u64) -> Option<Finding> {
 
 fn losses(rec: &Recording) -> Vec<Finding> {
     let mut out = Vec::new();
-    if rec.raw.lost > 0 {
+    if rec.data.raw.lost > 0 {
         out.push(Finding::new(
             "lost_samples",
             format!(
                 "The kernel dropped {} samples because a ring buffer was full; shares can be \
                  biased: lower -F.",
-                rec.raw.lost
+                rec.data.raw.lost
             ),
-            Some(rec.raw.lost as f64),
+            Some(rec.data.raw.lost as f64),
         ));
     }
-    if rec.raw.throttles > 0 {
+    if rec.data.raw.throttles > 0 {
         out.push(Finding::new(
             "throttled",
             format!(
                 "The kernel throttled sampling {} times (sample interrupts took too long at \
                  {} Hz); lower -F.",
-                rec.raw.throttles, rec.frequency
+                rec.data.raw.throttles, rec.data.frequency
             ),
-            Some(rec.raw.throttles as f64),
+            Some(rec.data.raw.throttles as f64),
         ));
     }
     out
 }
 
 fn overhead(rec: &Recording, cal: &Calibration) -> Finding {
-    let share = 100.0 * cal.in_target_share(rec.frequency);
+    let share = 100.0 * cal.in_target_share(rec.data.frequency);
     let reader = rec
         .profiler_share()
         .map(|share| {
@@ -272,7 +272,7 @@ fn overhead(rec: &Recording, cal: &Calibration) -> Finding {
             )
         })
         .unwrap_or_default();
-    let stops = &rec.raw.stops;
+    let stops = &rec.data.raw.stops;
     let unwinding = stops
         .ns_per_walk()
         .map(|ns| {
@@ -294,7 +294,7 @@ fn overhead(rec: &Recording, cal: &Calibration) -> Finding {
              side by side){reader}{unwinding}.",
             cal.per_sample_ns / 1000.0,
             cal.frequency,
-            rec.frequency
+            rec.data.frequency
         ),
         Some(share),
     )

@@ -60,7 +60,7 @@ pub fn build(
     main.metrics = summary_metrics(rec, a, cal);
     main.findings = findings::all(rec, a, cal);
     main.elapsed_ns = rec.wall_ns;
-    main.session = Some(rec.end(rec.raw.lost, None));
+    main.session = Some(rec.end(rec.data.raw.lost, None));
     main.artifacts = artifacts;
     vec![main, flat_result(a, settings.flat_rows, rec.wall_ns)]
 }
@@ -74,7 +74,7 @@ fn artifact(name: &str, media_type: &str, content: String) -> Artifact {
 }
 
 fn about(rec: &Recording) -> About {
-    let stacks = if rec.kernel {
+    let stacks = if rec.data.kernel {
         "user and kernel"
     } else {
         "user (kernel call chains need root or perf_event_paranoid ≤ 1)"
@@ -96,7 +96,7 @@ fn about(rec: &Recording) -> About {
              sample at 1 kHz can cost up to about twice as much; scripts/profile-overhead.sh \
              measures the slowdown side by side); the reader's own CPU time measured around \
              the run.",
-            rec.frequency,
+            rec.data.frequency,
             match rec.exit {
                 Some(_) => "a command, its threads and children (inherited per-CPU events)",
                 None => "every thread of a running process (per-thread events)",
@@ -114,18 +114,18 @@ fn about(rec: &Recording) -> About {
 
 fn summary_metrics(rec: &Recording, a: &Analysis, cal: &Calibration) -> Vec<Metric> {
     let samples = a.stacks.total() as f64;
-    let period_ns = 1e9 / rec.frequency.max(1) as f64;
+    let period_ns = 1e9 / rec.data.frequency.max(1) as f64;
     let mut m = vec![
         single(
             "samples",
             Unit::Count,
             samples,
-            Some(format!("at {} Hz", rec.frequency)),
+            Some(format!("at {} Hz", rec.data.frequency)),
         ),
         single(
             "lost samples",
             Unit::Count,
-            rec.raw.lost as f64,
+            rec.data.raw.lost as f64,
             Some("ring buffer full".into()),
         ),
         single(
@@ -149,11 +149,11 @@ fn summary_metrics(rec: &Recording, a: &Analysis, cal: &Calibration) -> Vec<Metr
         single(
             "in-target overhead (%)",
             Unit::Count,
-            100.0 * cal.in_target_share(rec.frequency),
+            100.0 * cal.in_target_share(rec.data.frequency),
             Some("estimate: cost per sample × frequency".into()),
         ),
     ];
-    if let Some(cpu) = rec.target_cpu_ns.filter(|&c| c > 0) {
+    if let Some(cpu) = rec.data.target_cpu_ns.filter(|&c| c > 0) {
         m.push(single(
             "target CPU time",
             Unit::Ns,

@@ -86,8 +86,13 @@ fn sample_loop(
     Ok((sampler, exited))
 }
 
-/// Watches process `pid` for `duration`, sampling every `interval`.
-pub fn attach(pid: i32, duration: Duration, interval: Duration) -> Result<Measurement, RunError> {
+/// Watches process `pid` for `duration`, sampling every `interval`; the measurement and
+/// whether the process exited meanwhile.
+pub fn attach(
+    pid: i32,
+    duration: Duration,
+    interval: Duration,
+) -> Result<(Measurement, bool), RunError> {
     if pid <= 0 {
         return Err(RunError::NoProcess { pid });
     }
@@ -113,7 +118,7 @@ pub fn attach(pid: i32, duration: Duration, interval: Duration) -> Result<Measur
     let (a, b): (&PidStat, &PidStat) = (&first.stat, &last.stat);
     let d = |x: u64, y: u64| y.saturating_sub(x);
     let threads = tracker.thread_totals(false);
-    Ok(Measurement {
+    let measurement = Measurement {
         real_ns: last.t.saturating_sub(first.t).as_nanos() as u64,
         user_ns: ticks_ns(d(a.utime + a.cutime, b.utime + b.cutime)),
         system_ns: ticks_ns(d(a.stime + a.cstime, b.stime + b.cstime)),
@@ -126,5 +131,6 @@ pub fn attach(pid: i32, duration: Duration, interval: Duration) -> Result<Measur
         runqueue_ns: threads.runqueue_ns,
         io: io_delta(first.io, last.io),
         ..Measurement::from_samples((points, totals, &tracker), notes)
-    })
+    };
+    Ok((measurement, exited))
 }

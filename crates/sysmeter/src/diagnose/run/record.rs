@@ -8,6 +8,8 @@
 use super::measure::Measurement;
 use super::procfs::PidIo;
 use super::timeline;
+use crate::diagnose::observe::lookups::LOOKUPS_LOST;
+use crate::diagnose::observe::session::{Stopped, exit_of};
 use crate::diagnose::observe::target::Target;
 use crate::diagnose::run::classify::{self, Evidence, Verdict};
 use crate::model::{
@@ -187,8 +189,9 @@ pub struct Parts<'a> {
     pub target: &'a Target,
     /// The measurement.
     pub measurement: &'a Measurement,
-    /// The launched command's shell exit code.
-    pub exit: Option<i32>,
+    /// How the session ended: why, the launched command's exit, what watching took (the
+    /// records lost are the lookup trace's, counted by its finding).
+    pub session: Stopped,
     /// Sampling interval, ms.
     pub interval_ms: u64,
     /// The machine.
@@ -206,8 +209,11 @@ pub fn build(p: Parts<'_>) -> (RunRecord, Verdict) {
     let mut result = ExperimentResult::new("run", about(p.target, p.interval_ms));
     result.metrics = metrics(m, &verdict);
     result.series = timeline::to_series(&m.points);
-    result.findings = findings(m, &verdict, p.target, p.exit);
+    result.findings = findings(m, &verdict, p.target, exit_of(&p.session.command));
     result.elapsed_ns = m.real_ns;
+    let lost = result.findings.iter().find(|f| f.key == LOOKUPS_LOST);
+    let lost = lost.and_then(|f| f.value).map_or(0, |n| n as u64);
+    result.session = Some(Stopped { lost, ..p.session }.end(None));
     result
         .artifacts
         .extend(m.lookups.as_ref().and_then(super::lookups::artifact));

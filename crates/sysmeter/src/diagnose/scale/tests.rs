@@ -79,6 +79,7 @@ fn synthetic_linear_runs_give_series_metrics_and_findings() {
         runs: runs(&sizes, 3, |n| 50.0 * n + 1e6),
         planned: 24,
         stop: None,
+        ..Measured::default()
     };
     let r = analyse(&cfg, &measured);
     assert_eq!(r.status, Status::Ok);
@@ -115,6 +116,7 @@ fn a_cache_step_in_the_runs_is_reported_as_a_knee() {
         runs: runs(&sizes, 3, |n| n * per(n) * 1000.0),
         planned: 30,
         stop: None,
+        ..Measured::default()
     };
     let r = analyse(&cfg, &measured);
     let knee = r.findings.iter().find(|f| f.key == "knee").expect("a knee");
@@ -137,6 +139,7 @@ fn stopped_runs_keep_what_finished() {
         runs: all.clone(),
         planned: 12,
         stop: Some(Stop::Interrupted),
+        ..Measured::default()
     };
     let r = analyse(&cfg, &measured);
     assert_eq!(r.status, Status::Ok);
@@ -150,6 +153,7 @@ fn stopped_runs_keep_what_finished() {
         runs: all,
         planned: 12,
         stop: Some(Stop::Failed("`./prog 4000` exited with status 3".into())),
+        ..Measured::default()
     };
     let r = analyse(&cfg, &failed);
     assert_eq!(r.status, Status::Failed);
@@ -164,6 +168,7 @@ fn the_record_is_a_scale_run() {
         runs: runs(&sizes, 3, |n| 10.0 * n),
         planned: 9,
         stop: None,
+        ..Measured::default()
     };
     let run = record(&cfg, crate::model::HostInfo::default(), 1, 2, &measured);
     assert_eq!(run.kind, crate::model::RunKind::Scale);
@@ -172,6 +177,24 @@ fn the_record_is_a_scale_run() {
     assert_eq!(run.config.selected, vec!["./prog {n}".to_string()]);
     assert_eq!(run.results.len(), 1);
     assert_eq!(run.results[0].id, "scale");
+    let session = run.results[0]
+        .session
+        .as_ref()
+        .expect("a scale result ends a session");
+    assert_eq!(
+        (session.ended.as_str(), session.exit_code),
+        ("finished", None)
+    );
+    let stopped = Measured {
+        stop: Some(Stop::Interrupted),
+        ..measured
+    };
+    let run = record(&cfg, crate::model::HostInfo::default(), 1, 2, &stopped);
+    let session = run.results[0]
+        .session
+        .as_ref()
+        .expect("a scale result ends a session");
+    assert_eq!(session.ended, "interrupted");
 }
 
 #[test]
@@ -192,6 +215,7 @@ fn the_fastest_run_can_be_fitted_instead_of_the_median() {
         runs: all,
         planned: 24,
         stop: None,
+        ..Measured::default()
     };
     let mut cfg = config(&["./prog", "{n}"], &sizes);
     let nrms = |r: &crate::model::ExperimentResult| {
@@ -223,6 +247,7 @@ fn a_cache_step_behind_process_start_up_is_a_knee() {
         runs: runs(&sizes, 4, |n| 3e6 + n * per(n)),
         planned: 60,
         stop: None,
+        ..Measured::default()
     };
     let r = analyse(&config(&["./prog", "{n}"], &sizes), &measured);
     let per_element = |n: f64| {

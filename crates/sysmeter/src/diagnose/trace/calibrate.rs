@@ -9,6 +9,11 @@
 //!   timestamps of a call. It is subtracted from every call's duration (clamped at 0). The
 //!   untraced cost includes kernel entry and exit, which the tracepoints do not time, so for
 //!   that backend the subtraction is slightly too small (conservative).
+//!
+//! Timed in chunks by the wall clock (`Overhead::from_chunks`), not in CPU-timed pairs
+//! (`observe::overhead::paired`): a ptrace stop costs the program wall time while it is
+//! stopped, off CPU, and the subtracted part must be in the unit of the durations traced
+//! (see `observe::overhead`).
 
 use std::io;
 

@@ -172,7 +172,7 @@ fn notes(r: &LookupReport) -> Vec<Finding> {
     let mut v = Vec::new();
     if r.lost > 0 {
         v.push(Finding::new(
-            "lookup_records_lost",
+            crate::diagnose::observe::lookups::LOOKUPS_LOST,
             format!(
                 "{} trace records were lost (a ring buffer was full): the lookup counts are low",
                 count(r.lost as f64)

@@ -15,7 +15,6 @@ use std::time::Duration;
 use super::run::Outcome;
 use super::summary::CallStats;
 use super::{Backend, TraceConfig, errno, names};
-use crate::diagnose::observe::session::{self, CommandState};
 use crate::diagnose::observe::witness::{self, Witness};
 use crate::model::{About, ExperimentResult, Metric, Summary, Unit};
 
@@ -143,18 +142,11 @@ pub(super) fn build(out: &Outcome, cfg: &TraceConfig, elapsed: Duration) -> Expe
         findings::all(out, cfg, &calls),
         &["no_calls"],
     );
-    let launched = !matches!(out.command, CommandState::NotLaunched);
     result.elapsed_ns = elapsed.as_nanos() as u64;
-    let exited = session::ended_by_exit(out.ended, launched, result.elapsed_ns);
-    result.findings.extend(exited);
-    let end = session::end(
-        out.ended,
-        session::exit_of(&out.command),
-        out.watched,
-        out.lost,
-        blinded.as_ref(),
-    );
-    result.session = Some(end);
+    result
+        .findings
+        .extend(out.session.exited(result.elapsed_ns));
+    result.session = Some(out.session.end(blinded.as_ref()));
     result.artifacts.extend(lookups::artifact(out));
     result
 }

@@ -9,7 +9,7 @@ mod tracepoint_paths;
 use crate::diagnose::observe::error::check_target;
 pub(crate) use crate::diagnose::observe::proc::{each_thread, online_cpus};
 pub(crate) use crate::diagnose::observe::session::StopWhen;
-use crate::diagnose::observe::session::{StillRunning, Watch, exit_code};
+use crate::diagnose::observe::session::{StillRunning, Stopped, Watch, exit_code};
 use crate::diagnose::observe::witness::IoCalls;
 
 use sysmeter_sys::process::wait::reap;
@@ -20,7 +20,7 @@ use super::kernel::{self, KernelTrace};
 use super::ptrace::{Session, SessionStats};
 use super::summary::Collector;
 use super::tracepoint::{self, Ids};
-use super::{Backend, CommandState, Ended, Target, TraceConfig, TraceError, TraceObserver};
+use super::{Backend, Target, TraceConfig, TraceError, TraceObserver};
 use crate::diagnose::observe::backend;
 
 /// Everything a trace produced, before it becomes a result.
@@ -38,22 +38,17 @@ pub(super) struct Outcome {
     pub seccomp: bool,
     /// Extra facts for the findings (mounted tracefs, detach problems…).
     pub notes: Vec<String>,
-    /// Why tracing ended.
-    pub ended: Ended,
-    /// What became of a launched command.
-    pub command: CommandState,
+    /// How tracing ended: why, the launched command's fate, the records the tracepoint
+    /// rings lost, and the wall and own CPU time from the start of the trace (calibration
+    /// included) to its end.
+    pub session: Stopped,
     /// The CPU the tracer was pinned to.
     pub pinned_cpu: Option<usize>,
-    /// Records lost by the tracepoint rings.
-    pub lost: u64,
     /// ptrace session counters.
     pub stats: Option<SessionStats>,
     /// The kernel's own count of the target's read and write calls while it was traced
     /// (the tracepoint backend's witness, `observe::witness`; empty with ptrace).
     pub io: IoCalls,
-    /// Wall time and this process's CPU time from the start of the trace (calibration
-    /// included) to its end, ns.
-    pub watched: (u64, u64),
 }
 
 /// A launched command that outlived a ptrace session.
@@ -159,6 +154,6 @@ pub(super) fn run(
     };
     out.why = why;
     out.notes.extend(note);
-    out.watched = watch.read();
+    out.session.watched = watch.read();
     Ok(out)
 }

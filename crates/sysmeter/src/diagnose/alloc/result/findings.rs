@@ -51,10 +51,10 @@ fn top_site(rows: &[AllocSite], t: &Totals) -> Option<Finding> {
 
 fn leaks(out: &Outcome, rows: &[AllocSite], t: &Totals) -> Finding {
     let attached = out.mechanism.uprobes_used().is_some_and(|u| u.attached);
-    let when = match out.ended {
+    let when = match out.session.ended {
         _ if attached => "when observation stopped (of the blocks allocated while observed)",
-        Some(crate::diagnose::observe::session::Ended::Finished) | None => "at exit",
-        Some(_) => "when observation stopped",
+        crate::diagnose::observe::session::Ended::Finished => "at exit",
+        _ => "when observation stopped",
     };
     if t.leaked == 0 {
         return Finding::new("leaks", format!("No block was live {when}."), Some(0.0));

@@ -11,9 +11,10 @@ use crate::model::{Finding, units};
 
 /// The `mechanism` finding: what was probed, why, and how unknown frees are treated.
 pub fn mechanism(u: &Uprobes) -> Finding {
-    let why = match u.attached {
-        true => "a running process: the preload library is loaded only when a program starts",
-        false => "a static or setuid program, which the preload library cannot enter",
+    let why = match (u.attached, u.asked) {
+        (true, _) => "a running process: the preload library is loaded only when a program starts",
+        (false, true) => "chosen with --backend uprobes",
+        (false, false) => "a static or setuid program, which the preload library cannot enter",
     };
     let before = match u.attached {
         true => "allocated before observation began, or freed by a path not probed",
@@ -117,7 +118,7 @@ mod tests {
             hits: 100,
             ..Default::default()
         };
-        m.set_stats(stats.clone(), Some(2_000_000));
+        m.set_stats(stats.clone(), Some(2_000_000), false);
         let out = Outcome {
             mechanism: m,
             ..Outcome::default()
@@ -139,7 +140,7 @@ mod tests {
         // Nothing lost: no `lost` finding at all.
         stats.lost_stacks = 0;
         let mut m = Mechanism::uprobes(std::path::Path::new("/x"), false);
-        m.set_stats(stats, None);
+        m.set_stats(stats, None, false);
         let out = Outcome {
             mechanism: m,
             ..Outcome::default()

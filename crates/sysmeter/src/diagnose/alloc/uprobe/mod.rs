@@ -26,7 +26,7 @@ use crate::diagnose::observe::backend::Reason;
 use crate::diagnose::observe::bpf::{self, Loaded};
 use crate::diagnose::observe::error::{ObserveError, resolve_program};
 use crate::diagnose::observe::pump::{self, NoRecords, Ticks, Watched};
-use crate::diagnose::observe::session::{CommandState, Ended, Pending, StopWhen};
+use crate::diagnose::observe::session::{CommandState, Ended, Pending, StopWhen, Stopped};
 use crate::diagnose::observe::target::Target;
 use crate::diagnose::observe::{elf, inject};
 
@@ -205,25 +205,26 @@ fn release(child: &mut Child, argv: &[OsString]) -> Result<(), AllocError> {
 
 /// What a session produced before the maps are read.
 struct Session {
-    ended: Ended,
+    stopped: Stopped,
     exited_after_ns: Option<u64>,
-    command: CommandState,
     cpu_ns: Option<f64>,
 }
 
 /// Launches `argv` with the probes on its allocator and watches it until it ends.
 fn launched(
     argv: &[OsString],
-    duration: Option<Duration>,
+    (duration, asked): (Option<Duration>, bool),
     say: &mut dyn FnMut(&str),
 ) -> Result<(Loaded, Watch, Session, Mechanism), AllocError> {
     let (mut child, program, file, dynamic) = spawn(argv)?;
     let (mut l, functions) = attach(child.pid(), &file, || dynamic)?;
+    let why = match asked {
+        true => "chosen with --backend uprobes".to_string(),
+        false => format!("{} cannot take the preload library", program.display()),
+    };
     say(&format!(
-        "alloc: uprobes on {functions} allocation functions of {} ({} cannot take the \
-         preload library)",
+        "alloc: uprobes on {functions} allocation functions of {} ({why})",
         file.display(),
-        program.display()
     ));
     let mut w = Watch::new(child.pid(), Some(file.clone()).filter(|_| !dynamic));
     release(&mut child, argv)?;
@@ -235,9 +236,8 @@ fn launched(
     let cpu_ns = waited.map(|(_, u)| (u.user_ns + u.system_ns) as f64);
     let mech = Mechanism::uprobes(&file, false);
     let s = Session {
-        ended,
+        stopped: Stopped::new(ended, command),
         exited_after_ns: None,
-        command,
         cpu_ns,
     };
     Ok((l, w, s, mech))
@@ -261,27 +261,27 @@ fn attached(
     let (ended, gone) = observe_pid(&mut l, &mut w, duration);
     let after = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     let s = Session {
-        ended,
+        stopped: Stopped::new(ended, CommandState::NotLaunched),
         exited_after_ns: gone.then_some(after),
-        command: CommandState::NotLaunched,
         cpu_ns: None,
     };
     Ok((l, w, s, Mechanism::uprobes(&file, true)))
 }
 
-/// Observes `target` through uprobes: the outcome, the command's fate, its CPU time.
+/// Observes `target` through uprobes (`asked`: with `--backend uprobes`): the outcome (with
+/// how the session ended) and the command's CPU time.
 pub fn run(
     target: &Target,
-    duration: Option<Duration>,
+    (duration, asked): (Option<Duration>, bool),
     say: &mut dyn FnMut(&str),
-) -> Result<(Outcome, CommandState, Option<f64>), AllocError> {
+) -> Result<(Outcome, Option<f64>), AllocError> {
     if let Some(why) = unavailable() {
         return Err(AllocError::Refused(format!(
             "the uprobe fallback cannot run here: {why}"
         )));
     }
     let (mut l, w, s, mut mechanism) = match target {
-        Target::Launch(argv) => launched(argv, duration, say)?,
+        Target::Launch(argv) => launched(argv, (duration, asked), say)?,
         Target::Attach(pid) => attached(*pid, duration, say)?,
     };
     let kept = maps::read(&mut l).map_err(|e| AllocError::Bpf(e.to_string()))?;
@@ -292,8 +292,8 @@ pub fn run(
         p.start_ns = w.start_ns as u64;
     }
     out.samples = w.samples;
-    out.ended = Some(s.ended);
-    mechanism.set_stats(kept.stats, s.exited_after_ns);
+    out.session = s.stopped;
+    mechanism.set_stats(kept.stats, s.exited_after_ns, asked);
     out.mechanism = mechanism;
-    Ok((out, s.command, s.cpu_ns))
+    Ok((out, s.cpu_ns))
 }

@@ -203,7 +203,7 @@ pub fn build(out: &Outcome, program: &Path, target: &str, backend: &str) -> Expe
     ));
     findings.push(cost_finding(&cost));
     findings.extend(losses);
-    findings.extend(ended(out.ended));
+    findings.extend(ended(out.session.ended));
     result.findings = findings;
     result
 }

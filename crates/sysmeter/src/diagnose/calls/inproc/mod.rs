@@ -21,7 +21,7 @@ use std::fs::File;
 use super::{CallsConfig, CallsError};
 use crate::diagnose::observe::inject;
 use crate::diagnose::observe::not_entered::{self, NotEntered};
-use crate::diagnose::observe::session::{CommandState, Ended};
+use crate::diagnose::observe::session::{CommandState, Stopped};
 
 /// Everything an in-process run produced.
 #[derive(Debug)]
@@ -32,10 +32,9 @@ pub struct Outcome {
     pub ns_per_tick: f64,
     /// 1 in this many calls timed per function and thread (1: every call).
     pub every: u64,
-    /// Why it ended.
-    pub ended: Ended,
-    /// The command's fate.
-    pub command: CommandState,
+    /// Why it ended and the command's fate (nothing travels through a ring: nothing is
+    /// lost on the way; the wall and own CPU time are read by the caller, who started them).
+    pub session: Stopped,
     /// CPU time of the command, ns.
     pub cpu_ns: Option<f64>,
     /// With `--functions`: what the -finstrument-functions hooks recorded.
@@ -130,8 +129,7 @@ pub fn run(cfg: &CallsConfig, argv: &[OsString], every: u64) -> Result<Outcome, 
         region,
         ns_per_tick: ns_per_tick(start, end),
         every,
-        ended,
-        command,
+        session: Stopped::new(ended, command),
         cpu_ns: waited.map(|(_, u)| (u.user_ns + u.system_ns) as f64),
         functions,
         not_entered,

@@ -189,7 +189,7 @@ pub(crate) fn exactness(threads_lost: u32) -> String {
 }
 
 fn ended(out: &Outcome) -> Option<Finding> {
-    let text = match out.ended {
+    let text = match out.session.ended {
         Ended::Finished => return None,
         Ended::Interrupted => {
             "Counting stopped by Ctrl-C; the counts are the command's until it ended."

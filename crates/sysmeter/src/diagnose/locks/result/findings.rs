@@ -82,18 +82,18 @@ fn events(others: &[&Lock]) -> Option<Finding> {
 /// dropped against all records sent, or waits the kernel's maps had no room for against all
 /// waits; `None` when nothing was lost.
 fn lost(paired: &Paired, rec: &Recording) -> Option<Finding> {
-    let lost = rec.recorded.lost;
+    let lost = rec.data.recorded.lost;
     if lost == 0 {
         return None;
     }
-    let (kept, what, why) = match rec.in_kernel {
+    let (kept, what, why) = match rec.data.in_kernel {
         true => (
             paired.waits.len() as u64,
             "waits dropped",
             "the kernel's maps were full",
         ),
         false => (
-            rec.recorded.events.len() as u64,
+            rec.data.recorded.events.len() as u64,
             "futex records lost",
             "ring buffers full; `--backend bpf` aggregates in the kernel and loses none",
         ),
@@ -156,7 +156,7 @@ pub fn findings(locks: &[Lock], paired: &Paired, rec: &Recording) -> Vec<Finding
             units::count(paired.waits.len() as f64),
             units::count(paired.wakes as f64),
             ns(rec.wall_ns),
-            ns(rec.tracer_cpu_ns)
+            ns(rec.own_cpu_ns)
         ),
         Some(paired.calls as f64),
     ));
@@ -198,10 +198,11 @@ pub const BLINDED_FIX: &str = "Stop it (`bpftool perf` lists what sits on a trac
 /// its unlock), so a received call may stand for at most four contended attempts before the
 /// session calls itself blinded.
 pub fn witness(paired: &Paired, rec: &Recording) -> Option<Witness> {
-    if rec.in_kernel || rec.held.is_empty() {
+    if rec.data.in_kernel || rec.data.held.is_empty() {
         return None;
     }
     let contended: u64 = rec
+        .data
         .held
         .iter()
         .filter(|r| r.kind != "condvar")
@@ -211,7 +212,7 @@ pub fn witness(paired: &Paired, rec: &Recording) -> Option<Witness> {
         event: "syscalls:sys_enter_futex",
         seen: paired.calls,
         seen_what: "futex calls",
-        lost: rec.recorded.lost,
+        lost: rec.data.recorded.lost,
         counted: contended,
         counted_what: "contended lock attempts in the command's in-process table",
         margin: 4,

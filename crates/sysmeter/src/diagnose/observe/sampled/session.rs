@@ -16,20 +16,16 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use sysmeter_sys::process::child::Child;
-use sysmeter_sys::process::exit::{ChildUsage, Exit};
 
 use super::SampledError;
 use super::cpu_clock::EventSet;
 use super::sources::{Attached, Sources, attach_new_threads, stat_cpu_ns};
-use crate::diagnose::observe::maps::{MapEvent, parse_proc_maps};
+use crate::diagnose::observe::maps::parse_proc_maps;
 use crate::diagnose::observe::pump::{self, Watched};
+use crate::diagnose::observe::recording;
 use crate::diagnose::observe::records::RawData;
-use crate::diagnose::observe::session::{
-    self, Ended, SessionEnd, StopWhen, Watch, ended_by_exit, wait_for_end,
-};
+use crate::diagnose::observe::session::{Ended, StopWhen, Watch, wait_for_end};
 use crate::diagnose::observe::target::{Target, Unresolved, resolve_program};
-use crate::diagnose::observe::witness::Blinded;
-use crate::model::Finding;
 
 /// What a sampled session is asked to do.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,27 +38,18 @@ pub struct Sampling {
     pub on_cpu: bool,
 }
 
-/// What a session collected.
+/// What a sampled session collected (the one session record of the floor, `observe::recording`).
+pub type Recording = recording::Recording<Sampled>;
+
+/// What only the stack-sampling diagnoses read of a session.
 #[derive(Debug, Clone)]
-pub struct Recording {
+pub struct Sampled {
     /// Samples and side-band records.
     pub raw: RawData,
-    /// Mappings that existed when sampling began (attach only).
-    pub maps_at_start: Vec<MapEvent>,
     /// Whether kernel frames were sampled.
     pub kernel: bool,
     /// Sampling frequency, Hz.
     pub frequency: u64,
-    /// Exit status of a launched command.
-    pub exit: Option<(Exit, ChildUsage)>,
-    /// Ctrl-C arrived.
-    pub interrupted: bool,
-    /// Why sampling stopped.
-    pub stop: Ended,
-    /// Wall time from release (or attach) to the end of sampling, ns.
-    pub wall_ns: u64,
-    /// CPU time this process spent while sampling (reading the ring buffers), ns.
-    pub profiler_cpu_ns: u64,
     /// CPU time of the target while sampled (launched: its rusage; attached: /proc), ns.
     pub target_cpu_ns: Option<u64>,
     /// Threads observed (attached) or CPUs observed (launched).
@@ -72,32 +59,14 @@ pub struct Recording {
 impl Recording {
     /// CPU time the samples stand for: samples × period, ns.
     pub fn sampled_cpu_ns(&self) -> f64 {
-        self.raw.samples.len() as f64 * 1e9 / self.frequency.max(1) as f64
+        self.data.raw.samples.len() as f64 * 1e9 / self.data.frequency.max(1) as f64
     }
 
     /// This process's CPU time while sampling as a share of the CPU time sampled (0.01 =
     /// 1%); `None` without samples.
     pub fn profiler_share(&self) -> Option<f64> {
         let sampled = self.sampled_cpu_ns();
-        (sampled > 0.0).then(|| self.profiler_cpu_ns as f64 / sampled)
-    }
-
-    /// The finding of a running process (`-p`) that ended the session by exiting.
-    pub fn exited(&self) -> Option<Finding> {
-        ended_by_exit(self.stop, self.exit.is_some(), self.wall_ns)
-    }
-
-    /// The session's end as a result embeds it (`model::SessionEnd`), with the records
-    /// `lost` and the witness's verdict when a tracepoint was hidden from perf (off-CPU;
-    /// the CPU clock of the on-CPU profile is no tracepoint and cannot be).
-    pub fn end(&self, lost: u64, blinded: Option<&Blinded>) -> SessionEnd {
-        session::end(
-            self.stop,
-            self.exit.as_ref().map(|(e, _)| e.shell_code()),
-            (self.wall_ns, self.profiler_cpu_ns),
-            lost,
-            blinded,
-        )
+        (sampled > 0.0).then(|| self.own_cpu_ns as f64 / sampled)
     }
 }
 
@@ -202,7 +171,7 @@ fn record_child(
     let watched = Watched::Command(&mut child);
     let (stop, mut exit) =
         pump::run(&mut sources, &mut raw, watched, &mut stop_when).map_err(wait_error)?;
-    let (wall_ns, profiler_cpu_ns) = watch.read();
+    let watched = watch.read();
     let kernel = events.kernel;
     let cpus = events.len();
     // Close the events before waiting, so a command that runs on is not sampled for nothing.
@@ -211,19 +180,14 @@ fn record_child(
     if exit.is_none() {
         exit = wait_for_end(&mut child).map_err(wait_error)?;
     }
-    Ok(Recording {
+    let data = Sampled {
         raw,
-        maps_at_start: Vec::new(),
         kernel,
         frequency: sampling.frequency,
         target_cpu_ns: exit.map(|(_, u)| u.user_ns + u.system_ns),
-        exit,
-        interrupted: stop == Ended::Interrupted,
-        stop,
-        wall_ns,
-        profiler_cpu_ns,
         events: cpus,
-    })
+    };
+    Ok(Recording::launched(data, exit, stop, watched))
 }
 
 /// Attaches to every thread of `pid` (rescanning for new ones) and reads until it exits,
@@ -265,18 +229,13 @@ fn record_pid(
         (_, _) => (Ended::Finished, target0),
     };
     extra.close();
-    let (wall_ns, profiler_cpu_ns) = watch.read();
-    Ok(Recording {
+    let watched = watch.read();
+    let data = Sampled {
         raw,
-        maps_at_start,
         kernel: events.kernel,
         frequency: sampling.frequency,
-        exit: None,
-        interrupted: stop == Ended::Interrupted,
-        stop,
-        wall_ns,
-        profiler_cpu_ns,
         target_cpu_ns: target0.zip(target_last).map(|(a, b)| b.saturating_sub(a)),
         events: events.len(),
-    })
+    };
+    Ok(Recording::attached(data, maps_at_start, stop, watched))
 }

@@ -16,7 +16,7 @@ use crate::diagnose::observe::bpf::BpfError;
 use crate::diagnose::observe::error::resolve_program;
 use crate::diagnose::observe::overhead::Overhead;
 use crate::diagnose::observe::pump::{self, Beside, LoopEnd, Watched};
-use crate::diagnose::observe::session::{Pending, StopWhen};
+use crate::diagnose::observe::session::{Pending, StopWhen, Stopped};
 use crate::diagnose::observe::witness::IoCalls;
 
 fn bpf_failed(e: BpfError) -> TraceError {
@@ -53,13 +53,13 @@ fn outcome(
         why: String::new(),
         seccomp: false,
         notes,
-        ended,
-        command: CommandState::NotLaunched,
         pinned_cpu: None,
-        lost: maps.lost(),
         stats: None,
         io,
-        watched: (0, 0),
+        session: Stopped {
+            lost: maps.lost(),
+            ..Stopped::new(ended, CommandState::NotLaunched)
+        },
     })
 }
 
@@ -128,7 +128,7 @@ pub(in crate::diagnose::trace) fn launch(
     let ((ended, exit), io) = watch(&mut k, pid, Watched::Command(&mut child), &mut stop)
         .map_err(TraceError::io("waiting for the command"))?;
     let mut out = outcome(&mut k, cfg, (pid, overhead), (ended, io))?;
-    out.command = match exit {
+    out.session.command = match exit {
         Some((exit, _)) => CommandState::Exited(exit.shell_code()),
         None => CommandState::StillRunning(Pending::gated(child)),
     };

@@ -9,7 +9,6 @@ use super::super::summary::CallStats;
 use super::super::{Backend, TraceConfig};
 use super::error_text;
 use crate::diagnose::observe::backend::line;
-use crate::diagnose::observe::session::tracing_stopped;
 use crate::diagnose::observe::witness::Witness;
 use crate::model::Finding;
 use crate::model::units::duration_ns;
@@ -151,21 +150,21 @@ fn limits(out: &Outcome) -> Vec<Finding> {
             Some(unfinished as f64),
         ));
     }
-    if out.lost > 0 {
+    if out.session.lost > 0 {
         let text = match out.backend {
             Backend::Bpf => format!(
                 "Incomplete: {} system calls not counted ({:.2}% of those seen; an in-kernel \
                  map was full): the counts are lower bounds",
-                out.lost,
-                100.0 * out.lost as f64 / (out.lost + out.collector.total_calls()) as f64
+                out.session.lost,
+                100.0 * out.session.lost as f64 / (out.session.lost + out.collector.total_calls()) as f64
             ),
             _ => format!(
                 "{} trace records were lost (a ring buffer was full): the counts are lower \
                  bounds",
-                out.lost
+                out.session.lost
             ),
         };
-        v.push(Finding::new("lost", text, Some(out.lost as f64)));
+        v.push(Finding::new("lost", text, Some(out.session.lost as f64)));
     }
     v.extend(
         out.notes
@@ -208,11 +207,10 @@ pub(super) fn all(
     v.push(overhead(out));
     v.push(backend(out, cfg));
     v.extend(limits(out));
-    v.extend(tracing_stopped(
-        out.ended,
-        &out.command,
-        "the process was detached and keeps running",
-    ));
+    v.extend(
+        out.session
+            .tracing_stopped("the process was detached and keeps running"),
+    );
     v
 }
 
@@ -232,7 +230,7 @@ pub(super) fn witness(out: &Outcome, cfg: &TraceConfig, total_calls: u64) -> Opt
         event: "raw_syscalls:sys_enter",
         seen: total_calls,
         seen_what: "system calls",
-        lost: out.lost,
+        lost: out.session.lost,
         counted: out.io.counted()?,
         counted_what: "read or write calls of the process (the kernel's /proc/PID/io)",
         margin: 2,

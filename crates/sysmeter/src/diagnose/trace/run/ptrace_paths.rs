@@ -17,7 +17,7 @@ use super::super::summary::Collector;
 use super::super::{Backend, CommandState, Ended, TraceConfig, TraceError, TraceObserver};
 use super::{Outcome, PendingKind, StopWhen, last_cpu};
 use crate::diagnose::observe::error::resolve_program;
-use crate::diagnose::observe::session::Pending;
+use crate::diagnose::observe::session::{Pending, Stopped};
 
 /// How often a blocked `waitpid` wakes up to check Ctrl-C and `--duration`.
 const TICK: Duration = Duration::from_millis(50);
@@ -67,12 +67,9 @@ fn outcome(collector: Collector, overhead: calibrate::Overhead, cpu: Option<usiz
         why: String::new(),
         seccomp: false,
         notes: Vec::new(),
-        ended: Ended::Finished,
-        command: CommandState::NotLaunched,
+        session: Stopped::new(Ended::Finished, CommandState::NotLaunched),
         pinned_cpu: cpu,
-        lost: 0,
         io: Default::default(),
-        watched: (0, 0),
         stats: None,
     }
 }
@@ -109,9 +106,9 @@ pub(super) fn launch(cfg: &TraceConfig, argv: &[OsString]) -> Result<Outcome, Tr
         .map_err(TraceError::io("waiting for the traced command"))?;
     let mut out = outcome(collector, overhead, cpu);
     out.seccomp = seccomp;
-    out.ended = stop.why.unwrap_or(Ended::Finished);
+    out.session.ended = stop.why.unwrap_or(Ended::Finished);
     out.stats = Some(session.stats);
-    out.command = after_launch(end, session, child, &mut out)?;
+    out.session.command = after_launch(end, session, child, &mut out)?;
     Ok(out)
 }
 
@@ -203,7 +200,7 @@ pub(super) fn attach(
         .run(&mut collector, &mut |c| stop.check(c.total_calls()))
         .map_err(TraceError::io(format!("following PID {pid}")))?;
     let mut out = outcome(collector, overhead, cpu);
-    out.ended = stop.why.unwrap_or(Ended::Finished);
+    out.session.ended = stop.why.unwrap_or(Ended::Finished);
     if cfg.selection.is_some() {
         out.notes.push(
             "-e with -p: every call still stops the process (a seccomp filter cannot be added \

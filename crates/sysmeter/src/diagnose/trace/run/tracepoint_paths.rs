@@ -15,7 +15,7 @@ use super::super::{Backend, CommandState, Ended, TraceConfig, TraceError, TraceO
 use super::{Outcome, StopWhen, each_thread, online_cpus};
 use crate::diagnose::observe::error::resolve_program;
 use crate::diagnose::observe::pump::{self, Beside, Watched};
-use crate::diagnose::observe::session::Pending;
+use crate::diagnose::observe::session::{Pending, Stopped};
 use crate::diagnose::observe::witness::IoCalls;
 
 fn kernel_filter(cfg: &TraceConfig) -> Option<CString> {
@@ -33,13 +33,13 @@ fn outcome(calls: Calls, overhead: calibrate::Overhead) -> Outcome {
         why: String::new(),
         seccomp: false,
         notes: Vec::new(),
-        ended: Ended::Finished,
-        command: CommandState::NotLaunched,
+        session: Stopped {
+            lost: calls.lost,
+            ..Stopped::new(Ended::Finished, CommandState::NotLaunched)
+        },
         pinned_cpu: None,
-        lost: calls.lost,
         stats: None,
         io: IoCalls::default(),
-        watched: (0, 0),
     }
 }
 
@@ -107,8 +107,8 @@ pub(super) fn launch(
         .map_err(TraceError::io("waiting for the command"))?;
     let mut out = outcome(calls, overhead);
     out.io = io;
-    out.ended = ended;
-    out.command = match exit {
+    out.session.ended = ended;
+    out.session.command = match exit {
         Some((exit, _)) => CommandState::Exited(exit.shell_code()),
         None => CommandState::StillRunning(Pending::gated(child)),
     };
@@ -156,6 +156,6 @@ pub(super) fn attach(
         .map_err(TraceError::io("watching the process"))?;
     let mut out = outcome(calls, overhead);
     out.io = io;
-    out.ended = ended;
+    out.session.ended = ended;
     Ok(out)
 }
