@@ -110,6 +110,25 @@ pub fn estimate_line(e: &Estimate, metrics: &[Metric]) -> String {
     line
 }
 
+/// The one wall time of a run a header shows, with its word: a diagnosis's is the time its
+/// session observed the program (`SessionEnd::wall_ns`, the "wall time" its key figures
+/// give), not sysmeter's own start to end, which adds setup and symbolisation (issue 43:
+/// "took 9.05 s" above "wall time 8.49 s"); a bench's is its start to end. `None` for a run
+/// that did not finish.
+pub fn wall_time(run: &RunRecord) -> Option<(&'static str, f64)> {
+    let observed = run.results.iter().find_map(|r| r.session.as_ref());
+    match (observed, run.finished_ns) {
+        (Some(session), _) => Some(("observed", session.wall_ns as f64)),
+        (None, Some(end)) => Some(("took", end.saturating_sub(run.started_ns) as f64)),
+        (None, None) => None,
+    }
+}
+
+/// [`wall_time`] as a header phrase: `took 41.3 s`, `observed 8.49 s`.
+pub fn wall_time_phrase(run: &RunRecord) -> Option<String> {
+    wall_time(run).map(|(word, ns)| format!("{word} {}", duration_ns(ns)))
+}
+
 fn cycles_cell(c: Option<&Summary>) -> String {
     c.map_or_else(|| NONE.to_string(), |c| cycles(c.median))
 }

@@ -7,7 +7,7 @@
 //! Pure: a description in, an SVG string out. Depends on `axis`, `svg` and `model::units`.
 
 use super::axis::{AUTO_LOG_SPAN, Axis, ScaleMode};
-use super::svg::{Anchor, Svg, color};
+use super::svg::{Anchor, Svg, TICK, color};
 use super::{CHAR_W, WIDTH};
 use crate::model::Unit;
 use crate::model::units;
@@ -88,7 +88,7 @@ pub fn render(chart: &BarChart) -> Option<String> {
         let grid = "stroke-width=\"1\"";
         svg.line((px(t), top), (px(t), bottom), "#e3e3e3", grid);
         let at = (px(t), bottom + 16.0);
-        svg.text(at, Anchor::Middle, "fill=\"#444\"", &axis.label(t));
+        svg.text(at, Anchor::Middle, TICK, &axis.label(t));
     }
     svg.line((left, top), (left, bottom), "#666", "stroke-width=\"1\"");
     let title = if axis.is_log() {

@@ -6,7 +6,7 @@
 
 use super::WIDTH;
 use super::axis::{Axis, ScaleMode};
-use super::svg::{Anchor, Svg, color};
+use super::svg::{Anchor, Svg, TICK, color};
 use crate::model::Unit;
 use crate::model::units;
 
@@ -155,13 +155,13 @@ fn grid(svg: &mut Svg, f: &Frame, chart: &XyChart) {
     for t in f.x.ticks() {
         let px = f.px(t);
         svg.line((px, f.top), (px, f.bottom), "#e3e3e3", grid);
-        let extra = "fill=\"#444\"";
+        let extra = TICK;
         svg.text((px, f.bottom + 16.0), Anchor::Middle, extra, &f.x.label(t));
     }
     for t in f.y.ticks() {
         let py = f.py(t);
         svg.line((f.left, py), (f.right, py), "#e3e3e3", grid);
-        let extra = "fill=\"#444\"";
+        let extra = TICK;
         svg.text((f.left - 6.0, py + 4.0), Anchor::End, extra, &f.y.label(t));
     }
     let frame = "stroke-width=\"1\"";

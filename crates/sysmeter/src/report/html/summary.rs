@@ -5,7 +5,6 @@
 //! Pure: built from a [`RunRecord`]; numbers through `model::units`.
 
 use crate::model::RunRecord;
-use crate::model::units;
 
 /// `host · Linux 6.1 · took 41.3 s · noise: …`.
 pub fn summary_line(run: &RunRecord) -> String {
@@ -14,13 +13,10 @@ pub fn summary_line(run: &RunRecord) -> String {
     if !h.kernel.is_empty() {
         parts.push(format!("Linux {}", h.kernel));
     }
-    match run.finished_ns {
-        Some(end) => {
-            let took = end.saturating_sub(run.started_ns) as f64;
-            parts.push(format!("took {}", units::duration_ns(took)));
-        }
-        None => parts.push("did not finish".to_string()),
-    }
+    parts.push(
+        crate::report::format::wall_time_phrase(run)
+            .unwrap_or_else(|| "did not finish".to_string()),
+    );
     parts.push(format!("noise: {}", noise_state(run)));
     parts.retain(|p| !p.is_empty());
     parts.join(" · ")
