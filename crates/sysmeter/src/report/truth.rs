@@ -11,7 +11,8 @@
 //! two; axis ticks, which are a scale and not a figure, left out) and returns every figure
 //! that is none of the record's values, or not one of its label's. Text the record holds
 //! verbatim (a finding's sentence) is the record's own: its figures are checked against a
-//! label they stand beside, not against the values. Bare counts and percentages are not
+//! label they stand beside, not against the values. A range whose ends are one figure
+//! (`921–921 ms`) is a mismatch too: one value shown as an interval. Bare counts and percentages are not
 //! checked: most are shares derived on the page.
 //!
 //! Test code only; uses `model::units` and `serde_json`.
@@ -205,10 +206,11 @@ pub(crate) fn check(truth: &Truth, page: &str) -> Vec<Mismatch> {
     let labels = truth.labels();
     let mut wrong = Vec::new();
     for figure in figures(page, &labels, &truth.sentences) {
-        let fits = match &figure.label {
-            Some(label) => truth.holds_for(label, &figure.shown),
-            None => figure.quoted || truth.holds(&figure.shown),
-        };
+        let fits = !figure.range_of_one
+            && match &figure.label {
+                Some(label) => truth.holds_for(label, &figure.shown),
+                None => figure.quoted || truth.holds(&figure.shown),
+            };
         if !fits {
             wrong.push(Mismatch {
                 shown: figure.shown,

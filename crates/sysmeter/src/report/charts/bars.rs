@@ -138,12 +138,14 @@ fn draw_bar(svg: &mut Svg, bar: &Bar, y: f64, (left, end): (f64, f64), unit: Uni
     let name = short(&bar.name);
     let text_y = y + BAR / 2.0 + 4.0;
     svg.text((left - 6.0, text_y), Anchor::End, "fill=\"#222\"", &name);
-    let tip = format!(
-        "{}: median {} (within-run 95% CI {})",
-        bar.name,
-        units::value(bar.value, unit),
-        units::range(bar.lo, bar.hi, unit)
-    );
+    let value = units::value(bar.value, unit);
+    // A bar without an interval (a total, one observation) is its value, not a median.
+    let tip = if bar.lo == bar.hi {
+        format!("{}: {value}", bar.name)
+    } else {
+        let ci = units::range(bar.lo, bar.hi, unit);
+        format!("{}: median {value} (within-run 95% CI {ci})", bar.name)
+    };
     svg.rect((left, y), (end - left, BAR), color(0), Some(&tip));
 }
 
@@ -199,7 +201,11 @@ mod tests {
         let svg = render(&chart(vec![bar(long, 0.0), bar("x", 0.0)])).unwrap_or_default();
         assert!(!svg.contains("(log scale)"));
         assert!(svg.contains("…</text>"));
-        assert!(svg.contains(&format!("<title>{long}: median 0 ns")));
+        // No interval: the tooltip gives the value, not a median with a CI of one value.
+        assert!(
+            svg.contains(&format!("<title>{long}: 0 ns</title>")),
+            "{svg}"
+        );
         assert!(!svg.contains("NaN"));
         assert_eq!(render(&chart(vec![])), None);
     }

@@ -254,13 +254,17 @@ fn curve(svg: &mut Svg, f: &Frame, line: &Line, stroke: &str, chart: &XyChart) {
     let style = format!("fill=\"none\" stroke=\"{stroke}\" stroke-width=\"2\"");
     svg.path(&path, false, &style);
     for (p, xy) in line.points.iter().zip(&path) {
-        let tip = format!(
-            "{}: {} at {} (95% CI {})",
-            line.name,
+        let (y, x) = (
             units::value(p.y, chart.y_unit),
             units::value(p.x, chart.x_unit),
-            units::range(p.lo, p.hi, chart.y_unit)
         );
+        // A point without an interval (one observation, a fitted curve) is its value alone.
+        let tip = if p.lo == p.hi {
+            format!("{}: {y} at {x}", line.name)
+        } else {
+            let ci = units::range(p.lo, p.hi, chart.y_unit);
+            format!("{}: {y} at {x} (95% CI {ci})", line.name)
+        };
         svg.circle(*xy, 2.6, stroke, Some(&tip));
     }
 }

@@ -27,6 +27,9 @@ pub(crate) struct Figure {
     pub(crate) label: Option<String>,
     /// Whether it sits in a sentence the record holds verbatim.
     pub(crate) quoted: bool,
+    /// Whether it is the low end of a range whose ends are the same figure (`921–921 ms`): one
+    /// value shown as an interval.
+    pub(crate) range_of_one: bool,
     /// The line it was read from.
     pub(crate) line: String,
 }
@@ -47,7 +50,7 @@ pub(crate) fn figures(page: &str, labels: &[&str], sentences: &[String]) -> Vec<
             .then(|| first_cell_label(line, labels))
             .flatten();
         let first_cell_end = first_cell_end(line);
-        for (at, end, shown) in numbers(line) {
+        for (at, end, shown, range_of_one) in numbers(line) {
             // A figure in double quotes is part of a name (`cpu.ops "strlen 64 B"`).
             if line[..at].matches('"').count() % 2 == 1 {
                 continue;
@@ -62,6 +65,7 @@ pub(crate) fn figures(page: &str, labels: &[&str], sentences: &[String]) -> Vec<
                 shown,
                 label,
                 quoted,
+                range_of_one,
                 line: line.to_string(),
             });
         }
@@ -139,8 +143,9 @@ fn quoted_spans(line: &str, sentences: &[String]) -> Vec<(usize, usize)> {
     spans
 }
 
-/// The figures of `line`: start and end byte and the figure as units write it.
-fn numbers(line: &str) -> Vec<(usize, usize, String)> {
+/// The figures of `line`: start and end byte, the figure as units write it, and whether it
+/// is the low end of a range whose ends are the same figure.
+fn numbers(line: &str) -> Vec<(usize, usize, String, bool)> {
     let mut out = Vec::new();
     let mut pending: Option<(usize, String)> = None;
     let mut i = 0;
@@ -153,9 +158,9 @@ fn numbers(line: &str) -> Vec<(usize, usize, String)> {
         if let Some(unit) = rest.strip_prefix(' ').and_then(unit_at) {
             let end = i + len + 1 + unit.len();
             if let Some((at, first)) = pending.take() {
-                out.push((at, end, format!("{first} {unit}")));
+                out.push((at, end, format!("{first} {unit}"), first == number));
             }
-            out.push((i, end, format!("{number} {unit}")));
+            out.push((i, end, format!("{number} {unit}"), false));
             i = end;
         } else if rest.starts_with('–') {
             pending = Some((i, number.to_string()));

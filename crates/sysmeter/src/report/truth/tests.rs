@@ -76,6 +76,11 @@ fn a_figure_must_be_one_of_the_records_values_and_of_its_labels() {
     );
     assert!(wrong("as it said: 3426 µs said in the record's own words").is_empty());
     assert_eq!(wrong("process create 3426 µs"), ["3426 µs"]);
+    assert_eq!(
+        wrong("wall time 8.49 s (95% CI 8.49–8.49 s)"),
+        ["8.49 s"],
+        "a range of one"
+    );
 }
 
 /// The bench fixture's "null (getppid)" median as every page shows it.
