@@ -129,6 +129,21 @@ pub fn wall_time_phrase(run: &RunRecord) -> Option<String> {
     wall_time(run).map(|(word, ns)| format!("{word} {}", duration_ns(ns)))
 }
 
+/// What the machine-state probe judged over a run: the experiments it saw the machine move
+/// in, and how many it probed. The one count the header, the glance and the HTML summary
+/// give (issue 43: "unsteady in 10 of 24" above "10 of 19"): every result with a probe,
+/// whatever its status.
+pub fn probe_counts(run: &RunRecord) -> (Vec<&str>, usize) {
+    let probed: Vec<&ExperimentResult> =
+        run.results.iter().filter(|r| r.machine.is_some()).collect();
+    let moving = probed
+        .iter()
+        .filter(|r| r.machine.as_ref().is_some_and(|m| !m.stable))
+        .map(|r| r.id.as_str())
+        .collect();
+    (moving, probed.len())
+}
+
 fn cycles_cell(c: Option<&Summary>) -> String {
     c.map_or_else(|| NONE.to_string(), |c| cycles(c.median))
 }
