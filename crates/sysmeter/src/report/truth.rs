@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use crate::model::units;
+use crate::model::{Unit, units};
 
 pub(crate) use page::figures;
 
@@ -121,6 +121,20 @@ impl Truth {
             self.add(None, sum);
             self.add(None, sum / calls);
         }
+        // A CI as `units::range` shows it: finer than a value when its ends are close.
+        if let Some([lo, hi]) = map
+            .get("ci95")
+            .and_then(Value::as_array)
+            .map(|a| [a.first(), a.get(1)].map(|v| v.and_then(Value::as_f64).unwrap_or(f64::NAN)))
+        {
+            for unit in [Unit::Ns, Unit::Bytes, Unit::BytesPerSec] {
+                let shown = units::range(lo, hi, unit);
+                self.add_shown(
+                    label,
+                    page::figures(&shown, &[], &[]).into_iter().map(|f| f.shown),
+                );
+            }
+        }
         if map.contains_key("median") {
             return;
         }
@@ -134,7 +148,12 @@ impl Truth {
 
     /// Adds the value `x` (under `label`, if any) in every format.
     pub(crate) fn add(&mut self, label: Option<&str>, x: f64) {
-        let shown = formats(x);
+        self.add_shown(label, formats(x));
+    }
+
+    /// Adds figures as shown (under `label`, if any).
+    fn add_shown(&mut self, label: Option<&str>, shown: impl IntoIterator<Item = String>) {
+        let shown: Vec<String> = shown.into_iter().collect();
         if let Some(l) = label {
             let set = self.labels.entry(l.to_lowercase()).or_default();
             set.extend(shown.iter().cloned());

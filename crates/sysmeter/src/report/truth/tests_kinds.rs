@@ -162,3 +162,24 @@ fn every_figure_of_a_fleet_is_its_view() {
     }
     assert_consistent(found);
 }
+
+/// The checker on a record of this machine, named by `SYSMETER_TRUTH_RECORD` (a file
+/// `sysmeter … --format json --out FILE` wrote): `SYSMETER_TRUTH_RECORD=/tmp/x.json cargo
+/// test -p sysmeter --lib truth -- --ignored`. Ignored in the suite: it needs a fresh run.
+#[test]
+#[ignore = "needs SYSMETER_TRUTH_RECORD, a record of a fresh run"]
+fn every_figure_of_a_fresh_record_is_the_records() {
+    let path = std::env::var("SYSMETER_TRUTH_RECORD").expect("SYSMETER_TRUTH_RECORD names a file");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let run = record(&path, &text);
+    let truth = run_truth(&run);
+    let mut found = Vec::new();
+    for (format, page) in pages(&run) {
+        found.extend(
+            check(&truth, &page)
+                .into_iter()
+                .map(|m| (format.to_string(), m)),
+        );
+    }
+    assert_consistent(found);
+}
