@@ -183,7 +183,7 @@ pub fn metric_cells(m: &Metric) -> [String; 6] {
         // A degenerate sample set has no value to quote; its CI shows why.
         match m.degenerate {
             Some(_) => NOT_A_RESULT.to_string(),
-            None => value(s.median, m.unit),
+            None => m.shown(s.median),
         },
         range(s.ci95.0, s.ci95.1, m.unit),
         value(s.p99, m.unit),
@@ -224,7 +224,7 @@ pub fn metric_table(metrics: &[Metric]) -> (Vec<String>, Vec<Vec<String>>) {
             if rounds {
                 let r = m.rounds.as_ref();
                 if let Some(r) = r.filter(|_| m.degenerate.is_none()) {
-                    cells[1] = value(r.median, m.unit);
+                    cells[1] = m.shown(r.median);
                 }
                 cells.insert(2, r.map_or_else(|| NONE.to_string(), |r| percent(r.cv)));
             }

@@ -31,6 +31,20 @@ pub struct Bar {
     /// The run-to-run interval (low, high, in words for the tooltip: `this machine, run to
     /// run: 98.7–104 ns over 8 runs`), drawn as a band; `None` where there is none.
     pub band: Option<(f64, f64, String)>,
+    /// The value is a lower bound (`Metric::at_least`): its label and tooltip say `≥`.
+    pub at_least: bool,
+}
+
+impl Bar {
+    /// The bar's value as every page shows it (`≥ 64 MiB` for a lower bound).
+    fn shown(&self, unit: Unit) -> String {
+        let value = units::value(self.value, unit);
+        if self.at_least {
+            format!("≥ {value}")
+        } else {
+            value
+        }
+    }
 }
 
 /// A bar chart of metrics sharing one unit.
@@ -108,7 +122,7 @@ pub fn render(chart: &BarChart) -> Option<String> {
         draw_bar(&mut svg, bar, y, (left, px(bar.value)), chart.unit);
         let (lo, hi) = (px(bar.lo), px(bar.hi));
         draw_whisker(&mut svg, (lo, hi), y + BAR / 2.0, right);
-        let value = units::value(bar.value, chart.unit);
+        let value = bar.shown(chart.unit);
         let end = px(bar.value).max(hi) + 6.0;
         let at = (end, y + BAR / 2.0 + 4.0);
         svg.text(at, Anchor::Start, "fill=\"#222\"", &value);
@@ -138,7 +152,7 @@ fn draw_bar(svg: &mut Svg, bar: &Bar, y: f64, (left, end): (f64, f64), unit: Uni
     let name = short(&bar.name);
     let text_y = y + BAR / 2.0 + 4.0;
     svg.text((left - 6.0, text_y), Anchor::End, "fill=\"#222\"", &name);
-    let value = units::value(bar.value, unit);
+    let value = bar.shown(unit);
     // A bar without an interval (a total, one observation) is its value, not a median.
     let tip = if bar.lo == bar.hi {
         format!("{}: {value}", bar.name)
@@ -161,6 +175,7 @@ mod tests {
             lo: value * 0.95,
             hi: value * 1.05,
             band: None,
+            at_least: false,
         }
     }
 
