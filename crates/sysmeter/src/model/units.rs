@@ -135,10 +135,11 @@ pub fn value(x: f64, unit: Unit) -> String {
 /// (`1.213–1.214 ns`, not `1.21–1.21 ns`, which reads as one value).
 pub fn range(lo: f64, hi: f64, unit: Unit) -> String {
     let (a, b) = (value(lo, unit), value(hi, unit));
-    if a == b && lo != hi {
-        if let Some(fine) = fine_range(lo, hi, &b) {
-            return fine;
-        }
+    if a == b
+        && lo != hi
+        && let Some(fine) = fine_range(lo, hi, &b)
+    {
+        return fine;
     }
     match (a.rsplit_once(' '), b.rsplit_once(' ')) {
         (Some((a_num, a_unit)), Some((_, b_unit))) if a_unit == b_unit => format!("{a_num}–{b}"),
