@@ -288,6 +288,10 @@ pub struct Metric {
     /// Where the next run's median should land (`model::interval`); computed, never stored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_to_run: Option<RunToRun>,
+    /// The value is a lower bound, not a measurement of the quantity itself (`fs.cache_size`
+    /// when the size cap came first): every page shows it as `≥ 64 MiB`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub at_least: bool,
 }
 
 impl Metric {
@@ -307,6 +311,18 @@ impl Metric {
             rounds: None,
             degenerate: None,
             run_to_run: None,
+            at_least: false,
+        }
+    }
+
+    /// `x` in this metric's unit, as every page shows its value: `≥ 64 MiB` for a lower
+    /// bound ([`Metric::at_least`]), else the number (`model::units::value`).
+    pub fn shown(&self, x: f64) -> String {
+        let value = super::units::value(x, self.unit);
+        if self.at_least {
+            format!("≥ {value}")
+        } else {
+            value
         }
     }
 }

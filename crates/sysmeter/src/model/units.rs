@@ -130,12 +130,39 @@ pub fn value(x: f64, unit: Unit) -> String {
 
 /// An interval in `unit`, naming the unit once when both ends share it: `50.1–52.3 ns`,
 /// `998 ns–1.01 µs`.
+///
+/// An interval narrower than the last digit shown gets the digits that tell its ends apart
+/// (`1.213–1.214 ns`, not `1.21–1.21 ns`, which reads as one value).
 pub fn range(lo: f64, hi: f64, unit: Unit) -> String {
     let (a, b) = (value(lo, unit), value(hi, unit));
+    if a == b
+        && lo != hi
+        && let Some(fine) = fine_range(lo, hi, &b)
+    {
+        return fine;
+    }
     match (a.rsplit_once(' '), b.rsplit_once(' ')) {
         (Some((a_num, a_unit)), Some((_, b_unit))) if a_unit == b_unit => format!("{a_num}–{b}"),
         _ => format!("{a}–{b}"),
     }
+}
+
+/// `lo–hi` in the display unit of `shown` (how `hi` reads), with one decimal more than it
+/// until the ends differ (at most 6); `None` when `shown` is not a plain number and unit.
+fn fine_range(lo: f64, hi: f64, shown: &str) -> Option<String> {
+    let (number, suffix) = shown.rsplit_once(' ').unwrap_or((shown, ""));
+    let n: f64 = number.parse().ok().filter(|n: &f64| *n != 0.0)?;
+    let base: f64 = if suffix.ends_with("iB") {
+        1024.0
+    } else {
+        1000.0
+    };
+    let scale = base.powi((hi / n).log(base).round() as i32);
+    let shown_decimals = number.split('.').nth(1).map_or(0, str::len);
+    (shown_decimals + 1..=6).find_map(|d| {
+        let (a, b) = (format!("{:.d$}", lo / scale), format!("{:.d$}", hi / scale));
+        (a != b).then(|| format!("{a}–{b} {suffix}").trim_end().to_string())
+    })
 }
 
 /// Cycles rounded to 3 significant digits: `~0.412 cyc`, `~51.3 cyc`, `~1230 cyc`.
@@ -217,6 +244,10 @@ mod tests {
         assert_eq!(range(998.0, 1012.0, Unit::Ns), "998 ns–1.01 µs");
         assert_eq!(range(1.0, 2.0, Unit::Count), "1–2");
         assert_eq!(count(512.0), "512");
+        // Narrower than the last digit: the digits that tell the ends apart.
+        assert_eq!(range(1.2131, 1.2142, Unit::Ns), "1.213–1.214 ns");
+        assert_eq!(range(2.0e6, 2.0004e6, Unit::Bytes), "1.907–1.908 MiB");
+        assert_eq!(range(5.0, 5.0, Unit::Ns), "5.00–5.00 ns");
     }
 
     #[test]

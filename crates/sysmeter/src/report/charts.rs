@@ -259,6 +259,7 @@ fn metric_bars(id: &str, metrics: &[&Metric]) -> Vec<Chart> {
                 band: (m.run_to_run)
                     .filter(|i| i.basis != IntervalBasis::ThisRun)
                     .map(|i| (i.lo, i.hi, i.words(m.unit))),
+                at_least: m.at_least,
             })
             .collect();
         let what = match bars.iter().any(|b| b.band.is_some()) {

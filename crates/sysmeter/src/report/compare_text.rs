@@ -15,7 +15,7 @@ mod machine;
 mod markdown;
 mod terminal;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use document::{CompareDocument, Counts};
 pub use host_diff::{Difference, machine_differences, machine_fields, run_differences};

@@ -39,11 +39,8 @@ fn header(run: &RunRecord) -> Vec<String> {
         run.id,
         text::timestamp(run.started_ns)
     );
-    if let Some(end) = run.finished_ns {
-        first.push_str(&format!(
-            " · took {}",
-            duration_ns(end.saturating_sub(run.started_ns) as f64)
-        ));
+    if let Some(took) = super::format::wall_time_phrase(run) {
+        first.push_str(&format!(" · {took}"));
     }
     if run.interrupted {
         first.push_str(" · INTERRUPTED (below: the experiments that finished)");

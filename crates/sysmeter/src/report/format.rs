@@ -110,6 +110,40 @@ pub fn estimate_line(e: &Estimate, metrics: &[Metric]) -> String {
     line
 }
 
+/// The one wall time of a run a header shows, with its word: a diagnosis's is the time its
+/// session observed the program (`SessionEnd::wall_ns`, the "wall time" its key figures
+/// give), not sysmeter's own start to end, which adds setup and symbolisation (issue 43:
+/// "took 9.05 s" above "wall time 8.49 s"); a bench's is its start to end. `None` for a run
+/// that did not finish.
+pub fn wall_time(run: &RunRecord) -> Option<(&'static str, f64)> {
+    let observed = run.results.iter().find_map(|r| r.session.as_ref());
+    match (observed, run.finished_ns) {
+        (Some(session), _) => Some(("observed", session.wall_ns as f64)),
+        (None, Some(end)) => Some(("took", end.saturating_sub(run.started_ns) as f64)),
+        (None, None) => None,
+    }
+}
+
+/// [`wall_time`] as a header phrase: `took 41.3 s`, `observed 8.49 s`.
+pub fn wall_time_phrase(run: &RunRecord) -> Option<String> {
+    wall_time(run).map(|(word, ns)| format!("{word} {}", duration_ns(ns)))
+}
+
+/// What the machine-state probe judged over a run: the experiments it saw the machine move
+/// in, and how many it probed. The one count the header, the glance and the HTML summary
+/// give (issue 43: "unsteady in 10 of 24" above "10 of 19"): every result with a probe,
+/// whatever its status.
+pub fn probe_counts(run: &RunRecord) -> (Vec<&str>, usize) {
+    let probed: Vec<&ExperimentResult> =
+        run.results.iter().filter(|r| r.machine.is_some()).collect();
+    let moving = probed
+        .iter()
+        .filter(|r| r.machine.as_ref().is_some_and(|m| !m.stable))
+        .map(|r| r.id.as_str())
+        .collect();
+    (moving, probed.len())
+}
+
 fn cycles_cell(c: Option<&Summary>) -> String {
     c.map_or_else(|| NONE.to_string(), |c| cycles(c.median))
 }
@@ -149,7 +183,7 @@ pub fn metric_cells(m: &Metric) -> [String; 6] {
         // A degenerate sample set has no value to quote; its CI shows why.
         match m.degenerate {
             Some(_) => NOT_A_RESULT.to_string(),
-            None => value(s.median, m.unit),
+            None => m.shown(s.median),
         },
         range(s.ci95.0, s.ci95.1, m.unit),
         value(s.p99, m.unit),
@@ -190,7 +224,7 @@ pub fn metric_table(metrics: &[Metric]) -> (Vec<String>, Vec<Vec<String>>) {
             if rounds {
                 let r = m.rounds.as_ref();
                 if let Some(r) = r.filter(|_| m.degenerate.is_none()) {
-                    cells[1] = value(r.median, m.unit);
+                    cells[1] = m.shown(r.median);
                 }
                 cells.insert(2, r.map_or_else(|| NONE.to_string(), |r| percent(r.cv)));
             }

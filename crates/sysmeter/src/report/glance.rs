@@ -70,7 +70,7 @@ fn noise(run: &RunRecord) -> String {
         .iter()
         .filter(|r| r.status == Status::Ok)
         .collect();
-    let mut parts = vec![probe_state(&ok)];
+    let mut parts = vec![probe_state(run)];
     let with = |key: &str| {
         ok.iter()
             .filter(|r| r.findings.iter().any(|f| f.key == key))
@@ -114,24 +114,13 @@ fn noise(run: &RunRecord) -> String {
 }
 
 /// What the machine-state probe judged: how many experiments it saw the machine move in.
-fn probe_state(ok: &[&ExperimentResult]) -> String {
-    let probed: Vec<_> = ok
-        .iter()
-        .filter_map(|r| r.machine.as_ref().map(|m| (r, m)))
-        .collect();
-    if probed.is_empty() {
-        return "machine state not probed".to_string();
-    }
-    let moving: Vec<&str> = probed
-        .iter()
-        .filter(|(_, m)| !m.stable)
-        .map(|(r, _)| r.id.as_str())
-        .collect();
-    match moving.len() {
-        0 => format!("machine held still in all {} experiments", probed.len()),
-        n => format!(
-            "machine moved in {n} of {} experiments ({})",
-            probed.len(),
+fn probe_state(run: &RunRecord) -> String {
+    let (moving, probed) = super::format::probe_counts(run);
+    match (probed, moving.len()) {
+        (0, _) => "machine state not probed".to_string(),
+        (all, 0) => format!("machine held still in all {all} experiments"),
+        (all, n) => format!(
+            "machine moved in {n} of {all} experiments ({})",
             moving.join(", ")
         ),
     }

@@ -37,6 +37,8 @@ mod tests_glance;
 mod tests_intervals;
 #[cfg(test)]
 mod tests_single;
+#[cfg(test)]
+mod truth;
 
 use crate::model::RunRecord;
 

@@ -133,3 +133,20 @@ fn the_markdown_summary_is_one_table() {
     );
     assert_eq!(rows.last().map(|r| r[0].as_str()), Some("noise"));
 }
+
+#[test]
+fn the_glance_and_the_summary_count_the_same_probed_experiments() {
+    let mut run = sample_run();
+    run.results[0].machine = Some(crate::model::fixture::steady_machine(2.45));
+    // A failed experiment the probe watched, the machine moving: counted by both or neither.
+    let mut moving = crate::model::fixture::steady_machine(2.45);
+    moving.stable = false;
+    run.results[3].machine = Some(moving);
+    let page = crate::report::html::render(&run).expect("html renders");
+    let glance = summary(&run, Format::Text).expect("a glance");
+    assert!(
+        page.contains("unsteady in 1 of 2 probed"),
+        "the HTML summary line"
+    );
+    assert!(glance.contains("moved in 1 of 2 experiments"), "{glance}");
+}

@@ -59,3 +59,36 @@ fn a_single_observation_beside_sampled_metrics_has_no_spread_cells() {
     assert_eq!(faults[p99], NONE);
     assert_ne!(rows[0][ci], NONE, "a sampled metric keeps its CI");
 }
+
+#[test]
+fn a_lower_bound_reads_with_its_sign_on_every_page() {
+    let mut run = sample_run();
+    let one = Summary {
+        n: 1,
+        median: 96.0 * 1024.0 * 1024.0,
+        p99: 96.0 * 1024.0 * 1024.0,
+        ci95: (96.0 * 1024.0 * 1024.0, 96.0 * 1024.0 * 1024.0),
+        ..Summary::default()
+    };
+    let mut size = Metric::new("file cache size", Unit::Bytes, one);
+    size.at_least = true;
+    run.results[0].metrics.push(size);
+    let html = crate::report::html::render(&run).expect("html renders");
+    for (format, page) in [
+        ("text", render(&run, Format::Text, false).expect("text")),
+        (
+            "full",
+            super::render_view(&run, Format::Text, false, true).expect("full"),
+        ),
+        (
+            "markdown",
+            render(&run, Format::Markdown, false).expect("markdown"),
+        ),
+        ("html", html),
+    ] {
+        let bare = page.matches("96 MiB").count();
+        let bounded = page.matches("≥ 96 MiB").count();
+        assert!(bounded > 0, "{format}: no ≥ 96 MiB:\n{page}");
+        assert_eq!(bare, bounded, "{format}: 96 MiB shown without ≥:\n{page}");
+    }
+}

@@ -57,9 +57,8 @@ fn header(run: &RunRecord) -> Vec<String> {
         run.id,
         timestamp(run.started_ns)
     );
-    if let Some(end) = run.finished_ns {
-        let took = units::duration_ns(end.saturating_sub(run.started_ns) as f64);
-        run_line.push_str(&format!(" · took {took}"));
+    if let Some(took) = super::format::wall_time_phrase(run) {
+        run_line.push_str(&format!(" · {took}"));
     }
     if run.interrupted {
         run_line.push_str(" · INTERRUPTED (results below are the experiments that finished)");

@@ -199,8 +199,8 @@ impl Encoder<'_> {
                 .as_ref()
                 .map(|c| self.json(&field("cycles"), c))
                 .transpose()?,
-            extra_json: match (&m.core_cycles, &m.rounds, &m.degenerate) {
-                (None, None, None) => None,
+            extra_json: match (&m.core_cycles, &m.rounds, &m.degenerate, m.at_least) {
+                (None, None, None, false) => None,
                 _ => Some(self.json(&field("extra"), &MetricExtra::of(m))?),
             },
             subtracted_overhead_ns: not_nan(m.subtracted_overhead_ns),
@@ -376,6 +376,7 @@ impl Decoder<'_> {
             core_cycles: extra.core_cycles,
             rounds: extra.rounds,
             degenerate: extra.degenerate,
+            at_least: extra.at_least,
             unit: self.word(&field("unit"), row.unit)?,
             summary,
             cycles,

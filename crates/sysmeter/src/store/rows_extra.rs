@@ -38,6 +38,9 @@ pub(super) struct MetricExtra {
     /// Why the samples are not a result (schema 3 column, added with the degenerate check).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub degenerate: Option<String>,
+    /// The value is a lower bound (`Metric::at_least`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub at_least: bool,
 }
 
 impl MetricExtra {
@@ -46,6 +49,7 @@ impl MetricExtra {
             core_cycles: m.core_cycles,
             rounds: m.rounds.clone(),
             degenerate: m.degenerate.clone(),
+            at_least: m.at_least,
         }
     }
 }

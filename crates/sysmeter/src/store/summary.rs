@@ -65,6 +65,8 @@ struct SlimMetric {
     note: Option<String>,
     rounds: Option<RoundStats>,
     degenerate: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    at_least: bool,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -169,6 +171,7 @@ fn slim_metric(m: &Metric) -> SlimMetric {
         note: m.note.clone(),
         rounds: m.rounds.clone(),
         degenerate: m.degenerate.clone(),
+        at_least: m.at_least,
     }
 }
 
@@ -186,6 +189,7 @@ fn metric(s: SlimMetric) -> Metric {
         samples: Vec::new(),
         rounds: s.rounds,
         degenerate: s.degenerate,
+        at_least: s.at_least,
         run_to_run: None,
     }
 }

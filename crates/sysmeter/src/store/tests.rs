@@ -178,6 +178,13 @@ fn round_trip_is_exact() {
     ));
 }
 
+#[test]
+fn a_lower_bound_stays_a_lower_bound() {
+    let mut run = fixture_run("20261122T183242Z-3f9b", 1_763_836_362_000_000_000);
+    run.results[0].metrics[0].at_least = true;
+    assert_round_trip(&run);
+}
+
 /// Measured floats whose shortest decimal form serde_json's default (fast) parser reads back
 /// one ulp off; they go through the JSON columns (cycles, series, config, findings).
 #[test]

@@ -30,6 +30,7 @@ pub fn time_by_call(r: &ExperimentResult) -> Option<Chart> {
             lo: *total,
             hi: *total,
             band: None,
+            at_least: false,
         })
         .collect();
     let title = "Time by call (total time in each call)".to_string();

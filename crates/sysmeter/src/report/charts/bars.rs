@@ -7,7 +7,7 @@
 //! Pure: a description in, an SVG string out. Depends on `axis`, `svg` and `model::units`.
 
 use super::axis::{AUTO_LOG_SPAN, Axis, ScaleMode};
-use super::svg::{Anchor, Svg, color};
+use super::svg::{Anchor, Svg, TICK, color};
 use super::{CHAR_W, WIDTH};
 use crate::model::Unit;
 use crate::model::units;
@@ -31,6 +31,20 @@ pub struct Bar {
     /// The run-to-run interval (low, high, in words for the tooltip: `this machine, run to
     /// run: 98.7–104 ns over 8 runs`), drawn as a band; `None` where there is none.
     pub band: Option<(f64, f64, String)>,
+    /// The value is a lower bound (`Metric::at_least`): its label and tooltip say `≥`.
+    pub at_least: bool,
+}
+
+impl Bar {
+    /// The bar's value as every page shows it (`≥ 64 MiB` for a lower bound).
+    fn shown(&self, unit: Unit) -> String {
+        let value = units::value(self.value, unit);
+        if self.at_least {
+            format!("≥ {value}")
+        } else {
+            value
+        }
+    }
 }
 
 /// A bar chart of metrics sharing one unit.
@@ -88,7 +102,7 @@ pub fn render(chart: &BarChart) -> Option<String> {
         let grid = "stroke-width=\"1\"";
         svg.line((px(t), top), (px(t), bottom), "#e3e3e3", grid);
         let at = (px(t), bottom + 16.0);
-        svg.text(at, Anchor::Middle, "fill=\"#444\"", &axis.label(t));
+        svg.text(at, Anchor::Middle, TICK, &axis.label(t));
     }
     svg.line((left, top), (left, bottom), "#666", "stroke-width=\"1\"");
     let title = if axis.is_log() {
@@ -108,7 +122,7 @@ pub fn render(chart: &BarChart) -> Option<String> {
         draw_bar(&mut svg, bar, y, (left, px(bar.value)), chart.unit);
         let (lo, hi) = (px(bar.lo), px(bar.hi));
         draw_whisker(&mut svg, (lo, hi), y + BAR / 2.0, right);
-        let value = units::value(bar.value, chart.unit);
+        let value = bar.shown(chart.unit);
         let end = px(bar.value).max(hi) + 6.0;
         let at = (end, y + BAR / 2.0 + 4.0);
         svg.text(at, Anchor::Start, "fill=\"#222\"", &value);
@@ -138,12 +152,14 @@ fn draw_bar(svg: &mut Svg, bar: &Bar, y: f64, (left, end): (f64, f64), unit: Uni
     let name = short(&bar.name);
     let text_y = y + BAR / 2.0 + 4.0;
     svg.text((left - 6.0, text_y), Anchor::End, "fill=\"#222\"", &name);
-    let tip = format!(
-        "{}: median {} (within-run 95% CI {})",
-        bar.name,
-        units::value(bar.value, unit),
-        units::range(bar.lo, bar.hi, unit)
-    );
+    let value = bar.shown(unit);
+    // A bar without an interval (a total, one observation) is its value, not a median.
+    let tip = if bar.lo == bar.hi {
+        format!("{}: {value}", bar.name)
+    } else {
+        let ci = units::range(bar.lo, bar.hi, unit);
+        format!("{}: median {value} (within-run 95% CI {ci})", bar.name)
+    };
     svg.rect((left, y), (end - left, BAR), color(0), Some(&tip));
 }
 
@@ -159,6 +175,7 @@ mod tests {
             lo: value * 0.95,
             hi: value * 1.05,
             band: None,
+            at_least: false,
         }
     }
 
@@ -199,7 +216,11 @@ mod tests {
         let svg = render(&chart(vec![bar(long, 0.0), bar("x", 0.0)])).unwrap_or_default();
         assert!(!svg.contains("(log scale)"));
         assert!(svg.contains("…</text>"));
-        assert!(svg.contains(&format!("<title>{long}: median 0 ns")));
+        // No interval: the tooltip gives the value, not a median with a CI of one value.
+        assert!(
+            svg.contains(&format!("<title>{long}: 0 ns</title>")),
+            "{svg}"
+        );
         assert!(!svg.contains("NaN"));
         assert_eq!(render(&chart(vec![])), None);
     }

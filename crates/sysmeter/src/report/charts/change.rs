@@ -8,7 +8,7 @@
 //! Pure: rows in, a [`Chart`] out; tick labels through the axis (`model::units`).
 
 use super::axis::{Axis, ScaleMode};
-use super::svg::{Anchor, Svg};
+use super::svg::{Anchor, Svg, TICK};
 use super::{CHAR_W, Chart, Quantity, WIDTH};
 use crate::model::Unit;
 use crate::stats::compare::ShownCi;
@@ -104,12 +104,7 @@ fn grid(svg: &mut Svg, f: &Frame, threshold: f64, height: f64) {
         let x = f.left + f.axis.frac(t) * (f.right - f.left);
         svg.line((x, f.top), (x, f.bottom), "#e3e3e3", thin);
         let label = f.axis.label(t);
-        svg.text(
-            (x, f.bottom + 16.0),
-            Anchor::Middle,
-            "fill=\"#444\"",
-            &label,
-        );
+        svg.text((x, f.bottom + 16.0), Anchor::Middle, TICK, &label);
     }
     svg.line((f.px(0.0), f.top), (f.px(0.0), f.bottom), "#666", thin);
     let what = "change of the median, B against A (shaded: noise threshold)";

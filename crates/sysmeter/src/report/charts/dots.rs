@@ -12,7 +12,7 @@
 
 use super::WIDTH;
 use super::axis::{AUTO_LOG_SPAN, Axis, ScaleMode};
-use super::svg::{Anchor, Svg, color};
+use super::svg::{Anchor, Svg, TICK, color};
 use crate::model::Unit;
 use crate::model::units;
 
@@ -256,7 +256,7 @@ fn draw_fleet(svg: &mut Svg, chart: &DotChart, f: &Frame) {
             "stroke-width=\"1\"",
         );
         let at = (f.px(t), bottom + 16.0);
-        svg.text(at, Anchor::Middle, "fill=\"#444\"", &f.axis.label(t));
+        svg.text(at, Anchor::Middle, TICK, &f.axis.label(t));
     }
     let m = f.px(chart.median);
     let dash = "stroke-width=\"1.5\" stroke-dasharray=\"4 3\"";

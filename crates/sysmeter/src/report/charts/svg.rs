@@ -7,6 +7,10 @@
 
 use std::fmt::Write as _;
 
+/// The attributes of an axis tick's label: a scale, not a figure of the run (the consistency
+/// checker, `report/truth`, leaves these out).
+pub const TICK: &str = "class=\"tick\" fill=\"#444\"";
+
 /// Series colours, chosen to stay distinguishable for the common colour-vision deficiencies
 /// (Okabe–Ito), in the order series are drawn.
 pub const PALETTE: [&str; 8] = [

@@ -6,7 +6,7 @@
 
 use super::WIDTH;
 use super::axis::{Axis, ScaleMode};
-use super::svg::{Anchor, Svg, color};
+use super::svg::{Anchor, Svg, TICK, color};
 use crate::model::Unit;
 use crate::model::units;
 
@@ -155,13 +155,13 @@ fn grid(svg: &mut Svg, f: &Frame, chart: &XyChart) {
     for t in f.x.ticks() {
         let px = f.px(t);
         svg.line((px, f.top), (px, f.bottom), "#e3e3e3", grid);
-        let extra = "fill=\"#444\"";
+        let extra = TICK;
         svg.text((px, f.bottom + 16.0), Anchor::Middle, extra, &f.x.label(t));
     }
     for t in f.y.ticks() {
         let py = f.py(t);
         svg.line((f.left, py), (f.right, py), "#e3e3e3", grid);
-        let extra = "fill=\"#444\"";
+        let extra = TICK;
         svg.text((f.left - 6.0, py + 4.0), Anchor::End, extra, &f.y.label(t));
     }
     let frame = "stroke-width=\"1\"";
@@ -254,13 +254,17 @@ fn curve(svg: &mut Svg, f: &Frame, line: &Line, stroke: &str, chart: &XyChart) {
     let style = format!("fill=\"none\" stroke=\"{stroke}\" stroke-width=\"2\"");
     svg.path(&path, false, &style);
     for (p, xy) in line.points.iter().zip(&path) {
-        let tip = format!(
-            "{}: {} at {} (95% CI {})",
-            line.name,
+        let (y, x) = (
             units::value(p.y, chart.y_unit),
             units::value(p.x, chart.x_unit),
-            units::range(p.lo, p.hi, chart.y_unit)
         );
+        // A point without an interval (one observation, a fitted curve) is its value alone.
+        let tip = if p.lo == p.hi {
+            format!("{}: {y} at {x}", line.name)
+        } else {
+            let ci = units::range(p.lo, p.hi, chart.y_unit);
+            format!("{}: {y} at {x} (95% CI {ci})", line.name)
+        };
         svg.circle(*xy, 2.6, stroke, Some(&tip));
     }
 }

@@ -7,7 +7,7 @@ use crate::stats::compare::{CompareOptions, compare_runs};
 
 /// Candidate run: "null (getppid)" 10% slower, a different kernel, the quick profile and
 /// one metric missing.
-fn pair() -> (RunRecord, RunRecord) {
+pub(crate) fn pair() -> (RunRecord, RunRecord) {
     let a = sample_run();
     let mut b = sample_run();
     b.id = "20261123T090000Z-77aa".into();

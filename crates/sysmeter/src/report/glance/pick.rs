@@ -162,7 +162,7 @@ fn measured<'a>(run: &'a RunRecord, id: &str) -> Option<&'a ExperimentResult> {
 pub fn shown(m: &Metric) -> String {
     match m.degenerate {
         Some(_) => crate::report::format::NOT_A_RESULT.to_string(),
-        None => value(m.summary.median, m.unit),
+        None => m.shown(m.summary.median),
     }
 }
 

@@ -11,7 +11,6 @@
 use super::artifacts::{FlameView, TextView};
 use super::rich::rich;
 use super::view::{ExperimentView, FindingView, TableView};
-use crate::model::units;
 use crate::model::{ExperimentResult, RunRecord};
 use crate::report::charts::Chart;
 use crate::report::kinds::KindView;
@@ -76,7 +75,7 @@ pub fn figures(r: &ExperimentResult) -> Vec<KeyFigure> {
         .filter(|m| m.summary.median.is_finite())
         .map(|m| KeyFigure {
             label: m.name.clone(),
-            value: units::value(m.summary.median, m.unit),
+            value: m.shown(m.summary.median),
         })
         .collect()
 }

@@ -98,9 +98,8 @@ fn run_rows(run: &RunRecord) -> Vec<KeyValue> {
         kv("kind", run.kind.as_str()),
         kv("started", timestamp(run.started_ns)),
     ];
-    if let Some(end) = run.finished_ns {
-        let took = end.saturating_sub(run.started_ns) as f64;
-        rows.push(kv("took", units::duration_ns(took)));
+    if let Some((word, ns)) = crate::report::format::wall_time(run) {
+        rows.push(kv(word, units::duration_ns(ns)));
     }
     rows.push(kv("sysmeter", run.tool_version.clone()));
     if !c.profile.is_empty() {

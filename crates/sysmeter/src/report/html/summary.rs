@@ -5,7 +5,6 @@
 //! Pure: built from a [`RunRecord`]; numbers through `model::units`.
 
 use crate::model::RunRecord;
-use crate::model::units;
 
 /// `host · Linux 6.1 · took 41.3 s · noise: …`.
 pub fn summary_line(run: &RunRecord) -> String {
@@ -14,13 +13,10 @@ pub fn summary_line(run: &RunRecord) -> String {
     if !h.kernel.is_empty() {
         parts.push(format!("Linux {}", h.kernel));
     }
-    match run.finished_ns {
-        Some(end) => {
-            let took = end.saturating_sub(run.started_ns) as f64;
-            parts.push(format!("took {}", units::duration_ns(took)));
-        }
-        None => parts.push("did not finish".to_string()),
-    }
+    parts.push(
+        crate::report::format::wall_time_phrase(run)
+            .unwrap_or_else(|| "did not finish".to_string()),
+    );
     parts.push(format!("noise: {}", noise_state(run)));
     parts.retain(|p| !p.is_empty());
     parts.join(" · ")
@@ -29,34 +25,21 @@ pub fn summary_line(run: &RunRecord) -> String {
 /// The noise state: steady, unsteady (naming the experiments; each section says why), or
 /// not probed.
 pub fn noise_state(run: &RunRecord) -> String {
-    let probed: Vec<_> = run
-        .results
-        .iter()
-        .filter_map(|r| r.machine.as_ref().map(|m| (r, m)))
-        .collect();
+    let (unsteady, probed) = crate::report::format::probe_counts(run);
     let warnings = match run.host.warnings.len() {
         0 => String::new(),
         1 => "; 1 noise warning about the machine".to_string(),
         n => format!("; {n} noise warnings about the machine"),
     };
-    if probed.is_empty() {
+    if probed == 0 {
         return format!("not probed (no machine-state probe in this run){warnings}");
     }
-    let unsteady: Vec<String> = probed
-        .iter()
-        .filter(|(_, m)| !m.stable)
-        .map(|(r, _)| r.id.clone())
-        .collect();
     if unsteady.is_empty() {
-        format!(
-            "machine steady in all {} probed experiments{warnings}",
-            probed.len()
-        )
+        format!("machine steady in all {probed} probed experiments{warnings}")
     } else {
         format!(
-            "machine unsteady in {} of {} probed experiments ({}; reasons in their sections){warnings}",
+            "machine unsteady in {} of {probed} probed experiments ({}; reasons in their sections){warnings}",
             unsteady.len(),
-            probed.len(),
             unsteady.join(", ")
         )
     }

@@ -45,7 +45,7 @@ pub fn report(ctx: &Ctx<'_>, points: &[Point], max: u64) -> Result<Measured, Exp
             (max, true)
         }
     };
-    let m = ctx.noted_metric(
+    let mut m = ctx.noted_metric(
         "file cache size",
         Unit::Bytes,
         vec![size as f64],
@@ -55,6 +55,7 @@ pub fn report(ctx: &Ctx<'_>, points: &[Point], max: u64) -> Result<Measured, Exp
             "largest file whose second pass came from memory".into()
         },
     )?;
+    m.at_least = capped;
     out.metrics.push(m);
     mincore_finding(&mut out, resident_fit, size, capped);
     cross_check(ctx, &mut out, size, capped);
