@@ -146,6 +146,9 @@ fn measure_rounds(
                 run.results.push(result);
             } else if let Some(so_far) = rounds.add(i, result) {
                 observer.experiment_finished(i, so_far);
+                // The later experiments of this round read the earlier ones through
+                // `Ctx::previous` (mem.bandwidth sizes DRAM by what mem.latency saw).
+                run.results = rounds.so_far();
             }
         }
     }
@@ -187,6 +190,10 @@ fn run_one(
         progress: &mut progress,
         between: RefCell::new(Vec::new()),
         cache_between: RefCell::new(cache_trail(exp)),
+        time_budget: opts
+            .profile
+            .run_budget
+            .mul_f64(exp.time_share() / opts.rounds.max(1) as f64),
     };
     let outcome = exp.run(&mut ctx);
     let between = ctx.between.take();

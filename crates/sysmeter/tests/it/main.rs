@@ -58,3 +58,4 @@ mod trace_attach;
 mod unprivileged;
 mod unwind;
 mod unwind_xz;
+mod widths;
