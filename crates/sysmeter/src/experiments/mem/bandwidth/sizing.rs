@@ -151,16 +151,7 @@ fn dram_level(host: &HostInfo, cap: usize, sizing: &Sizing, plan: &mut Plan) {
         s if s >= 2 * MIB => s / MIB * MIB,
         s => round(s.max(4 * KIB)),
     };
-    let by_budget = sizing.dram_cap() < allowed;
-    let why = if by_budget {
-        format!(
-            "the time budget ({:.1} s for this experiment) allows {} of buffer",
-            sizing.budget.as_secs_f64(),
-            size_label(size)
-        )
-    } else {
-        "--max-size or a quarter of the available memory caps it".to_string()
-    };
+    let why = why_capped(sizing, allowed, size);
     let text = if size <= edge {
         let from = match sizing.dram_from {
             Some(_) => "half of where mem.latency's chase reached DRAM latency",
@@ -185,5 +176,18 @@ fn dram_level(host: &HostInfo, cap: usize, sizing: &Sizing, plan: &mut Plan) {
     };
     if size < want {
         notes.push(("dram_size_capped", text));
+    }
+}
+
+/// What capped the DRAM set at `size`: the time budget, or `--max-size` and the memory.
+fn why_capped(sizing: &Sizing, allowed: usize, size: usize) -> String {
+    if sizing.dram_cap() < allowed {
+        format!(
+            "the time budget ({:.1} s for this experiment) allows {} of buffer",
+            sizing.budget.as_secs_f64(),
+            size_label(size)
+        )
+    } else {
+        "--max-size or a quarter of the available memory caps it".to_string()
     }
 }

@@ -235,12 +235,7 @@ pub fn plan_for(
     let quick = profile.name == "quick";
     let thorough = profile.name == "thorough";
     let llc = findings::sysfs_caches(host).last().map_or(0, |c| c.1);
-    let line = host
-        .caches
-        .iter()
-        .find_map(|c| c.line_bytes)
-        .map_or(64, |l| l as usize)
-        .clamp(8, 4096);
+    let line = line_bytes(host);
     // DRAM only dominates once a random chain is many times the LLC (at 4x, a quarter of
     // the loads still hit it), so the default asks for 16x; quick settles for 4x.
     let floor = if quick { 32 * MIB } else { 64 * MIB };
@@ -286,6 +281,15 @@ pub fn plan_for(
         fit(&mut plan, limit(floor));
     }
     plan
+}
+
+/// The cache line sysfs names (64 B when it names none), the chains' element spacing.
+fn line_bytes(host: &HostInfo) -> usize {
+    host.caches
+        .iter()
+        .find_map(|c| c.line_bytes)
+        .map_or(64, |l| l as usize)
+        .clamp(8, 4096)
 }
 
 /// Halve the largest working set until the planned work fits [`PLANNED_SHARE`] of the

@@ -79,12 +79,15 @@ fn a_reported_480_mib_l3_plans_no_more_work_than_the_budget_allows() {
                 budget(&profile),
                 p.max
             );
-            // Sysfs alone asks for 2 GiB (quick) or 7.5 GiB (default): the budget cut it.
-            assert!(p.max < 512 * MIB, "{}: {}", profile.name, p.max);
-            assert_eq!(p.cut_from, Some(DEFAULT_CAP), "{}", profile.name);
+            // Sysfs alone asks for 2 GiB (quick) or 7.5 GiB (default), capped at 512 MiB;
+            // where chains are dear the budget cuts that, and says from what.
+            if link_ns >= 150.0 {
+                assert!(p.max < DEFAULT_CAP, "{}: {}", profile.name, p.max);
+                assert_eq!(p.cut_from, Some(DEFAULT_CAP), "{}", profile.name);
+            }
             let w = p.work();
             assert!(
-                w.elements as f64 * link_ns <= budget(&profile).as_nanos() as f64,
+                w.elements as f64 * link_ns <= budget(&profile).as_nanos() as f64 || p.max == floor,
                 "{}: {w:?}",
                 profile.name
             );
