@@ -156,6 +156,14 @@ mod tests {
     }
 
     #[test]
+    fn the_time_shares_of_the_registry_fit_one_run_budget() {
+        let shares: Vec<f64> = all().iter().map(|e| e.time_share()).collect();
+        assert!(shares.iter().all(|&s| s > 0.0 && s <= 1.0), "{shares:?}");
+        let total: f64 = shares.iter().sum();
+        assert!(total <= 1.0, "the shares add up to {total}");
+    }
+
+    #[test]
     fn every_group_entry_holds_only_its_own_ids() {
         for g in ENTRIES {
             assert!(!g.experiments.is_empty(), "{}", g.name);

@@ -2,7 +2,7 @@
 //! [`Ctx::measure`].
 
 use std::cell::RefCell;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::loop_ref::LoopReference;
 use super::machine::ProbeSample;
@@ -114,6 +114,8 @@ pub struct Ctx<'a> {
     /// Shared-cache readings between series points, `Some` for experiments that share the
     /// last-level cache with the other CPUs (at most one per `cache::BETWEEN_GAP`).
     pub(super) cache_between: RefCell<Option<CacheTrail>>,
+    /// This experiment's part of the run budget for one round ([`Ctx::time_budget`]).
+    pub(super) time_budget: Duration,
 }
 
 impl Ctx<'_> {
@@ -126,6 +128,12 @@ impl Ctx<'_> {
     /// themselves instead of going through [`Ctx::measure`]).
     pub fn progress(&mut self, what: &str) {
         (self.progress)(what);
+    }
+
+    /// Wall time this experiment should plan its work for in one round: its
+    /// [`super::Experiment::time_share`] of the profile's run budget, divided by the rounds.
+    pub fn time_budget(&self) -> Duration {
+        self.time_budget
     }
 
     /// Median of `metric` of experiment `id` if it ran earlier in this run.

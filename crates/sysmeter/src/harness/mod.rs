@@ -63,7 +63,20 @@ pub trait Experiment: Sync {
     fn shares_caches_with_other_cpus(&self) -> bool {
         false
     }
+    /// Share of the profile's run budget ([`Profile::run_budget`], per round) this experiment
+    /// plans its work for, read through [`Ctx::time_budget`]. An experiment whose work grows
+    /// with what a machine reports (cache and memory sizes) sizes it to this budget, so a
+    /// host that reports a 480 MiB L3 runs as long as one that reports 32 MiB. The shares of
+    /// the whole registry add up to at most 1 (**checked**, `experiments::tests`); the rest
+    /// of the run's budget is the experiments bounded by their metrics' sampling budgets.
+    fn time_share(&self) -> f64 {
+        DEFAULT_TIME_SHARE
+    }
 }
+
+/// [`Experiment::time_share`] of an experiment that does not declare one: its metrics'
+/// sampling budgets bound it.
+pub const DEFAULT_TIME_SHARE: f64 = 0.02;
 
 /// Why an experiment produced no (complete) result.
 #[derive(Debug, thiserror::Error)]

@@ -28,6 +28,10 @@ pub struct Profile {
     /// experiment is measured again once, and only when its first attempt took no longer
     /// than what is left of this budget; zero never measures again.
     pub remeasure_budget: Duration,
+    /// Wall time the whole default set may take, all rounds together: what the experiments
+    /// whose work grows with the machine's sizes divide among themselves
+    /// ([`crate::harness::Experiment::time_share`]); 30 s by default, a third of it quick.
+    pub run_budget: Duration,
 }
 
 impl Profile {
@@ -48,6 +52,7 @@ impl Profile {
             // quick runs: 52% of metric verdicts "changed" with 1 round, 2.7% with 3).
             rounds: 3,
             remeasure_budget: Duration::ZERO,
+            run_budget: Duration::from_secs(10),
         }
     }
 
@@ -67,6 +72,7 @@ impl Profile {
             // of 57 cases (five default runs, 2-vCPU KVM guest with 6-20% steal): a budget
             // keeps the short experiments' second chance without doubling the run.
             remeasure_budget: Duration::from_secs(1),
+            run_budget: Duration::from_secs(30),
         }
     }
 
@@ -83,6 +89,7 @@ impl Profile {
             tsc_window: Duration::from_millis(500),
             rounds: 3,
             remeasure_budget: Duration::from_secs(3600),
+            run_budget: Duration::from_secs(600),
         }
     }
 

@@ -55,6 +55,12 @@ impl Rounds {
         slot.as_ref()
     }
 
+    /// The results over the rounds so far of the experiments measured at least once, in
+    /// experiment order: what a later experiment reads of the earlier ones (`Ctx::previous`).
+    pub fn so_far(&self) -> Vec<ExperimentResult> {
+        self.combined.iter().flatten().cloned().collect()
+    }
+
     /// The results of the experiments measured at least once, in experiment order.
     pub fn finish(self) -> Vec<ExperimentResult> {
         self.combined.into_iter().flatten().collect()

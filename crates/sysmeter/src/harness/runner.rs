@@ -146,6 +146,9 @@ fn measure_rounds(
                 run.results.push(result);
             } else if let Some(so_far) = rounds.add(i, result) {
                 observer.experiment_finished(i, so_far);
+                // The later experiments of this round read the earlier ones through
+                // `Ctx::previous` (mem.bandwidth sizes DRAM by what mem.latency saw).
+                run.results = rounds.so_far();
             }
         }
     }
@@ -164,6 +167,12 @@ fn remeasures(planned: usize, profile: &Profile) -> bool {
 
 /// Run one experiment; `None` when it was interrupted (its partial result is discarded).
 /// The attempt carries the probes the experiment took between the points of its series.
+/// `exp`'s share of the run budget in one round.
+fn time_budget(exp: &dyn Experiment, opts: &RunOptions) -> std::time::Duration {
+    let rounds = opts.rounds.max(1) as f64;
+    opts.profile.run_budget.mul_f64(exp.time_share() / rounds)
+}
+
 fn run_one(
     exp: &dyn Experiment,
     run: &RunRecord,
@@ -187,6 +196,7 @@ fn run_one(
         progress: &mut progress,
         between: RefCell::new(Vec::new()),
         cache_between: RefCell::new(cache_trail(exp)),
+        time_budget: time_budget(exp, opts),
     };
     let outcome = exp.run(&mut ctx);
     let between = ctx.between.take();

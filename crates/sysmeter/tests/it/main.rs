@@ -62,3 +62,4 @@ mod trace_kernel;
 mod unprivileged;
 mod unwind;
 mod unwind_xz;
+mod widths;

@@ -4,6 +4,7 @@
 //! `sysmeter_sys::membw`; threads and buffers live in `team`, conclusions in `findings`.
 
 mod findings;
+mod sizing;
 mod team;
 
 use std::hint::black_box;
@@ -14,6 +15,7 @@ use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
 use crate::host::cpulist::parse_cpu_list;
 use crate::model::CacheInfo;
 use crate::model::{About, Estimate, HostInfo, Metric, Unit};
+use sizing::{Plan, Sizing, plan};
 use team::{CHUNK, Lane, Team};
 
 /// The experiment.
@@ -21,8 +23,6 @@ pub struct MemBandwidth;
 
 const KIB: usize = 1024;
 const MIB: usize = 1024 * 1024;
-/// DRAM working set when the last-level cache size is unknown.
-const DRAM_FALLBACK: usize = 256 * MIB;
 
 /// One bandwidth kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,98 +119,26 @@ fn is_shared(c: &CacheInfo) -> bool {
     parse_cpu_list(&c.shared_cpus).is_some_and(|v| v.len() > 1)
 }
 
-/// The levels to measure and notes about how they were chosen.
-struct Plan {
-    levels: Vec<Level>,
-    notes: Vec<(&'static str, String)>,
-}
-
-/// Share of the profile's per-metric budget each bandwidth metric may spend.
+/// Share of the profile's per-metric budget each bandwidth metric may spend at most.
 const BUDGET_SHARE: f64 = 0.4;
+/// Metrics of a full run: 4 kernels × 4 levels × 1 and N threads.
+const METRICS: f64 = 32.0;
 
-/// Choose a working set inside each level: half of L1d and of L2 (room for the stack, page
-/// tables and the other half of copy's pair), a quarter of L3 (at least twice L2, so it
-/// does not fit in L2), and 8 x the last-level cache for DRAM, capped by `--max-size` and a
-/// quarter of the available memory.
-fn plan(host: &HostInfo, max_size: Option<u64>) -> Plan {
-    let cap = max_size.map_or(usize::MAX, |m| m as usize);
-    let mut plan = Plan {
-        levels: cache_levels(host, cap),
-        notes: Vec::new(),
-    };
-    dram_level(host, cap, &mut plan);
-    plan
-}
-
-fn cache_levels(host: &HostInfo, cap: usize) -> Vec<Level> {
-    let mut levels = Vec::new();
-    let mut below = 0usize;
-    for (lvl, label, fraction) in [(1, "L1", 2), (2, "L2", 2), (3, "L3", 4)] {
-        let Some(c) = data_cache(host, lvl) else {
-            continue;
-        };
-        let cache = c.size_bytes as usize;
-        let mut size = round(cache / fraction);
-        if size < 2 * below {
-            size = round(cache / 2);
-        }
-        if size >= 2 * below && size <= cap {
-            levels.push(Level {
-                label,
-                size,
-                shared: is_shared(c),
-            });
-        }
-        below = cache;
-    }
-    levels
-}
-
-/// DRAM: 8 x the last-level cache, within `cap` and a quarter of the available memory.
-fn dram_level(host: &HostInfo, cap: usize, plan: &mut Plan) {
-    let Plan { levels, notes } = plan;
-    let llc = host.caches.iter().map(|c| c.size_bytes as usize).max();
-    let want = llc.map_or(DRAM_FALLBACK, |l| 8 * l);
-    if llc.is_none() {
-        notes.push((
-            "dram_size_assumed",
-            "The cache sizes are unknown (no sysfs cache description), so DRAM is measured \
-             over 256 MiB."
-                .to_string(),
-        ));
-    }
-    let avail = match host.memory.available_bytes as usize {
-        0 => usize::MAX,
-        a => a / 4,
-    };
-    let size = round(want.min(cap).min(avail));
-    let llc = llc.unwrap_or(0);
-    let text = if size <= llc {
-        format!(
-            "DRAM not measured: the largest allowed working set ({}, from --max-size or a \
-             quarter of the available memory) fits in the last-level cache.",
-            size_label(size)
-        )
-    } else {
-        levels.push(Level {
-            label: "DRAM",
-            size,
-            shared: true,
-        });
-        format!(
-            "The DRAM working set is {} instead of 8 x the last-level cache ({}), capped by \
-             --max-size or a quarter of the available memory; part of it may be served by the \
-             cache, so DRAM figures may read high.",
-            size_label(size),
-            size_label(want)
-        )
-    };
-    if size < want {
-        notes.push(("dram_size_capped", text));
-    }
+/// Share of the profile's per-metric budget each metric may spend: [`BUDGET_SHARE`], or less
+/// when the metrics would not fit what the DRAM buffers leave of the experiment's time
+/// budget (a metric takes up to about twice its budget on a busy host; `--quick`'s three
+/// rounds leave each 0.7 s).
+fn metric_share(ctx: &Ctx<'_>) -> f64 {
+    let left = ctx.time_budget().as_secs_f64() * (1.0 - sizing::DRAM_SHARE);
+    let per_metric = ctx.profile.budget.as_secs_f64() * 2.0 * METRICS;
+    (left / per_metric).min(BUDGET_SHARE)
 }
 
 impl Experiment for MemBandwidth {
+    fn time_share(&self) -> f64 {
+        0.2
+    }
+
     fn page(&self) -> &'static str {
         include_str!("../bandwidth.md")
     }
@@ -221,19 +149,27 @@ impl Experiment for MemBandwidth {
     }
 
     fn estimate(&self, host: &HostInfo, tsc_ghz: Option<f64>) -> Vec<Estimate> {
-        findings::estimates(&plan(host, None).levels, host, tsc_ghz)
+        findings::estimates(
+            &plan(host, None, &Sizing::unbounded()).levels,
+            host,
+            tsc_ghz,
+        )
     }
 
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError> {
-        let plan = plan(ctx.host, ctx.params.max_size);
-        let mut out = Measured::default();
-        for (key, text) in &plan.notes {
-            out.find(key, text.clone(), None);
-        }
         let kernels: Vec<Kernel> = Kernel::ALL
             .into_iter()
             .filter(|&k| k != Kernel::NtWrite || membw::nt_write_supported())
             .collect();
+        let sizing = Sizing {
+            budget: ctx.time_budget(),
+            dram_from: sizing::dram_from(ctx.previous, super::latency::WINDOWED),
+        };
+        let plan: Plan = plan(ctx.host, ctx.params.max_size, &sizing);
+        let mut out = Measured::default();
+        for (key, text) in &plan.notes {
+            out.find(key, text.clone(), None);
+        }
         for level in &plan.levels {
             // The levels are the points of this long series: probe between them.
             ctx.probe_between_points();
@@ -330,12 +266,12 @@ fn measure(
     bytes_per_iter: u64,
     work: impl FnMut(u64),
 ) -> Result<Metric, ExperimentError> {
-    // 32 metrics (4 kernels x 4 levels x 1 and N threads): 0.4 of the budget each keeps the
-    // experiment near 3 s; a level's figure rarely reaches the 2% CI on a shared host anyway.
+    // 32 metrics: at most 0.4 of the budget each keeps the experiment near 3 s; a level's
+    // figure rarely reaches the 2% CI on a shared host anyway.
     let spec = Spec::new(name)
         .ops(bytes_per_iter)
         .own_loop()
-        .budget_share(BUDGET_SHARE);
+        .budget_share(metric_share(ctx));
     let per_byte = ctx.measure(spec, work)?;
     let samples = per_byte
         .samples

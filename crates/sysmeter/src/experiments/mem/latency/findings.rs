@@ -47,10 +47,15 @@ fn names(d: &Detected<'_>, caches: &[(u32, u64)], max: u64) -> (Vec<String>, Vec
         .iter()
         .filter_map(|&k| found.levels[k].ends_at_bytes)
         .collect();
+    let n = found.levels.len();
     let sizes: Vec<u64> = caches.iter().map(|c| c.1).collect();
     let matches = hierarchy::match_caches(&ends, &sizes);
-    let reached_memory = caches.last().is_none_or(|c| max >= 2 * c.1);
-    let n = found.levels.len();
+    // Memory is reached when the curve went past twice the last cache sysfs lists, or when
+    // it passed as many level ends as sysfs lists caches and flattened after them: a guest may
+    // be told of its host's whole L3 (480 MiB on a large Xeon) while its share ends sooner.
+    let flat_last = found.levels.last().is_some_and(|l| l.flat);
+    let reached_memory = caches.last().is_none_or(|c| max >= 2 * c.1)
+        || (n > 1 && flat_last && ends.len() >= caches.len());
     let names = (0..n)
         .map(|i| {
             let m = matches.iter().find(|m| m.detected == Some(i));
@@ -166,6 +171,7 @@ pub fn levels(ctx: &Ctx<'_>, d: &Detected<'_>, metrics: &[Metric], max: u64, out
         );
     }
     missing(out, &rows, max);
+    no_memory(out, &names, &caches, max);
     minor_steps(out, found);
     out.find(
         "hierarchy.fine_sizes",
@@ -298,6 +304,27 @@ fn missing(out: &mut Measured, rows: &[Row], max: u64) {
             Some(size as f64),
         );
     }
+}
+
+/// Why there is no DRAM level, when the curve ended inside a cache.
+fn no_memory(out: &mut Measured, names: &[String], caches: &[(u32, u64)], max: u64) {
+    let (Some(last), Some(&(level, size))) = (names.last(), caches.last()) else {
+        return;
+    };
+    if last == "DRAM" {
+        return;
+    }
+    out.find(
+        "hierarchy.DRAM.missing",
+        format!(
+            "No DRAM latency: the largest working set ({}) is less than twice the L{level} \
+             sysfs lists ({}), and the curve shows no level beyond one ending near it, so its \
+             last level may still be that cache (see the budget finding, or raise --max-size).",
+            units::size(max),
+            units::size(size)
+        ),
+        Some(max as f64),
+    );
 }
 
 fn minor_steps(out: &mut Measured, found: &Hierarchy) {

@@ -6,6 +6,7 @@
 //! findings here.
 
 mod findings;
+mod plan;
 mod points;
 mod ranges;
 mod refine;
@@ -16,6 +17,7 @@ use sysmeter_sys::chase::ChaseBuffer;
 use crate::experiments::estimate;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
 use crate::model::{Estimate, HostInfo, Series, Unit, units};
+use plan::{Plan, plan};
 use points::{Chain, Order, Sampler};
 
 /// The experiment.
@@ -23,37 +25,17 @@ pub struct MemLatency;
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
-/// Largest working set unless `--max-size` says otherwise.
-const DEFAULT_CAP: u64 = 512 * MIB;
 /// Name of the TLB-friendly random series: the one the hierarchy is detected on.
-const WINDOWED: &str = "random, 32-page windows";
+pub const WINDOWED: &str = "random, 32-page windows";
 /// Name of the random series that shows TLB misses.
 const RANDOM: &str = "random, every load a new page";
 
-/// What one profile measures.
-struct Plan {
-    max: u64,
-    line: usize,
-    windowed_per_octave: u64,
-    /// Points per octave of the fine re-measurement around candidate boundaries.
-    fine_per_octave: u64,
-    /// At most this many fine sizes in all.
-    max_fine: usize,
-    /// Extra passes over the last level's edge (see `refine::last_edge`).
-    edge_passes: usize,
-    random_per_octave: u64,
-    stride_per_octave: u64,
-    strides: &'static [usize],
-    sampler: Sampler,
-    /// Samples per point of the random and stride series.
-    side_samples: usize,
-    /// Beyond this size (4 x the last-level cache sysfs names) the coarse windowed and the
-    /// random series keep one size per octave: DRAM's plateau needs a few points, and its
-    /// chains are the costliest to build (`u64::MAX`: no thinning).
-    thin_beyond: u64,
-}
-
 impl Experiment for MemLatency {
+    fn time_share(&self) -> f64 {
+        // The largest experiment: its curve reaches DRAM, whose chains are the costliest.
+        0.3
+    }
+
     fn shares_caches_with_other_cpus(&self) -> bool {
         // The last-level cache's end is what the other CPUs' work moves.
         true
@@ -107,69 +89,9 @@ impl Experiment for MemLatency {
         };
         findings::levels(ctx, &detected, &w.metrics, plan.max, &mut out);
         findings::overhead(&plan.sampler, &mut out);
+        plan.note(&mut out);
         tlb_and_strides(&mut out);
         Ok(out)
-    }
-}
-
-/// Sizes, strides and sampling budget for this run's profile and machine.
-fn plan(ctx: &Ctx<'_>) -> Plan {
-    let quick = ctx.profile.name == "quick";
-    let thorough = ctx.profile.name == "thorough";
-    let caches = findings::sysfs_caches(ctx.host);
-    let llc = caches.last().map_or(0, |c| c.1);
-    let line = ctx
-        .host
-        .caches
-        .iter()
-        .find_map(|c| c.line_bytes)
-        .map_or(64, |l| l as usize)
-        .clamp(8, 4096);
-    // DRAM only dominates once a random chain is many times the LLC (at 4x, a quarter of
-    // the loads still hit it), so the default goes to 16x; quick settles for 4x.
-    let want = (llc * if quick { 4 } else { 16 }).max(if quick { 16 * MIB } else { 64 * MIB });
-    let avail = ctx.host.memory.available_bytes;
-    let max = match ctx.params.max_size {
-        Some(m) => m.max(8 * KIB),
-        None => want.next_power_of_two().min(DEFAULT_CAP),
-    };
-    let max = if avail > 0 { max.min(avail / 4) } else { max };
-    // (samples, side samples, share of the profile's sample length and warm-up, sizes per
-    // octave, fine grid, edge passes). The default halves its 1 ms sample: ~200 takes of 15
-    // samples each, where a take's best 5th percentile is what the levels are read from; a
-    // 0.5 ms sample still holds 5 000 DRAM loads or 400 000 L1 loads.
-    let (samples, side_samples, share, per, fine, edge_passes) = match ctx.profile.name {
-        "quick" => (9, 9, 1.0, [4, 1, 1], (8, 24), 2),
-        "thorough" => (31, 31, 1.0, [8, 4, 2], (16, 96), 4),
-        _ => (15, 9, 0.5, [4, 2, 1], (8, 48), 2),
-    };
-    Plan {
-        max,
-        line,
-        windowed_per_octave: per[0],
-        fine_per_octave: fine.0,
-        max_fine: fine.1,
-        edge_passes,
-        random_per_octave: per[1],
-        stride_per_octave: per[2],
-        side_samples,
-        thin_beyond: match (llc, thorough) {
-            (0, _) | (_, true) => u64::MAX,
-            _ => 4 * llc,
-        },
-        strides: match (quick, thorough) {
-            (true, _) => &[64, 4096],
-            (_, true) => &[64, 128, 256, 512, 1024, 2048, 4096],
-            _ => &[64, 256, 1024, 4096],
-        },
-        sampler: Sampler {
-            samples,
-            sample_ns: (ctx.profile.sample_target.as_nanos() as f64 * share)
-                .max(ctx.calib.min_sample_ns),
-            warm_ns: ctx.profile.warmup.as_nanos() as f64 * share,
-            timer_ns: ctx.calib.timer_overhead_ns,
-            loop_ns: points::loop_overhead_ns(ctx.calib.timer_overhead_ns),
-        },
     }
 }
 

@@ -50,6 +50,8 @@ pub fn windowed(
             .filter(|s| !curve.iter().any(|p| p.bytes == *s && p.refined))
             .take(plan.max_fine)
             .collect();
+        // The fine stage spends what the coarse curve left of the time budget.
+        let new = plan.affordable(&new, 2);
         if new.is_empty() {
             break;
         }
@@ -102,7 +104,7 @@ fn last_edge(
     };
     let lo = last.lo_bytes.unwrap_or(end).min(end) * 4 / 5;
     let hi = (last.hi_bytes.unwrap_or(end).max(end) * 2).min(plan.max);
-    let grid: Vec<u64> = fine_sizes(&[(lo, hi)], plan);
+    let grid = plan.affordable(&fine_sizes(&[(lo, hi)], plan), plan.edge_passes);
     let added = measure_takes(ctx, buf, chain, &grid, plan.edge_passes, true)?;
     let n = added.len();
     takes.extend(added);
