@@ -17,9 +17,7 @@ use crate::report::{self, Format, openmetrics};
 /// Export a stored run.
 pub fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
     let format = args.effective_format();
-    let store = open_store_to_read(&args.db)?;
-    let out = open_opt(args.out.as_deref(), "--out", &protected(&args.db))?;
-    let to_stdout = out.as_ref().is_none_or(|o| o.is_stdout());
+    let to_stdout = args.out.as_deref().is_none_or(|p| p.as_os_str() == "-");
     if format.is_binary() && to_stdout && std::io::stdout().is_terminal() {
         return Err(UsageError(
             "pprof output is binary and stdout is a terminal; write it to a file with --out FILE \
@@ -28,6 +26,8 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
         )
         .into());
     }
+    let store = open_store_to_read(&args.db)?;
+    let out = open_opt(args.out.as_deref(), "--out", &protected(&args.db))?;
     let mut run = store.load_run(&args.run)?;
     run_history::annotate(Some(&store), &mut run);
     let text = match format {

@@ -1,0 +1,321 @@
+//! `sysmeter export --format pprof|speedscope`, checked by the viewers' own readers: a
+//! profile of the 70/30 fixture exported as pprof gives `go tool pprof -top` the same top
+//! functions as sysmeter's flat profile with the same shares (within 1 point); an alloc run
+//! of the three-site fixture gives `-sample_index=inuse_space -top` the leak site with its
+//! bytes; a locks run opens in `go tool pprof`; every speedscope file validates against
+//! speedscope's published schema (a copy in tests/fixtures/speedscope). Kinds a format does
+//! not fit are refused with the sentence (exit 2), and pprof is never written to a terminal.
+//!
+//! Needs `cc`, perf events (profile), the futex tracepoints (locks), Go's toolchain (`go`)
+//! and python3's jsonschema (`jsonschema`). `go tool pprof` builds itself on first use into
+//! the Go build cache (`GOCACHE`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::cmd::stderr_of;
+use crate::support::needs::perf;
+use crate::support::sample::sample_run_file;
+use crate::support::skip::{Cap, Missing};
+use crate::support::{compile_fixture, exclusive, need, result, sysmeter};
+
+/// Go's `go`: on PATH (Debian's golang-go), else the upstream install's.
+fn go() -> Result<PathBuf, Missing> {
+    let candidates = [PathBuf::from("go"), PathBuf::from("/usr/local/go/bin/go")];
+    candidates
+        .into_iter()
+        .find(|go| {
+            Command::new(go)
+                .arg("version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .ok_or_else(|| Missing::new(Cap::Go, "no Go toolchain (`go`) to run `go tool pprof`"))
+}
+
+/// `go tool pprof ARGS FILE`'s stdout; the tool must succeed.
+fn pprof(go: &Path, args: &[&str], file: &Path) -> String {
+    let out = Command::new(go)
+        .args(["tool", "pprof"])
+        .args(args)
+        .arg(file)
+        .output()
+        .expect("go runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "go tool pprof {args:?}: {stderr}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The rows of `pprof -top`: (flat, flat %, function), in its order.
+fn top_rows(text: &str) -> Vec<(String, f64, String)> {
+    let rows = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("flat"));
+    rows.skip(1)
+        .filter_map(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            let share = words.get(1)?.strip_suffix('%')?.parse().ok()?;
+            Some((words[0].to_string(), share, words.get(5..)?.join(" ")))
+        })
+        .collect()
+}
+
+/// Checks `file` against speedscope's schema with python3's jsonschema.
+fn validate_speedscope(file: &Path) -> Result<(), Missing> {
+    let schema = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/speedscope/file-format-schema.json");
+    let script = "import json, sys, jsonschema\n\
+                  schema = json.load(open(sys.argv[1]))\n\
+                  jsonschema.validate(json.load(open(sys.argv[2])), schema)\n";
+    let has = Command::new("python3")
+        .args(["-c", "import jsonschema"])
+        .output();
+    if !has.is_ok_and(|o| o.status.success()) {
+        let why = "python3 with its jsonschema module, to validate the speedscope file";
+        return Err(Missing::new(Cap::JsonSchema, why));
+    }
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .arg(&schema)
+        .arg(file)
+        .output()
+        .expect("python3 runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{} is not valid: {stderr}",
+        file.display()
+    );
+    Ok(())
+}
+
+/// Runs `KIND ARGS -- argv` storing into a new database (and writing JSON): the database
+/// and the run.
+fn stored_run(dir: &Path, kind: &[&str], argv: &[&std::ffi::OsStr]) -> (PathBuf, Value) {
+    let (db, json) = (dir.join("runs.db"), dir.join("run.json"));
+    let out = sysmeter()
+        .args(kind)
+        .arg("--db")
+        .arg(&db)
+        .args(["--format", "json", "--out"])
+        .arg(&json)
+        .arg("--")
+        .args(argv)
+        .output()
+        .expect("sysmeter runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = serde_json::from_slice(&std::fs::read(&json).expect("report")).expect("JSON");
+    (db, run)
+}
+
+/// `export latest --format FORMAT --out FILE`, which must succeed.
+fn export(db: &Path, format: &str, file: &Path) {
+    sysmeter()
+        .args(["export", "latest", "--format", format, "--db"])
+        .arg(db)
+        .arg("--out")
+        .arg(file)
+        .assert()
+        .success();
+}
+
+#[test]
+fn pprof_top_of_a_profile_is_sysmeters_flat_profile() {
+    let go = need!(go());
+    let _alone = exclusive();
+    let dir = tempfile::tempdir().expect("tempdir");
+    need!(perf());
+    let prog = need!(compile_fixture("profile_split", dir.path(), &[]));
+    let (db, run) = stored_run(
+        dir.path(),
+        &["profile"],
+        &[prog.as_os_str(), "300".as_ref()],
+    );
+    let main = result(&run, "profile");
+    let flat: Vec<Value> = main["artifacts"]
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["name"] == "flat"))
+        .and_then(|x| serde_json::from_str(x["content"].as_str()?).ok())
+        .expect("flat artifact");
+    let total: f64 = flat
+        .iter()
+        .map(|r| r["self_samples"].as_f64().unwrap_or(0.0))
+        .sum();
+    let share_of = |name: &str| -> f64 {
+        let own = flat.iter().filter(|r| r["function"] == name);
+        100.0
+            * own
+                .map(|r| r["self_samples"].as_f64().unwrap_or(0.0))
+                .sum::<f64>()
+            / total
+    };
+    let file = dir.path().join("profile.pb.gz");
+    export(&db, "pprof", &file);
+    let rows = top_rows(&pprof(&go, &["-top", "-nodefraction=0"], &file));
+    let shown: Vec<&(String, f64, String)> = rows.iter().filter(|r| r.1 > 0.0).take(5).collect();
+    assert!(shown.iter().any(|r| r.2 == "hot_a"), "{rows:?}");
+    // Both ways: pprof's top five by flat are sysmeter's shares, and sysmeter's top five are
+    // pprof's.
+    for (_, share, name) in &shown {
+        assert!(
+            (share - share_of(name)).abs() <= 1.0,
+            "{name}: pprof {share}%, sysmeter {}%",
+            share_of(name)
+        );
+    }
+    let mut ours: Vec<&Value> = flat
+        .iter()
+        .filter(|r| r["self_samples"].as_u64() > Some(0))
+        .collect();
+    ours.sort_by_key(|r| std::cmp::Reverse(r["self_samples"].as_u64()));
+    for r in ours.iter().take(5) {
+        let name = r["function"].as_str().expect("name");
+        let theirs = rows.iter().find(|x| x.2 == name).map_or(0.0, |x| x.1);
+        assert!(
+            (theirs - share_of(name)).abs() <= 1.0,
+            "{name}: pprof {theirs}%"
+        );
+    }
+    let speedscope = dir.path().join("profile.speedscope.json");
+    export(&db, "speedscope", &speedscope);
+    need!(validate_speedscope(&speedscope));
+    let file: Value =
+        serde_json::from_slice(&std::fs::read(&speedscope).expect("read")).expect("JSON");
+    let weights: f64 = file["profiles"][0]["weights"]
+        .as_array()
+        .expect("weights")
+        .iter()
+        .filter_map(Value::as_f64)
+        .sum();
+    let sampled = main["metrics"]
+        .as_array()
+        .and_then(|m| m.iter().find(|x| x["name"] == "CPU time sampled"))
+        .and_then(|m| m["summary"]["median"].as_f64())
+        .expect("CPU time sampled");
+    // Each stack's nanoseconds are rounded on their own.
+    assert!(
+        (weights - sampled).abs() <= flat.len() as f64 + 1.0,
+        "{weights} vs {sampled}"
+    );
+}
+
+#[test]
+fn pprof_inuse_space_of_an_alloc_run_shows_the_leak_with_its_bytes() {
+    let go = need!(go());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = need!(compile_fixture("alloc_sites", dir.path(), &[]));
+    let (db, run) = stored_run(dir.path(), &["alloc"], &[prog.as_os_str()]);
+    let sites = crate::alloc::sites(&run);
+    let leak = sites
+        .iter()
+        .find(|s| {
+            s["site"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("leak_pages"))
+        })
+        .expect("leak_pages site");
+    let leaked = leak["leaked_bytes"].as_u64().expect("leaked bytes");
+    assert!(leaked > 0, "{leak}");
+    let file = dir.path().join("heap.pb.gz");
+    export(&db, "pprof", &file);
+    let top = pprof(
+        &go,
+        &["-sample_index=inuse_space", "-unit=B", "-top"],
+        &file,
+    );
+    let rows = top_rows(&top);
+    let row = rows.iter().find(|r| r.2 == "leak_pages").expect(&top);
+    assert_eq!(row.0, format!("{leaked}B"), "{top}");
+    let objects = top_rows(&pprof(&go, &["-sample_index=alloc_objects", "-top"], &file));
+    assert!(!objects.is_empty(), "alloc_objects is a sample type");
+    let speedscope = dir.path().join("heap.speedscope.json");
+    export(&db, "speedscope", &speedscope);
+    need!(validate_speedscope(&speedscope));
+}
+
+#[test]
+fn pprof_of_a_locks_run_opens_in_go_tool_pprof() {
+    let go = need!(go());
+    let _on = crate::support::observing(&[crate::support::Event::Futex]);
+    let _alone = exclusive();
+    let dir = tempfile::tempdir().expect("tempdir");
+    need!(crate::locks::backend_events("perf"));
+    let prog = need!(compile_fixture("locks_phases", dir.path(), &["-pthread"]));
+    let (db, run) = stored_run(
+        dir.path(),
+        &["locks", "--backend", "perf"],
+        &[prog.as_os_str()],
+    );
+    let waits: u64 = crate::locks::rows(&run).iter().map(|r| r.1).sum();
+    assert!(waits > 0, "the fixture's hot lock is contended");
+    let file = dir.path().join("mutex.pb.gz");
+    export(&db, "pprof", &file);
+    let top = pprof(&go, &["-sample_index=contentions", "-top"], &file);
+    assert!(top.contains("Type: contentions"), "{top}");
+    assert!(
+        top.contains(&format!("Total samples = {waits}")),
+        "{waits} waits: {top}"
+    );
+    assert!(top.contains("worker"), "{top}");
+    let delay = pprof(&go, &["-sample_index=delay", "-top"], &file);
+    assert!(delay.contains("Type: delay"), "{delay}");
+}
+
+#[test]
+fn formats_that_do_not_fit_the_run_are_refused_with_the_sentence() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("runs.db");
+    sysmeter()
+        .args(["import", "--db"])
+        .arg(&db)
+        .arg(sample_run_file(dir.path()))
+        .assert()
+        .success();
+    for format in ["pprof", "speedscope"] {
+        let out = dir.path().join(format);
+        let mut cmd = sysmeter();
+        cmd.args(["export", "latest", "--format", format, "--out"])
+            .arg(&out)
+            .arg("--db")
+            .arg(&db);
+        let stderr = stderr_of(&mut cmd, 2);
+        assert!(
+            stderr.contains(&format!("{format} export fits"))
+                && stderr.contains("this is a bench run")
+                && stderr.contains("--format json"),
+            "{stderr}"
+        );
+        assert!(!out.exists(), "nothing written for a refused export");
+    }
+}
+
+#[test]
+fn pprof_is_never_written_to_a_terminal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("runs.db");
+    let bin = assert_cmd::cargo::cargo_bin("sysmeter");
+    let command = format!(
+        "'{}' export latest --format pprof --db '{}'; echo \"exit=$?\"",
+        bin.display(),
+        db.display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output();
+    let Ok(out) = out else {
+        Missing::new(Cap::Script, "`script` (util-linux) gives the terminal").report();
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("binary and stdout is a terminal"), "{text}");
+    assert!(
+        text.contains("--out FILE") && text.contains("exit=2"),
+        "{text}"
+    );
+}
