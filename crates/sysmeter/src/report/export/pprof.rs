@@ -174,6 +174,50 @@ pub fn encode(run: &RunRecord) -> Result<Vec<u8>, ExportError> {
 fn profile(stacks: &Stacks, run_id: &str) -> Profile {
     let mut strings = Strings::default();
     strings.id("");
+    let (mapping, location, function) = frames(stacks, &mut strings);
+    let sample = stacks
+        .samples
+        .iter()
+        .map(|s| PbSample {
+            location_id: s.stack.iter().map(|&f| f as u64 + 1).collect(),
+            value: s.values.clone(),
+            label: (s.labels.iter())
+                .map(|(k, v)| Label {
+                    key: strings.id(k),
+                    str: strings.id(v),
+                })
+                .collect(),
+        })
+        .collect();
+    let sample_type = stacks
+        .types
+        .iter()
+        .map(|&t| strings.value_type(t))
+        .collect();
+    let (period_type, period) = match stacks.period {
+        Some((t, p)) => (Some(strings.value_type(t)), p),
+        None => (None, 0),
+    };
+    let comment = vec![strings.id(&format!("sysmeter run {run_id}"))];
+    let default_sample_type = stacks.default_type.map_or(0, |t| strings.id(t));
+    Profile {
+        sample_type,
+        sample,
+        mapping,
+        location,
+        function,
+        string_table: strings.table,
+        time_nanos: stacks.time.0,
+        duration_nanos: stacks.time.1,
+        period_type,
+        period,
+        comment,
+        default_sample_type,
+    }
+}
+
+/// One location and one function per frame (same id), and one mapping per module.
+fn frames(stacks: &Stacks, strings: &mut Strings) -> (Vec<Mapping>, Vec<Location>, Vec<Function>) {
     let mut mappings: Vec<Mapping> = Vec::new();
     let mut mapping_of: HashMap<&str, u64> = HashMap::new();
     let mut location = Vec::with_capacity(stacks.frames.len());
@@ -210,45 +254,7 @@ fn profile(stacks: &Stacks, run_id: &str) -> Profile {
             }],
         });
     }
-    let sample = stacks
-        .samples
-        .iter()
-        .map(|s| PbSample {
-            location_id: s.stack.iter().map(|&f| f as u64 + 1).collect(),
-            value: s.values.clone(),
-            label: (s.labels.iter())
-                .map(|(k, v)| Label {
-                    key: strings.id(k),
-                    str: strings.id(v),
-                })
-                .collect(),
-        })
-        .collect();
-    let sample_type = stacks
-        .types
-        .iter()
-        .map(|&t| strings.value_type(t))
-        .collect();
-    let (period_type, period) = match stacks.period {
-        Some((t, p)) => (Some(strings.value_type(t)), p),
-        None => (None, 0),
-    };
-    let comment = vec![strings.id(&format!("sysmeter run {run_id}"))];
-    let default_sample_type = stacks.default_type.map_or(0, |t| strings.id(t));
-    Profile {
-        sample_type,
-        sample,
-        mapping: mappings,
-        location,
-        function,
-        string_table: strings.table,
-        time_nanos: stacks.time.0,
-        duration_nanos: stacks.time.1,
-        period_type,
-        period,
-        comment,
-        default_sample_type,
-    }
+    (mappings, location, function)
 }
 
 #[cfg(test)]
