@@ -48,16 +48,32 @@ fn pprof(go: &Path, args: &[&str], file: &Path) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// The rows of `pprof -top`: (flat, flat %, function), in its order.
-fn top_rows(text: &str) -> Vec<(String, f64, String)> {
+/// One row of `pprof -top`.
+#[derive(Debug)]
+struct Row {
+    /// The flat value as pprof writes it (`409600B`).
+    flat: String,
+    /// Flat and cumulative shares, %.
+    flat_pct: f64,
+    cum_pct: f64,
+    name: String,
+}
+
+/// The rows of `pprof -top`, in its order.
+fn top_rows(text: &str) -> Vec<Row> {
     let rows = text
         .lines()
         .skip_while(|l| !l.trim_start().starts_with("flat"));
+    let pct = |w: &str| w.strip_suffix('%')?.parse().ok();
     rows.skip(1)
         .filter_map(|l| {
             let words: Vec<&str> = l.split_whitespace().collect();
-            let share = words.get(1)?.strip_suffix('%')?.parse().ok()?;
-            Some((words[0].to_string(), share, words.get(5..)?.join(" ")))
+            Some(Row {
+                flat: words.first()?.to_string(),
+                flat_pct: pct(words.get(1)?)?,
+                cum_pct: pct(words.get(4)?)?,
+                name: words.get(5..)?.join(" "),
+            })
         })
         .collect()
 }
@@ -167,17 +183,20 @@ fn pprof_top_of_a_profile_is_sysmeters_flat_profile() {
     let share = |name: &str| ours.iter().find(|s| s.0 == name).map_or(0.0, |s| s.1);
     // Both ways: pprof's top five by flat have sysmeter's shares, and sysmeter's top five
     // pprof's.
-    let theirs: Vec<_> = rows.iter().filter(|r| r.1 > 0.0).take(5).collect();
-    assert!(theirs.iter().any(|r| r.2 == "hot_a"), "{rows:?}");
-    for (_, got, name) in &theirs {
-        let want = share(name);
+    let theirs: Vec<_> = rows.iter().filter(|r| r.flat_pct > 0.0).take(5).collect();
+    assert!(theirs.iter().any(|r| r.name == "hot_a"), "{rows:?}");
+    for row in &theirs {
+        let (name, got, want) = (&row.name, row.flat_pct, share(&row.name));
         assert!(
             (got - want).abs() <= 1.0,
             "{name}: pprof {got}%, sysmeter {want}%"
         );
     }
     for (name, want) in ours.iter().filter(|s| s.1 > 0.0).take(5) {
-        let got = rows.iter().find(|x| &x.2 == name).map_or(0.0, |x| x.1);
+        let got = rows
+            .iter()
+            .find(|x| &x.name == name)
+            .map_or(0.0, |x| x.flat_pct);
         assert!(
             (got - want).abs() <= 1.0,
             "{name}: pprof {got}%, sysmeter {want}%"
@@ -227,13 +246,51 @@ fn pprof_inuse_space_of_an_alloc_run_shows_the_leak_with_its_bytes() {
         &file,
     );
     let rows = top_rows(&top);
-    let row = rows.iter().find(|r| r.2 == "leak_pages").expect(&top);
-    assert_eq!(row.0, format!("{leaked}B"), "{top}");
+    let row = rows.iter().find(|r| r.name == "leak_pages").expect(&top);
+    assert_eq!(row.flat, format!("{leaked}B"), "{top}");
     let objects = top_rows(&pprof(&go, &["-sample_index=alloc_objects", "-top"], &file));
     assert!(!objects.is_empty(), "alloc_objects is a sample type");
     let speedscope = dir.path().join("heap.speedscope.json");
     export(&db, "speedscope", &speedscope);
     need!(validate_speedscope(&speedscope));
+}
+
+#[test]
+fn both_profiles_export_on_and_off_cpu_time() {
+    let go = need!(go());
+    let _on = crate::support::observing(&[crate::support::Event::Sched]);
+    let _alone = exclusive();
+    let dir = tempfile::tempdir().expect("tempdir");
+    need!(crate::support::needs::off_cpu());
+    let prog = need!(compile_fixture("offcpu_spinnap", dir.path(), &["-pthread"]));
+    let (db, run) = stored_run(dir.path(), &["profile", "--both"], &[prog.as_os_str()]);
+    let file = dir.path().join("both.pb.gz");
+    export(&db, "pprof", &file);
+    // spin() ~300 ms on the CPU, then nap() ~300 ms off it (tests/it/offcpu.rs).
+    let off = top_rows(&pprof(&go, &["-sample_index=off_cpu", "-top"], &file));
+    let nap = off
+        .iter()
+        .find(|r| r.name == "nap")
+        .expect("nap off the CPU");
+    assert!(nap.cum_pct >= 90.0, "{off:?}");
+    let on = top_rows(&pprof(&go, &["-sample_index=cpu", "-top"], &file));
+    let spin = on
+        .iter()
+        .find(|r| r.name == "spin")
+        .expect("spin on the CPU");
+    assert!(spin.cum_pct >= 90.0, "{on:?}");
+    let speedscope = dir.path().join("both.speedscope.json");
+    export(&db, "speedscope", &speedscope);
+    need!(validate_speedscope(&speedscope));
+    let file: Value =
+        serde_json::from_slice(&std::fs::read(&speedscope).expect("read")).expect("JSON");
+    let units: Vec<&Value> = file["profiles"]
+        .as_array()
+        .expect("profiles")
+        .iter()
+        .map(|p| &p["name"])
+        .collect();
+    assert_eq!(units, ["on-CPU time", "off-CPU time"], "{run}");
 }
 
 #[test]
