@@ -216,3 +216,78 @@ fn locks(run: &RunRecord) -> Result<Stacks, ExportError> {
     }
     Ok(stacks)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::fixture::sample_run;
+    use crate::model::{About, Artifact, Metric, Summary, Unit};
+
+    fn with_artifacts(id: &str, artifacts: &[(&str, &str)]) -> ExperimentResult {
+        let mut r = ExperimentResult::new(id, About::default());
+        r.artifacts = artifacts
+            .iter()
+            .map(|(name, content)| Artifact {
+                name: name.to_string(),
+                media_type: "text/plain".into(),
+                content: content.to_string(),
+            })
+            .collect();
+        r
+    }
+
+    fn single(name: &str, unit: Unit, value: f64) -> Metric {
+        let summary = Summary {
+            n: 1,
+            median: value,
+            ..Summary::default()
+        };
+        Metric::new(name, unit, summary)
+    }
+
+    #[test]
+    fn a_profile_weighs_samples_by_the_period_it_states() {
+        let mut run = sample_run();
+        run.kind = RunKind::Profile;
+        let flat = r#"[{"function":"hot","module":"fx","kernel":false,"self_samples":3,"total_samples":3}]"#;
+        let mut on = with_artifacts(
+            "profile",
+            &[
+                ("folded", "main;hot 3\nmain;hot;schedule_[k] 1\n"),
+                ("flat", flat),
+            ],
+        );
+        on.metrics = vec![
+            single("samples", Unit::Count, 4.0),
+            single("CPU time sampled", Unit::Ns, 4e6),
+        ];
+        run.results = vec![
+            on,
+            with_artifacts("offcpu", &[("offcpu folded", "main;nap 900\n")]),
+        ];
+        let s = stacks(&run).expect("a profile").expect("stacks");
+        let names: Vec<&str> = s.types.iter().map(|t| t.name).collect();
+        assert_eq!(names, ["samples", "cpu", "off_cpu"]);
+        assert_eq!(s.samples[0].values, [3, 3_000_000, 0]);
+        assert_eq!(s.samples[2].values, [0, 0, 900]);
+        let leaf = |i: usize| &s.frames[s.samples[i].stack[0]];
+        assert_eq!(leaf(0).module.as_deref(), Some("fx"));
+        assert_eq!(
+            (leaf(1).function.as_str(), leaf(1).module.as_deref()),
+            ("schedule", Some("[kernel]"))
+        );
+        assert_eq!(s.default_type, Some("cpu"));
+    }
+
+    #[test]
+    fn a_run_without_its_stacks_says_so_and_other_kinds_have_none() {
+        let mut run = sample_run();
+        assert!(stacks(&run).is_none(), "a bench run has no stacks");
+        run.kind = RunKind::Profile;
+        run.results = vec![ExperimentResult::new("profile", About::default())];
+        let e = stacks(&run)
+            .expect("a profile")
+            .expect_err("no folded stacks");
+        assert!(e.to_string().contains("holds no folded stacks"), "{e}");
+    }
+}
