@@ -248,6 +248,14 @@ fn pprof_inuse_space_of_an_alloc_run_shows_the_leak_with_its_bytes() {
     let rows = top_rows(&top);
     let row = rows.iter().find(|r| r.name == "leak_pages").expect(&top);
     assert_eq!(row.flat, format!("{leaked}B"), "{top}");
+    // Through a pipe, the same bytes as the file.
+    let piped = sysmeter()
+        .args(["export", "latest", "--format", "pprof", "--db"])
+        .arg(&db)
+        .output()
+        .expect("export runs");
+    assert!(piped.status.success());
+    assert_eq!(piped.stdout, std::fs::read(&file).expect("read"));
     let objects = top_rows(&pprof(&go, &["-sample_index=alloc_objects", "-top"], &file));
     assert!(!objects.is_empty(), "alloc_objects is a sample type");
     let speedscope = dir.path().join("heap.speedscope.json");
