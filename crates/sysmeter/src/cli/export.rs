@@ -1,6 +1,6 @@
 //! Arguments of `sysmeter export`: a stored run in a machine-readable format (OpenMetrics
-//! for Prometheus' node_exporter textfile collector, or the JSON/CSV of `show`), to stdout or
-//! atomically to a file.
+//! for Prometheus' node_exporter textfile collector, the JSON/CSV of `show`, or a profile
+//! viewer's format: pprof, speedscope), to stdout or atomically to a file.
 
 use std::path::PathBuf;
 
@@ -22,7 +22,7 @@ pub struct ExportArgs {
     #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
     pub format: ExportFormat,
     /// Write to FILE (replaced atomically, so a textfile collector never reads half a file)
-    /// instead of stdout.
+    /// instead of stdout. Binary formats (pprof) need it, or a stdout that is not a terminal.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Database to read.
@@ -39,6 +39,18 @@ pub enum ExportFormat {
     Json,
     /// One row per metric and per curve point.
     Csv,
+    /// pprof's gzipped profile.proto (binary), for `go tool pprof`, Pyroscope, Grafana:
+    /// profile (on/off-CPU), alloc (Go heap profile), locks (Go mutex profile).
+    Pprof,
+    /// speedscope's JSON file format, for speedscope.app: profile (on/off-CPU), alloc.
+    Speedscope,
+}
+
+impl ExportFormat {
+    /// Whether the format is binary (never written to a terminal).
+    pub fn is_binary(self) -> bool {
+        self == ExportFormat::Pprof
+    }
 }
 
 impl ExportArgs {

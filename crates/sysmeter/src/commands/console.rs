@@ -27,16 +27,18 @@ static STDOUT_GONE: AtomicBool = AtomicBool::new(false);
 
 /// Writes `text` to stdout. A closed pipe is not an error; a stdout closed at start is.
 pub fn out(text: &str) -> anyhow::Result<()> {
+    out_bytes(shown(text).as_bytes())
+}
+
+/// Writes `bytes` to stdout as they are, by the rules of [`out`]: only for a binary format
+/// (`export --format pprof`), which its command never sends to a terminal.
+pub fn out_bytes(bytes: &[u8]) -> anyhow::Result<()> {
     if STDOUT_GONE.load(Ordering::Relaxed) {
         return Ok(());
     }
     check_stdout()?;
-    let text = shown(text);
     let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
             STDOUT_GONE.store(true, Ordering::Relaxed);
             Ok(())

@@ -203,23 +203,31 @@ impl OutFile {
     /// instead of showing escaped (`model::visible`: an HTML page, a Markdown file or folded
     /// stacks carry no control or bidi character from a store, a record or a program).
     pub fn write(self, text: &str) -> anyhow::Result<()> {
-        let text = &*crate::model::visible::visible(text);
+        let text = crate::model::visible::visible(text);
+        match self.kind {
+            Kind::Stdout => console::out(&text),
+            _ => self.write_bytes(text.as_bytes()),
+        }
+    }
+
+    /// Writes `bytes` as they are by the same rule: a binary format (`export --format pprof`).
+    pub fn write_bytes(self, bytes: &[u8]) -> anyhow::Result<()> {
         let fail = |e: std::io::Error| {
             anyhow::anyhow!("cannot write {} {}: {e}", self.flag, self.shown.display())
         };
         match self.kind {
-            Kind::Stdout => console::out(text),
+            Kind::Stdout => console::out_bytes(bytes),
             Kind::Special(target) => OpenOptions::new()
                 .write(true)
                 .open(&target)
-                .and_then(|mut f| f.write_all(text.as_bytes()))
+                .and_then(|mut f| f.write_all(bytes))
                 .map_err(fail),
-            Kind::Fifo(mut held) => held.write_all(text.as_bytes()).map_err(fail),
+            Kind::Fifo(mut held) => held.write_all(bytes).map_err(fail),
             Kind::Regular {
                 target,
                 tmp,
                 existing,
-            } => replace(&target, tmp, existing.as_deref(), text).map_err(fail),
+            } => replace(&target, tmp, existing.as_deref(), bytes).map_err(fail),
         }
     }
 }
@@ -230,26 +238,26 @@ fn replace(
     target: &Path,
     mut tmp: tempfile::NamedTempFile,
     existing: Option<&std::fs::Metadata>,
-    text: &str,
+    bytes: &[u8],
 ) -> std::io::Result<()> {
     if let Some(m) = existing {
         let kept = m.nlink() == 1
             && std::os::unix::fs::fchown(tmp.as_file(), Some(m.uid()), Some(m.gid())).is_ok();
         if !kept {
             drop(tmp);
-            return in_place(target, text);
+            return in_place(target, bytes);
         }
         tmp.as_file().set_permissions(m.permissions())?;
     }
-    tmp.write_all(text.as_bytes())?;
+    tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(target).map_err(|e| e.error)?;
     Ok(())
 }
 
-fn in_place(target: &Path, text: &str) -> std::io::Result<()> {
+fn in_place(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut f = OpenOptions::new().write(true).truncate(true).open(target)?;
-    f.write_all(text.as_bytes())?;
+    f.write_all(bytes)?;
     f.sync_all()
 }
 

@@ -14,6 +14,14 @@ pub mod charts;
 pub mod compare_text;
 mod concise;
 mod csv;
+/// Exports of a stored run for the viewers people already use (`sysmeter export --format
+/// pprof|speedscope|…`): one file per format, `report/export/<format>.rs`, each with
+/// `encode(run) -> bytes`, over the stacks and weights the run record stores (`stacks_of`).
+/// Pure like every renderer: only the record it is given.
+// The fields of the shared `ExportError::WrongKind` are named by its message; the rest of the
+// module is documented all the same.
+#[allow(missing_docs)]
+pub mod export;
 pub mod fleet;
 pub mod format;
 pub mod glance;

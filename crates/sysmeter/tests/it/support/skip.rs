@@ -35,6 +35,8 @@
 //! | `sshd` | OpenSSH's /usr/sbin/sshd, ssh and ssh-keygen (the Ansible test's hosts) | `apt-get install openssh-server` |
 //! | `bpf` | BPF programs may be loaded (root or CAP_BPF + CAP_PERFMON, kernel BTF) | root on a kernel with CONFIG_DEBUG_INFO_BTF |
 //! | `bpftrace` | bpftrace, a neighbour on the futex tracepoint for the blindness tests | `apt-get install bpftrace` |
+//! | `go` | Go's toolchain, whose `go tool pprof` reads the pprof exports | `apt-get install golang-go` |
+//! | `jsonschema` | python3 with its jsonschema module, for the speedscope export's schema | `apt-get install python3-jsonschema` |
 
 /// Defines [`Cap`], its names and [`Cap::ALL`] from one list, so that a capability cannot be
 /// added without its name.
@@ -84,6 +86,8 @@ capabilities! {
     Ansible => "ansible",
     Sshd => "sshd",
     Bpftrace => "bpftrace",
+    Go => "go",
+    JsonSchema => "jsonschema",
 }
 
 /// Whether `list` (the value of `SYSMETER_TEST_REQUIRE`) requires `cap`.
