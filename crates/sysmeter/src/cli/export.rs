@@ -39,6 +39,12 @@ pub enum ExportFormat {
     Json,
     /// One row per metric and per curve point.
     Csv,
+    /// valgrind's callgrind format (KCachegrind, callgrind_annotate), of `calls --functions`.
+    Callgrind,
+    /// Chrome trace events (ui.perfetto.dev, chrome://tracing), of `run`'s /proc timeline.
+    ChromeTrace,
+    /// The Firefox Profiler's processed format (profiler.firefox.com), of `profile`.
+    Firefox,
 }
 
 impl ExportArgs {

@@ -14,6 +14,13 @@ pub mod charts;
 pub mod compare_text;
 mod concise;
 mod csv;
+/// Encoders of a stored run into the files other viewers open (docs/export-viewers.md):
+/// `callgrind` (KCachegrind, callgrind_annotate) from `calls --functions`, `chrome_trace`
+/// (Perfetto, chrome://tracing) from `run`'s /proc timeline, `firefox` (the Firefox
+/// Profiler's processed format) from `profile`. Each reads only the run record and returns
+/// bytes, or an `ExportError` sentence with the fix. Depends on `model` (and the format
+/// crates).
+pub mod export;
 pub mod fleet;
 pub mod format;
 pub mod glance;

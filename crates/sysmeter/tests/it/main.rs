@@ -22,6 +22,7 @@ mod cpu_ops;
 mod drift;
 mod exec_chains;
 mod export_cli;
+mod export_traces;
 mod fleet;
 mod fleet_own_spread;
 mod fs;

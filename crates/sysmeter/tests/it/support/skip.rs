@@ -35,6 +35,7 @@
 //! | `sshd` | OpenSSH's /usr/sbin/sshd, ssh and ssh-keygen (the Ansible test's hosts) | `apt-get install openssh-server` |
 //! | `bpf` | BPF programs may be loaded (root or CAP_BPF + CAP_PERFMON, kernel BTF) | root on a kernel with CONFIG_DEBUG_INFO_BTF |
 //! | `bpftrace` | bpftrace, a neighbour on the futex tracepoint for the blindness tests | `apt-get install bpftrace` |
+//! | `valgrind` | valgrind's callgrind_annotate, the reader of the callgrind export | `apt-get install valgrind` |
 
 /// Defines [`Cap`], its names and [`Cap::ALL`] from one list, so that a capability cannot be
 /// added without its name.
@@ -84,6 +85,7 @@ capabilities! {
     Ansible => "ansible",
     Sshd => "sshd",
     Bpftrace => "bpftrace",
+    Valgrind => "valgrind",
 }
 
 /// Whether `list` (the value of `SYSMETER_TEST_REQUIRE`) requires `cap`.
