@@ -1,6 +1,7 @@
 //! Arguments of `sysmeter export`: a stored run in a machine-readable format (OpenMetrics
-//! for Prometheus' node_exporter textfile collector, or the JSON/CSV of `show`), to stdout or
-//! atomically to a file.
+//! for Prometheus' node_exporter textfile collector, the JSON/CSV of `show`, or the file a
+//! viewer opens: callgrind, Chrome trace, Firefox Profiler), to stdout or atomically to a
+//! file.
 
 use std::path::PathBuf;
 

@@ -21,32 +21,7 @@ const COMMAND_TID: u32 = 1;
 
 /// The trace of `run`, a `run` run.
 pub fn encode(run: &RunRecord) -> Result<Vec<u8>, ExportError> {
-    match run.kind {
-        RunKind::Run => {}
-        RunKind::Profile if run.results.iter().any(|r| r.id == "offcpu") => {
-            return Err(ExportError::Missing(
-                "an off-CPU profile keeps the blocked time per stack and reason, not each \
-                 interval with its thread and start, so there are no slices to draw; open it \
-                 with --format firefox, or record a timeline with `sysmeter run`"
-                    .into(),
-            ));
-        }
-        RunKind::Calls if run.results.iter().any(|r| r.id == FUNCTIONS_ID) => {
-            return Err(ExportError::Missing(
-                "`calls --functions` keeps exact counts and times per caller → callee edge, \
-                 not each call's start, so there is no timeline to draw; open it with \
-                 --format callgrind"
-                    .into(),
-            ));
-        }
-        kind => {
-            return Err(ExportError::WrongKind {
-                format: "chrome-trace",
-                kind: kind.as_str().into(),
-                fits: "`run`",
-            });
-        }
-    }
+    fits(run)?;
     let result = run.results.iter().find(|r| r.id == "run").ok_or_else(|| {
         ExportError::Missing(format!(
             "run {} has no result (it was stopped before its end); run the command again with \
@@ -114,6 +89,31 @@ fn verdict(run: &RunRecord) -> String {
         .flat_map(|r| &r.findings)
         .find(|f| f.key == "verdict")
         .map_or_else(String::new, |f| f.text.clone())
+}
+
+/// Whether `run` has a timeline; else why not, with what shows what it keeps.
+fn fits(run: &RunRecord) -> Result<(), ExportError> {
+    let has = |id: &str| run.results.iter().any(|r| r.id == id);
+    match run.kind {
+        RunKind::Run => Ok(()),
+        RunKind::Profile if has("offcpu") => Err(ExportError::Missing(
+            "an off-CPU profile keeps the blocked time per stack and reason, not each \
+             interval with its thread and start, so there are no slices to draw; open it with \
+             --format firefox, or record a timeline with `sysmeter run`"
+                .into(),
+        )),
+        RunKind::Calls if has(FUNCTIONS_ID) => Err(ExportError::Missing(
+            "`calls --functions` keeps exact counts and times per caller → callee edge, not \
+             each call's start, so there is no timeline to draw; open it with --format \
+             callgrind"
+                .into(),
+        )),
+        kind => Err(ExportError::WrongKind {
+            format: "chrome-trace",
+            kind: kind.as_str().into(),
+            fits: "`run`",
+        }),
+    }
 }
 
 #[cfg(test)]

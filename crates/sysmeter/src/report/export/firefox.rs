@@ -217,3 +217,78 @@ impl Writer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{About, Artifact, Metric, Summary, Unit};
+
+    fn metric(name: &str, value: f64) -> Metric {
+        let summary = Summary {
+            median: value,
+            ..Summary::default()
+        };
+        Metric::new(name, Unit::Count, summary)
+    }
+
+    fn with(name: &str, content: &str) -> Artifact {
+        Artifact {
+            name: name.into(),
+            media_type: "text/plain".into(),
+            content: content.into(),
+        }
+    }
+
+    /// A `profile --both` run: 5 on-CPU samples of 1 ms, 2.5 ms off the CPU in two stacks,
+    /// one of them among the top blocked stacks (a lock).
+    fn both() -> RunRecord {
+        let mut run = crate::model::fixture::sample_run();
+        run.kind = RunKind::Profile;
+        let mut on = ExperimentResult::new("profile", About::default());
+        on.metrics = vec![metric("samples", 5.0), metric("CPU time sampled", 5e6)];
+        on.artifacts = vec![with("folded", "main;a 3\nmain;b 2\n")];
+        let mut off = ExperimentResult::new("offcpu", About::default());
+        let blocked = r#"[{"frames":["main","wait"],"reason":"lock","blocked_ns":2000000}]"#;
+        off.artifacts = vec![
+            with("offcpu folded", "main;wait 2000000\nmain;nap 500000\n"),
+            with("blocked stacks", blocked),
+        ];
+        run.results = vec![on, off];
+        run
+    }
+
+    #[test]
+    fn weights_are_the_samples_and_the_off_cpu_periods_by_reason() {
+        let json: serde_json::Value =
+            serde_json::from_slice(&encode(&both()).expect("encodes")).expect("JSON");
+        let names: Vec<&str> = json["meta"]["categories"]
+            .as_array()
+            .expect("categories")
+            .iter()
+            .filter_map(|c| c["name"].as_str())
+            .collect();
+        for name in ["On-CPU", "Off-CPU: lock", UNCLASSIFIED] {
+            assert!(names.contains(&name), "{names:?}");
+        }
+        let weights = json["threads"][0]["samples"]["weight"]
+            .as_array()
+            .expect("weights");
+        let weights: Vec<u64> = weights.iter().filter_map(|w| w.as_u64()).collect();
+        // 3 + 2 on-CPU samples; 2 ms of lock and 0.5 ms (rounded: 1 period, the total
+        // 2.5 periods rounded once) of a reason the record did not keep.
+        assert_eq!(weights.iter().sum::<u64>(), 5 + 3, "{weights:?}");
+        assert_eq!(weights[..2], [3, 2]);
+    }
+
+    #[test]
+    fn a_run_without_stacks_is_refused_with_the_command_that_makes_them() {
+        let mut run = crate::model::fixture::sample_run();
+        run.kind = RunKind::Profile;
+        run.results.clear();
+        let e = encode(&run).expect_err("no stacks");
+        assert!(e.to_string().contains("sysmeter profile -- CMD"), "{e}");
+        run.kind = RunKind::Alloc;
+        let e = encode(&run).expect_err("not a profile");
+        assert!(e.to_string().contains("fits `profile` runs"), "{e}");
+    }
+}
