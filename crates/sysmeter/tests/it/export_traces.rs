@@ -272,7 +272,11 @@ fn firefox_profile_weights_add_up_to_the_samples_and_the_off_cpu_time() {
         .map(|(_, w)| w)
         .sum();
     assert_eq!(off, (folded_ns / period_ns).round(), "{sums:?}");
-    // The fixture naps in nanosleep: its time is in the sleep reason's category.
+    // The fixture naps 300 ms in nanosleep: at least that long in the sleep reason's
+    // category, whatever else (preemption on a loaded machine) is off the CPU beside it.
     let sleep = sums.get("Off-CPU: sleep").copied().unwrap_or(0.0);
-    assert!(sleep > 0.5 * off, "{sums:?}");
+    assert!(
+        sleep * period_ns >= 0.25e9,
+        "{sums:?}, period {period_ns} ns"
+    );
 }
