@@ -1,6 +1,7 @@
 //! Arguments of `sysmeter export`: a stored run in a machine-readable format (OpenMetrics
-//! for Prometheus' node_exporter textfile collector, the JSON/CSV of `show`, or a profile
-//! viewer's format: pprof, speedscope), to stdout or atomically to a file.
+//! for Prometheus' node_exporter textfile collector, the JSON/CSV of `show`, or the file a
+//! viewer opens: pprof, speedscope, callgrind, Chrome trace, Firefox Profiler), to stdout or
+//! atomically to a file.
 
 use std::path::PathBuf;
 
@@ -44,6 +45,12 @@ pub enum ExportFormat {
     Pprof,
     /// speedscope's JSON file format, for speedscope.app: profile (on/off-CPU), alloc.
     Speedscope,
+    /// valgrind's callgrind format (KCachegrind, callgrind_annotate), of `calls --functions`.
+    Callgrind,
+    /// Chrome trace events (ui.perfetto.dev, chrome://tracing), of `run`'s /proc timeline.
+    ChromeTrace,
+    /// The Firefox Profiler's processed format (profiler.firefox.com), of `profile`.
+    Firefox,
 }
 
 impl ExportFormat {

@@ -1,5 +1,5 @@
 //! `sysmeter export [RUN]`: a stored run as OpenMetrics, JSON or CSV, or for a profile viewer
-//! (pprof, speedscope: `report::export`), on stdout or written to `--out FILE` by the one
+//! (pprof, speedscope, callgrind, Chrome trace, Firefox Profiler: `report::export`), on stdout or written to `--out FILE` by the one
 //! output rule (`outfile`): atomically for a regular file (a temporary file in the target's
 //! directory renamed over it, so a reader such as node_exporter's textfile collector never
 //! sees half a file), straight into a device or FIFO. A binary format is never written to a
@@ -11,7 +11,10 @@ use std::io::IsTerminal;
 use super::outfile::open_opt;
 use super::{Outcome, UsageError, emit, open_store_to_read, protected, run_history};
 use crate::cli::{ExportArgs, ExportFormat};
-use crate::report::export::{ExportError, pprof, speedscope};
+use crate::model::RunRecord;
+use crate::report::export::{
+    ExportError, callgrind, chrome_trace, firefox, pprof, speedscope,
+};
 use crate::report::{self, Format, openmetrics};
 
 /// Export a stored run.
@@ -42,10 +45,10 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
             }
             return Ok(Outcome::Success);
         }
-        ExportFormat::Speedscope => {
-            let bytes = speedscope::encode(&run).map_err(refused)?;
-            String::from_utf8(bytes)?
-        }
+        ExportFormat::Speedscope => viewer(speedscope::encode, &run)?,
+        ExportFormat::Callgrind => viewer(callgrind::encode, &run)?,
+        ExportFormat::ChromeTrace => viewer(chrome_trace::encode, &run)?,
+        ExportFormat::Firefox => viewer(firefox::encode, &run)?,
     };
     match out {
         Some(file) => file.write(&text)?,
@@ -57,4 +60,13 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
 /// A run the format cannot hold is bad input (exit 2), with the error's sentence.
 fn refused(e: ExportError) -> anyhow::Error {
     UsageError(e.to_string()).into()
+}
+
+/// A viewer's text file of `run` (UTF-8: JSON or callgrind); a run it does not fit is bad
+/// input (exit 2).
+fn viewer(
+    encode: fn(&RunRecord) -> Result<Vec<u8>, ExportError>,
+    run: &RunRecord,
+) -> anyhow::Result<String> {
+    Ok(String::from_utf8(encode(run).map_err(refused)?)?)
 }

@@ -15,12 +15,13 @@ pub mod compare_text;
 mod concise;
 mod csv;
 /// Exports of a stored run for the viewers people already use (`sysmeter export --format
-/// pprof|speedscope|…`): one file per format, `report/export/<format>.rs`, each with
-/// `encode(run) -> bytes`, over the stacks and weights the run record stores (`stacks_of`).
-/// Pure like every renderer: only the record it is given.
-// The fields of the shared `ExportError::WrongKind` are named by its message; the rest of the
-// module is documented all the same.
-#[allow(missing_docs)]
+/// …`; docs/export.md, docs/export-viewers.md): one file per format,
+/// `report/export/<format>.rs`, each with `encode(run) -> bytes` or an `ExportError` sentence
+/// with the fix: `pprof` (go tool pprof, Pyroscope, Grafana) and `speedscope` over the stacks
+/// and weights the run record stores (`stacks_of`), `callgrind` (KCachegrind,
+/// callgrind_annotate) from `calls --functions`, `chrome_trace` (Perfetto, chrome://tracing)
+/// from `run`'s /proc timeline, `firefox` (the Firefox Profiler's processed format) from
+/// `profile`. Pure like every renderer: only the record it is given (and the format crates).
 pub mod export;
 pub mod fleet;
 pub mod format;

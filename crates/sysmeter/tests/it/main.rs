@@ -23,6 +23,7 @@ mod drift;
 mod exec_chains;
 mod export_cli;
 mod export_viewers;
+mod export_traces;
 mod fleet;
 mod fleet_own_spread;
 mod fs;

@@ -37,6 +37,7 @@
 //! | `bpftrace` | bpftrace, a neighbour on the futex tracepoint for the blindness tests | `apt-get install bpftrace` |
 //! | `go` | Go's toolchain, whose `go tool pprof` reads the pprof exports | `apt-get install golang-go` |
 //! | `jsonschema` | python3 with its jsonschema module, for the speedscope export's schema | `apt-get install python3-jsonschema` |
+//! | `valgrind` | valgrind's callgrind_annotate, the reader of the callgrind export | `apt-get install valgrind` |
 
 /// Defines [`Cap`], its names and [`Cap::ALL`] from one list, so that a capability cannot be
 /// added without its name.
@@ -88,6 +89,7 @@ capabilities! {
     Bpftrace => "bpftrace",
     Go => "go",
     JsonSchema => "jsonschema",
+    Valgrind => "valgrind",
 }
 
 /// Whether `list` (the value of `SYSMETER_TEST_REQUIRE`) requires `cap`.
