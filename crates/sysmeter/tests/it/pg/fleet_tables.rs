@@ -4,7 +4,8 @@
 //! summaries and whole, an older run imported late (received last, so latest), metrics
 //! moved to another host's run in SQL, a replaced result, a deleted latest run, a `DELETE`
 //! in SQL, `prune`, a bench killed or dated ahead (never a host's run) and one ending; and
-//! a schema 4 database upgrades itself and fills them from what it holds.
+//! a schema 4 database upgrades itself and fills them from what it holds (a run that died
+//! left out).
 
 use postgres::types::ToSql;
 use sysmeter::model::RunRecord;
@@ -281,6 +282,18 @@ fn a_schema_4_database_upgrades_and_fills_the_fleet_tables() {
         .expect("the table")
         .get(0);
     assert!(gone);
+    // A bench that died after the others, stored before the upgrade: schema 5's fill takes
+    // it for its host's latest run (the newest start), schema 6's refill does not.
+    let died = client
+        .execute(
+            "INSERT INTO runs SELECT * FROM jsonb_populate_record(NULL::runs, (
+                 SELECT to_jsonb(r) || jsonb_build_object('id', r.id || '-died',
+                     'started_ns', r.started_ns + 1000000000, 'finished_ns', NULL)
+                 FROM runs r WHERE kind = 'bench' ORDER BY id LIMIT 1))",
+            &[],
+        )
+        .expect("a run that died");
+    assert_eq!(died, 1);
     // Opening it upgrades it: the tables are back and filled from the stored runs.
     drop(open(&db.url));
     let version: i64 = client
@@ -288,6 +301,11 @@ fn a_schema_4_database_upgrades_and_fills_the_fleet_tables() {
         .expect("version")
         .get(0);
     assert_eq!(version, sysmeter::store::DB_SCHEMA_VERSION as i64);
-    assert_eq!(agree(&mut client).len(), 60);
+    let latest = agree(&mut client);
+    assert_eq!(latest.len(), 60);
+    assert!(
+        latest.iter().all(|(_, id)| !id.ends_with("-died")),
+        "{latest:?}"
+    );
     assert_eq!(fleet(), before);
 }
