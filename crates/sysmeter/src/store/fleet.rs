@@ -1,15 +1,17 @@
 //! Reading a fleet and importing runs, whatever the backend. The fleet queries reduce the
-//! database in SQL — each host's latest bench run, one value (the median) per metric of it,
-//! and on PostgreSQL the fleet's median and p10–p90 per metric — so `sysmeter fleet` reads a
-//! few rows per host and metric, never every run. The SQL is shared by both backends (it
-//! uses only what SQLite and PostgreSQL both understand) and documented in docs/fleet.md,
-//! where users copy it into Grafana; a test keeps the two the same.
+//! database in SQL — each host's latest bench run (by the rule of `store/retention.rs`),
+//! one value (the median) per metric of it, and on PostgreSQL the fleet's median and
+//! p10–p90 per metric — so `sysmeter fleet` reads a few rows per host and metric, never
+//! every run. The SQL is shared by both backends (it uses only what SQLite and PostgreSQL
+//! both understand) and documented in docs/fleet.md, where users copy it into Grafana; a
+//! test keeps the two the same.
 //!
 //! No formatting for people here; statements run in `sqlite/fleet.rs` and `pg/fleet.rs`.
 
 pub mod sql;
 
 use super::read::Reads;
+use super::retention::{dated_sql, ended_sql, newest_sql};
 use super::rows::{Decoder, Encoder};
 use super::write::Writes;
 use super::{Store, StoreError, on_backend, on_backend_mut};
@@ -20,15 +22,26 @@ use crate::model::{
 };
 use crate::model::{showable, visible};
 
-/// Each host's latest bench run started at or after `$1` (ns since the epoch), as the
-/// common table `latest`. Shared by the queries below.
-pub const LATEST_RUNS_SQL: &str = "WITH ranked AS (
+/// Each host's latest bench run, by the one rule of `store/retention.rs` (a run that ended,
+/// with a possible date, the last the store received), as the common table `latest`, when
+/// that run started at or after `$1` (ns since the epoch): a host whose latest run is older
+/// is left out, not represented by an earlier one, as in PostgreSQL's `fleet_host`.
+/// Shared by the queries below.
+pub const LATEST_RUNS_SQL: &str = concat!(
+    "WITH ranked AS (
     SELECT id, hostname, started_ns, host_json,
            row_number() OVER (PARTITION BY hostname
-                              ORDER BY started_ns DESC, id DESC) AS age
+                              ORDER BY ",
+    newest_sql!(),
+    ") AS age
     FROM runs
-    WHERE kind = 'bench' AND started_ns >= $1
-), latest AS (SELECT * FROM ranked WHERE age = 1)";
+    WHERE kind = 'bench' AND ",
+    ended_sql!(),
+    " AND ",
+    dated_sql!(),
+    "
+), latest AS (SELECT * FROM ranked WHERE age = 1 AND started_ns >= $1)"
+);
 
 /// The hosts: name, run id, start and machine description of each latest run.
 pub const HOSTS_SQL: &str = "SELECT hostname, id, started_ns, CAST(host_json AS TEXT)
@@ -72,10 +85,10 @@ pub(super) fn with_latest(statement: &str) -> String {
 }
 
 impl Store {
-    /// The fleet: each host's latest bench run started at or after `since_ns` (every run
-    /// when `None`) and the metric medians of those runs, sorted by host name and by
-    /// experiment, metric and host name. On PostgreSQL beyond `ROLL_CALL_HOSTS` hosts the
-    /// database reduces it (`FleetData::reduced`).
+    /// The fleet: each host's latest bench run (`LATEST_RUNS_SQL`), when it started at or
+    /// after `since_ns` (always when `None`), and the metric medians of those runs, sorted by
+    /// host name and by experiment, metric and host name. On PostgreSQL beyond
+    /// `ROLL_CALL_HOSTS` hosts the database reduces it (`FleetData::reduced`).
     pub fn fleet(&self, since_ns: Option<i64>) -> Result<FleetData, StoreError> {
         let since = since_ns.unwrap_or(i64::MIN);
         let rows = on_backend!(self, b => b.fleet_rows(since))?;

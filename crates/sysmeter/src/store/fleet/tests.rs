@@ -1,10 +1,10 @@
 //! The fleet queries on SQLite: each host's latest bench run only, other kinds and older
-//! runs ignored, `since` honoured; imports skip stored ids; docs/fleet.md shows the SQL
-//! that runs.
+//! runs ignored, `since` honoured; a killed run or one dated ahead never takes its host's
+//! place (issue 47); imports skip stored ids; docs/fleet.md shows the SQL that runs.
 
 use crate::model::fixture::sample_run;
 use crate::model::{RunKind, RunRecord};
-use crate::store::Store;
+use crate::store::{FUTURE_SLACK_NS, Put, Store};
 
 fn run(host: &str, id: &str, started_ns: i64, kind: RunKind) -> RunRecord {
     let mut r = sample_run();
@@ -50,6 +50,43 @@ fn each_host_is_its_latest_bench_run() {
     let recent = store.fleet(Some(160)).expect("fleet since");
     assert_eq!(recent.hosts.len(), 1);
     assert_eq!(recent.hosts[0].run_id, "a-new");
+}
+
+/// The host of `data`'s runs, as (host, run id).
+fn hosts(data: &crate::model::FleetData) -> Vec<(&str, &str)> {
+    (data.hosts.iter())
+        .map(|h| (h.hostname.as_str(), h.run_id.as_str()))
+        .collect()
+}
+
+#[test]
+fn a_killed_run_or_one_dated_ahead_never_takes_its_hosts_place() {
+    let mut store = Store::open_in_memory().expect("store");
+    let done = run("a", "a-done", 1_000, RunKind::Bench);
+    assert!(store.import_run(&done).expect("import"));
+    // Received after it and started after it: a bench killed after its first experiment,
+    // and a record dated beyond the slack ahead of any clock.
+    let mut killed = run("a", "a-killed", 2_000, RunKind::Bench);
+    killed.finished_ns = None;
+    store.begin_run(&killed).expect("begin");
+    (store.put_result(("a-killed", 0), &killed.results[0], Put::New)).expect("a result");
+    let mut ahead = run("a", "a-ahead", i64::MAX / 2, RunKind::Bench);
+    ahead.finished_ns = Some(ahead.started_ns + FUTURE_SLACK_NS);
+    assert!(
+        store
+            .import_run(&ahead)
+            .expect("import the run dated ahead")
+    );
+    assert_eq!(hosts(&store.fleet(None).expect("fleet")), [("a", "a-done")]);
+    // `since` asks of the latest run's start: a-done is older, so the host is left out.
+    assert!(store.fleet(Some(1_500)).expect("since").hosts.is_empty());
+    // A later run that ended is the host's run.
+    let later = run("a", "a-later", 3_000, RunKind::Bench);
+    assert!(store.import_run(&later).expect("import"));
+    assert_eq!(
+        hosts(&store.fleet(None).expect("fleet")),
+        [("a", "a-later")]
+    );
 }
 
 #[test]

@@ -6,10 +6,12 @@
 //! - `fleet_metric` numbers each (experiment, metric, unit) once; the numbers are small and
 //!   dense, because a name gets one only when a host's latest run first holds it.
 //! - `fleet_host` is one row per host: its latest bench run (the `latest` table of
-//!   `store::fleet`, newest start then highest id, whatever the run's state), its CPU model
-//!   and kernel (for the roll call, without reading the description), and `vs`, the median
-//!   of metric number k at index k (NaN where the run has none: NaN is never a stored
-//!   median, and an array without NULLs is sliced in constant time per element).
+//!   `store::fleet`: from schema 6 by the rule of `store/retention.rs`, a run that ended,
+//!   with a possible date, the last received; schema 5 took the newest start whatever the
+//!   run's state), its CPU model and kernel (for the roll call, without reading the
+//!   description), and `vs`, the median of metric number k at index k (NaN where the run
+//!   has none: NaN is never a stored median, and an array without NULLs is sliced in
+//!   constant time per element).
 //!
 //! Triggers keep them: any change to `runs`, `results` or `metrics` — a bench storing a result,
 //! a replaced round, `import`, `prune`, a failed import taken back, a `DELETE` in psql, the
@@ -56,6 +58,87 @@ macro_rules! fleet_triggers {
         )+)
     };
 }
+
+/// `fleet_refresh(touched)`, made by `$create` (`CREATE`, or `CREATE OR REPLACE` in a later
+/// schema): recomputes the rows of the hosts `touched` from runs, results and metrics, each
+/// host's latest run being the first of its bench runs by `$choice` (further conditions
+/// and the order, SQL that follows `WHERE kind = 'bench' AND hostname = ANY (touched)`).
+macro_rules! fleet_refresh {
+    ($create:literal, $($choice:expr),+) => {
+        concat!(
+            "-- Recomputes the rows of the hosts `touched` from runs, results and metrics.\n",
+            $create,
+            " FUNCTION fleet_refresh(touched TEXT[]) RETURNS void LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+DECLARE
+    latest TEXT[];
+BEGIN
+    IF cardinality(touched) = 0 THEN
+        RETURN;
+    ELSIF cardinality(touched) > 64 THEN
+        PERFORM pg_advisory_xact_lock(1400458612, 0);
+    ELSE
+        PERFORM pg_advisory_xact_lock_shared(1400458612, 0);
+        PERFORM pg_advisory_xact_lock(1400458613, k)
+        FROM (SELECT DISTINCT hashtext(h) AS k FROM unnest(touched) AS h ORDER BY 1) l;
+    END IF;
+    -- The `latest` table of store::fleet, for these hosts.
+    SELECT array_agg(id) INTO latest FROM (
+        SELECT DISTINCT ON (hostname) id FROM runs
+        WHERE kind = 'bench' AND hostname = ANY (touched)",
+            $($choice),+,
+            ") l;
+    DELETE FROM fleet_host WHERE hostname = ANY (touched);
+    -- Only the names not numbered yet: ON CONFLICT alone would use up an identity value
+    -- per existing name at every refresh.
+    INSERT INTO fleet_metric (exp_id, name, unit)
+    SELECT DISTINCT r.exp_id, r.name, r.unit FROM fleet_run_rows(latest) r
+    WHERE NOT EXISTS (SELECT 1 FROM fleet_metric f
+                      WHERE f.exp_id = r.exp_id AND f.name = r.name AND f.unit = r.unit)
+    ON CONFLICT DO NOTHING;
+    INSERT INTO fleet_host (hostname, run_id, started_ns, cpu_model, kernel, vs)
+    SELECT hostname, id, started_ns, coalesce(host_json->'cpu'->>'model', ''),
+           coalesce(host_json->>'kernel', ''), fleet_run_values(id)
+    FROM runs WHERE id = ANY (latest);
+END $$;
+"
+        )
+    };
+}
+pub(super) use fleet_refresh;
+
+/// `fleet_runs_changed()`, the trigger function of `runs`, made by `$create` as in
+/// [`fleet_refresh`]: refreshes the hosts of the bench runs stored or deleted, and of the
+/// runs whose columns `$column…` changed.
+macro_rules! fleet_runs_changed {
+    ($create:literal, $first:literal $(, $column:literal)*) => {
+        concat!(
+            "-- A bench run stored, deleted or changed: its host's latest run may be another one now.
+-- Statement-level with transition tables, so a bulk write refreshes each host once.
+",
+            $create,
+            " FUNCTION fleet_runs_changed() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        PERFORM fleet_refresh(array(SELECT DISTINCT hostname FROM new_rows WHERE kind = 'bench'));
+    ELSIF TG_OP = 'DELETE' THEN
+        PERFORM fleet_refresh(array(SELECT DISTINCT hostname FROM old_rows WHERE kind = 'bench'));
+    ELSE
+        -- A changed run's old and new host names (a run moved to another host touches both).
+        PERFORM fleet_refresh(array(
+            SELECT DISTINCT h.hostname FROM old_rows o JOIN new_rows n ON n.id = o.id
+            CROSS JOIN LATERAL (VALUES (o.hostname), (n.hostname)) AS h (hostname)
+            WHERE (o.", $first, $(", o.", $column,)* ")
+                  IS DISTINCT FROM (n.", $first, $(", n.", $column,)* ")));
+    END IF;
+    RETURN NULL;
+END $$;
+"
+        )
+    };
+}
+pub(super) use fleet_runs_changed;
 
 /// Schema 5, run in the migration's transaction (docs above).
 pub(super) const MIGRATION_5: &str = concat!(
@@ -112,60 +195,14 @@ LANGUAGE sql STABLE AS $$
     LEFT JOIN v ON v.metric = k.k
 $$;
 
--- Recomputes the rows of the hosts `touched` from runs, results and metrics.
-CREATE FUNCTION fleet_refresh(touched TEXT[]) RETURNS void LANGUAGE plpgsql
-SET search_path FROM CURRENT AS $$
-DECLARE
-    latest TEXT[];
-BEGIN
-    IF cardinality(touched) = 0 THEN
-        RETURN;
-    ELSIF cardinality(touched) > 64 THEN
-        PERFORM pg_advisory_xact_lock(1400458612, 0);
-    ELSE
-        PERFORM pg_advisory_xact_lock_shared(1400458612, 0);
-        PERFORM pg_advisory_xact_lock(1400458613, k)
-        FROM (SELECT DISTINCT hashtext(h) AS k FROM unnest(touched) AS h ORDER BY 1) l;
-    END IF;
-    -- The `latest` table of store::fleet, for these hosts.
-    SELECT array_agg(id) INTO latest FROM (
-        SELECT DISTINCT ON (hostname) id FROM runs
-        WHERE kind = 'bench' AND hostname = ANY (touched)
-        ORDER BY hostname, started_ns DESC, id DESC) l;
-    DELETE FROM fleet_host WHERE hostname = ANY (touched);
-    -- Only the names not numbered yet: ON CONFLICT alone would use up an identity value
-    -- per existing name at every refresh.
-    INSERT INTO fleet_metric (exp_id, name, unit)
-    SELECT DISTINCT r.exp_id, r.name, r.unit FROM fleet_run_rows(latest) r
-    WHERE NOT EXISTS (SELECT 1 FROM fleet_metric f
-                      WHERE f.exp_id = r.exp_id AND f.name = r.name AND f.unit = r.unit)
-    ON CONFLICT DO NOTHING;
-    INSERT INTO fleet_host (hostname, run_id, started_ns, cpu_model, kernel, vs)
-    SELECT hostname, id, started_ns, coalesce(host_json->'cpu'->>'model', ''),
-           coalesce(host_json->>'kernel', ''), fleet_run_values(id)
-    FROM runs WHERE id = ANY (latest);
-END $$;
-
--- A bench run stored, deleted or changed: its host's latest run may be another one now.
--- Statement-level with transition tables, so a bulk write refreshes each host once.
-CREATE FUNCTION fleet_runs_changed() RETURNS trigger LANGUAGE plpgsql
-SET search_path FROM CURRENT AS $$
-BEGIN
-    IF TG_OP = 'INSERT' THEN
-        PERFORM fleet_refresh(array(SELECT DISTINCT hostname FROM new_rows WHERE kind = 'bench'));
-    ELSIF TG_OP = 'DELETE' THEN
-        PERFORM fleet_refresh(array(SELECT DISTINCT hostname FROM old_rows WHERE kind = 'bench'));
-    ELSE
-        -- A changed run's old and new host names (a run moved to another host touches both).
-        PERFORM fleet_refresh(array(
-            SELECT DISTINCT h.hostname FROM old_rows o JOIN new_rows n ON n.id = o.id
-            CROSS JOIN LATERAL (VALUES (o.hostname), (n.hostname)) AS h (hostname)
-            WHERE (o.kind, o.hostname, o.started_ns, o.host_json)
-                  IS DISTINCT FROM (n.kind, n.hostname, n.started_ns, n.host_json)));
-    END IF;
-    RETURN NULL;
-END $$;
-
+",
+    fleet_refresh!(
+        "CREATE",
+        "\n        ORDER BY hostname, started_ns DESC, id DESC"
+    ),
+    "\n",
+    fleet_runs_changed!("CREATE", "kind", "hostname", "started_ns", "host_json"),
+    "
 -- A result or metric of a host's latest run stored, deleted or changed (other runs' rows do
 -- not count). A changed row counts for the run it left and the run it joined: an UPDATE in
 -- psql may move a result from one host's latest run to another's.
@@ -195,3 +232,38 @@ END $$;
 SELECT fleet_refresh(array(SELECT DISTINCT hostname FROM runs WHERE kind = 'bench'));
 "
 );
+
+/// Schema 6's part of the fleet tables, appended to its migration (`pg/schema.rs`) once
+/// `runs.received_ns` is filled: a host's latest run is chosen by the one rule of
+/// `store/retention.rs` (as `LATEST_RUNS_SQL` chooses it), no longer by the newest start
+/// whatever the run's state, so neither a run dated ahead nor one that never ended takes a
+/// host's row. `fleet_runs_changed` also refreshes a host when a run's end or received
+/// time changes (a bench becomes its host's latest when it ends, not when it begins); the
+/// tables are then filled again.
+macro_rules! fleet_by_retention {
+    () => {
+        concat!(
+            $crate::store::pg::fleet_schema::fleet_refresh!(
+                "CREATE OR REPLACE",
+                "\n          AND ",
+                $crate::store::retention::ended_sql!(),
+                " AND ",
+                $crate::store::retention::dated_sql!(),
+                "\n        ORDER BY hostname, ",
+                $crate::store::retention::newest_sql!()
+            ),
+            $crate::store::pg::fleet_schema::fleet_runs_changed!(
+                "CREATE OR REPLACE",
+                "kind",
+                "hostname",
+                "started_ns",
+                "host_json",
+                "finished_ns",
+                "interrupted",
+                "received_ns"
+            ),
+            "SELECT fleet_refresh(array(SELECT DISTINCT hostname FROM runs WHERE kind = 'bench'));\n"
+        )
+    };
+}
+pub(super) use fleet_by_retention;

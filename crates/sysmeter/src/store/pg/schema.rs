@@ -18,7 +18,7 @@ use std::path::Path;
 
 use postgres::{Client, GenericClient};
 
-use super::fleet_schema::MIGRATION_5;
+use super::fleet_schema::{MIGRATION_5, fleet_by_retention};
 use super::server_error;
 use crate::store::StoreError;
 use crate::store::schema::{Migrations, Types, tables_1};
@@ -37,15 +37,19 @@ pub(crate) const MIGRATIONS: &[&str] = &Migrations {
 /// get it too. A run stored before schema 6 gets what is known of it: its own start, unless
 /// that lies after the migration's clock, which then stands for it, so a run dated in the
 /// future is never taken for one received later. The fleet's triggers are held off while
-/// the old rows are filled: the column changes nothing they keep.
-const MIGRATION_6: &str = "
+/// the old rows are filled; then the fleet tables take each host's latest run by
+/// retention's rule and are filled again (`fleet_schema.rs`, `fleet_by_retention`).
+const MIGRATION_6: &str = concat!(
+    "
 ALTER TABLE runs ADD COLUMN received_ns BIGINT NOT NULL
     DEFAULT (extract(epoch FROM clock_timestamp()) * 1e9)::bigint;
 ALTER TABLE runs DISABLE TRIGGER fleet_runs_updated;
 UPDATE runs SET received_ns = least(started_ns, received_ns);
 ALTER TABLE runs ENABLE TRIGGER fleet_runs_updated;
 CREATE INDEX runs_by_received ON runs (hostname, kind, received_ns);
-";
+",
+    fleet_by_retention!()
+);
 
 /// Schema 4: a result stored as its summary (the default of a fleet store,
 /// `store/summary.rs`): the zlib-compressed summary, and the names, units and medians of its

@@ -1,11 +1,15 @@
 //! Schema 5's fleet tables (`fleet_host`, `fleet_metric`, kept by triggers) always hold what
-//! the `latest` table over runs, results and metrics says — each host's latest bench run and
-//! its medians — after every kind of write: imports as summaries and whole, an older run
-//! imported late, metrics moved to another host's run in SQL, a replaced result, a deleted
-//! latest run, a `DELETE` in SQL, `prune`; and a schema 4 database upgrades itself and
-//! fills them from what it holds.
+//! the `latest` table over runs, results and metrics says — each host's latest bench run
+//! (schema 6: by retention's rule) and its medians — after every kind of write: imports as
+//! summaries and whole, an older run imported late (received last, so latest), metrics
+//! moved to another host's run in SQL, a replaced result, a deleted latest run, a `DELETE`
+//! in SQL, `prune`, a bench killed or dated ahead (never a host's run) and one ending; and
+//! a schema 4 database upgrades itself and fills them from what it holds (a run that died
+//! left out).
 
+use postgres::types::ToSql;
 use sysmeter::model::RunRecord;
+use sysmeter::store::fleet::LATEST_RUNS_SQL;
 use sysmeter::store::{Put, Store};
 
 use crate::support::fleet::{host_run, many_files};
@@ -15,12 +19,9 @@ use crate::support::{json_out, need, stdout_of};
 /// (host, run, experiment, metric, unit, value bits), sorted.
 type Rows = Vec<(String, String, String, String, String, u64)>;
 
-/// Each host's latest bench run and its medians, straight from runs, results and metrics.
+/// Each host's latest bench run and its medians, straight from runs, results and metrics
+/// (after `LATEST_RUNS_SQL`, with `$1` the earliest start).
 const DIRECT: &str = "
-WITH latest AS (
-    SELECT DISTINCT ON (hostname) hostname, id FROM runs WHERE kind = 'bench'
-    ORDER BY hostname, started_ns DESC, id DESC
-)
 SELECT l.hostname, l.id, x.exp_id, u.name, u.unit, u.v
 FROM latest l
 JOIN results x ON x.run_id = l.id AND x.status = 'ok' AND x.medians IS NOT NULL
@@ -40,8 +41,11 @@ FROM fleet_host h
 JOIN fleet_metric f ON f.metric <= cardinality(h.vs)
 WHERE h.vs[f.metric] <> 'NaN'";
 
-fn rows(client: &mut postgres::Client, sql: &str) -> Rows {
-    let mut rows: Rows = (client.query(sql, &[]).expect(sql).iter())
+/// `$1` of the statements after `LATEST_RUNS_SQL`: every run.
+const EVERY_START: i64 = i64::MIN;
+
+fn rows(client: &mut postgres::Client, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Rows {
+    let mut rows: Rows = (client.query(sql, params).expect(sql).iter())
         .map(|r| {
             let v: f64 = r.get(5);
             (
@@ -58,23 +62,31 @@ fn rows(client: &mut postgres::Client, sql: &str) -> Rows {
     rows
 }
 
-/// Asserts the fleet tables agree with the runs; returns each host's latest run, by host.
+/// Asserts the fleet tables agree with the runs (`LATEST_RUNS_SQL`, the `latest` table
+/// `fleet` reads below 50 hosts); returns each host's latest run, by host.
 fn agree(client: &mut postgres::Client) -> Vec<(String, String)> {
-    let direct = rows(client, DIRECT);
+    let direct = rows(
+        client,
+        &format!("{LATEST_RUNS_SQL}{DIRECT}"),
+        &[&EVERY_START],
+    );
     assert!(!direct.is_empty(), "no values to compare");
-    assert_eq!(rows(client, DERIVED), direct);
-    let mut hosts = |sql: &str| -> Vec<(String, String)> {
-        let mut v: Vec<_> = (client.query(sql, &[]).expect(sql).iter())
+    assert_eq!(rows(client, DERIVED, &[]), direct);
+    let mut hosts = |sql: &str, params: &[&(dyn ToSql + Sync)]| -> Vec<(String, String)> {
+        let mut v: Vec<_> = (client.query(sql, params).expect(sql).iter())
             .map(|r| (r.get(0), r.get(1)))
             .collect();
         v.sort();
         v
     };
     let latest = hosts(
-        "SELECT DISTINCT ON (hostname) hostname, id FROM runs WHERE kind = 'bench'
-         ORDER BY hostname, started_ns DESC, id DESC",
+        &format!("{LATEST_RUNS_SQL} SELECT hostname, id FROM latest"),
+        &[&EVERY_START],
     );
-    assert_eq!(hosts("SELECT hostname, run_id FROM fleet_host"), latest);
+    assert_eq!(
+        hosts("SELECT hostname, run_id FROM fleet_host", &[]),
+        latest
+    );
     latest
 }
 
@@ -103,11 +115,11 @@ fn the_fleet_tables_follow_every_write() {
     }
     agree(&mut client);
     moved_between_hosts(&mut client);
-    // An older run imported late changes nothing.
+    // An older run imported late is the one received last: it takes the host's place.
     let old = moved(1, "old", -10);
     store.import_run(&old).expect("import an older run");
     let latest = agree(&mut client);
-    assert_eq!(latest_of(&latest, "node-1"), Some(host_run(1).id.as_str()));
+    assert_eq!(latest_of(&latest, "node-1"), Some(old.id.as_str()));
     // A newer run stored whole (metrics rows, not arrays) takes the host's place.
     store.keep_samples(true);
     let new = moved(2, "new", 10);
@@ -189,6 +201,52 @@ fn replaced_and_deleted(store: &mut Store, client: &mut postgres::Client, new: &
     assert_eq!(latest_of(&latest, "node-2"), Some(host_run(2).id.as_str()));
 }
 
+/// The host's run in `sysmeter fleet` of `url`, as (host, run id), sorted.
+fn fleet_runs(url: &str) -> Vec<(String, String)> {
+    let fleet = json_out(sysmeter_as("x").args(["fleet", "--format", "json", "--db", url]));
+    let hosts = fleet["hosts"].as_array().expect("hosts").iter();
+    let mut runs: Vec<(String, String)> = hosts
+        .map(|h| {
+            let text = |key: &str| h[key].as_str().expect(key).to_string();
+            (text("host"), text("run_id"))
+        })
+        .collect();
+    runs.sort();
+    runs
+}
+
+/// Issue 47 in the fleet tables and in `fleet`: a bench killed after its first result and
+/// a run dated three years ahead, both received after their host's complete run, never
+/// take its place; the killed run does once it ends (its end is an UPDATE of `runs`).
+#[test]
+fn a_killed_run_or_one_dated_ahead_never_takes_a_hosts_place_in_postgres() {
+    let db = need!(test_db());
+    let mut client = db.client();
+    let mut store = open(&db.url);
+    for i in 0..3 {
+        assert!(store.import_run(&host_run(i)).expect("import"));
+    }
+    let before = agree(&mut client);
+    assert_eq!(fleet_runs(&db.url), before);
+    let mut killed = moved(1, "killed", 10);
+    let end = killed.finished_ns.take();
+    store.begin_run(&killed).expect("begin the killed bench");
+    (store.put_result((&killed.id, 0), &killed.results[0], Put::New)).expect("its first result");
+    let mut ahead = moved(2, "ahead", 3 * 365 * 86_400);
+    ahead.finished_ns = ahead.finished_ns.map(|f| f + 3 * 365 * 86_400_000_000_000);
+    assert!(
+        store
+            .import_run(&ahead)
+            .expect("import the run dated ahead")
+    );
+    assert_eq!(agree(&mut client), before);
+    assert_eq!(fleet_runs(&db.url), before);
+    (store.finish_run(&killed.id, end, false)).expect("the bench ends");
+    let after = agree(&mut client);
+    assert_eq!(latest_of(&after, "node-1"), Some(killed.id.as_str()));
+    assert_eq!(fleet_runs(&db.url), after);
+}
+
 /// Takes a database back to schema 4: the fleet tables, their functions and triggers gone.
 const DOWNGRADE: &str = "
 ALTER TABLE runs DROP COLUMN received_ns;
@@ -224,6 +282,18 @@ fn a_schema_4_database_upgrades_and_fills_the_fleet_tables() {
         .expect("the table")
         .get(0);
     assert!(gone);
+    // A bench that died after the others, stored before the upgrade: schema 5's fill takes
+    // it for its host's latest run (the newest start), schema 6's refill does not.
+    let died = client
+        .execute(
+            "INSERT INTO runs SELECT * FROM jsonb_populate_record(NULL::runs, (
+                 SELECT to_jsonb(r) || jsonb_build_object('id', r.id || '-died',
+                     'started_ns', r.started_ns + 1000000000, 'finished_ns', NULL)
+                 FROM runs r WHERE kind = 'bench' ORDER BY id LIMIT 1))",
+            &[],
+        )
+        .expect("a run that died");
+    assert_eq!(died, 1);
     // Opening it upgrades it: the tables are back and filled from the stored runs.
     drop(open(&db.url));
     let version: i64 = client
@@ -231,6 +301,11 @@ fn a_schema_4_database_upgrades_and_fills_the_fleet_tables() {
         .expect("version")
         .get(0);
     assert_eq!(version, sysmeter::store::DB_SCHEMA_VERSION as i64);
-    assert_eq!(agree(&mut client).len(), 60);
+    let latest = agree(&mut client);
+    assert_eq!(latest.len(), 60);
+    assert!(
+        latest.iter().all(|(_, id)| !id.ends_with("-died")),
+        "{latest:?}"
+    );
     assert_eq!(fleet(), before);
 }
