@@ -32,7 +32,8 @@ use serde_json::Value;
 use crate::model::{Unit, units};
 
 pub(crate) use page::figures;
-use page::{End, Figure, magnitude};
+pub(crate) use page::magnitude;
+use page::{End, Figure};
 
 /// How far a value may sit outside its interval and still be inside it: the rounding of
 /// three significant figures.
