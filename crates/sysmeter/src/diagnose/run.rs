@@ -174,8 +174,11 @@ pub fn run(
     };
     let finished_ns = jiff::Timestamp::now().as_nanosecond() as i64;
     let interrupted = measurement.signal != 0;
+    // The session's wall time is the real time measured: one wall time per run (issue 43),
+    // not the watch's, which also holds the launch and setup around the command.
+    let (_, own_cpu_ns) = watch.read();
     let session = Stopped {
-        watched: watch.read(),
+        watched: (measurement.real_ns, own_cpu_ns),
         ..Stopped::new(ended(exited, interrupted, exit.is_some()), command(exit))
     };
     let (record, verdict) = record::build(record::Parts {

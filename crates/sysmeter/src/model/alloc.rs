@@ -14,6 +14,24 @@ pub const ALLOC_ID: &str = "alloc";
 /// The name of the artifact that holds the typed rows.
 pub const ALLOC_SITES: &str = "alloc sites";
 
+/// The metric of the peak of live bytes.
+pub const PEAK_LIVE: &str = "peak live";
+/// The metric of when the peak was reached, ns after the start.
+pub const PEAK_AFTER: &str = "peak reached after";
+/// The series of the live heap over time (seconds since start).
+pub const LIVE_HEAP: &str = "live heap";
+
+/// The peak of live bytes of `r` and when it was reached (ns after the start), if it has
+/// them.
+pub fn peak(r: &ExperimentResult) -> Option<(f64, Option<f64>)> {
+    let metric = |name: &str| {
+        (r.metrics.iter())
+            .find(|m| m.name == name)
+            .map(|m| m.summary.median)
+    };
+    metric(PEAK_LIVE).map(|bytes| (bytes, metric(PEAK_AFTER)))
+}
+
 /// One allocation site.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AllocSite {

@@ -26,10 +26,11 @@ pub use answers::{scale_fit, time_by_call};
 use axis::ScaleMode;
 use bars::{Bar, BarChart};
 pub use quantity::Quantity;
-use xy::{Line, Point, XyChart};
+use xy::{Level, Line, Point, XyChart};
 
 use crate::model::CacheInfo;
-use crate::model::{ExperimentResult, IntervalBasis, Metric, Series, Unit};
+use crate::model::alloc::{ALLOC_ID, LIVE_HEAP, PEAK_LIVE, peak};
+use crate::model::{ExperimentResult, IntervalBasis, Metric, Series, Unit, units};
 
 /// Width of every chart's view box (the page's content width).
 const WIDTH: f64 = 1040.0;
@@ -154,11 +155,12 @@ fn series_charts(r: &ExperimentResult, caches: &[CacheInfo]) -> Vec<Chart> {
         let Some(first) = group.first() else { continue };
         let lines: Vec<Line> = group.iter().map(|s| line(s)).collect();
         let latency = annotate && first.x_unit == Unit::Bytes && first.y_unit == Unit::Ns;
-        let (markers, levels) = if latency {
+        let (markers, mut levels) = if latency {
             hierarchy::annotations(&r.findings, caches)
         } else {
             (Vec::new(), Vec::new())
         };
+        levels.extend(peak_level(r, &group));
         let mode = if latency {
             ScaleMode::Log
         } else {
@@ -179,15 +181,44 @@ fn series_charts(r: &ExperimentResult, caches: &[CacheInfo]) -> Vec<Chart> {
             markers,
             levels,
         };
-        let caption = curve_caption(quantity, &first.x_label, latency);
+        let sampled = (group.iter().flat_map(|s| &s.points)).any(|p| p.summary.n > 1);
+        let caption = curve_caption(quantity, &first.x_label, latency, sampled);
         let quantities = group.iter().map(|s| y_quantity(s)).collect();
         charts.extend(Chart::drawn(xy::render(&chart), title, caption, quantities));
     }
     charts
 }
 
-/// What to read from a curve of `quantity` by `x`.
-fn curve_caption(quantity: Quantity, x: &str, latency: bool) -> String {
+/// The peak of live bytes, marked on the chart of the live heap: the heap is sampled at
+/// ticks and the peak may fall between two, so the chart's y range is made to hold it.
+fn peak_level(r: &ExperimentResult, group: &[&Series]) -> Option<Level> {
+    if r.id != ALLOC_ID || !group.iter().any(|s| s.name == LIVE_HEAP) {
+        return None;
+    }
+    let (bytes, after) = peak(r)?;
+    let at = after.map_or_else(String::new, |ns| {
+        format!(" after {}", units::duration_ns(ns))
+    });
+    Some(Level {
+        y: bytes,
+        from: None,
+        to: None,
+        label: Some(format!(
+            "{PEAK_LIVE} {}{at}",
+            units::value(bytes, Unit::Bytes)
+        )),
+    })
+}
+
+/// What to read from a curve of `quantity` by `x`; `sampled` when its points have samples
+/// (else each is one observation, with no CI to draw).
+fn curve_caption(quantity: Quantity, x: &str, latency: bool, sampled: bool) -> String {
+    if !sampled {
+        return format!(
+            "How the {} changes with {x}; each point is one observation (no interval).",
+            quantity.as_str()
+        );
+    }
     if latency {
         return "Read the plateaus: each is a cache level, and the steps between them are where \
                 the working set stops fitting; the band is the within-run 95% CI of the median."

@@ -6,7 +6,8 @@
 
 use crate::model::units::{cycles, duration_ns, percent, range, sig3, value};
 use crate::model::{
-    Estimate, ExperimentResult, IntervalBasis, Metric, RunRecord, Series, SeriesPoint, Summary,
+    Estimate, ExperimentResult, IntervalBasis, Metric, RoundStats, RunRecord, Series, SeriesPoint,
+    Summary, Unit,
 };
 use crate::stats::compare::history::MIN_HISTORY_RUNS;
 use crate::stats::{ratio, relative_ci_width};
@@ -36,7 +37,8 @@ pub const RUN_TO_RUN_HEADER: &str = "run to run (next run, 95%)";
 pub const INTERVALS_LEGEND: &str = "within-run 95% CI: of this run's median, from its samples; \
      run to run: where the next run's median should fall on this machine (95% prediction \
      interval over the stored runs of this host, else this run's rounds; \"this run only\" \
-     when there are neither)";
+     when there are neither); range of rounds (with --rounds): the lowest to the highest \
+     round median, around the median of rounds";
 
 /// Shown instead of the median of a metric the harness flagged (`Metric::degenerate`).
 pub const NOT_A_RESULT: &str = "not a result";
@@ -196,7 +198,10 @@ pub fn metric_cells(m: &Metric) -> [String; 6] {
 /// without the machine-state probe or rounds get exactly [`METRIC_HEADERS`]. With the probe,
 /// `cycles` becomes `TSC cycles` (ticks of the fixed-rate counter) and a `core cycles` column
 /// follows (time × the probe's core clock during the experiment); with `--rounds`, the
-/// median is the median of the round medians and a `round CV` column follows it.
+/// median is the median of the round medians (`RoundStats::median`, the figure the record
+/// says to quote), a `round CV` column follows it, and its interval is the range of the
+/// round medians ([`ROUNDS_RANGE_HEADER`]): the within-run CI of the pooled samples is of
+/// another median, the pooled one, and need not contain this one.
 pub fn metric_table(metrics: &[Metric]) -> (Vec<String>, Vec<Vec<String>>) {
     let core = metrics.iter().any(|m| m.core_cycles.is_some());
     let rounds = metrics.iter().any(|m| m.rounds.is_some());
@@ -207,6 +212,7 @@ pub fn metric_table(metrics: &[Metric]) -> (Vec<String>, Vec<Vec<String>>) {
     }
     if rounds {
         headers[1] = "median of rounds".to_string();
+        headers[2] = ROUNDS_RANGE_HEADER.to_string();
         headers.insert(2, "round CV".to_string());
     }
     let run_to_run = metrics.iter().any(|m| m.run_to_run.is_some());
@@ -223,6 +229,7 @@ pub fn metric_table(metrics: &[Metric]) -> (Vec<String>, Vec<Vec<String>>) {
             }
             if rounds {
                 let r = m.rounds.as_ref();
+                cells[2] = r.map_or_else(|| NONE.to_string(), |r| rounds_range(r, m.unit));
                 if let Some(r) = r.filter(|_| m.degenerate.is_none()) {
                     cells[1] = m.shown(r.median);
                 }
@@ -240,6 +247,20 @@ pub fn metric_table(metrics: &[Metric]) -> (Vec<String>, Vec<Vec<String>>) {
     let no_cycles = metrics.iter().all(|m| m.cycles.is_none());
     single_observations(&mut table, &singles, no_cycles);
     table
+}
+
+/// Header of the interval beside the median of the round medians: from the lowest round
+/// median to the highest, which always holds their median.
+pub const ROUNDS_RANGE_HEADER: &str = "range of rounds";
+
+/// The lowest and highest round median, as a range.
+fn rounds_range(r: &RoundStats, unit: Unit) -> String {
+    let lo = r.medians.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = r.medians.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    match lo <= hi {
+        true => range(lo, hi, unit),
+        false => NONE.to_string(),
+    }
 }
 
 /// Header of the value column of a table of single observations.

@@ -12,7 +12,9 @@
 //! that is none of the record's values, or not one of its label's. Text the record holds
 //! verbatim (a finding's sentence) is the record's own: its figures are checked against a
 //! label they stand beside, not against the values. A range whose ends are one figure
-//! (`921–921 ms`) is a mismatch too: one value shown as an interval. Bare counts and percentages are not
+//! (`921–921 ms`) is a mismatch too: one value shown as an interval; so is a value outside
+//! the interval shown right after it (`median 1.15 ns | 1.23–1.23 ns`): a figure and its
+//! interval must describe the same thing ([`outside_its_interval`]). Bare counts and percentages are not
 //! checked: most are shares derived on the page.
 //!
 //! Test code only; uses `model::units` and `serde_json`.
@@ -30,6 +32,12 @@ use serde_json::Value;
 use crate::model::{Unit, units};
 
 pub(crate) use page::figures;
+pub(crate) use page::magnitude;
+use page::{End, Figure};
+
+/// How far a value may sit outside its interval and still be inside it: the rounding of
+/// three significant figures.
+const ROUNDING: f64 = 0.005;
 
 /// The fields whose string names the object they sit in (its label), in order of preference.
 /// A finding's `key` is not one: pages show its sentence, never the key.
@@ -224,7 +232,7 @@ fn formats(x: f64) -> Vec<String> {
 pub(crate) fn check(truth: &Truth, page: &str) -> Vec<Mismatch> {
     let labels = truth.labels();
     let mut wrong = Vec::new();
-    for figure in figures(page, &labels, &truth.sentences) {
+    for figure in figures(page, &labels, &truth.sentences).iter() {
         let fits = !figure.range_of_one
             && match &figure.label {
                 Some(label) => truth.holds_for(label, &figure.shown),
@@ -232,9 +240,41 @@ pub(crate) fn check(truth: &Truth, page: &str) -> Vec<Mismatch> {
             };
         if !fits {
             wrong.push(Mismatch {
-                shown: figure.shown,
-                label: figure.label,
-                line: figure.line,
+                shown: figure.shown.clone(),
+                label: figure.label.clone(),
+                line: figure.line.clone(),
+            });
+        }
+    }
+    wrong.extend(outside_its_interval(&figures(
+        page,
+        &labels,
+        &truth.sentences,
+    )));
+    wrong
+}
+
+/// Every value followed, as the next figure of its line, by an interval that does not hold
+/// it: a table's median and its CI, `median X (95% CI a–b)`.
+pub(crate) fn outside_its_interval(figures: &[Figure]) -> Vec<Mismatch> {
+    let mut wrong = Vec::new();
+    for w in figures.windows(3) {
+        let [value, low, high] = w else { continue };
+        let one_line = value.line == low.line && low.line == high.line;
+        let shape = (value.end, low.end, high.end) == (None, Some(End::Low), Some(End::High));
+        if !one_line || !shape {
+            continue;
+        }
+        let parsed = [value, low, high].map(|f| magnitude(&f.shown));
+        let [Some((v, a)), Some((lo, b)), Some((hi, c))] = parsed else {
+            continue;
+        };
+        let inside = v >= lo * (1.0 - ROUNDING) && v <= hi * (1.0 + ROUNDING);
+        if a == b && b == c && !inside {
+            wrong.push(Mismatch {
+                shown: format!("{} outside {}–{}", value.shown, low.shown, high.shown),
+                label: value.label.clone(),
+                line: value.line.clone(),
             });
         }
     }

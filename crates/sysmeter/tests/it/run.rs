@@ -97,6 +97,8 @@ fn the_json_record_has_the_timeline() {
     );
     let wall = session["wall_ns"].as_f64().expect("wall_ns");
     assert!((0.25e9..10e9).contains(&wall), "watched {wall} ns");
+    // One wall time per run (issue 43): the session's is the real time measured.
+    assert_eq!(wall, metric(&run, "real time"), "session wall vs real time");
     let series = run["results"][0]["series"].as_array().expect("series");
     let idle = series
         .iter()

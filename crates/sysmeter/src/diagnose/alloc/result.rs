@@ -18,7 +18,7 @@ use super::images;
 use super::names::Named;
 use super::{Outcome, Sample};
 use crate::diagnose::observe::flame;
-use crate::model::alloc::{ALLOC_ID, ALLOC_SITES, AllocSite};
+use crate::model::alloc::{ALLOC_ID, ALLOC_SITES, AllocSite, LIVE_HEAP, PEAK_AFTER, PEAK_LIVE};
 use crate::model::{About, Artifact, ExperimentResult, Metric, Series, SeriesPoint, Summary, Unit};
 use crate::stats::summarize;
 
@@ -261,15 +261,15 @@ pub fn build(target: &str, out: &Outcome, names: &HashMap<usize, Named>) -> Expe
     r.metrics = vec![
         value("allocations", Unit::Count, t.allocs as f64),
         value("bytes allocated", Unit::Bytes, t.bytes as f64),
-        value("peak live", Unit::Bytes, t.peak as f64),
-        value("peak reached after", Unit::Ns, t.peak_after_ns as f64),
+        value(PEAK_LIVE, Unit::Bytes, t.peak as f64),
+        value(PEAK_AFTER, Unit::Ns, t.peak_after_ns as f64),
         value("live at end", Unit::Bytes, t.leaked_bytes as f64),
         value("blocks live at end", Unit::Count, t.leaked as f64),
         value("temporary allocations", Unit::Count, t.temps as f64),
         value("allocation sites", Unit::Count, rows.len() as f64),
     ];
     r.series = vec![
-        series("live heap", &out.samples, |s| s.live),
+        series(LIVE_HEAP, &out.samples, |s| s.live),
         series("RSS", &out.samples, |s| s.rss),
         size_series(out),
     ];

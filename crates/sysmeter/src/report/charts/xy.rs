@@ -115,7 +115,9 @@ pub fn render(chart: &XyChart) -> Option<String> {
         return None;
     }
     let xs: Vec<f64> = points.iter().map(|p| p.x).collect();
-    let ys: Vec<f64> = points.iter().flat_map(|p| [p.y, p.lo, p.hi]).collect();
+    let mut ys: Vec<f64> = points.iter().flat_map(|p| [p.y, p.lo, p.hi]).collect();
+    // A level drawn (a cache plateau, a heap's peak) lies inside the y range.
+    ys.extend(chart.levels.iter().map(|l| l.y).filter(|y| y.is_finite()));
     let mut xs_all = xs.clone();
     xs_all.extend(chart.markers.iter().map(|m| m.x));
     let x = Axis::fit(&xs_all, chart.x_unit, chart.x_mode);

@@ -15,6 +15,7 @@
 //! fetches and references a loopback listener reaches nothing). Pure; no dependencies.
 
 use crate::model::Artifact;
+use crate::model::alloc::ALLOC_ID;
 
 /// Shown lines of a text artifact.
 const PREVIEW_LINES: usize = 200;
@@ -28,6 +29,10 @@ const DEFAULT_FLAME_HEIGHT: u32 = 600;
 pub struct FlameView {
     /// Artifact name.
     pub name: String,
+    /// What it draws, for its caption: `CPU time`, `allocated bytes`.
+    pub title: &'static str,
+    /// What a box's width is a share of.
+    pub width_of: &'static str,
     /// `data:image/svg+xml;base64,…`.
     pub data_uri: String,
     /// Frame height, px (the SVG's own height, plus room for a border).
@@ -52,13 +57,31 @@ fn is_svg(a: &Artifact) -> bool {
     a.media_type == "image/svg+xml" || a.name == "flamegraph"
 }
 
-/// The flame graphs (SVG artifacts) of a result.
-pub fn flames(artifacts: &[Artifact]) -> Vec<FlameView> {
+/// What the flame graph `name` of a result `id` draws, and what a box's width is a share
+/// of: the caption says it in words, not by the artifact's name (issue 43: "Flame graph
+/// (flamegraph (allocations))").
+fn caption(id: &str, name: &str) -> (&'static str, &'static str) {
+    match (id, name) {
+        (ALLOC_ID, "flamegraph (allocations)") => ("allocations", "the allocations (counts)"),
+        (ALLOC_ID, _) => ("allocated bytes", "the bytes allocated"),
+        (_, "exact flamegraph") => (
+            "exact self time",
+            "the exact self time (ns, the hooks' cost removed)",
+        ),
+        (_, "off-cpu flamegraph") => ("off-CPU time", "the time spent blocked"),
+        _ => ("CPU time", "the samples"),
+    }
+}
+
+/// The flame graphs (SVG artifacts) of result `id`.
+pub fn flames(id: &str, artifacts: &[Artifact]) -> Vec<FlameView> {
     artifacts
         .iter()
         .filter(|a| is_svg(a))
         .map(|a| FlameView {
             name: a.name.clone(),
+            title: caption(id, &a.name).0,
+            width_of: caption(id, &a.name).1,
             data_uri: format!("data:image/svg+xml;base64,{}", base64(a.content.as_bytes())),
             height: svg_height(&a.content).unwrap_or(DEFAULT_FLAME_HEIGHT) + 4,
         })
@@ -162,7 +185,7 @@ mod tests {
             artifact("flamegraph", "image/svg+xml", svg),
             artifact("folded", "text/plain", "a;b 1\na;c 2\n"),
         ];
-        let flames = flames(&list);
+        let flames = flames("profile", &list);
         assert_eq!(flames.len(), 1);
         assert_eq!(flames[0].height, 138);
         assert!(

@@ -156,7 +156,7 @@ pub fn experiment(r: &ExperimentResult, caches: &[CacheInfo], bars: bool) -> Exp
         } else {
             Vec::new()
         },
-        flames: artifacts::flames(&r.artifacts),
+        flames: artifacts::flames(&r.id, &r.artifacts),
         texts: artifacts::texts(&r.artifacts),
         findings: r
             .findings

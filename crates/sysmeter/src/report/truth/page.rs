@@ -30,8 +30,17 @@ pub(crate) struct Figure {
     /// Whether it is the low end of a range whose ends are the same figure (`921–921 ms`): one
     /// value shown as an interval.
     pub(crate) range_of_one: bool,
+    /// Which end of a range it is, if it is one.
+    pub(crate) end: Option<End>,
     /// The line it was read from.
     pub(crate) line: String,
+}
+
+/// The end of a range (`50.1–52.3 ns`) a figure is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum End {
+    Low,
+    High,
 }
 
 /// Every figure of `page` (text, Markdown or HTML), with its label among `labels` (lower
@@ -50,7 +59,7 @@ pub(crate) fn figures(page: &str, labels: &[&str], sentences: &[String]) -> Vec<
             .then(|| first_cell_label(line, labels))
             .flatten();
         let first_cell_end = first_cell_end(line);
-        for (at, end, shown, range_of_one) in numbers(line) {
+        for (at, end, shown, range_of_one, range_end) in numbers(line) {
             // A figure in double quotes is part of a name (`cpu.ops "strlen 64 B"`).
             if line[..at].matches('"').count() % 2 == 1 {
                 continue;
@@ -66,6 +75,7 @@ pub(crate) fn figures(page: &str, labels: &[&str], sentences: &[String]) -> Vec<
                 label,
                 quoted,
                 range_of_one,
+                end: range_end,
                 line: line.to_string(),
             });
         }
@@ -143,9 +153,12 @@ fn quoted_spans(line: &str, sentences: &[String]) -> Vec<(usize, usize)> {
     spans
 }
 
-/// The figures of `line`: start and end byte, the figure as units write it, and whether it
-/// is the low end of a range whose ends are the same figure.
-fn numbers(line: &str) -> Vec<(usize, usize, String, bool)> {
+/// A figure of a line: start and end byte, the figure as units write it, whether it is the
+/// low end of a range whose ends are the same figure, and which end of a range it is.
+type Number = (usize, usize, String, bool, Option<End>);
+
+/// The figures of `line`.
+fn numbers(line: &str) -> Vec<Number> {
     let mut out = Vec::new();
     let mut pending: Option<(usize, String)> = None;
     let mut i = 0;
@@ -157,10 +170,12 @@ fn numbers(line: &str) -> Vec<(usize, usize, String, bool)> {
         let rest = &line[i + len..];
         if let Some(unit) = rest.strip_prefix(' ').and_then(unit_at) {
             let end = i + len + 1 + unit.len();
-            if let Some((at, first)) = pending.take() {
-                out.push((at, end, format!("{first} {unit}"), first == number));
-            }
-            out.push((i, end, format!("{number} {unit}"), false));
+            let high = pending.take().map(|(at, first)| {
+                let low = format!("{first} {unit}");
+                out.push((at, end, low, first == number, Some(End::Low)));
+                End::High
+            });
+            out.push((i, end, format!("{number} {unit}"), false, high));
             i = end;
         } else if rest.starts_with('–') {
             pending = Some((i, number.to_string()));
@@ -206,6 +221,33 @@ fn number_at(line: &str, i: usize) -> Option<(usize, &str)> {
         return None;
     }
     Some((j - i, &line[i..j]))
+}
+
+/// The value of a figure as `model::units` writes it, in its unit family's base (ns, bytes,
+/// bytes per second, cycles) and that family's name; `None` for what is not a figure.
+pub(crate) fn magnitude(shown: &str) -> Option<(f64, &'static str)> {
+    let (number, unit) = shown.split_once(' ')?;
+    let n: f64 = number.parse().ok()?;
+    let (scale, family) = match unit {
+        "ns" => (1.0, "time"),
+        "µs" => (1e3, "time"),
+        "ms" => (1e6, "time"),
+        "s" => (1e9, "time"),
+        "B" => (1.0, "size"),
+        "KiB" => (1024.0, "size"),
+        "MiB" => (1024f64.powi(2), "size"),
+        "GiB" => (1024f64.powi(3), "size"),
+        "TiB" => (1024f64.powi(4), "size"),
+        "PiB" => (1024f64.powi(5), "size"),
+        "B/s" => (1.0, "rate"),
+        "kB/s" => (1e3, "rate"),
+        "MB/s" => (1e6, "rate"),
+        "GB/s" => (1e9, "rate"),
+        "TB/s" => (1e12, "rate"),
+        "cyc" => (1.0, "cycles"),
+        _ => return None,
+    };
+    Some((n * scale, family))
 }
 
 /// The unit at the start of `rest`, ending a word.

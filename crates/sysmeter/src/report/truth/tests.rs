@@ -103,7 +103,59 @@ fn a_planted_mismatch_is_caught_on_every_page() {
         // One figure changed where the page shows the median of "null (getppid)".
         let planted = page.replacen(&real, "61.7 ns", 1);
         let wrong = check(&truth, &planted);
-        assert_eq!(wrong.len(), 1, "{format}: {wrong:?}");
         assert_eq!(wrong[0].shown, "61.7 ns", "{format}");
+        // Where the page shows its CI beside it, the planted median also leaves its interval.
+        for other in &wrong[1..] {
+            assert!(
+                other.shown.starts_with("61.7 ns outside "),
+                "{format}: {wrong:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_value_outside_the_interval_beside_it_is_caught() {
+    let outside = |page: &str| -> Vec<String> {
+        super::outside_its_interval(&figures(page, &[], &[]))
+            .into_iter()
+            .map(|m| m.shown)
+            .collect()
+    };
+    // The rounds' median beside the pooled samples' CI (issue 43).
+    assert_eq!(
+        outside("│ null ┆ 1.15 ns ┆ 3.1% ┆ 1.23–1.23 ns ┆ 1.40 ns │"),
+        ["1.15 ns outside 1.23 ns–1.23 ns"]
+    );
+    assert_eq!(
+        outside("median 61.7 ns (within-run 95% CI 50.1–52.3 ns)"),
+        ["61.7 ns outside 50.1 ns–52.3 ns"]
+    );
+    // Inside, at an end as rounded, in other units, or not beside it: no mismatch.
+    assert!(outside("│ null ┆ 1.15 ns ┆ 1.10–1.23 ns │").is_empty());
+    assert!(outside("median 1.00 µs (CI 998 ns–1.01 µs)").is_empty());
+    assert!(outside("│ a ┆ 52.3 ns ┆ 50.1–52.3 ns │").is_empty());
+    assert!(outside("1.00 s took; 2 of 3 from 5 ms 2.1–2.2 MiB").is_empty());
+}
+
+#[test]
+fn with_rounds_the_median_of_rounds_stands_beside_the_range_of_rounds() {
+    let mut run = sample_run();
+    // Three rounds whose medians sit below the pooled samples' CI, as in issue 43.
+    let m = &mut run.results[0].metrics[1];
+    let pooled = m.summary.median;
+    m.rounds = Some(crate::model::RoundStats {
+        medians: vec![pooled * 0.90, pooled * 0.93, pooled * 0.95],
+        median: pooled * 0.93,
+        cv: 0.03,
+    });
+    let truth = run_truth(&run);
+    for (format, page) in pages(&run) {
+        if format != "text" {
+            assert!(page.contains("range of rounds"), "{format}:\n{page}");
+        }
+        let outside = super::outside_its_interval(&figures(&page, &[], &[]));
+        assert!(outside.is_empty(), "{format}: {outside:?}");
+        assert_eq!(check(&truth, &page), [], "{format}");
     }
 }

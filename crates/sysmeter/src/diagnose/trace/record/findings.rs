@@ -156,7 +156,8 @@ fn limits(out: &Outcome) -> Vec<Finding> {
                 "Incomplete: {} system calls not counted ({:.2}% of those seen; an in-kernel \
                  map was full): the counts are lower bounds",
                 out.session.lost,
-                100.0 * out.session.lost as f64 / (out.session.lost + out.collector.total_calls()) as f64
+                100.0 * out.session.lost as f64
+                    / (out.session.lost + out.collector.total_calls()) as f64
             ),
             _ => format!(
                 "{} trace records were lost (a ring buffer was full): the counts are lower \
