@@ -12,9 +12,7 @@ use super::outfile::open_opt;
 use super::{Outcome, UsageError, emit, open_store_to_read, protected, run_history};
 use crate::cli::{ExportArgs, ExportFormat};
 use crate::model::RunRecord;
-use crate::report::export::{
-    ExportError, callgrind, chrome_trace, firefox, pprof, speedscope,
-};
+use crate::report::export::{ExportError, callgrind, chrome_trace, firefox, pprof, speedscope};
 use crate::report::{self, Format, openmetrics};
 
 /// Export a stored run.
