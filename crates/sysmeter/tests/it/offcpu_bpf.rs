@@ -141,6 +141,24 @@ fn the_in_kernel_backend_follows_children() {
         count <= 10 && count + lost >= 10,
         "the child's naps: {count}, {lost} lost: {stacks:?}"
     );
+    // The shell waits while its child naps: off-CPU time is summed over both, and where the
+    // sum exceeds the wall time a finding says why (never two figures that look contradictory).
+    let r = crate::support::record::result(&run, "offcpu");
+    let metric = |name: &str| {
+        r["metrics"]
+            .as_array()
+            .and_then(|m| m.iter().find(|m| m["name"] == name))
+            .and_then(|m| m["summary"]["median"].as_f64())
+            .unwrap_or_else(|| panic!("metric {name}: {r}"))
+    };
+    let (off, wall) = (metric("off-CPU time"), metric("wall time"));
+    let summed = r["findings"]
+        .as_array()
+        .and_then(|f| f.iter().find(|f| f["key"] == "summed"));
+    assert_eq!(summed.is_some(), off > wall, "off {off}, wall {wall}: {summed:?}");
+    if let Some(f) = summed {
+        assert!(f["text"].as_str().unwrap_or_default().contains("summed over"), "{f}");
+    }
 }
 
 #[test]

@@ -132,7 +132,7 @@ fn summary_metrics(rec: &Recording, a: &Analysis, cal: &Calibration) -> Vec<Metr
             "CPU time sampled",
             Unit::Ns,
             samples * period_ns,
-            Some("samples × period".into()),
+            Some("samples × period: the sampler's view (the kernel's own count is target CPU time)".into()),
         ),
         single(
             "wall time",
@@ -158,7 +158,11 @@ fn summary_metrics(rec: &Recording, a: &Analysis, cal: &Calibration) -> Vec<Metr
             "target CPU time",
             Unit::Ns,
             cpu as f64,
-            Some("user + system of the command and the children it waited for".into()),
+            Some(
+                "the kernel's count: user + system of the command and the children it waited \
+                 for (CPU time sampled is the sampler's view of it)"
+                    .into(),
+            ),
         ));
     }
     if let Some(share) = rec.profiler_share() {
