@@ -30,6 +30,7 @@ pub mod loss;
 pub mod overhead;
 pub mod raw;
 pub mod result;
+pub mod summed;
 pub mod unwind;
 
 use std::time::Duration;

@@ -155,9 +155,19 @@ fn the_in_kernel_backend_follows_children() {
     let summed = r["findings"]
         .as_array()
         .and_then(|f| f.iter().find(|f| f["key"] == "summed"));
-    assert_eq!(summed.is_some(), off > wall, "off {off}, wall {wall}: {summed:?}");
+    assert_eq!(
+        summed.is_some(),
+        off > wall,
+        "off {off}, wall {wall}: {summed:?}"
+    );
     if let Some(f) = summed {
-        assert!(f["text"].as_str().unwrap_or_default().contains("summed over"), "{f}");
+        assert!(
+            f["text"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("summed over"),
+            "{f}"
+        );
     }
 }
 

@@ -318,23 +318,11 @@ fn findings(i: &Inputs) -> Vec<Finding> {
             None,
         ));
     }
-    // Off-CPU time is a sum over threads (and processes): two threads asleep together count
-    // twice, so it can exceed the wall time. Say so where it does, or the two figures read as
-    // a contradiction.
-    let wall = i.recording.wall_ns;
-    if a.total_ns > wall && !a.threads.is_empty() {
-        f.push(Finding::new(
-            "summed",
-            format!(
-                "Off-CPU time {} exceeds the wall time {}: it is summed over the {} threads \
-                 and processes observed, each counted while it was off the CPU.",
-                units::duration_ns(a.total_ns as f64),
-                units::duration_ns(wall as f64),
-                a.threads.len()
-            ),
-            Some(a.total_ns as f64 / wall.max(1) as f64),
-        ));
-    }
+    f.extend(super::summed::finding(
+        a.total_ns,
+        i.recording.wall_ns,
+        a.threads.len(),
+    ));
     for (tid, share, on, off, span) in coverage(i).into_iter().take(8) {
         f.push(Finding::new(
             "wall_covered",

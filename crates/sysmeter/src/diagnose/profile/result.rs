@@ -112,6 +112,13 @@ fn about(rec: &Recording) -> About {
     }
 }
 
+/// What "CPU time sampled" is, beside the kernel's own count ("target CPU time").
+const SAMPLED_NOTE: &str =
+    "samples × period: the sampler's view (the kernel's count is target CPU time)";
+/// What "target CPU time" is, beside the sampler's view of it.
+const KERNEL_CPU_NOTE: &str = "the kernel's count: user + system of the command and the children \
+     it waited for (CPU time sampled is the sampler's view)";
+
 fn summary_metrics(rec: &Recording, a: &Analysis, cal: &Calibration) -> Vec<Metric> {
     let samples = a.stacks.total() as f64;
     let period_ns = 1e9 / rec.data.frequency.max(1) as f64;
@@ -132,7 +139,7 @@ fn summary_metrics(rec: &Recording, a: &Analysis, cal: &Calibration) -> Vec<Metr
             "CPU time sampled",
             Unit::Ns,
             samples * period_ns,
-            Some("samples × period: the sampler's view (the kernel's own count is target CPU time)".into()),
+            Some(SAMPLED_NOTE.into()),
         ),
         single(
             "wall time",
@@ -158,11 +165,7 @@ fn summary_metrics(rec: &Recording, a: &Analysis, cal: &Calibration) -> Vec<Metr
             "target CPU time",
             Unit::Ns,
             cpu as f64,
-            Some(
-                "the kernel's count: user + system of the command and the children it waited \
-                 for (CPU time sampled is the sampler's view of it)"
-                    .into(),
-            ),
+            Some(KERNEL_CPU_NOTE.into()),
         ));
     }
     if let Some(share) = rec.profiler_share() {
