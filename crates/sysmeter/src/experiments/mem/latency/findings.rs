@@ -190,13 +190,7 @@ pub fn levels(
         let range = row.and_then(|r| r.range).unwrap_or((end, end));
         table.push(format!("{name} ends {} (sysfs {sysfs})", between(range)));
         range_findings(out, name, range, boundary.map_or(0.0, |b| b.jump));
-        size_findings(
-            out,
-            name,
-            (end, range),
-            row,
-            host.virtualization.as_deref(),
-        );
+        size_findings(out, name, (end, range), row, host.virtualization.as_deref());
     }
     missing(out, &rows, max);
     no_memory(out, &names, &caches, max);

@@ -143,8 +143,11 @@ fn the_fine_stage_stops_where_the_budget_ends() {
     assert_eq!(roomy.affordable(&fine, 2), fine);
     let spent = plan_on(AMD_GUEST, &profile, Duration::ZERO, 60.0);
     assert!(spent.affordable(&fine, 2).is_empty());
-    // The side series come after the fine stages: their planned time is set aside.
-    let side = roomy.duration_of(&roomy.side_work());
+    // The side series come after the fine stages: their planned time is set aside (at the
+    // floor's working set, which a budget this small plans for).
+    let floor = plan_on(AMD_GUEST, &profile, Duration::ZERO, 60.0);
+    assert_eq!(floor.max, 64 * MIB);
+    let side = floor.duration_of(&floor.side_work());
     let reserved = plan_on(AMD_GUEST, &profile, side, 60.0);
     assert!(
         reserved.affordable(&fine, 1).is_empty(),
