@@ -161,7 +161,7 @@ pub struct BenchArgs {
     /// Run only these experiment ids (repeatable, or comma separated).
     #[arg(long, value_name = "ID", value_delimiter = ',')]
     pub only: Vec<String>,
-    /// Smoke-test budgets: the whole set in seconds (3 short rounds), wider confidence
+    /// Smoke-test budgets: the whole set in seconds (2 short rounds), wider confidence
     /// intervals.
     #[arg(long, conflicts_with = "thorough")]
     pub quick: bool,

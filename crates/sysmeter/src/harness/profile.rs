@@ -35,22 +35,27 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// Smoke-test budgets: seconds for the whole run, in 3 rounds.
+    /// Smoke-test budgets: the whole default set in at most 10 s (a third of the
+    /// default's 30 s), in 2 rounds.
     pub fn quick() -> Profile {
         Profile {
             name: "quick",
             min_samples: 5,
             max_samples: 200,
-            budget: Duration::from_millis(40),
+            // A metric's sampling budget over both rounds (20 ms) is a sixth of the
+            // default's 125 ms: with 40 ms in each of 3 rounds, the experiments bounded by
+            // their metrics' budgets took as long as in the default (12 s of a 19-22 s quick
+            // run, 2-vCPU guest at load 10), where their 2% shares allow 4.4 s.
+            budget: Duration::from_millis(10),
             sample_target: Duration::from_micros(200),
-            warmup: Duration::from_millis(2),
+            warmup: Duration::from_millis(1),
             target_ci: 0.05,
             tsc_window: Duration::from_millis(20),
-            // Three short interleaved passes (≈ 13 s for everything instead of 4): a quick
-            // run is what CI compares, and only the spread between passes tells `compare`
-            // how much a median moves from one process to the next (10 pairs of identical
-            // quick runs: 52% of metric verdicts "changed" with 1 round, 2.7% with 3).
-            rounds: 3,
+            // Two short interleaved passes: a quick run is what CI compares, and only the
+            // spread between passes tells `compare` how much a median moves from one process
+            // to the next (10 pairs of identical quick runs: 52% of metric verdicts "changed"
+            // with 1 round, 2.7% with 3). A third pass does not fit the 10 s.
+            rounds: 2,
             remeasure_budget: Duration::ZERO,
             run_budget: Duration::from_secs(10),
         }

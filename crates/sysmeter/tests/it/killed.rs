@@ -138,7 +138,7 @@ fn a_killed_bench_is_incomplete_names_what_is_missing_and_is_not_latest() {
 fn a_bench_of_rounds_killed_after_the_first_keeps_what_it_measured_and_says_so() {
     let _alone = crate::support::exclusive();
     let dir = tempfile::tempdir().expect("tempdir");
-    // No --rounds: --quick measures everything in 3 interleaved rounds.
+    // No --rounds: --quick measures everything in 2 interleaved rounds.
     let bench = ["bench", "--quick", "--only", ONLY, "--db"];
     let (db, killed, _) = killed_bench(dir.path(), &bench);
     let run = json_out(
@@ -151,18 +151,18 @@ fn a_bench_of_rounds_killed_after_the_first_keeps_what_it_measured_and_says_so()
     assert_eq!(first["status"], "ok", "{first}");
     let metric = &first["metrics"][0];
     assert!(metric["summary"]["median"].as_f64().is_some(), "{first}");
-    // Stored after its first round, not only once all 3 are done: the kill came while the
-    // other experiments were in their first round (its 3rd round would need both of them
-    // twice more), and the result says of how many rounds it is.
+    // Stored after its first round, not only once both are done: the kill came while the
+    // other experiments were in their first round (its 2nd round would need both of them
+    // once more), and the result says of how many rounds it is.
     let rounds = metric["rounds"]["medians"].as_array().map_or(1, Vec::len);
-    assert!(rounds < 3, "stored only after its last round: {first}");
+    assert!(rounds < 2, "stored only after its last round: {first}");
     let findings = first["findings"].as_array().expect("findings");
     let partial = findings
         .iter()
         .find(|f| f["key"] == "rounds.partial")
         .unwrap_or_else(|| panic!("no rounds.partial finding: {first}"));
     assert_eq!(partial["value"].as_f64(), Some(rounds as f64), "{partial}");
-    let said = format!("{rounds} of 3 rounds");
+    let said = format!("{rounds} of 2 rounds");
     let text = partial["text"].as_str().expect("text");
     assert!(text.contains(&said), "{text}");
     let shown = stdout_of(sysmeter().args(["show", &killed, "--db"]).arg(&db));

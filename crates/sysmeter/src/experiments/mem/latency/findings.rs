@@ -3,7 +3,7 @@
 //! level's latency and end next to sysfs, disagreements, missing levels, minor steps, and
 //! the subtracted loop overhead.
 
-use crate::harness::{Ctx, Measured};
+use crate::harness::Measured;
 use crate::model::{HostInfo, Metric, units};
 use crate::stats::hierarchy::{self, Boundary, Hierarchy, Level};
 
@@ -104,14 +104,18 @@ struct Row {
     range: Option<(u64, u64)>,
 }
 
-/// The `hierarchy.<name>.latency_ns` finding of one level.
-fn latency_finding(out: &mut Measured, name: &str, level: &Level, ghz: Option<f64>, last: bool) {
-    let mut cyc = ghz.map_or(String::new(), |g| {
-        format!(" ({:.0} TSC cycles)", level.latency_ns * g)
+/// The `hierarchy.<name>.latency_ns` finding of one level, quoting `latency` (the level
+/// metric's median, the one value every page shows) measured at `at`.
+fn latency_finding(
+    out: &mut Measured,
+    name: &str,
+    level: &Level,
+    (latency, at): (f64, u64),
+    ghz: Option<f64>,
+) {
+    let cyc = ghz.map_or(String::new(), |g| {
+        format!(" ({:.0} TSC cycles)", latency * g)
     });
-    if last {
-        cyc.push_str(" as the median of the 3 largest working sets");
-    }
     let shape = if level.flat {
         "plateau"
     } else {
@@ -120,34 +124,58 @@ fn latency_finding(out: &mut Measured, name: &str, level: &Level, ghz: Option<f6
     out.find(
         &format!("hierarchy.{name}.latency_ns"),
         format!(
-            "{name}: {}{cyc}, {shape} {}–{}.",
-            units::duration_ns(level.latency_ns),
+            "{name}: {}{cyc} at {}, {shape} {}–{}.",
+            units::duration_ns(latency),
+            units::size(at),
             units::size(level.first_size),
             units::size(level.last_size)
         ),
-        Some(level.latency_ns),
+        Some(latency),
     );
 }
 
-/// Level metrics and hierarchy findings from the detected levels of the windowed curve.
-pub fn levels(ctx: &Ctx<'_>, d: &Detected<'_>, metrics: &[Metric], max: u64, out: &mut Measured) {
-    let caches = sysfs_caches(ctx.host);
+/// The metric of one level (`L1 latency` … `DRAM latency`): its representative point's, and
+/// that point's size. Its median is the level's latency in every finding and on every page.
+fn level_metric(
+    level: &Level,
+    name: &str,
+    xs: &[u64],
+    metrics: &[Metric],
+    last: bool,
+) -> Option<(Metric, u64)> {
+    let i = representative(level, xs, metrics, last)?;
+    let mut m = metrics[i].clone();
+    m.name = format!("{name} latency");
+    m.note = Some(format!("random chain at {}", units::size(xs[i])));
+    Some((m, xs[i]))
+}
+
+/// Level metrics and hierarchy findings from the detected levels of the windowed curve
+/// (`metrics`: its points', by size).
+pub fn levels(
+    host: &HostInfo,
+    ghz: Option<f64>,
+    d: &Detected<'_>,
+    metrics: &[Metric],
+    max: u64,
+    out: &mut Measured,
+) {
+    let caches = sysfs_caches(host);
     let found = d.found;
     let (names, rows) = names(d, &caches, max);
     let xs: Vec<u64> = out.series[0].points.iter().map(|p| p.x as u64).collect();
-    let ghz = ctx.calib.tsc_ghz;
     let mut table = Vec::new();
     for (k, (level, name)) in found.levels.iter().zip(&names).enumerate() {
         let last = k + 1 == found.levels.len();
-        if let Some(i) = representative(level, &xs, metrics, last) {
-            let mut m = metrics[i].clone();
-            m.name = format!("{name} latency");
-            m.note = Some(format!("random chain at {}", units::size(xs[i])));
-            out.metrics.push(m);
-        }
-        latency_finding(out, name, level, ghz, last);
+        let latency = level_metric(level, name, &xs, metrics, last).map(|(metric, at)| {
+            let latency = metric.summary.median;
+            out.metrics.push(metric);
+            latency_finding(out, name, level, (latency, at), ghz);
+            latency
+        });
         let Some(end) = level.ends_at_bytes else {
-            table.push(format!("{name} {}", units::duration_ns(level.latency_ns)));
+            let shown = latency.map(|l| format!(" {}", units::duration_ns(l)));
+            table.push(format!("{name}{}", shown.unwrap_or_default()));
             continue;
         };
         let row = rows.iter().find(|r| r.detected == Some(end));
@@ -162,13 +190,7 @@ pub fn levels(ctx: &Ctx<'_>, d: &Detected<'_>, metrics: &[Metric], max: u64, out
         let range = row.and_then(|r| r.range).unwrap_or((end, end));
         table.push(format!("{name} ends {} (sysfs {sysfs})", between(range)));
         range_findings(out, name, range, boundary.map_or(0.0, |b| b.jump));
-        size_findings(
-            out,
-            name,
-            (end, range),
-            row,
-            ctx.host.virtualization.as_deref(),
-        );
+        size_findings(out, name, (end, range), row, host.virtualization.as_deref());
     }
     missing(out, &rows, max);
     no_memory(out, &names, &caches, max);
@@ -190,17 +212,21 @@ pub fn levels(ctx: &Ctx<'_>, d: &Detected<'_>, metrics: &[Metric], max: u64, out
 }
 
 /// The point standing for a level: the largest size for the last level (fewest LLC hits),
-/// otherwise the plateau point whose median is nearest the level's latency.
+/// otherwise the plateau point of the median median (the middle of the level's flat part).
 fn representative(level: &Level, xs: &[u64], metrics: &[Metric], last: bool) -> Option<usize> {
     if last {
         return metrics.len().checked_sub(1);
     }
-    (0..metrics.len().min(xs.len()))
+    let mut plateau: Vec<usize> = (0..metrics.len().min(xs.len()))
         .filter(|&i| xs[i] >= level.first_size && xs[i] <= level.last_size)
-        .min_by(|&a, &b| {
-            let d = |i: usize| (metrics[i].summary.median - level.latency_ns).abs();
-            d(a).total_cmp(&d(b))
-        })
+        .collect();
+    plateau.sort_by(|&a, &b| {
+        metrics[a]
+            .summary
+            .median
+            .total_cmp(&metrics[b].summary.median)
+    });
+    plateau.get(plateau.len().saturating_sub(1) / 2).copied()
 }
 
 fn size_findings(
@@ -357,42 +383,4 @@ pub fn overhead(s: &Sampler, out: &mut Measured) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::stats::hierarchy::Config;
-
-    #[test]
-    fn levels_are_named_after_the_sysfs_caches_they_match() {
-        let kib = 1024u64;
-        let pts: Vec<(u64, f64)> = (12..30)
-            .map(|k| 1u64 << k)
-            .map(|s| {
-                (
-                    s,
-                    if s <= 32 * kib {
-                        1.0
-                    } else if s <= 512 * kib {
-                        4.0
-                    } else {
-                        80.0
-                    },
-                )
-            })
-            .collect();
-        let found = hierarchy::detect(&pts, &Config::default());
-        let d = Detected {
-            found: &found,
-            boundaries: &[],
-            fine_sizes: 0,
-        };
-        let caches = [(1, 32 * kib), (2, 512 * kib), (3, 32 * kib * kib)];
-        let (n, rows) = names(&d, &caches, 1 << 29);
-        assert_eq!(n, ["L1", "L2", "DRAM"]);
-        assert!(
-            rows.iter()
-                .any(|r| r.detected.is_none() && r.sysfs == Some(caches[2]))
-        );
-        let (n, _) = names(&d, &caches, 32 * kib * kib);
-        assert_eq!(n, ["L1", "L2", "last level"]);
-    }
-}
+mod tests;

@@ -87,7 +87,14 @@ impl Experiment for MemLatency {
             boundaries: &w.boundaries,
             fine_sizes: w.fine_sizes,
         };
-        findings::levels(ctx, &detected, &w.metrics, plan.max, &mut out);
+        findings::levels(
+            ctx.host,
+            ctx.calib.tsc_ghz,
+            &detected,
+            &w.metrics,
+            plan.max,
+            &mut out,
+        );
         findings::overhead(&plan.sampler, &mut out);
         plan.note(&mut out);
         tlb_and_strides(&mut out);

@@ -83,21 +83,40 @@ impl Work {
 impl Plan {
     /// The coarse curve (two passes of half the samples) and the side series of this plan.
     pub fn work(&self) -> Work {
+        let mut w = self.coarse_work();
+        let side = self.side_work();
+        w.elements += side.elements;
+        w.takes += side.takes;
+        w.bytes += side.bytes;
+        w.takes_ns += side.takes_ns;
+        w
+    }
+
+    /// The coarse windowed curve: two passes of half the samples.
+    fn coarse_work(&self) -> Work {
         let coarse = thinned(
             sizes(4 * KIB, self.max, self.windowed_per_octave),
-            self.thin_beyond,
-        );
-        let random = thinned(
-            sizes(4 * KIB, self.max, self.random_per_octave),
             self.thin_beyond,
         );
         let halves = self.sampler.samples.div_ceil(2);
         let line = self.line as u64;
         let mut w = Work::default();
-        for (set, passes, samples) in [(&coarse, 2, halves), (&random, 1, self.side_samples)] {
-            for &s in set {
-                w.add(passes, s, s / line, self.take_ns(s / line, samples));
-            }
+        for &s in &coarse {
+            w.add(2, s, s / line, self.take_ns(s / line, halves));
+        }
+        w
+    }
+
+    /// The side series (random, strides), measured after the fine stages.
+    fn side_work(&self) -> Work {
+        let random = thinned(
+            sizes(4 * KIB, self.max, self.random_per_octave),
+            self.thin_beyond,
+        );
+        let line = self.line as u64;
+        let mut w = Work::default();
+        for &s in &random {
+            w.add(1, s, s / line, self.take_ns(s / line, self.side_samples));
         }
         for &stride in self.strides {
             for s in sizes(2 * stride as u64, self.max, self.stride_per_octave) {
@@ -119,16 +138,21 @@ impl Plan {
     /// Expected wall time of [`Plan::work`]: its takes, and its chain elements at the
     /// measured cost of one.
     pub fn planned(&self) -> Duration {
-        let w = self.work();
+        self.duration_of(&self.work())
+    }
+
+    fn duration_of(&self, w: &Work) -> Duration {
         Duration::from_nanos((w.takes_ns + w.elements as f64 * self.link_ns) as u64)
     }
 
     /// The prefix of `sizes` (each measured `passes` times) that fits in what is left of the
-    /// budget: the fine stages stop where the budget ends.
+    /// budget once the side series, still to come, are set aside: the fine stages stop
+    /// where the budget ends, and the side series measured after them keep their time.
     pub fn affordable(&self, sizes: &[u64], passes: usize) -> Vec<u64> {
         let left = self
             .budget
             .saturating_sub(self.started.elapsed())
+            .saturating_sub(self.duration_of(&self.side_work()))
             .as_nanos() as f64;
         let mut spent = 0.0;
         sizes

@@ -2,7 +2,7 @@
 //! a coarse curve over all sizes, then a fine, repeated re-measurement around each
 //! candidate boundary, and the detection and confirmation (`stats::hierarchy`) on core
 //! cycles per load, so a change of the core clock between points cannot make or move a
-//! boundary. Latencies are still reported in ns.
+//! boundary. The latency a level is reported with is its metric, in ns (`findings`).
 
 use sysmeter_sys::chase::ChaseBuffer;
 
@@ -19,7 +19,9 @@ pub struct Windowed {
     pub series: Series,
     /// The per-point metrics of `series`.
     pub metrics: Vec<Metric>,
-    /// The levels, latencies in ns; a confirmed level's end is the middle of its range.
+    /// The levels, read on core cycles per load (their `latency_ns` is in cycles: the
+    /// latency a page shows is the level's metric, `findings::levels`); a confirmed level's
+    /// end is the middle of its range.
     pub found: Hierarchy,
     /// Range and confirmation of each level's end.
     pub boundaries: Vec<Boundary>,
@@ -43,7 +45,7 @@ pub fn windowed(
     // the candidates moved after the first.
     let mut fine = 0;
     for _ in 0..2 {
-        let (curve, _) = curves(&takes);
+        let curve = curves(&takes);
         let h = hierarchy::detect(&pairs(&curve), &hierarchy::Config::default());
         let new: Vec<u64> = fine_sizes(&hierarchy::windows(&h, &curve), plan)
             .into_iter()
@@ -59,13 +61,9 @@ pub fn windowed(
         takes.extend(measure_takes(ctx, buf, chain, &new, 2, true)?);
     }
     fine += last_edge(ctx, buf, plan, chain, &mut takes)?;
-    let (cycles, ns) = curves(&takes);
+    let cycles = curves(&takes);
     let mut found = hierarchy::detect(&pairs(&cycles), &hierarchy::Config::default());
     let boundaries = hierarchy::confirm(&found, &cycles, &hierarchy::ConfirmConfig::default());
-    let latencies = hierarchy::latencies_on(&found, &ns);
-    for (level, ns) in found.levels.iter_mut().zip(latencies) {
-        level.latency_ns = ns;
-    }
     for b in boundaries.iter().filter(|b| b.unconfirmed.is_none()) {
         found.levels[b.level].ends_at_bytes = b.middle();
     }
@@ -93,7 +91,7 @@ fn last_edge(
     chain: &Chain<'_>,
     takes: &mut Vec<Take>,
 ) -> Result<usize, ExperimentError> {
-    let (curve, _) = curves(takes);
+    let curve = curves(takes);
     let h = hierarchy::detect(&pairs(&curve), &hierarchy::Config::default());
     let bounds = hierarchy::confirm(&h, &curve, &hierarchy::ConfirmConfig::default());
     let Some(last) = bounds.last() else {
@@ -125,9 +123,9 @@ fn p5(v: &[f64]) -> f64 {
 }
 
 /// Per size, ascending: the best take in core cycles per load (its p5 × the probe's GHz
-/// before it) and the best take in ns. A take without a usable probe uses the median clock
-/// of the others (all without: 1 GHz, so the cycles curve is the ns curve).
-fn curves(takes: &[Take]) -> (Vec<CurvePoint>, Vec<(u64, f64)>) {
+/// before it). A take without a usable probe uses the median clock of the others (all
+/// without: 1 GHz, so the cycles curve is the ns curve).
+fn curves(takes: &[Take]) -> Vec<CurvePoint> {
     let mut clocks: Vec<f64> = takes
         .iter()
         .map(|t| t.ghz)
@@ -136,7 +134,6 @@ fn curves(takes: &[Take]) -> (Vec<CurvePoint>, Vec<(u64, f64)>) {
     clocks.sort_by(f64::total_cmp);
     let fallback = clocks.get(clocks.len() / 2).copied().unwrap_or(1.0);
     let mut cycles: Vec<CurvePoint> = Vec::new();
-    let mut ns: Vec<(u64, f64)> = Vec::new();
     let mut order: Vec<&Take> = takes.iter().collect();
     order.sort_by_key(|t| t.size);
     for t in order {
@@ -145,14 +142,11 @@ fn curves(takes: &[Take]) -> (Vec<CurvePoint>, Vec<(u64, f64)>) {
         } else {
             fallback
         };
-        let (lat, c) = (p5(&t.ns), p5(&t.ns) * ghz);
+        let c = p5(&t.ns) * ghz;
         match cycles.last_mut() {
             Some(p) if p.bytes == t.size => {
                 p.value = p.value.min(c);
                 p.refined |= t.fine;
-                if let Some(n) = ns.last_mut() {
-                    n.1 = n.1.min(lat);
-                }
             }
             _ => {
                 cycles.push(CurvePoint {
@@ -160,11 +154,10 @@ fn curves(takes: &[Take]) -> (Vec<CurvePoint>, Vec<(u64, f64)>) {
                     value: c,
                     refined: t.fine,
                 });
-                ns.push((t.size, lat));
             }
         }
     }
-    (cycles, ns)
+    cycles
 }
 
 /// Fine sizes inside the windows: `plan.fine_per_octave` per octave on the grid from powers

@@ -143,7 +143,17 @@ fn the_fine_stage_stops_where_the_budget_ends() {
     assert_eq!(roomy.affordable(&fine, 2), fine);
     let spent = plan_on(AMD_GUEST, &profile, Duration::ZERO, 60.0);
     assert!(spent.affordable(&fine, 2).is_empty());
-    // Room for about one take: the first size only.
-    let one = plan_on(AMD_GUEST, &profile, Duration::from_millis(40), 60.0);
+    // The side series come after the fine stages: their planned time is set aside (at the
+    // floor's working set, which a budget this small plans for).
+    let floor = plan_on(AMD_GUEST, &profile, Duration::ZERO, 60.0);
+    assert_eq!(floor.max, 64 * MIB);
+    let side = floor.duration_of(&floor.side_work());
+    let reserved = plan_on(AMD_GUEST, &profile, side, 60.0);
+    assert!(
+        reserved.affordable(&fine, 1).is_empty(),
+        "the side series' time is not the fine stage's"
+    );
+    // Room for about one take beyond them: the first size only.
+    let one = plan_on(AMD_GUEST, &profile, side + Duration::from_millis(40), 60.0);
     assert_eq!(one.affordable(&fine, 1), [8 * MIB]);
 }
