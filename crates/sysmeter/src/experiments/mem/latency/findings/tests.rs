@@ -93,7 +93,7 @@ fn a_levels_finding_its_levels_line_and_its_metric_show_one_value() {
             .zip(&metrics)
             .map(|(&x, m)| crate::model::SeriesPoint {
                 x: x as f64,
-                summary: m.summary.clone(),
+                summary: m.summary,
                 cycles: None,
             })
             .collect(),
