@@ -150,7 +150,11 @@ fn dram_is_sized_from_where_mem_latency_saw_it_when_the_budget_allows() {
     };
     let p = plan(&host(&INTEL_GUEST), None, &roomy);
     let dram = p.levels.iter().find(|l| l.label == "DRAM").expect("DRAM");
-    assert_eq!(dram.size, 96 * MIB, "not 8 x the reported 480 MiB");
+    assert_eq!(
+        dram.size,
+        4 * 96 * MIB,
+        "4 x where mem.latency saw DRAM, not 8 x the reported 480 MiB"
+    );
     // Without mem.latency in the run: 8 x the sysfs L3 as before, now cut by the budget.
     let quick = Sizing {
         dram_from: None,
