@@ -18,7 +18,12 @@ pub static CALLS_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libs
 /// The name the preload library is mapped under in a program that loaded it (its memfd
 /// shows as `/memfd:sysmeter-calls.so (deleted)` in `/proc/PID/maps`): how a stack frame in
 /// it is recognised as the library's, not the program's.
-pub const LIBRARY_NAME: &str = "sysmeter-calls.so";
+pub const LIBRARY_NAME: &str = match LIBRARY_MEMFD.to_str() {
+    Ok(name) => name,
+    Err(_) => panic!("the library's memfd name is UTF-8"),
+};
+/// The memfd name the library is created under ([`LIBRARY_NAME`] is read from it).
+const LIBRARY_MEMFD: &CStr = c"sysmeter-calls.so";
 
 /// An anonymous in-memory file of sysmeter's own (close-on-exec: children reach it by its
 /// `/proc/<pid>/fd/N` path).
@@ -29,7 +34,7 @@ pub fn memfd(name: &CStr) -> io::Result<File> {
 
 /// The preload library in a memfd.
 pub fn library_memfd() -> io::Result<File> {
-    let mut f = memfd(c"sysmeter-calls.so")?;
+    let mut f = memfd(LIBRARY_MEMFD)?;
     f.write_all(CALLS_LIBRARY)?;
     Ok(f)
 }
