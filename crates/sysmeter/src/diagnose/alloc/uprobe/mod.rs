@@ -253,6 +253,9 @@ fn attached(
     let (mut l, functions) = attach(pid, &file, || inject::dynamic(&file))?;
     let started = Instant::now();
     let mut w = Watch::new(pid, std::fs::read_link(format!("/proc/{pid}/exe")).ok());
+    // The mappings now, before the process can end: on a loaded machine the first tick may
+    // come only after a short-lived target exited, and its sites would stay bare addresses.
+    w.maps = read_maps(pid);
     say(&format!(
         "alloc: observing PID {pid} through uprobes on {functions} allocation functions of \
          {}; Ctrl-C stops tracing",
