@@ -216,12 +216,14 @@ fn profile(stacks: &Stacks, run_id: &str) -> Profile {
     }
 }
 
-/// One location and one function per frame (same id), and one mapping per module.
+/// One location per frame (a function at a source line), one function per name and file,
+/// and one mapping per module.
 fn frames(stacks: &Stacks, strings: &mut Strings) -> (Vec<Mapping>, Vec<Location>, Vec<Function>) {
     let mut mappings: Vec<Mapping> = Vec::new();
     let mut mapping_of: HashMap<&str, u64> = HashMap::new();
     let mut location = Vec::with_capacity(stacks.frames.len());
-    let mut function = Vec::with_capacity(stacks.frames.len());
+    let mut function: Vec<Function> = Vec::with_capacity(stacks.frames.len());
+    let mut function_of: HashMap<(&str, &str), u64> = HashMap::new();
     for (i, frame) in stacks.frames.iter().enumerate() {
         let id = i as u64 + 1;
         let mapping_id = match frame.module.as_deref() {
@@ -237,21 +239,26 @@ fn frames(stacks: &Stacks, strings: &mut Strings) -> (Vec<Mapping>, Vec<Location
                 mappings.len() as u64
             }),
         };
-        let name = strings.id(&frame.function);
-        function.push(Function {
-            id,
-            name,
-            system_name: name,
-            filename: strings.id(frame.file.as_deref().unwrap_or("")),
-        });
+        // One function per name and file: the frames of its lines share it.
+        let file = frame.file.as_deref().unwrap_or("");
+        let next = function.len() as u64 + 1;
+        let function_id = *function_of
+            .entry((frame.function.as_str(), file))
+            .or_insert(next);
+        if function_id == next {
+            let name = strings.id(&frame.function);
+            function.push(Function {
+                id: function_id,
+                name,
+                system_name: name,
+                filename: strings.id(file),
+            });
+        }
         let line = frame.line.map_or(0, |l| l as i64);
         location.push(Location {
             id,
             mapping_id,
-            line: vec![Line {
-                function_id: id,
-                line,
-            }],
+            line: vec![Line { function_id, line }],
         });
     }
     (mappings, location, function)
@@ -289,5 +296,21 @@ mod tests {
             (1, 0)
         );
         assert_eq!(name(back.default_sample_type), "cpu");
+    }
+
+    #[test]
+    fn the_lines_of_one_function_share_its_function_entry() {
+        let cpu = ValueType {
+            name: "cpu",
+            unit: "nanoseconds",
+        };
+        let mut stacks = Stacks::new(vec![cpu]);
+        stacks.add(&[Frame::from_label("hot (fx.c:9)")], vec![1]);
+        stacks.add(&[Frame::from_label("hot (fx.c:10)")], vec![1]);
+        let back = profile(&stacks, "r1");
+        assert_eq!((back.location.len(), back.function.len()), (2, 1));
+        let lines: Vec<i64> = back.location.iter().map(|l| l.line[0].line).collect();
+        assert_eq!(lines, [9, 10]);
+        assert!(back.location.iter().all(|l| l.line[0].function_id == 1));
     }
 }
