@@ -58,7 +58,8 @@ pub struct ThreadStack {
     pub frames: Vec<u32>,
     /// Samples (`profile`) or nanoseconds off the CPU (`offcpu`).
     pub weight: u64,
-    /// Why the thread was off the CPU (`offcpu` only).
+    /// Why the thread was off the CPU (`offcpu` only), as the result's `blocked stacks`
+    /// name it (`lock`, `page_fault`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
@@ -66,13 +67,13 @@ pub struct ThreadStack {
 /// One interval off the CPU.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Interval {
-    /// When it began, ns after the session's first record.
+    /// When it began, ns after the first switch-out recorded.
     pub start_ns: u64,
     /// How long the thread was off the CPU, ns.
     pub duration_ns: u64,
     /// Thread id.
     pub tid: u32,
-    /// Why.
+    /// Why, as [`ThreadStack::reason`].
     pub reason: String,
     /// Index into [`ThreadStacks::stacks`].
     pub stack: u32,

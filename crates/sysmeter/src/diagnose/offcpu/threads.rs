@@ -30,7 +30,9 @@ pub fn off_cpu(
             .map(|&f| analysis.stacks.frame(f))
             .filter(|f| f.kernel)
             .map(|f| f.name.as_str());
-        let reason = classify(kernel, out.arg).label();
+        // The reason as the record's `blocked stacks` name it (`page_fault`).
+        let reason = serde_json::to_value(classify(kernel, out.arg)).ok();
+        let reason = reason.as_ref().and_then(|r| r.as_str()).unwrap_or("other");
         let Some(stack) = b.add(i, (out.pid, out.tid), block.ns, Some(reason)) else {
             continue;
         };

@@ -206,7 +206,9 @@ impl Writer {
                     self.sample(thread, s.tid, &frames, category, s.weight, true);
                 }
                 (false, reason) => {
-                    let name = reason.map_or(UNCLASSIFIED.to_string(), |r| format!("Off-CPU: {r}"));
+                    let name = reason.map_or(UNCLASSIFIED.to_string(), |r| {
+                        format!("Off-CPU: {}", r.replace('_', " "))
+                    });
                     let category = self.category(&name);
                     let periods = self.off_periods(s.weight);
                     self.sample(thread, s.tid, &frames, category, periods, false);
@@ -393,7 +395,7 @@ mod tests {
             ..ThreadStacks::default()
         };
         let off = ThreadStacks {
-            stacks: vec![stack(8, vec![0, 1], 2_000_000, Some("futex/lock"))],
+            stacks: vec![stack(8, vec![0, 1], 2_000_000, Some("lock"))],
             ..on.clone()
         };
         run.results[0].artifacts.push(on.artifact());
@@ -420,10 +422,7 @@ mod tests {
             .iter()
             .filter_map(|c| c["name"].as_str())
             .collect();
-        assert!(
-            categories.contains(&"Off-CPU: futex/lock"),
-            "{categories:?}"
-        );
+        assert!(categories.contains(&"Off-CPU: lock"), "{categories:?}");
     }
 
     #[test]
