@@ -164,6 +164,15 @@ fn flat_shares(main: &Value) -> Vec<(String, f64)> {
     shares
 }
 
+/// Frames carry their source lines: pprof lists hot_a's source with time on the fixture's
+/// loop line.
+fn assert_hot_a_listed_with_its_loop_line(go: &Path, file: &Path) {
+    let listing = pprof(go, &["-list=^hot_a$"], file);
+    let hot_line = listing.lines().find(|l| l.contains("LCG_LOOP(n, x);"));
+    let flat = hot_line.and_then(|l| l.split_whitespace().next());
+    assert!(flat.is_some_and(|f| f != "."), "{listing}");
+}
+
 #[test]
 fn pprof_top_of_a_profile_is_sysmeters_flat_profile() {
     let go = need!(go());
@@ -203,12 +212,7 @@ fn pprof_top_of_a_profile_is_sysmeters_flat_profile() {
             "{name}: pprof {got}%, sysmeter {want}%"
         );
     }
-    // Frames carry their source lines: pprof lists hot_a's source with its time on the
-    // fixture's loop line.
-    let listing = pprof(&go, &["-list=^hot_a$"], &file);
-    let hot_line = listing.lines().find(|l| l.contains("LCG_LOOP(n, x);"));
-    let flat = hot_line.and_then(|l| l.split_whitespace().next());
-    assert!(flat.is_some_and(|f| f != "."), "{listing}");
+    assert_hot_a_listed_with_its_loop_line(&go, &file);
     let speedscope = dir.path().join("profile.speedscope.json");
     export(&db, "speedscope", &speedscope);
     need!(validate_speedscope(&speedscope));

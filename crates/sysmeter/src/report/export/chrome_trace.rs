@@ -185,6 +185,62 @@ mod tests {
     use crate::model::RunKind;
 
     #[test]
+    fn kept_intervals_are_slices_and_a_profile_summed_in_the_kernel_is_refused() {
+        use crate::model::thread_stacks::{Interval, SourceFrame, Thread, ThreadStack};
+        use crate::model::{About, ExperimentResult};
+        let mut per_thread = ThreadStacks {
+            frames: vec![SourceFrame {
+                function: "wait".into(),
+                file: Some("w.c".into()),
+                line: Some(3),
+                ..SourceFrame::default()
+            }],
+            threads: vec![Thread {
+                tid: 8,
+                pid: 7,
+                name: "worker".into(),
+            }],
+            stacks: vec![ThreadStack {
+                tid: 8,
+                frames: vec![0],
+                weight: 5000,
+                reason: None,
+            }],
+            timed: true,
+            ..ThreadStacks::default()
+        };
+        let interval = Interval {
+            start_ns: 2000,
+            duration_ns: 5000,
+            tid: 8,
+            reason: "page_fault".into(),
+            stack: 0,
+        };
+        per_thread.keep_intervals(vec![interval], 10);
+        let mut run = crate::model::fixture::sample_run();
+        run.kind = RunKind::Profile;
+        let mut off = ExperimentResult::new("offcpu", About::default());
+        off.artifacts = vec![per_thread.artifact()];
+        run.results = vec![off];
+        let trace: Value = serde_json::from_slice(&encode(&run).expect("encodes")).expect("JSON");
+        let events = trace["traceEvents"].as_array().expect("events");
+        let slice = events.iter().find(|e| e["ph"] == "X").expect("a slice");
+        assert_eq!(
+            (slice["ts"].as_f64(), slice["dur"].as_f64()),
+            (Some(2.0), Some(5.0))
+        );
+        assert_eq!(
+            (&slice["name"], &slice["tid"]),
+            (&json!("page fault"), &json!(8))
+        );
+        assert_eq!(slice["args"]["stack"], "wait (w.c:3)");
+        per_thread.timed = false;
+        run.results[0].artifacts = vec![per_thread.artifact()];
+        let e = encode(&run).expect_err("no intervals");
+        assert!(e.to_string().contains("--backend perf"), "{e}");
+    }
+
+    #[test]
     fn only_a_run_run_has_a_timeline() {
         let mut run = crate::model::fixture::sample_run();
         run.kind = RunKind::Bench;

@@ -15,31 +15,19 @@
 
 use std::collections::HashMap;
 
+use super::ExportError;
+use crate::model::thread_stacks::{self, ThreadStacks};
+use crate::model::{ExperimentResult, RunKind, RunRecord};
 use fxprof_processed_profile::{
     CategoryColor, CategoryHandle, CpuDelta, Frame, FrameFlags, FrameInfo, ProcessHandle, Profile,
     ReferenceTimestamp, SamplingInterval, ThreadHandle, Timestamp,
 };
-use serde::Deserialize;
+use merged::{UNCLASSIFIED, merged};
 
-use super::ExportError;
-use crate::model::thread_stacks::{self, ThreadStacks};
-use crate::model::{ExperimentResult, RunKind, RunRecord};
+mod merged;
 
 /// The sampling period assumed for an off-CPU-only profile (none was sampled), ns: 1 ms.
 const OFF_CPU_ONLY_PERIOD_NS: f64 = 1e6;
-/// The category of off-CPU time whose stack is not among the record's top stacks.
-const UNCLASSIFIED: &str = "Off-CPU: reason not kept";
-/// The one track of a record that kept no threads (stored before they were kept).
-const MERGED: u32 = 0;
-const MERGED_NAME: &str = "all threads (merged by sysmeter)";
-
-/// One of the record's top blocked stacks (the `blocked stacks` artifact).
-#[derive(Deserialize)]
-struct Blocked {
-    frames: Vec<String>,
-    reason: String,
-    blocked_ns: u64,
-}
 
 /// The profile of `run`, a `profile` run.
 pub fn encode(run: &RunRecord) -> Result<Vec<u8>, ExportError> {
@@ -84,24 +72,6 @@ pub fn encode(run: &RunRecord) -> Result<Vec<u8>, ExportError> {
     serde_json::to_vec(&w.profile).map_err(|e| ExportError::Missing(format!("{e}")))
 }
 
-/// A record stored before threads were kept: its folded stacks on one track, the off-CPU
-/// reasons of its top blocked stacks.
-fn merged(w: &mut Writer, on: Option<&str>, off: Option<(&str, &ExperimentResult)>) {
-    if let Some(folded) = on {
-        let category = w.category("On-CPU");
-        let thread = w.thread(MERGED, MERGED_NAME, true);
-        for (frames, samples) in lines(folded) {
-            w.sample(thread, MERGED, &frames, category, samples, true);
-        }
-    }
-    if let Some((folded, r)) = off {
-        let blocked: Vec<Blocked> = artifact(r, "blocked stacks")
-            .and_then(|j| serde_json::from_str(j).ok())
-            .unwrap_or_default();
-        w.off_cpu(folded, &blocked);
-    }
-}
-
 fn result<'a>(run: &'a RunRecord, id: &str) -> Option<&'a ExperimentResult> {
     run.results.iter().find(|r| r.id == id)
 }
@@ -119,15 +89,6 @@ fn period_ns(r: &ExperimentResult) -> Option<f64> {
     };
     let period = value("CPU time sampled")? / value("samples")?;
     period.is_finite().then_some(period).filter(|&p| p > 0.0)
-}
-
-/// The lines of folded stacks: frames outermost first, and the line's count.
-fn lines(folded: &str) -> impl Iterator<Item = (Vec<String>, u64)> + '_ {
-    folded.lines().filter_map(|line| {
-        let (stack, count) = line.rsplit_once(' ')?;
-        let count = count.parse().ok()?;
-        Some((stack.split(';').map(str::to_string).collect(), count))
-    })
 }
 
 /// The profile being written, with its threads and where the next sample of each goes.
@@ -276,28 +237,6 @@ impl Writer {
         let cpu = CpuDelta::from_nanos(cpu);
         self.profile.add_sample(thread, at, stack, cpu, weight);
     }
-
-    /// The off-CPU stacks, each line's time split by the reasons the record gives it.
-    fn off_cpu(&mut self, folded: &str, blocked: &[Blocked]) {
-        for (frames, ns) in lines(folded) {
-            let mut left = ns;
-            let known = blocked.iter().filter(|b| b.frames == frames);
-            let mut parts: Vec<(String, u64)> = known
-                .map(|b| {
-                    let part = b.blocked_ns.min(left);
-                    left -= part;
-                    (format!("Off-CPU: {}", b.reason.replace('_', " ")), part)
-                })
-                .collect();
-            parts.push((UNCLASSIFIED.to_string(), left));
-            for (name, part) in parts.into_iter().filter(|p| p.1 > 0) {
-                let category = self.category(&name);
-                let periods = self.off_periods(part);
-                let thread = self.thread(MERGED, MERGED_NAME, true);
-                self.sample(thread, MERGED, &frames, category, periods, false);
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -362,44 +301,44 @@ mod tests {
         assert_eq!(weights[..2], [3, 2]);
     }
 
-    #[test]
-    fn a_record_that_keeps_threads_has_one_track_per_thread_and_reason_categories() {
+    /// `both()` with per-thread stacks: thread 7 (the main thread) 3 samples on the CPU;
+    /// thread 8 ("worker") 2 on it and 2 ms off it on a lock.
+    fn two_threads() -> RunRecord {
         use crate::model::thread_stacks::{SourceFrame, Thread, ThreadStack};
         let mut run = both();
         let frame = |function: &str| SourceFrame {
             function: function.into(),
             ..SourceFrame::default()
         };
-        let stack = |tid, frames: Vec<u32>, weight, reason: Option<&str>| ThreadStack {
+        let stack = |tid, weight, reason: Option<&str>| ThreadStack {
             tid,
-            frames,
+            frames: vec![0, 1],
             weight,
             reason: reason.map(str::to_string),
         };
-        let threads = vec![
-            Thread {
-                tid: 7,
-                pid: 7,
-                name: "main".into(),
-            },
-            Thread {
-                tid: 8,
-                pid: 7,
-                name: "worker".into(),
-            },
-        ];
+        let thread = |tid, name: &str| Thread {
+            tid,
+            pid: 7,
+            name: name.into(),
+        };
         let on = ThreadStacks {
             frames: vec![frame("main"), frame("a")],
-            threads: threads.clone(),
-            stacks: vec![stack(7, vec![0, 1], 3, None), stack(8, vec![0, 1], 2, None)],
+            threads: vec![thread(7, "main"), thread(8, "worker")],
+            stacks: vec![stack(7, 3, None), stack(8, 2, None)],
             ..ThreadStacks::default()
         };
         let off = ThreadStacks {
-            stacks: vec![stack(8, vec![0, 1], 2_000_000, Some("lock"))],
+            stacks: vec![stack(8, 2_000_000, Some("lock"))],
             ..on.clone()
         };
         run.results[0].artifacts.push(on.artifact());
         run.results[1].artifacts.push(off.artifact());
+        run
+    }
+
+    #[test]
+    fn a_record_that_keeps_threads_has_one_track_per_thread_and_reason_categories() {
+        let run = two_threads();
         let json: serde_json::Value =
             serde_json::from_slice(&encode(&run).expect("encodes")).expect("JSON");
         let tracks = json["threads"].as_array().expect("threads");
