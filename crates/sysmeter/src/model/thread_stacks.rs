@@ -121,7 +121,7 @@ impl ThreadStacks {
     /// Keeps the longest `max` of `intervals`, ordered by start, and counts the others.
     pub fn keep_intervals(&mut self, mut intervals: Vec<Interval>, max: usize) {
         if intervals.len() > max {
-            intervals.sort_by(|a, b| b.duration_ns.cmp(&a.duration_ns));
+            intervals.sort_by_key(|i| std::cmp::Reverse(i.duration_ns));
             self.intervals_dropped = (intervals.len() - max) as u64;
             intervals.truncate(max);
         }
