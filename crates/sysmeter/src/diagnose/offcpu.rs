@@ -8,6 +8,7 @@
 //! - [`unwind`]: the whole user stack of each switch and waking (`observe::unwind`);
 //! - [`classify`] (pure): disk, network, lock, sleep, pipe, page fault, preempted, other;
 //! - [`analysis`]: symbolised, per stack and reason (time, count, distribution, wakers);
+//!   [`threads`]: per thread, with each interval (the exports' timeline);
 //! - [`overhead`]: what one switch costs a traced thread, measured before each run;
 //! - [`result`]: the `offcpu` and `offcpu.stacks` results; [`loss`]: what was lost, as
 //!   their first finding;
@@ -31,6 +32,7 @@ pub mod overhead;
 pub mod raw;
 pub mod result;
 pub mod summed;
+pub mod threads;
 pub mod unwind;
 
 use std::time::Duration;
@@ -180,7 +182,9 @@ pub fn profile(
         .iter()
         .map(|s| (s.tid, s.time))
         .collect();
-    let off_analysis = analysis::analyse_paired(&raw, paired, &recording.maps_at_start, &seen);
+    let timed = settings.backend == Backend::Perf;
+    let maps = &recording.maps_at_start;
+    let off_analysis = analysis::analyse_paired(&raw, paired, maps, &seen, timed);
     let title = format!("sysmeter profile --off-cpu: {}", target.describe());
     let off_flame = flame::render_off_cpu(&off_analysis.analysis.stacks, &title)?;
     let (mut results, on) = match on_cpu {

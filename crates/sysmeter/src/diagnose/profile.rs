@@ -25,7 +25,7 @@ use std::time::Duration;
 use crate::diagnose::observe::backend::Reason;
 use crate::diagnose::observe::sampled::results::{Drawn, OnCpu, Profile};
 use crate::diagnose::observe::sampled::session::{self, Recording, Sampling};
-use crate::diagnose::observe::sampled::{SampledError, aggregate, cpu_clock, flame};
+use crate::diagnose::observe::sampled::{SampledError, aggregate, cpu_clock, flame, threads};
 use crate::diagnose::observe::target::Target;
 use crate::model::ExperimentResult;
 
@@ -125,15 +125,20 @@ impl OnCpuPart {
 
 impl OnCpu for OnCpuPart {
     fn build(self: Box<Self>, recording: &Recording) -> Result<Drawn, SampledError> {
-        let analysis = aggregate::analyse(&recording.data.raw, &recording.maps_at_start);
+        let raw = &recording.data.raw;
+        let (analysis, each) = aggregate::analyse_each(raw, &recording.maps_at_start);
         let flamegraph = flame::render(&analysis.stacks, &self.title)?;
-        let results: Vec<ExperimentResult> = result::build(
+        let mut results: Vec<ExperimentResult> = result::build(
             recording,
             &analysis,
             &self.calibration,
             &self.settings,
             &flamegraph,
         );
+        if let Some(main) = results.first_mut() {
+            let per_thread = threads::on_cpu(raw, &analysis, &each);
+            main.artifacts.push(per_thread.artifact());
+        }
         Ok(Drawn {
             results,
             folded: analysis.stacks.folded(),

@@ -3,12 +3,13 @@
 //! `calls --functions` on the -finstrument-functions tree fixture and shows the exact call
 //! count of every edge of its known tree; the Chrome trace of `run` has the trace event
 //! format's fields on every event (name, ph, ts, pid, tid; dur on a complete slice) and one
-//! counter event per point of the run's timeline; the Firefox Profiler file of
+//! counter event per point of the run's timeline, and that of an off-CPU profile one slice
+//! per kept interval on each thread's named track; the Firefox Profiler file of
 //! `profile --both` has the processed format's top-level fields and its sample weights add
 //! up to the run's own on-CPU samples and off-CPU time. A kind a format does not fit is
 //! refused with exit 2 and the sentence that names the fix. Perfetto's trace processor is
-//! not used: its Python package downloads the binary at run time, which cannot be fetched
-//! everywhere the tests run. Needs `cc`, root (scheduler tracepoints) and valgrind.
+//! not used: its Python package (`pip install perfetto`) downloads the trace_processor_shell
+//! binary from Google's storage at first use, which cannot be fetched offline. Needs `cc`, root (scheduler tracepoints) and valgrind.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -192,6 +193,62 @@ fn chrome_trace_of_run_has_every_timeline_point_as_a_counter() {
     assert_eq!(why.trim_end().lines().count(), 1, "{why}");
 }
 
+/// The folded stacks' total of the `offcpu` result of `run`: its blocked time, ns.
+fn off_cpu_folded_ns(run: &Value) -> f64 {
+    result(run, "offcpu")["artifacts"]
+        .as_array()
+        .and_then(|a| a.iter().find(|a| a["name"] == "offcpu folded"))
+        .and_then(|a| a["content"].as_str())
+        .expect("offcpu folded")
+        .lines()
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum()
+}
+
+#[test]
+fn chrome_trace_of_an_off_cpu_profile_has_each_interval_on_its_threads_track() {
+    need!(off_cpu());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = need!(compile_fixture("offcpu_pingpong", dir.path(), &[]));
+    let db = dir.path().join("runs.db");
+    let args = ["profile", "--off-cpu", "--backend", "perf"];
+    let run = {
+        let _on = crate::support::observing(&[crate::support::Event::Sched]);
+        let _alone = exclusive();
+        measured(&db, &args, &[bin.to_str().expect("path"), "2000"])
+    };
+    let trace: Value = serde_json::from_str(&export(&db, "profile", "chrome-trace")).expect("JSON");
+    let events = trace["traceEvents"].as_array().expect("traceEvents");
+    events.iter().for_each(assert_trace_event);
+    let slices: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+    let per_thread: Value = result(&run, "offcpu")["artifacts"]
+        .as_array()
+        .and_then(|a| a.iter().find(|a| a["name"] == "thread stacks"))
+        .and_then(|a| serde_json::from_str(a["content"].as_str()?).ok())
+        .expect("thread stacks");
+    let kept = per_thread["intervals"].as_array().expect("intervals").len();
+    assert_eq!(slices.len(), kept);
+    // Both threads block on their pipe, each on its own named track.
+    let tids: std::collections::HashSet<u64> =
+        slices.iter().filter_map(|e| e["tid"].as_u64()).collect();
+    assert_eq!(tids.len(), 2, "{tids:?}");
+    let named = |tid: &u64| {
+        events
+            .iter()
+            .any(|e| e["name"] == "thread_name" && e["tid"] == *tid)
+    };
+    assert!(tids.iter().all(named), "a thread without its name");
+    assert!(slices.iter().any(|e| e["name"] == "pipe"), "no pipe slice");
+    // Nothing dropped (a few thousand intervals): the slices are all the blocked time.
+    assert_eq!(per_thread["intervals_dropped"], 0);
+    let dur_ns: f64 = slices.iter().filter_map(|e| e["dur"].as_f64()).sum::<f64>() * 1e3;
+    let folded = off_cpu_folded_ns(&run);
+    assert!(
+        (dur_ns - folded).abs() <= slices.len() as f64,
+        "{dur_ns} vs {folded}"
+    );
+}
+
 /// Sums the sample weights of `thread` by the category name of each sample's stack: the
 /// category of its leaf frame (the format keeps categories on frames).
 fn weight_by_category(profile: &Value, thread: &Value) -> HashMap<String, f64> {
@@ -241,7 +298,11 @@ fn firefox_profile_weights_add_up_to_the_samples_and_the_off_cpu_time() {
         assert!(p["meta"][field].is_number(), "meta.{field}: {}", p["meta"]);
     }
     let threads = p["threads"].as_array().expect("threads");
-    assert_eq!(threads.len(), 1, "one thread: the record merges them");
+    assert_eq!(
+        threads.len(),
+        1,
+        "one track per thread, and the fixture has one"
+    );
     let t = &threads[0];
     for table in [
         "samples",
@@ -258,14 +319,7 @@ fn firefox_profile_weights_add_up_to_the_samples_and_the_off_cpu_time() {
     assert_eq!(sums.get("On-CPU").copied(), Some(samples), "{sums:?}");
     // Off-CPU time as sampling periods (samply's way), rounded once over the whole.
     let period_ns = median(on, "CPU time sampled").expect("sampled") / samples;
-    let folded_ns: f64 = result(&run, "offcpu")["artifacts"]
-        .as_array()
-        .and_then(|a| a.iter().find(|a| a["name"] == "offcpu folded"))
-        .and_then(|a| a["content"].as_str())
-        .expect("offcpu folded")
-        .lines()
-        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
-        .sum();
+    let folded_ns = off_cpu_folded_ns(&run);
     let off: f64 = sums
         .iter()
         .filter(|(name, _)| name.starts_with("Off-CPU"))

@@ -1,6 +1,7 @@
 //! `sysmeter export --format pprof|speedscope`, checked by the viewers' own readers: a
 //! profile of the 70/30 fixture exported as pprof gives `go tool pprof -top` the same top
-//! functions as sysmeter's flat profile with the same shares (within 1 point); an alloc run
+//! functions as sysmeter's flat profile with the same shares (within 1 point) and `-list`
+//! the fixture's source with the samples on its loop's line; an alloc run
 //! of the three-site fixture gives `-sample_index=inuse_space -top` the leak site with its
 //! bytes; a locks run opens in `go tool pprof`; every speedscope file validates against
 //! speedscope's published schema (a copy in tests/fixtures/speedscope). Kinds a format does
@@ -163,6 +164,15 @@ fn flat_shares(main: &Value) -> Vec<(String, f64)> {
     shares
 }
 
+/// Frames carry their source lines: pprof lists hot_a's source with time on the fixture's
+/// loop line.
+fn assert_hot_a_listed_with_its_loop_line(go: &Path, file: &Path) {
+    let listing = pprof(go, &["-list=^hot_a$"], file);
+    let hot_line = listing.lines().find(|l| l.contains("LCG_LOOP(n, x);"));
+    let flat = hot_line.and_then(|l| l.split_whitespace().next());
+    assert!(flat.is_some_and(|f| f != "."), "{listing}");
+}
+
 #[test]
 fn pprof_top_of_a_profile_is_sysmeters_flat_profile() {
     let go = need!(go());
@@ -202,6 +212,7 @@ fn pprof_top_of_a_profile_is_sysmeters_flat_profile() {
             "{name}: pprof {got}%, sysmeter {want}%"
         );
     }
+    assert_hot_a_listed_with_its_loop_line(&go, &file);
     let speedscope = dir.path().join("profile.speedscope.json");
     export(&db, "speedscope", &speedscope);
     need!(validate_speedscope(&speedscope));

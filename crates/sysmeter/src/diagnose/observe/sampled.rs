@@ -10,6 +10,7 @@
 //!   [`session::Extra`];
 //! - [`aggregate`]: symbolised stacks from raw samples; [`stacks`] and [`callgraph`] (pure):
 //!   flat profile, gprof-style call graph, folded stacks, truncated-stack accounting;
+//!   [`threads`]: the per-thread stacks with source lines the exports read;
 //!   [`flame`]: the SVG of either kind (CPU samples, or blocked time in blue);
 //! - [`results`]: a finished profile as the command receives it, the seam through which the
 //!   command hands `profile`'s on-CPU part to `offcpu` (`profile --both`), and the
@@ -26,6 +27,7 @@ pub mod results;
 pub mod session;
 pub mod sources;
 pub mod stacks;
+pub mod threads;
 
 /// Why a sampled profile (on-CPU, off-CPU or both) could not be done.
 #[derive(Debug, thiserror::Error)]

@@ -10,9 +10,11 @@ use serde::{Deserialize, Serialize};
 use super::blocks::{self, Block, Blocks};
 use super::classify::{Reason, classify, is_preempted};
 use super::raw::{OffRaw, Switch};
+use super::threads;
 use crate::diagnose::observe::maps::MapEvent;
 use crate::diagnose::observe::records::RawData;
-use crate::diagnose::observe::sampled::aggregate::{Analysis, analyse_each};
+use crate::diagnose::observe::sampled::aggregate::{Analysis, EachSample, analyse_each};
+use crate::model::thread_stacks::ThreadStacks;
 
 /// Wakers kept per stack.
 const WAKERS_PER_STACK: usize = 3;
@@ -83,21 +85,25 @@ pub struct OffAnalysis {
     pub total_ns: u64,
     /// Time runnable but preempted (waiting for a CPU) and how many times, ns.
     pub preempted: (u64, u64),
+    /// Per thread, stack and reason, with the intervals (`model::thread_stacks`).
+    pub per_thread: ThreadStacks,
 }
 
 /// Analyses `raw` (`maps_at_start`: mappings of an attached process; `seen`: other
 /// `(tid, time)` observations of the threads, the on-CPU samples of `--both`).
 pub fn analyse(raw: &OffRaw, maps_at_start: &[MapEvent], seen: &[(u32, u64)]) -> OffAnalysis {
-    analyse_paired(raw, blocks::pair(raw), maps_at_start, seen)
+    analyse_paired(raw, blocks::pair(raw), maps_at_start, seen, true)
 }
 
 /// [`analyse`] of intervals already paired (by `blocks::pair`, or read from the in-kernel
-/// backend's maps).
+/// backend's maps); `timed`: each interval was recorded (the perf backend), so the
+/// per-thread stacks keep them.
 pub fn analyse_paired(
     raw: &OffRaw,
     all: Blocks,
     maps_at_start: &[MapEvent],
     seen: &[(u32, u64)],
+    timed: bool,
 ) -> OffAnalysis {
     let preempted = |b: &&Block| is_preempted(raw.outs[b.out].arg);
     let (preempted_ns, preempted_count) = all
@@ -115,7 +121,9 @@ pub fn analyse_paired(
     };
     let named = symbolise(raw, &blocks, maps_at_start);
     let stacks = group(raw, &blocks, &named);
+    let per_thread = threads::off_cpu(raw, &blocks, (&named.analysis, &named.each), timed);
     let mut off = finish(raw, blocks, named.analysis, stacks, seen);
+    off.per_thread = per_thread;
     off.preempted = (preempted_ns, preempted_count);
     for t in &mut off.threads {
         t.off_ns = off_per_thread.get(&t.tid).copied().unwrap_or(0);
@@ -128,7 +136,7 @@ pub fn analyse_paired(
 struct Named {
     analysis: Analysis,
     /// Symbolised stack of each sample: the blocks first, in order, then the wakers.
-    each: Vec<Vec<u32>>,
+    each: EachSample,
     /// Sample index of each waking used.
     waker_sample: HashMap<usize, usize>,
 }
@@ -170,7 +178,7 @@ fn group(raw: &OffRaw, blocks: &Blocks, n: &Named) -> Vec<BlockedStack> {
     };
     let mut groups: HashMap<(Vec<u32>, Reason), BlockedStack> = HashMap::new();
     for (i, b) in blocks.list.iter().enumerate() {
-        let ids = &n.each[i];
+        let ids = &n.each.stacks[i];
         let kernel = ids
             .iter()
             .map(|&f| analysis.stacks.frame(f))
@@ -192,7 +200,7 @@ fn group(raw: &OffRaw, blocks: &Blocks, n: &Named) -> Vec<BlockedStack> {
         entry.blocked_ns += b.ns;
         entry.count += 1;
         entry.durations.push(b.ns as f64);
-        let waker = describe_waker(raw, b.waker, &n.waker_sample, &n.each, &names);
+        let waker = describe_waker(raw, b.waker, &n.waker_sample, &n.each.stacks, &names);
         add_waker(&mut entry.wakers, waker, b.ns);
     }
     groups.into_values().collect()
@@ -327,5 +335,6 @@ fn finish(
         by_reason,
         threads,
         preempted: (0, 0),
+        per_thread: ThreadStacks::default(),
     }
 }

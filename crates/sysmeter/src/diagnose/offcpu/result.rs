@@ -80,6 +80,7 @@ pub fn add(results: &mut Vec<ExperimentResult>, i: &Inputs) {
             "application/json",
             serde_json::to_string(&top).unwrap_or_else(|_| "[]".into()),
         ),
+        a.per_thread.artifact(),
     ];
     match results.first_mut().filter(|r| r.id == "profile") {
         Some(on_cpu) => on_cpu.artifacts.push(flame),

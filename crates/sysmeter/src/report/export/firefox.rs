@@ -4,36 +4,30 @@
 //! `--both`) in one category per reason (`Off-CPU: lock`, `Off-CPU: disk`, …), as samply
 //! writes off-CPU time: samples weighted by how many sampling periods the time spans.
 //!
-//! The record keeps stacks summed over the target's threads and over time (folded stacks),
-//! so the profile has one thread, "all threads", and its samples are laid end to end, each
-//! stack's together: the call tree, flame graph and inverted tree are the record's; the
-//! order along the track is not time order. The off-CPU reason of a stack comes from the
-//! record's `blocked stacks` (its top stacks); time of stacks past them is in
-//! `Off-CPU: reason not kept`. Reads only the run record (`model`).
+//! A record keeps its stacks per thread (`model::thread_stacks`, with each off-CPU stack's
+//! reason): the profile has one track per thread, named as the thread was. The stacks are
+//! summed over time, so each thread's samples are laid end to end, each stack's together:
+//! the call tree, flame graph and inverted tree are the record's; the order along a track
+//! is not time order. A record stored before threads were kept has only the folded stacks:
+//! one track, "all threads", the off-CPU reason of a stack from its `blocked stacks` (its
+//! top stacks) and the time of stacks past them in `Off-CPU: reason not kept`. Reads only
+//! the run record (`model`).
 
 use std::collections::HashMap;
 
+use super::ExportError;
+use crate::model::thread_stacks::{self, ThreadStacks};
+use crate::model::{ExperimentResult, RunKind, RunRecord};
 use fxprof_processed_profile::{
-    CategoryColor, CategoryHandle, CpuDelta, Frame, FrameFlags, FrameInfo, Profile,
+    CategoryColor, CategoryHandle, CpuDelta, Frame, FrameFlags, FrameInfo, ProcessHandle, Profile,
     ReferenceTimestamp, SamplingInterval, ThreadHandle, Timestamp,
 };
-use serde::Deserialize;
+use merged::{UNCLASSIFIED, merged};
 
-use super::ExportError;
-use crate::model::{ExperimentResult, RunKind, RunRecord};
+mod merged;
 
 /// The sampling period assumed for an off-CPU-only profile (none was sampled), ns: 1 ms.
 const OFF_CPU_ONLY_PERIOD_NS: f64 = 1e6;
-/// The category of off-CPU time whose stack is not among the record's top stacks.
-const UNCLASSIFIED: &str = "Off-CPU: reason not kept";
-
-/// One of the record's top blocked stacks (the `blocked stacks` artifact).
-#[derive(Deserialize)]
-struct Blocked {
-    frames: Vec<String>,
-    reason: String,
-    blocked_ns: u64,
-}
 
 /// The profile of `run`, a `profile` run.
 pub fn encode(run: &RunRecord) -> Result<Vec<u8>, ExportError> {
@@ -62,18 +56,18 @@ pub fn encode(run: &RunRecord) -> Result<Vec<u8>, ExportError> {
         .first()
         .map_or("", |r| r.about.measures.as_str());
     let mut w = Writer::new(run, title, period_ns);
-    if let Some(folded) = on {
-        let category = w.category("On-CPU");
-        for (frames, samples) in lines(folded) {
-            w.sample(&frames, category, samples, true);
+    let on_threads = on.and(result(run, "profile")).map(thread_stacks::of);
+    let off_threads = off.and(off_result).map(thread_stacks::of);
+    // A record that keeps its threads (every part that has stacks): one track per thread.
+    if !matches!(on_threads, Some(None)) && !matches!(off_threads, Some(None)) {
+        if let Some(Some(t)) = on_threads {
+            w.per_thread(&t, true);
         }
-    }
-    if let Some(folded) = off {
-        let blocked: Vec<Blocked> = off_result
-            .and_then(|r| artifact(r, "blocked stacks"))
-            .and_then(|j| serde_json::from_str(j).ok())
-            .unwrap_or_default();
-        w.off_cpu(folded, &blocked);
+        if let Some(Some(t)) = off_threads {
+            w.per_thread(&t, false);
+        }
+    } else {
+        merged(&mut w, on, off.zip(off_result));
     }
     serde_json::to_vec(&w.profile).map_err(|e| ExportError::Missing(format!("{e}")))
 }
@@ -97,23 +91,14 @@ fn period_ns(r: &ExperimentResult) -> Option<f64> {
     period.is_finite().then_some(period).filter(|&p| p > 0.0)
 }
 
-/// The lines of folded stacks: frames outermost first, and the line's count.
-fn lines(folded: &str) -> impl Iterator<Item = (Vec<String>, u64)> + '_ {
-    folded.lines().filter_map(|line| {
-        let (stack, count) = line.rsplit_once(' ')?;
-        let count = count.parse().ok()?;
-        Some((stack.split(';').map(str::to_string).collect(), count))
-    })
-}
-
-/// The profile being written, with its one thread and where the next sample goes.
+/// The profile being written, with its threads and where the next sample of each goes.
 struct Writer {
     profile: Profile,
-    thread: ThreadHandle,
+    process: ProcessHandle,
+    /// Per thread id: its track and where its next sample starts, ns since the run's start.
+    threads: HashMap<u32, (ThreadHandle, u64)>,
     categories: HashMap<String, CategoryHandle>,
     period_ns: f64,
-    /// Where the next sample starts, ns since the run's start.
-    clock_ns: u64,
     /// Off-CPU time written so far, and the periods it was written as (the rounding carry).
     off_ns: u64,
     off_periods: u64,
@@ -140,17 +125,67 @@ impl Writer {
         let mut profile = Profile::new(&format!("sysmeter profile {title}"), start, interval);
         let zero = Timestamp::from_nanos_since_reference(0);
         let process = profile.add_process(title, 0, zero);
-        let thread = profile.add_thread(process, 0, zero, true);
-        profile.set_thread_name(thread, "all threads (merged by sysmeter)");
         Writer {
             profile,
-            thread,
+            process,
+            threads: HashMap::new(),
             categories: HashMap::new(),
             period_ns,
-            clock_ns: 0,
             off_ns: 0,
             off_periods: 0,
         }
+    }
+
+    /// The track of thread `tid` (0: all threads merged, a record that kept no threads),
+    /// made on first use; the viewer names a `main` thread by its process.
+    fn thread(&mut self, tid: u32, name: &str, main: bool) -> ThreadHandle {
+        if let Some(&(t, _)) = self.threads.get(&tid) {
+            return t;
+        }
+        let zero = Timestamp::from_nanos_since_reference(0);
+        let t = self.profile.add_thread(self.process, tid, zero, main);
+        self.profile.set_thread_name(t, name);
+        self.threads.insert(tid, (t, 0));
+        t
+    }
+
+    /// The per-thread stacks of one part (on the CPU or off it), one track per thread.
+    fn per_thread(&mut self, t: &ThreadStacks, on: bool) {
+        for s in &t.stacks {
+            let frames: Vec<String> = (s.frames.iter())
+                .filter_map(|&i| t.frames.get(i as usize))
+                .map(|f| match f.kernel {
+                    true => format!("{}_[k]", f.function),
+                    false => f.function.clone(),
+                })
+                .collect();
+            let main = t.threads.iter().any(|x| x.tid == s.tid && x.pid == s.tid);
+            let thread = self.thread(s.tid, &t.thread_name(s.tid), main);
+            match (on, s.reason.as_deref()) {
+                (true, _) => {
+                    let category = self.category("On-CPU");
+                    self.sample(thread, s.tid, &frames, category, s.weight, true);
+                }
+                (false, reason) => {
+                    let name = reason.map_or(UNCLASSIFIED.to_string(), |r| {
+                        format!("Off-CPU: {}", r.replace('_', " "))
+                    });
+                    let category = self.category(&name);
+                    let periods = self.off_periods(s.weight);
+                    self.sample(thread, s.tid, &frames, category, periods, false);
+                }
+            }
+        }
+    }
+
+    /// How many sampling periods `ns` more off-CPU time adds, by the running total, so
+    /// rounding never adds up across stacks.
+    fn off_periods(&mut self, ns: u64) -> u64 {
+        self.off_ns += ns;
+        let total = (self.off_ns as f64 / self.period_ns).round() as u64;
+        let periods = total - self.off_periods;
+        self.off_periods = total;
+        periods
     }
 
     /// The category named `name`, made on first use.
@@ -167,8 +202,17 @@ impl Writer {
         c
     }
 
-    /// One sample of `frames` weighing `periods` sampling periods; on the CPU or not.
-    fn sample(&mut self, frames: &[String], category: CategoryHandle, periods: u64, on: bool) {
+    /// One sample of `frames` on `thread` (`tid`) weighing `periods` sampling periods; on
+    /// the CPU or not.
+    fn sample(
+        &mut self,
+        thread: ThreadHandle,
+        tid: u32,
+        frames: &[String],
+        category: CategoryHandle,
+        periods: u64,
+        on: bool,
+    ) {
         if periods == 0 {
             return;
         }
@@ -180,41 +224,18 @@ impl Writer {
                 flags: FrameFlags::empty(),
             })
             .collect();
-        let stack = self
-            .profile
-            .intern_stack_frames(self.thread, infos.into_iter());
+        let stack = self.profile.intern_stack_frames(thread, infos.into_iter());
         let span_ns = (periods as f64 * self.period_ns).round() as u64;
         let cpu = if on { span_ns } else { 0 };
-        let at = Timestamp::from_nanos_since_reference(self.clock_ns);
+        let clock = self.threads.get_mut(&tid).map(|(_, clock)| clock);
+        let Some(clock) = clock else {
+            return;
+        };
+        let at = Timestamp::from_nanos_since_reference(*clock);
+        *clock += span_ns;
         let weight = i32::try_from(periods).unwrap_or(i32::MAX);
         let cpu = CpuDelta::from_nanos(cpu);
-        self.profile.add_sample(self.thread, at, stack, cpu, weight);
-        self.clock_ns += span_ns;
-    }
-
-    /// The off-CPU stacks, each line's time split by the reasons the record gives it.
-    fn off_cpu(&mut self, folded: &str, blocked: &[Blocked]) {
-        for (frames, ns) in lines(folded) {
-            let mut left = ns;
-            let known = blocked.iter().filter(|b| b.frames == frames);
-            let mut parts: Vec<(String, u64)> = known
-                .map(|b| {
-                    let part = b.blocked_ns.min(left);
-                    left -= part;
-                    (format!("Off-CPU: {}", b.reason.replace('_', " ")), part)
-                })
-                .collect();
-            parts.push((UNCLASSIFIED.to_string(), left));
-            for (name, part) in parts.into_iter().filter(|p| p.1 > 0) {
-                let category = self.category(&name);
-                // Periods by the running total, so rounding never adds up across stacks.
-                self.off_ns += part;
-                let total = (self.off_ns as f64 / self.period_ns).round() as u64;
-                let periods = total - self.off_periods;
-                self.off_periods = total;
-                self.sample(&frames, category, periods, false);
-            }
-        }
+        self.profile.add_sample(thread, at, stack, cpu, weight);
     }
 }
 
@@ -278,6 +299,69 @@ mod tests {
         // 2.5 periods rounded once) of a reason the record did not keep.
         assert_eq!(weights.iter().sum::<u64>(), 5 + 3, "{weights:?}");
         assert_eq!(weights[..2], [3, 2]);
+    }
+
+    /// `both()` with per-thread stacks: thread 7 (the main thread) 3 samples on the CPU;
+    /// thread 8 ("worker") 2 on it and 2 ms off it on a lock.
+    fn two_threads() -> RunRecord {
+        use crate::model::thread_stacks::{SourceFrame, Thread, ThreadStack};
+        let mut run = both();
+        let frame = |function: &str| SourceFrame {
+            function: function.into(),
+            ..SourceFrame::default()
+        };
+        let stack = |tid, weight, reason: Option<&str>| ThreadStack {
+            tid,
+            frames: vec![0, 1],
+            weight,
+            reason: reason.map(str::to_string),
+        };
+        let thread = |tid, name: &str| Thread {
+            tid,
+            pid: 7,
+            name: name.into(),
+        };
+        let on = ThreadStacks {
+            frames: vec![frame("main"), frame("a")],
+            threads: vec![thread(7, "main"), thread(8, "worker")],
+            stacks: vec![stack(7, 3, None), stack(8, 2, None)],
+            ..ThreadStacks::default()
+        };
+        let off = ThreadStacks {
+            stacks: vec![stack(8, 2_000_000, Some("lock"))],
+            ..on.clone()
+        };
+        run.results[0].artifacts.push(on.artifact());
+        run.results[1].artifacts.push(off.artifact());
+        run
+    }
+
+    #[test]
+    fn a_record_that_keeps_threads_has_one_track_per_thread_and_reason_categories() {
+        let run = two_threads();
+        let json: serde_json::Value =
+            serde_json::from_slice(&encode(&run).expect("encodes")).expect("JSON");
+        let tracks = json["threads"].as_array().expect("threads");
+        // The process's first thread is its main thread, which the viewer names by the
+        // process; the others by their own names.
+        let main: Vec<bool> = tracks
+            .iter()
+            .filter_map(|t| t["isMainThread"].as_bool())
+            .collect();
+        assert_eq!(main, [true, false]);
+        assert_eq!(tracks[1]["name"], "worker");
+        let weights = |t: &serde_json::Value| -> u64 {
+            let w = t["samples"]["weight"].as_array().expect("weights");
+            w.iter().filter_map(|w| w.as_u64()).sum()
+        };
+        // main: 3 samples on the CPU; worker: 2 on it and 2 ms (2 periods) of a lock.
+        assert_eq!((weights(&tracks[0]), weights(&tracks[1])), (3, 4));
+        let categories = json["meta"]["categories"].as_array().expect("categories");
+        let categories: Vec<&str> = categories
+            .iter()
+            .filter_map(|c| c["name"].as_str())
+            .collect();
+        assert!(categories.contains(&"Off-CPU: lock"), "{categories:?}");
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! of `go tool pprof`, Pyroscope and Grafana. `profile` gives on-CPU samples and nanoseconds
 //! (and off-CPU nanoseconds with `--off-cpu`/`--both`), `alloc` Go's heap profile
 //! (`alloc_objects`, `alloc_space`, `inuse_objects`, `inuse_space`), `locks` Go's mutex
-//! profile (`contentions`, `delay`). The message types below are hand-written from
+//! profile (`contentions`, `delay`). A frame is a location at its source line, under one
+//! function per name and file, so `-lines` and `-list` show lines; `profile` samples are
+//! labelled with their thread (and reason). The message types below are hand-written from
 //! profile.proto (github.com/google/pprof/proto/profile.proto) with `prost`'s derive, so no
 //! protoc is needed; only the fields sysmeter fills are declared (a decoder skips the
 //! others). Depends on `model` and the neutral `stacks` only.
@@ -24,8 +26,6 @@ struct Profile {
     sample_type: Vec<PbValueType>,
     #[prost(message, repeated, tag = "2")]
     sample: Vec<PbSample>,
-    #[prost(message, repeated, tag = "3")]
-    mapping: Vec<Mapping>,
     #[prost(message, repeated, tag = "4")]
     location: Vec<Location>,
     #[prost(message, repeated, tag = "5")]
@@ -75,29 +75,13 @@ struct Label {
     str: i64,
 }
 
-/// `Mapping`: one module; its functions are already named (`has_functions`), so pprof does
-/// not try to symbolise addresses.
-#[derive(Clone, PartialEq, prost::Message)]
-struct Mapping {
-    #[prost(uint64, tag = "1")]
-    id: u64,
-    #[prost(int64, tag = "5")]
-    filename: i64,
-    #[prost(bool, tag = "7")]
-    has_functions: bool,
-    #[prost(bool, tag = "8")]
-    has_filenames: bool,
-    #[prost(bool, tag = "9")]
-    has_line_numbers: bool,
-}
-
-/// `Location`: one frame (sysmeter stores no addresses, so one location per frame).
+/// `Location`: one frame (sysmeter stores no addresses, so one location per frame). It
+/// names no mapping: pprof's source view opens a mapping's file to disassemble the
+/// location's address, and with none stored it fails (Go 1.26's pprof panics).
 #[derive(Clone, PartialEq, prost::Message)]
 struct Location {
     #[prost(uint64, tag = "1")]
     id: u64,
-    #[prost(uint64, tag = "2")]
-    mapping_id: u64,
     #[prost(message, repeated, tag = "4")]
     line: Vec<Line>,
 }
@@ -174,7 +158,7 @@ pub fn encode(run: &RunRecord) -> Result<Vec<u8>, ExportError> {
 fn profile(stacks: &Stacks, run_id: &str) -> Profile {
     let mut strings = Strings::default();
     strings.id("");
-    let (mapping, location, function) = frames(stacks, &mut strings);
+    let (location, function) = frames(stacks, &mut strings);
     let sample = stacks
         .samples
         .iter()
@@ -203,7 +187,6 @@ fn profile(stacks: &Stacks, run_id: &str) -> Profile {
     Profile {
         sample_type,
         sample,
-        mapping,
         location,
         function,
         string_table: strings.table,
@@ -216,45 +199,35 @@ fn profile(stacks: &Stacks, run_id: &str) -> Profile {
     }
 }
 
-/// One location and one function per frame (same id), and one mapping per module.
-fn frames(stacks: &Stacks, strings: &mut Strings) -> (Vec<Mapping>, Vec<Location>, Vec<Function>) {
-    let mut mappings: Vec<Mapping> = Vec::new();
-    let mut mapping_of: HashMap<&str, u64> = HashMap::new();
+/// One location per frame (a function at a source line), one function per name and file.
+fn frames(stacks: &Stacks, strings: &mut Strings) -> (Vec<Location>, Vec<Function>) {
     let mut location = Vec::with_capacity(stacks.frames.len());
-    let mut function = Vec::with_capacity(stacks.frames.len());
+    let mut function: Vec<Function> = Vec::with_capacity(stacks.frames.len());
+    let mut function_of: HashMap<(&str, &str), u64> = HashMap::new();
     for (i, frame) in stacks.frames.iter().enumerate() {
         let id = i as u64 + 1;
-        let mapping_id = match frame.module.as_deref() {
-            None => 0,
-            Some(module) => *mapping_of.entry(module).or_insert_with(|| {
-                mappings.push(Mapping {
-                    id: mappings.len() as u64 + 1,
-                    filename: strings.id(module),
-                    has_functions: true,
-                    has_filenames: frame.file.is_some(),
-                    has_line_numbers: frame.line.is_some(),
-                });
-                mappings.len() as u64
-            }),
-        };
-        let name = strings.id(&frame.function);
-        function.push(Function {
-            id,
-            name,
-            system_name: name,
-            filename: strings.id(frame.file.as_deref().unwrap_or("")),
-        });
+        // One function per name and file: the frames of its lines share it.
+        let file = frame.file.as_deref().unwrap_or("");
+        let next = function.len() as u64 + 1;
+        let function_id = *function_of
+            .entry((frame.function.as_str(), file))
+            .or_insert(next);
+        if function_id == next {
+            let name = strings.id(&frame.function);
+            function.push(Function {
+                id: function_id,
+                name,
+                system_name: name,
+                filename: strings.id(file),
+            });
+        }
         let line = frame.line.map_or(0, |l| l as i64);
         location.push(Location {
             id,
-            mapping_id,
-            line: vec![Line {
-                function_id: id,
-                line,
-            }],
+            line: vec![Line { function_id, line }],
         });
     }
-    (mappings, location, function)
+    (location, function)
 }
 
 #[cfg(test)]
@@ -284,10 +257,22 @@ mod tests {
         let name = |i: i64| back.string_table[i as usize].as_str();
         assert_eq!((name(f.name), name(f.filename)), ("hot", "fx.c"));
         assert_eq!(back.location[0].line[0].line, 9);
-        assert_eq!(
-            (back.location[0].mapping_id, back.location[1].mapping_id),
-            (1, 0)
-        );
         assert_eq!(name(back.default_sample_type), "cpu");
+    }
+
+    #[test]
+    fn the_lines_of_one_function_share_its_function_entry() {
+        let cpu = ValueType {
+            name: "cpu",
+            unit: "nanoseconds",
+        };
+        let mut stacks = Stacks::new(vec![cpu]);
+        stacks.add(&[Frame::from_label("hot (fx.c:9)")], vec![1]);
+        stacks.add(&[Frame::from_label("hot (fx.c:10)")], vec![1]);
+        let back = profile(&stacks, "r1");
+        assert_eq!((back.location.len(), back.function.len()), (2, 1));
+        let lines: Vec<i64> = back.location.iter().map(|l| l.line[0].line).collect();
+        assert_eq!(lines, [9, 10]);
+        assert!(back.location.iter().all(|l| l.line[0].function_id == 1));
     }
 }

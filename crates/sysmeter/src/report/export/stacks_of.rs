@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use super::ExportError;
 use super::stacks::{Frame, Stacks, ValueType};
+use crate::model::thread_stacks::{self, ThreadStacks};
 use crate::model::{ExperimentResult, RunKind, RunRecord, alloc, locks};
 
 const SAMPLES: ValueType = ValueType {
@@ -79,7 +80,7 @@ struct FlatModule {
 /// `profile`: on-CPU samples and nanoseconds, off-CPU nanoseconds, or all three (`--both`).
 fn profile(run: &RunRecord) -> Result<Stacks, ExportError> {
     let on = result(run, "profile").and_then(|r| Some((r, artifact(r, "folded")?)));
-    let off = result(run, "offcpu").and_then(|r| artifact(r, "offcpu folded"));
+    let off = result(run, "offcpu").and_then(|r| Some((r, artifact(r, "offcpu folded")?)));
     let mut types = Vec::new();
     if on.is_some() {
         types.extend([SAMPLES, CPU]);
@@ -99,22 +100,58 @@ fn profile(run: &RunRecord) -> Result<Stacks, ExportError> {
         let period = if samples > 0.0 { cpu / samples } else { 0.0 };
         stacks.period = Some((CPU, period.round() as i64));
         stacks.default_type = Some(CPU.name);
-        add_folded(&mut stacks, folded, &modules, |n| {
+        let values = |n: u64| {
             let mut v = vec![0; width];
             v[0] = n as i64;
             v[1] = (n as f64 * period).round() as i64;
             v
-        });
+        };
+        match thread_stacks::of(r) {
+            Some(per_thread) => add_per_thread(&mut stacks, &per_thread, values),
+            None => add_folded(&mut stacks, folded, &modules, values),
+        }
     }
-    if let Some(folded) = off {
+    if let Some((r, folded)) = off {
         stacks.default_type.get_or_insert(OFF_CPU.name);
-        add_folded(&mut stacks, folded, &modules, |ns| {
+        let values = |ns: u64| {
             let mut v = vec![0; width];
             v[width - 1] = ns as i64;
             v
-        });
+        };
+        match thread_stacks::of(r) {
+            Some(per_thread) => add_per_thread(&mut stacks, &per_thread, values),
+            None => add_folded(&mut stacks, folded, &modules, values),
+        }
     }
     Ok(stacks)
+}
+
+/// Adds the per-thread stacks of a record that keeps them (frames with source lines), each
+/// labelled with its thread and, off the CPU, its reason.
+fn add_per_thread(
+    stacks: &mut Stacks,
+    per_thread: &ThreadStacks,
+    values: impl Fn(u64) -> Vec<i64>,
+) {
+    let frames: Vec<Frame> = (per_thread.frames.iter())
+        .map(|f| Frame {
+            function: f.function.clone(),
+            file: f.file.clone(),
+            line: f.line.map(u64::from),
+            module: (!f.module.is_empty()).then(|| f.module.clone()),
+        })
+        .collect();
+    for s in &per_thread.stacks {
+        let innermost_first: Vec<Frame> = (s.frames.iter().rev())
+            .filter_map(|&i| frames.get(i as usize).cloned())
+            .collect();
+        let sample = stacks.add(&innermost_first, values(s.weight));
+        let thread = format!("{} ({})", per_thread.thread_name(s.tid), s.tid);
+        sample.labels.push(("thread", thread));
+        if let Some(reason) = &s.reason {
+            sample.labels.push(("reason", reason.clone()));
+        }
+    }
 }
 
 /// The module of each function of the flat profile, by (name, kernel).

@@ -115,6 +115,8 @@ pub struct RawData {
     pub forks: Vec<ForkEvent>,
     /// Last command name seen per pid.
     pub comms: HashMap<u32, String>,
+    /// Last name seen per thread (a thread renamed with `prctl(PR_SET_NAME)`).
+    pub thread_names: HashMap<u32, String>,
     /// Samples the kernel dropped because a ring buffer was full.
     pub lost: u64,
     /// Times the kernel throttled sampling (interrupts took too long at this frequency).
@@ -128,6 +130,12 @@ pub struct RawData {
 }
 
 impl RawData {
+    /// The name of thread `tid` of process `pid`: its own, else its process's, else none.
+    pub fn thread_name(&self, pid: u32, tid: u32) -> String {
+        let name = self.thread_names.get(&tid).or_else(|| self.comms.get(&pid));
+        name.cloned().unwrap_or_default()
+    }
+
     /// Adds a sample with call chain `chain` (interned).
     pub fn push_sample(&mut self, pid: u32, tid: u32, time: u64, chain: &[u64]) {
         self.push_weighted(pid, tid, time, chain, 1);
@@ -203,7 +211,10 @@ impl Handler for RawData {
                     self.execs.push(ExecEvent { pid, time });
                 }
                 let name = String::from_utf8_lossy(name).into_owned();
-                self.comms.insert(pid, name);
+                self.thread_names.insert(tid, name.clone());
+                if pid == tid {
+                    self.comms.insert(pid, name);
+                }
             }
             // A FORK with pid == ppid is a new thread of the same process: nothing to track.
             Record::Fork {

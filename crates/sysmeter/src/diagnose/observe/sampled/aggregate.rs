@@ -46,9 +46,20 @@ pub fn analyse(raw: &RawData, maps_at_start: &[MapEvent]) -> Analysis {
     analyse_each(raw, maps_at_start).0
 }
 
-/// [`analyse`], and the symbolised stack (frame ids, outermost first) of every sample of
-/// `raw`, in order. Samples of weight 0 are named but not counted.
-pub fn analyse_each(raw: &RawData, maps_at_start: &[MapEvent]) -> (Analysis, Vec<Vec<u32>>) {
+/// Every sample of a [`RawData`], in order, as symbolised stacks.
+#[derive(Debug, Clone, Default)]
+pub struct EachSample {
+    /// Frame ids, outermost first, per sample.
+    pub stacks: Vec<Vec<u32>>,
+    /// Where each of those frames is in its module (`None`: a kernel or unmapped frame).
+    pub places: Vec<Vec<Option<Location>>>,
+    /// The module paths a [`Location::module`] indexes.
+    pub modules: Vec<String>,
+}
+
+/// [`analyse`], and the symbolised stack of every sample of `raw`, in order. Samples of
+/// weight 0 are named but not counted.
+pub fn analyse_each(raw: &RawData, maps_at_start: &[MapEvent]) -> (Analysis, EachSample) {
     let all_maps: Vec<MapEvent> = maps_at_start.iter().chain(&raw.maps).cloned().collect();
     let spaces = AddressSpaces::new(&all_maps, &raw.execs, &raw.forks);
     let (keys, groups) = group_samples(raw, &spaces);
@@ -85,17 +96,21 @@ pub fn analyse_each(raw: &RawData, maps_at_start: &[MapEvent]) -> (Analysis, Vec
         ids_of.insert(places.as_slice(), ids);
     }
     analysis.frameless = frameless_leaves(&analysis.stacks, &leaf_starts, &spaces);
-    let each = raw
-        .samples
-        .iter()
-        .map(|s| {
-            let key = (s.pid, spaces.epoch(s.pid, s.time), s.chain);
-            keys.get(&key)
-                .and_then(|p| ids_of.get(p.as_slice()))
-                .cloned()
-                .unwrap_or_default()
-        })
-        .collect();
+    let mut each = EachSample {
+        modules: spaces.modules().to_vec(),
+        ..EachSample::default()
+    };
+    for s in &raw.samples {
+        let key = (s.pid, spaces.epoch(s.pid, s.time), s.chain);
+        let places = keys.get(&key).map_or(&[][..], Vec::as_slice);
+        let ids = ids_of.get(places).cloned().unwrap_or_default();
+        let located = places.iter().rev().map(|p| match *p {
+            Place::User(loc) => loc,
+            Place::Kernel(_) => None,
+        });
+        each.places.push(located.take(ids.len()).collect());
+        each.stacks.push(ids);
+    }
     (analysis, each)
 }
 
