@@ -134,6 +134,27 @@ fn out_on_a_full_device_keeps_the_report_and_the_run() {
     );
     assert!(err.contains("write --out to another file system"), "{err}");
     assert_stored_and_shown(&db, &err);
+    // `report` and `export` of the stored run: named the same way; the run stays stored.
+    let id = &stored_ids(&db)[0];
+    for (flag, args) in [
+        ("--markdown", vec!["report", id, "--markdown", "/dev/full"]),
+        (
+            "--out",
+            vec!["export", id, "--format", "json", "--out", "/dev/full"],
+        ),
+    ] {
+        let done = sysmeter()
+            .args(&args)
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .expect("run");
+        let err = String::from_utf8_lossy(&done.stderr);
+        assert_eq!(done.status.code(), Some(1), "{args:?}: {err}");
+        let said = format!("cannot write {flag} /dev/full: the file system holding /dev is full");
+        assert!(err.contains(&said), "{args:?}: {err}");
+    }
+    assert_eq!(stored_ids(&db).len(), 1);
 }
 
 #[test]

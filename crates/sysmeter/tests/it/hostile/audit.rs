@@ -43,6 +43,21 @@ fn fill(dir: &std::path::Path) {
     while std::io::Write::write_all(&mut f, &[0u8; 4096]).is_ok() {}
 }
 
+/// A database holding one run on a 1 MiB tmpfs at `dir/NAME` that is then filled.
+fn full_store(c: &Ctx, name: &str) -> Result<String, String> {
+    let mnt = small_fs(c, name)?;
+    let db = s(&mnt.join("runs.db")).to_string();
+    let stored = sysmeter()
+        .args(["import", "--db", &db, s(&c.good)])
+        .output();
+    assert!(
+        stored.is_ok_and(|o| o.status.success()),
+        "import before full"
+    );
+    fill(&mnt);
+    Ok(db)
+}
+
 /// Whether `strace` can inject system call errors here (installed, and ptrace allowed).
 fn strace_injects() -> Result<(), String> {
     let ok = Command::new("strace")
@@ -189,21 +204,22 @@ pub const AUDIT: &[Case] = &[
         "evil\\u001b]0;pwned"
     ),
     Case {
-        name: "full-disk-under-the-store",
+        name: "full-disk-under-the-store-import",
         args: |c| {
-            let mnt = small_fs(c, "full-store")?;
-            let db = mnt.join("runs.db");
-            let first = s(&c.good).to_string();
-            let stored = sysmeter().args(["import", "--db", s(&db), &first]).output();
-            assert!(
-                stored.is_ok_and(|o| o.status.success()),
-                "import before full"
-            );
-            fill(&mnt);
-            Ok(v(&["import", "--db", s(&db), s(&c.template)]))
+            let db = full_store(c, "full-import")?;
+            Ok(v(&["import", "--db", &db, s(&c.template)]))
         },
         code: 1,
-        says: "is full",
+        says: "is full (",
+        runs_after: 1,
+        io: Io::Piped,
+        after: nothing,
+    },
+    Case {
+        name: "full-disk-under-the-store-history",
+        args: |c| Ok(v(&["history", "--db", &full_store(c, "full-history")?])),
+        code: 1,
+        says: "free some space there, or pass --db PATH on another file system",
         runs_after: 1,
         io: Io::Piped,
         after: nothing,
