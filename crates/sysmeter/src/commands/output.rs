@@ -7,7 +7,8 @@
 //! which stores each experiment as it finishes, only its end), renders it with
 //! `report::render`, writes it to `--out` or the command's stream (an `--out` that cannot
 //! be written, a full disk, gets one error sentence and the report on the stream instead:
-//! nothing measured is lost), warns about a store that failed, and applies [`outcome`]. The outcome rule, in order:
+//! nothing measured is lost), warns about a store that failed, and applies [`outcome`].
+//! The outcome rule, in order:
 //!
 //! 1. a launched command's own non-zero exit code passes through (`run`, `trace`, `profile`);
 //! 2. a run that Ctrl-C stopped exits 130;
