@@ -43,7 +43,11 @@ pub fn import(args: &ImportArgs) -> anyhow::Result<Outcome> {
                 refused += 1;
                 continue;
             }
-            Err(e) => return Err(super::full_disk::named(e)),
+            Err(e) => {
+                // What was imported before stays stored: say so before the error.
+                emit(&out)?;
+                return Err(super::full_disk::named(e));
+            }
         };
         if stored {
             imported += 1;
@@ -56,6 +60,9 @@ pub fn import(args: &ImportArgs) -> anyhow::Result<Outcome> {
             skipped += 1;
             writeln!(out, "skipped run {} from {name}: already stored", run.id)?;
         }
+    }
+    if imported > 0 {
+        super::full_disk::checkpoint(&mut store);
     }
     writeln!(
         out,

@@ -11,13 +11,17 @@
 //!   cannot be kept (not root) or the file has other hard links, it is rewritten in place;
 //! - a directory, or the database being written (or its -wal/-shm), is refused: exit 2.
 //!
-//! A bad path is a usage error at open, before a long measurement.
+//! A bad path is a usage error at open, before a long measurement. A full disk or an
+//! exhausted quota, at open or at the end, is named as such (`full_disk`) and is no usage
+//! error (exit 1); a measuring command that meets it at the end still has its report
+//! (`commands::output`).
 
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use super::full_disk::{self, NoRoom};
 use super::{UsageError, console};
 
 /// The name prefix of the temporary files written beside an output.
@@ -37,6 +41,17 @@ fn locked_temp(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
         .tempfile_in(dir)?;
     tmp.as_file().lock()?;
     Ok(tmp)
+}
+
+/// A new locked temporary output in the directory of `target` (after removing the ones a
+/// killed sysmeter left there); the error with that directory.
+fn temp_beside(target: &Path) -> Result<tempfile::NamedTempFile, (std::io::Error, PathBuf)> {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    remove_abandoned_temps(&dir);
+    locked_temp(&dir).map_err(|e| (e, dir))
 }
 
 /// Removes the temporary outputs in `dir` that a killed sysmeter of this user left behind:
@@ -176,12 +191,10 @@ impl OutFile {
             }
         }
         let target = resolve(path).map_err(fail)?;
-        let dir = match target.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        remove_abandoned_temps(&dir);
-        let tmp = locked_temp(&dir).map_err(fail)?;
+        let tmp = temp_beside(&target).map_err(|(e, dir)| match NoRoom::of_io(&e) {
+            Some(no_room) => no_room_error(flag, path, no_room, &dir),
+            None => fail(e),
+        })?;
         Ok(out(Kind::Regular {
             target,
             tmp,
@@ -212,8 +225,16 @@ impl OutFile {
 
     /// Writes `bytes` as they are by the same rule: a binary format (`export --format pprof`).
     pub fn write_bytes(self, bytes: &[u8]) -> anyhow::Result<()> {
-        let fail = |e: std::io::Error| {
-            anyhow::anyhow!("cannot write {} {}: {e}", self.flag, self.shown.display())
+        let near = match &self.kind {
+            Kind::Regular { target, .. } => target.clone(),
+            _ => self.shown.clone(),
+        };
+        let fail = |e: std::io::Error| match NoRoom::of_io(&e) {
+            Some(no_room) => {
+                let dir = full_disk::existing_dir(&near).unwrap_or_else(|| near.clone());
+                no_room_error(self.flag, &self.shown, no_room, &dir)
+            }
+            None => anyhow::anyhow!("cannot write {} {}: {e}", self.flag, self.shown.display()),
         };
         match self.kind {
             Kind::Stdout => console::out_bytes(bytes),
@@ -230,6 +251,17 @@ impl OutFile {
             } => replace(&target, tmp, existing.as_deref(), bytes).map_err(fail),
         }
     }
+}
+
+/// The one sentence of output `path` (given by `flag`) that found no room in `dir`: no
+/// usage error, since the path is right and the room is not.
+fn no_room_error(flag: &str, path: &Path, no_room: NoRoom, dir: &Path) -> anyhow::Error {
+    anyhow::anyhow!(full_disk::sentence(
+        &format!("cannot write {flag} {}", path.display()),
+        no_room,
+        dir,
+        &format!("write {flag} to another file system"),
+    ))
 }
 
 /// Writes the temp file and renames it over `target`, keeping the old file's mode and owner;
@@ -249,7 +281,9 @@ fn replace(
         }
         tmp.as_file().set_permissions(m.permissions())?;
     }
-    tmp.write_all(bytes)?;
+    // Written through the file itself: tempfile's own writer wraps the OS error in one
+    // that names its random file, which would hide a full disk from `NoRoom::of_io`.
+    tmp.as_file_mut().write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(target).map_err(|e| e.error)?;
     Ok(())

@@ -5,12 +5,15 @@
 //! anything is measured, so a bad path or database fails at once; an `--out` that is the
 //! database itself is refused. [`Sink::finish`] then stores the run (or, for `bench`,
 //! which stores each experiment as it finishes, only its end), renders it with
-//! `report::render`, writes it to `--out` or the command's stream, warns about a store that
-//! failed, and applies [`outcome`]. The outcome rule, in order:
+//! `report::render`, writes it to `--out` or the command's stream (an `--out` that cannot
+//! be written, a full disk, gets one error sentence and the report on the stream instead:
+//! nothing measured is lost), warns about a store that failed, and applies [`outcome`].
+//! The outcome rule, in order:
 //!
 //! 1. a launched command's own non-zero exit code passes through (`run`, `trace`, `profile`);
 //! 2. a run that Ctrl-C stopped exits 130;
-//! 3. a failed measurement or a run that could not be stored exits 1;
+//! 3. a failed measurement, a run that could not be stored, or an `--out` that could not be
+//!    written exits 1;
 //! 4. otherwise 0.
 
 use std::io::IsTerminal;
@@ -127,23 +130,62 @@ impl Sink {
             color,
             self.full,
         )?;
-        match (self.out.take(), self.stream) {
-            (Some(f), _) => f.write(&text)?,
-            (None, Stream::Stdout) => emit(&text)?,
-            (None, Stream::Stderr) => console::err(&text),
-        }
+        let out_failed = self.write(&text, run, store_errors.is_empty())?;
         for e in &store_errors {
             console::errln(format!(
                 "warning: the results were written but not stored: {e}"
             ));
         }
         let failed = ending.failed
+            || out_failed
             || !store_errors.is_empty()
             || run.results.iter().any(|r| r.status == Status::Failed);
         Ok(Finished {
             interrupted: run.interrupted,
             failed,
         })
+    }
+
+    /// Writes the report `text` of `run` to `--out`, or to the command's stream. An `--out`
+    /// that cannot be written (a full disk, an exhausted quota) loses nothing: the report
+    /// goes to the command's stream instead, after one error sentence that says so and
+    /// where the run is stored (`stored`). Whether `--out` failed.
+    fn write(&mut self, text: &str, run: &RunRecord, stored: bool) -> anyhow::Result<bool> {
+        let Some(out) = self.out.take() else {
+            self.show(text)?;
+            return Ok(false);
+        };
+        let Err(e) = out.write(text) else {
+            return Ok(false);
+        };
+        let stream = match self.stream {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+        };
+        let kept = match (&self.store, stored) {
+            (Some(s), true) => format!(
+                ", and the run is stored as {} in {}",
+                run.id,
+                s.path().display()
+            ),
+            _ => String::new(),
+        };
+        console::errln(format!(
+            "error: {e:#}; the report follows on {stream} instead{kept}"
+        ));
+        self.show(text)?;
+        Ok(true)
+    }
+
+    /// Writes `text` to the command's stream.
+    fn show(&self, text: &str) -> anyhow::Result<()> {
+        match self.stream {
+            Stream::Stdout => emit(text),
+            Stream::Stderr => {
+                console::err(text);
+                Ok(())
+            }
+        }
     }
 
     /// Stores the run (or its end); the error text when that failed.
@@ -160,6 +202,7 @@ impl Sink {
                     run.id,
                     s.path().display()
                 ));
+                super::full_disk::checkpoint(s);
                 None
             }
             Err(e) => Some(super::full_disk::said(&e)),

@@ -7,7 +7,8 @@
 //! client can send is bounded: the hello line's length and arrival time, the number of
 //! connections at once in all and per source address (`sources`), each test's duration,
 //! the rate of token guesses (`auth`); whatever is wrong is answered with one `ERR` line
-//! and a closed connection, and logged once per source and minute. The UDP socket answers
+//! and a closed connection, and logged once per source and minute (every log line escaped
+//! by `log`: nothing a client sent acts on the operator's terminal). The UDP socket answers
 //! only datagrams of a live `udp` session (cookie from the kernel's random source, and
 //! source address checked), never with more bytes than the request unless the session
 //! negotiated more (`udp`), so the server can neither reflect nor amplify traffic. Stops
@@ -16,6 +17,7 @@
 //! for poll, the signal flag and getrandom only.
 
 mod auth;
+mod log;
 mod session;
 mod sources;
 mod udp;
@@ -197,7 +199,7 @@ fn accept_loop(
         if swept.elapsed() >= Duration::from_secs(1) {
             swept = Instant::now();
             for line in shared.sources().sweep(swept) {
-                sysmeter_sys::stdio::errln(&line);
+                log::line(&line);
             }
         }
         match sysmeter_sys::net::wait_readable(listener, TICK) {
@@ -216,7 +218,7 @@ fn accept_loop(
             // Gone before we took it, or out of descriptors for a moment: keep serving.
             Err(e) => {
                 if e.kind() != std::io::ErrorKind::WouldBlock {
-                    sysmeter_sys::stdio::errln(format!("serve: accept failed: {e}"));
+                    log::line(format!("serve: accept failed: {e}"));
                     std::thread::sleep(Duration::from_millis(10));
                 }
                 continue;
@@ -262,7 +264,7 @@ fn admit(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) -> Option<Jo
         Err(e) => {
             shared.active.fetch_sub(1, Ordering::AcqRel);
             shared.sources().close(src);
-            sysmeter_sys::stdio::errln(format!("serve: cannot start a thread for {peer}: {e}"));
+            log::line(format!("serve: cannot start a thread for {peer}: {e}"));
             None
         }
     }
@@ -308,6 +310,6 @@ fn refuse(shared: &Shared, stream: &TcpStream, peer: SocketAddr, e: &ProtocolErr
         format!("{peer}: refused: {e}"),
     );
     if let Some(line) = line {
-        sysmeter_sys::stdio::errln(&line);
+        log::line(&line);
     }
 }

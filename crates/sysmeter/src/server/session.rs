@@ -167,7 +167,7 @@ fn run_test(stream: TcpStream, peer: SocketAddr, h: &Hello, g: Granted, shared: 
             Test::Accept => 0,
         };
         if h.test != Test::Accept {
-            sysmeter_sys::stdio::errln(format!(
+            super::log::line(format!(
                 "serve: {peer}: {} for {:.1} s, {bytes} bytes",
                 h.test.as_str(),
                 started.elapsed().as_secs_f64()

@@ -222,3 +222,23 @@ fn default_db_path_prefers_xdg_data_home() {
     assert_eq!(db_path_from(None, None), None);
     assert_eq!(db_path_from(None, os("")), None);
 }
+
+#[test]
+fn a_checkpoint_puts_a_stored_run_into_the_database_file_itself() {
+    let (dir, path) = temp_db();
+    let mut store = Store::open(&path).expect("open");
+    store_run(&mut store, &fixture_run("r1", 1));
+    // The database file alone, without its write-ahead log: what a checkpoint moved there.
+    let runs_in_the_file_alone = || {
+        let copy = dir.path().join("alone.db");
+        std::fs::copy(&path, &copy).expect("copy the file alone");
+        let conn = rusqlite::Connection::open(&copy).expect("open the copy");
+        let n = conn.query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0));
+        drop(conn);
+        std::fs::remove_file(&copy).expect("remove the copy");
+        n.unwrap_or(0)
+    };
+    assert_eq!(runs_in_the_file_alone(), 0, "still only in the log");
+    store.checkpoint().expect("checkpoint");
+    assert_eq!(runs_in_the_file_alone(), 1, "in the database file");
+}

@@ -68,6 +68,17 @@ impl Store {
         self.finish_run(&run.id, run.finished_ns, run.interrupted)
     }
 
+    /// Moves what SQLite's write-ahead log holds into the database file (PostgreSQL has
+    /// nothing to do): called when a run is stored whole, so a full disk that the run's
+    /// commits just fit on is said now, not on the next run. The run is stored either way.
+    pub fn checkpoint(&mut self) -> Result<(), StoreError> {
+        match &mut self.backend {
+            super::Backend::Sqlite(b) => b.checkpoint(),
+            #[cfg(feature = "pg")]
+            super::Backend::Pg(_) => Ok(()),
+        }
+    }
+
     fn encoder<'a>(&'a self, run_id: &'a str) -> Encoder<'a> {
         Encoder {
             db: self.path(),

@@ -3,8 +3,11 @@
 //! stored text that would act on a terminal (OSC, CSI, C1 and a right-to-left override in
 //! hostnames written by SQL, and in `SYSMETER_HOSTNAME`) printed escaped by every printer,
 //! charts bounded at both ends (a value of 1.7e308 beside normal ones, rendered under a
-//! memory limit and said on the page, refused by `import`), and a full disk named as such.
-//! The SIGKILLed bench followed by `prune` is in `killed.rs`.
+//! memory limit and said on the page, refused by `import`), and a full disk or an exhausted
+//! quota named as such, losing nothing (`hardening/disk.rs`). The SIGKILLed bench followed
+//! by `prune` is in `killed.rs`.
+
+mod disk;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,10 +15,10 @@ use std::process::Command;
 use sysmeter::model::fixture::sample_run;
 
 use crate::support::sample::sample_run_file;
-use crate::support::{is_root, json_out, skip, stderr_of, stdout_of, sysmeter};
+use crate::support::{json_out, stderr_of, stdout_of, sysmeter};
 
 /// The sample run written as `dir/NAME.json` with `edit` applied.
-fn record(dir: &Path, name: &str, edit: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
+pub(crate) fn record(dir: &Path, name: &str, edit: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
     let mut doc = serde_json::to_value(sample_run()).expect("json");
     edit(&mut doc);
     let path = dir.join(format!("{name}.json"));
@@ -32,7 +35,7 @@ fn db_with_sample_run(dir: &Path) -> (PathBuf, sysmeter::model::RunRecord) {
 }
 
 /// Ids of the runs `history` lists in `db`.
-fn stored_ids(db: &Path) -> Vec<String> {
+pub(crate) fn stored_ids(db: &Path) -> Vec<String> {
     let listed = json_out(
         sysmeter()
             .args(["history", "--format", "json", "--db"])
@@ -218,67 +221,4 @@ fn a_value_beyond_any_chart_is_left_out_under_a_memory_limit_and_refused_at_impo
     let err = stderr_of(sysmeter().arg("import").arg("--db").arg(&db).arg(&file), 2);
     assert!(err.contains("beyond what a chart can show"), "{err}");
     assert!(err.contains("nothing of it was stored"), "{err}");
-}
-
-/// A 1 MiB tmpfs mounted on `dir`, unmounted when dropped.
-struct SmallFs(PathBuf);
-
-impl Drop for SmallFs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
-
-#[test]
-fn a_full_disk_is_named_as_such_with_the_fix() {
-    if !is_root() {
-        skip!(Root, "mounting a small tmpfs needs root");
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mnt = dir.path().join("small");
-    std::fs::create_dir(&mnt).expect("mkdir");
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1M", "tmpfs"])
-        .arg(&mnt)
-        .status();
-    if !mounted.is_ok_and(|s| s.success()) {
-        skip!(Root, "cannot mount a tmpfs here");
-    }
-    let _fs = SmallFs(mnt.clone());
-    let db = mnt.join("runs.db");
-    let first = sample_run_file(dir.path());
-    stdout_of(sysmeter().arg("import").arg("--db").arg(&db).arg(&first));
-    let mut fill = std::fs::File::create(mnt.join("fill")).expect("fill");
-    while std::io::Write::write_all(&mut fill, &[0u8; 4096]).is_ok() {}
-    drop(fill);
-    let second = record(dir.path(), "second", |d| {
-        d["id"] = "20261124T000000Z-2nd0".into()
-    });
-    // A bench is refused before it measures anything, so nothing measured is lost.
-    let attempts = [
-        vec!["history".to_string()],
-        vec!["import".to_string(), second.to_str().expect("utf-8").into()],
-        ["bench", "--quick", "--only", "cpu.loop"]
-            .map(String::from)
-            .to_vec(),
-    ];
-    for args in attempts {
-        let out = sysmeter()
-            .args(&args)
-            .arg("--db")
-            .arg(&db)
-            .output()
-            .expect("run");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
-        assert!(err.contains("is full"), "{args:?}: {err}");
-        assert!(err.contains("free some space"), "{args:?}: {err}");
-        assert!(!err.contains("disk I/O error"), "{args:?}: {err}");
-    }
-    std::fs::remove_file(mnt.join("fill")).expect("make room");
-    assert_eq!(
-        stored_ids(&db),
-        [sample_run().id],
-        "what was stored is still there"
-    );
 }

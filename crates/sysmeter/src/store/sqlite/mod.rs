@@ -116,6 +116,18 @@ impl Sqlite {
     }
 }
 
+impl Sqlite {
+    /// Copies what the write-ahead log holds into the database file, without waiting for
+    /// readers (`PASSIVE`). SQLite does this on its own every 1000 pages and at close, but
+    /// says nothing when it fails there; asked here, a full disk is said. What is in the log
+    /// is stored either way.
+    pub(super) fn checkpoint(&mut self) -> Result<(), StoreError> {
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+            .map_err(|e| sql_error(&self.path, "checkpoint the write-ahead log", e))
+    }
+}
+
 /// Whether an open failed only because another connection held a lock at that moment.
 fn is_busy(e: &StoreError) -> bool {
     let text = e.to_string();

@@ -17,11 +17,12 @@ use crate::support::serve::Serve;
 use crate::support::{is_root, sysmeter};
 
 /// What the cases started and the table ends when it is done: targets that outlive their
-/// case, and the server.
+/// case, the server, and small file systems mounted for a case (`audit.rs`).
 #[derive(Default)]
 pub struct Kept {
     children: Mutex<Vec<Child>>,
     server: Mutex<Option<Serve>>,
+    mounts: Mutex<Vec<std::path::PathBuf>>,
 }
 
 impl Kept {
@@ -29,6 +30,13 @@ impl Kept {
     pub fn child(&self, child: Child) {
         if let Ok(mut kept) = self.children.lock() {
             kept.push(child);
+        }
+    }
+
+    /// Unmounts `path` when the table is done, however it ends.
+    pub fn mount(&self, path: std::path::PathBuf) {
+        if let Ok(mut kept) = self.mounts.lock() {
+            kept.push(path);
         }
     }
 }
@@ -39,6 +47,14 @@ impl Drop for Kept {
         for mut child in children.unwrap_or_default() {
             let _ = child.kill();
             let _ = child.wait();
+        }
+        for path in self
+            .mounts
+            .get_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+        {
+            let _ = Command::new("umount").arg("-l").arg(&path).status();
         }
     }
 }

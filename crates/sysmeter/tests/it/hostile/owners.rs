@@ -65,8 +65,12 @@ pub const OWNERS: &[Case] = &[
         args: |c| {
             let dir = test_dir(c, LIVE)?;
             // The owner's lock, held by a live process (as a bench in a container would).
+            // Its streams are not the test's: the `sleep` outlives the killed `flock`, and
+            // would hold a piped test run's output open for its 300 s.
             let holder = Command::new("flock")
                 .args(["--exclusive", &format!("{dir}/{LOCK}"), "sleep", "300"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
                 .spawn()
                 .map_err(|e| format!("flock: {e}"))?;
             c.kept.child(holder);

@@ -2,13 +2,13 @@
 //! an address other than loopback needs a token or an explicit `--no-token`; wrong tokens
 //! are answered ever later, then refused, and logged once per source; idle connections
 //! from one address cannot take every slot; a UDP reply is no larger than its request
-//! unless the session negotiated more.
+//! unless the session negotiated more; nothing a client sends reaches the log raw.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::time::{Duration, Instant};
 
-use super::{ask, ask_from, session_on};
+use super::{ask, ask_from, session, session_on};
 use crate::support::serve::Serve;
 use crate::support::{stderr_of, sysmeter};
 
@@ -198,4 +198,35 @@ fn the_loopback_hint_keeps_the_address_family() {
     let v6 = Serve::start_logged(&["--bind", "[::1]:0"]);
     assert!(log_shows(&v6, "--bind [::]:"), "{}", v6.log());
     assert!(!v6.log().contains("0.0.0.0"), "{}", v6.log());
+}
+
+#[test]
+fn what_clients_send_reaches_the_log_escaped() {
+    let server = Serve::start_logged(&["--bind", "127.0.0.1:0", "--token", "right"]);
+    // Each from its own source address: refusals are logged once per source and minute.
+    let hostile: [&[u8]; 4] = [
+        b"SYSMETER/1 echo token=\x1b]0;pwned\x07\n",
+        "SYSMETER/1 echo\u{202e} token=right\n".as_bytes(),
+        "\u{9b}2J SYSMETER/1 echo\n".as_bytes(),
+        b"SYSMETER/1 echo token=right secs=1 \x1b[31m\x00\n",
+    ];
+    for (i, line) in hostile.iter().enumerate() {
+        let r = ask_from([127, 0, 0, 20 + i as u8], server.addr, line);
+        assert!(r.starts_with("ERR "), "{line:?} answered {r:?}");
+    }
+    let mut s = session(
+        server.addr,
+        "SYSMETER/1 echo token=right secs=1\n",
+        "OK echo",
+    );
+    s.write_all(b"\x1b]0;in the data\x07").expect("write");
+    drop(s);
+    assert!(log_shows(&server, "127.0.0.23:"), "{}", server.log());
+    assert!(log_shows(&server, ": echo for"), "{}", server.log());
+    let log = server.log();
+    let raw = log.chars().find(|c| sysmeter::model::visible::acts(*c));
+    assert_eq!(
+        raw, None,
+        "a raw control or bidi character in the log:\n{log}"
+    );
 }
