@@ -12,10 +12,29 @@ use sysmeter::model::fixture::sample_run;
 
 use super::{record, stored_ids};
 use crate::support::sample::sample_run_file;
-use crate::support::{is_root, skip, stdout_of, sysmeter};
+use crate::support::skip::{Cap, Missing};
+use crate::support::{is_root, need, skip, stdout_of, sysmeter};
 
 /// A 1 MiB tmpfs mounted on `dir`, unmounted when dropped.
 struct SmallFs(PathBuf);
+
+impl SmallFs {
+    /// Mounts a 1 MiB tmpfs on `mnt` (created here), or says why it cannot.
+    fn mount(mnt: &std::path::Path) -> Result<SmallFs, Missing> {
+        if !is_root() {
+            return Err(Missing::new(Cap::Root, "mounting a small tmpfs needs root"));
+        }
+        std::fs::create_dir(mnt).expect("mkdir");
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1M", "tmpfs"])
+            .arg(mnt)
+            .status();
+        if !mounted.is_ok_and(|s| s.success()) {
+            return Err(Missing::new(Cap::Root, "cannot mount a tmpfs here"));
+        }
+        Ok(SmallFs(mnt.to_path_buf()))
+    }
+}
 
 impl Drop for SmallFs {
     fn drop(&mut self) {
@@ -25,20 +44,9 @@ impl Drop for SmallFs {
 
 #[test]
 fn a_full_disk_is_named_as_such_with_the_fix() {
-    if !is_root() {
-        skip!(Root, "mounting a small tmpfs needs root");
-    }
     let dir = tempfile::tempdir().expect("tempdir");
     let mnt = dir.path().join("small");
-    std::fs::create_dir(&mnt).expect("mkdir");
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1M", "tmpfs"])
-        .arg(&mnt)
-        .status();
-    if !mounted.is_ok_and(|s| s.success()) {
-        skip!(Root, "cannot mount a tmpfs here");
-    }
-    let _fs = SmallFs(mnt.clone());
+    let _fs = need!(SmallFs::mount(&mnt));
     let db = mnt.join("runs.db");
     let first = sample_run_file(dir.path());
     stdout_of(sysmeter().arg("import").arg("--db").arg(&db).arg(&first));
@@ -159,20 +167,9 @@ fn out_on_a_full_device_keeps_the_report_and_the_run() {
 
 #[test]
 fn out_on_a_full_file_system_keeps_the_report_and_the_run() {
-    if !is_root() {
-        skip!(Root, "mounting a small tmpfs needs root");
-    }
     let dir = tempfile::tempdir().expect("tempdir");
     let mnt = dir.path().join("small");
-    std::fs::create_dir(&mnt).expect("mkdir");
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1M", "tmpfs"])
-        .arg(&mnt)
-        .status();
-    if !mounted.is_ok_and(|s| s.success()) {
-        skip!(Root, "cannot mount a tmpfs here");
-    }
-    let _fs = SmallFs(mnt.clone());
+    let _fs = need!(SmallFs::mount(&mnt));
     let mut fill = std::fs::File::create(mnt.join("fill")).expect("fill");
     while std::io::Write::write_all(&mut fill, &[0u8; 4096]).is_ok() {}
     drop(fill);
