@@ -29,6 +29,7 @@ pub mod run;
 pub mod session;
 pub mod showable;
 pub mod summary;
+pub mod tally;
 pub mod units;
 pub mod visible;
 
