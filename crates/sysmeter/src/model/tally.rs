@@ -28,6 +28,10 @@ pub const ROUNDS: &str = "rounds";
 pub struct Tally {
     /// Wall time the round observed, ns (0 when unknown).
     pub wall_ns: u64,
+    /// Whether the round saw a launched command from its start to its exit (not `-p`, not
+    /// cut by `--duration` or Ctrl-C): its values are then per run of the command.
+    #[serde(default)]
+    pub whole: bool,
     /// The quantities, each keyed by stack, site or call.
     pub tables: Vec<Table>,
 }
@@ -104,7 +108,12 @@ pub fn of(r: &ExperimentResult) -> Option<Tally> {
         _ => return None,
     };
     let wall_ns = r.session.as_ref().map_or(r.elapsed_ns, |s| s.wall_ns);
-    Some(Tally { wall_ns, tables })
+    let whole = (r.session.as_ref()).is_none_or(|s| s.ended == "finished" && s.exit_code.is_some());
+    Some(Tally {
+        wall_ns,
+        whole,
+        tables,
+    })
 }
 
 /// Every round of `r`: its [`ROUNDS`] artifact, else the one round it is ([`of`]).
