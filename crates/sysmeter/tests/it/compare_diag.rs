@@ -14,9 +14,10 @@ use serde_json::Value;
 use sysmeter::model::fixture::sample_run;
 use sysmeter::model::{About, Artifact, ExperimentResult, RunKind, RunRecord};
 
+use crate::support::cmd::usage_error;
 use crate::support::needs::perf;
 use crate::support::skip::Missing;
-use crate::support::{compile_fixture, exclusive, json_out, need, sysmeter, usage_error};
+use crate::support::{compile_fixture, exclusive, json_out, need, sysmeter};
 
 fn fixture(dir: &Path) -> Result<PathBuf, Missing> {
     perf()?;
