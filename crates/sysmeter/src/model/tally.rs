@@ -104,7 +104,8 @@ pub fn of(r: &ExperimentResult) -> Option<Tally> {
         FUNCTIONS_ID => vec![folded(r, "folded", "self time per stack", Unit::Ns)?],
         ALLOC_ID => alloc_tables(r),
         LOCKS_ID => lock_tables(r),
-        "trace" | "calls" => call_tables(r),
+        "trace" => call_tables(r, "system call"),
+        "calls" => call_tables(r, "library call"),
         _ => return None,
     };
     let wall_ns = r.session.as_ref().map_or(r.elapsed_ns, |s| s.wall_ns);
@@ -190,9 +191,9 @@ fn lock_tables(r: &ExperimentResult) -> Vec<Table> {
     tables
 }
 
-fn call_tables(r: &ExperimentResult) -> Vec<Table> {
-    let mut calls = Table::new("calls per call", Unit::Count);
-    let mut time = Table::new("time per call", Unit::Ns);
+fn call_tables(r: &ExperimentResult, what: &str) -> Vec<Table> {
+    let mut calls = Table::new(&format!("calls per {what}"), Unit::Count);
+    let mut time = Table::new(&format!("total time per {what}"), Unit::Ns);
     for m in r.metrics.iter().filter(|m| m.unit == Unit::Ns) {
         let n = m.summary.n as f64;
         calls.add(&m.name, n, Some(n));
