@@ -59,6 +59,9 @@ pub struct AllocArgs {
     /// `--duration` and the command after `--`.
     #[command(flatten)]
     pub target: TargetArgs,
+    /// `--rounds N`: observe the command N times, one run.
+    #[command(flatten)]
+    pub rounds: super::rounds::RoundsArgs,
     /// Output format, --out, and where the run is stored.
     #[command(flatten)]
     pub output: OutputArgs,

@@ -6,6 +6,7 @@ use clap::Args;
 
 use super::pages::PageArgs;
 use crate::report::compare_text::CompareFormat;
+use crate::report::diff::Normalise;
 
 /// `sysmeter compare A B`, or sets `sysmeter compare A1,A2,A3 B1,B2,B3`.
 #[derive(Debug, Args)]
@@ -48,6 +49,12 @@ pub struct CompareArgs {
     /// (not opened when A and B are both files).
     #[command(flatten)]
     pub pages: PageArgs,
+    /// Diagnosis runs: what every value is divided by before the sides are compared: `run`
+    /// (as counted in one run of the command; the default when every round saw a launched
+    /// command from start to exit), `wall` (per second of wall time; the default for `-p`
+    /// and `--duration` runs) or `total` (a share of all samples, bytes or calls).
+    #[arg(long, value_enum, value_name = "HOW")]
+    pub normalise: Option<Normalise>,
     /// Seed of the bootstrap resampling (the CIs are reproducible for a seed).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -96,6 +103,20 @@ History (when A or B is a stored run; --no-history turns it off):
                median of its rounds): the samples and rounds of one run share one
                moment's machine state. Such a metric is then tested between runs (Welch,
                as for sets).
+Diagnosis runs (profile, profile --off-cpu, alloc, calls, calls --functions, locks, trace;
+docs/compare.md) are compared key by key instead of metric by metric:
+  keys         per function (self and inclusive), per stack, per heap site, per lock
+               site, per system or library call.
+  values       divided as --normalise says: run (the default), wall (the default when a
+               run was attached with -p or cut by --duration) or total; the first line
+               says which.
+  95% interval of B - A: the wider of the samples' (Poisson, or binomial for shares, from
+               the counted events) and the rounds' (Welch t on the per-round values, from
+               --rounds N or sets).
+  verdict      grew, shrank, new or gone only when the interval excludes 0, else 'no
+               change' ('unjudged': values not counted and one round a side).
+  --fail-above exit 1 when a function, site or call grew by more than PCT of A with
+               its whole interval.
 Runs from different machines are compared too; what differs (CPU, caches, kernel,
 virtualization, ...) is listed first.
 Runs of two kinds (a scale run and a locks run) are refused: compare the latest two of one

@@ -37,6 +37,9 @@ pub struct LocksArgs {
     /// futex entry and exit through ring buffers, `auto` takes `bpf` where it is permitted.
     #[arg(long, value_enum, value_name = "BACKEND", default_value = "auto")]
     pub backend: Request<Backend>,
+    /// `--rounds N`: observe the command N times, one run.
+    #[command(flatten)]
+    pub rounds: super::rounds::RoundsArgs,
     /// Output format, --out, and where the run is stored.
     #[command(flatten)]
     pub output: OutputArgs,

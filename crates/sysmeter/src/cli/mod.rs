@@ -19,6 +19,7 @@ mod man;
 mod pages;
 mod profile;
 mod report;
+pub mod rounds;
 mod run;
 mod scale;
 mod serve;

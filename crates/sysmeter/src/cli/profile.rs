@@ -66,6 +66,9 @@ pub struct ProfileArgs {
     /// --both the on-CPU ones; the off-CPU ones, in ns, to FILE with `.offcpu` added).
     #[arg(long, value_name = "FILE")]
     pub folded: Option<PathBuf>,
+    /// `--rounds N`: observe the command N times, one run.
+    #[command(flatten)]
+    pub rounds: super::rounds::RoundsArgs,
     /// Output format, --out, and where the profile is stored.
     #[command(flatten)]
     pub output: OutputArgs,

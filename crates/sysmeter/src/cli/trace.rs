@@ -59,6 +59,9 @@ pub struct TraceArgs {
     /// a VM), but confines a launched command's threads to that CPU.
     #[arg(long)]
     pub no_pin: bool,
+    /// `--rounds N`: observe the command N times, one run.
+    #[command(flatten)]
+    pub rounds: super::rounds::RoundsArgs,
     /// Output format, --out, and where the run is stored.
     #[command(flatten)]
     pub output: OutputArgs,

@@ -4,7 +4,7 @@
 //! summary to stderr (or --out), then pass the command's exit code through.
 
 use super::UsageError;
-use super::diagnosis::{Diagnosed, DiagnosisError, diagnose, latest_bench, record};
+use super::diagnosis::{Diagnosed, DiagnosisError, diagnose_rounds, latest_bench, record};
 use super::output::Stream;
 use super::{Outcome, console};
 use crate::cli::{ALLOC_TARGET, AllocArgs};
@@ -35,8 +35,8 @@ fn config(args: &AllocArgs) -> Result<AllocConfig, UsageError> {
 /// Run `sysmeter alloc`.
 pub fn alloc(args: &AllocArgs) -> anyhow::Result<Outcome> {
     let cfg = config(args)?;
-    diagnose(
-        (&args.output, Stream::Stderr),
+    diagnose_rounds(
+        (&args.output, Stream::Stderr, args.rounds.rounds),
         // Printed even without a terminal: scripts and tests wait for it.
         || alloc::alloc(&cfg, &mut |text| console::errln(text)),
         |(mut output, cpu_ns), sink, started_ns| {

@@ -2,7 +2,9 @@
 //! them with the latest stored bench of this host, store the run, print the summary to
 //! stderr (or --out), then pass the command's exit code through.
 
-use super::diagnosis::{Diagnosed, DiagnosisError, LiveCount, diagnose, latest_bench, record};
+use super::diagnosis::{
+    Diagnosed, DiagnosisError, LiveCount, diagnose_rounds, latest_bench, record,
+};
 use super::output::Stream;
 use super::{Outcome, UsageError};
 use crate::cli::{CALLS_TARGET, CallsArgs};
@@ -43,8 +45,8 @@ fn config(args: &CallsArgs) -> anyhow::Result<CallsConfig> {
 pub fn calls(args: &CallsArgs) -> anyhow::Result<Outcome> {
     let cfg = config(args)?;
     let mut live = LiveCount::new("library calls");
-    diagnose(
-        (&args.output, Stream::Stderr),
+    diagnose_rounds(
+        (&args.output, Stream::Stderr, args.rounds.rounds),
         || {
             let traced = calls::calls(&cfg, &mut live);
             live.clear();

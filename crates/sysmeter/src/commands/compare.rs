@@ -3,6 +3,8 @@
 //! result (`report::compare_text`) and turn a regression under `--fail-above` into exit
 //! status 1.
 
+mod diag;
+
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -27,11 +29,10 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
         .any(|o| o.as_ref().is_some_and(OutFile::is_stdout));
     let mut store = None;
     let (a, b) = load_sides(&refs_a, &refs_b, args, &mut store)?;
-    let opts = CompareOptions {
-        threshold: args.threshold,
-        seed: args.seed,
-        ..CompareOptions::default()
-    };
+    if diag::is_diagnosis(&a, &b) {
+        return diag::compare(&a, &b, args, (html, markdown));
+    }
+    let opts = options(args);
     let (side_a, side_b): (Vec<&RunRecord>, Vec<&RunRecord>) =
         (a.iter().collect(), b.iter().collect());
     let history = match (&store, args.no_history) {
@@ -75,6 +76,15 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Code(1));
     }
     Ok(Outcome::Success)
+}
+
+/// The statistical options of a comparison of bench runs.
+fn options(args: &CompareArgs) -> CompareOptions {
+    CompareOptions {
+        threshold: args.threshold,
+        seed: args.seed,
+        ..CompareOptions::default()
+    }
 }
 
 /// The stored runs that tell the between-run noise of each side that is one run, other than

@@ -12,6 +12,8 @@
 //! 4. stores and prints the record, then passes the observed command's exit code through,
 //!    waiting first for a command that outlived the session (`--duration`).
 
+mod rounds;
+
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -117,6 +119,60 @@ pub(super) fn diagnose<O, E: DiagnosisError>(
         Err(e) => return failed(e),
     };
     let diagnosed = finish(observed, &mut sink, started_ns)?;
+    end(sink, diagnosed)
+}
+
+/// [`diagnose`] `rounds` times (`--rounds N`) into one record: each round observes and
+/// finishes as one diagnosis would; the record is the last round's, with every round's
+/// aggregation kept in each result's rounds artifact (`model::tally`) and a finding saying
+/// how many rounds were made. Ctrl-C or a round that fails ends the rounds early, keeping
+/// those before it (said in the finding); a failure of the first round ends as [`diagnose`].
+pub(super) fn diagnose_rounds<O, E: DiagnosisError>(
+    (output, stream, rounds): (&OutputArgs, Stream, u32),
+    mut observe: impl FnMut() -> Result<O, E>,
+    mut finish: impl FnMut(O, &mut Sink, i64) -> anyhow::Result<Diagnosed>,
+) -> anyhow::Result<Outcome> {
+    if rounds <= 1 {
+        return diagnose((output, stream), observe, finish);
+    }
+    sysmeter_sys::signal::install_interrupt_flag().context("installing the Ctrl-C handler")?;
+    let mut sink = Sink::open(output, stream)?;
+    let started_ns = now_ns();
+    let mut kept: Vec<Diagnosed> = Vec::new();
+    for round in 1..=rounds {
+        console::errln(format!("round {round} of {rounds}"));
+        let observed = match observe() {
+            Ok(o) => o,
+            Err(e) if kept.is_empty() => return failed(e),
+            Err(e) => {
+                console::errln(format!(
+                    "round {round} failed ({e}); keeping the rounds before it"
+                ));
+                break;
+            }
+        };
+        let mut diagnosed = finish(observed, &mut sink, now_ns())?;
+        let stop = diagnosed.run.interrupted || sysmeter_sys::signal::interrupted();
+        // A command that outlived --duration ends before the next round starts.
+        if round < rounds
+            && !stop
+            && let CommandState::StillRunning(pending) = diagnosed.command
+        {
+            diagnosed.command = CommandState::Exited(pending.wait()?);
+        }
+        kept.push(diagnosed);
+        if stop {
+            break;
+        }
+    }
+    let mut diagnosed = rounds::merged(kept, rounds)?;
+    diagnosed.run.started_ns = started_ns;
+    end(sink, diagnosed)
+}
+
+/// Stores and prints the record of a diagnosis, then passes the observed command's exit
+/// code through.
+fn end(sink: Sink, diagnosed: Diagnosed) -> anyhow::Result<Outcome> {
     let ending = Ending {
         failed: diagnosed.failed,
         ..Ending::default()

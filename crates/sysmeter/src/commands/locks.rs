@@ -2,7 +2,7 @@
 //! the report to stderr (or `--out`): the observed command owns stdout. Exits with the
 //! command's exit code (130 when Ctrl-C stopped it).
 
-use super::diagnosis::{Diagnosed, DiagnosisError, checked_target, diagnose, ended, record};
+use super::diagnosis::{Diagnosed, DiagnosisError, checked_target, diagnose_rounds, ended, record};
 use super::output::Stream;
 use super::{Outcome, console};
 use crate::cli::{LOCKS_TARGET, LocksArgs};
@@ -33,8 +33,8 @@ pub fn locks(args: &LocksArgs) -> anyhow::Result<Outcome> {
         duration: args.target.duration,
         backend: backend(args.backend)?,
     };
-    diagnose(
-        (&args.output, Stream::Stderr),
+    diagnose_rounds(
+        (&args.output, Stream::Stderr, args.rounds.rounds),
         // Printed even without a terminal: scripts and tests wait for it.
         || locks::locks(&target, &settings, &mut |text| console::errln(text)),
         |out, _, started_ns| {

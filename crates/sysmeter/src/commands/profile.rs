@@ -8,7 +8,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
 
-use super::diagnosis::{Diagnosed, DiagnosisError, checked_target, diagnose, ended};
+use super::diagnosis::{Diagnosed, DiagnosisError, checked_target, diagnose_rounds, ended};
 use super::outfile::{OutFile, open_opt};
 use super::output::Stream;
 use super::{Outcome, UsageError, console, protected};
@@ -193,13 +193,14 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
         }
     };
     let (settings, off_backend) = settings(args)?;
-    let artifacts = Artifacts::create(args)?;
+    let mut artifacts = Some(Artifacts::create(args)?);
+    let (rounds, mut round) = (args.rounds.rounds, 0);
     let mut progress = progress_printer(match settings.on_cpu {
         true => "samples",
         false => "off-CPU intervals",
     });
-    diagnose(
-        (&args.output, Stream::Stderr),
+    diagnose_rounds(
+        (&args.output, Stream::Stderr, rounds),
         || {
             let prof = sample(&target, &settings, off_backend, &mut progress);
             if std::io::stderr().is_terminal() {
@@ -214,7 +215,13 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
             let results = prof.results.clone();
             let run =
                 result::run_record(&target, &settings, host, started_ns, results, interrupted);
-            artifacts.write(&prof)?;
+            // The files hold the last round (or the one Ctrl-C stopped).
+            round += 1;
+            if (round == rounds || prof.interrupted)
+                && let Some(files) = artifacts.take()
+            {
+                files.write(&prof)?;
+            }
             Ok(Diagnosed::new(run, ended(prof.exit)))
         },
     )

@@ -2,7 +2,7 @@
 //! the summary to stderr (or --out) so the command's stdout stays untouched, then pass the
 //! command's exit code through.
 
-use super::diagnosis::{Diagnosed, LiveCount, diagnose, latest_bench, record};
+use super::diagnosis::{Diagnosed, LiveCount, diagnose_rounds, latest_bench, record};
 use super::output::Stream;
 use super::{Outcome, UsageError};
 use crate::cli::{TRACE_TARGET, TraceArgs};
@@ -35,8 +35,8 @@ fn config(args: &TraceArgs) -> anyhow::Result<TraceConfig> {
 pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
     let cfg = config(args)?;
     let mut live = LiveCount::new("system calls");
-    diagnose(
-        (&args.output, Stream::Stderr),
+    diagnose_rounds(
+        (&args.output, Stream::Stderr, args.rounds.rounds),
         || {
             let traced = trace::trace(&cfg, &mut live);
             live.clear();

@@ -30,6 +30,7 @@ pub mod session;
 pub mod showable;
 pub mod summary;
 pub mod thread_stacks;
+pub mod tally;
 pub mod units;
 pub mod visible;
 

@@ -14,6 +14,7 @@ pub mod charts;
 pub mod compare_text;
 mod concise;
 mod csv;
+pub mod diff;
 /// Exports of a stored run for the viewers people already use (`sysmeter export --format
 /// …`; docs/export.md, docs/export-viewers.md): one file per format,
 /// `report/export/<format>.rs`, each with `encode(run) -> bytes` or an `ExportError` sentence

@@ -9,6 +9,7 @@
 mod ci;
 pub mod compare;
 mod degenerate;
+pub mod diff;
 pub mod fit;
 pub mod fleet;
 pub mod hierarchy;

@@ -16,6 +16,7 @@ mod calls_attach;
 mod calls_functions;
 mod calls_inproc;
 mod cli;
+mod compare_diag;
 mod compare_sets;
 mod concurrency;
 mod cpu_ops;

@@ -1,0 +1,132 @@
+//! The pages of a comparison of diagnosis runs: verdicts lead, figures come from the
+//! comparison, the differential flame graph holds both colours where functions changed.
+
+use std::collections::BTreeMap;
+
+use super::{Sides, html, render};
+use crate::model::Unit;
+use crate::model::tally::{Cell, Table, Tally};
+use crate::report::compare_text::CompareFormat;
+use crate::stats::diff::{DiagDiff, diff};
+
+fn tally(counts: &[(&str, f64)]) -> Tally {
+    let rows: BTreeMap<String, Cell> = counts
+        .iter()
+        .map(|(k, n)| {
+            let cell = Cell {
+                value: *n,
+                events: Some(*n),
+            };
+            (k.to_string(), cell)
+        })
+        .collect();
+    Tally {
+        wall_ns: 1_000_000_000,
+        whole: true,
+        tables: vec![Table {
+            name: "CPU samples per stack".into(),
+            unit: Unit::Count,
+            stacks: true,
+            rows,
+        }],
+    }
+}
+
+fn compared() -> (DiagDiff, Sides) {
+    let a = tally(&[
+        ("main;grows", 1000.0),
+        ("main;shrinks", 1000.0),
+        ("main;same", 1000.0),
+    ]);
+    let b = tally(&[
+        ("main;grows", 2000.0),
+        ("main;shrinks", 500.0),
+        ("main;same", 1010.0),
+    ]);
+    let sides = Sides {
+        a: vec!["run-a".into()],
+        b: vec!["run-b".into()],
+        kind: "profile".into(),
+    };
+    (diff(&[a], &[b], None), sides)
+}
+
+#[test]
+fn text_and_markdown_lead_with_the_verdicts() {
+    let (d, sides) = compared();
+    let text = render(&d, &sides, CompareFormat::Text, None);
+    assert!(text.contains("per run of the command"), "{text}");
+    let own = text
+        .split("CPU samples per function (self)")
+        .nth(1)
+        .unwrap();
+    let rows: Vec<&str> = own
+        .lines()
+        .filter(|l| l.contains("grows") || l.contains("same"))
+        .collect();
+    assert!(
+        rows[0].contains("grew") && rows[0].contains("grows"),
+        "{own}"
+    );
+    assert!(own.contains("shrank"), "{own}");
+    assert!(
+        own.lines()
+            .any(|l| l.contains("no change") && l.contains("same")),
+        "{own}"
+    );
+    let md = render(&d, &sides, CompareFormat::Markdown, None);
+    assert!(
+        md.contains("| grew | grows | 1000 | 2000 | +1000 (+100%)"),
+        "{md}"
+    );
+}
+
+#[test]
+fn json_holds_every_key_with_its_interval() {
+    let (d, sides) = compared();
+    let json: serde_json::Value =
+        serde_json::from_str(&render(&d, &sides, CompareFormat::Json, None)).unwrap();
+    assert_eq!(json["kind"], "profile");
+    let own = json["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "CPU samples per function (self)")
+        .unwrap();
+    let grows = own["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["key"] == "grows")
+        .unwrap();
+    assert_eq!(grows["verdict"], "grew");
+    assert_eq!(grows["change"], 1000.0);
+    assert!(grows["interval"]["low"].as_f64().unwrap() > 0.0);
+    assert_eq!(grows["interval"]["basis"], "samples");
+}
+
+#[test]
+fn the_flame_graph_is_red_where_a_function_grew_and_blue_where_it_shrank() {
+    let (d, sides) = compared();
+    let page = html::render(&d, &sides);
+    let svg = page.split("<svg").nth(1).unwrap();
+    let frame = |name: &str| {
+        let at = svg.find(&format!("<title>{name}:")).unwrap();
+        svg[at..]
+            .split("fill=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert!(frame("grows").starts_with("hsl(0,"), "{}", frame("grows"));
+    assert!(
+        frame("shrinks").starts_with("hsl(220,"),
+        "{}",
+        frame("shrinks")
+    );
+    assert_eq!(frame("same"), "#ddd");
+    assert!(page.contains("<tr class=\"grew\">"));
+}
