@@ -121,7 +121,8 @@ fn a_raw_clone_child_counts_under_its_own_pid() {
     let (stdout, run) = locks_json(dir.path(), "bpf", &[exe.as_os_str()]);
     let pid_of = |who: &str| -> String {
         let word = stdout.split_whitespace().find_map(|w| w.strip_prefix(who));
-        word.unwrap_or_else(|| panic!("{who} in {stdout}")).to_string()
+        word.unwrap_or_else(|| panic!("{who} in {stdout}"))
+            .to_string()
     };
     let (parent, child) = (pid_of("parent="), pid_of("child="));
     let table = run["results"][0]["artifacts"]
@@ -131,7 +132,11 @@ fn a_raw_clone_child_counts_under_its_own_pid() {
     let rows: Vec<Value> =
         serde_json::from_str(table["content"].as_str().expect("content")).expect("rows");
     let locked_by = |pid: &str| -> f64 {
-        let of = |r: &&Value| r["lock"].as_str().is_some_and(|l| l.starts_with(&format!("{pid}:")));
+        let of = |r: &&Value| {
+            r["lock"]
+                .as_str()
+                .is_some_and(|l| l.starts_with(&format!("{pid}:")))
+        };
         rows.iter().filter(of).map(|r| number(r, "locked")).sum()
     };
     assert_eq!(locked_by(&parent), 100.0, "{rows:#?}");
