@@ -61,145 +61,135 @@ fn v(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
 }
 
-fn cases() -> Vec<Case> {
-    use Expect::*;
-    use Tool::*;
-    let c = |name, tool, follow, argv, expect| Case {
-        name,
-        tool,
-        follow,
-        argv,
-        expect,
-    };
-    vec![
-        c(
-            "setuid, calls",
-            Calls,
-            false,
-            |p| v(&[&p.setuid, N, "0"]),
-            Named(&["{setuid} is setuid", "not seen"]),
-        ),
-        c(
-            "setuid, alloc",
-            Alloc,
-            false,
-            |p| v(&[&p.setuid, N, "0"]),
-            Counted,
-        ),
-        c(
-            "static, calls",
-            Calls,
-            false,
-            |p| v(&[&p.stat, N, "0"]),
-            Refused("statically linked"),
-        ),
-        c(
-            "static, alloc",
-            Alloc,
-            false,
-            |p| v(&[&p.stat, N, "0"]),
-            Counted,
-        ),
-        c(
-            "setuid exec'd by sh, calls",
-            Calls,
-            false,
-            |p| v(&["sh", "-c", &format!("exec {} {N} 0", p.setuid)]),
-            Named(&["{setuid} (pid", "setuid or setgid"]),
-        ),
-        c(
-            "setuid exec'd by sh, alloc",
-            Alloc,
-            false,
-            |p| v(&["sh", "-c", &format!("exec {} {N} 0", p.setuid)]),
-            Named(&["{setuid} (pid", "setuid or setgid"]),
-        ),
-        c(
-            "static and setuid children, calls",
-            Calls,
-            true,
-            |p| v(&["sh", "-c", &format!("{} {N} 0; {} {N} 0", p.stat, p.setuid)]),
-            Named(&["{stat} (pid", "statically linked", "{setuid} (pid"]),
-        ),
-        c(
-            "static and setuid children, alloc",
-            Alloc,
-            true,
-            |p| v(&["sh", "-c", &format!("{} {N} 0; {} {N} 0", p.stat, p.setuid)]),
-            Named(&["{stat} (pid", "statically linked", "{setuid} (pid"]),
-        ),
-        c(
-            "posix_spawn, empty environment, calls",
-            Calls,
-            true,
-            |p| v(&[&p.ways, "spawn", &p.prog, N]),
-            Counted,
-        ),
-        c(
-            "posix_spawn, empty environment, alloc",
-            Alloc,
-            true,
-            |p| v(&[&p.ways, "spawn", &p.prog, N]),
-            Counted,
-        ),
-        c(
-            "posix_spawnp, empty environment, calls",
-            Calls,
-            true,
-            |p| v(&[&p.ways, "spawnp", &p.prog, N]),
-            Counted,
-        ),
-        c(
-            "execve, empty environment, calls",
-            Calls,
-            false,
-            |p| v(&[&p.ways, "emptyenv", &p.prog, N]),
-            Counted,
-        ),
-        c(
-            "env -i, calls",
-            Calls,
-            false,
-            |p| v(&["env", "-i", &p.prog, N, "0"]),
-            Counted,
-        ),
-        c(
-            "env -i, alloc",
-            Alloc,
-            false,
-            |p| v(&["env", "-i", &p.prog, N, "0"]),
-            Counted,
-        ),
-        c(
-            "privileges dropped, then exec, calls",
-            Calls,
-            false,
-            |p| v(&[&p.ways, "drop", &p.prog, N]),
-            Counted,
-        ),
-        c(
-            "privileges dropped, then exec, alloc",
-            Alloc,
-            false,
-            |p| v(&[&p.ways, "drop", &p.prog, N]),
-            Counted,
-        ),
-        c(
-            "privileges dropped, descriptors closed, calls",
-            Calls,
-            false,
-            |p| v(&[&p.ways, "dropclose", &p.prog, N]),
-            Named(&["{prog} (pid", "after dropping privileges"]),
-        ),
-        c(
-            "privileges dropped, descriptors closed, alloc",
-            Alloc,
-            false,
-            |p| v(&[&p.ways, "dropclose", &p.prog, N]),
-            Named(&["{prog} (pid", "after dropping privileges"]),
-        ),
-    ]
-}
+/// The cases, one a row: name, tool, `-f`, the command, what it must give.
+const CASES: &[Case] = &[
+    Case {
+        name: "setuid, calls",
+        tool: Tool::Calls,
+        follow: false,
+        argv: |p| v(&[&p.setuid, N, "0"]),
+        expect: Expect::Named(&["{setuid} is setuid", "not seen"]),
+    },
+    Case {
+        name: "setuid, alloc",
+        tool: Tool::Alloc,
+        follow: false,
+        argv: |p| v(&[&p.setuid, N, "0"]),
+        expect: Expect::Counted,
+    },
+    Case {
+        name: "static, calls",
+        tool: Tool::Calls,
+        follow: false,
+        argv: |p| v(&[&p.stat, N, "0"]),
+        expect: Expect::Refused("statically linked"),
+    },
+    Case {
+        name: "static, alloc",
+        tool: Tool::Alloc,
+        follow: false,
+        argv: |p| v(&[&p.stat, N, "0"]),
+        expect: Expect::Counted,
+    },
+    Case {
+        name: "setuid exec'd by sh, calls",
+        tool: Tool::Calls,
+        follow: false,
+        argv: |p| v(&["sh", "-c", &format!("exec {} {N} 0", p.setuid)]),
+        expect: Expect::Named(&["{setuid} (pid", "setuid or setgid"]),
+    },
+    Case {
+        name: "setuid exec'd by sh, alloc",
+        tool: Tool::Alloc,
+        follow: false,
+        argv: |p| v(&["sh", "-c", &format!("exec {} {N} 0", p.setuid)]),
+        expect: Expect::Named(&["{setuid} (pid", "setuid or setgid"]),
+    },
+    Case {
+        name: "static and setuid children, calls",
+        tool: Tool::Calls,
+        follow: true,
+        argv: |p| v(&["sh", "-c", &format!("{} {N} 0; {} {N} 0", p.stat, p.setuid)]),
+        expect: Expect::Named(&["{stat} (pid", "statically linked", "{setuid} (pid"]),
+    },
+    Case {
+        name: "static and setuid children, alloc",
+        tool: Tool::Alloc,
+        follow: true,
+        argv: |p| v(&["sh", "-c", &format!("{} {N} 0; {} {N} 0", p.stat, p.setuid)]),
+        expect: Expect::Named(&["{stat} (pid", "statically linked", "{setuid} (pid"]),
+    },
+    Case {
+        name: "posix_spawn, empty environment, calls",
+        tool: Tool::Calls,
+        follow: true,
+        argv: |p| v(&[&p.ways, "spawn", &p.prog, N]),
+        expect: Expect::Counted,
+    },
+    Case {
+        name: "posix_spawn, empty environment, alloc",
+        tool: Tool::Alloc,
+        follow: true,
+        argv: |p| v(&[&p.ways, "spawn", &p.prog, N]),
+        expect: Expect::Counted,
+    },
+    Case {
+        name: "posix_spawnp, empty environment, calls",
+        tool: Tool::Calls,
+        follow: true,
+        argv: |p| v(&[&p.ways, "spawnp", &p.prog, N]),
+        expect: Expect::Counted,
+    },
+    Case {
+        name: "execve, empty environment, calls",
+        tool: Tool::Calls,
+        follow: false,
+        argv: |p| v(&[&p.ways, "emptyenv", &p.prog, N]),
+        expect: Expect::Counted,
+    },
+    Case {
+        name: "env -i, calls",
+        tool: Tool::Calls,
+        follow: false,
+        argv: |p| v(&["env", "-i", &p.prog, N, "0"]),
+        expect: Expect::Counted,
+    },
+    Case {
+        name: "env -i, alloc",
+        tool: Tool::Alloc,
+        follow: false,
+        argv: |p| v(&["env", "-i", &p.prog, N, "0"]),
+        expect: Expect::Counted,
+    },
+    Case {
+        name: "privileges dropped, then exec, calls",
+        tool: Tool::Calls,
+        follow: false,
+        argv: |p| v(&[&p.ways, "drop", &p.prog, N]),
+        expect: Expect::Counted,
+    },
+    Case {
+        name: "privileges dropped, then exec, alloc",
+        tool: Tool::Alloc,
+        follow: false,
+        argv: |p| v(&[&p.ways, "drop", &p.prog, N]),
+        expect: Expect::Counted,
+    },
+    Case {
+        name: "privileges dropped, descriptors closed, calls",
+        tool: Tool::Calls,
+        follow: false,
+        argv: |p| v(&[&p.ways, "dropclose", &p.prog, N]),
+        expect: Expect::Named(&["{prog} (pid", "after dropping privileges"]),
+    },
+    Case {
+        name: "privileges dropped, descriptors closed, alloc",
+        tool: Tool::Alloc,
+        follow: false,
+        argv: |p| v(&[&p.ways, "dropclose", &p.prog, N]),
+        expect: Expect::Named(&["{prog} (pid", "after dropping privileges"]),
+    },
+];
 
 fn text(p: &Path) -> String {
     p.to_string_lossy().into_owned()
@@ -261,6 +251,23 @@ fn want_counted(tool: Tool) -> String {
     }
 }
 
+/// A case that must end in an error naming `phrase`.
+fn refused(command: &str, args: &[&str], argv: &[&str], phrase: &str) -> Result<(), String> {
+    let out = crate::support::sysmeter()
+        .arg(command)
+        .args(args)
+        .arg("--")
+        .args(argv)
+        .output();
+    let out = out.map_err(|e| e.to_string())?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        Some(0) | None => Err(format!("not refused: {stderr}")),
+        Some(_) if stderr.contains("error: ") && stderr.contains(phrase) => Ok(()),
+        Some(_) => Err(format!("no error naming {phrase:?}: {stderr}")),
+    }
+}
+
 /// Runs one case; `Err` says what went wrong.
 fn check(case: &Case, p: &Progs, dir: &Path) -> Result<(), String> {
     let argv = (case.argv)(p);
@@ -277,19 +284,7 @@ fn check(case: &Case, p: &Progs, dir: &Path) -> Result<(), String> {
         Tool::Alloc => "alloc",
     };
     if let Expect::Refused(phrase) = case.expect {
-        let out = crate::support::sysmeter()
-            .arg(command)
-            .args(&args)
-            .arg("--")
-            .args(&argv)
-            .output();
-        let out = out.map_err(|e| e.to_string())?;
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        return match out.status.code() {
-            Some(0) | None => Err(format!("not refused: {stderr}")),
-            Some(_) if stderr.contains("error: ") && stderr.contains(phrase) => Ok(()),
-            Some(_) => Err(format!("no error naming {phrase:?}: {stderr}")),
-        };
+        return refused(command, &args, &argv, phrase);
     }
     let (run, out) = traced_json(command, &args, &argv, dir);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -340,7 +335,7 @@ fn children_the_library_cannot_enter_are_counted_or_named_first() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let progs = need!(programs(dir.path()));
-    let failed: Vec<String> = cases()
+    let failed: Vec<String> = CASES
         .iter()
         .filter_map(|case| {
             check(case, &progs, dir.path())
