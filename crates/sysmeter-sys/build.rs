@@ -28,6 +28,9 @@ fn main() {
         "preload/alloc_api.h",
         "preload/open_region.h",
         "preload/exec_notes.h",
+        "preload/exec_env.h",
+        "preload/wipe_mark.h",
+        "preload/mutex_sites.h",
     ]) {
         println!("cargo:rerun-if-changed={s}");
     }

@@ -29,6 +29,7 @@
 
 #include "alloc.h"
 #include "open_region.h"
+#include "wipe_mark.h"
 
 #define API __attribute__((visibility("default")))
 #define TABLE_BITS 22
@@ -303,10 +304,8 @@ static void new_peak(uint64_t live)
     __atomic_store_n(&me->peak_lock, 0, __ATOMIC_RELEASE);
 }
 
-/* One private page that a child made without CLONE_VM (fork, or a raw clone() that never
- * runs pthread_atfork's handler) gets zeroed (MADV_WIPEONFORK, Linux 4.14): a zero mark
- * means this process is a copy still counting in its parent's record. A static 1 until the
- * page exists, or where the kernel refuses it (then only fork handlers tell a fork apart). */
+/* This process's mark (wipe_mark.h): a zero means a copy still counting in its parent's
+ * record. A static 1 until the page exists, or where the kernel refuses it. */
 static uint32_t mark_static = 1;
 static uint32_t *proc_mark = &mark_static;
 
@@ -316,16 +315,9 @@ static void make_mark(void)
 {
     if (proc_mark != &mark_static)
         return;
-    long r = syscall(SYS_mmap, NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
-    if (r < 0 && r > -4096)
-        return;
-    uint32_t *m = (uint32_t *)r;
-    *m = 1;
-    if (madvise(m, 4096, MADV_WIPEONFORK) == 0)
+    uint32_t *m = sm_wiped_mark();
+    if (m != NULL)
         proc_mark = m;
-    else
-        syscall(SYS_munmap, m, 4096);
 }
 
 /* A copy made by a raw clone() claims a record of its own, as a fork's handler would. */

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "layout.h"
+#include "wipe_mark.h"
 
 /* Load on glibc older than the one we are built against. */
 __asm__(".symver dlsym,dlsym@GLIBC_2.2.5");
@@ -91,10 +92,9 @@ static struct sm_slot *claim_for(uint32_t tid)
     return s;
 }
 
-/* One private page that a child made without CLONE_VM (fork, or a raw clone() that glibc's
- * fork handlers never see) gets zeroed (MADV_WIPEONFORK, Linux 4.14): a zero mark means
- * this process is a copy whose t_slot is its parent's. Until the page exists (or where the
- * kernel refuses), the mark is a static 1 and only pthread_atfork tells a fork apart. */
+/* This process's mark (wipe_mark.h): a zero means a copy whose t_slot is its parent's. Until
+ * the page exists (or where the kernel refuses), the mark is a static 1 and only
+ * pthread_atfork tells a fork apart. */
 static uint32_t mark_static = 1;
 static uint32_t *proc_mark = &mark_static;
 
@@ -102,17 +102,10 @@ static void make_mark(void)
 {
     if (__atomic_load_n(&proc_mark, __ATOMIC_ACQUIRE) != &mark_static)
         return;
-    long page = sysconf(_SC_PAGESIZE);
-    uint32_t *m = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                       -1, 0);
-    if (m == MAP_FAILED)
-        return;
-    *m = 1;
-    uint32_t *expected = &mark_static;
-    if (madvise(m, (size_t)page, MADV_WIPEONFORK) != 0 ||
-        !__atomic_compare_exchange_n(&proc_mark, &expected, m, 0, __ATOMIC_RELEASE,
-                                     __ATOMIC_RELAXED))
-        munmap(m, (size_t)page);
+    uint32_t *m = sm_wiped_mark(), *expected = &mark_static;
+    if (m != NULL && !__atomic_compare_exchange_n(&proc_mark, &expected, m, 0, __ATOMIC_RELEASE,
+                                                  __ATOMIC_RELAXED))
+        munmap(m, 4096);
 }
 
 static struct sm_slot *claim(void)

@@ -11,7 +11,9 @@
 #define SM_NOTES 13
 #define SM_NOTE_PATH 56
 
-enum { SM_NOT_STATIC = 1, SM_NOT_SETUID = 2 };
+/* SM_NOT_UNREACHABLE: the process dropped its privileges and closed the descriptors that
+ * would reach the run's files (exec_env.h). */
+enum { SM_NOT_STATIC = 1, SM_NOT_SETUID = 2, SM_NOT_UNREACHABLE = 3 };
 
 struct sm_note {
     uint32_t pid, why;

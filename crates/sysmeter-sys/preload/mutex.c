@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "open_region.h"
+#include "wipe_mark.h"
 
 #include "mutex.h"
 
@@ -42,6 +43,20 @@ static void lk_forked(void)
 {
     lk_pid = (uint32_t)getpid();
     t_tid = 0; /* the forking thread is the child's only one, under a new id */
+}
+
+/* This process's mark (wipe_mark.h): a zero means a copy still counting under its parent's
+ * pid and thread. A static 1 until the page exists, or where the kernel refuses it. */
+static uint32_t lk_mark_static = 1;
+static uint32_t *lk_mark = &lk_mark_static;
+
+/* A copy made by a raw clone() takes its own pid and thread id, as the fork handler would. */
+static inline void lk_copied(void)
+{
+    if (__builtin_expect(*lk_mark == 0, 0)) {
+        *lk_mark = 1;
+        lk_forked();
+    }
 }
 
 struct held {
@@ -106,6 +121,7 @@ static void max_into(uint64_t *at, uint64_t v)
 /* The entry of (this process, addr), claimed on first sight; NULL when the table is full. */
 static struct lk_lock *entry(const void *addr, uint32_t kind, uint64_t site)
 {
+    lk_copied();
     struct lk_lock *t = (struct lk_lock *)((char *)lk + LK_HEADER_SIZE);
     uint32_t pid = lk_pid;
     uint64_t a = (uint64_t)addr;
@@ -276,68 +292,7 @@ EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 WAKE(pthread_cond_signal)
 WAKE(pthread_cond_broadcast)
 
-/* The object holding `site` and its file offset, for this process's entries at exit. */
-struct find {
-    uint64_t addr, offset;
-    const char *path;
-};
-
-static int find_object(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    struct find *f = data;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-        uint64_t start = info->dlpi_addr + p->p_vaddr;
-        if (p->p_type == PT_LOAD && f->addr >= start && f->addr < start + p->p_memsz) {
-            f->offset = f->addr - start + p->p_offset;
-            f->path = info->dlpi_name;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static uint32_t path_index(const char *path)
-{
-    char exe[LK_PATH];
-    if (path == NULL || path[0] == 0) {
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (n <= 0)
-            return 0;
-        exe[n] = 0;
-        path = exe;
-    }
-    uint32_t zero = 0;
-    while (!__atomic_compare_exchange_n(&lk->plock, &zero, 1, 0, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED))
-        zero = 0;
-    uint32_t i, found = 0;
-    for (i = 0; i < lk->npaths; i++)
-        if (strncmp(lk->paths[i], path, LK_PATH) == 0) {
-            found = i + 1;
-            break;
-        }
-    if (!found && lk->npaths < LK_PATHS) {
-        size_t n = strnlen(path, LK_PATH - 1);
-        memcpy(lk->paths[lk->npaths], path, n);
-        lk->paths[lk->npaths][n] = 0;
-        found = ++lk->npaths;
-    }
-    __atomic_store_n(&lk->plock, 0, __ATOMIC_RELEASE);
-    return found;
-}
-
-static void resolve(struct lk_site *s)
-{
-    if (s->addr == 0 || s->path != 0)
-        return;
-    struct find f = {s->addr, 0, NULL};
-    if (dl_iterate_phdr(find_object, &f) == 0)
-        return;
-    s->offset = f.offset;
-    s->path = path_index(f.path);
-}
+#include "mutex_sites.h"
 
 __attribute__((destructor)) static void lk_fini(void)
 {
@@ -383,6 +338,9 @@ __attribute__((constructor)) static void lk_init(void)
     }
     __atomic_fetch_add(&h->images, 1, __ATOMIC_RELAXED);
     lk_pid = (uint32_t)getpid();
+    uint32_t *mark = sm_wiped_mark();
+    if (mark != NULL)
+        lk_mark = mark;
     pthread_atfork(NULL, NULL, lk_forked);
     lk = h;
 }

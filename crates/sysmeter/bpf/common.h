@@ -83,17 +83,18 @@ static __always_inline __u64 field_u64(void *ctx, __u32 off)
 	return v;
 }
 
+// floor(log2(v)) (0 for 0 and 1), at most BUCKETS - 1: a binary search in six steps, not a
+// loop of BUCKETS - 1 (which every interval ran in full, the bulk of trace's exit program).
 static __always_inline __u32 log2_bucket(__u64 v)
 {
-	__u32 b = 0;
-#pragma unroll
-	for (int i = 0; i < BUCKETS - 1; i++) {
-		if (v > 1) {
-			v >>= 1;
-			b++;
-		}
-	}
-	return b;
+	__u32 b = 0, s;
+	s = (v > 0xffffffffULL) << 5; v >>= s; b |= s;
+	s = (v > 0xffff) << 4; v >>= s; b |= s;
+	s = (v > 0xff) << 3; v >>= s; b |= s;
+	s = (v > 0xf) << 2; v >>= s; b |= s;
+	s = (v > 0x3) << 1; v >>= s; b |= s;
+	b |= (__u32)(v >> 1);
+	return b < BUCKETS - 1 ? b : BUCKETS - 1;
 }
 
 // The current thread's user registers and the top of its user stack at `now`, in the
@@ -118,7 +119,9 @@ static __always_inline struct snapshot *take_snapshot(__u64 now, __u32 short_wor
 
 // Adds an interval of `ns` to key `k` of the hash map `map` of `struct value` (its count,
 // sum and log2 histogram) and counts it in `slot`; a full map is counted in C_KEYS_FULL.
-static __always_inline void add_interval(void *map, void *k, __u64 ns, __u32 slot)
+// `owned`: the key holds the current thread (trace's), so no other CPU adds to its value at
+// the same time and plain adds do; a key threads share (a lock, a stack) takes locked adds.
+static __always_inline void add_interval(void *map, void *k, __u64 ns, __u32 slot, int owned)
 {
 	struct value *v = bpf_map_lookup_elem(map, k);
 	if (!v) {
@@ -132,11 +135,18 @@ static __always_inline void add_interval(void *map, void *k, __u64 ns, __u32 slo
 			return;
 		}
 	}
-	__sync_fetch_and_add(&v->count, 1);
-	__sync_fetch_and_add(&v->sum_ns, ns);
 	__u32 b = log2_bucket(ns);
-	if (b < BUCKETS)
-		__sync_fetch_and_add(&v->hist[b], 1);
+	if (owned) {
+		v->count += 1;
+		v->sum_ns += ns;
+		if (b < BUCKETS)
+			v->hist[b] += 1;
+	} else {
+		__sync_fetch_and_add(&v->count, 1);
+		__sync_fetch_and_add(&v->sum_ns, ns);
+		if (b < BUCKETS)
+			__sync_fetch_and_add(&v->hist[b], 1);
+	}
 	count(slot);
 }
 

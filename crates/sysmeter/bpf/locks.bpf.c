@@ -215,7 +215,7 @@ int sys_exit_futex(void *ctx)
 		}
 	}
 	bpf_map_delete_elem(&starts, &tid);
-	add_interval(&waits, &k, ns, C_WAITS);
+	add_interval(&waits, &k, ns, C_WAITS, 0);
 	return KEEP_SAMPLE;
 }
 

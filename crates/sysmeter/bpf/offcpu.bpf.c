@@ -161,7 +161,7 @@ static __always_inline void snapshot(__u32 tid, __s32 ustack, __u64 now)
 
 static __always_inline void add(struct key *k, __u64 ns)
 {
-	add_interval(&blocked, k, ns, C_INTERVALS);
+	add_interval(&blocked, k, ns, C_INTERVALS, 0);
 }
 
 // The key of an interval begun at `st`, with the waker `w` when there is one.

@@ -142,7 +142,7 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	__s64 ret = (__s64)ctx->args[1];
 	if (ret >= -4095 && ret <= -1)
 		count_error(&k, ret);
-	add_interval(&calls, &k, ns, C_CALLS);
+	add_interval(&calls, &k, ns, C_CALLS, 1);
 	return 0;
 }
 

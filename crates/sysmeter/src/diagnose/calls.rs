@@ -35,9 +35,10 @@ pub use select::{DEFAULT_SET, Pattern};
 
 use crate::diagnose::observe::backend::{Reason, Request, Unavailable};
 use crate::diagnose::observe::error::ObserveError;
+use crate::diagnose::observe::inject;
 use crate::diagnose::observe::session::{CommandState, Ended, Observer, Stopped, Watch};
 use crate::diagnose::observe::target::Target;
-use crate::model::ExperimentResult;
+use crate::model::{ExperimentResult, Finding};
 
 /// The result id of a `calls` run.
 pub const CALLS_ID: &str = "calls";
@@ -181,10 +182,31 @@ pub fn calls(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<CallsOutp
     let mut out = session::run(cfg, observer)?;
     out.session.watched = watch.read();
     let mut result = record::build(&out, cfg, started.elapsed());
+    if matches!(cfg.target, Target::Launch(_)) && inject::changes_ids(&program) {
+        not_seen_after_setuid_exec(&program, &mut result.findings);
+    }
     result.session = Some(out.session.end(None));
     let probes = out.collector.total_calls() as f64 * out.added_cpu_ns;
     let cpu_ns = out.cpu_ns.map(|c| (c - probes).max(0.0));
     Ok(CallsOutput::new(result, out.session, cpu_ns))
+}
+
+/// Says first that a launched setuid or setgid program's calls were not seen: the kernel
+/// removed the probes at its exec (never "0 calls" without the reason).
+fn not_seen_after_setuid_exec(program: &std::path::Path, findings: &mut Vec<Finding>) {
+    let why = format!(
+        "{} is setuid or setgid to another user, and the kernel removes a process's probes \
+         when it execs such a program, so its calls were not seen (attach to it with -p PID \
+         once it runs, or launch a copy without the setuid bit)",
+        program.display()
+    );
+    match findings.iter_mut().find(|f| f.key == "lost") {
+        Some(f) => f.text = format!("Not counted: {why}. {}", f.text),
+        None => findings.insert(
+            0,
+            Finding::new("lost", format!("Not counted: {why}."), None),
+        ),
+    }
 }
 
 /// `--functions`: the in-process backend only, on a program built for it.

@@ -43,7 +43,7 @@ fn wrappers(dir: &Path) -> Result<(String, String, String), Missing> {
     Ok((prog, wrap, shim))
 }
 
-fn finding(run: &Value, key: &str) -> String {
+pub(crate) fn finding(run: &Value, key: &str) -> String {
     let all = run["results"][0]["findings"].as_array().cloned();
     let f = all
         .unwrap_or_default()
@@ -54,7 +54,7 @@ fn finding(run: &Value, key: &str) -> String {
 
 /// The per-thread counts of `calls`' in-process run, as "program: counts" (pids left out),
 /// in the order the threads were counted.
-fn per_image(run: &Value) -> Vec<String> {
+pub(crate) fn per_image(run: &Value) -> Vec<String> {
     let all = finding(run, "per_thread");
     let list = all.split_once("): ").map_or("", |(_, l)| l);
     list.trim_end_matches('.')

@@ -105,3 +105,40 @@ fn agrees_with_the_futex_view(result: &Value, wait: f64) {
         "futex view {futex_wait} ns, in-process table {wait} ns"
     );
 }
+
+/// A child of glibc's raw clone() (a copy of the process; no fork handler runs) counts its
+/// acquisitions under its own pid (locks_raw_clone.c): 300 in the child's row, the parent's
+/// 100 in the parent's, never 400 charged to the parent.
+#[test]
+fn a_raw_clone_child_counts_under_its_own_pid() {
+    let _on = crate::support::observing(&[crate::support::Event::Futex]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let exe = need!(backend_events("bpf").and_then(|()| compile_fixture(
+        "locks_raw_clone",
+        dir.path(),
+        &["-pthread"]
+    )));
+    let (stdout, run) = locks_json(dir.path(), "bpf", &[exe.as_os_str()]);
+    let pid_of = |who: &str| -> String {
+        let word = stdout.split_whitespace().find_map(|w| w.strip_prefix(who));
+        word.unwrap_or_else(|| panic!("{who} in {stdout}"))
+            .to_string()
+    };
+    let (parent, child) = (pid_of("parent="), pid_of("child="));
+    let table = run["results"][0]["artifacts"]
+        .as_array()
+        .and_then(|a| a.iter().find(|a| a["name"] == "lock table"))
+        .expect("the lock table artifact");
+    let rows: Vec<Value> =
+        serde_json::from_str(table["content"].as_str().expect("content")).expect("rows");
+    let locked_by = |pid: &str| -> f64 {
+        let of = |r: &&Value| {
+            r["lock"]
+                .as_str()
+                .is_some_and(|l| l.starts_with(&format!("{pid}:")))
+        };
+        rows.iter().filter(of).map(|r| number(r, "locked")).sum()
+    };
+    assert_eq!(locked_by(&parent), 100.0, "{rows:#?}");
+    assert_eq!(locked_by(&child), 300.0, "{rows:#?}");
+}

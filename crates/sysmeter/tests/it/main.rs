@@ -15,6 +15,7 @@ mod calls;
 mod calls_attach;
 mod calls_functions;
 mod calls_inproc;
+mod children;
 mod cli;
 mod compare_diag;
 mod compare_sets;

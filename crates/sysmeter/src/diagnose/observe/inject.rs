@@ -204,6 +204,22 @@ pub fn cannot_preload(program: &Path) -> Option<String> {
     None
 }
 
+/// Whether exec of `program` (the program at the end of its `#!` chain) changes the
+/// process's ids: setuid to another user or setgid to another group than ours (`/proc/self`
+/// belongs to our effective ids). The kernel then removes the probes opened on the process
+/// before the exec (it is no longer dumpable), so a launch observed that way sees nothing.
+pub fn changes_ids(program: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(file), Ok(us)) = (
+        std::fs::metadata(script::chain(program).program),
+        std::fs::metadata("/proc/self"),
+    ) else {
+        return false;
+    };
+    (file.mode() & 0o4000 != 0 && file.uid() != us.uid())
+        || (file.mode() & 0o2000 != 0 && file.gid() != us.gid())
+}
+
 /// `len` bytes of the region at `at`.
 pub fn read_at(shm: &File, at: u64, len: usize) -> Result<Vec<u8>, ObserveError> {
     let mut buf = vec![0u8; len];

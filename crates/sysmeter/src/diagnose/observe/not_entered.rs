@@ -1,5 +1,6 @@
 //! The programs a process of an in-process run exec'd that the preload library cannot enter
-//! (a static program, a setuid or setgid one), as the library noted them before the exec in
+//! (a static program, a setuid or setgid one, an exec after the process dropped its privileges
+//! and closed what reaches the run), as the library noted them before the exec in
 //! the header page of the run's region (crates/sysmeter-sys/preload/exec_notes.h: keep both
 //! in step). `calls` and `alloc` name them in their `lost` finding, the line under the
 //! title: a child counted as nothing is never silent.
@@ -27,6 +28,9 @@ pub enum Why {
     Static,
     /// Setuid or setgid: the dynamic linker ignores LD_PRELOAD.
     Setuid,
+    /// The process dropped its privileges and closed the descriptors that would have
+    /// reached the run's library and region (`/proc/<sysmeter's pid>/fd/N` needs them).
+    Unreachable,
 }
 
 /// One program not entered: the process that exec'd it and its path as given to exec.
@@ -65,6 +69,7 @@ fn parse(b: &[u8], counted: impl Fn(u32) -> bool) -> NotEntered {
             let why = match u32_at(b, at + 4) {
                 1 => Why::Static,
                 2 => Why::Setuid,
+                3 => Why::Unreachable,
                 _ => return None,
             };
             let path = text_at(b, at + 8, PATH);
@@ -102,6 +107,10 @@ impl NotEntered {
                 let why = match p.why {
                     Why::Static => "statically linked",
                     Why::Setuid => "setuid or setgid: the dynamic linker ignores LD_PRELOAD",
+                    Why::Unreachable => {
+                        "exec'd after dropping privileges and closing the descriptors that \
+                         reach the run"
+                    }
                 };
                 format!("{} (pid {}, {why})", p.path, p.pid)
             })
@@ -156,17 +165,24 @@ mod tests {
         note(&mut b, 0, 10, 1, "./static");
         note(&mut b, 1, 11, 2, "./setuid");
         note(&mut b, 2, 99, 1, "./elsewhere");
+        note(&mut b, 3, 12, 3, "./dropped");
+        b[0] = 4;
         let got = parse(&b, |pid| pid != 99);
-        assert_eq!(got.programs.len(), 2);
+        assert_eq!(got.programs.len(), 3);
+        assert_eq!(got.programs[2].why, Why::Unreachable);
         assert_eq!(got.programs[0].why, Why::Static);
         let mut findings = vec![Finding::new("total", "x".into(), None)];
         got.into_findings(&mut findings);
         let s = &findings[0].text;
         assert_eq!(findings[0].key, "lost");
-        assert!(s.contains("2 exec'd programs"), "{s}");
+        assert!(s.contains("3 exec'd programs"), "{s}");
+        assert!(
+            s.contains("./dropped (pid 12, exec'd after dropping"),
+            "{s}"
+        );
         assert!(s.contains("./static (pid 10, statically linked)"), "{s}");
         assert!(s.contains("./setuid (pid 11, setuid"), "{s}");
-        assert_eq!(findings[0].value, Some(2.0));
+        assert_eq!(findings[0].value, Some(3.0));
         assert_eq!(parse(&vec![0u8; b.len()], |_| true).phrase(), None);
     }
 }
