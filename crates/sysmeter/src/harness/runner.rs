@@ -144,7 +144,9 @@ fn measure_rounds(
             if planned == 1 {
                 observer.experiment_finished(run.results.len(), &result);
                 run.results.push(result);
-            } else if let Some(so_far) = rounds.add(i, result) {
+            } else if let Some(so_far) = rounds.add(i, result, &|metrics| {
+                super::metric_findings(*exp, &run.host, metrics)
+            }) {
                 observer.experiment_finished(i, so_far);
                 // The later experiments of this round read the earlier ones through
                 // `Ctx::previous` (mem.bandwidth sizes DRAM by what mem.latency saw).
@@ -213,6 +215,9 @@ fn run_one(
             flag_degenerate(&mut result.metrics);
             result.series = m.series;
             result.findings = m.findings;
+            result
+                .findings
+                .extend(super::metric_findings(exp, &run.host, &result.metrics));
             result.artifacts = m.artifacts;
         }
         Err(ExperimentError::Interrupted) => return None,
