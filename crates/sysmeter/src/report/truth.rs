@@ -27,6 +27,9 @@ mod tests;
 #[cfg(test)]
 mod tests_kinds;
 
+#[cfg(test)]
+pub(crate) use tests_kinds::every_page_of;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
