@@ -213,12 +213,9 @@ fn run_one(
         Ok(m) => {
             result.metrics = m.metrics;
             flag_degenerate(&mut result.metrics);
-            result.series = m.series;
-            result.findings = m.findings;
-            result
-                .findings
-                .extend(super::metric_findings(exp, &run.host, &result.metrics));
-            result.artifacts = m.artifacts;
+            let quoted = super::metric_findings(exp, &run.host, &result.metrics);
+            (result.series, result.artifacts) = (m.series, m.artifacts);
+            result.findings = m.findings.into_iter().chain(quoted).collect();
         }
         Err(ExperimentError::Interrupted) => return None,
         Err(ExperimentError::Skipped { reason, hint }) => {

@@ -284,8 +284,7 @@ fn metric_bars(id: &str, metrics: &[&Metric]) -> Vec<Chart> {
             .iter()
             .map(|m| Bar {
                 name: m.name.clone(),
-                // The figure and interval the table shows: with rounds, the median of the
-                // round medians within their range.
+                // With rounds the table's figure and range: the round medians'.
                 value: m.figure(),
                 lo: m
                     .rounds

@@ -141,12 +141,15 @@ impl Truth {
             self.add(None, sum);
             self.add(None, sum / calls);
         }
-        // A CI as `units::range` shows it: finer than a value when its ends are close.
-        if let Some([lo, hi]) = map
-            .get("ci95")
-            .and_then(Value::as_array)
-            .map(|a| [a.first(), a.get(1)].map(|v| v.and_then(Value::as_f64).unwrap_or(f64::NAN)))
-        {
+        // A CI, and the range of the round medians, as `units::range` shows them: finer
+        // than a value when the ends are close.
+        for field in ["ci95", "medians"] {
+            let Some(values) = map.get(field).and_then(Value::as_array) else {
+                continue;
+            };
+            let values = values.iter().filter_map(Value::as_f64);
+            let lo = values.clone().fold(f64::INFINITY, f64::min);
+            let hi = values.fold(f64::NEG_INFINITY, f64::max);
             for unit in [Unit::Ns, Unit::Bytes, Unit::BytesPerSec] {
                 let shown = units::range(lo, hi, unit);
                 self.add_shown(

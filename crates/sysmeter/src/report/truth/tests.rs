@@ -186,3 +186,21 @@ fn with_rounds_the_median_of_rounds_stands_beside_the_range_of_rounds() {
         assert_eq!(check(&truth, &page), [], "{format}");
     }
 }
+
+#[test]
+fn a_range_of_rounds_whose_ends_are_close_is_the_records() {
+    // Two rounds 0.003% apart: the range is shown finer than a value (`units::range`), as a
+    // real quick run showed `1.21378–1.21381 ns`.
+    let mut run = sample_run();
+    let m = &mut run.results[0].metrics[1];
+    let pooled = m.summary.median;
+    m.rounds = Some(crate::model::RoundStats {
+        medians: vec![pooled, pooled * 1.000_03],
+        median: pooled * 1.000_015,
+        cv: 0.000_02,
+    });
+    let truth = run_truth(&run);
+    for (format, page) in pages(&run) {
+        assert_eq!(check(&truth, &page), [], "{format}");
+    }
+}
