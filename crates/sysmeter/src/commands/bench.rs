@@ -97,3 +97,6 @@ fn options(args: &BenchArgs, cpu: usize) -> RunOptions {
         rounds,
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -77,12 +77,13 @@ pub struct Measured {
 }
 
 impl Measured {
-    /// Median of the metric named `name`, if measured.
+    /// The figure of the metric named `name`, if measured: its median, or with rounds the
+    /// median of its round medians ([`Metric::figure`], what every page shows).
     pub fn median(&self, name: &str) -> Option<f64> {
         self.metrics
             .iter()
             .find(|m| m.name == name)
-            .map(|m| m.summary.median)
+            .map(Metric::figure)
     }
     /// Add a finding.
     pub fn find(&mut self, key: &str, text: String, value: Option<f64>) {

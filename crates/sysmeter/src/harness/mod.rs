@@ -23,7 +23,7 @@ pub use profile::Profile;
 pub use runner::{Params, RunObserver, RunOptions, choose_cpu, run_experiments};
 
 use crate::model::about::page::{BESIDE, Page};
-use crate::model::{About, Estimate, HostInfo};
+use crate::model::{About, Estimate, Finding, HostInfo, Metric};
 
 /// An experiment: one family of related measurements (`os.syscall`, `cpu.timer`, ...).
 pub trait Experiment: Sync {
@@ -46,6 +46,12 @@ pub trait Experiment: Sync {
     }
     /// Do the measurements through `ctx`.
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Measured, ExperimentError>;
+    /// The findings drawn from the metrics alone, each quoting a metric's figure through
+    /// [`Measured::median`] (`out` holds the metrics and nothing else). The harness adds
+    /// them after [`Experiment::run`], and with `--rounds N` draws them again from the
+    /// pooled metrics, so a finding says what the tables and the glance say, never one
+    /// round's figure. An experiment puts here every finding that quotes a metric.
+    fn metric_findings(&self, _host: &HostInfo, _out: &mut Measured) {}
     /// Whether the experiment runs work of its own beside the measuring thread — a pipe
     /// peer, a forked child, helper threads on other CPUs, kernel I/O (writeback, readahead,
     /// the network stack): the drift judgment then looks only at the core clock and steal
@@ -72,6 +78,25 @@ pub trait Experiment: Sync {
     fn time_share(&self) -> f64 {
         DEFAULT_TIME_SHARE
     }
+}
+
+/// The findings `exp` draws from `metrics` ([`Experiment::metric_findings`]); a metric the
+/// pages call not a result (`Metric::degenerate`) is not quoted.
+pub(crate) fn metric_findings(
+    exp: &dyn Experiment,
+    host: &HostInfo,
+    metrics: &[Metric],
+) -> Vec<Finding> {
+    let mut out = Measured {
+        metrics: metrics
+            .iter()
+            .filter(|m| m.degenerate.is_none())
+            .cloned()
+            .collect(),
+        ..Measured::default()
+    };
+    exp.metric_findings(host, &mut out);
+    out.findings
 }
 
 /// [`Experiment::time_share`] of an experiment that does not declare one: its metrics'

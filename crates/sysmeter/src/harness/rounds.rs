@@ -7,9 +7,11 @@
 //! their coefficient of variation — the between-round CV, which is the reproducibility a
 //! user gets from one run to the next, where the CI from the samples of one pass understates
 //! it. TSC and core cycles are recomputed from the pooled samples, each round's core cycles
-//! with that round's own probe clock. Everything that is not a metric (series, findings,
-//! artifacts, `machine`) is the last round's; `round_machines` keeps every round's machine
-//! state. A result of fewer rounds than planned (the run stopped or died before the rest)
+//! with that round's own probe clock. The findings that quote metrics
+//! (`Experiment::metric_findings`, passed in as a [`Quote`]) are drawn again from the pooled
+//! metrics, in place of the last round's, so they say what the tables say. Everything else
+//! that is not a metric (series, the other findings, artifacts, `machine`) is the last
+//! round's; `round_machines` keeps every round's machine state. A result of fewer rounds than planned (the run stopped or died before the rest)
 //! says so in its first finding, [`PARTIAL`]. [`Rounds`] keeps every experiment's rounds
 //! and its result so far, so the runner can hand that over after each round. Pure: depends
 //! on `model` and `stats`.
@@ -17,6 +19,9 @@
 use super::ctx::metric_seed;
 use crate::model::{ExperimentResult, Finding, MachineState, Metric, RoundStats, Status};
 use crate::stats;
+
+/// The findings an experiment draws from metrics alone (`harness::metric_findings`).
+pub type Quote<'a> = &'a dyn Fn(&[Metric]) -> Vec<Finding>;
 
 /// Key of the finding of a result measured in fewer rounds than planned; its value is the
 /// number of rounds measured.
@@ -45,11 +50,17 @@ impl Rounds {
         }
     }
 
-    /// Adds the next round of experiment number `i`; its result over the rounds so far.
-    pub fn add(&mut self, i: usize, round: ExperimentResult) -> Option<&ExperimentResult> {
+    /// Adds the next round of experiment number `i`, whose metric findings `quote` draws;
+    /// its result over the rounds so far.
+    pub fn add(
+        &mut self,
+        i: usize,
+        round: ExperimentResult,
+        quote: Quote<'_>,
+    ) -> Option<&ExperimentResult> {
         let rounds = self.measured.get_mut(i)?;
         rounds.push(round);
-        let combined = combine(rounds, self.planned, self.tsc_ghz, self.seed);
+        let combined = combine(rounds, self.planned, (self.tsc_ghz, self.seed), quote);
         let slot = self.combined.get_mut(i)?;
         *slot = combined;
         slot.as_ref()
@@ -69,12 +80,12 @@ impl Rounds {
 
 /// One result from the per-round results of an experiment, in round order, of `planned`
 /// rounds. `tsc_ghz` is the run's TSC rate (for the TSC-cycle summary), `seed` the run's
-/// bootstrap seed.
+/// bootstrap seed; `quote` draws the experiment's findings from its metrics.
 pub fn combine(
     rounds: &[ExperimentResult],
     planned: usize,
-    tsc_ghz: Option<f64>,
-    seed: u64,
+    (tsc_ghz, seed): (Option<f64>, u64),
+    quote: Quote<'_>,
 ) -> Option<ExperimentResult> {
     let machines: Vec<MachineState> = rounds.iter().filter_map(|r| r.machine.clone()).collect();
     let elapsed: u64 = rounds.iter().map(|r| r.elapsed_ns).sum();
@@ -99,11 +110,22 @@ pub fn combine(
                 .collect();
             pool(m, &per_round, tsc_ghz, seed);
         }
+        let last_round = ok.last().map_or_else(Vec::new, |r| quote(&r.metrics));
+        requote(&mut result.findings, &last_round, quote(&result.metrics));
     }
     if rounds.len() < planned && result.status == Status::Ok {
         result.findings.insert(0, partial(rounds.len(), planned));
     }
     Some(result)
+}
+
+/// Replaces in `findings` those the last round's metrics gave (`last_round`) by `pooled`,
+/// the same findings drawn from the pooled metrics, where the first of them stood.
+fn requote(findings: &mut Vec<Finding>, last_round: &[Finding], pooled: Vec<Finding>) {
+    let quoted = |f: &Finding| last_round.iter().any(|q| q.key == f.key);
+    let at = findings.iter().position(quoted).unwrap_or(findings.len());
+    findings.retain(|f| !quoted(f));
+    findings.splice(at..at, pooled);
 }
 
 /// The finding of a result measured in `done` of `planned` rounds.
@@ -176,115 +198,4 @@ pub fn round_stats(medians: &[f64]) -> Option<RoundStats> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::{About, Unit};
-
-    fn metric(name: &str, samples: Vec<f64>) -> Metric {
-        let summary = stats::summarize(&samples, 1).expect("finite samples");
-        Metric {
-            cycles: Some(summary),
-            samples,
-            core_cycles: Some(summary),
-            ..Metric::new(name, Unit::Ns, summary)
-        }
-    }
-
-    fn round(samples: Vec<f64>, ghz: f64) -> ExperimentResult {
-        let mut r = ExperimentResult::new("os.syscall", About::default());
-        r.metrics = vec![metric("null", samples)];
-        r.elapsed_ns = 10;
-        r.machine = Some(crate::model::fixture::steady_machine(ghz));
-        r
-    }
-
-    #[test]
-    fn rounds_pool_samples_and_report_the_between_round_spread() {
-        let rounds = vec![
-            round(vec![100.0, 101.0, 99.0], 4.0),
-            round(vec![120.0, 121.0, 119.0], 3.0),
-            round(vec![110.0, 111.0, 109.0], 3.5),
-        ];
-        let r = combine(&rounds, 3, Some(2.5), 7).expect("three rounds");
-        let m = &r.metrics[0];
-        assert_eq!(m.samples.len(), 9);
-        let s = m.rounds.as_ref().expect("round statistics");
-        assert_eq!(s.medians, [100.0, 120.0, 110.0]);
-        assert_eq!(s.median, 110.0);
-        assert!((s.cv - 10.0 / 110.0).abs() < 1e-9, "cv {}", s.cv);
-        assert_eq!(r.round_machines.len(), 3);
-        assert_eq!(r.elapsed_ns, 30);
-        // Core cycles use each round's own clock: 400, 360, 385 cycles per op.
-        let c = m.core_cycles.expect("core cycles");
-        assert_eq!(c.median, 385.0);
-        assert_eq!(m.cycles.expect("tsc cycles").median, 110.0 * 2.5);
-    }
-
-    #[test]
-    fn failed_rounds_do_not_pool_and_a_single_round_is_unchanged() {
-        let mut bad = round(vec![1.0, 1.0, 1.0], 4.0);
-        bad.status = Status::Failed;
-        let good = round(vec![100.0, 101.0, 99.0], 4.0);
-        let r = combine(&[bad, good.clone()], 2, None, 7).expect("one good round");
-        assert_eq!(r.metrics, good.metrics);
-        assert_eq!(r.round_machines.len(), 2);
-        assert!(combine(&[], 1, None, 7).is_none());
-    }
-
-    #[test]
-    fn a_pooled_metric_that_is_mostly_zero_is_not_a_result() {
-        let zeros = |v: f64| vec![0.0, 0.0, 0.0, 0.0, v, v * 1.1];
-        let rounds = vec![round(zeros(5e8), 3.0), round(zeros(4e8), 3.0)];
-        let combined = combine(&rounds, 2, Some(2.6), 1).expect("a result");
-        let why = combined.metrics[0]
-            .degenerate
-            .as_deref()
-            .unwrap_or_default();
-        assert!(why.contains("8 of 12 samples are 0"), "{why}");
-        // Ordinary rounds stay results.
-        let ok = vec![
-            round(vec![200.0, 201.0, 199.0], 3.0),
-            round(vec![202.0, 200.0], 3.0),
-        ];
-        assert_eq!(
-            combine(&ok, 2, Some(2.6), 1).expect("a result").metrics[0].degenerate,
-            None
-        );
-    }
-
-    fn partial_of(r: &ExperimentResult) -> Option<&Finding> {
-        r.findings.iter().find(|f| f.key == PARTIAL)
-    }
-
-    #[test]
-    fn a_result_of_fewer_rounds_than_planned_says_so_until_the_last_round() {
-        let mut rounds = Rounds::new(2, 3, None, 7);
-        let first = rounds
-            .add(0, round(vec![100.0, 101.0], 4.0))
-            .expect("a result");
-        let f = partial_of(first).expect("partial after one round");
-        assert_eq!(f.value, Some(1.0));
-        assert!(f.text.contains("1 of 3 rounds"), "{}", f.text);
-        assert_eq!(first.findings[0].key, PARTIAL, "shown first");
-        let mut skipped = ExperimentResult::new("fs.read", About::default());
-        skipped.status = Status::Skipped;
-        let other = rounds.add(1, skipped).expect("a result");
-        assert!(partial_of(other).is_none(), "a skip is no measurement");
-        let second = rounds
-            .add(0, round(vec![110.0, 111.0], 4.0))
-            .expect("a result");
-        assert!(partial_of(second).expect("2 of 3").text.contains("2 of 3"));
-        assert_eq!(
-            second.metrics[0].rounds.as_ref().map(|r| r.medians.len()),
-            Some(2)
-        );
-        let last = rounds
-            .add(0, round(vec![120.0, 121.0], 4.0))
-            .expect("a result");
-        assert!(partial_of(last).is_none(), "{:?}", last.findings);
-        let results = rounds.finish();
-        assert_eq!(results.len(), 2);
-        assert_eq!(results[0].metrics[0].samples.len(), 6);
-        assert_eq!(results[1].status, Status::Skipped);
-    }
-}
+mod tests;

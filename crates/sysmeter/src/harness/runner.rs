@@ -144,7 +144,9 @@ fn measure_rounds(
             if planned == 1 {
                 observer.experiment_finished(run.results.len(), &result);
                 run.results.push(result);
-            } else if let Some(so_far) = rounds.add(i, result) {
+            } else if let Some(so_far) = rounds.add(i, result, &|metrics| {
+                super::metric_findings(*exp, &run.host, metrics)
+            }) {
                 observer.experiment_finished(i, so_far);
                 // The later experiments of this round read the earlier ones through
                 // `Ctx::previous` (mem.bandwidth sizes DRAM by what mem.latency saw).
@@ -211,9 +213,9 @@ fn run_one(
         Ok(m) => {
             result.metrics = m.metrics;
             flag_degenerate(&mut result.metrics);
-            result.series = m.series;
-            result.findings = m.findings;
-            result.artifacts = m.artifacts;
+            let quoted = super::metric_findings(exp, &run.host, &result.metrics);
+            (result.series, result.artifacts) = (m.series, m.artifacts);
+            result.findings = m.findings.into_iter().chain(quoted).collect();
         }
         Err(ExperimentError::Interrupted) => return None,
         Err(ExperimentError::Skipped { reason, hint }) => {

@@ -315,6 +315,15 @@ impl Metric {
         }
     }
 
+    /// The figure every page quotes of this metric: with `bench --rounds N` the median of
+    /// the round medians (`RoundStats::median`, what the tables show), else the median. A
+    /// finding that quotes the metric quotes this, so it says what the table says.
+    pub fn figure(&self) -> f64 {
+        self.rounds
+            .as_ref()
+            .map_or(self.summary.median, |r| r.median)
+    }
+
     /// `x` in this metric's unit, as every page shows its value: `≥ 64 MiB` for a lower
     /// bound ([`Metric::at_least`]), else the number (`model::units::value`).
     pub fn shown(&self, x: f64) -> String {

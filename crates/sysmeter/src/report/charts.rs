@@ -284,9 +284,16 @@ fn metric_bars(id: &str, metrics: &[&Metric]) -> Vec<Chart> {
             .iter()
             .map(|m| Bar {
                 name: m.name.clone(),
-                value: m.summary.median,
-                lo: m.summary.ci95.0,
-                hi: m.summary.ci95.1,
+                // With rounds the table's figure and range: the round medians'.
+                value: m.figure(),
+                lo: m
+                    .rounds
+                    .as_ref()
+                    .map_or(m.summary.ci95.0, |r| fold(&r.medians, f64::min)),
+                hi: m
+                    .rounds
+                    .as_ref()
+                    .map_or(m.summary.ci95.1, |r| fold(&r.medians, f64::max)),
                 band: (m.run_to_run)
                     .filter(|i| i.basis != IntervalBasis::ThisRun)
                     .map(|i| (i.lo, i.hi, i.words(m.unit))),
@@ -322,3 +329,8 @@ fn metric_bars(id: &str, metrics: &[&Metric]) -> Vec<Chart> {
 
 #[cfg(test)]
 mod tests;
+
+/// `pick` over `values` (the lowest or the highest of the round medians).
+fn fold(values: &[f64], pick: fn(f64, f64) -> f64) -> f64 {
+    values.iter().copied().reduce(pick).unwrap_or(f64::NAN)
+}

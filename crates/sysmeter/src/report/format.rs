@@ -106,7 +106,7 @@ pub fn estimate_line(e: &Estimate, metrics: &[Metric]) -> String {
     let measured = metrics
         .iter()
         .find(|m| m.name == e.metric && m.unit == e.unit);
-    if let Some(r) = measured.and_then(|m| ratio(m.summary.median, e.value)) {
+    if let Some(r) = measured.and_then(|m| ratio(m.figure(), e.value)) {
         line.push_str(&format!("; measured {}× that", sig3(r)));
     }
     line

@@ -48,7 +48,7 @@ mod tests_intervals;
 #[cfg(test)]
 mod tests_single;
 #[cfg(test)]
-mod truth;
+pub(crate) mod truth;
 
 use crate::model::RunRecord;
 

@@ -11,7 +11,9 @@
 //! two; axis ticks, which are a scale and not a figure, left out) and returns every figure
 //! that is none of the record's values, or not one of its label's. Text the record holds
 //! verbatim (a finding's sentence) is the record's own: its figures are checked against a
-//! label they stand beside, not against the values. A range whose ends are one figure
+//! label they stand beside, not against the values, and beside a metric's name against that
+//! metric's figure (its median, or with rounds the median of its round medians: what the
+//! tables show), so a finding that quotes one round of a pooled metric is caught. A range whose ends are one figure
 //! (`921–921 ms`) is a mismatch too: one value shown as an interval; so is a value outside
 //! the interval shown right after it (`median 1.15 ns | 1.23–1.23 ns`): a figure and its
 //! interval must describe the same thing ([`outside_its_interval`]). Bare counts and percentages are not
@@ -24,6 +26,9 @@ mod page;
 mod tests;
 #[cfg(test)]
 mod tests_kinds;
+
+#[cfg(test)]
+pub(crate) use tests_kinds::every_page_of;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -58,6 +63,9 @@ pub(crate) struct Truth {
     labels: BTreeMap<String, BTreeSet<String>>,
     /// The record's strings long enough to be sentences.
     pub(crate) sentences: Vec<String>,
+    /// A metric's name (lower case) → its figure (`Metric::figure`) in every format: what a
+    /// sentence of the record (a finding) may quote beside that name.
+    figures: BTreeMap<String, BTreeSet<String>>,
 }
 
 /// A figure that contradicts the record.
@@ -102,6 +110,10 @@ impl Truth {
                 let label = own.or(label);
                 if let Some(l) = own {
                     self.labels.entry(l.to_lowercase()).or_default();
+                    if let Some(x) = figure(map) {
+                        let set = self.figures.entry(l.to_lowercase()).or_default();
+                        set.extend(formats(x));
+                    }
                 }
                 map.values().for_each(|i| self.walk(i, label));
                 self.derived(map, label);
@@ -129,12 +141,15 @@ impl Truth {
             self.add(None, sum);
             self.add(None, sum / calls);
         }
-        // A CI as `units::range` shows it: finer than a value when its ends are close.
-        if let Some([lo, hi]) = map
-            .get("ci95")
-            .and_then(Value::as_array)
-            .map(|a| [a.first(), a.get(1)].map(|v| v.and_then(Value::as_f64).unwrap_or(f64::NAN)))
-        {
+        // A CI, and the range of the round medians, as `units::range` shows them: finer
+        // than a value when the ends are close.
+        for field in ["ci95", "medians"] {
+            let Some(values) = map.get(field).and_then(Value::as_array) else {
+                continue;
+            };
+            let values = values.iter().filter_map(Value::as_f64);
+            let lo = values.clone().fold(f64::INFINITY, f64::min);
+            let hi = values.fold(f64::NEG_INFINITY, f64::max);
             for unit in [Unit::Ns, Unit::Bytes, Unit::BytesPerSec] {
                 let shown = units::range(lo, hi, unit);
                 self.add_shown(
@@ -181,8 +196,13 @@ impl Truth {
         self.all.contains(shown)
     }
 
-    /// Whether `shown` is one of `label`'s values.
-    fn holds_for(&self, label: &str, shown: &str) -> bool {
+    /// Whether `shown` is one of `label`'s values; in a sentence of the record beside a
+    /// metric's name, that metric's figure (a finding quoting one round where the tables
+    /// show all of them quotes another of its values, which is no less a contradiction).
+    fn holds_for(&self, label: &str, shown: &str, quoted: bool) -> bool {
+        if let Some(figure) = self.figures.get(label).filter(|_| quoted) {
+            return figure.contains(shown);
+        }
         self.labels
             .get(label)
             .is_some_and(|values| values.contains(shown))
@@ -202,6 +222,14 @@ fn pieces(s: &str) -> Vec<String> {
     }
     all.retain(|p| p.chars().count() >= SENTENCE && p.chars().any(|c| c.is_ascii_digit()));
     all
+}
+
+/// The figure of a metric (an object with a `summary`): the median of its round medians
+/// with rounds, else its median.
+fn figure(map: &serde_json::Map<String, Value>) -> Option<f64> {
+    let of_rounds = map.get("rounds").and_then(|r| r.get("median"));
+    let median = map.get("summary").and_then(|s| s.get("median"));
+    of_rounds.or(median).and_then(Value::as_f64)
 }
 
 /// The number in field `field` of `map`.
@@ -235,7 +263,7 @@ pub(crate) fn check(truth: &Truth, page: &str) -> Vec<Mismatch> {
     for figure in figures(page, &labels, &truth.sentences).iter() {
         let fits = !figure.range_of_one
             && match &figure.label {
-                Some(label) => truth.holds_for(label, &figure.shown),
+                Some(label) => truth.holds_for(label, &figure.shown, figure.quoted),
                 None => figure.quoted || truth.holds(&figure.shown),
             };
         if !fits {

@@ -5,6 +5,7 @@ use std::hint::black_box;
 use sysmeter_sys::process::{self, ExecTarget};
 
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
+use crate::model::{HostInfo, units};
 
 /// The experiment.
 pub struct OsTask;
@@ -47,8 +48,11 @@ impl Experiment for OsTask {
                 None,
             );
         }
-        findings(&mut out);
         Ok(out)
+    }
+
+    fn metric_findings(&self, _host: &HostInfo, out: &mut Measured) {
+        findings(out);
     }
 }
 
@@ -83,18 +87,20 @@ fn exec_metrics(ctx: &mut Ctx<'_>, out: &mut Measured) -> Result<(), ExperimentE
     Ok(())
 }
 
+/// The findings of the four costs, each quoting a metric beside its name.
 fn findings(out: &mut Measured) {
+    let ns = units::duration_ns;
     if let (Some(p), Some(t)) = (out.median(FORK), out.median(THREAD))
         && let Some(r) = crate::stats::ratio(p, t)
     {
         out.find(
             "process_vs_thread_creation",
             format!(
-                "Creating a process (fork+exit+wait, {:.1} µs) costs {r:.1}x creating a \
-                 thread ({:.1} µs): fork must copy the address space's page tables and \
-                 file table, a thread shares them.",
-                p / 1e3,
-                t / 1e3
+                "Creating a process ({FORK} {}) costs {r:.1}x creating a thread ({THREAD} \
+                 {}): fork must copy the address space's page tables and file table, a thread \
+                 shares them.",
+                ns(p),
+                ns(t)
             ),
             Some(r),
         );
@@ -103,9 +109,9 @@ fn findings(out: &mut Measured) {
         out.find(
             "exec_cost",
             format!(
-                "Loading and running /bin/true adds {:.1} µs on top of fork (fork+exec {:.1} µs).",
-                (e - f) / 1e3,
-                e / 1e3
+                "Loading and running /bin/true adds {} on top of fork ({EXEC} {}).",
+                ns(e - f),
+                ns(e)
             ),
             Some(e - f),
         );
@@ -114,10 +120,9 @@ fn findings(out: &mut Measured) {
         out.find(
             "spawn_vs_fork_exec",
             format!(
-                "posix_spawn ({:.1} µs) vs fork+exec ({:.1} µs): spawning without copying page \
-                 tables saves {:.0}%.",
-                s / 1e3,
-                e / 1e3,
+                "{SPAWN} {} vs {EXEC} {}: spawning without copying page tables saves {:.0}%.",
+                ns(s),
+                ns(e),
                 100.0 * (1.0 - s / e)
             ),
             crate::stats::ratio(s, e),

@@ -241,7 +241,7 @@ fn draw_fleet(svg: &mut Svg, chart: &DotChart, f: &Frame) {
     let (top, bottom) = f.y;
     let (lo, hi) = (f.px(chart.band.0), f.px(chart.band.1));
     let band = units::range(chart.band.0, chart.band.1, chart.unit);
-    let tip = format!("fleet p10–p90: {band}");
+    let tip = format!("fleet p10–p90, outliers included: {band}");
     svg.rect(
         (lo, top),
         ((hi - lo).max(1.0), bottom - top),
@@ -312,7 +312,7 @@ mod tests {
         assert_eq!(svg.matches("<circle").count(), 4);
         assert_eq!(svg.matches(&format!("fill=\"{}\"", color(1))).count(), 1);
         assert!(svg.contains(">host-3</text>") && svg.contains(">400 ns</text>"));
-        assert!(svg.contains("fleet p10–p90: 190–400 ns"));
+        assert!(svg.contains("fleet p10–p90, outliers included: 190–400 ns"));
         assert!(!svg.contains("NaN"));
         assert_eq!(
             render(&DotChart {

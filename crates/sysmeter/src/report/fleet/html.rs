@@ -16,7 +16,7 @@ use super::super::charts::svg::escape;
 use super::shape::{counts, counts_line, headline, outliers_in, per_host};
 use super::text::rule;
 use super::{
-    FleetDocument, MetricDoc, Outlier, by_host, host_cell, how_far, metrics_header,
+    BAND_OVER, FleetDocument, MetricDoc, Outlier, by_host, host_cell, how_far, metrics_header,
     shared_sentences,
 };
 use crate::model::{ROLL_CALL_HOSTS, Unit, units};
@@ -42,9 +42,9 @@ pub(super) fn render(doc: &FleetDocument) -> String {
     body.push_str(&outliers(doc));
     body.push_str(
         "<h2>Headline metrics</h2>\n<p class=\"muted\">The hosts' values: a dot per host up to \
-         50 hosts, a histogram beyond; outliers in red. The band is the fleet's p10–p90, the \
-         dashed line its median.</p>\n",
+         50 hosts, a histogram beyond; outliers in red. The band is the fleet's p10–p90 ",
     );
+    body.push_str(&format!("{BAND_OVER}, the dashed line its median.</p>\n"));
     for m in headline(doc) {
         body.push_str(&figure(m));
     }
@@ -298,8 +298,8 @@ fn metrics(doc: &FleetDocument) -> String {
         })
         .collect();
     let note = match wide {
-        true => "Each host's value (percentile in the fleet).",
-        false => "The fleet median and p10–p90 over the hosts that measured each metric.",
+        true => "Each host's value (percentile in the fleet).".to_string(),
+        false => format!("The fleet median and p10–p90 of each metric, {BAND_OVER}."),
     };
     format!(
         "<h2>All metrics</h2>\n<p class=\"muted\">{note}</p>\n{}",

@@ -6,7 +6,9 @@
 
 use super::shape::{SPREAD_HEADER, counts, per_host, spread_row};
 use super::text::rule;
-use super::{FleetDocument, by_host, how_far, metric_row, metrics_header, shared_sentences};
+use super::{
+    BAND_OVER, FleetDocument, by_host, how_far, metric_row, metrics_header, shared_sentences,
+};
 use crate::model::units;
 
 /// Makes text safe inside a table cell or a line: pipes escaped, line breaks flattened.
@@ -60,13 +62,15 @@ pub(super) fn render(doc: &FleetDocument) -> String {
     }
     blocks.push("## Metrics".to_string());
     if per_host(doc) {
-        blocks.push("Each host's value (percentile in the fleet); ! marks an outlier.".to_string());
+        blocks.push(format!(
+            "The fleet median and p10–p90 {BAND_OVER}, each host's value (percentile in the \
+             fleet); ! marks an outlier."
+        ));
         blocks.push(metrics(doc));
     } else {
-        blocks.push(
-            "The fleet median and p10–p90 of every metric over the hosts that measured it."
-                .to_string(),
-        );
+        blocks.push(format!(
+            "The fleet median and p10–p90 of every metric, {BAND_OVER}."
+        ));
         blocks.push(spreads(doc));
     }
     blocks.push(format!("## Hosts ({})", doc.hosts.len()));

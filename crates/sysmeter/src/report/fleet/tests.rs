@@ -239,3 +239,31 @@ fn a_large_fleet_leads_with_the_outliers_and_summarises_the_roll_call() {
     let nothing = "The 40 outlier hosts share no machine setting that sets them apart";
     assert!(html.contains(nothing) && text.contains(nothing) && md.contains(nothing));
 }
+
+#[test]
+fn the_band_is_over_every_host_and_every_page_says_so() {
+    // Issue 43: is the p10–p90 band taken without the outliers? It is not: over every host
+    // that measured the metric, and each page says so where it explains the band.
+    let (view, hosts) = sample_fleet();
+    let doc = document(&view, &hosts);
+    let o = &doc.outliers[0];
+    let m = (doc.metrics.iter())
+        .find(|m| m.experiment == o.experiment && m.metric == o.metric)
+        .expect("the outlier's metric");
+    let mut all: Vec<f64> = m.hosts.iter().map(|h| h.value).collect();
+    all.sort_by(f64::total_cmp);
+    assert_eq!(
+        m.p90,
+        crate::stats::quantile_sorted(&all, 0.9),
+        "outlier included"
+    );
+    let usual = &all[..all.len() - 1];
+    assert!(
+        m.p90 > usual[usual.len() - 1],
+        "the outlier pulls the band up"
+    );
+    for format in [FleetFormat::Text, FleetFormat::Markdown, FleetFormat::Html] {
+        let page = render(&view, &hosts, format).expect("renders");
+        assert!(page.contains(BAND_OVER), "{format:?} does not say it");
+    }
+}

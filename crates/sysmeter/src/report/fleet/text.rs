@@ -9,7 +9,9 @@
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
 use super::shape::{SPREAD_HEADER, counts, counts_line, headline, per_host, spread_row};
-use super::{FleetDocument, by_host, how_far, metric_row, metrics_header, shared_sentences};
+use super::{
+    BAND_OVER, FleetDocument, by_host, how_far, metric_row, metrics_header, shared_sentences,
+};
 use crate::model::units;
 
 /// The most lines of a large fleet's text (checked by the tests: the caps below keep it).
@@ -30,11 +32,15 @@ pub(super) fn render(doc: &FleetDocument) -> String {
     );
     out.push_str(&outliers(doc));
     if per_host(doc) {
-        out.push_str("\nMetrics: the fleet median, p10–p90 and each host's value (percentile); ! marks an outlier.\n");
+        out.push_str(&format!(
+            "\nMetrics: the fleet median and p10–p90 {BAND_OVER}, each host's value \
+             (percentile); ! marks an outlier.\n"
+        ));
         out.push_str(&metrics_table(doc).to_string());
         out.push_str(&format!("\n\nHosts:\n{}\n", hosts_table(doc)));
     } else {
-        out.push_str(&format!("\n{}\n", spread_table(doc)));
+        out.push_str(&format!("\nThe p10–p90 of each metric is {BAND_OVER}.\n"));
+        out.push_str(&format!("{}\n", spread_table(doc)));
         out.push_str(&roll_call(doc));
     }
     out

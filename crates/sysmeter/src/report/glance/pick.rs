@@ -162,7 +162,7 @@ fn measured<'a>(run: &'a RunRecord, id: &str) -> Option<&'a ExperimentResult> {
 pub fn shown(m: &Metric) -> String {
     match m.degenerate {
         Some(_) => crate::report::format::NOT_A_RESULT.to_string(),
-        None => m.shown(m.summary.median),
+        None => m.shown(m.figure()),
     }
 }
 
@@ -214,7 +214,7 @@ pub fn levels(r: &ExperimentResult) -> Vec<(String, String)> {
                     .metrics
                     .iter()
                     .find(|m| m.name == format!("{level} latency"))?;
-                m.degenerate.is_none().then_some(m.summary.median)
+                m.degenerate.is_none().then_some(m.figure())
             })?;
             let lo = found(format!("hierarchy.{level}.end_lo_bytes"));
             let hi = found(format!("hierarchy.{level}.end_hi_bytes"));

@@ -83,6 +83,33 @@ fn a_figure_must_be_one_of_the_records_values_and_of_its_labels() {
     );
 }
 
+#[test]
+fn a_finding_beside_a_metrics_name_must_quote_its_figure() {
+    // Issue 43: two rounds pooled into the table's 548 µs; the finding kept the last round's.
+    let record = json!({
+        "metrics": [{
+            "name": "fork+exit+wait",
+            "summary": {"median": 530_000.0, "p99": 3_426_000.0},
+            "rounds": {"medians": [548_000.0, 3_426_000.0], "median": 548_000.0},
+        }],
+        "findings": [
+            {"key": "a", "text": "Creating a process (fork+exit+wait 3.43 ms) is slow."},
+            {"key": "b", "text": "Creating a process (fork+exit+wait 548 µs) is fast."},
+        ],
+    });
+    let truth = Truth::of(&[record]);
+    let wrong =
+        |page: &str| -> Vec<String> { check(&truth, page).into_iter().map(|m| m.shown).collect() };
+    assert_eq!(
+        wrong("Creating a process (fork+exit+wait 3.43 ms) is slow."),
+        ["3.43 ms"],
+        "one round's median, and its p99, are values of the metric but not its figure"
+    );
+    assert!(wrong("Creating a process (fork+exit+wait 548 µs) is fast.").is_empty());
+    // In a table row the metric's other values (its p99) stand beside its name as ever.
+    assert!(wrong("│ fork+exit+wait ┆ 548 µs ┆ 3.43 ms │").is_empty());
+}
+
 /// The bench fixture's "null (getppid)" median as every page shows it.
 fn getppid() -> String {
     let run = sample_run();
@@ -156,6 +183,24 @@ fn with_rounds_the_median_of_rounds_stands_beside_the_range_of_rounds() {
         }
         let outside = super::outside_its_interval(&figures(&page, &[], &[]));
         assert!(outside.is_empty(), "{format}: {outside:?}");
+        assert_eq!(check(&truth, &page), [], "{format}");
+    }
+}
+
+#[test]
+fn a_range_of_rounds_whose_ends_are_close_is_the_records() {
+    // Two rounds 0.003% apart: the range is shown finer than a value (`units::range`), as a
+    // real quick run showed `1.21378–1.21381 ns`.
+    let mut run = sample_run();
+    let m = &mut run.results[0].metrics[1];
+    let pooled = m.summary.median;
+    m.rounds = Some(crate::model::RoundStats {
+        medians: vec![pooled, pooled * 1.000_03],
+        median: pooled * 1.000_015,
+        cv: 0.000_02,
+    });
+    let truth = run_truth(&run);
+    for (format, page) in pages(&run) {
         assert_eq!(check(&truth, &page), [], "{format}");
     }
 }

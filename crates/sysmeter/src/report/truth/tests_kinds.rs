@@ -90,15 +90,25 @@ pub(super) fn pages(run: &RunRecord) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// A mismatch on `page` for people: the figure, its label and its line.
+fn said(page: &str, m: &Mismatch) -> String {
+    let label = m.label.as_deref().unwrap_or("-");
+    format!("{page}: {} (label {label}) in: {}", m.shown, m.line.trim())
+}
+
+/// Every figure of every page of `run` that is not the record's, one line each.
+pub(crate) fn every_page_of(run: &RunRecord) -> Vec<String> {
+    let truth = run_truth(run);
+    let mut found = Vec::new();
+    for (format, page) in pages(run) {
+        found.extend(check(&truth, &page).iter().map(|m| said(format, m)));
+    }
+    found
+}
+
 /// Panics with every mismatch of every page, named by kind and format.
 fn assert_consistent(found: Vec<(String, Mismatch)>) {
-    let report: Vec<String> = found
-        .iter()
-        .map(|(page, m)| {
-            let label = m.label.as_deref().unwrap_or("-");
-            format!("{page}: {} (label {label}) in: {}", m.shown, m.line.trim())
-        })
-        .collect();
+    let report: Vec<String> = found.iter().map(|(page, m)| said(page, m)).collect();
     assert!(
         report.is_empty(),
         "{} figures are not the record's:\n{}",
@@ -172,14 +182,6 @@ fn every_figure_of_a_fresh_record_is_the_records() {
     let path = std::env::var("SYSMETER_TRUTH_RECORD").expect("SYSMETER_TRUTH_RECORD names a file");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let run = record(&path, &text);
-    let truth = run_truth(&run);
-    let mut found = Vec::new();
-    for (format, page) in pages(&run) {
-        found.extend(
-            check(&truth, &page)
-                .into_iter()
-                .map(|m| (format.to_string(), m)),
-        );
-    }
-    assert_consistent(found);
+    let found = every_page_of(&run);
+    assert!(found.is_empty(), "{}", found.join("\n"));
 }

@@ -24,9 +24,6 @@ pub const DRAM_SHARE: f64 = 0.4;
 /// Bytes per second a fresh buffer is mapped, faulted in and written once, assumed low: a
 /// guest pays a nested page fault per page where transparent huge pages are off.
 pub const TOUCH_RATE: f64 = 1e9;
-/// Buffers of the DRAM size each round writes: one thread's, then the team's (split
-/// between the threads, the same bytes in all).
-pub const BUFFERS: f64 = 2.0;
 
 /// The levels to measure and notes about how they were chosen.
 pub struct Plan {
@@ -41,6 +38,8 @@ pub struct Sizing {
     pub budget: Duration,
     /// Where `mem.latency` saw the DRAM plateau begin in this run, bytes.
     pub dram_from: Option<u64>,
+    /// Threads of the team (one per CPU; 1: no team).
+    pub threads: usize,
 }
 
 impl Sizing {
@@ -49,12 +48,22 @@ impl Sizing {
         Sizing {
             budget: Duration::MAX,
             dram_from: None,
+            threads: 1,
+        }
+    }
+
+    /// Buffers of the DRAM size each round writes: one thread's, then one per thread of the
+    /// team (DRAM is not split between them, `Level::per_thread`).
+    pub fn buffers(&self) -> f64 {
+        match self.threads {
+            0 | 1 => 1.0,
+            n => 1.0 + n as f64,
         }
     }
 
     /// The largest DRAM set whose buffers are written within [`DRAM_SHARE`] of the budget.
     pub fn dram_cap(&self) -> usize {
-        let bytes = self.budget.as_secs_f64() * DRAM_SHARE * TOUCH_RATE / BUFFERS;
+        let bytes = self.budget.as_secs_f64() * DRAM_SHARE * TOUCH_RATE / self.buffers();
         if bytes >= usize::MAX as f64 {
             usize::MAX
         } else {

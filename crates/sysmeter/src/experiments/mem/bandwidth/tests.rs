@@ -56,9 +56,15 @@ fn sizes_sit_inside_each_level() {
         p.levels[0].metric(Kernel::Copy, 2),
         "copy, L1 (16 KiB each), 2 threads"
     );
+    // A shared cache is split so the team stays inside it; DRAM is not, so each thread's
+    // set is past the caches even where each CPU has a last-level cache of its own.
+    assert_eq!(
+        p.levels[2].metric(Kernel::Read, 2),
+        "read, L3 (4 MiB each), 2 threads"
+    );
     assert_eq!(
         p.levels[3].metric(Kernel::NtWrite, 2),
-        "nt-write, DRAM (128 MiB each), 2 threads"
+        "nt-write, DRAM (256 MiB each), 2 threads"
     );
 }
 
@@ -100,12 +106,12 @@ fn budget(profile: &crate::harness::Profile) -> std::time::Duration {
         .mul_f64(MemBandwidth.time_share() / profile.rounds as f64)
 }
 
-/// Seconds the DRAM buffers take to write, at the assumed rate.
-fn dram_touch(p: &Plan) -> f64 {
+/// Seconds the DRAM buffers of `sizing` take to write, at the assumed rate.
+fn dram_touch(p: &Plan, sizing: &Sizing) -> f64 {
     p.levels
         .iter()
         .filter(|l| l.label == "DRAM")
-        .map(|l| l.size as f64 * sizing::BUFFERS / sizing::TOUCH_RATE)
+        .map(|l| l.size as f64 * sizing.buffers() / sizing::TOUCH_RATE)
         .sum()
 }
 
@@ -113,14 +119,15 @@ fn dram_touch(p: &Plan) -> f64 {
 fn a_reported_480_mib_l3_writes_no_more_than_the_budget_allows() {
     use crate::harness::Profile;
     for profile in [Profile::quick(), Profile::default_profile()] {
-        for dram_from in [None, Some(96 << 20), Some(1 << 30)] {
+        for (dram_from, threads) in [(None, 2), (Some(96 << 20), 2), (Some(1 << 30), 64)] {
             let sizing = Sizing {
                 budget: budget(&profile),
                 dram_from,
+                threads,
             };
             let p = plan(&host(&INTEL_GUEST), None, &sizing);
             let allowed = budget(&profile).as_secs_f64() * sizing::DRAM_SHARE;
-            let seconds = dram_touch(&p);
+            let seconds = dram_touch(&p, &sizing);
             assert!(
                 seconds <= allowed,
                 "{} {dram_from:?}: {seconds} s to write the DRAM buffers, {allowed} s allowed",
@@ -147,6 +154,7 @@ fn dram_is_sized_from_where_mem_latency_saw_it_when_the_budget_allows() {
     let roomy = Sizing {
         budget: std::time::Duration::from_secs(3600),
         dram_from: Some(96 << 20),
+        threads: 2,
     };
     let p = plan(&host(&INTEL_GUEST), None, &roomy);
     let dram = p.levels.iter().find(|l| l.label == "DRAM").expect("DRAM");

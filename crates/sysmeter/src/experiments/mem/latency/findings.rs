@@ -4,8 +4,8 @@
 //! the subtracted loop overhead.
 
 use crate::harness::Measured;
-use crate::model::{HostInfo, Metric, units};
-use crate::stats::hierarchy::{self, Boundary, Hierarchy, Level};
+use crate::model::{Finding, HostInfo, Metric, units};
+use crate::stats::hierarchy::{self, Boundary, Config, Hierarchy, Level};
 
 use super::points::Sampler;
 use super::ranges::{between, range_findings, unconfirmed};
@@ -104,62 +104,66 @@ struct Row {
     range: Option<(u64, u64)>,
 }
 
-/// The `hierarchy.<name>.latency_ns` finding of one level, quoting `latency` (the level
-/// metric's median, the one value every page shows) measured at `at`.
-fn latency_finding(
-    out: &mut Measured,
-    name: &str,
-    level: &Level,
-    (latency, at): (f64, u64),
-    ghz: Option<f64>,
-) {
-    let cyc = ghz.map_or(String::new(), |g| {
-        format!(" ({:.0} TSC cycles)", latency * g)
-    });
-    let shape = if level.flat {
-        "plateau"
-    } else {
-        "still rising at"
-    };
-    out.find(
-        &format!("hierarchy.{name}.latency_ns"),
-        format!(
-            "{name}: {}{cyc} at {}, {shape} {}–{}.",
-            units::duration_ns(latency),
-            units::size(at),
-            units::size(level.first_size),
-            units::size(level.last_size)
-        ),
-        Some(latency),
-    );
+/// The `hierarchy.<name>.latency_ns` finding of every level metric (`<name> latency`): its
+/// figure ([`Metric::figure`], what every page shows), in TSC cycles too, and where it was
+/// measured (the metric's note). Drawn from the metrics alone, so `--rounds` draws it again
+/// from the pooled ones (`Experiment::metric_findings`).
+pub fn latency_findings(out: &mut Measured) {
+    let found: Vec<Finding> = out
+        .metrics
+        .iter()
+        .filter_map(|m| {
+            let name = m.name.strip_suffix(" latency")?;
+            let x = m.figure();
+            // TSC ticks per ns: the cycles summary is the time summary at the TSC rate.
+            let tsc = m.cycles.map(|c| c.median / m.summary.median);
+            let cyc = tsc
+                .filter(|g| g.is_finite())
+                .map_or(String::new(), |g| format!(" ({:.0} TSC cycles)", x * g));
+            let at = m
+                .note
+                .as_deref()
+                .map_or(String::new(), |n| format!(": {n}"));
+            Some(Finding::new(
+                &format!("hierarchy.{name}.latency_ns"),
+                format!("{} {}{cyc}{at}.", m.name, units::duration_ns(x)),
+                Some(x),
+            ))
+        })
+        .collect();
+    out.findings.extend(found);
 }
 
-/// The metric of one level (`L1 latency` … `DRAM latency`): its representative point's, and
-/// that point's size. Its median is the level's latency in every finding and on every page.
+/// The metric of one level (`L1 latency` … `DRAM latency`): its representative point's, with
+/// where it lies in its note. Its figure is the level's latency in every finding and on
+/// every page.
 fn level_metric(
     level: &Level,
     name: &str,
     xs: &[u64],
     metrics: &[Metric],
     last: bool,
-) -> Option<(Metric, u64)> {
+) -> Option<Metric> {
     let i = representative(level, xs, metrics, last)?;
     let mut m = metrics[i].clone();
+    let shape = if level.flat {
+        "on the plateau"
+    } else {
+        "still rising over"
+    };
     m.name = format!("{name} latency");
-    m.note = Some(format!("random chain at {}", units::size(xs[i])));
-    Some((m, xs[i]))
+    m.note = Some(format!(
+        "random chain at {}, {shape} {}–{}",
+        units::size(xs[i]),
+        units::size(level.first_size),
+        units::size(level.last_size)
+    ));
+    Some(m)
 }
 
 /// Level metrics and hierarchy findings from the detected levels of the windowed curve
 /// (`metrics`: its points', by size).
-pub fn levels(
-    host: &HostInfo,
-    ghz: Option<f64>,
-    d: &Detected<'_>,
-    metrics: &[Metric],
-    max: u64,
-    out: &mut Measured,
-) {
+pub fn levels(host: &HostInfo, d: &Detected<'_>, metrics: &[Metric], max: u64, out: &mut Measured) {
     let caches = sysfs_caches(host);
     let found = d.found;
     let (names, rows) = names(d, &caches, max);
@@ -167,15 +171,11 @@ pub fn levels(
     let mut table = Vec::new();
     for (k, (level, name)) in found.levels.iter().zip(&names).enumerate() {
         let last = k + 1 == found.levels.len();
-        let latency = level_metric(level, name, &xs, metrics, last).map(|(metric, at)| {
-            let latency = metric.summary.median;
-            out.metrics.push(metric);
-            latency_finding(out, name, level, (latency, at), ghz);
-            latency
-        });
+        out.metrics
+            .extend(level_metric(level, name, &xs, metrics, last));
         let Some(end) = level.ends_at_bytes else {
-            let shown = latency.map(|l| format!(" {}", units::duration_ns(l)));
-            table.push(format!("{name}{}", shown.unwrap_or_default()));
+            // Its latency is its metric's figure, quoted by its own finding.
+            table.push(format!("{name} (the curve ends in it)"));
             continue;
         };
         let row = rows.iter().find(|r| r.detected == Some(end));
@@ -211,22 +211,30 @@ pub fn levels(
     );
 }
 
-/// The point standing for a level: the largest size for the last level (fewest LLC hits),
-/// otherwise the plateau point of the median median (the middle of the level's flat part).
+/// The point standing for a level: the largest size for the last level (fewest LLC hits);
+/// otherwise the middle of the level's undisturbed plateau points: those whose median is
+/// within the detection's tolerance (15%) of the lowest median on the plateau. Another
+/// tenant's burst on the shared last-level cache lifts whole points to DRAM latency (an L3
+/// plateau of 12 ns read 22–74 ns at half its sizes in one run of 7 Dec 2026), and
+/// interference only ever adds latency, so the points that kept the lowest value are the
+/// level; the middle of all plateau points followed the disturbed ones (12 vs 34 ns).
 fn representative(level: &Level, xs: &[u64], metrics: &[Metric], last: bool) -> Option<usize> {
     if last {
         return metrics.len().checked_sub(1);
     }
-    let mut plateau: Vec<usize> = (0..metrics.len().min(xs.len()))
+    let median = |i: usize| metrics[i].summary.median;
+    let plateau: Vec<usize> = (0..metrics.len().min(xs.len()))
         .filter(|&i| xs[i] >= level.first_size && xs[i] <= level.last_size)
+        .filter(|&i| median(i).is_finite())
         .collect();
-    plateau.sort_by(|&a, &b| {
-        metrics[a]
-            .summary
-            .median
-            .total_cmp(&metrics[b].summary.median)
-    });
-    plateau.get(plateau.len().saturating_sub(1) / 2).copied()
+    let lowest = plateau.iter().map(|&i| median(i)).reduce(f64::min)?;
+    let ceiling = lowest * (1.0 + Config::default().tolerance);
+    let mut still: Vec<usize> = plateau
+        .into_iter()
+        .filter(|&i| median(i) <= ceiling)
+        .collect();
+    still.sort_by(|&a, &b| median(a).total_cmp(&median(b)));
+    still.get(still.len().saturating_sub(1) / 2).copied()
 }
 
 fn size_findings(

@@ -87,18 +87,15 @@ impl Experiment for MemLatency {
             boundaries: &w.boundaries,
             fine_sizes: w.fine_sizes,
         };
-        findings::levels(
-            ctx.host,
-            ctx.calib.tsc_ghz,
-            &detected,
-            &w.metrics,
-            plan.max,
-            &mut out,
-        );
+        findings::levels(ctx.host, &detected, &w.metrics, plan.max, &mut out);
         findings::overhead(&plan.sampler, &mut out);
         plan.note(&mut out);
         tlb_and_strides(&mut out);
         Ok(out)
+    }
+
+    fn metric_findings(&self, _host: &HostInfo, out: &mut Measured) {
+        findings::latency_findings(out);
     }
 }
 

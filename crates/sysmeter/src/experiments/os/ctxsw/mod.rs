@@ -11,6 +11,7 @@ use sysmeter_sys::{sched, syscall};
 
 use crate::experiments::peer::pipe_echo_process;
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
+use crate::model::HostInfo;
 use peers::{EchoThread, FutexPeer, YieldPeer};
 
 /// The experiment.
@@ -61,8 +62,11 @@ impl Experiment for OsCtxsw {
         out.metrics.extend([rtt, sw]);
         handoffs(ctx, &mut out)?;
         cross_cpu(ctx, &mut out)?;
-        findings(&mut out, ctx.host.virtualization.as_deref());
         Ok(out)
+    }
+
+    fn metric_findings(&self, host: &HostInfo, out: &mut Measured) {
+        findings(out, host.virtualization.as_deref());
     }
 }
 
