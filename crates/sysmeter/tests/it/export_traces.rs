@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::support::cmd::{stderr_of, stdout_of, sysmeter};
 use crate::support::needs::off_cpu;
 use crate::support::skip::{Cap, Missing};
-use crate::support::{compile_fixture, exclusive, median, need, result};
+use crate::support::{compile_fixture, median, need, result};
 
 /// Runs `sysmeter ARGS --db DB --format json --out FILE -- CMD`, which must succeed; its run.
 fn measured(db: &Path, args: &[&str], cmd: &[&str]) -> Value {
@@ -227,8 +227,7 @@ fn firefox_profile_weights_add_up_to_the_samples_and_the_off_cpu_time() {
     let bin = need!(compile_fixture("offcpu_spinnap", dir.path(), &[]));
     let db = dir.path().join("runs.db");
     let run = {
-        let _on = crate::support::observing(&[crate::support::Event::Sched]);
-        let _alone = exclusive();
+        let _alone = crate::support::observing_alone(&[crate::support::Event::Sched]);
         measured(&db, &["profile", "--both"], &[bin.to_str().expect("path")])
     };
     let p: Value = serde_json::from_str(&export(&db, "profile", "firefox")).expect("JSON");

@@ -266,8 +266,7 @@ fn pprof_inuse_space_of_an_alloc_run_shows_the_leak_with_its_bytes() {
 #[test]
 fn both_profiles_export_on_and_off_cpu_time() {
     let go = need!(go());
-    let _on = crate::support::observing(&[crate::support::Event::Sched]);
-    let _alone = exclusive();
+    let _alone = crate::support::observing_alone(&[crate::support::Event::Sched]);
     let dir = tempfile::tempdir().expect("tempdir");
     need!(crate::support::needs::off_cpu());
     let prog = need!(compile_fixture("offcpu_spinnap", dir.path(), &["-pthread"]));
@@ -304,8 +303,7 @@ fn both_profiles_export_on_and_off_cpu_time() {
 #[test]
 fn pprof_of_a_locks_run_opens_in_go_tool_pprof() {
     let go = need!(go());
-    let _on = crate::support::observing(&[crate::support::Event::Futex]);
-    let _alone = exclusive();
+    let _alone = crate::support::observing_alone(&[crate::support::Event::Futex]);
     let dir = tempfile::tempdir().expect("tempdir");
     need!(crate::locks::backend_events("perf"));
     let prog = need!(compile_fixture("locks_phases", dir.path(), &["-pthread"]));

@@ -47,7 +47,26 @@ fn metric_names(result: &Value) -> Vec<String> {
         .collect()
 }
 
-fn exact_counts(backend: &str) {
+/// What a `backend` run needs beyond a C compiler: the tracepoints, or BPF (ptrace: nothing).
+fn backend_needs(backend: &str) -> Result<(), crate::support::skip::Missing> {
+    match backend {
+        "tracepoint" => tracepoints(),
+        "bpf" => crate::support::needs::bpf(),
+        _ => Ok(()),
+    }
+}
+
+// `test_name::ptrace`, `::tracepoint` and `::bpf`: the test function on each backend, each
+// holding the `raw_syscalls` events.
+crate::support::each_backend!(
+    hold crate::support::observing(&[crate::support::Event::RawSyscalls]);
+    [ptrace, tracepoint, bpf];
+    counts_every_call_of_every_thread_exactly,
+    follows_forked_children_with_f
+);
+
+fn counts_every_call_of_every_thread_exactly(backend: &str) {
+    need!(backend_needs(backend));
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = need!(compile_fixture("trace_threads", dir.path(), &["-pthread"]));
     let bin = bin.to_string_lossy().into_owned();
@@ -81,27 +100,8 @@ fn exact_counts(backend: &str) {
     );
 }
 
-#[test]
-fn ptrace_counts_every_call_of_every_thread_exactly() {
-    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
-    exact_counts("ptrace");
-}
-
-#[test]
-fn tracepoints_count_every_call_of_every_thread_exactly() {
-    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
-    need!(tracepoints());
-    exact_counts("tracepoint");
-}
-
-#[test]
-fn bpf_counts_every_call_of_every_thread_exactly() {
-    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
-    need!(crate::support::needs::bpf());
-    exact_counts("bpf");
-}
-
-fn fork_following(backend: &str) {
+fn follows_forked_children_with_f(backend: &str) {
+    need!(backend_needs(backend));
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = need!(compile_fixture("trace_fork", dir.path(), &["-pthread"]));
     let bin = bin.to_string_lossy().into_owned();
@@ -115,26 +115,6 @@ fn fork_following(backend: &str) {
     );
     let (alone, _, _) = trace_json(&["--backend", backend], &cmd, dir.path());
     assert_eq!(calls_of(&alone, "getpgid"), Some((120, 0)), "{alone:#}");
-}
-
-#[test]
-fn ptrace_follows_forked_children_with_f() {
-    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
-    fork_following("ptrace");
-}
-
-#[test]
-fn tracepoints_follow_forked_children_with_f() {
-    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
-    need!(tracepoints());
-    fork_following("tracepoint");
-}
-
-#[test]
-fn bpf_follows_forked_children_with_f() {
-    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
-    need!(crate::support::needs::bpf());
-    fork_following("bpf");
 }
 
 #[test]

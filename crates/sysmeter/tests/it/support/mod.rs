@@ -16,6 +16,7 @@ pub mod chromium;
 pub mod cmd;
 #[cfg(feature = "pg")]
 pub mod cpu_limit;
+pub mod each_backend;
 pub mod fleet;
 pub mod needs;
 pub mod netns;
@@ -34,8 +35,9 @@ pub use cmd::{
     BENCH_JSON, bench_json, json_of, json_out, json_out_code, json_run, stderr_of, stdout_of,
     sysmeter,
 };
+pub(crate) use each_backend::each_backend;
 pub use needs::{compile_fixture, is_root};
-pub use observing::{Event, observing};
+pub use observing::{Event, observing, observing_alone};
 pub use record::{assert_says, error_of, finding, finding_keys, median, result};
 pub(crate) use skip::{need, skip};
 
