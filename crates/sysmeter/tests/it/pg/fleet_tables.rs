@@ -105,14 +105,20 @@ fn moved(i: usize, suffix: &str, seconds: i64) -> RunRecord {
     run
 }
 
+/// The store at `url` with the runs of hosts `0..hosts` imported (each new).
+fn with_hosts(url: &str, hosts: usize) -> Store {
+    let mut store = open(url);
+    for i in 0..hosts {
+        assert!(store.import_run(&host_run(i)).expect("import"));
+    }
+    store
+}
+
 #[test]
 fn the_fleet_tables_follow_every_write() {
     let db = need!(test_db());
     let mut client = db.client();
-    let mut store = open(&db.url);
-    for i in 0..5 {
-        assert!(store.import_run(&host_run(i)).expect("import"));
-    }
+    let mut store = with_hosts(&db.url, 5);
     agree(&mut client);
     moved_between_hosts(&mut client);
     // An older run imported late is the one received last: it takes the host's place.
@@ -222,10 +228,7 @@ fn fleet_runs(url: &str) -> Vec<(String, String)> {
 fn a_killed_run_or_one_dated_ahead_never_takes_a_hosts_place_in_postgres() {
     let db = need!(test_db());
     let mut client = db.client();
-    let mut store = open(&db.url);
-    for i in 0..3 {
-        assert!(store.import_run(&host_run(i)).expect("import"));
-    }
+    let mut store = with_hosts(&db.url, 3);
     let before = agree(&mut client);
     assert_eq!(fleet_runs(&db.url), before);
     let mut killed = moved(1, "killed", 10);
