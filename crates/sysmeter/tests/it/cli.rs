@@ -134,8 +134,7 @@ fn assert_complete_result(run: &Value, id: &str) {
 
 #[test]
 fn bench_one_experiment_per_group_stores_and_reports() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
+    let (_dir, db) = crate::support::temp_db();
     for id in ["cpu.loop", "os.syscall"] {
         let run = bench_into(&db, id);
         assert_complete_result(&run, id);
@@ -238,12 +237,13 @@ fn unreadable_database_is_a_clear_error() {
                 .or(predicate::str::contains("not a database")),
         );
     // An unknown run is bad input, like an unknown experiment (exit 2).
-    sysmeter()
-        .args(["show", "no-such-run", "--db"])
-        .arg(dir.path().join("fresh.db"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("sysmeter history"));
+    refused(
+        sysmeter()
+            .args(["show", "no-such-run", "--db"])
+            .arg(dir.path().join("fresh.db")),
+        2,
+        &["sysmeter history"],
+    );
 }
 
 #[test]

@@ -167,8 +167,7 @@ fn assert_trace_event(e: &Value) {
 
 #[test]
 fn chrome_trace_of_run_has_every_timeline_point_as_a_counter() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
+    let (_dir, db) = crate::support::temp_db();
     let run = measured(&db, &["run", "--interval", "50"], &["sleep", "0.5"]);
     let trace: Value = serde_json::from_str(&export(&db, "run", "chrome-trace")).expect("JSON");
     let events = trace["traceEvents"].as_array().expect("traceEvents");

@@ -111,7 +111,7 @@ fn validate_speedscope(file: &Path) -> Result<(), Missing> {
 /// and the run.
 fn stored_run(dir: &Path, kind: &[&str], argv: &[&std::ffi::OsStr]) -> (PathBuf, Value) {
     let (db, json) = (dir.join("runs.db"), dir.join("run.json"));
-    let out = sysmeter()
+    sysmeter()
         .args(kind)
         .arg("--db")
         .arg(&db)
@@ -119,13 +119,8 @@ fn stored_run(dir: &Path, kind: &[&str], argv: &[&std::ffi::OsStr]) -> (PathBuf,
         .arg(&json)
         .arg("--")
         .args(argv)
-        .output()
-        .expect("sysmeter runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .assert()
+        .success();
     let run = serde_json::from_slice(&std::fs::read(&json).expect("report")).expect("JSON");
     (db, run)
 }
@@ -274,18 +269,13 @@ fn both_profiles_export_on_and_off_cpu_time() {
     let file = dir.path().join("both.pb.gz");
     export(&db, "pprof", &file);
     // spin() ~300 ms on the CPU, then nap() ~300 ms off it (tests/it/offcpu.rs).
-    let off = top_rows(&pprof(&go, &["-sample_index=off_cpu", "-top"], &file));
-    let nap = off
-        .iter()
-        .find(|r| r.name == "nap")
-        .expect("nap off the CPU");
-    assert!(nap.cum_pct >= 90.0, "{off:?}");
-    let on = top_rows(&pprof(&go, &["-sample_index=cpu", "-top"], &file));
-    let spin = on
-        .iter()
-        .find(|r| r.name == "spin")
-        .expect("spin on the CPU");
-    assert!(spin.cum_pct >= 90.0, "{on:?}");
+    for (index, function) in [("off_cpu", "nap"), ("cpu", "spin")] {
+        let sample_index = format!("-sample_index={index}");
+        let rows = top_rows(&pprof(&go, &[&sample_index, "-top"], &file));
+        let row = rows.iter().find(|r| r.name == function);
+        let row = row.unwrap_or_else(|| panic!("no {function} in {index}: {rows:?}"));
+        assert!(row.cum_pct >= 90.0, "{rows:?}");
+    }
     let speedscope = dir.path().join("both.speedscope.json");
     export(&db, "speedscope", &speedscope);
     need!(validate_speedscope(&speedscope));
@@ -329,8 +319,7 @@ fn pprof_of_a_locks_run_opens_in_go_tool_pprof() {
 
 #[test]
 fn formats_that_do_not_fit_the_run_are_refused_with_the_sentence() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
+    let (dir, db) = crate::support::temp_db();
     sysmeter()
         .args(["import", "--db"])
         .arg(&db)
@@ -357,8 +346,7 @@ fn formats_that_do_not_fit_the_run_are_refused_with_the_sentence() {
 
 #[test]
 fn pprof_is_never_written_to_a_terminal() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
+    let (_dir, db) = crate::support::temp_db();
     let bin = assert_cmd::cargo::cargo_bin("sysmeter");
     let command = format!(
         "'{}' export latest --format pprof --db '{}'; echo \"exit=$?\"",

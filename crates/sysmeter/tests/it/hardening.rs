@@ -9,6 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use assert_cmd::assert::OutputAssertExt;
+
 use sysmeter::model::fixture::sample_run;
 
 use crate::support::sample::sample_run_file;
@@ -153,8 +155,7 @@ fn stored_hostnames_never_reach_the_terminal_or_a_page_raw() {
 
 #[test]
 fn a_hostname_override_that_acts_on_a_terminal_is_refused_when_set() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
+    let (_dir, db) = crate::support::temp_db();
     for (_, host) in HOSTILE_HOSTS {
         let err = stderr_of(
             sysmeter()
@@ -197,20 +198,15 @@ fn a_value_beyond_any_chart_is_left_out_under_a_memory_limit_and_refused_at_impo
     let page = dir.path().join("extreme.html");
     // 1 GiB of address space: the unbounded axis asked for 2^31 ticks (16 GiB).
     let bin = assert_cmd::cargo::cargo_bin("sysmeter");
-    let out = Command::new("sh")
+    Command::new("sh")
         .args(["-c", "ulimit -v 1048576 && exec \"$0\" \"$@\""])
         .arg(&bin)
         .args(["report", "--html"])
         .arg(&page)
         .arg(&file)
         .env("NO_COLOR", "1")
-        .output()
-        .expect("run report");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .assert()
+        .success();
     let html = std::fs::read_to_string(&page).expect("page");
     assert!(html.contains("Left out of the charts:"), "the page says it");
     assert!(html.contains("results[0].metrics[0].summary.median = 1.7e308"));

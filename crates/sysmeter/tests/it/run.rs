@@ -219,8 +219,7 @@ fn bad_targets_are_usage_errors() {
 
 #[test]
 fn runs_are_stored_and_shown() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
+    let (_dir, db) = crate::support::temp_db();
     sysmeter()
         .args(["run", "--db"])
         .arg(&db)
@@ -239,8 +238,7 @@ fn runs_are_stored_and_shown() {
 
 #[test]
 fn sigint_to_sysmeter_is_forwarded_and_the_run_is_still_reported_and_stored() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
+    let (dir, db) = crate::support::temp_db();
     let out = dir.path().join("run.json");
     let bin = assert_cmd::cargo::cargo_bin("sysmeter");
     let mut child = StdCommand::new(bin)

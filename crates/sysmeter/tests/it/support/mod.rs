@@ -49,3 +49,11 @@ pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+/// A new temporary directory and the database `runs.db` in it (not created yet), for a test
+/// that stores runs; the directory goes when the first value is dropped.
+pub fn temp_db() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("runs.db");
+    (dir, db)
+}
