@@ -42,14 +42,9 @@ fn config(args: &CallsArgs) -> anyhow::Result<CallsConfig> {
 /// Run `sysmeter calls`.
 pub fn calls(args: &CallsArgs) -> anyhow::Result<Outcome> {
     let cfg = config(args)?;
-    let mut live = LiveCount::new("library calls");
     diagnose(
         (&args.output, Stream::Stderr),
-        || {
-            let traced = calls::calls(&cfg, &mut live);
-            live.clear();
-            traced
-        },
+        || LiveCount::counting("library calls", |live| calls::calls(&cfg, live)),
         |mut output: CallsOutput, sink, started_ns| {
             // The program's own functions have no price in the bench.
             if !cfg.functions {

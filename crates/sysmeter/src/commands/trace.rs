@@ -34,14 +34,9 @@ fn config(args: &TraceArgs) -> anyhow::Result<TraceConfig> {
 /// Run `sysmeter trace`.
 pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
     let cfg = config(args)?;
-    let mut live = LiveCount::new("system calls");
     diagnose(
         (&args.output, Stream::Stderr),
-        || {
-            let traced = trace::trace(&cfg, &mut live);
-            live.clear();
-            traced
-        },
+        || LiveCount::counting("system calls", |live| trace::trace(&cfg, live)),
         |mut output: TraceOutput, sink, started_ns| {
             let bench = latest_bench(sink);
             let kind = crate::diagnose::price::Kind::Syscall;

@@ -7,10 +7,13 @@
 
 use std::path::Path;
 
+use tempfile::TempDir;
+
 use serde_json::Value;
 
 use crate::support::cmd::traced_json;
 use crate::support::needs::tracepoints;
+use crate::support::skip::Missing;
 use crate::support::{compile_fixture, need, stderr_of, stdout_of, sysmeter};
 
 /// Runs `sysmeter trace ARGS -- CMD…` with the JSON summary written to a file; returns
@@ -47,13 +50,17 @@ fn metric_names(result: &Value) -> Vec<String> {
         .collect()
 }
 
-/// What a `backend` run needs beyond a C compiler: the tracepoints, or BPF (ptrace: nothing).
-fn backend_needs(backend: &str) -> Result<(), crate::support::skip::Missing> {
+/// What a `backend` run of fixture `name` needs: the tracepoints, or BPF (ptrace: nothing),
+/// and the fixture compiled (with threads) in a new directory.
+fn backend_fixture(backend: &str, name: &str) -> Result<(TempDir, String), Missing> {
     match backend {
-        "tracepoint" => tracepoints(),
-        "bpf" => crate::support::needs::bpf(),
-        _ => Ok(()),
+        "tracepoint" => tracepoints()?,
+        "bpf" => crate::support::needs::bpf()?,
+        _ => {}
     }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = crate::support::fixture_arg(name, dir.path(), &["-pthread"])?;
+    Ok((dir, bin))
 }
 
 // `test_name::ptrace`, `::tracepoint` and `::bpf`: the test function on each backend, each
@@ -66,10 +73,7 @@ crate::support::each_backend!(
 );
 
 fn counts_every_call_of_every_thread_exactly(backend: &str) {
-    need!(backend_needs(backend));
-    let dir = tempfile::tempdir().expect("tempdir");
-    let bin = need!(compile_fixture("trace_threads", dir.path(), &["-pthread"]));
-    let bin = bin.to_string_lossy().into_owned();
+    let (dir, bin) = need!(backend_fixture(backend, "trace_threads"));
     let (n, m, k) = (4u64, 300u64, 25u64);
     let cmd = [bin.as_str(), "4", "300", "25", "7"];
     let (result, stdout, code) = trace_json(&["--backend", backend], &cmd, dir.path());
@@ -101,10 +105,7 @@ fn counts_every_call_of_every_thread_exactly(backend: &str) {
 }
 
 fn follows_forked_children_with_f(backend: &str) {
-    need!(backend_needs(backend));
-    let dir = tempfile::tempdir().expect("tempdir");
-    let bin = need!(compile_fixture("trace_fork", dir.path(), &["-pthread"]));
-    let bin = bin.to_string_lossy().into_owned();
+    let (dir, bin) = need!(backend_fixture(backend, "trace_fork"));
     let cmd = [bin.as_str(), "120", "30"];
     let (followed, _, code) = trace_json(&["-f", "--backend", backend], &cmd, dir.path());
     assert_eq!(code, 0);
@@ -121,8 +122,11 @@ fn follows_forked_children_with_f(backend: &str) {
 fn e_filter_counts_only_the_selected_calls_through_seccomp() {
     let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = need!(compile_fixture("trace_threads", dir.path(), &["-pthread"]));
-    let bin = bin.to_string_lossy().into_owned();
+    let bin = need!(crate::support::fixture_arg(
+        "trace_threads",
+        dir.path(),
+        &["-pthread"]
+    ));
     let cmd = [bin.as_str(), "2", "200", "10", "0"];
     let (r, stdout, code) = trace_json(&["--backend", "ptrace", "-e", "getpgid"], &cmd, dir.path());
     assert_eq!((stdout.as_str(), code), ("done 2 200 10\n", 0));

@@ -36,7 +36,7 @@ pub use cmd::{
     sysmeter,
 };
 pub(crate) use each_backend::each_backend;
-pub use needs::{compile_fixture, is_root};
+pub use needs::{compile_fixture, fixture_arg, is_root, path_arg};
 pub use observing::{Event, observing, observing_alone};
 pub use record::{assert_says, error_of, finding, finding_keys, median, result};
 pub(crate) use skip::{need, skip};
