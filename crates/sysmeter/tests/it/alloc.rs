@@ -15,6 +15,7 @@ use serde_json::Value;
 use crate::support::cmd::{sysmeter, traced_json, usage_error};
 use crate::support::needs::build_fixture;
 use crate::support::skip::Missing;
+use crate::support::sysmeter_db;
 use crate::support::{compile_fixture, fixture_arg, need, path_arg};
 
 /// Runs `alloc ARGS -- CMD` (which must succeed): the run and the command's stderr.
@@ -276,9 +277,7 @@ fn alloc_runs_are_stored_and_compared() {
             .expect("sysmeter runs");
         assert_eq!(status.status.code(), Some(0), "{status:?}");
     }
-    let out = sysmeter()
-        .args(["compare", "--full", "--db"])
-        .arg(&db)
+    let out = sysmeter_db(&db, &["compare", "--full"])
         .args(["latest~1", "latest"])
         .output()
         .expect("sysmeter runs");

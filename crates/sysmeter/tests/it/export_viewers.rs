@@ -19,6 +19,7 @@ use crate::support::cmd::stderr_of;
 use crate::support::needs::perf;
 use crate::support::sample::sample_run_file;
 use crate::support::skip::{Cap, Missing};
+use crate::support::sysmeter_db;
 use crate::support::{compile_fixture, exclusive, need, result, sysmeter};
 
 /// Go's `go`: on PATH (Debian's golang-go), else the upstream install's.
@@ -127,9 +128,7 @@ fn stored_run(dir: &Path, kind: &[&str], argv: &[&std::ffi::OsStr]) -> (PathBuf,
 
 /// `export latest --format FORMAT --out FILE`, which must succeed.
 fn export(db: &Path, format: &str, file: &Path) {
-    sysmeter()
-        .args(["export", "latest", "--format", format, "--db"])
-        .arg(db)
+    sysmeter_db(db, &["export", "latest", "--format", format])
         .arg("--out")
         .arg(file)
         .assert()
@@ -244,9 +243,7 @@ fn pprof_inuse_space_of_an_alloc_run_shows_the_leak_with_its_bytes() {
     let row = rows.iter().find(|r| r.name == "leak_pages").expect(&top);
     assert_eq!(row.flat, format!("{leaked}B"), "{top}");
     // Through a pipe, the same bytes as the file.
-    let piped = sysmeter()
-        .args(["export", "latest", "--format", "pprof", "--db"])
-        .arg(&db)
+    let piped = sysmeter_db(&db, &["export", "latest", "--format", "pprof"])
         .output()
         .expect("export runs");
     assert!(piped.status.success());
@@ -320,9 +317,7 @@ fn pprof_of_a_locks_run_opens_in_go_tool_pprof() {
 #[test]
 fn formats_that_do_not_fit_the_run_are_refused_with_the_sentence() {
     let (dir, db) = crate::support::temp_db();
-    sysmeter()
-        .args(["import", "--db"])
-        .arg(&db)
+    sysmeter_db(&db, &["import"])
         .arg(sample_run_file(dir.path()))
         .assert()
         .success();

@@ -14,6 +14,7 @@ use assert_cmd::assert::OutputAssertExt;
 use sysmeter::model::fixture::sample_run;
 
 use crate::support::sample::sample_run_file;
+use crate::support::sysmeter_db;
 use crate::support::{is_root, json_out, skip, stderr_of, stdout_of, sysmeter};
 
 /// The sample run written as `dir/NAME.json` with `edit` applied.
@@ -35,11 +36,7 @@ fn db_with_sample_run(dir: &Path) -> (PathBuf, sysmeter::model::RunRecord) {
 
 /// Ids of the runs `history` lists in `db`.
 fn stored_ids(db: &Path) -> Vec<String> {
-    let listed = json_out(
-        sysmeter()
-            .args(["history", "--format", "json", "--db"])
-            .arg(db),
-    );
+    let listed = json_out(&mut sysmeter_db(db, &["history", "--format", "json"]));
     let runs = listed.as_array().expect("runs").iter();
     runs.map(|r| r["id"].as_str().expect("id").to_string())
         .collect()
@@ -56,21 +53,19 @@ fn a_run_dated_years_ahead_is_never_latest_and_never_displaces_a_real_run() {
         d["finished_ns"] = (real.finished_ns.expect("finished") + three_years).into();
     });
     stdout_of(sysmeter().arg("import").arg("--db").arg(&db).arg(&future));
-    let latest = json_out(
-        sysmeter()
-            .args(["show", "latest", "--format", "json", "--db"])
-            .arg(&db),
-    );
+    let latest = json_out(&mut sysmeter_db(
+        &db,
+        &["show", "latest", "--format", "json"],
+    ));
     assert_eq!(
         latest["id"],
         real.id.as_str(),
         "a run dated ahead is not latest"
     );
-    let dry = stdout_of(
-        sysmeter()
-            .args(["prune", "--keep", "1", "--dry-run", "--db"])
-            .arg(&db),
-    );
+    let dry = stdout_of(&mut sysmeter_db(
+        &db,
+        &["prune", "--keep", "1", "--dry-run"],
+    ));
     assert!(
         dry.contains("would delete run 20291124T000000Z-futr"),
         "{dry}"
@@ -170,11 +165,7 @@ fn a_hostname_override_that_acts_on_a_terminal_is_refused_when_set() {
             "{err}"
         );
     }
-    let ok = sysmeter()
-        .args(["history", "--db"])
-        .arg(&db)
-        .output()
-        .expect("history");
+    let ok = sysmeter_db(&db, &["history"]).output().expect("history");
     assert!(
         ok.status.success(),
         "nothing was stored under a hostile name"

@@ -12,6 +12,7 @@ use sysmeter::model::fixture::sample_run;
 use sysmeter::stats::summarize;
 
 use crate::support::cmd::{refused, usage_error};
+use crate::support::sysmeter_db;
 use crate::support::{json_of, json_out, sysmeter};
 
 /// Seeded samples around `median` with 3% Gaussian noise and an occasional slow outlier,
@@ -167,9 +168,7 @@ fn compare_stored_runs_by_reference() {
     );
     // A stored run against a JSON file of itself: nothing changed, p = 1.
     let file = dir.path().join("first.json");
-    let shown = sysmeter()
-        .args(["show", &first, "--format", "json", "--db"])
-        .arg(&db)
+    let shown = sysmeter_db(&db, &["show", &first, "--format", "json"])
         .assert()
         .success();
     std::fs::write(&file, &shown.get_output().stdout).expect("write");
@@ -266,18 +265,14 @@ fn compare_refuses_two_kinds_and_latest_can_be_asked_by_kind() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = db_of_two_kinds(dir.path());
     usage_error(
-        sysmeter()
-            .args(["compare", "latest~1", "latest", "--db"])
-            .arg(&db),
+        &mut sysmeter_db(&db, &["compare", "latest~1", "latest"]),
         &[
             "run b2 is a bench run and run s1 a scale run: compare needs runs of one kind",
             "`sysmeter compare latest:bench~1 latest:bench`",
         ],
     );
     compared(&db, ["latest:bench~1", "latest:bench"], ["b1", "b2"]);
-    let shown = sysmeter()
-        .args(["show", "latest:scale", "--format", "json", "--db"])
-        .arg(&db)
+    let shown = sysmeter_db(&db, &["show", "latest:scale", "--format", "json"])
         .assert()
         .success();
     assert_eq!(json_of(&shown.get_output().stdout)["id"], "s1");

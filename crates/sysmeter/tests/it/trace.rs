@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::support::cmd::traced_json;
 use crate::support::needs::tracepoints;
 use crate::support::skip::Missing;
+use crate::support::sysmeter_db;
 use crate::support::{compile_fixture, need, stderr_of, stdout_of, sysmeter};
 
 /// Runs `sysmeter trace ARGS -- CMD…` with the JSON summary written to a file; returns
@@ -223,9 +224,7 @@ fn trace_runs_are_stored_and_shown_as_a_syscall_table() {
     let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("t.db");
-    sysmeter()
-        .args(["trace", "--backend", "ptrace", "--db"])
-        .arg(&db)
+    sysmeter_db(&db, &["trace", "--backend", "ptrace"])
         .args(["--", "true"])
         .assert()
         .success();

@@ -33,7 +33,7 @@ pub mod starved;
 
 pub use cmd::{
     BENCH_JSON, bench_json, json_of, json_out, json_out_code, json_run, stderr_of, stdout_of,
-    sysmeter,
+    sysmeter, sysmeter_db,
 };
 pub(crate) use each_backend::each_backend;
 pub use needs::{compile_fixture, fixture_arg, is_root, path_arg};
