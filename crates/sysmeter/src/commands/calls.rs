@@ -2,12 +2,12 @@
 //! them with the latest stored bench of this host, store the run, print the summary to
 //! stderr (or --out), then pass the command's exit code through.
 
-use super::diagnosis::{Diagnosed, DiagnosisError, LiveCount, diagnose, latest_bench, record};
+use super::diagnosis::{Diagnosed, DiagnosisError, LiveCount, diagnose, priced, record};
 use super::output::Stream;
 use super::{Outcome, UsageError};
 use crate::cli::{CALLS_TARGET, CallsArgs};
 use crate::diagnose::calls::{self, CallsConfig, CallsOutput, DEFAULT_SET, select};
-use crate::diagnose::price::{Kind, price};
+use crate::diagnose::price::Kind;
 use crate::model::RunKind;
 
 fn usage(text: impl Into<String>) -> anyhow::Error {
@@ -48,13 +48,7 @@ pub fn calls(args: &CallsArgs) -> anyhow::Result<Outcome> {
         |mut output: CallsOutput, sink, started_ns| {
             // The program's own functions have no price in the bench.
             if !cfg.functions {
-                let bench = latest_bench(sink);
-                price(
-                    &mut output.result,
-                    Kind::Library,
-                    bench.as_ref(),
-                    output.cpu_ns,
-                );
+                priced(sink, &mut output.result, Kind::Library, output.cpu_ns);
             }
             let run = record(RunKind::Calls, started_ns, vec![output.result], None);
             Ok(Diagnosed::new(run, output.command))

@@ -23,6 +23,7 @@ use crate::diagnose::observe::attachable::check_observable;
 use crate::diagnose::observe::error::{ObserveError, resolve_program};
 use crate::diagnose::observe::session::{CommandState, Observer};
 use crate::diagnose::observe::target::Target;
+use crate::diagnose::price;
 use crate::host;
 use crate::model::{ExperimentResult, RunConfig, RunKind, RunRecord};
 
@@ -196,6 +197,18 @@ pub(super) fn latest_bench(sink: &mut Sink) -> Option<RunRecord> {
         .and_then(|r| store.load_run(&r.id).ok());
     sink.put_store(Some(store));
     found
+}
+
+/// Prices the calls of `result` (of `kind`) by this host's latest bench run in the store
+/// ([`latest_bench`]; unpriced without one); `cpu_ns`: the program's CPU time, when known.
+pub(super) fn priced(
+    sink: &mut Sink,
+    result: &mut ExperimentResult,
+    kind: price::Kind,
+    cpu_ns: Option<f64>,
+) {
+    let bench = latest_bench(sink);
+    price::price(result, kind, bench.as_ref(), cpu_ns);
 }
 
 /// The live line of an observed command: the "tracing PID …" sentence, then (only when

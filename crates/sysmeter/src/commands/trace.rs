@@ -2,10 +2,11 @@
 //! the summary to stderr (or --out) so the command's stdout stays untouched, then pass the
 //! command's exit code through.
 
-use super::diagnosis::{Diagnosed, LiveCount, diagnose, latest_bench, record};
+use super::diagnosis::{Diagnosed, LiveCount, diagnose, priced, record};
 use super::output::Stream;
 use super::{Outcome, UsageError};
 use crate::cli::{TRACE_TARGET, TraceArgs};
+use crate::diagnose::price::Kind;
 use crate::diagnose::trace::{self, Selection, TraceConfig, TraceOutput};
 use crate::model::RunKind;
 
@@ -38,9 +39,7 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
         (&args.output, Stream::Stderr),
         || LiveCount::counting("system calls", |live| trace::trace(&cfg, live)),
         |mut output: TraceOutput, sink, started_ns| {
-            let bench = latest_bench(sink);
-            let kind = crate::diagnose::price::Kind::Syscall;
-            crate::diagnose::price::price(&mut output.result, kind, bench.as_ref(), None);
+            priced(sink, &mut output.result, Kind::Syscall, None);
             let cpu = output.pinned_cpu.map(|c| c as u32);
             let run = record(RunKind::Trace, started_ns, vec![output.result], cpu);
             Ok(Diagnosed::new(run, output.command))
