@@ -279,7 +279,7 @@ fn a_new_database_and_its_directory_are_the_users_alone() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("new/dir/runs.db");
     stderr_of(
-        &mut sysmeter_db(&db, &["import"]).arg(sample_run_file(dir.path())),
+        sysmeter_db(&db, &["import"]).arg(sample_run_file(dir.path())),
         0,
     );
     let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;

@@ -233,7 +233,7 @@ fn the_database_is_never_an_output() {
         );
         assert!(err.contains("is the database"), "{err}");
         assert!(!err.contains("stored as run"), "{err}");
-        let err = stderr_of(&mut sysmeter_db(&db, &["export"]).arg("--out").arg(out), 2);
+        let err = stderr_of(sysmeter_db(&db, &["export"]).arg("--out").arg(out), 2);
         assert!(err.contains("is the database"), "{err}");
     }
     assert_eq!(

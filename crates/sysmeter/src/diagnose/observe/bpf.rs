@@ -90,12 +90,6 @@ pub const FOLLOW_FIELDS: [Field; 2] = [
     ("off_exec_pid", "sched", "sched_process_exec", "pid"),
 ];
 
-/// follow.h's programs, each on the tracepoint it is named as.
-const FOLLOW_TRACEPOINTS: [(&str, &str); 2] = [
-    ("sched", "sched_process_fork"),
-    ("sched", "sched_process_exec"),
-];
-
 /// The offsets of `fields` as (global, offset), from the tracefs that holds `probe` (an
 /// `events/CATEGORY/EVENT/id` path; root mounts tracefs when it is not, as perf does, and
 /// aya attaches through it too); `Err` is one line saying why not.
@@ -167,7 +161,9 @@ impl Loaded {
         let probe = format!("events/{category}/{event}/id");
         let globals = field_offsets(&probe, &fields)?;
         let mut l = Loaded::load(name, bytes, &globals).map_err(|e| Reason(e.to_string()))?;
-        for (category, event) in tracepoints.iter().chain(&FOLLOW_TRACEPOINTS) {
+        // follow.h's two programs, each on the tracepoint whose field it reads.
+        let follow = FOLLOW_FIELDS.map(|(_, category, event, _)| (category, event));
+        for (category, event) in tracepoints.iter().chain(&follow) {
             l.attach_tracepoint(event, category, event)
                 .map_err(|e| Reason(e.to_string()))?;
         }

@@ -269,7 +269,7 @@ mod tests {
             calls,
         };
         let pair = (chunks(&[100, 300, 200], 10), chunks(&[500, 400], 2));
-        let o = Overhead::per_call(&[pair.clone()], 30.0).unwrap();
+        let o = Overhead::per_call(std::slice::from_ref(&pair), 30.0).unwrap();
         assert_eq!((o.untraced_ns, o.traced_ns, o.calls), (20.0, 225.0, 4));
         assert_eq!(o.added_ns(), 205.0);
         assert_eq!(o.inside_ns(), 10.0);
