@@ -102,33 +102,13 @@ struct {
 	__type(value, struct block);
 } blocks SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_THREADS);
-	__type(key, __u32);
-	__type(value, struct thread);
-} threads SEC(".maps");
+MAP(threads, HASH, MAX_THREADS, __u32, struct thread);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_SITES);
-	__type(key, __s32);
-	__type(value, struct site);
-} sites SEC(".maps");
+MAP(sites, HASH, MAX_SITES, __s32, struct site);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_SNAPSHOTS);
-	__type(key, __s32);
-	__type(value, struct snapshot);
-} snapshots SEC(".maps");
+MAP(snapshots, HASH, MAX_SNAPSHOTS, __s32, struct snapshot);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, S_SLOTS);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
+MAP(stats, ARRAY, S_SLOTS, __u32, __u64);
 
 static const struct thread zero_thread;
 static const struct site zero_site;

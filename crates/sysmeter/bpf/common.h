@@ -31,34 +31,14 @@ struct value {
 // A snapshot (stack.h) is taken at the first interval of one of a thread's user stacks.
 #include "stack.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
+MAP(targets, HASH, MAX_TARGETS, __u32, __u8);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 64);
-	__type(key, __u32);
-	__type(value, __u8);
-} armed SEC(".maps");
+MAP(armed, HASH, 64, __u32, __u8);
 
 // The interval each thread has open (a futex wait, a switch-out), by thread id.
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_THREADS);
-	__type(key, __u32);
-	__type(value, struct start);
-} starts SEC(".maps");
+MAP(starts, HASH, MAX_THREADS, __u32, struct start);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, C_SLOTS);
-	__type(key, __u32);
-	__type(value, __u64);
-} counters SEC(".maps");
+MAP(counters, ARRAY, C_SLOTS, __u32, __u64);
 
 static const struct value zero_value;
 

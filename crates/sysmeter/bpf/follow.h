@@ -1,9 +1,13 @@
 // Following the target's processes, the same in every BPF program of this directory
-// (included last by each *.bpf.c, after its `targets` and `armed` maps and its
-// `off_fork_child` and `off_exec_pid` globals): a forked child of a target is a target, and
-// a launched command becomes one at its execve.
+// (included last by each *.bpf.c, after its `targets` and `armed` maps): a forked child of
+// a target is a target, and a launched command becomes one at its execve. The offsets of
+// the two fields it reads are set by the loader (`observe::bpf::FOLLOW_FIELDS`).
 #ifndef SYSMETER_BPF_FOLLOW_H
 #define SYSMETER_BPF_FOLLOW_H
+
+// Offsets of the tracepoint fields, from tracefs; set by the loader.
+const volatile __u32 off_fork_child = 20;
+const volatile __u32 off_exec_pid = 12;
 
 // A process of the target forks: its child is a target too (threads share the tgid already).
 SEC("tracepoint/sched/sched_process_fork")

@@ -46,8 +46,6 @@ const volatile __u32 off_uaddr = 24;
 const volatile __u32 off_op = 32;
 const volatile __u32 off_uaddr2 = 56;
 const volatile __u32 off_ret = 16;
-const volatile __u32 off_fork_child = 20;
-const volatile __u32 off_exec_pid = 12;
 
 // FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME: bits that do not change the operation.
 #define FLAGS (128 | 256)
@@ -98,26 +96,11 @@ struct snap_key {
 	__s32 ustack;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, MAX_WORDS);
-	__type(key, struct wake_key);
-	__type(value, struct wake);
-} wakes SEC(".maps");
+MAP(wakes, LRU_HASH, MAX_WORDS, struct wake_key, struct wake);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_KEYS);
-	__type(key, struct key);
-	__type(value, struct value);
-} waits SEC(".maps");
+MAP(waits, HASH, MAX_KEYS, struct key, struct value);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_SNAPSHOTS);
-	__type(key, struct snap_key);
-	__type(value, struct snapshot);
-} snapshots SEC(".maps");
+MAP(snapshots, HASH, MAX_SNAPSHOTS, struct snap_key, struct snapshot);
 
 static __always_inline void snapshot(__u32 tid, __s32 ustack, __u64 uaddr, __u64 now)
 {

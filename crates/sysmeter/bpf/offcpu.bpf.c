@@ -49,8 +49,6 @@ const volatile __u32 off_prev_pid = 24;
 const volatile __u32 off_prev_state = 32;
 const volatile __u32 off_next_pid = 56;
 const volatile __u32 off_waking_pid = 24;
-const volatile __u32 off_fork_child = 20;
-const volatile __u32 off_exec_pid = 12;
 
 struct start {
 	__u64 ts;
@@ -103,40 +101,15 @@ struct snap_key {
 	__s32 ustack;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_THREADS);
-	__type(key, __u32);
-	__type(value, struct waker);
-} wakers SEC(".maps");
+MAP(wakers, HASH, MAX_THREADS, __u32, struct waker);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_KEYS);
-	__type(key, struct key);
-	__type(value, struct value);
-} blocked SEC(".maps");
+MAP(blocked, HASH, MAX_KEYS, struct key, struct value);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_THREADS);
-	__type(key, __u32);
-	__type(value, struct span);
-} spans SEC(".maps");
+MAP(spans, HASH, MAX_THREADS, __u32, struct span);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_THREADS);
-	__type(key, struct snap_key);
-	__type(value, struct snapshot);
-} snapshots SEC(".maps");
+MAP(snapshots, HASH, MAX_THREADS, struct snap_key, struct snapshot);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, char[16]);
-} comms SEC(".maps");
+MAP(comms, HASH, MAX_TARGETS, __u32, char[16]);
 
 static __always_inline void see(__u32 tid, __u32 pid, __u64 now)
 {

@@ -9,6 +9,8 @@
 #ifndef SYSMETER_BPF_STACK_H
 #define SYSMETER_BPF_STACK_H
 
+#include "maps.h"
+
 // x86-64 `struct pt_regs` offsets (an ABI: the order of the saved registers).
 #define R_BP 32
 #define R_AX 80
@@ -37,12 +39,7 @@ struct {
 	__uint(value_size, 127 * sizeof(__u64));
 } stacks SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct snapshot);
-} scratch SEC(".maps");
+MAP(scratch, PERCPU_ARRAY, 1, __u32, struct snapshot);
 
 // The per-CPU scratch snapshot; NULL when the map has no entry (never, in practice).
 static __always_inline struct snapshot *scratch_snapshot(void)

@@ -37,10 +37,6 @@
 #define C_SNAPSHOT_FAILED 4
 #define C_SLOTS 8
 
-// Offsets of the tracepoint fields, from tracefs; set by the loader.
-const volatile __u32 off_fork_child = 20;
-const volatile __u32 off_exec_pid = 12;
-
 // The call a thread is in: when it entered (0: in none), which, and the thread's process.
 struct start {
 	__u64 ts;
@@ -64,19 +60,9 @@ struct error_key {
 	__s32 errno;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_KEYS);
-	__type(key, struct key);
-	__type(value, struct value);
-} calls SEC(".maps");
+MAP(calls, HASH, MAX_KEYS, struct key, struct value);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_ERRORS);
-	__type(key, struct error_key);
-	__type(value, __u64);
-} errors SEC(".maps");
+MAP(errors, HASH, MAX_ERRORS, struct error_key, __u64);
 
 // Raw tracepoints: the kernel hands the program the call's arguments as they are, without
 // building the tracepoint's record first (what a perf-attached tracepoint program costs

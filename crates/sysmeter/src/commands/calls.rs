@@ -2,14 +2,12 @@
 //! them with the latest stored bench of this host, store the run, print the summary to
 //! stderr (or --out), then pass the command's exit code through.
 
-use super::diagnosis::{
-    Diagnosed, DiagnosisError, LiveCount, diagnose_rounds, latest_bench, record,
-};
+use super::diagnosis::{Diagnosed, DiagnosisError, LiveCount, diagnose_rounds, priced, record};
 use super::output::Stream;
 use super::{Outcome, UsageError};
 use crate::cli::{CALLS_TARGET, CallsArgs};
 use crate::diagnose::calls::{self, CallsConfig, CallsOutput, DEFAULT_SET, select};
-use crate::diagnose::price::{Kind, price};
+use crate::diagnose::price::Kind;
 use crate::model::RunKind;
 
 fn usage(text: impl Into<String>) -> anyhow::Error {
@@ -44,24 +42,13 @@ fn config(args: &CallsArgs) -> anyhow::Result<CallsConfig> {
 /// Run `sysmeter calls`.
 pub fn calls(args: &CallsArgs) -> anyhow::Result<Outcome> {
     let cfg = config(args)?;
-    let mut live = LiveCount::new("library calls");
     diagnose_rounds(
         (&args.output, Stream::Stderr, args.rounds.rounds),
-        || {
-            let traced = calls::calls(&cfg, &mut live);
-            live.clear();
-            traced
-        },
+        || LiveCount::counting("library calls", |live| calls::calls(&cfg, live)),
         |mut output: CallsOutput, sink, started_ns| {
             // The program's own functions have no price in the bench.
             if !cfg.functions {
-                let bench = latest_bench(sink);
-                price(
-                    &mut output.result,
-                    Kind::Library,
-                    bench.as_ref(),
-                    output.cpu_ns,
-                );
+                priced(sink, &mut output.result, Kind::Library, output.cpu_ns);
             }
             let run = record(RunKind::Calls, started_ns, vec![output.result], None);
             Ok(Diagnosed::new(run, output.command))

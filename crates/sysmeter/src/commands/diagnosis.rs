@@ -25,6 +25,7 @@ use crate::diagnose::observe::attachable::check_observable;
 use crate::diagnose::observe::error::{ObserveError, resolve_program};
 use crate::diagnose::observe::session::{CommandState, Observer};
 use crate::diagnose::observe::target::Target;
+use crate::diagnose::price;
 use crate::host;
 use crate::model::{ExperimentResult, RunConfig, RunKind, RunRecord};
 
@@ -83,21 +84,23 @@ pub(super) fn target(args: &TargetArgs, rules: Rules) -> Result<Target, UsageErr
 }
 
 /// The target `args` name under `rules` ([`target`]), and for a command, whether it can be
-/// started at all, before anything is opened: the `Err` is the shell's exit code (127 not
-/// found, 126 not executable, from the one mapping `observe::target::Unresolved::exit_code`)
-/// and the sentence of every diagnosis (`ObserveError`). `profile` and `locks` check here;
-/// the tracers find out at their launch, through the same error.
+/// started at all, before anything is opened: the `Err` is the outcome of a command that
+/// cannot start, its sentence printed (`error: …`, the sentence of every diagnosis,
+/// `ObserveError`) and the shell's exit code (127 not found, 126 not executable, from the one
+/// mapping `observe::target::Unresolved::exit_code`). `profile` and `locks` check here; the
+/// tracers find out at their launch, through the same error.
 pub(super) fn checked_target(
     args: &TargetArgs,
     rules: Rules,
-) -> anyhow::Result<Result<Target, (u8, String)>> {
+) -> anyhow::Result<Result<Target, Outcome>> {
     let target = target(args, rules)?;
     if let Target::Launch(argv) = &target {
         let program = argv.first().map(|a| a.as_os_str()).unwrap_or_default();
         if let Err(e) = resolve_program(program)
             && let Some(code) = e.exit_code()
         {
-            return Ok(Err((code, e.to_string())));
+            console::errln(format!("error: {e}"));
+            return Ok(Err(Outcome::Code(code)));
         }
     }
     Ok(Ok(target))
@@ -252,6 +255,18 @@ pub(super) fn latest_bench(sink: &mut Sink) -> Option<RunRecord> {
     found
 }
 
+/// Prices the calls of `result` (of `kind`) by this host's latest bench run in the store
+/// ([`latest_bench`]; unpriced without one); `cpu_ns`: the program's CPU time, when known.
+pub(super) fn priced(
+    sink: &mut Sink,
+    result: &mut ExperimentResult,
+    kind: price::Kind,
+    cpu_ns: Option<f64>,
+) {
+    let bench = latest_bench(sink);
+    price::price(result, kind, bench.as_ref(), cpu_ns);
+}
+
 /// The live line of an observed command: the "tracing PID …" sentence, then (only when
 /// stderr is a terminal; indicatif hides itself otherwise) a live count of what was seen.
 pub(super) struct LiveCount {
@@ -272,6 +287,15 @@ impl LiveCount {
     /// Clears the live line (before the report is printed).
     pub(super) fn clear(&self) {
         self.bar.finish_and_clear();
+    }
+
+    /// Runs `observe` with a live count of `what` (`system calls`) as its observer, and
+    /// clears the line when it returns.
+    pub(super) fn counting<R>(what: &'static str, observe: impl FnOnce(&mut LiveCount) -> R) -> R {
+        let mut live = LiveCount::new(what);
+        let observed = observe(&mut live);
+        live.clear();
+        observed
     }
 }
 

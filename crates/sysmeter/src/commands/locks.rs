@@ -23,11 +23,8 @@ impl DiagnosisError for LocksError {
 /// Run `sysmeter locks`.
 pub fn locks(args: &LocksArgs) -> anyhow::Result<Outcome> {
     let target = match checked_target(&args.target, LOCKS_TARGET)? {
-        Ok(t) => t,
-        Err((code, why)) => {
-            console::errln(format!("error: {why}"));
-            return Ok(Outcome::Code(code));
-        }
+        Ok(target) => target,
+        Err(cannot_start) => return Ok(cannot_start),
     };
     let settings = Settings {
         duration: args.target.duration,

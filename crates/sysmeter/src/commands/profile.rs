@@ -186,11 +186,8 @@ impl DiagnosisError for SampledError {
 /// Run `sysmeter profile`.
 pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
     let target = match checked_target(&args.target, PROFILE_TARGET)? {
-        Ok(t) => t,
-        Err((code, why)) => {
-            console::errln(format!("error: {why}"));
-            return Ok(Outcome::Code(code));
-        }
+        Ok(target) => target,
+        Err(cannot_start) => return Ok(cannot_start),
     };
     let (settings, off_backend) = settings(args)?;
     let mut artifacts = Some(Artifacts::create(args)?);

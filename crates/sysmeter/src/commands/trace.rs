@@ -2,10 +2,11 @@
 //! the summary to stderr (or --out) so the command's stdout stays untouched, then pass the
 //! command's exit code through.
 
-use super::diagnosis::{Diagnosed, LiveCount, diagnose_rounds, latest_bench, record};
+use super::diagnosis::{Diagnosed, LiveCount, diagnose_rounds, priced, record};
 use super::output::Stream;
 use super::{Outcome, UsageError};
 use crate::cli::{TRACE_TARGET, TraceArgs};
+use crate::diagnose::price::Kind;
 use crate::diagnose::trace::{self, Selection, TraceConfig, TraceOutput};
 use crate::model::RunKind;
 
@@ -34,18 +35,11 @@ fn config(args: &TraceArgs) -> anyhow::Result<TraceConfig> {
 /// Run `sysmeter trace`.
 pub fn trace(args: &TraceArgs) -> anyhow::Result<Outcome> {
     let cfg = config(args)?;
-    let mut live = LiveCount::new("system calls");
     diagnose_rounds(
         (&args.output, Stream::Stderr, args.rounds.rounds),
-        || {
-            let traced = trace::trace(&cfg, &mut live);
-            live.clear();
-            traced
-        },
+        || LiveCount::counting("system calls", |live| trace::trace(&cfg, live)),
         |mut output: TraceOutput, sink, started_ns| {
-            let bench = latest_bench(sink);
-            let kind = crate::diagnose::price::Kind::Syscall;
-            crate::diagnose::price::price(&mut output.result, kind, bench.as_ref(), None);
+            priced(sink, &mut output.result, Kind::Syscall, None);
             let cpu = output.pinned_cpu.map(|c| c as u32);
             let run = record(RunKind::Trace, started_ns, vec![output.result], cpu);
             Ok(Diagnosed::new(run, output.command))

@@ -29,8 +29,8 @@ pub mod run;
 pub mod session;
 pub mod showable;
 pub mod summary;
-pub mod thread_stacks;
 pub mod tally;
+pub mod thread_stacks;
 pub mod units;
 pub mod visible;
 

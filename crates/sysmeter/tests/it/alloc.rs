@@ -15,7 +15,8 @@ use serde_json::Value;
 use crate::support::cmd::{sysmeter, traced_json, usage_error};
 use crate::support::needs::build_fixture;
 use crate::support::skip::Missing;
-use crate::support::{compile_fixture, need};
+use crate::support::sysmeter_db;
+use crate::support::{compile_fixture, fixture_arg, need, path_arg};
 
 /// Runs `alloc ARGS -- CMD` (which must succeed): the run and the command's stderr.
 pub(crate) fn alloc(args: &[&str], cmd: &[&str], dir: &Path) -> (Value, String) {
@@ -69,10 +70,6 @@ pub(crate) fn metric(run: &Value, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no metric {name}"))
 }
 
-fn text(p: &Path) -> String {
-    p.to_string_lossy().into_owned()
-}
-
 /// The three sites of tests/fixtures/programs/alloc_sites.c as the issue fixes them: 100 000
 /// × 64 B freed at once, 100 × 4 KiB leaked (the stack leak_pages ← main), one 8 MiB buffer
 /// freed halfway; the peak and, within 10%, when the program says it reached it (`stderr`).
@@ -114,7 +111,7 @@ pub(crate) fn assert_three_sites(run: &Value, stderr: &str) {
 #[test]
 fn the_three_sites_are_reported_exactly() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = text(&need!(compile_fixture("alloc_sites", dir.path(), &[])));
+    let bin = need!(fixture_arg("alloc_sites", dir.path(), &[]));
     let (run, stderr) = alloc(&[], &[&bin], dir.path());
     assert_three_sites(&run, &stderr);
     assert_eq!(metric(&run, "blocks live at end"), 100.0, "{run:#}");
@@ -126,13 +123,13 @@ fn the_three_sites_are_reported_exactly() {
 #[test]
 fn the_peak_through_a_wrapper_is_never_below_what_is_live() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = text(&need!(compile_fixture("alloc_sites", dir.path(), &[])));
+    let bin = need!(fixture_arg("alloc_sites", dir.path(), &[]));
     let wrapper = dir.path().join("wrapper");
     std::fs::write(&wrapper, format!("#!/bin/sh\nexec '{bin}' \"$@\"\n")).expect("wrapper");
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::Permissions::from_mode(0o755);
     std::fs::set_permissions(&wrapper, mode).expect("chmod");
-    let (run, _) = alloc(&[], &[&text(&wrapper)], dir.path());
+    let (run, _) = alloc(&[], &[&path_arg(&wrapper)], dir.path());
     let (peak, live) = (metric(&run, "peak live"), metric(&run, "live at end"));
     assert!(live >= 409_600.0, "the program's leaks: {live}");
     assert!(peak >= live, "peak {peak} below {live} live at the end");
@@ -147,7 +144,7 @@ fn the_peak_through_a_wrapper_is_never_below_what_is_live() {
 #[test]
 fn a_raw_clone_child_is_its_own_process() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = text(&need!(compile_fixture("alloc_raw_clone", dir.path(), &[])));
+    let bin = need!(fixture_arg("alloc_raw_clone", dir.path(), &[]));
     let (with, _) = alloc(&["-f"], &[&bin], dir.path());
     // leak()'s blocks, whatever calls it: 100 of the parent, and 300 of the child with -f.
     let leaked = |run: &Value| -> u64 {
@@ -173,11 +170,7 @@ fn a_raw_clone_child_is_its_own_process() {
 #[test]
 fn threads_are_counted_exactly_with_their_temporaries() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = text(&need!(compile_fixture(
-        "alloc_threads",
-        dir.path(),
-        &["-pthread"]
-    )));
+    let bin = need!(fixture_arg("alloc_threads", dir.path(), &["-pthread"]));
     let (run, _) = alloc(&[], &[&bin, "4", "5000"], dir.path());
     let (churn, stack) = site(&run, "churn (alloc_threads.c:");
     assert_eq!(churn, (20_000, 1_280_000, 0, 0, 20_000), "{stack:?}");
@@ -194,7 +187,7 @@ fn threads_are_counted_exactly_with_their_temporaries() {
 #[test]
 fn a_forked_child_counts_with_f_only() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = text(&need!(compile_fixture("alloc_fork", dir.path(), &[])));
+    let bin = need!(fixture_arg("alloc_fork", dir.path(), &[]));
     let (run, _) = alloc(&["-f"], &[&bin], dir.path());
     let (child, _) = site(&run, "child_keeps");
     assert_eq!((child.0, child.1, child.2), (20, 5120, 20));
@@ -219,7 +212,7 @@ fn compiled(compiler: &str, src: &str, flags: &[&str], dir: &Path) -> Result<Pat
 fn cxx_new_and_delete_are_named_by_their_caller() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = need!(compiled("c++", "alloc_new.cc", &["-O1", "-g"], dir.path()));
-    let (run, _) = alloc(&[], &[&text(&bin)], dir.path());
+    let (run, _) = alloc(&[], &[&path_arg(&bin)], dir.path());
     let (nodes, stack) = site(&run, "make_nodes()");
     assert_eq!((nodes.0, nodes.1, nodes.2), (1000, 40_000, 0), "{stack:?}");
     assert!(stack[0].starts_with("operator new"), "{stack:?}");
@@ -233,7 +226,7 @@ fn rust_with_the_system_allocator_is_named_by_its_caller() {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let flags = ["-g", "-C", "opt-level=1"];
     let bin = need!(compiled(&rustc, "alloc_rust.rs", &flags, dir.path()));
-    let (run, _) = alloc(&[], &[&text(&bin)], dir.path());
+    let (run, _) = alloc(&[], &[&path_arg(&bin)], dir.path());
     let (boxes, _) = site(&run, "alloc_rust::boxes");
     assert_eq!((boxes.0, boxes.1, boxes.2), (1000, 48_000, 0), "{run:#}");
     let (leaks, _) = site(&run, "alloc_rust::leaks");
@@ -284,9 +277,7 @@ fn alloc_runs_are_stored_and_compared() {
             .expect("sysmeter runs");
         assert_eq!(status.status.code(), Some(0), "{status:?}");
     }
-    let out = sysmeter()
-        .args(["compare", "--full", "--db"])
-        .arg(&db)
+    let out = sysmeter_db(&db, &["compare", "--full"])
         .args(["latest~1", "latest"])
         .output()
         .expect("sysmeter runs");

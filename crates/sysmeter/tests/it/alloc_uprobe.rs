@@ -53,8 +53,7 @@ fn static_alloc(name: &str, flags: &[&str]) -> Result<(Value, String), Missing> 
     static_libc()?;
     let dir = tempfile::tempdir().expect("tempdir");
     let flags: Vec<&str> = ["-static"].iter().chain(flags).copied().collect();
-    let bin = compile_fixture(name, dir.path(), &flags)?;
-    let bin = bin.to_string_lossy().into_owned();
+    let bin = crate::support::fixture_arg(name, dir.path(), &flags)?;
     Ok(alloc(&[], &[&bin], dir.path()))
 }
 

@@ -9,6 +9,7 @@ use std::path::Path;
 use sysmeter::store::Store;
 
 use crate::support::sample::{db_with_sample_run, sample_run_file};
+use crate::support::sysmeter_db;
 use crate::support::{BENCH_JSON, stderr_of, sysmeter};
 
 /// The cases: a command line (with the placeholders of [`expand`]) and its exit code.
@@ -278,10 +279,7 @@ fn a_new_database_and_its_directory_are_the_users_alone() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("new/dir/runs.db");
     stderr_of(
-        sysmeter()
-            .args(["import", "--db"])
-            .arg(&db)
-            .arg(sample_run_file(dir.path())),
+        sysmeter_db(&db, &["import"]).arg(sample_run_file(dir.path())),
         0,
     );
     let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::support::cmd::{calls_ok, usage_error};
 use crate::support::needs::root;
+use crate::support::sysmeter_db;
 use crate::support::{compile_fixture, need, stdout_of, sysmeter};
 
 /// Builds the counting fixture with BIND_NOW, as hardened distributions do.
@@ -130,9 +131,7 @@ fn a_trace_without_a_stored_bench_names_the_bench_that_would_price_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("s.db");
     let out = dir.path().join("t.json");
-    let output = sysmeter()
-        .args(["trace", "--backend", "ptrace", "--format", "json", "--db"])
-        .arg(&db)
+    let output = sysmeter_db(&db, &["trace", "--backend", "ptrace", "--format", "json"])
         .arg("--out")
         .arg(&out)
         .args(["--", "true"])

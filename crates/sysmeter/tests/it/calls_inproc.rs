@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::support::cmd::{calls_ok, plain_stdout, usage_error};
 use crate::support::needs::build_fixture;
 use crate::support::skip::Missing;
-use crate::support::{compile_fixture, need};
+use crate::support::{compile_fixture, fixture_arg, need, path_arg};
 
 const SELECT: [&str; 2] = ["-e", "malloc,free,strlen,time"];
 
@@ -53,14 +53,10 @@ fn loop_fixture(dir: &Path) -> Result<PathBuf, Missing> {
     compile_fixture("calls_loop", dir, &[])
 }
 
-fn text(p: &Path) -> String {
-    p.to_string_lossy().into_owned()
-}
-
 #[test]
 fn the_loop_is_counted_exactly_in_process() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = text(&need!(loop_fixture(dir.path())));
+    let bin = path_arg(&need!(loop_fixture(dir.path())));
     let (run, _) = inproc(&SELECT, &[&bin, "20000", "0"], dir.path());
     let got = ["malloc", "free", "strlen", "time"].map(|f| count(&run, f));
     assert_eq!(got, [20000, 20000, 20000, 5000], "{run:#}");
@@ -76,7 +72,7 @@ fn the_loop_is_counted_exactly_in_process() {
 #[test]
 fn raw_clone_children_are_their_own_threads_and_processes() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = text(&need!(compile_fixture("calls_raw_clone", dir.path(), &[])));
+    let bin = need!(fixture_arg("calls_raw_clone", dir.path(), &[]));
     let (run, stdout) = inproc(&["-f", "-e", "strlen"], &[&bin], dir.path());
     let id = |name: &str| crate::locks::field(&stdout, "parent=", name);
     let (parent, thread, shared, copy) = (id("parent"), id("thread"), id("shared"), id("copy"));
@@ -98,11 +94,7 @@ fn raw_clone_children_are_their_own_threads_and_processes() {
 #[test]
 fn threads_not_counted_come_first_and_the_counts_are_not_exact() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = text(&need!(compile_fixture(
-        "calls_many_threads",
-        dir.path(),
-        &["-pthread"]
-    )));
+    let bin = need!(fixture_arg("calls_many_threads", dir.path(), &["-pthread"]));
     let (run, _) = inproc(&["-e", "malloc,free"], &[&bin, "600"], dir.path());
     let findings = run["results"][0]["findings"].as_array().expect("findings");
     assert_eq!(findings[0]["key"], "lost", "{findings:#?}");
@@ -123,7 +115,7 @@ fn threads_not_counted_come_first_and_the_counts_are_not_exact() {
 fn bind_now_threads_are_counted_exactly_per_thread() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = need!(crate::calls::bind_now_fixture(dir.path()));
-    let (run, _) = inproc(&SELECT, &[&text(&bin), "2000"], dir.path());
+    let (run, _) = inproc(&SELECT, &[&path_arg(&bin), "2000"], dir.path());
     let got = ["malloc", "free", "strlen", "time"].map(|f| count(&run, f));
     assert_eq!(got, [8000, 8000, 8000, 800], "{run:#}");
     let threads = finding(&run, "per_thread");
@@ -134,7 +126,7 @@ fn bind_now_threads_are_counted_exactly_per_thread() {
 #[test]
 fn an_exec_in_a_forked_child_is_counted_with_f_only() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = text(&need!(loop_fixture(dir.path())));
+    let bin = path_arg(&need!(loop_fixture(dir.path())));
     let cmd = [bin.as_str(), "1000", "0", "exec", bin.as_str()];
     let e = ["-e", "malloc,free"];
     let (with, _) = inproc(&[e[0], e[1], "-f"], &cmd, dir.path());
@@ -146,7 +138,7 @@ fn an_exec_in_a_forked_child_is_counted_with_f_only() {
 #[test]
 fn a_program_that_closes_every_descriptor_is_still_counted() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = text(&need!(loop_fixture(dir.path())));
+    let bin = path_arg(&need!(loop_fixture(dir.path())));
     let (run, _) = inproc(&SELECT, &[&bin, "1000", "0", "closefds"], dir.path());
     assert_eq!(count(&run, "free"), 1000, "{run:#}");
 }
@@ -165,7 +157,7 @@ const QSORT_TIMED: [&str; 3] = ["-e", "qsort,malloc,free", "--time-every-call"];
 #[test]
 fn a_longjmp_out_of_qsort_ends_as_without_sysmeter() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = text(&need!(compile_fixture("calls_qsort_jmp", dir.path(), &[])));
+    let bin = need!(fixture_arg("calls_qsort_jmp", dir.path(), &[]));
     let cmd = [bin.as_str(), "500"];
     let (run, _) = inproc_as_plain(&QSORT_TIMED, &cmd, dir.path());
     assert_eq!(count(&run, "qsort"), 500, "{run:#}");
@@ -193,7 +185,7 @@ fn cxx_fixture(dir: &Path) -> Result<PathBuf, Missing> {
 #[test]
 fn a_cxx_exception_through_qsort_ends_as_without_sysmeter() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = text(&need!(cxx_fixture(dir.path())));
+    let bin = path_arg(&need!(cxx_fixture(dir.path())));
     let cmd = [bin.as_str(), "200"];
     let (run, stdout) = inproc_as_plain(&QSORT_TIMED, &cmd, dir.path());
     assert!(stdout.contains("caught 200 of 200"), "{stdout}");
@@ -203,7 +195,7 @@ fn a_cxx_exception_through_qsort_ends_as_without_sysmeter() {
 #[test]
 fn malloc_time_agrees_with_the_programs_own_or_is_bounded() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = text(&need!(loop_fixture(dir.path())));
+    let bin = path_arg(&need!(loop_fixture(dir.path())));
     let cmd = [bin.as_str(), "50000", "1000000"];
     // The program's own timing, at its least disturbed of seven runs (with three, 5 of 8
     // runs at load 10 saw all three inflated 2-3x; with seven, 10 of 10 passed under
@@ -249,7 +241,7 @@ fn a_stripped_pie_is_counted_in_process() {
     ));
     let stripped = Command::new("strip").arg(&bin).status();
     assert!(stripped.is_ok_and(|s| s.success()), "strip failed");
-    let (run, _) = inproc(&SELECT, &[&text(&bin), "1000", "0"], dir.path());
+    let (run, _) = inproc(&SELECT, &[&path_arg(&bin), "1000", "0"], dir.path());
     let got = ["malloc", "free", "strlen", "time"].map(|f| count(&run, f));
     assert_eq!(got, [1000, 1000, 1000, 250], "{run:#}");
 }
@@ -271,7 +263,7 @@ fn a_static_program_cannot_be_counted_in_process_and_says_why() {
 #[test]
 fn duration_reads_the_counts_so_far_and_says_so() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = text(&need!(loop_fixture(dir.path())));
+    let bin = path_arg(&need!(loop_fixture(dir.path())));
     let (run, _) = inproc(
         &["-e", "malloc", "--duration", "200ms"],
         &[&bin, "50000000", "0"],
@@ -285,7 +277,7 @@ fn duration_reads_the_counts_so_far_and_says_so() {
 #[test]
 fn signal_handlers_calling_hooked_functions_keep_counts_exact() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = text(&need!(compile_fixture("calls_signals", dir.path(), &[])));
+    let bin = need!(fixture_arg("calls_signals", dir.path(), &[]));
     let cmd = [bin.as_str(), "2000000"];
     let e = ["-e", "malloc,free,strlen,getpid", "--time-every-call"];
     let (run, _) = inproc_as_plain(&e, &cmd, dir.path());

@@ -5,6 +5,7 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 use crate::support::cmd::refused;
+use crate::support::sysmeter_db;
 use crate::support::{json_out, stdout_of, sysmeter};
 
 #[test]
@@ -134,17 +135,12 @@ fn assert_complete_result(run: &Value, id: &str) {
 
 #[test]
 fn bench_one_experiment_per_group_stores_and_reports() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
+    let (_dir, db) = crate::support::temp_db();
     for id in ["cpu.loop", "os.syscall"] {
         let run = bench_into(&db, id);
         assert_complete_result(&run, id);
     }
-    let v = json_out(
-        sysmeter()
-            .args(["history", "--format", "json", "--db"])
-            .arg(&db),
-    );
+    let v = json_out(&mut sysmeter_db(&db, &["history", "--format", "json"]));
     let runs = v.as_array().expect("history list");
     assert_eq!(runs.len(), 2);
     assert!(
@@ -153,11 +149,10 @@ fn bench_one_experiment_per_group_stores_and_reports() {
     );
     let text = stdout_of(sysmeter().args(["history", "--db"]).arg(&db));
     assert!(text.contains(runs[0]["id"].as_str().expect("id")));
-    let shown = json_out(
-        sysmeter()
-            .args(["show", "latest", "--format", "json", "--db"])
-            .arg(&db),
-    );
+    let shown = json_out(&mut sysmeter_db(
+        &db,
+        &["show", "latest", "--format", "json"],
+    ));
     assert_eq!(shown["id"], runs[0]["id"]);
     assert_eq!(shown["results"][0]["id"], "os.syscall");
 }
@@ -228,22 +223,16 @@ fn unreadable_database_is_a_clear_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bad = dir.path().join("not-a-db");
     std::fs::write(&bad, vec![0x5au8; 4096]).expect("write junk");
-    sysmeter()
-        .args(["history", "--db"])
-        .arg(&bad)
-        .assert()
-        .code(1)
-        .stderr(
-            predicate::str::contains("not a sysmeter database")
-                .or(predicate::str::contains("not a database")),
-        );
+    sysmeter_db(&bad, &["history"]).assert().code(1).stderr(
+        predicate::str::contains("not a sysmeter database")
+            .or(predicate::str::contains("not a database")),
+    );
     // An unknown run is bad input, like an unknown experiment (exit 2).
-    sysmeter()
-        .args(["show", "no-such-run", "--db"])
-        .arg(dir.path().join("fresh.db"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("sysmeter history"));
+    refused(
+        &mut sysmeter_db(dir.path().join("fresh.db"), &["show", "no-such-run"]),
+        2,
+        &["sysmeter history"],
+    );
 }
 
 #[test]

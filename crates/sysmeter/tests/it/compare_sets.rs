@@ -158,8 +158,7 @@ fn compare_of_stored_runs_uses_the_hosts_history_unless_told_not_to() {
     // Eight stored runs whose null syscall moves by about 6% from run to run, then A and a
     // B 8% slower than A: within B's samples that is a clear slowdown, within the
     // machine's history it is not.
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
+    let (dir, db) = crate::support::temp_db();
     let factors = [1.0, 1.06, 0.95, 1.03, 0.98, 1.07, 0.94, 1.02, 1.0, 1.08];
     let ids = ["h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7", "a", "b"];
     let files: Vec<PathBuf> = (ids.iter().zip(factors))

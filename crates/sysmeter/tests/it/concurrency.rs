@@ -9,14 +9,11 @@ use std::process::{Command as Process, Output, Stdio};
 use predicates::prelude::*;
 use serde_json::Value;
 
+use crate::support::sysmeter_db;
 use crate::support::{json_out, stderr_of, sysmeter};
 
 fn history(db: &Path) -> Vec<Value> {
-    let v = json_out(
-        sysmeter()
-            .args(["history", "--format", "json", "--db"])
-            .arg(db),
-    );
+    let v = json_out(&mut sysmeter_db(db, &["history", "--format", "json"]));
     v.as_array().expect("list").clone()
 }
 
@@ -73,9 +70,7 @@ fn two_benches_writing_one_database_at_once_both_land() {
     // Every stored run reads back whole.
     for r in history(&db) {
         let id = r["id"].as_str().expect("id");
-        sysmeter()
-            .args(["show", id, "--format", "json", "--db"])
-            .arg(&db)
+        sysmeter_db(&db, &["show", id, "--format", "json"])
             .assert()
             .success()
             .stdout(predicate::str::contains("\"cpu.loop\""));
@@ -85,9 +80,7 @@ fn two_benches_writing_one_database_at_once_both_land() {
 /// `dir/runs.db` holding one quick bench of `cpu.loop`.
 fn db_of_one_bench(dir: &Path) -> PathBuf {
     let db = dir.join("runs.db");
-    sysmeter()
-        .args(["bench", "--quick", "--only", "cpu.loop", "--db"])
-        .arg(&db)
+    sysmeter_db(&db, &["bench", "--quick", "--only", "cpu.loop"])
         .assert()
         .success();
     db

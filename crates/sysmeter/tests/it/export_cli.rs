@@ -7,6 +7,7 @@ use std::path::Path;
 use predicates::prelude::*;
 use sysmeter::model::RunRecord;
 
+use crate::support::cmd::refused;
 use crate::support::skip::{Cap, Missing};
 use crate::support::{need, stdout_of, sysmeter};
 
@@ -86,14 +87,15 @@ fn export_out_replaces_the_file_readable_by_others() {
             .all(|n| !n.to_string_lossy().starts_with(".tmp")),
         "{names:?}"
     );
-    sysmeter()
-        .args(["export", "--out"])
-        .arg(dir.path().join("no/such/dir/x.prom"))
-        .arg("--db")
-        .arg(&db)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("cannot write --out"));
+    refused(
+        sysmeter()
+            .args(["export", "--out"])
+            .arg(dir.path().join("no/such/dir/x.prom"))
+            .arg("--db")
+            .arg(&db),
+        2,
+        &["cannot write --out"],
+    );
 }
 
 #[test]
@@ -142,20 +144,17 @@ fn exit_codes_follow_the_spec() {
     sysmeter().args(["bench", "--bogus"]).assert().code(2);
     sysmeter().arg("compare").assert().code(2);
     for cmd in ["show", "export"] {
-        sysmeter()
-            .args([cmd, "no-such-run", "--db"])
-            .arg(&fresh)
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains("no run 'no-such-run'"))
-            .stderr(predicate::str::contains("sysmeter history"));
+        refused(
+            sysmeter().args([cmd, "no-such-run", "--db"]).arg(&fresh),
+            2,
+            &["no run 'no-such-run'", "sysmeter history"],
+        );
     }
-    sysmeter()
-        .args(["show", "latest~x", "--db"])
-        .arg(&fresh)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("not a run reference"));
+    refused(
+        sysmeter().args(["show", "latest~x", "--db"]).arg(&fresh),
+        2,
+        &["not a run reference"],
+    );
 }
 
 /// Runs `command` (a shell command line) under a pseudo-terminal with `script`, with

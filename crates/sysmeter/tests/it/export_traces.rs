@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::support::cmd::{stderr_of, stdout_of, sysmeter};
 use crate::support::needs::off_cpu;
 use crate::support::skip::{Cap, Missing};
-use crate::support::{compile_fixture, exclusive, median, need, result};
+use crate::support::{compile_fixture, median, need, result};
 
 /// Runs `sysmeter ARGS --db DB --format json --out FILE -- CMD`, which must succeed; its run.
 fn measured(db: &Path, args: &[&str], cmd: &[&str]) -> Value {
@@ -168,8 +168,7 @@ fn assert_trace_event(e: &Value) {
 
 #[test]
 fn chrome_trace_of_run_has_every_timeline_point_as_a_counter() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
+    let (_dir, db) = crate::support::temp_db();
     let run = measured(&db, &["run", "--interval", "50"], &["sleep", "0.5"]);
     let trace: Value = serde_json::from_str(&export(&db, "run", "chrome-trace")).expect("JSON");
     let events = trace["traceEvents"].as_array().expect("traceEvents");
@@ -213,8 +212,7 @@ fn chrome_trace_of_an_off_cpu_profile_has_each_interval_on_its_threads_track() {
     let db = dir.path().join("runs.db");
     let args = ["profile", "--off-cpu", "--backend", "perf"];
     let run = {
-        let _on = crate::support::observing(&[crate::support::Event::Sched]);
-        let _alone = exclusive();
+        let _alone = crate::support::observing_alone(&[crate::support::Event::Sched]);
         measured(&db, &args, &[bin.to_str().expect("path"), "2000"])
     };
     let trace: Value = serde_json::from_str(&export(&db, "profile", "chrome-trace")).expect("JSON");
@@ -284,8 +282,7 @@ fn firefox_profile_weights_add_up_to_the_samples_and_the_off_cpu_time() {
     let bin = need!(compile_fixture("offcpu_spinnap", dir.path(), &[]));
     let db = dir.path().join("runs.db");
     let run = {
-        let _on = crate::support::observing(&[crate::support::Event::Sched]);
-        let _alone = exclusive();
+        let _alone = crate::support::observing_alone(&[crate::support::Event::Sched]);
         measured(&db, &["profile", "--both"], &[bin.to_str().expect("path")])
     };
     let p: Value = serde_json::from_str(&export(&db, "profile", "firefox")).expect("JSON");

@@ -20,6 +20,7 @@ use crate::support::cmd::stderr_of;
 use crate::support::needs::perf;
 use crate::support::sample::sample_run_file;
 use crate::support::skip::{Cap, Missing};
+use crate::support::sysmeter_db;
 use crate::support::{compile_fixture, exclusive, need, result, sysmeter};
 
 /// Go's `go`: on PATH (Debian's golang-go), else the upstream install's.
@@ -112,7 +113,7 @@ fn validate_speedscope(file: &Path) -> Result<(), Missing> {
 /// and the run.
 fn stored_run(dir: &Path, kind: &[&str], argv: &[&std::ffi::OsStr]) -> (PathBuf, Value) {
     let (db, json) = (dir.join("runs.db"), dir.join("run.json"));
-    let out = sysmeter()
+    sysmeter()
         .args(kind)
         .arg("--db")
         .arg(&db)
@@ -120,22 +121,15 @@ fn stored_run(dir: &Path, kind: &[&str], argv: &[&std::ffi::OsStr]) -> (PathBuf,
         .arg(&json)
         .arg("--")
         .args(argv)
-        .output()
-        .expect("sysmeter runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .assert()
+        .success();
     let run = serde_json::from_slice(&std::fs::read(&json).expect("report")).expect("JSON");
     (db, run)
 }
 
 /// `export latest --format FORMAT --out FILE`, which must succeed.
 fn export(db: &Path, format: &str, file: &Path) {
-    sysmeter()
-        .args(["export", "latest", "--format", format, "--db"])
-        .arg(db)
+    sysmeter_db(db, &["export", "latest", "--format", format])
         .arg("--out")
         .arg(file)
         .assert()
@@ -260,9 +254,7 @@ fn pprof_inuse_space_of_an_alloc_run_shows_the_leak_with_its_bytes() {
     let row = rows.iter().find(|r| r.name == "leak_pages").expect(&top);
     assert_eq!(row.flat, format!("{leaked}B"), "{top}");
     // Through a pipe, the same bytes as the file.
-    let piped = sysmeter()
-        .args(["export", "latest", "--format", "pprof", "--db"])
-        .arg(&db)
+    let piped = sysmeter_db(&db, &["export", "latest", "--format", "pprof"])
         .output()
         .expect("export runs");
     assert!(piped.status.success());
@@ -277,8 +269,7 @@ fn pprof_inuse_space_of_an_alloc_run_shows_the_leak_with_its_bytes() {
 #[test]
 fn both_profiles_export_on_and_off_cpu_time() {
     let go = need!(go());
-    let _on = crate::support::observing(&[crate::support::Event::Sched]);
-    let _alone = exclusive();
+    let _alone = crate::support::observing_alone(&[crate::support::Event::Sched]);
     let dir = tempfile::tempdir().expect("tempdir");
     need!(crate::support::needs::off_cpu());
     let prog = need!(compile_fixture("offcpu_spinnap", dir.path(), &["-pthread"]));
@@ -286,18 +277,13 @@ fn both_profiles_export_on_and_off_cpu_time() {
     let file = dir.path().join("both.pb.gz");
     export(&db, "pprof", &file);
     // spin() ~300 ms on the CPU, then nap() ~300 ms off it (tests/it/offcpu.rs).
-    let off = top_rows(&pprof(&go, &["-sample_index=off_cpu", "-top"], &file));
-    let nap = off
-        .iter()
-        .find(|r| r.name == "nap")
-        .expect("nap off the CPU");
-    assert!(nap.cum_pct >= 90.0, "{off:?}");
-    let on = top_rows(&pprof(&go, &["-sample_index=cpu", "-top"], &file));
-    let spin = on
-        .iter()
-        .find(|r| r.name == "spin")
-        .expect("spin on the CPU");
-    assert!(spin.cum_pct >= 90.0, "{on:?}");
+    for (index, function) in [("off_cpu", "nap"), ("cpu", "spin")] {
+        let sample_index = format!("-sample_index={index}");
+        let rows = top_rows(&pprof(&go, &[&sample_index, "-top"], &file));
+        let row = rows.iter().find(|r| r.name == function);
+        let row = row.unwrap_or_else(|| panic!("no {function} in {index}: {rows:?}"));
+        assert!(row.cum_pct >= 90.0, "{rows:?}");
+    }
     let speedscope = dir.path().join("both.speedscope.json");
     export(&db, "speedscope", &speedscope);
     need!(validate_speedscope(&speedscope));
@@ -315,8 +301,7 @@ fn both_profiles_export_on_and_off_cpu_time() {
 #[test]
 fn pprof_of_a_locks_run_opens_in_go_tool_pprof() {
     let go = need!(go());
-    let _on = crate::support::observing(&[crate::support::Event::Futex]);
-    let _alone = exclusive();
+    let _alone = crate::support::observing_alone(&[crate::support::Event::Futex]);
     let dir = tempfile::tempdir().expect("tempdir");
     need!(crate::locks::backend_events("perf"));
     let prog = need!(compile_fixture("locks_phases", dir.path(), &["-pthread"]));
@@ -342,11 +327,8 @@ fn pprof_of_a_locks_run_opens_in_go_tool_pprof() {
 
 #[test]
 fn formats_that_do_not_fit_the_run_are_refused_with_the_sentence() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
-    sysmeter()
-        .args(["import", "--db"])
-        .arg(&db)
+    let (dir, db) = crate::support::temp_db();
+    sysmeter_db(&db, &["import"])
         .arg(sample_run_file(dir.path()))
         .assert()
         .success();
@@ -370,8 +352,7 @@ fn formats_that_do_not_fit_the_run_are_refused_with_the_sentence() {
 
 #[test]
 fn pprof_is_never_written_to_a_terminal() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
+    let (_dir, db) = crate::support::temp_db();
     let bin = assert_cmd::cargo::cargo_bin("sysmeter");
     let command = format!(
         "'{}' export latest --format pprof --db '{}'; echo \"exit=$?\"",

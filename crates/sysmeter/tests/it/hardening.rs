@@ -12,10 +12,12 @@ mod disk;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use assert_cmd::assert::OutputAssertExt;
+
 use sysmeter::model::fixture::sample_run;
 
 use crate::support::sample::sample_run_file;
-use crate::support::{json_out, stderr_of, stdout_of, sysmeter};
+use crate::support::{json_out, stderr_of, stdout_of, sysmeter, sysmeter_db};
 
 /// The sample run written as `dir/NAME.json` with `edit` applied.
 pub(crate) fn record(dir: &Path, name: &str, edit: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
@@ -36,11 +38,7 @@ fn db_with_sample_run(dir: &Path) -> (PathBuf, sysmeter::model::RunRecord) {
 
 /// Ids of the runs `history` lists in `db`.
 pub(crate) fn stored_ids(db: &Path) -> Vec<String> {
-    let listed = json_out(
-        sysmeter()
-            .args(["history", "--format", "json", "--db"])
-            .arg(db),
-    );
+    let listed = json_out(&mut sysmeter_db(db, &["history", "--format", "json"]));
     let runs = listed.as_array().expect("runs").iter();
     runs.map(|r| r["id"].as_str().expect("id").to_string())
         .collect()
@@ -57,21 +55,19 @@ fn a_run_dated_years_ahead_is_never_latest_and_never_displaces_a_real_run() {
         d["finished_ns"] = (real.finished_ns.expect("finished") + three_years).into();
     });
     stdout_of(sysmeter().arg("import").arg("--db").arg(&db).arg(&future));
-    let latest = json_out(
-        sysmeter()
-            .args(["show", "latest", "--format", "json", "--db"])
-            .arg(&db),
-    );
+    let latest = json_out(&mut sysmeter_db(
+        &db,
+        &["show", "latest", "--format", "json"],
+    ));
     assert_eq!(
         latest["id"],
         real.id.as_str(),
         "a run dated ahead is not latest"
     );
-    let dry = stdout_of(
-        sysmeter()
-            .args(["prune", "--keep", "1", "--dry-run", "--db"])
-            .arg(&db),
-    );
+    let dry = stdout_of(&mut sysmeter_db(
+        &db,
+        &["prune", "--keep", "1", "--dry-run"],
+    ));
     assert!(
         dry.contains("would delete run 20291124T000000Z-futr"),
         "{dry}"
@@ -156,8 +152,7 @@ fn stored_hostnames_never_reach_the_terminal_or_a_page_raw() {
 
 #[test]
 fn a_hostname_override_that_acts_on_a_terminal_is_refused_when_set() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
+    let (_dir, db) = crate::support::temp_db();
     for (_, host) in HOSTILE_HOSTS {
         let err = stderr_of(
             sysmeter()
@@ -172,11 +167,7 @@ fn a_hostname_override_that_acts_on_a_terminal_is_refused_when_set() {
             "{err}"
         );
     }
-    let ok = sysmeter()
-        .args(["history", "--db"])
-        .arg(&db)
-        .output()
-        .expect("history");
+    let ok = sysmeter_db(&db, &["history"]).output().expect("history");
     assert!(
         ok.status.success(),
         "nothing was stored under a hostile name"
@@ -200,20 +191,15 @@ fn a_value_beyond_any_chart_is_left_out_under_a_memory_limit_and_refused_at_impo
     let page = dir.path().join("extreme.html");
     // 1 GiB of address space: the unbounded axis asked for 2^31 ticks (16 GiB).
     let bin = assert_cmd::cargo::cargo_bin("sysmeter");
-    let out = Command::new("sh")
+    Command::new("sh")
         .args(["-c", "ulimit -v 1048576 && exec \"$0\" \"$@\""])
         .arg(&bin)
         .args(["report", "--html"])
         .arg(&page)
         .arg(&file)
         .env("NO_COLOR", "1")
-        .output()
-        .expect("run report");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .assert()
+        .success();
     let html = std::fs::read_to_string(&page).expect("page");
     assert!(html.contains("Left out of the charts:"), "the page says it");
     assert!(html.contains("results[0].metrics[0].summary.median = 1.7e308"));

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::cmd::quick_bench;
 use crate::support::sample::db_with_sample_run;
+use crate::support::sysmeter_db;
 use crate::support::{json_out, stdout_of, sysmeter};
 
 /// Starts `sysmeter ARGS` in the background, output discarded.
@@ -41,11 +42,7 @@ fn sigkill(mut child: Child) {
 
 /// `sysmeter history --format json` of `db`: the stored runs, newest first.
 fn history(db: &Path) -> serde_json::Value {
-    json_out(
-        sysmeter()
-            .args(["history", "--format", "json", "--db"])
-            .arg(db),
-    )
+    json_out(&mut sysmeter_db(db, &["history", "--format", "json"]))
 }
 
 /// Starts `sysmeter ARGS DB` beside a database in `dir` holding one finished run (the one
@@ -84,11 +81,10 @@ fn assert_incomplete_and_not_latest(db: &Path, killed: &str, earlier: &str) {
         row.contains("incomplete (sysmeter did not finish)"),
         "{listed}"
     );
-    let latest = json_out(
-        sysmeter()
-            .args(["show", "latest", "--format", "json", "--db"])
-            .arg(db),
-    );
+    let latest = json_out(&mut sysmeter_db(
+        db,
+        &["show", "latest", "--format", "json"],
+    ));
     assert_eq!(latest["id"], earlier, "latest skips the killed run");
 }
 
@@ -121,9 +117,7 @@ fn a_killed_bench_is_incomplete_names_what_is_missing_and_is_not_latest() {
         html.contains("incomplete (sysmeter did not finish): missing"),
         "report --html"
     );
-    let compared = sysmeter()
-        .args(["compare", "--full", &earlier, &killed, "--db"])
-        .arg(&db)
+    let compared = sysmeter_db(&db, &["compare", "--full", &earlier, &killed])
         .output()
         .expect("compare");
     let text = String::from_utf8_lossy(&compared.stdout);
@@ -141,11 +135,10 @@ fn a_bench_of_rounds_killed_after_the_first_keeps_what_it_measured_and_says_so()
     // No --rounds: --quick measures everything in 2 interleaved rounds.
     let bench = ["bench", "--quick", "--only", ONLY, "--db"];
     let (db, killed, _) = killed_bench(dir.path(), &bench);
-    let run = json_out(
-        sysmeter()
-            .args(["show", &killed, "--format", "json", "--db"])
-            .arg(&db),
-    );
+    let run = json_out(&mut sysmeter_db(
+        &db,
+        &["show", &killed, "--format", "json"],
+    ));
     let first = &run["results"][0];
     assert_eq!(first["id"], "cpu.loop", "{first}");
     assert_eq!(first["status"], "ok", "{first}");
@@ -249,10 +242,9 @@ fn prune_after_a_killed_bench_keeps_the_complete_run_that_latest_names() {
         ids.contains(&killed.as_str().into()),
         "the latest attempt stays: {ids:?}"
     );
-    let latest = json_out(
-        sysmeter()
-            .args(["show", "latest", "--format", "json", "--db"])
-            .arg(&db),
-    );
+    let latest = json_out(&mut sysmeter_db(
+        &db,
+        &["show", "latest", "--format", "json"],
+    ));
     assert_eq!(latest["id"], earlier.id.as_str());
 }

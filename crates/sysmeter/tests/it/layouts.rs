@@ -12,6 +12,7 @@ use sysmeter::model::fixture::sample_run;
 
 use crate::support::chromium::{find_chromium, load_in_chromium};
 use crate::support::skip::{Cap, Missing};
+use crate::support::sysmeter_db;
 use crate::support::{need, stdout_of, sysmeter};
 
 /// The first screen, px.
@@ -120,11 +121,7 @@ fn compare_html_holds_the_change_chart_with_whiskers_and_band() {
     let [a, b] = two_runs(dir.path());
     // Two stored runs, compared by id as a user would after two benches.
     let db = dir.path().join("runs.db");
-    sysmeter()
-        .args(["import", &a, &b, "--db"])
-        .arg(&db)
-        .assert()
-        .success();
+    sysmeter_db(&db, &["import", &a, &b]).assert().success();
     let page = dir.path().join("compare.html");
     let md = dir.path().join("compare.md");
     let out = sysmeter()

@@ -41,23 +41,15 @@ pub(crate) fn backend_events(backend: &str) -> Result<(), Missing> {
 /// perf sample of that tracepoint for anyone (docs/bpf.md), so a perf run beside a bpf run
 /// would see no futex call.
 macro_rules! both_backends {
-    ($name:ident) => {
-        mod $name {
-            #[test]
-            fn perf() {
-                let _on = crate::support::observing(&[crate::support::Event::Futex]);
-                let _alone = crate::support::exclusive();
-                super::$name("perf");
-            }
-            #[test]
-            fn bpf() {
-                let _on = crate::support::observing(&[crate::support::Event::Futex]);
-                let _alone = crate::support::exclusive();
-                super::$name("bpf");
-            }
-        }
+    ($($test:ident),+) => {
+        crate::support::each_backend!(
+            hold crate::support::observing_alone(&[crate::support::Event::Futex]);
+            [perf, bpf];
+            $($test),+
+        );
     };
 }
+pub(crate) use both_backends;
 
 fn fixture(dir: &Path, backend: &str) -> Result<PathBuf, Missing> {
     backend_events(backend)?;

@@ -14,19 +14,7 @@ use crate::support::{compile_fixture, need};
 
 const SOURCE: &str = include_str!("../fixtures/programs/locks_hold.c");
 
-#[test]
-fn perf() {
-    let _on = crate::support::observing(&[crate::support::Event::Futex]);
-    let _alone = crate::support::exclusive();
-    the_table_counts_and_times_a_known_critical_section("perf");
-}
-
-#[test]
-fn bpf() {
-    let _on = crate::support::observing(&[crate::support::Event::Futex]);
-    let _alone = crate::support::exclusive();
-    the_table_counts_and_times_a_known_critical_section("bpf");
-}
+crate::locks::both_backends!(the_table_counts_and_times_a_known_critical_section);
 
 fn line_of(marker: &str) -> String {
     let at = SOURCE.lines().position(|l| l.contains(marker));

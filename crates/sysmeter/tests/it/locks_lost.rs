@@ -5,14 +5,13 @@
 //!
 //! Needs root (capability `tracepoints`), `cc`, taskset(1) and nice(1) (capability `script`).
 
+use crate::support::need;
 use crate::support::needs::tracepoints;
 use crate::support::starved::{Starved, says_lost_under_title};
-use crate::support::{exclusive, need};
 
 #[test]
 fn a_perf_locks_run_that_lost_records_says_so_under_its_title() {
-    let _on = crate::support::observing(&[crate::support::Event::Futex]);
-    let _alone = exclusive();
+    let _alone = crate::support::observing_alone(&[crate::support::Event::Futex]);
     need!(tracepoints());
     need!(says_lost_under_title(Starved {
         fixture: "locks_sempingpong",

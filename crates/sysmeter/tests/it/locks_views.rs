@@ -14,19 +14,7 @@ use crate::support::{compile_fixture, need};
 
 const SOURCE: &str = include_str!("../fixtures/programs/locks_four.c");
 
-#[test]
-fn perf() {
-    let _on = crate::support::observing(&[crate::support::Event::Futex]);
-    let _alone = crate::support::exclusive();
-    both_views_name_one_lock_at_one_site("perf");
-}
-
-#[test]
-fn bpf() {
-    let _on = crate::support::observing(&[crate::support::Event::Futex]);
-    let _alone = crate::support::exclusive();
-    both_views_name_one_lock_at_one_site("bpf");
-}
+crate::locks::both_backends!(both_views_name_one_lock_at_one_site);
 
 /// The artifact `name` of the result, parsed.
 fn artifact(result: &Value, name: &str) -> Vec<Value> {

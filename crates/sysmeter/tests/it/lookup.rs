@@ -12,6 +12,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::support::needs::tracepoints;
+use crate::support::observing::{Event, Observing, observing};
 use crate::support::skip::{Cap, Missing};
 use crate::support::{assert_says, bench_json, compile_fixture, finding, is_root, median, need};
 use crate::support::{result, skip};
@@ -209,11 +210,17 @@ fn ptrace_reports_failing_lookups_and_top_paths_like_strace() {
     }
 }
 
+/// What a test of the tracepoints needs: the `raw_syscalls` events to itself, the
+/// tracepoints, and the search.
+fn traced_search() -> Result<(Observing, Search), Missing> {
+    let on = observing(&[Event::RawSyscalls]);
+    tracepoints()?;
+    Ok((on, Search::new()?))
+}
+
 #[test]
 fn tracepoints_count_lookups_but_say_they_cannot_show_paths() {
-    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
-    need!(tracepoints());
-    let search = need!(Search::new());
+    let (_on, search) = need!(traced_search());
     let cmd = search.cmd();
     let (r, _, code) = trace_json(&["--backend", "tracepoint"], &cmd, search.dir());
     assert_eq!(code, 0);
@@ -266,12 +273,10 @@ fn metric(r: &Value, name: &str) -> Option<f64> {
 
 #[test]
 fn run_traces_lookup_times_failures_and_paths_like_trace() {
-    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
-    need!(tracepoints());
+    let (_on, search) = need!(traced_search());
     if !is_root() {
         skip!(Root, "run's path probes (uprobes in tracefs) need root");
     }
-    let search = need!(Search::new());
     let cmd = search.cmd();
     let (run, code) = crate::run::run_json(&["--lookups", "paths"], &cmd);
     assert_eq!(code, Some(0));
@@ -300,9 +305,7 @@ fn run_traces_lookup_times_failures_and_paths_like_trace() {
 
 #[test]
 fn run_lookups_calls_keeps_counts_and_time_and_says_why_no_paths() {
-    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
-    need!(tracepoints());
-    let search = need!(Search::new());
+    let (_on, search) = need!(traced_search());
     let cmd = search.cmd();
     let (run, code) = crate::run::run_json(&["--lookups", "calls"], &cmd);
     assert_eq!(code, Some(0));

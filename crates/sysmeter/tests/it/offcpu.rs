@@ -16,25 +16,13 @@ use serde_json::Value;
 
 use crate::support::needs::{bpf, off_cpu};
 use crate::support::skip::Missing;
-use crate::support::{compile_fixture, exclusive, median, need, result, skip, sysmeter};
+use crate::support::{compile_fixture, median, need, result, skip, sysmeter};
 
-/// `test_name::perf` and `test_name::bpf`: the test function on each backend.
-macro_rules! on_both_backends {
-    ($($name:ident),*) => {$(
-        mod $name {
-            #[test]
-            fn perf() {
-                super::$name("perf")
-            }
-            #[test]
-            fn bpf() {
-                super::$name("bpf")
-            }
-        }
-    )*};
-}
-
-on_both_backends!(
+// `test_name::perf` and `test_name::bpf`: the test function on each backend, each holding
+// the scheduler events and the CPUs.
+crate::support::each_backend!(
+    hold crate::support::observing_alone(&[crate::support::Event::Sched]);
+    [perf, bpf];
     sleeping_time_is_charged_to_nap,
     both_accounts_for_the_wall_time_of_the_thread,
     direct_reads_wait_for_the_disk_in_read_blocks,
@@ -113,8 +101,6 @@ fn blocked_ns(stack: &Value) -> f64 {
 }
 
 fn sleeping_time_is_charged_to_nap(backend: &str) {
-    let _on = crate::support::observing(&[crate::support::Event::Sched]);
-    let _alone = exclusive();
     let (_dir, run) = need!(profile_fixture("offcpu_spinnap", backend, "--off-cpu"));
     let total = median(result(&run, "offcpu"), "off-CPU time").expect("off-CPU time");
     let list = stacks(&run);
@@ -157,8 +143,6 @@ fn hidden_by_another_bpf_program(run: &Value) -> bool {
 }
 
 fn both_accounts_for_the_wall_time_of_the_thread(backend: &str) {
-    let _on = crate::support::observing(&[crate::support::Event::Sched]);
-    let _alone = exclusive();
     let (_dir, run) = need!(profile_fixture("offcpu_spinnap", backend, "--both"));
     if hidden_by_another_bpf_program(&run) {
         skip!(
@@ -188,8 +172,6 @@ fn both_accounts_for_the_wall_time_of_the_thread(backend: &str) {
 }
 
 fn direct_reads_wait_for_the_disk_in_read_blocks(backend: &str) {
-    let _on = crate::support::observing(&[crate::support::Event::Sched]);
-    let _alone = exclusive();
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = need!(compile(dir.path(), "offcpu_direct", backend));
     // O_DIRECT needs a real file system: tmpfs refuses it.
@@ -235,8 +217,6 @@ fn direct_reads_wait_for_the_disk_in_read_blocks(backend: &str) {
 }
 
 fn the_consumer_is_woken_by_the_producers_write(backend: &str) {
-    let _on = crate::support::observing(&[crate::support::Event::Sched]);
-    let _alone = exclusive();
     let (_dir, run) = need!(profile_fixture("offcpu_pipe", backend, "--off-cpu"));
     let list = stacks(&run);
     let consumer = list
@@ -266,8 +246,6 @@ fn the_consumer_is_woken_by_the_producers_write(backend: &str) {
 }
 
 fn attaching_twenty_times_leaves_the_target_running(backend: &str) {
-    let _on = crate::support::observing(&[crate::support::Event::Sched]);
-    let _alone = exclusive();
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = need!(compile(dir.path(), "offcpu_spinnap", backend));
     let mut child = std::process::Command::new(&prog)

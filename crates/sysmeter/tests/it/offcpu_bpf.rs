@@ -17,7 +17,7 @@ use crate::support::blinder::{NAME as BLINDER, blind};
 use crate::support::needs::{bpf, off_cpu};
 use crate::support::skip::Missing;
 use crate::support::starved::{Starved, says_lost_under_title};
-use crate::support::{Event, compile_fixture, exclusive, need, observing, sysmeter};
+use crate::support::{Event, compile_fixture, need, sysmeter};
 
 /// (calls, wall ns of its sleeps) per function, as the naps fixture prints them.
 pub(crate) fn printed(stdout: &str, function: &str) -> (u64, f64) {
@@ -71,8 +71,7 @@ pub(crate) fn lost(run: &Value) -> u64 {
 
 #[test]
 fn the_in_kernel_backend_charges_known_sleeps_exactly() {
-    let _on = crate::support::observing(&[crate::support::Event::Sched]);
-    let _alone = exclusive();
+    let _alone = crate::support::observing_alone(&[crate::support::Event::Sched]);
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = need!(naps(dir.path()));
     let (run, stdout) = auto_run(dir.path(), &prog);
@@ -113,8 +112,7 @@ fn the_in_kernel_backend_charges_known_sleeps_exactly() {
 
 #[test]
 fn the_in_kernel_backend_follows_children() {
-    let _on = crate::support::observing(&[crate::support::Event::Sched]);
-    let _alone = exclusive();
+    let _alone = crate::support::observing_alone(&[crate::support::Event::Sched]);
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = need!(naps(dir.path()));
     let out = dir.path().join("run.json");
@@ -173,8 +171,7 @@ fn the_in_kernel_backend_follows_children() {
 
 #[test]
 fn a_perf_run_that_lost_records_says_so_under_its_title() {
-    let _on = crate::support::observing(&[crate::support::Event::Sched]);
-    let _alone = exclusive();
+    let _alone = crate::support::observing_alone(&[crate::support::Event::Sched]);
     need!(off_cpu());
     need!(says_lost_under_title(Starved {
         fixture: "offcpu_pingpong",
@@ -208,8 +205,7 @@ fn finding_texts(out: &Path) -> Vec<String> {
 
 #[test]
 fn a_perf_run_hidden_by_a_bpf_program_says_so() {
-    let _on = observing(&[Event::Sched]);
-    let _alone = exclusive();
+    let _alone = crate::support::observing_alone(&[Event::Sched]);
     let dir = tempfile::tempdir().expect("tempdir");
     let naps = need!(naps(dir.path()));
     // sysmeter's own programs return 1 since issue 42 and hide nothing: a program that

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use sysmeter::store::Store;
 
 use crate::support::sample::{db_with_sample_run, sample_run_file};
+use crate::support::sysmeter_db;
 use crate::support::{is_root, need, stderr_of, sysmeter};
 
 /// A database holding the fixture run, and the fixture run as a JSON file.
@@ -232,14 +233,7 @@ fn the_database_is_never_an_output() {
         );
         assert!(err.contains("is the database"), "{err}");
         assert!(!err.contains("stored as run"), "{err}");
-        let err = stderr_of(
-            sysmeter()
-                .args(["export", "--db"])
-                .arg(&db)
-                .arg("--out")
-                .arg(out),
-            2,
-        );
+        let err = stderr_of(sysmeter_db(&db, &["export"]).arg("--out").arg(out), 2);
         assert!(err.contains("is the database"), "{err}");
     }
     assert_eq!(

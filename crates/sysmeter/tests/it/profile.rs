@@ -23,6 +23,7 @@ use crate::support::cmd::refused;
 use crate::support::needs::perf;
 use crate::support::skip::Missing;
 use crate::support::sysmeter;
+use crate::support::sysmeter_db;
 use crate::support::{compile_fixture, exclusive, median as metric, need, result, stdout_of};
 
 /// Compiles fixture `name.c` with `extra` flags after checking perf events are permitted.
@@ -210,11 +211,10 @@ fn check_flame_and_folded(svg: &str, stored_svg: &str, folded: &str, samples: f6
 /// The stored run renders in every format.
 fn check_show(db: &Path) {
     for format in ["text", "json", "csv", "markdown"] {
-        let text = stdout_of(
-            sysmeter()
-                .args(["show", "latest", "--format", format, "--db"])
-                .arg(db),
-        );
+        let text = stdout_of(&mut sysmeter_db(
+            db,
+            &["show", "latest", "--format", format],
+        ));
         assert!(
             text.contains("hot_a") && text.contains("hot_b"),
             "{format}:\n{text}"
@@ -226,9 +226,7 @@ fn check_show(db: &Path) {
 fn fixture_split_call_graph_and_flame_graph() {
     let (_alone, dir, prog) = need!(sampled_fixture());
     let path = |name: &str| dir.path().join(name);
-    sysmeter()
-        .args(["profile", "-F", "2999", "--format", "json", "--db"])
-        .arg(path("p.db"))
+    sysmeter_db(path("p.db"), &["profile", "-F", "2999", "--format", "json"])
         .arg("--out")
         .arg(path("run.json"))
         .arg("--flamegraph")

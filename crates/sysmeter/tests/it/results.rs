@@ -11,6 +11,8 @@ use sysmeter::model::RunRecord;
 use sysmeter::model::fixture::sample_run;
 use sysmeter::stats::summarize;
 
+use crate::support::cmd::{refused, usage_error};
+use crate::support::sysmeter_db;
 use crate::support::{json_of, json_out, sysmeter};
 
 /// Seeded samples around `median` with 3% Gaussian noise and an occasional slow outlier,
@@ -150,8 +152,7 @@ fn bench_into(db: &Path) -> String {
 
 #[test]
 fn compare_stored_runs_by_reference() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
+    let (dir, db) = crate::support::temp_db();
     let first = bench_into(&db);
     let second = bench_into(&db);
     let cmp = compared(&db, ["latest~1", "latest"], [&first, &second]);
@@ -167,9 +168,7 @@ fn compare_stored_runs_by_reference() {
     );
     // A stored run against a JSON file of itself: nothing changed, p = 1.
     let file = dir.path().join("first.json");
-    let shown = sysmeter()
-        .args(["show", &first, "--format", "json", "--db"])
-        .arg(&db)
+    let shown = sysmeter_db(&db, &["show", &first, "--format", "json"])
         .assert()
         .success();
     std::fs::write(&file, &shown.get_output().stdout).expect("write");
@@ -189,8 +188,7 @@ fn compare_stored_runs_by_reference() {
 
 #[test]
 fn compare_bad_input_is_a_usage_error() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
+    let (dir, db) = crate::support::temp_db();
     let a = write_json(dir.path(), "a.json", &sample_run());
     let junk = dir.path().join("junk.json");
     std::fs::write(&junk, "[1, 2]").expect("write");
@@ -211,26 +209,24 @@ fn compare_bad_input_is_a_usage_error() {
         ),
     ];
     for (args, message) in cases {
-        sysmeter()
-            .arg("compare")
-            .args(&args)
-            .arg("--db")
-            .arg(&db)
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains(message));
+        refused(
+            sysmeter().arg("compare").args(&args).arg("--db").arg(&db),
+            2,
+            &[message],
+        );
     }
     // Nothing in common cannot pass a CI gate silently.
     let mut other = sample_run();
     other.results.retain(|r| r.id != "os.syscall");
     let other = write_json(dir.path(), "other.json", &other);
-    sysmeter()
-        .arg("compare")
-        .args([&a, &other])
-        .args(["--fail-above", "5"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("share no metric"));
+    refused(
+        sysmeter()
+            .arg("compare")
+            .args([&a, &other])
+            .args(["--fail-above", "5"]),
+        2,
+        &["share no metric"],
+    );
     sysmeter()
         .arg("compare")
         .args([&a, &other])
@@ -268,32 +264,23 @@ fn db_of_two_kinds(dir: &Path) -> PathBuf {
 fn compare_refuses_two_kinds_and_latest_can_be_asked_by_kind() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = db_of_two_kinds(dir.path());
-    let refused = sysmeter()
-        .args(["compare", "latest~1", "latest", "--db"])
-        .arg(&db)
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&refused.get_output().stderr).to_string();
-    assert!(
-        err.contains(
-            "run b2 is a bench run and run s1 a scale run: compare needs runs of one kind"
-        ) && err.contains("`sysmeter compare latest:bench~1 latest:bench`"),
-        "{err}"
+    usage_error(
+        &mut sysmeter_db(&db, &["compare", "latest~1", "latest"]),
+        &[
+            "run b2 is a bench run and run s1 a scale run: compare needs runs of one kind",
+            "`sysmeter compare latest:bench~1 latest:bench`",
+        ],
     );
-    assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
     compared(&db, ["latest:bench~1", "latest:bench"], ["b1", "b2"]);
-    let shown = sysmeter()
-        .args(["show", "latest:scale", "--format", "json", "--db"])
-        .arg(&db)
+    let shown = sysmeter_db(&db, &["show", "latest:scale", "--format", "json"])
         .assert()
         .success();
     assert_eq!(json_of(&shown.get_output().stdout)["id"], "s1");
-    sysmeter()
-        .args(["show", "latest:nope", "--db"])
-        .arg(&db)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("`latest:KIND`"));
+    refused(
+        sysmeter().args(["show", "latest:nope", "--db"]).arg(&db),
+        2,
+        &["`latest:KIND`"],
+    );
 }
 
 /// `compare A B --format json` on `db` (it must succeed), checked to have compared the runs

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::support::sysmeter_db;
 use crate::support::{median, sysmeter};
 
 /// Runs `sysmeter run --no-store --format json --out FILE ARGS -- CMD` and returns the
@@ -219,17 +220,12 @@ fn bad_targets_are_usage_errors() {
 
 #[test]
 fn runs_are_stored_and_shown() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
-    sysmeter()
-        .args(["run", "--db"])
-        .arg(&db)
+    let (_dir, db) = crate::support::temp_db();
+    sysmeter_db(&db, &["run"])
         .args(["--", "true"])
         .assert()
         .success();
-    let o = sysmeter()
-        .args(["show", "latest", "--format", "json", "--db"])
-        .arg(&db)
+    let o = sysmeter_db(&db, &["show", "latest", "--format", "json"])
         .output()
         .expect("show");
     let v: Value = serde_json::from_slice(&o.stdout).expect("json");
@@ -239,8 +235,7 @@ fn runs_are_stored_and_shown() {
 
 #[test]
 fn sigint_to_sysmeter_is_forwarded_and_the_run_is_still_reported_and_stored() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("runs.db");
+    let (dir, db) = crate::support::temp_db();
     let out = dir.path().join("run.json");
     let bin = assert_cmd::cargo::cargo_bin("sysmeter");
     let mut child = StdCommand::new(bin)
@@ -270,9 +265,7 @@ fn sigint_to_sysmeter_is_forwarded_and_the_run_is_still_reported_and_stored() {
         serde_json::from_str(&std::fs::read_to_string(&out).expect("report")).expect("json");
     assert_eq!(run["interrupted"], true);
     assert!(finding(&run, "exit").contains("signal 2"));
-    let o = sysmeter()
-        .args(["history", "--format", "json", "--db"])
-        .arg(&db)
+    let o = sysmeter_db(&db, &["history", "--format", "json"])
         .output()
         .expect("history");
     let h: Value = serde_json::from_slice(&o.stdout).expect("history json");

@@ -9,6 +9,7 @@ use sysmeter::model::RunRecord;
 use sysmeter::model::fixture::sample_run;
 use sysmeter::stats::summarize;
 
+use crate::support::sysmeter_db;
 use crate::support::{json_of, stdout_of, sysmeter};
 
 /// The fixture as run `id`, started `i` minutes after it, its samples scaled by `factor`.
@@ -36,9 +37,7 @@ fn history(dir: &Path) -> PathBuf {
             path
         })
         .collect();
-    sysmeter()
-        .args(["import", "--db"])
-        .arg(&db)
+    sysmeter_db(&db, &["import"])
         .args(&files)
         .assert()
         .success();
@@ -66,9 +65,7 @@ fn show_gives_a_run_with_history_its_run_to_run_interval() {
         concise.contains("run to run: from the 8 stored runs"),
         "{concise}"
     );
-    let out = sysmeter()
-        .args(["export", "--format", "json", "--db"])
-        .arg(&db)
+    let out = sysmeter_db(&db, &["export", "--format", "json"])
         .arg("h7")
         .assert()
         .success();

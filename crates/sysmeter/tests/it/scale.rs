@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::support::skip::Missing;
 use crate::support::sysmeter;
+use crate::support::sysmeter_db;
 use crate::support::{compile_fixture, exclusive, finding, json_out, need, stderr_of, stdout_of};
 
 /// Runs `scale --format json --no-store --time cpu --stat min` with `args` on fixture `name`; returns the
@@ -251,9 +252,7 @@ fn a_random_working_set_shows_a_knee_past_the_caches() {
 
 /// `scale` of a command whose time does not depend on N (a shell doing nothing), quickly.
 fn quick_scale(db: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
-    sysmeter()
-        .args(["scale", "--sizes", "1,2,3,4,5,6", "--repeat", "2", "--db"])
-        .arg(db)
+    sysmeter_db(db, &["scale", "--sizes", "1,2,3,4,5,6", "--repeat", "2"])
         .args(extra)
         .args(["--", "sh", "-c", ":", "{n}"])
         .assert()
@@ -269,11 +268,10 @@ fn results_are_stored_and_render_in_every_format() {
     assert!(text.contains("wall time by N"), "{text}");
     assert!(text.contains("best fit O("), "{text}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("stored as run"));
-    let run = json_out(
-        sysmeter()
-            .args(["show", "latest", "--format", "json", "--db"])
-            .arg(&db),
-    );
+    let run = json_out(&mut sysmeter_db(
+        &db,
+        &["show", "latest", "--format", "json"],
+    ));
     assert_eq!(run["kind"], "scale");
     assert_eq!(run["config"]["selected"][0], "sh -c : {n}");
     let r = &run["results"][0];
@@ -283,11 +281,10 @@ fn results_are_stored_and_render_in_every_format() {
     let runs = r["artifacts"][0]["content"].as_str().expect("runs.csv");
     assert_eq!(runs.lines().count(), 13, "header + 12 runs: {runs}");
     for (format, needle) in [("csv", "wall time"), ("markdown", "| N |")] {
-        let text = stdout_of(
-            sysmeter()
-                .args(["show", "latest", "--format", format, "--db"])
-                .arg(&db),
-        );
+        let text = stdout_of(&mut sysmeter_db(
+            &db,
+            &["show", "latest", "--format", format],
+        ));
         assert!(text.contains(needle), "{format}: {text}");
     }
 }

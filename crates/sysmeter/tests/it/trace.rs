@@ -7,10 +7,14 @@
 
 use std::path::Path;
 
+use tempfile::TempDir;
+
 use serde_json::Value;
 
 use crate::support::cmd::traced_json;
 use crate::support::needs::tracepoints;
+use crate::support::skip::Missing;
+use crate::support::sysmeter_db;
 use crate::support::{compile_fixture, need, stderr_of, stdout_of, sysmeter};
 
 /// Runs `sysmeter trace ARGS -- CMD…` with the JSON summary written to a file; returns
@@ -47,10 +51,30 @@ fn metric_names(result: &Value) -> Vec<String> {
         .collect()
 }
 
-fn exact_counts(backend: &str) {
+/// What a `backend` run of fixture `name` needs: the tracepoints, or BPF (ptrace: nothing),
+/// and the fixture compiled (with threads) in a new directory.
+fn backend_fixture(backend: &str, name: &str) -> Result<(TempDir, String), Missing> {
+    match backend {
+        "tracepoint" => tracepoints()?,
+        "bpf" => crate::support::needs::bpf()?,
+        _ => {}
+    }
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = need!(compile_fixture("trace_threads", dir.path(), &["-pthread"]));
-    let bin = bin.to_string_lossy().into_owned();
+    let bin = crate::support::fixture_arg(name, dir.path(), &["-pthread"])?;
+    Ok((dir, bin))
+}
+
+// `test_name::ptrace`, `::tracepoint` and `::bpf`: the test function on each backend, each
+// holding the `raw_syscalls` events.
+crate::support::each_backend!(
+    hold crate::support::observing(&[crate::support::Event::RawSyscalls]);
+    [ptrace, tracepoint, bpf];
+    counts_every_call_of_every_thread_exactly,
+    follows_forked_children_with_f
+);
+
+fn counts_every_call_of_every_thread_exactly(backend: &str) {
+    let (dir, bin) = need!(backend_fixture(backend, "trace_threads"));
     let (n, m, k) = (4u64, 300u64, 25u64);
     let cmd = [bin.as_str(), "4", "300", "25", "7"];
     let (result, stdout, code) = trace_json(&["--backend", backend], &cmd, dir.path());
@@ -81,30 +105,8 @@ fn exact_counts(backend: &str) {
     );
 }
 
-#[test]
-fn ptrace_counts_every_call_of_every_thread_exactly() {
-    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
-    exact_counts("ptrace");
-}
-
-#[test]
-fn tracepoints_count_every_call_of_every_thread_exactly() {
-    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
-    need!(tracepoints());
-    exact_counts("tracepoint");
-}
-
-#[test]
-fn bpf_counts_every_call_of_every_thread_exactly() {
-    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
-    need!(crate::support::needs::bpf());
-    exact_counts("bpf");
-}
-
-fn fork_following(backend: &str) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let bin = need!(compile_fixture("trace_fork", dir.path(), &["-pthread"]));
-    let bin = bin.to_string_lossy().into_owned();
+fn follows_forked_children_with_f(backend: &str) {
+    let (dir, bin) = need!(backend_fixture(backend, "trace_fork"));
     let cmd = [bin.as_str(), "120", "30"];
     let (followed, _, code) = trace_json(&["-f", "--backend", backend], &cmd, dir.path());
     assert_eq!(code, 0);
@@ -118,31 +120,14 @@ fn fork_following(backend: &str) {
 }
 
 #[test]
-fn ptrace_follows_forked_children_with_f() {
-    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
-    fork_following("ptrace");
-}
-
-#[test]
-fn tracepoints_follow_forked_children_with_f() {
-    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
-    need!(tracepoints());
-    fork_following("tracepoint");
-}
-
-#[test]
-fn bpf_follows_forked_children_with_f() {
-    let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
-    need!(crate::support::needs::bpf());
-    fork_following("bpf");
-}
-
-#[test]
 fn e_filter_counts_only_the_selected_calls_through_seccomp() {
     let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = need!(compile_fixture("trace_threads", dir.path(), &["-pthread"]));
-    let bin = bin.to_string_lossy().into_owned();
+    let bin = need!(crate::support::fixture_arg(
+        "trace_threads",
+        dir.path(),
+        &["-pthread"]
+    ));
     let cmd = [bin.as_str(), "2", "200", "10", "0"];
     let (r, stdout, code) = trace_json(&["--backend", "ptrace", "-e", "getpgid"], &cmd, dir.path());
     assert_eq!((stdout.as_str(), code), ("done 2 200 10\n", 0));
@@ -239,9 +224,7 @@ fn trace_runs_are_stored_and_shown_as_a_syscall_table() {
     let _on = crate::support::observing(&[crate::support::Event::RawSyscalls]);
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("t.db");
-    sysmeter()
-        .args(["trace", "--backend", "ptrace", "--db"])
-        .arg(&db)
+    sysmeter_db(&db, &["trace", "--backend", "ptrace"])
         .args(["--", "true"])
         .assert()
         .success();

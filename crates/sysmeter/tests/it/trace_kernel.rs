@@ -193,27 +193,10 @@ fn the_backend_line_says_which_backend_ran_and_why() {
 /// backend could not run.
 #[test]
 fn without_privileges_auto_falls_back_to_ptrace_and_says_why() {
-    need!(crate::support::needs::root("run sysmeter as another user"));
-    if std::process::Command::new("setpriv")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        crate::support::skip!(crate::support::skip::Missing::new(
-            crate::support::skip::Cap::Root,
-            "running as another user needs setpriv (util-linux)"
-        ));
-    }
+    need!(crate::unprivileged::can_run_as_nobody());
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = crate::unprivileged::public_binary(dir.path());
-    let out = std::process::Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-        .arg(&bin)
-        .args(["trace", "--no-store", "--", "/bin/true"])
-        .env("HOME", dir.path())
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run as nobody");
+    let out =
+        crate::unprivileged::as_nobody(dir.path(), &["trace", "--no-store", "--", "/bin/true"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     let line = err

@@ -3,12 +3,14 @@
 //! the same for all of them.
 
 use std::os::unix::fs::PermissionsExt;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
-use crate::support::skip::{Cap, Missing, skip};
+use crate::support::need;
+use crate::support::skip::{Cap, Missing};
 
 /// A copy of the sysmeter binary that any user may run, in a world-readable temp dir.
-pub(crate) fn public_binary(dir: &std::path::Path) -> std::path::PathBuf {
+fn public_binary(dir: &Path) -> PathBuf {
     let bin = dir.join("sysmeter");
     std::fs::copy(assert_cmd::cargo::cargo_bin("sysmeter"), &bin).expect("copy the binary");
     for p in [dir, bin.as_path()] {
@@ -17,21 +19,35 @@ pub(crate) fn public_binary(dir: &std::path::Path) -> std::path::PathBuf {
     bin
 }
 
+/// Running sysmeter as another user needs root and `setpriv` (util-linux).
+pub(crate) fn can_run_as_nobody() -> Result<(), Missing> {
+    crate::support::needs::root("run sysmeter as another user")?;
+    match Command::new("setpriv").arg("--version").output() {
+        Ok(_) => Ok(()),
+        Err(_) => Err(Missing::new(
+            Cap::Root,
+            "running as another user needs setpriv (util-linux)",
+        )),
+    }
+}
+
+/// Runs `sysmeter ARGS` as user 65534 (`setpriv`), from a copy of the binary in `dir`
+/// (also its home), without colour.
+pub(crate) fn as_nobody(dir: &Path, args: &[&str]) -> Output {
+    Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(public_binary(dir))
+        .args(args)
+        .env("HOME", dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run as nobody")
+}
+
 #[test]
 fn tracers_without_privileges_are_a_usage_error_alike() {
-    let root = std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
-    let setpriv = Command::new("setpriv").arg("--version").output().is_ok();
-    if !root || !setpriv {
-        skip!(Missing::new(
-            Cap::Root,
-            "running as another user needs root and setpriv (util-linux)"
-        ));
-    }
+    need!(can_run_as_nobody());
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = public_binary(dir.path());
     for args in [
         // The in-process backend needs no privileges; uprobes do.
         &[
@@ -45,14 +61,7 @@ fn tracers_without_privileges_are_a_usage_error_alike() {
         &["locks", "--no-store", "--", "/bin/true"],
         &["profile", "--off-cpu", "--no-store", "--", "/bin/true"],
     ] {
-        let out = Command::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-            .arg(&bin)
-            .args(args)
-            .env("HOME", dir.path())
-            .env("NO_COLOR", "1")
-            .output()
-            .expect("run as nobody");
+        let out = as_nobody(dir.path(), args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();

@@ -234,8 +234,7 @@ fn attached(dir: &Path, mode: &str, ms: &str, extra: &[&str]) -> Vec<(Vec<String
 
 #[test]
 fn attached_processes_are_unwound_through_their_existing_mappings() {
-    let _on = crate::support::observing(&[crate::support::Event::Sched]);
-    let _alone = exclusive();
+    let _alone = crate::support::observing_alone(&[crate::support::Event::Sched]);
     need!(perf());
     let dir = tempfile::tempdir().expect("tempdir");
     need!(tree(dir.path()));

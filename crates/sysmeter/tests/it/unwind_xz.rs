@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::support::needs::{perf, tracepoints};
 use crate::support::skip::{Cap, Missing};
-use crate::support::{exclusive, need, result};
+use crate::support::{need, result};
 use crate::unwind::{has, profile_folded, wait_stacks};
 
 /// Debian's xz, or why the test cannot run.
@@ -60,9 +60,10 @@ fn finding_value(run: &Value, id: &str, key: &str) -> f64 {
 
 #[test]
 fn xz_stacks_are_whole_and_its_stripped_functions_separate() {
-    let _on =
-        crate::support::observing(&[crate::support::Event::Futex, crate::support::Event::Sched]);
-    let _alone = exclusive();
+    let _alone = crate::support::observing_alone(&[
+        crate::support::Event::Futex,
+        crate::support::Event::Sched,
+    ]);
     need!(perf());
     let xz = need!(xz());
     let dir = tempfile::tempdir().expect("tempdir");

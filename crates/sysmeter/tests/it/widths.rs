@@ -15,6 +15,7 @@ use sysmeter::model::fixture::sample_run;
 use crate::support::chromium::{find_chromium, load_in_chromium};
 use crate::support::fleet::fleet_files;
 use crate::support::skip::{Cap, Missing};
+use crate::support::sysmeter_db;
 use crate::support::{need, stdout_of, sysmeter};
 
 /// The window widths a page must fit, px.
@@ -172,17 +173,11 @@ fn compare_page(dir: &Path) -> PathBuf {
 /// `fleet --format html` of the five hosts of `support::fleet`.
 fn fleet_page(dir: &Path) -> PathBuf {
     let db = dir.join("fleet.db");
-    sysmeter()
-        .args(["import", "--db"])
-        .arg(&db)
+    sysmeter_db(&db, &["import"])
         .args(fleet_files(dir))
         .assert()
         .success();
-    let html = stdout_of(
-        sysmeter()
-            .args(["fleet", "--format", "html", "--db"])
-            .arg(&db),
-    );
+    let html = stdout_of(&mut sysmeter_db(&db, &["fleet", "--format", "html"]));
     let page = dir.join("fleet.html");
     std::fs::write(&page, html).expect("write");
     page

@@ -23,26 +23,21 @@ use crate::diagnose::observe::rings::{side_band_of_thread, side_band_on_exec};
 /// The compiled programs (scripts/build-bpf.sh); aligned, or aya refuses the ELF.
 static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../bpf/locks.bpf.o");
 
-/// The tracepoint fields the programs read.
-const FIELDS: [Field; 6] = [
+/// The tracepoint fields the programs read (besides follow.h's).
+const FIELDS: [Field; 4] = [
     ("off_uaddr", "syscalls", "sys_enter_futex", "uaddr"),
     ("off_op", "syscalls", "sys_enter_futex", "op"),
     ("off_uaddr2", "syscalls", "sys_enter_futex", "uaddr2"),
     ("off_ret", "syscalls", "sys_exit_futex", "ret"),
-    ("off_fork_child", "sched", "sched_process_fork", "child_pid"),
-    ("off_exec_pid", "sched", "sched_process_exec", "pid"),
 ];
 
 /// Loads and attaches the programs; `Err` is one line saying why they cannot run here.
 fn load() -> Result<Loaded, Reason> {
-    let probe = "events/syscalls/sys_enter_futex/id";
     let tracepoints = [
         ("syscalls", "sys_enter_futex"),
         ("syscalls", "sys_exit_futex"),
-        ("sched", "sched_process_fork"),
-        ("sched", "sched_process_exec"),
     ];
-    Loaded::attached("locks.bpf.o", OBJECT, (probe, &FIELDS), &tracepoints)
+    Loaded::attached("locks.bpf.o", OBJECT, &FIELDS, &tracepoints)
 }
 
 /// Why the in-kernel backend cannot run here (one line), or `Ok`: loads and unloads it.

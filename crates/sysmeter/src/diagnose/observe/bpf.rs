@@ -83,6 +83,13 @@ pub fn available() -> Result<(), Reason> {
 /// kernels.
 pub type Field = (&'static str, &'static str, &'static str, &'static str);
 
+/// The fields follow.h's programs read (a forked child, an exec), in every object that
+/// follows its targets' processes in the kernel ([`Loaded::attached`]).
+pub const FOLLOW_FIELDS: [Field; 2] = [
+    ("off_fork_child", "sched", "sched_process_fork", "child_pid"),
+    ("off_exec_pid", "sched", "sched_process_exec", "pid"),
+];
+
 /// The offsets of `fields` as (global, offset), from the tracefs that holds `probe` (an
 /// `events/CATEGORY/EVENT/id` path; root mounts tracefs when it is not, as perf does, and
 /// aya attaches through it too); `Err` is one line saying why not.
@@ -137,19 +144,26 @@ impl Loaded {
     }
 
     /// Checks that BPF programs may run here ([`available`]), reads the offsets of `fields`
-    /// ([`field_offsets`], `probe` an event's `id` file), loads `bytes` (named `name`) with
-    /// them as globals, and attaches each program of `tracepoints` (category, event: the
-    /// program is named as its event). `Err` is one line saying why they cannot run here.
+    /// and of [`FOLLOW_FIELDS`] ([`field_offsets`], from the tracefs that holds the first
+    /// one's event), loads `bytes` (named `name`: an object that includes follow.h) with them
+    /// as globals, and attaches each program of `tracepoints` and follow.h's two (category,
+    /// event: the program is named as its event). `Err` is one line saying why they cannot
+    /// run here.
     pub fn attached(
         name: &str,
         bytes: &[u8],
-        (probe, fields): (&str, &[Field]),
+        fields: &[Field],
         tracepoints: &[(&str, &str)],
     ) -> Result<Loaded, Reason> {
         available()?;
-        let globals = field_offsets(probe, fields)?;
+        let fields: Vec<Field> = fields.iter().chain(&FOLLOW_FIELDS).copied().collect();
+        let (_, category, event, _) = fields[0];
+        let probe = format!("events/{category}/{event}/id");
+        let globals = field_offsets(&probe, &fields)?;
         let mut l = Loaded::load(name, bytes, &globals).map_err(|e| Reason(e.to_string()))?;
-        for (category, event) in tracepoints {
+        // follow.h's two programs, each on the tracepoint whose field it reads.
+        let follow = FOLLOW_FIELDS.map(|(_, category, event, _)| (category, event));
+        for (category, event) in tracepoints.iter().chain(&follow) {
             l.attach_tracepoint(event, category, event)
                 .map_err(|e| Reason(e.to_string()))?;
         }

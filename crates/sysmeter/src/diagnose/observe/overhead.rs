@@ -1,24 +1,30 @@
 //! The one shape of a tracer's overhead calibration: the same operation timed without the
-//! tracer (A) and with it (B), and the difference charged to what the tracer recorded. A
-//! calibration supplies only its A and B; the loop, the clock and the medians are here.
+//! tracer (A) and with it (B) in [`paired`], the one A/B loop, and the difference charged
+//! to what the tracer recorded. A calibration supplies only its A and B blocks; the loop,
+//! the clocks and the medians are here. What a block measures is one of two modes, each
+//! with its reduction of the pairs:
 //!
-//! - Per call, in chunks ([`Overhead::from_chunks`]): `trace` (a system call untraced and
-//!   traced, in a forked child that times its own chunks), `calls` (a library call with and
-//!   without its probes) and the path lookups of `run`. The backend's own timing of the
-//!   probed operation is kept beside them: what tracing adds to each traced event
-//!   ([`Overhead::added_ns`]) is reported; the part inside a timed interval
+//! - **Per recorded event, CPU-timed** (a block's cost is its CPU time, [`cpu_ns`]; B also
+//!   counts the events it recorded, [`Traced`]; [`Paired::per_event`]): `profile` (a spin
+//!   loop with and without a sampling event) and `profile --off-cpu` (a socket ping-pong
+//!   with and without the switch events), ten pairs each.
+//! - **Per call, wall-timed in chunks** (a block is a loop of calls timed chunk by chunk by
+//!   the monotonic clock, [`Chunks`]; [`Overhead::per_call`]): `trace` (a system call
+//!   untraced and traced, in a forked child that times its own chunks), `calls` (a library
+//!   call with and without its probes) and the path lookups of `run`. The backend's own
+//!   timing of the probed operation is kept beside them: what tracing adds to each traced
+//!   event ([`Overhead::added_ns`]) is reported; the part inside a timed interval
 //!   ([`Overhead::inside_ns`]) is subtracted from every duration the tracer measures.
-//! - Per recorded event, in alternating pairs of blocks timed by CPU time ([`paired`]):
-//!   `profile` (a spin loop with and without a sampling event) and `profile --off-cpu` (a
-//!   socket ping-pong with and without the switch events).
 //!
-//! Why two ways, not [`paired`] for all: a per-call tracer's overhead is subtracted from
+//! Why the second mode times wall time: a per-call tracer's overhead is subtracted from
 //! durations it times by the monotonic clock, so its untraced cost must be a wall time per
 //! call in the same unit, beside the tracer's own median duration of the traced call
 //! ([`Overhead::inside_ns`]); and a ptrace stop costs the program wall time while it is
-//! stopped, off CPU, which CPU-timed blocks would not see. The median chunk keeps a
-//! preemption from moving the figure, as alternating pairs do for the per-event tracers. What
-//! a probed call adds to the program's CPU time (`calls`) is read by the same [`cpu_ns`].
+//! stopped, off CPU, which CPU-timed blocks would not see. Its blocks are one pair of
+//! loops (a traced block is a new child or new probes, dear to set up), each timed in
+//! chunks: the median chunk keeps a preemption from moving the figure, as the medians over
+//! alternating pairs do for the per-event tracers. What a probed call adds to the program's
+//! CPU time (`calls`) is read around the same chunks by the same [`cpu_ns`].
 //!
 //! CPU time is read one way ([`cpu_ns`]; `session::Watch` reads sysmeter's own by it too)
 //! and every median is `stats::median`. Depends on `stats` and `sysmeter_sys::clock`.
@@ -51,38 +57,45 @@ impl Overhead {
         (self.interval_ns - self.untraced_ns).max(0.0)
     }
 
-    /// The overhead from the chunk times of the untraced and the traced loop (the median
-    /// chunk of each, per call) and the tracer's median duration of a traced call; `None`
-    /// when a loop timed no chunk.
-    pub fn from_chunks(
-        untraced: Chunks<'_>,
-        traced: Chunks<'_>,
-        interval_ns: f64,
-    ) -> Option<Overhead> {
+    /// The per-call mode's reduction of [`paired`]'s pairs of chunked loops: the median
+    /// chunk of the untraced and of the traced blocks, per call, and the tracer's median
+    /// duration of a traced call (`interval_ns`); `None` when a side timed no chunk.
+    pub fn per_call(pairs: &[(Chunks, Chunks)], interval_ns: f64) -> Option<Overhead> {
+        let untraced: Vec<&Chunks> = pairs.iter().map(|(a, _)| a).collect();
+        let traced: Vec<&Chunks> = pairs.iter().map(|(_, b)| b).collect();
         Some(Overhead {
-            untraced_ns: untraced.per_call()?,
-            traced_ns: traced.per_call()?,
+            untraced_ns: Chunks::median_per_call(&untraced)?,
+            traced_ns: Chunks::median_per_call(&traced)?,
             interval_ns,
-            calls: traced.times_ns.len() as u64 * traced.calls,
+            calls: traced.iter().map(|c| c.total_calls()).sum(),
         })
     }
 }
 
-/// A loop timed in chunks: the time of each chunk and the calls each made. The median chunk
-/// is used, so a preemption or a burst of other load during a few chunks does not move it.
-#[derive(Debug, Clone, Copy)]
-pub struct Chunks<'a> {
-    /// Each chunk's time, ns.
-    pub times_ns: &'a [u64],
+/// A block of the per-call mode: a loop timed in chunks, the time of each chunk and the
+/// calls each made. The median chunk is used, so a preemption or a burst of other load
+/// during a few chunks does not move it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunks {
+    /// Each chunk's time (monotonic clock), ns.
+    pub times_ns: Vec<u64>,
     /// Calls per chunk.
     pub calls: u64,
 }
 
-impl Chunks<'_> {
-    /// Time per call of the median chunk, ns.
-    pub fn per_call(&self) -> Option<f64> {
-        let times: Vec<f64> = self.times_ns.iter().map(|&t| t as f64).collect();
-        Some(median(&times).ok()? / self.calls as f64)
+impl Chunks {
+    /// Calls made in all the chunks.
+    pub fn total_calls(&self) -> u64 {
+        self.times_ns.len() as u64 * self.calls
+    }
+
+    /// Time per call of the median chunk of `blocks`, ns; `None` without a chunk.
+    fn median_per_call(blocks: &[&Chunks]) -> Option<f64> {
+        let per_call: Vec<f64> = blocks
+            .iter()
+            .flat_map(|b| b.times_ns.iter().map(|&t| t as f64 / b.calls as f64))
+            .collect();
+        median(&per_call).ok()
     }
 }
 
@@ -112,7 +125,8 @@ pub fn own_tid() -> Option<i32> {
     link.file_name()?.to_str()?.parse().ok()
 }
 
-/// What one traced block (B) cost and how many events the tracer recorded in it.
+/// A traced block (B) of the per-event mode: what it cost (CPU time) and how many events
+/// the tracer recorded in it. Its plain block (A) is its cost alone, ns.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Traced {
     /// The block's cost (CPU time), ns.
@@ -121,7 +135,7 @@ pub struct Traced {
     pub events: f64,
 }
 
-/// What the pairs of [`paired`] measured.
+/// The per-event mode's reduction of [`paired`]'s pairs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Paired {
     /// Each plain block's cost, ns.
@@ -133,6 +147,19 @@ pub struct Paired {
 }
 
 impl Paired {
+    /// Charges each pair's difference in cost to the events its traced block recorded.
+    pub fn per_event(pairs: &[(f64, Traced)]) -> Paired {
+        let mut out = Paired::default();
+        for &(a, b) in pairs {
+            out.plain_ns.push(a);
+            out.events.push(b.events);
+            if b.events > 0.0 {
+                out.per_event_ns.push((b.cost_ns - a).max(0.0) / b.events);
+            }
+        }
+        out
+    }
+
     /// The median cost one recorded event adds, ns; `None` when no block recorded one.
     pub fn per_event_ns(&self) -> Option<f64> {
         median(&self.per_event_ns).ok()
@@ -149,30 +176,27 @@ impl Paired {
     }
 }
 
-/// The one paired A/B loop: `pairs` times a plain block (`plain`: the operation without the
-/// tracer, its cost) and a traced one (`traced`: with it), alternating which goes first so
-/// that a drift in speed affects both alike. `state` is what both blocks use (a socket, an
-/// event to enable).
-pub fn paired<S, E>(
+/// The one A/B loop of every calibration: `pairs` times a plain block (`plain`: the
+/// operation without the tracer) and a traced one (`traced`: with it), alternating which
+/// goes first (the first pair plain first) so that a drift in speed affects both alike.
+/// `state` is what both blocks use (a socket, an event to enable, the tracer's collector).
+/// What a block returns is its mode's measure, reduced by [`Paired::per_event`] (CPU time,
+/// per recorded event) or [`Overhead::per_call`] (wall-timed [`Chunks`], per call).
+pub fn paired<S, A, B, E>(
     pairs: usize,
     state: &mut S,
-    mut plain: impl FnMut(&mut S) -> Result<f64, E>,
-    mut traced: impl FnMut(&mut S) -> Result<Traced, E>,
-) -> Result<Paired, E> {
-    let mut out = Paired::default();
+    mut plain: impl FnMut(&mut S) -> Result<A, E>,
+    mut traced: impl FnMut(&mut S) -> Result<B, E>,
+) -> Result<Vec<(A, B)>, E> {
+    let mut out = Vec::with_capacity(pairs);
     for pair in 0..pairs {
-        let (a, b) = if pair % 2 == 0 {
+        out.push(if pair % 2 == 0 {
             let a = plain(state)?;
             (a, traced(state)?)
         } else {
             let b = traced(state)?;
             (plain(state)?, b)
-        };
-        out.plain_ns.push(a);
-        out.events.push(b.events);
-        if b.events > 0.0 {
-            out.per_event_ns.push((b.cost_ns - a).max(0.0) / b.events);
-        }
+        });
     }
     Ok(out)
 }
@@ -200,7 +224,7 @@ mod tests {
                 })
             },
         );
-        let p = p.unwrap();
+        let p = Paired::per_event(&p.unwrap());
         assert_eq!(order.iter().collect::<String>(), "abbaabba");
         assert_eq!(p.per_event_ns, vec![5.0, 5.0, 5.0]);
         assert_eq!(p.per_event_ns(), Some(5.0));
@@ -235,32 +259,50 @@ mod tests {
                 })
             },
         );
-        assert_eq!(p.unwrap().per_event_ns(), None);
+        assert_eq!(Paired::per_event(&p.unwrap()).per_event_ns(), None);
     }
 
     #[test]
     fn chunks_give_the_median_per_call() {
-        let untraced = Chunks {
-            times_ns: &[100, 300, 200],
-            calls: 10,
+        let chunks = |times_ns: &[u64], calls| Chunks {
+            times_ns: times_ns.to_vec(),
+            calls,
         };
-        let traced = Chunks {
-            times_ns: &[500, 400],
-            calls: 2,
-        };
-        let o = Overhead::from_chunks(untraced, traced, 30.0).unwrap();
+        let pair = (chunks(&[100, 300, 200], 10), chunks(&[500, 400], 2));
+        let o = Overhead::per_call(std::slice::from_ref(&pair), 30.0).unwrap();
         assert_eq!((o.untraced_ns, o.traced_ns, o.calls), (20.0, 225.0, 4));
         assert_eq!(o.added_ns(), 205.0);
-        assert!(
-            Overhead::from_chunks(
-                Chunks {
-                    times_ns: &[],
-                    calls: 1
-                },
-                traced,
-                0.0
-            )
-            .is_none()
-        );
+        assert_eq!(o.inside_ns(), 10.0);
+        assert!(Overhead::per_call(&[(chunks(&[], 1), pair.1)], 0.0).is_none());
+        assert!(Overhead::per_call(&[], 0.0).is_none());
+    }
+
+    #[test]
+    fn chunked_pairs_pool_their_chunks_and_run_plain_first() {
+        let mut order = String::new();
+        let mut next = 0;
+        let pairs = paired(
+            2,
+            &mut order,
+            |o: &mut String| {
+                o.push('a');
+                Ok::<_, ()>(Chunks {
+                    times_ns: vec![100, 120],
+                    calls: 10,
+                })
+            },
+            |o: &mut String| {
+                o.push('b');
+                next += 1;
+                Ok(Chunks {
+                    times_ns: vec![400 * next],
+                    calls: 2,
+                })
+            },
+        )
+        .unwrap();
+        assert_eq!(order, "abba");
+        let o = Overhead::per_call(&pairs, 250.0).unwrap();
+        assert_eq!((o.untraced_ns, o.traced_ns, o.calls), (11.0, 300.0, 4));
     }
 }

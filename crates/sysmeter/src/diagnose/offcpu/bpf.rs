@@ -23,13 +23,11 @@ use crate::diagnose::observe::sampled::session::Extra;
 /// The compiled programs (scripts/build-bpf.sh); aligned, or aya refuses the ELF.
 static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../bpf/offcpu.bpf.o");
 
-/// The tracepoint fields the programs read.
-const FIELDS: [Field; 5] = [
+/// The tracepoint fields the programs read (besides follow.h's).
+const FIELDS: [Field; 3] = [
     ("off_prev_state", "sched", "sched_switch", "prev_state"),
     ("off_next_pid", "sched", "sched_switch", "next_pid"),
     ("off_waking_pid", "sched", "sched_waking", "pid"),
-    ("off_fork_child", "sched", "sched_process_fork", "child_pid"),
-    ("off_exec_pid", "sched", "sched_process_exec", "pid"),
 ];
 
 fn bpf_error(e: BpfError) -> SampledError {
@@ -42,15 +40,8 @@ fn bpf_error(e: BpfError) -> SampledError {
 
 /// Loads and attaches the programs; `Err` is one line saying why they cannot run here.
 fn load() -> Result<Loaded, Reason> {
-    let probe = "events/sched/sched_switch/id";
-    let tracepoints = [
-        "sched_switch",
-        "sched_waking",
-        "sched_process_fork",
-        "sched_process_exec",
-    ]
-    .map(|event| ("sched", event));
-    Loaded::attached("offcpu.bpf.o", OBJECT, (probe, &FIELDS), &tracepoints)
+    let tracepoints = [("sched", "sched_switch"), ("sched", "sched_waking")];
+    Loaded::attached("offcpu.bpf.o", OBJECT, &FIELDS, &tracepoints)
 }
 
 /// Why the in-kernel backend cannot run here (one line), or `Ok`: loads and unloads it.

@@ -17,7 +17,7 @@ use std::os::unix::net::UnixStream;
 
 use super::events::{Ids, OffEvents};
 use super::raw::OffRaw;
-use crate::diagnose::observe::overhead::{CpuOf, Traced, cpu_ns, own_tid, paired};
+use crate::diagnose::observe::overhead::{CpuOf, Paired, Traced, cpu_ns, own_tid, paired};
 use crate::diagnose::observe::proc::online_cpus;
 
 /// Round trips per timed block (records of one block fit the rings).
@@ -77,7 +77,7 @@ fn measure(ids: Ids) -> Option<Cost> {
     let pairs = paired(PAIRS, &mut a, bounce, traced);
     drop(a);
     let _ = echo.join();
-    let pairs = pairs.ok()?;
+    let pairs = Paired::per_event(&pairs.ok()?);
     Some(Cost {
         per_switch_ns: pairs.per_event_ns(),
         switches_per_block: pairs.events_per_block(),

@@ -11,7 +11,7 @@ use super::classify::Reason;
 use super::overhead::Cost;
 use super::raw::OffRaw;
 use crate::diagnose::observe::sampled::callgraph;
-use crate::diagnose::observe::sampled::results::single;
+use crate::diagnose::observe::sampled::results::{single, table};
 use crate::diagnose::observe::sampled::session::Recording;
 use crate::model::{About, Artifact, ExperimentResult, Finding, Metric, Unit, units};
 
@@ -390,8 +390,5 @@ fn stacks_result(a: &OffAnalysis, elapsed_ns: u64) -> ExperimentResult {
         methodology: "From the `offcpu` result's intervals.".into(),
         references: Vec::new(),
     };
-    let mut r = ExperimentResult::new("offcpu.stacks", about);
-    r.metrics = metrics;
-    r.elapsed_ns = elapsed_ns;
-    r
+    table("offcpu.stacks", about, metrics, elapsed_ns)
 }

@@ -6,7 +6,7 @@
 //! thread runs a fixed spin loop (~5 ms) alternately without and with a sampling event on
 //! itself (same event type and call-chain settings, at a high frequency so the difference is
 //! well above noise), `PAIRS` times each, timing each block by the thread's CPU time
-//! (`observe::overhead::paired`, the one A/B loop). The cost per sample is the median over
+//! (`observe::overhead::paired`, the one A/B loop, in its per-event mode). The cost per sample is the median over
 //! pairs of (sampled − unsampled CPU time) / samples taken. The in-target overhead of a profile at
 //! frequency F is then estimated as `cost × F` of its CPU time.
 //!
@@ -21,7 +21,7 @@
 //! interrupt time to no thread and lower the estimate. The reader's own CPU time is
 //! measured separately (session).
 
-use crate::diagnose::observe::overhead::{CpuOf, Traced, cpu_ns, paired};
+use crate::diagnose::observe::overhead::{CpuOf, Paired, Traced, cpu_ns, paired};
 use crate::diagnose::observe::pump::{SampleCount, drain_ring};
 use perf_event::Sampler;
 
@@ -130,7 +130,7 @@ pub fn calibrate() -> Result<Calibration, SampledError> {
         let events = drain_samples(s) as f64;
         Ok(Traced { cost_ns, events })
     };
-    let pairs = paired(PAIRS, &mut sampler, unsampled, sampled)?;
+    let pairs = Paired::per_event(&paired(PAIRS, &mut sampler, unsampled, sampled)?);
     Ok(Calibration {
         per_sample_ns: pairs.per_event_ns().unwrap_or(0.0),
         frequency,

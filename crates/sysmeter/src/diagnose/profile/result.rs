@@ -11,7 +11,7 @@ use super::findings;
 use super::overhead::Calibration;
 use crate::diagnose::observe::sampled::aggregate::Analysis;
 use crate::diagnose::observe::sampled::callgraph;
-use crate::diagnose::observe::sampled::results::single;
+use crate::diagnose::observe::sampled::results::{single, table};
 use crate::diagnose::observe::sampled::session::Recording;
 use crate::diagnose::observe::target::Target;
 use crate::model::{
@@ -242,10 +242,7 @@ fn flat_result(a: &Analysis, max: usize, elapsed_ns: u64) -> ExperimentResult {
         methodology: "Counted from the symbolised stacks of the `profile` result.".into(),
         references: Vec::new(),
     };
-    let mut flat = ExperimentResult::new("profile.flat", about);
-    flat.metrics = metrics;
-    flat.elapsed_ns = elapsed_ns;
-    flat
+    table("profile.flat", about, metrics, elapsed_ns)
 }
 
 /// The run record of a profile that started at `started_ns`.

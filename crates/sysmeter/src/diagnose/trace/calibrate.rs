@@ -10,14 +10,14 @@
 //!   untraced cost includes kernel entry and exit, which the tracepoints do not time, so for
 //!   that backend the subtraction is slightly too small (conservative).
 //!
-//! Timed in chunks by the wall clock (`Overhead::from_chunks`), not in CPU-timed pairs
-//! (`observe::overhead::paired`): a ptrace stop costs the program wall time while it is
-//! stopped, off CPU, and the subtracted part must be in the unit of the durations traced
-//! (see `observe::overhead`).
+//! One pair of the one A/B loop (`observe::overhead::paired`) in its per-call mode: each
+//! block a child's loop timed in chunks by the wall clock (`Overhead::per_call`), not by CPU
+//! time: a ptrace stop costs the program wall time while it is stopped, off CPU, and the
+//! subtracted part must be in the unit of the durations traced (see `observe::overhead`).
 
 use std::io;
 
-use sysmeter_sys::ptrace::{CalibrationMode, Options, spawn_calibration};
+use sysmeter_sys::ptrace::{CalibrationChild, CalibrationMode, Options, spawn_calibration};
 use sysmeter_sys::seccomp::SeccompFilter;
 
 use super::classes::Selection;
@@ -28,6 +28,8 @@ use super::tracepoint::{self, Ids, OpenSpec, Rings};
 use crate::diagnose::observe::pump::Pump;
 use crate::diagnose::observe::witness::Witness;
 
+/// Pairs of untraced and traced loops (one: a traced block is a new child, dear to set up).
+const PAIRS: usize = 1;
 /// Chunks each calibration loop is timed in (the median chunk is used).
 const CHUNKS: usize = 20;
 /// Calls per chunk in the untraced and tracepoint-traced loops.
@@ -35,8 +37,8 @@ const CALLS_CHEAP: u64 = 1_000;
 /// Calls per chunk in the ptrace-traced loop (each stops the tracee).
 const CALLS_PTRACE: u64 = 100;
 
-use crate::diagnose::observe::overhead::Chunks;
 pub use crate::diagnose::observe::overhead::Overhead;
+use crate::diagnose::observe::overhead::{Chunks, paired};
 
 fn getppid_key() -> (u32, u64) {
     let arch = Arch::native();
@@ -48,27 +50,27 @@ fn getppid_only() -> Option<Selection> {
     Selection::parse(&["getppid".to_string()]).ok()
 }
 
-/// The untraced getppid loop's chunk times (A), in a child on `cpu`.
-fn untraced(cpu: Option<usize>) -> io::Result<Vec<u64>> {
-    let mut child = spawn_calibration(CHUNKS, CALLS_CHEAP, CalibrationMode::Untraced, cpu)?;
-    child.go()?;
-    let times = child.chunk_times_ns()?;
-    child.wait()?;
-    Ok(times)
+/// The chunk times of `child`'s loop of `calls` calls a chunk, once it has ended.
+fn chunks(child: &CalibrationChild, calls: u64) -> io::Result<Chunks> {
+    Ok(Chunks {
+        times_ns: child.chunk_times_ns()?,
+        calls,
+    })
 }
 
-/// The overhead from the untraced chunks (`CALLS_CHEAP` calls each), the traced ones
-/// (`calls` each) and the traced calls the backend timed.
-fn overhead(untraced: &[u64], traced: &[u64], calls: u64, c: &Collector) -> io::Result<Overhead> {
-    let untraced = Chunks {
-        times_ns: untraced,
-        calls: CALLS_CHEAP,
-    };
-    let traced = Chunks {
-        times_ns: traced,
-        calls,
-    };
-    Overhead::from_chunks(untraced, traced, median_interval(c, CHUNKS as u64 * calls)?)
+/// The untraced getppid loop (A), in a child on `cpu`.
+fn untraced(cpu: Option<usize>) -> io::Result<Chunks> {
+    let mut child = spawn_calibration(CHUNKS, CALLS_CHEAP, CalibrationMode::Untraced, cpu)?;
+    child.go()?;
+    let untraced = chunks(&child, CALLS_CHEAP)?;
+    child.wait()?;
+    Ok(untraced)
+}
+
+/// The overhead from the pairs of loops and the traced calls the backend timed.
+fn overhead(pairs: &[(Chunks, Chunks)], c: &Collector) -> io::Result<Overhead> {
+    let traced_calls = pairs.iter().map(|(_, b)| b.total_calls()).sum();
+    Overhead::per_call(pairs, median_interval(c, traced_calls)?)
         .ok_or_else(|| io::Error::other("a calibration loop timed no chunk"))
 }
 
@@ -96,42 +98,45 @@ fn median_interval(c: &Collector, calls: u64) -> io::Result<f64> {
 /// The ptrace backend's overhead, with the seccomp filter when `seccomp`, tracee and
 /// tracer placed as for the trace (`cpu` for the tracee; the caller pinned itself).
 pub(super) fn ptrace_overhead(seccomp: bool, cpu: Option<usize>) -> io::Result<Overhead> {
-    let untraced = untraced(cpu)?;
-    let options = Options {
-        follow_forks: false,
-        seccomp,
-        exit_kill: true,
-    };
     let filter = if seccomp {
         let nr = getppid_key().1 as u32;
         SeccompFilter::trace_only(Arch::native().audit(), &[nr])
     } else {
         None
     };
-    let mode = CalibrationMode::Ptrace {
-        options,
-        seccomp: filter.as_ref(),
+    let traced = |collector: &mut Collector| {
+        let options = Options {
+            follow_forks: false,
+            seccomp,
+            exit_kill: true,
+        };
+        let mode = CalibrationMode::Ptrace {
+            options,
+            seccomp: filter.as_ref(),
+        };
+        let mut child = spawn_calibration(CHUNKS, CALLS_PTRACE, mode, cpu)?;
+        let mut session = Session::launched(child.pid(), seccomp, false, false);
+        child.go()?;
+        session.start()?;
+        session.run(collector, &mut |_| false)?;
+        child.reaped();
+        chunks(&child, CALLS_PTRACE)
     };
-    let mut child = spawn_calibration(CHUNKS, CALLS_PTRACE, mode, cpu)?;
     let mut collector = Collector::new(getppid_only(), 0.0);
-    let mut session = Session::launched(child.pid(), seccomp, false, false);
-    child.go()?;
-    session.start()?;
-    session.run(&mut collector, &mut |_| false)?;
-    child.reaped();
-    overhead(
-        &untraced,
-        &child.chunk_times_ns()?,
-        CALLS_PTRACE,
-        &collector,
-    )
+    let pairs = paired(PAIRS, &mut collector, |_| untraced(cpu), traced)?;
+    overhead(&pairs, &collector)
 }
 
-/// The tracepoint backend's overhead (events on every CPU in `cpus`), and the calibration's
-/// events: keep them open until the trace's own events are open, so the kernel does not
-/// unregister and register the tracepoints in between (each costs tens of ms here).
-pub(super) fn tracepoint_overhead(ids: Ids, cpus: &[usize]) -> io::Result<(Overhead, Rings)> {
-    let untraced = untraced(None)?;
+/// What the tracepoint backend's traced blocks leave: the last block's events, and the
+/// calls recorded in all.
+struct TracepointBlocks {
+    rings: Option<Rings>,
+    collector: Collector,
+}
+
+/// One tracepoint-traced loop (B): its events opened on the child on every CPU in `cpus`,
+/// its calls pumped into `b.collector`, its events kept in `b.rings`.
+fn tracepoint_traced(ids: Ids, cpus: &[usize], b: &mut TracepointBlocks) -> io::Result<Chunks> {
     let mut child = spawn_calibration(CHUNKS, CALLS_CHEAP, CalibrationMode::Untraced, None)?;
     let nr = getppid_key().1 as u32;
     let spec = OpenSpec {
@@ -145,12 +150,32 @@ pub(super) fn tracepoint_overhead(ids: Ids, cpus: &[usize]) -> io::Result<(Overh
     let mut rings = Rings::open(ids, &spec)?;
     rings.enable()?;
     child.go()?;
-    let times = child.chunk_times_ns()?;
+    let traced = chunks(&child, CALLS_CHEAP)?;
     child.wait()?;
-    let mut calls = rings.calls(Collector::new(getppid_only(), 0.0));
+    let collector = std::mem::replace(&mut b.collector, Collector::new(getppid_only(), 0.0));
+    let mut calls = rings.calls(collector);
     rings.pump(&mut calls, true);
-    Ok((
-        overhead(&untraced, &times, CALLS_CHEAP, &calls.collector)?,
-        rings,
-    ))
+    b.collector = calls.collector;
+    b.rings = Some(rings);
+    Ok(traced)
+}
+
+/// The tracepoint backend's overhead (events on every CPU in `cpus`), and the calibration's
+/// events: keep them open until the trace's own events are open, so the kernel does not
+/// unregister and register the tracepoints in between (each costs tens of ms here).
+pub(super) fn tracepoint_overhead(ids: Ids, cpus: &[usize]) -> io::Result<(Overhead, Rings)> {
+    let mut blocks = TracepointBlocks {
+        rings: None,
+        collector: Collector::new(getppid_only(), 0.0),
+    };
+    let pairs = paired(
+        PAIRS,
+        &mut blocks,
+        |_| untraced(None),
+        |b| tracepoint_traced(ids, cpus, b),
+    )?;
+    let rings = blocks
+        .rings
+        .ok_or_else(|| io::Error::other("the calibration ran no traced loop"))?;
+    Ok((overhead(&pairs, &blocks.collector)?, rings))
 }

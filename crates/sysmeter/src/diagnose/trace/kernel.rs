@@ -22,7 +22,7 @@ pub(super) use session::{attach, launch};
 
 use super::summary::Collector;
 use crate::diagnose::observe::backend::Reason;
-use crate::diagnose::observe::bpf::{BpfError, Field, Loaded, VALUE_WORDS};
+use crate::diagnose::observe::bpf::{BpfError, Loaded, VALUE_WORDS};
 use crate::diagnose::observe::pump::{Handler, Pump};
 use crate::diagnose::observe::records::Record;
 use maps::{KEY_BYTES, Maps, START_BYTES, slot};
@@ -30,21 +30,11 @@ use maps::{KEY_BYTES, Maps, START_BYTES, slot};
 /// The compiled programs (scripts/build-bpf.sh); aligned, or aya refuses the ELF.
 static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../bpf/trace.bpf.o");
 
-/// The tracepoint fields the programs read (follow.h's; the system-call programs are on raw
-/// tracepoints and read their arguments).
-const FIELDS: [Field; 2] = [
-    ("off_fork_child", "sched", "sched_process_fork", "child_pid"),
-    ("off_exec_pid", "sched", "sched_process_exec", "pid"),
-];
-
 /// Loads and attaches the programs; `Err` is one line saying why they cannot run here.
 fn load() -> Result<Loaded, Reason> {
-    let probe = "events/sched/sched_process_fork/id";
-    let tracepoints = [
-        ("sched", "sched_process_fork"),
-        ("sched", "sched_process_exec"),
-    ];
-    let mut l = Loaded::attached("trace.bpf.o", OBJECT, (probe, &FIELDS), &tracepoints)?;
+    // Only follow.h's fields and tracepoints: the system-call programs are on raw
+    // tracepoints and read their arguments.
+    let mut l = Loaded::attached("trace.bpf.o", OBJECT, &[], &[])?;
     for name in ["sys_enter", "sys_exit"] {
         l.attach_raw_tracepoint(name, name)
             .map_err(|e| Reason(e.to_string()))?;

@@ -45,6 +45,11 @@ fn find<'a>(cmp: &'a RunComparison, metric: &str) -> &'a MetricComparison {
         .unwrap_or_else(|| panic!("{metric} compared"))
 }
 
+/// The verdict of the samples alone, before the machines are compared.
+fn raw_verdict(m: &MetricComparison) -> Option<Verdict> {
+    m.comparison.as_ref().map(|c| c.verdict)
+}
+
 fn compare(a: &RunRecord, b: &RunRecord) -> RunComparison {
     compare_runs(a, b, &CompareOptions::default(), Some(0.05))
 }
@@ -135,7 +140,7 @@ fn runs_without_probes_compare_as_before() {
     for m in &cmp.metrics {
         assert_eq!((m.machine_ratio, m.normalised_change), (None, None));
         assert!(!m.judged_normalised);
-        assert_eq!(Some(m.verdict), m.comparison.as_ref().map(|c| c.verdict));
+        assert_eq!(Some(m.verdict), raw_verdict(m));
     }
     // One side probed: the speed is unknown and nothing is normalised.
     let b = run(3.6, 1.25, 1.0);
@@ -273,10 +278,7 @@ fn a_core_shared_more_in_b_explains_a_slowdown_but_not_a_speedup() {
     let cmp = compare(&a, &b);
     let null = find(&cmp, "null (getppid)");
     assert!((null.throughput_ratio.expect("probed") - 8.7 / 14.3).abs() < 1e-9);
-    assert_eq!(
-        null.comparison.as_ref().map(|c| c.verdict),
-        Some(Verdict::Slower)
-    );
+    assert_eq!(raw_verdict(null), Some(Verdict::Slower));
     assert_eq!(null.verdict, Verdict::MachineBusier);
     assert!(!null.regression, "never a --fail-above regression");
     // DRAM latency does not scale with the core: still a regression.
@@ -339,10 +341,7 @@ fn a_shared_cache_held_by_others_in_b_explains_a_slowdown_in_its_direction_only(
     let cmp = compare(&a, &b);
     let dram = find(&cmp, "DRAM latency");
     assert!((dram.cache_ratio.expect("probed") - 95.0 / 14.0).abs() < 1e-9);
-    assert_eq!(
-        dram.comparison.as_ref().map(|c| c.verdict),
-        Some(Verdict::Slower)
-    );
+    assert_eq!(raw_verdict(dram), Some(Verdict::Slower));
     assert_eq!(
         (dram.verdict, dram.regression),
         (Verdict::MachineBusier, false)

@@ -32,14 +32,8 @@ pub const FILES: &[Case] = &[
     corrupt!("huge-float", "not a sysmeter run record", |d| d["results"]
         [0]["metrics"][0]["summary"]["median"] =
         serde_json::Value::String("1e999".into())),
-    corrupt!("osc-hostname", "nothing of it was stored", |d| d["host"]
-        ["hostname"] =
-        "evil\u{1b}]0;pwned\u{7}\u{1b}[2J".into()),
-    corrupt!(
-        "newline-hostname",
-        "nothing of it was stored",
-        |d| d["host"]["hostname"] = "a\nb".into()
-    ),
+    hostile_hostname!("osc-hostname", "evil\u{1b}]0;pwned\u{7}\u{1b}[2J"),
+    hostile_hostname!("newline-hostname", "a\nb"),
     corrupt!("csi-id", "nothing of it was stored", |d| d["id"] =
         "run\u{1b}[2J".into()),
     corrupt!("c1-finding", "nothing of it was stored", |d| d["results"]
@@ -101,9 +95,7 @@ pub const FILES: &[Case] = &[
         after: super::nothing,
     },
     // Issue 47: what reached a terminal, a page or the retention before.
-    corrupt!("bidi-hostname", "nothing of it was stored", |d| d["host"]
-        ["hostname"] =
-        "good\u{202e}evil".into()),
+    hostile_hostname!("bidi-hostname", "good\u{202e}evil"),
     corrupt!(
         "huge-median",
         "beyond what a chart can show",

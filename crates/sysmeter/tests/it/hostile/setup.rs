@@ -34,6 +34,17 @@ macro_rules! corrupt {
     };
 }
 
+/// A record whose hostname is `$hostname`, which no store may hold: refused like [`corrupt`].
+macro_rules! hostile_hostname {
+    ($name:literal, $hostname:literal) => {
+        corrupt!(
+            $name,
+            "nothing of it was stored",
+            |d| d["host"]["hostname"] = $hostname.into()
+        )
+    };
+}
+
 /// A case with a fixed command line, its words split at spaces (`{db}`, `{dir}/NAME` and
 /// `{typo}` filled in).
 macro_rules! plain {

@@ -13,7 +13,8 @@ use sysmeter::store::fleet::LATEST_RUNS_SQL;
 use sysmeter::store::{Put, Store};
 
 use crate::support::fleet::{host_run, many_files};
-use crate::support::pg::{open, sysmeter_as, test_db};
+use crate::support::pg::{TestDb, open, sysmeter_as, test_db};
+use crate::support::skip::Missing;
 use crate::support::{json_out, need, stdout_of};
 
 /// (host, run, experiment, metric, unit, value bits), sorted.
@@ -105,14 +106,21 @@ fn moved(i: usize, suffix: &str, seconds: i64) -> RunRecord {
     run
 }
 
-#[test]
-fn the_fleet_tables_follow_every_write() {
-    let db = need!(test_db());
-    let mut client = db.client();
+/// A test database, a client of it, and its store with the runs of hosts `0..hosts`
+/// imported (each new).
+fn with_hosts(hosts: usize) -> Result<(TestDb, postgres::Client, Store), Missing> {
+    let db = test_db()?;
+    let client = db.client();
     let mut store = open(&db.url);
-    for i in 0..5 {
+    for i in 0..hosts {
         assert!(store.import_run(&host_run(i)).expect("import"));
     }
+    Ok((db, client, store))
+}
+
+#[test]
+fn the_fleet_tables_follow_every_write() {
+    let (_db, mut client, mut store) = need!(with_hosts(5));
     agree(&mut client);
     moved_between_hosts(&mut client);
     // An older run imported late is the one received last: it takes the host's place.
@@ -220,12 +228,7 @@ fn fleet_runs(url: &str) -> Vec<(String, String)> {
 /// take its place; the killed run does once it ends (its end is an UPDATE of `runs`).
 #[test]
 fn a_killed_run_or_one_dated_ahead_never_takes_a_hosts_place_in_postgres() {
-    let db = need!(test_db());
-    let mut client = db.client();
-    let mut store = open(&db.url);
-    for i in 0..3 {
-        assert!(store.import_run(&host_run(i)).expect("import"));
-    }
+    let (db, mut client, mut store) = need!(with_hosts(3));
     let before = agree(&mut client);
     assert_eq!(fleet_runs(&db.url), before);
     let mut killed = moved(1, "killed", 10);

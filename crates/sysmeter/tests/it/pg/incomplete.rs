@@ -3,19 +3,26 @@
 //! finish)", `show` names the experiments it is missing, and `latest` skips it while its id
 //! still finds it. Compiled only with `--features pg`.
 
+use sysmeter::model::RunRecord;
 use sysmeter::model::fixture::sample_run;
 
 use crate::support::pg::{open, sysmeter_as, test_db};
 use crate::support::{json_out, need, stdout_of};
 
+/// The sample run as a run that died: id `id`, no end.
+fn died(id: &str) -> RunRecord {
+    let mut died = sample_run();
+    died.id = id.into();
+    died.finished_ns = None;
+    died
+}
+
 #[test]
 fn a_run_that_died_is_incomplete_and_not_latest_in_postgres() {
     let db = need!(test_db());
     let done = sample_run();
-    let mut died = sample_run();
-    died.id = "died-1".into();
+    let mut died = died("died-1");
     died.started_ns += 1_000;
-    died.finished_ns = None;
     let mut store = open(&db.url);
     store.save_run(&done).expect("store the finished run");
     // What a bench killed after its first experiment leaves: begun, one result, no end.
@@ -50,9 +57,7 @@ fn a_run_that_died_is_incomplete_and_not_latest_in_postgres() {
 fn prune_and_latest_rank_by_what_the_server_received_in_postgres() {
     let db = need!(test_db());
     let done = sample_run();
-    let mut died = sample_run();
-    died.id = "died-2".into();
-    died.finished_ns = None;
+    let died = died("died-2");
     let mut future = sample_run();
     future.id = "future-1".into();
     future.started_ns += 3 * 365 * 86_400 * 1_000_000_000;

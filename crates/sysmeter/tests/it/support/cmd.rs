@@ -15,6 +15,13 @@ pub fn sysmeter() -> assert_cmd::Command {
     c
 }
 
+/// `sysmeter ARGS --db DB`: a command on the database `db` (more arguments may follow).
+pub fn sysmeter_db(db: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> assert_cmd::Command {
+    let mut cmd = sysmeter();
+    cmd.args(args).arg("--db").arg(db);
+    cmd
+}
+
 /// [`sysmeter`] as a `std::process::Command`, for tests that spawn it in the background or
 /// hand it their own pipes.
 pub fn std_sysmeter() -> std::process::Command {

@@ -16,6 +16,7 @@ pub mod chromium;
 pub mod cmd;
 #[cfg(feature = "pg")]
 pub mod cpu_limit;
+pub mod each_backend;
 pub mod fleet;
 pub mod needs;
 pub mod netns;
@@ -32,10 +33,11 @@ pub mod starved;
 
 pub use cmd::{
     BENCH_JSON, bench_json, json_of, json_out, json_out_code, json_run, stderr_of, stdout_of,
-    sysmeter,
+    sysmeter, sysmeter_db,
 };
-pub use needs::{compile_fixture, is_root};
-pub use observing::{Event, observing};
+pub(crate) use each_backend::each_backend;
+pub use needs::{compile_fixture, fixture_arg, is_root, path_arg};
+pub use observing::{Event, observing, observing_alone};
 pub use record::{assert_says, error_of, finding, finding_keys, median, result};
 pub(crate) use skip::{need, skip};
 
@@ -46,4 +48,12 @@ pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
     EXCLUSIVE
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A new temporary directory and the database `runs.db` in it (not created yet), for a test
+/// that stores runs; the directory goes when the first value is dropped.
+pub fn temp_db() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("runs.db");
+    (dir, db)
 }

@@ -34,6 +34,16 @@ pub fn compile_fixture(name: &str, dir: &Path, extra: &[&str]) -> Result<PathBuf
     build_fixture("cc", &flags, &format!("{name}.c"), dir.join(name))
 }
 
+/// A path as the text of a command-line argument.
+pub fn path_arg(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// [`compile_fixture`], the program's path as the text of a command-line argument.
+pub fn fixture_arg(name: &str, dir: &Path, extra: &[&str]) -> Result<String, Missing> {
+    Ok(path_arg(&compile_fixture(name, dir, extra)?))
+}
+
 /// Builds the fixture source `src` (a file of tests/fixtures/programs: C, C++ or Rust) into
 /// `exe` with `compiler FLAGS -o EXE SRC`, the one compiler call of every fixture. `Err`
 /// when `compiler` cannot be run; a source that does not compile is a test failure.

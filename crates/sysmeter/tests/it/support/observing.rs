@@ -6,7 +6,8 @@
 //! `locks`, `profile --off-cpu`, `trace` with tracepoints, bpftrace or a blinder takes the
 //! lock of each event it touches with [`observing`], which takes them in one order (the
 //! order of [`Event`]) so that two tests never wait for each other; a test that also
-//! wants the CPUs to itself takes `support::exclusive()` after it.
+//! wants the CPUs to itself takes both with [`observing_alone`] (`support::exclusive()`
+//! after the events, in that one order).
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -40,4 +41,19 @@ pub fn observing(events: &[Event]) -> Observing {
             })
             .collect(),
     )
+}
+
+/// The locks of a test's events and then the CPUs to itself, released when it ends.
+pub struct Alone {
+    _cpus: MutexGuard<'static, ()>,
+    _on: Observing,
+}
+
+/// Takes the lock of every event of `events` ([`observing`]), then `support::exclusive()`.
+pub fn observing_alone(events: &[Event]) -> Alone {
+    let on = observing(events);
+    Alone {
+        _cpus: super::exclusive(),
+        _on: on,
+    }
 }

@@ -9,7 +9,7 @@
 
 use super::SampledError;
 use super::session::Recording;
-use crate::model::{ExperimentResult, Metric, Summary, Unit};
+use crate::model::{About, ExperimentResult, Metric, Summary, Unit};
 
 /// A finished profile: the results to store and render, and how the target ended.
 #[derive(Debug, Clone)]
@@ -45,6 +45,16 @@ pub struct Drawn {
 pub trait OnCpu {
     /// Builds the on-CPU results from the session's CPU-clock samples.
     fn build(self: Box<Self>, recording: &Recording) -> Result<Drawn, SampledError>;
+}
+
+/// A result of its own that is one table of `metrics` per stack or function (`profile.flat`,
+/// `offcpu.stacks`), made from the session that took `elapsed_ns`.
+pub fn table(id: &str, about: About, metrics: Vec<Metric>, elapsed_ns: u64) -> ExperimentResult {
+    ExperimentResult {
+        metrics,
+        elapsed_ns,
+        ..ExperimentResult::new(id, about)
+    }
 }
 
 /// A metric holding one value (counts and totals have no distribution).

@@ -2,6 +2,16 @@
 //! latency is shown with: the finding, the levels line and the level metric agree.
 
 use super::*;
+use crate::stats::hierarchy::{Config, Hierarchy};
+
+/// The levels `found` as detected, with no refined boundary.
+fn unrefined(found: &Hierarchy) -> Detected<'_> {
+    Detected {
+        found,
+        boundaries: &[],
+        fine_sizes: 0,
+    }
+}
 
 #[test]
 fn levels_are_named_after_the_sysfs_caches_they_match() {
@@ -22,11 +32,7 @@ fn levels_are_named_after_the_sysfs_caches_they_match() {
         })
         .collect();
     let found = hierarchy::detect(&pts, &Config::default());
-    let d = Detected {
-        found: &found,
-        boundaries: &[],
-        fine_sizes: 0,
-    };
+    let d = unrefined(&found);
     let caches = [(1, 32 * kib), (2, 512 * kib), (3, 32 * kib * kib)];
     let (n, rows) = names(&d, &caches, 1 << 29);
     assert_eq!(n, ["L1", "L2", "DRAM"]);
@@ -76,11 +82,7 @@ fn a_levels_finding_its_levels_line_and_its_metric_show_one_value() {
         .map(|(&x, m)| (x, m.samples[3]))
         .collect();
     let found = hierarchy::detect(&lowest, &Config::default());
-    let d = Detected {
-        found: &found,
-        boundaries: &[],
-        fine_sizes: 0,
-    };
+    let d = unrefined(&found);
     let mut out = Measured::default();
     out.series.push(crate::model::Series {
         name: "w".into(),
