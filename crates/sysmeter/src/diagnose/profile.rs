@@ -23,9 +23,10 @@ pub mod result;
 use std::time::Duration;
 
 use crate::diagnose::observe::backend::Reason;
+use crate::diagnose::observe::sampled::aggregate::Analysis;
 use crate::diagnose::observe::sampled::results::{Drawn, OnCpu, Profile};
 use crate::diagnose::observe::sampled::session::{self, Recording, Sampling};
-use crate::diagnose::observe::sampled::{SampledError, aggregate, cpu_clock, flame};
+use crate::diagnose::observe::sampled::{SampledError, cpu_clock, flame};
 use crate::diagnose::observe::target::Target;
 use crate::model::ExperimentResult;
 
@@ -124,12 +125,11 @@ impl OnCpuPart {
 }
 
 impl OnCpu for OnCpuPart {
-    fn build(self: Box<Self>, recording: &Recording) -> Result<Drawn, SampledError> {
-        let analysis = aggregate::analyse(&recording.data.raw, &recording.maps_at_start);
+    fn draw(&self, recording: &Recording, analysis: &Analysis) -> Result<Drawn, SampledError> {
         let flamegraph = flame::render(&analysis.stacks, &self.title)?;
         let results: Vec<ExperimentResult> = result::build(
             recording,
-            &analysis,
+            analysis,
             &self.calibration,
             &self.settings,
             &flamegraph,

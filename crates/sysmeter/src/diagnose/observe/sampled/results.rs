@@ -8,6 +8,7 @@
 //! `run` use `trace`'s tracer. [`single`] is the one-value metric both results store.
 
 use super::SampledError;
+use super::aggregate::{Analysis, analyse};
 use super::session::Recording;
 use crate::model::{ExperimentResult, Metric, Summary, Unit};
 
@@ -42,9 +43,16 @@ pub struct Drawn {
 }
 
 /// `profile`'s on-CPU part of an off-CPU session (`--both`), already calibrated.
-pub trait OnCpu {
+pub trait OnCpu: Send + Sync {
     /// Builds the on-CPU results from the session's CPU-clock samples.
-    fn build(self: Box<Self>, recording: &Recording) -> Result<Drawn, SampledError>;
+    fn build(self: Box<Self>, recording: &Recording) -> Result<Drawn, SampledError> {
+        let analysis = analyse(&recording.data.raw, &recording.maps_at_start);
+        self.draw(recording, &analysis)
+    }
+    /// Builds the on-CPU results from samples already named (`analysis`; `live` names each
+    /// second's samples as they come and draws any window of them): `recording` says how
+    /// the session went.
+    fn draw(&self, recording: &Recording, analysis: &Analysis) -> Result<Drawn, SampledError>;
 }
 
 /// A metric holding one value (counts and totals have no distribution).
