@@ -34,6 +34,7 @@ mod html;
 mod ipc;
 mod killed;
 mod layouts;
+mod live;
 mod locks;
 mod locks_held;
 mod locks_lost;
