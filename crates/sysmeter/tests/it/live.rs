@@ -24,11 +24,11 @@ use crate::support::skip::{Cap, Missing};
 use crate::support::{Event, compile_fixture, exclusive, need, observing, sysmeter};
 
 /// A running `sysmeter live` and where its page is.
-struct Session {
-    child: Child,
+pub(crate) struct Session {
+    pub(crate) child: Child,
     /// `127.0.0.1:PORT`.
-    addr: String,
-    token: String,
+    pub(crate) addr: String,
+    pub(crate) token: String,
     /// The rest of its stderr (kept open so its reader thread can go on).
     _stderr: mpsc::Receiver<String>,
 }
@@ -40,13 +40,12 @@ impl Drop for Session {
     }
 }
 
-/// Starts `sysmeter live --db DB -- ARGV` and waits for its URL line.
-fn start(db: &Path, argv: &[&str]) -> Session {
+/// Starts `sysmeter live --db DB ARGS` and waits for its URL line.
+pub(crate) fn start(db: &Path, args: &[&str]) -> Session {
     let mut child = Command::new(env!("CARGO_BIN_EXE_sysmeter"))
         .args(["live", "--db"])
         .arg(db)
-        .arg("--")
-        .args(argv)
+        .args(args)
         .env_remove("SYSMETER_DB")
         .env("NO_COLOR", "1")
         .stdout(Stdio::piped())
@@ -76,7 +75,7 @@ fn start(db: &Path, argv: &[&str]) -> Session {
 }
 
 /// `METHOD path` over HTTP/1.0: (status, body).
-fn http(addr: &str, method: &str, path: &str) -> (u16, Vec<u8>) {
+pub(crate) fn http(addr: &str, method: &str, path: &str) -> (u16, Vec<u8>) {
     let mut s = TcpStream::connect(addr).expect("the server listens");
     s.set_read_timeout(Some(Duration::from_secs(90))).ok();
     write!(s, "{method} {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").expect("request sent");
@@ -92,7 +91,7 @@ fn http(addr: &str, method: &str, path: &str) -> (u16, Vec<u8>) {
 }
 
 impl Session {
-    fn get(&self, path: &str) -> (u16, Vec<u8>) {
+    pub(crate) fn get(&self, path: &str) -> (u16, Vec<u8>) {
         let sep = if path.contains('?') { '&' } else { '?' };
         http(
             &self.addr,
@@ -101,14 +100,14 @@ impl Session {
         )
     }
 
-    fn snapshot(&self) -> Value {
+    pub(crate) fn snapshot(&self) -> Value {
         let (status, body) = self.get("/api/snapshot?window=all");
         assert_eq!(status, 200);
         serde_json::from_slice(&body).expect("JSON view")
     }
 
     /// The view once it holds at least one sample.
-    fn first_samples(&self) -> Value {
+    pub(crate) fn first_samples(&self) -> Value {
         let start = Instant::now();
         loop {
             let v = self.snapshot();
@@ -121,7 +120,7 @@ impl Session {
     }
 
     /// Waits for the session to end (at most 60 s): its exit code and its stdout.
-    fn end(mut self) -> (Option<i32>, String) {
+    pub(crate) fn end(mut self) -> (Option<i32>, String) {
         let start = Instant::now();
         while self.child.try_wait().expect("wait").is_none() {
             assert!(
@@ -214,7 +213,7 @@ fn live_view_grows_serves_pprof_saves_a_run_and_ends_on_sigint() {
     let _events = observing(&[Event::RawSyscalls]);
     let _alone = exclusive();
     let db = dir.path().join("runs.db");
-    let session = start(&db, &[prog.to_str().expect("utf-8"), "100000"]);
+    let session = start(&db, &["--", prog.to_str().expect("utf-8"), "100000"]);
     let first = session.first_samples();
     std::thread::sleep(Duration::from_millis(2500));
     let second = session.snapshot();
@@ -223,7 +222,21 @@ fn live_view_grows_serves_pprof_saves_a_run_and_ends_on_sigint() {
         "the counts grow: {first} then {second}"
     );
     assert_eq!(second["top"][0]["function"], "hot_a", "{second}");
+    page_and_token(&session);
+    pprof_of(&session);
+    in_chromium(&session, dir.path());
+    saved_window(&session, &db);
+    assert_eq!(interrupt(session.child.id()), 0);
+    let (code, _) = session.end();
+    assert_eq!(
+        code,
+        Some(130),
+        "the program's fate (SIGINT) is passed through"
+    );
+}
 
+/// The page is self-contained; every endpoint needs the token; `/metrics` is OpenMetrics.
+fn page_and_token(session: &Session) {
     let (status, page) = session.get("/");
     let page = String::from_utf8_lossy(&page).to_lowercase();
     assert_eq!(status, 200);
@@ -250,7 +263,10 @@ fn live_view_grows_serves_pprof_saves_a_run_and_ends_on_sigint() {
     let metrics = String::from_utf8_lossy(&metrics);
     assert_eq!(status, 200);
     assert!(metrics.contains("sysmeter_live_cpu_samples_total ") && metrics.ends_with("# EOF\n"));
+}
 
+/// `go tool pprof -top` on the next 3 s lists the hot function first.
+fn pprof_of(session: &Session) {
     match go() {
         Ok(go) => {
             let url = format!(
@@ -261,11 +277,15 @@ fn live_view_grows_serves_pprof_saves_a_run_and_ends_on_sigint() {
         }
         Err(missing) => missing.skip_part("go tool pprof on /debug/pprof/profile"),
     }
+}
+
+/// Headless Chromium shows the hot function, and the sample counter moves between loads.
+fn in_chromium(session: &Session, dir: &Path) {
     match crate::support::chromium::find_chromium() {
         Ok(chromium) => {
             let url = format!("http://{}/?token={}", session.addr, session.token);
-            let one = dom(&chromium, &url, &dir.path().join("c1"));
-            let two = dom(&chromium, &url, &dir.path().join("c2"));
+            let one = dom(&chromium, &url, &dir.join("c1"));
+            let two = dom(&chromium, &url, &dir.join("c2"));
             assert!(one.contains("hot_a"), "the page shows the hot function");
             let count = |d: &str| text_of(d, "samples-total").parse::<u64>().unwrap_or(0);
             assert!(
@@ -275,35 +295,27 @@ fn live_view_grows_serves_pprof_saves_a_run_and_ends_on_sigint() {
         }
         Err(missing) => missing.skip_part("the page in headless Chromium"),
     }
+}
 
-    let (status, saved) = http(
-        &session.addr,
-        "POST",
-        &format!("/api/save?window=all&token={}", session.token),
-    );
+/// "Save this window" stores a profile run that `show` reads.
+fn saved_window(session: &Session, db: &Path) {
+    let path = format!("/api/save?window=all&token={}", session.token);
+    let (status, saved) = http(&session.addr, "POST", &path);
     let saved: Value = serde_json::from_slice(&saved).expect("JSON");
     assert_eq!(status, 200, "{saved}");
-    let id = saved["id"].as_str().expect("a run id").to_string();
+    let id = saved["id"].as_str().expect("a run id");
     let shown = sysmeter()
         .args(["show", "--db"])
-        .arg(&db)
-        .arg(&id)
+        .arg(db)
+        .arg(id)
         .output()
         .expect("show");
     assert!(shown.status.success());
     assert!(String::from_utf8_lossy(&shown.stdout).contains("hot_a"));
-
-    assert_eq!(interrupt(session.child.id()), 0);
-    let (code, _) = session.end();
-    assert_eq!(
-        code,
-        Some(130),
-        "the program's fate (SIGINT) is passed through"
-    );
 }
 
 /// `kill -INT PID`: Ctrl-C sent to sysmeter alone (it passes it on to the program).
-fn interrupt(pid: u32) -> i32 {
+pub(crate) fn interrupt(pid: u32) -> i32 {
     let status = Command::new("kill")
         .args(["-INT", &pid.to_string()])
         .status();
@@ -317,7 +329,7 @@ fn a_program_that_ends_keeps_its_stdout_and_exit_code() {
     let _events = observing(&[Event::RawSyscalls]);
     let script = format!("echo from-the-program; exec {} 100 7", prog.display());
     let db = dir.path().join("runs.db");
-    let session = start(&db, &["sh", "-c", &script]);
+    let session = start(&db, &["--", "sh", "-c", &script]);
     let (code, out) = session.end();
     assert_eq!(code, Some(7));
     assert_eq!(out, "from-the-program\n", "stdout belongs to the program");

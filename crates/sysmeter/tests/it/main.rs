@@ -35,6 +35,7 @@ mod ipc;
 mod killed;
 mod layouts;
 mod live;
+mod live_attach;
 mod locks;
 mod locks_held;
 mod locks_lost;
