@@ -76,9 +76,9 @@ fn query(url: &str) -> HashMap<String, String> {
         return HashMap::new();
     };
     q.split('&')
-        .filter_map(|kv| {
+        .map(|kv| {
             let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-            Some((k.to_string(), v.to_string()))
+            (k.to_string(), v.to_string())
         })
         .collect()
 }
