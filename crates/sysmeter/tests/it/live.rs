@@ -119,6 +119,23 @@ impl Session {
         }
     }
 
+    /// The view once it holds more samples than `before` (the session goes on: at most 60 s,
+    /// however loaded the machine).
+    pub(crate) fn more_samples_than(&self, before: &Value) -> Value {
+        let start = Instant::now();
+        loop {
+            let v = self.snapshot();
+            if v["samples_total"].as_u64() > before["samples_total"].as_u64() {
+                return v;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "the counts never grew: {before} then {v}"
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+
     /// Waits for the session to end (at most 60 s): its exit code and its stdout.
     pub(crate) fn end(mut self) -> (Option<i32>, String) {
         let start = Instant::now();
@@ -215,12 +232,7 @@ fn live_view_grows_serves_pprof_saves_a_run_and_ends_on_sigint() {
     let db = dir.path().join("runs.db");
     let session = start(&db, &["--", prog.to_str().expect("utf-8"), "100000"]);
     let first = session.first_samples();
-    std::thread::sleep(Duration::from_millis(2500));
-    let second = session.snapshot();
-    assert!(
-        second["samples_total"].as_u64() > first["samples_total"].as_u64(),
-        "the counts grow: {first} then {second}"
-    );
+    let second = session.more_samples_than(&first);
     assert_eq!(second["top"][0]["function"], "hot_a", "{second}");
     page_and_token(&session);
     pprof_of(&session);
@@ -273,7 +285,12 @@ fn pprof_of(session: &Session) {
                 "http://{}/debug/pprof/profile?seconds=3&token={}",
                 session.addr, session.token
             );
-            assert_eq!(pprof_first(&go, &url), "hot_a");
+            // A profile of 3 s on a loaded machine may hold few samples: up to three.
+            let firsts: Vec<String> = (0..3)
+                .map(|_| pprof_first(&go, &url))
+                .take_while(|f| f != "hot_a")
+                .collect();
+            assert!(firsts.len() < 3, "hot_a was never first: {firsts:?}");
         }
         Err(missing) => missing.skip_part("go tool pprof on /debug/pprof/profile"),
     }
