@@ -22,6 +22,7 @@ fn main() -> ExitCode {
         Command::Locks(a) => commands::locks(a),
         Command::Alloc(a) => commands::alloc(a),
         Command::Scale(a) => commands::scale(a),
+        Command::Live(a) => commands::live(a),
         Command::Compare(a) => commands::compare(a),
         Command::Report(a) => commands::report(a),
         Command::Export(a) => commands::export(a),

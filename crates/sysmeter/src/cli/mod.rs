@@ -14,6 +14,7 @@ mod compare;
 mod completions;
 mod export;
 mod fleet;
+mod live;
 mod locks;
 mod man;
 mod pages;
@@ -32,6 +33,7 @@ pub use compare::CompareArgs;
 pub use completions::CompletionsArgs;
 pub use export::{ExportArgs, ExportFormat};
 pub use fleet::{FleetArgs, ImportArgs, PruneArgs};
+pub use live::{LIVE_TARGET, LiveArgs};
 pub use locks::{LOCKS_TARGET, LocksArgs};
 pub use man::ManArgs;
 pub use pages::PageArgs;
@@ -78,6 +80,8 @@ pub enum Command {
     Alloc(AllocArgs),
     /// Time a command at growing input sizes and fit its complexity.
     Scale(ScaleArgs),
+    /// Watch a running program in a local web page: CPU, waits, flame graph, system calls.
+    Live(LiveArgs),
     /// Compare two runs metric by metric, with significance.
     Compare(CompareArgs),
     /// Write a self-contained HTML (or Markdown) report of a stored run.

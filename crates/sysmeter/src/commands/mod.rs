@@ -19,6 +19,7 @@ mod infile;
 #[cfg(test)]
 mod json_docs;
 mod list;
+mod live;
 mod locks;
 mod man;
 mod outfile;
@@ -45,6 +46,7 @@ pub use history::history;
 pub use host::host;
 pub use import::import;
 pub use list::list;
+pub use live::live;
 pub use locks::locks;
 pub use man::man;
 pub use output::{Ending, Finished, Sink, Stream};

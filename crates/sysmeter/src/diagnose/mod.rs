@@ -9,7 +9,8 @@
 //! - `offcpu` (`profile --off-cpu`, `--both`): where and why threads block, with their wakers;
 //! - `locks`: contended futexes per lock and call site;
 //! - `alloc`: a heap profile (allocations, leaks, peak, temporaries per call stack);
-//! - `scale`: how the run time grows with the input size.
+//! - `scale`: how the run time grows with the input size;
+//! - `live`: a running program watched as it runs (the window a local web view reads).
 //!
 //! `price` turns counted calls into time with a stored bench run. Everything the diagnoses
 //! share — the target and its launch, tracefs, perf rings and their records, uprobes, ELF
@@ -20,6 +21,7 @@
 
 pub mod alloc;
 pub mod calls;
+pub mod live;
 pub mod locks;
 pub mod observe;
 pub mod offcpu;

@@ -23,9 +23,10 @@ pub mod result;
 use std::time::Duration;
 
 use crate::diagnose::observe::backend::Reason;
+use crate::diagnose::observe::sampled::aggregate::Analysis;
 use crate::diagnose::observe::sampled::results::{Drawn, OnCpu, Profile};
 use crate::diagnose::observe::sampled::session::{self, Recording, Sampling};
-use crate::diagnose::observe::sampled::{SampledError, aggregate, cpu_clock, flame, threads};
+use crate::diagnose::observe::sampled::{SampledError, cpu_clock, flame};
 use crate::diagnose::observe::target::Target;
 use crate::model::ExperimentResult;
 
@@ -124,21 +125,15 @@ impl OnCpuPart {
 }
 
 impl OnCpu for OnCpuPart {
-    fn build(self: Box<Self>, recording: &Recording) -> Result<Drawn, SampledError> {
-        let raw = &recording.data.raw;
-        let (analysis, each) = aggregate::analyse_each(raw, &recording.maps_at_start);
+    fn draw(&self, recording: &Recording, analysis: &Analysis) -> Result<Drawn, SampledError> {
         let flamegraph = flame::render(&analysis.stacks, &self.title)?;
-        let mut results: Vec<ExperimentResult> = result::build(
+        let results: Vec<ExperimentResult> = result::build(
             recording,
-            &analysis,
+            analysis,
             &self.calibration,
             &self.settings,
             &flamegraph,
         );
-        if let Some(main) = results.first_mut() {
-            let per_thread = threads::on_cpu(raw, &analysis, &each);
-            main.artifacts.push(per_thread.artifact());
-        }
         Ok(Drawn {
             results,
             folded: analysis.stacks.folded(),

@@ -67,6 +67,13 @@ impl Backend {
     }
 }
 
+/// The in-kernel counter of system calls for a live view, where BPF may run here (`None`:
+/// it cannot; `kernel::available` says why).
+pub fn live_counter() -> Option<Box<dyn crate::diagnose::observe::call_counter::CallCounter>> {
+    let k = kernel::available().ok()?;
+    Some(Box::new(kernel::Counter(k)))
+}
+
 /// A validated `trace` configuration.
 #[derive(Debug, Clone)]
 pub struct TraceConfig {

@@ -22,6 +22,7 @@ pub mod held;
 pub mod host;
 pub mod interval;
 pub mod kind;
+pub mod live;
 pub mod locks;
 pub mod machine;
 pub mod offcpu;

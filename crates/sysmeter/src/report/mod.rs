@@ -31,6 +31,7 @@ pub mod host_text;
 pub mod html;
 mod json;
 mod kinds;
+pub mod live;
 mod markdown;
 pub mod openmetrics;
 mod spark;

@@ -36,6 +36,8 @@ mod html;
 mod ipc;
 mod killed;
 mod layouts;
+mod live;
+mod live_attach;
 mod locks;
 mod locks_held;
 mod locks_lost;

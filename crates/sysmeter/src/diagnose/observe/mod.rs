@@ -48,6 +48,7 @@ pub mod attachable;
 pub mod backend;
 pub mod bpf;
 pub mod bytes;
+pub mod call_counter;
 pub mod elf;
 pub mod error;
 pub mod flame;

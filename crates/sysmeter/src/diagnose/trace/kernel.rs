@@ -15,9 +15,11 @@
 //! the order of calls.
 
 mod calibrate;
+mod live;
 mod maps;
 mod session;
 
+pub(super) use live::Counter;
 pub(super) use session::{attach, launch};
 
 use super::summary::Collector;

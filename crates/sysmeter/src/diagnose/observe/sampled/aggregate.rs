@@ -57,13 +57,23 @@ pub struct EachSample {
     pub modules: Vec<String>,
 }
 
-/// [`analyse`], and the symbolised stack of every sample of `raw`, in order. Samples of
-/// weight 0 are named but not counted.
+/// [`analyse`], and the symbolised stack (frame ids, outermost first, with where each
+/// frame is in its module) of every sample of `raw`, in order. Samples of weight 0 are named but not counted.
 pub fn analyse_each(raw: &RawData, maps_at_start: &[MapEvent]) -> (Analysis, EachSample) {
+    analyse_each_with(raw, maps_at_start, &Symbols::new())
+}
+
+/// [`analyse_each`] with `symbols` kept by the caller: a live view names each second's new
+/// samples, and a symbolizer kept between seconds reads each file's symbols once.
+pub fn analyse_each_with(
+    raw: &RawData,
+    maps_at_start: &[MapEvent],
+    symbols: &Symbols,
+) -> (Analysis, EachSample) {
     let all_maps: Vec<MapEvent> = maps_at_start.iter().chain(&raw.maps).cloned().collect();
     let spaces = AddressSpaces::new(&all_maps, &raw.execs, &raw.forks);
     let (keys, groups) = group_samples(raw, &spaces);
-    let names = Names::resolve(&groups, &spaces);
+    let names = Names::resolve(&groups, &spaces, symbols);
     let distinct =
         |f: fn(&RawSample) -> u32| raw.samples.iter().map(f).collect::<HashSet<_>>().len();
     let mut analysis = Analysis {
@@ -161,7 +171,7 @@ struct Names {
 }
 
 impl Names {
-    fn resolve(groups: &[(Vec<Place>, u64)], spaces: &AddressSpaces) -> Names {
+    fn resolve(groups: &[(Vec<Place>, u64)], spaces: &AddressSpaces, symbols: &Symbols) -> Names {
         let mut per_module: HashMap<u32, HashSet<u64>> = HashMap::new();
         let mut kernel_addrs: HashSet<u64> = HashSet::new();
         for place in groups.iter().flat_map(|(p, _)| p) {
@@ -175,7 +185,6 @@ impl Names {
                 Place::User(None) => {}
             }
         }
-        let symbols = Symbols::new();
         let mut user = HashMap::new();
         for (module, offsets) in per_module {
             let offsets: Vec<u64> = offsets.into_iter().collect();

@@ -8,7 +8,9 @@
 //! `run` use `trace`'s tracer. [`single`] is the one-value metric both results store.
 
 use super::SampledError;
+use super::aggregate::{Analysis, analyse_each};
 use super::session::Recording;
+use super::threads;
 use crate::model::{About, ExperimentResult, Metric, Summary, Unit};
 
 /// A finished profile: the results to store and render, and how the target ended.
@@ -42,9 +44,24 @@ pub struct Drawn {
 }
 
 /// `profile`'s on-CPU part of an off-CPU session (`--both`), already calibrated.
-pub trait OnCpu {
+pub trait OnCpu: Send + Sync {
     /// Builds the on-CPU results from the session's CPU-clock samples.
-    fn build(self: Box<Self>, recording: &Recording) -> Result<Drawn, SampledError>;
+    /// The first result also gets the per-thread stacks (`thread stacks`), which need every
+    /// sample: a live window keeps only their sum, so `draw` alone has none.
+    fn build(self: Box<Self>, recording: &Recording) -> Result<Drawn, SampledError> {
+        let raw = &recording.data.raw;
+        let (analysis, each) = analyse_each(raw, &recording.maps_at_start);
+        let mut drawn = self.draw(recording, &analysis)?;
+        if let Some(main) = drawn.results.first_mut() {
+            let per_thread = threads::on_cpu(raw, &analysis, &each);
+            main.artifacts.push(per_thread.artifact());
+        }
+        Ok(drawn)
+    }
+    /// Builds the on-CPU results from samples already named (`analysis`; `live` names each
+    /// second's samples as they come and draws any window of them): `recording` says how
+    /// the session went.
+    fn draw(&self, recording: &Recording, analysis: &Analysis) -> Result<Drawn, SampledError>;
 }
 
 /// A result of its own that is one table of `metrics` per stack or function (`profile.flat`,

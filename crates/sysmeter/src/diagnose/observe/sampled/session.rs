@@ -19,7 +19,7 @@ use sysmeter_sys::process::child::Child;
 
 use super::SampledError;
 use super::cpu_clock::EventSet;
-use super::sources::{Attached, Sources, attach_new_threads, stat_cpu_ns};
+use super::sources::{Attached, EachDrain, Sources, attach_new_threads, stat_cpu_ns};
 use crate::diagnose::observe::maps::parse_proc_maps;
 use crate::diagnose::observe::pump::{self, Watched};
 use crate::diagnose::observe::recording;
@@ -117,6 +117,18 @@ pub fn record_with(
     extra: &mut dyn Extra,
     progress: &mut dyn FnMut(u64, Duration),
 ) -> Result<Recording, SampledError> {
+    record_live(target, sampling, (extra, None), progress)
+}
+
+/// [`record_with`], with `each_drain` reading the records after every drain (`live`'s
+/// window: it takes the samples out as it aggregates them, so the recording ends without
+/// them).
+pub fn record_live(
+    target: &Target,
+    sampling: &Sampling,
+    (extra, each_drain): (&mut dyn Extra, Option<EachDrain<'_>>),
+    progress: &mut dyn FnMut(u64, Duration),
+) -> Result<Recording, SampledError> {
     match target {
         Target::Launch(argv) => {
             let program = program_path(argv)?;
@@ -134,9 +146,9 @@ pub fn record_with(
             };
             extra.open_child(child.pid())?;
             child.release().map_err(launch)?;
-            record_child(child, events, sampling, extra, progress)
+            record_child(child, events, sampling, (extra, each_drain), progress)
         }
-        Target::Attach(pid) => record_pid(*pid, sampling, extra, progress),
+        Target::Attach(pid) => record_pid(*pid, sampling, (extra, each_drain), progress),
     }
 }
 
@@ -159,7 +171,7 @@ fn record_child(
     mut child: Child,
     mut events: EventSet,
     sampling: &Sampling,
-    extra: &mut dyn Extra,
+    (extra, each_drain): (&mut dyn Extra, Option<EachDrain<'_>>),
     progress: &mut dyn FnMut(u64, Duration),
 ) -> Result<Recording, SampledError> {
     let pid = child.pid();
@@ -168,6 +180,7 @@ fn record_child(
     let mut raw = RawData::default();
     let mut stop_when = StopWhen::until(sampling.duration, None);
     let mut sources = Sources::new(&mut events, extra, progress, watch.start);
+    sources.each_drain = each_drain.map(|f| -> EachDrain<'_> { f });
     let watched = Watched::Command(&mut child);
     let (stop, mut exit) =
         pump::run(&mut sources, &mut raw, watched, &mut stop_when).map_err(wait_error)?;
@@ -195,7 +208,7 @@ fn record_child(
 fn record_pid(
     pid: i32,
     sampling: &Sampling,
-    extra: &mut dyn Extra,
+    (extra, each_drain): (&mut dyn Extra, Option<EachDrain<'_>>),
     progress: &mut dyn FnMut(u64, Duration),
 ) -> Result<Recording, SampledError> {
     let mut known: HashSet<i32> = HashSet::new();
@@ -215,6 +228,7 @@ fn record_pid(
     let target0 = stat_cpu_ns(pid).map(|(t, _)| t);
     let mut sources = Sources::new(&mut events, extra, progress, watch.start);
     sources.attached = Some(Attached::new(pid, sampling.on_cpu, known, target0));
+    sources.each_drain = each_drain.map(|f| -> EachDrain<'_> { f });
     let ran = pump::run(&mut sources, &mut raw, Watched::BySource, &mut stop_when);
     let attached = sources.attached.take();
     let (stop, target_last) = match (ran, attached) {

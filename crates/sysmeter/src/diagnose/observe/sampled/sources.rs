@@ -27,7 +27,13 @@ pub struct Sources<'a> {
     last_progress: Instant,
     /// The attached process, watched at every drain.
     pub attached: Option<Attached>,
+    /// Called after every drain with the records so far (a live view's reader).
+    pub each_drain: Option<EachDrain<'a>>,
 }
+
+/// A reader of the records after every drain (`last`: the final one): the live view takes
+/// the new samples out as it aggregates them.
+pub type EachDrain<'a> = &'a mut dyn FnMut(&mut RawData, bool);
 
 /// An attached process as the session watches it.
 pub struct Attached {
@@ -69,6 +75,7 @@ impl<'a> Sources<'a> {
             start,
             last_progress: start,
             attached: None,
+            each_drain: None,
         }
     }
 }
@@ -77,6 +84,9 @@ impl Pump<RawData> for Sources<'_> {
     fn pump(&mut self, raw: &mut RawData, last: bool) {
         self.events.drain(raw);
         self.extra.drain(last);
+        if let Some(read) = self.each_drain.as_mut() {
+            read(raw, last);
+        }
         if !last {
             tick(
                 (raw, &mut *self.extra),

@@ -120,6 +120,11 @@ impl Stacks {
         &self.frames[id as usize]
     }
 
+    /// Distinct stacks with their counts, in no order (a live view merges them each second).
+    pub fn counts(&self) -> impl Iterator<Item = (&[u32], u64)> {
+        self.counts.iter().map(|(s, &c)| (s.as_slice(), c))
+    }
+
     /// Samples in all stacks.
     pub fn total(&self) -> u64 {
         self.counts.values().sum()
