@@ -12,7 +12,7 @@
 //! binary from Google's storage at first use, which cannot be fetched offline. Needs `cc`, root (scheduler tracepoints) and valgrind.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::support::cmd::{stderr_of, stdout_of, sysmeter};
 use crate::support::needs::off_cpu;
 use crate::support::skip::{Cap, Missing};
-use crate::support::{compile_fixture, median, need, result};
+use crate::support::{Event, compile_fixture, median, need, observing_alone, result};
 
 /// Runs `sysmeter ARGS --db DB --format json --out FILE -- CMD`, which must succeed; its run.
 fn measured(db: &Path, args: &[&str], cmd: &[&str]) -> Value {
@@ -204,17 +204,30 @@ fn off_cpu_folded_ns(run: &Value) -> f64 {
         .sum()
 }
 
+/// `sysmeter ARGS -- FIXTURE FIXTURE_ARGS` of an off-CPU fixture, stored in `dir/runs.db`
+/// while no other test watches the scheduler: the database and the run. `Missing` where
+/// off-CPU profiling or a C compiler is not to be had.
+fn off_cpu_run(
+    dir: &Path,
+    fixture: &str,
+    args: &[&str],
+    fixture_args: &[&str],
+) -> Result<(PathBuf, Value), Missing> {
+    off_cpu()?;
+    let bin = compile_fixture(fixture, dir, &[])?;
+    let db = dir.join("runs.db");
+    let mut cmd = vec![bin.to_str().expect("path")];
+    cmd.extend(fixture_args);
+    let _alone = observing_alone(&[Event::Sched]);
+    let run = measured(&db, args, &cmd);
+    Ok((db, run))
+}
+
 #[test]
 fn chrome_trace_of_an_off_cpu_profile_has_each_interval_on_its_threads_track() {
-    need!(off_cpu());
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = need!(compile_fixture("offcpu_pingpong", dir.path(), &[]));
-    let db = dir.path().join("runs.db");
     let args = ["profile", "--off-cpu", "--backend", "perf"];
-    let run = {
-        let _alone = crate::support::observing_alone(&[crate::support::Event::Sched]);
-        measured(&db, &args, &[bin.to_str().expect("path"), "2000"])
-    };
+    let (db, run) = need!(off_cpu_run(dir.path(), "offcpu_pingpong", &args, &["2000"]));
     let trace: Value = serde_json::from_str(&export(&db, "profile", "chrome-trace")).expect("JSON");
     let events = trace["traceEvents"].as_array().expect("traceEvents");
     events.iter().for_each(assert_trace_event);
@@ -277,14 +290,9 @@ fn weight_by_category(profile: &Value, thread: &Value) -> HashMap<String, f64> {
 
 #[test]
 fn firefox_profile_weights_add_up_to_the_samples_and_the_off_cpu_time() {
-    need!(off_cpu());
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = need!(compile_fixture("offcpu_spinnap", dir.path(), &[]));
-    let db = dir.path().join("runs.db");
-    let run = {
-        let _alone = crate::support::observing_alone(&[crate::support::Event::Sched]);
-        measured(&db, &["profile", "--both"], &[bin.to_str().expect("path")])
-    };
+    let args = ["profile", "--both"];
+    let (db, run) = need!(off_cpu_run(dir.path(), "offcpu_spinnap", &args, &[]));
     let p: Value = serde_json::from_str(&export(&db, "profile", "firefox")).expect("JSON");
     for field in [
         "version",
