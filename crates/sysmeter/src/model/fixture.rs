@@ -7,8 +7,8 @@
 //! changing it means re-accepting snapshots. Beside it, [`assert_in_order`]: the layout
 //! check of a rendered view that the unit and the integration tests share, [`assert_contains`]
 //! (the same without the order), [`assert_cases`]: the check of a function against a
-//! table of inputs and outputs, and [`profile_round`]: one round of a profile as `compare`
-//! tallies it.
+//! table of inputs and outputs, [`folded_profile`] and
+//! [`profile_round`]: a profile's result and one round of it as `compare` tallies it.
 
 use crate::model::tally::{Cell, Table, Tally};
 use crate::model::{
@@ -313,6 +313,17 @@ where
     for (input, want) in cases {
         assert_eq!(f(*input), *want, "{input:?}");
     }
+}
+
+/// A `profile` result holding only its `folded` stacks (`main;f 3` lines).
+pub fn folded_profile(folded: &str) -> ExperimentResult {
+    let mut r = ExperimentResult::new("profile", About::default());
+    r.artifacts.push(crate::model::Artifact {
+        name: "folded".into(),
+        media_type: "text/plain".into(),
+        content: folded.into(),
+    });
+    r
 }
 
 /// One whole round of a profile of 1 s as `compare` tallies it: CPU samples per stack

@@ -20,7 +20,9 @@ use serde_json::Value;
 use crate::support::cmd::{stderr_of, stdout_of, sysmeter};
 use crate::support::needs::off_cpu;
 use crate::support::skip::{Cap, Missing};
-use crate::support::{Event, compile_fixture, median, need, observing_alone, result};
+use crate::support::{
+    Event, artifact, artifact_json, compile_fixture, median, need, observing_alone, result,
+};
 
 /// Runs `sysmeter ARGS --db DB --format json --out FILE -- CMD`, which must succeed; its run.
 fn measured(db: &Path, args: &[&str], cmd: &[&str]) -> Value {
@@ -131,12 +133,7 @@ fn callgrind_annotate_shows_the_exact_calls_of_the_known_tree() {
         );
     }
     // And nothing else: every edge of the record's call graph, none made up.
-    let graph = result(&run, "calls.functions")["artifacts"]
-        .as_array()
-        .and_then(|a| a.iter().find(|a| a["name"] == "call graph"))
-        .and_then(|a| a["content"].as_str())
-        .and_then(|c| serde_json::from_str::<Value>(c).ok())
-        .expect("call graph");
+    let graph: Value = artifact_json(result(&run, "calls.functions"), "call graph");
     let stored = graph["edges"].as_array().expect("edges");
     let from_program = stored.iter().filter(|e| e["caller"] != "<spontaneous>");
     assert_eq!(from_program.count(), shown.len(), "{text}");
@@ -194,11 +191,7 @@ fn chrome_trace_of_run_has_every_timeline_point_as_a_counter() {
 
 /// The folded stacks' total of the `offcpu` result of `run`: its blocked time, ns.
 fn off_cpu_folded_ns(run: &Value) -> f64 {
-    result(run, "offcpu")["artifacts"]
-        .as_array()
-        .and_then(|a| a.iter().find(|a| a["name"] == "offcpu folded"))
-        .and_then(|a| a["content"].as_str())
-        .expect("offcpu folded")
+    artifact(result(run, "offcpu"), "offcpu folded")
         .lines()
         .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
         .sum()
@@ -232,11 +225,7 @@ fn chrome_trace_of_an_off_cpu_profile_has_each_interval_on_its_threads_track() {
     let events = trace["traceEvents"].as_array().expect("traceEvents");
     events.iter().for_each(assert_trace_event);
     let slices: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
-    let per_thread: Value = result(&run, "offcpu")["artifacts"]
-        .as_array()
-        .and_then(|a| a.iter().find(|a| a["name"] == "thread stacks"))
-        .and_then(|a| serde_json::from_str(a["content"].as_str()?).ok())
-        .expect("thread stacks");
+    let per_thread: Value = artifact_json(result(&run, "offcpu"), "thread stacks");
     let kept = per_thread["intervals"].as_array().expect("intervals").len();
     assert_eq!(slices.len(), kept);
     // Both threads block on their pipe, each on its own named track.
