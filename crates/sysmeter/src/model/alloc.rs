@@ -65,9 +65,5 @@ impl AllocSite {
 
 /// The rows of `r` (empty when it has none).
 pub fn sites(r: &ExperimentResult) -> Vec<AllocSite> {
-    r.artifacts
-        .iter()
-        .find(|a| a.name == ALLOC_SITES)
-        .and_then(|a| serde_json::from_str(&a.content).ok())
-        .unwrap_or_default()
+    r.artifact_json(ALLOC_SITES).unwrap_or_default()
 }

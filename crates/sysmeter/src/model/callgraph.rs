@@ -142,8 +142,7 @@ impl CallGraph {
 
 /// The call graph of result `r`, if it is a `calls --functions` result.
 pub fn read(r: &ExperimentResult) -> Option<CallGraph> {
-    let a = r.artifacts.iter().find(|a| a.name == CALL_GRAPH)?;
-    serde_json::from_str(&a.content).ok()
+    r.artifact_json(CALL_GRAPH)
 }
 
 #[cfg(test)]

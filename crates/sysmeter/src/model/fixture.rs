@@ -6,9 +6,11 @@
 //! with a fixed seed. The snapshot tests of `report` and the integration tests reuse it, so
 //! changing it means re-accepting snapshots. Beside it, [`assert_in_order`]: the layout
 //! check of a rendered view that the unit and the integration tests share, [`assert_contains`]
-//! (the same without the order), and [`assert_cases`]: the check of a function against a
-//! table of inputs and outputs.
+//! (the same without the order), [`assert_cases`]: the check of a function against a
+//! table of inputs and outputs, [`folded_profile`] and
+//! [`profile_round`]: a profile's result and one round of it as `compare` tallies it.
 
+use crate::model::tally::{Cell, Table, Tally};
 use crate::model::{
     About, Calibration, Estimate, ExperimentResult, Finding, HostInfo, MachineState, Metric,
     RunConfig, RunKind, RunRecord, SCHEMA_VERSION, Series, SeriesPoint, Skip, Status, Summary,
@@ -310,5 +312,38 @@ where
 {
     for (input, want) in cases {
         assert_eq!(f(*input), *want, "{input:?}");
+    }
+}
+
+/// A `profile` result holding only its `folded` stacks (`main;f 3` lines).
+pub fn folded_profile(folded: &str) -> ExperimentResult {
+    let mut r = ExperimentResult::new("profile", About::default());
+    r.artifacts.push(crate::model::Artifact {
+        name: "folded".into(),
+        media_type: "text/plain".into(),
+        content: folded.into(),
+    });
+    r
+}
+
+/// One whole round of a profile of 1 s as `compare` tallies it: CPU samples per stack
+/// (`main;f` …), each count its own number of events.
+pub fn profile_round(counts: impl IntoIterator<Item = (String, f64)>) -> Tally {
+    let rows = counts.into_iter().map(|(stack, n)| {
+        let cell = Cell {
+            value: n,
+            events: Some(n),
+        };
+        (stack, cell)
+    });
+    Tally {
+        wall_ns: 1_000_000_000,
+        whole: true,
+        tables: vec![Table {
+            name: "CPU samples per stack".into(),
+            unit: Unit::Count,
+            stacks: true,
+            rows: rows.collect(),
+        }],
     }
 }

@@ -65,6 +65,5 @@ pub fn lock_key(pid: u32, addr: u64) -> String {
 
 /// The table of a `locks` result, if it has one.
 pub fn held_rows(r: &ExperimentResult) -> Option<Vec<HeldRow>> {
-    let a = r.artifacts.iter().find(|a| a.name == LOCK_TABLE)?;
-    serde_json::from_str(&a.content).ok()
+    r.artifact_json(LOCK_TABLE)
 }

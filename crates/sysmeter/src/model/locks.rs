@@ -88,9 +88,8 @@ pub fn rows(r: &ExperimentResult) -> Option<Vec<(&Metric, LockRow)>> {
     if r.id != LOCKS_ID || r.metrics.is_empty() {
         return None;
     }
-    let stored = r.artifacts.iter().find(|a| a.name == LOCK_ROWS);
-    let rows: Vec<LockRow> = match stored {
-        Some(a) => serde_json::from_str(&a.content).ok()?,
+    let rows: Vec<LockRow> = match r.artifact(LOCK_ROWS) {
+        Some(json) => serde_json::from_str(json).ok()?,
         None => r.metrics.iter().map(legacy).collect::<Option<_>>()?,
     };
     (rows.len() == r.metrics.len()).then(|| r.metrics.iter().zip(rows).collect())

@@ -214,6 +214,17 @@ impl ExperimentResult {
             session: None,
         }
     }
+
+    /// The content of artifact `name`, if the result has it.
+    pub fn artifact(&self, name: &str) -> Option<&str> {
+        let a = self.artifacts.iter().find(|a| a.name == name)?;
+        Some(a.content.as_str())
+    }
+
+    /// Artifact `name` read as JSON; `None` when the result lacks it or it is not a `T`.
+    pub fn artifact_json<T: serde::de::DeserializeOwned>(&self, name: &str) -> Option<T> {
+        serde_json::from_str(self.artifact(name)?).ok()
+    }
 }
 
 /// A named text output of an experiment or diagnosis (e.g. `folded` stacks, `flamegraph.svg`).

@@ -119,8 +119,7 @@ pub fn of(r: &ExperimentResult) -> Option<Tally> {
 
 /// Every round of `r`: its [`ROUNDS`] artifact, else the one round it is ([`of`]).
 pub fn rounds(r: &ExperimentResult) -> Vec<Tally> {
-    let stored = r.artifacts.iter().find(|a| a.name == ROUNDS);
-    match stored.and_then(|a| serde_json::from_str::<Vec<Tally>>(&a.content).ok()) {
+    match r.artifact_json::<Vec<Tally>>(ROUNDS) {
         Some(all) if !all.is_empty() => all,
         _ => of(r).into_iter().collect(),
     }
@@ -137,7 +136,7 @@ pub fn rounds_artifact(tallies: &[Tally]) -> Option<Artifact> {
 
 /// The folded stacks of artifact `artifact` (`a;b;c N` lines) as a table of stacks.
 fn folded(r: &ExperimentResult, artifact: &str, name: &str, unit: Unit) -> Option<Table> {
-    let text = &r.artifacts.iter().find(|a| a.name == artifact)?.content;
+    let text = r.artifact(artifact)?;
     let mut t = Table::new(name, unit);
     t.stacks = true;
     let counted = unit == Unit::Count;
@@ -237,16 +236,7 @@ pub fn with_functions(tables: &[Table]) -> Vec<Table> {
 mod tests {
     use super::*;
     use crate::model::About;
-
-    fn profile(folded: &str) -> ExperimentResult {
-        let mut r = ExperimentResult::new("profile", About::default());
-        r.artifacts.push(Artifact {
-            name: "folded".into(),
-            media_type: "text/plain".into(),
-            content: folded.into(),
-        });
-        r
-    }
+    use crate::model::fixture::folded_profile as profile;
 
     #[test]
     fn stacks_give_self_and_inclusive_functions_once_per_stack() {

@@ -132,8 +132,7 @@ impl ThreadStacks {
 
 /// The per-thread stacks of `r`, if it keeps them (records before they were kept do not).
 pub fn of(r: &ExperimentResult) -> Option<ThreadStacks> {
-    let a = r.artifacts.iter().find(|a| a.name == THREAD_STACKS)?;
-    serde_json::from_str(&a.content).ok()
+    r.artifact_json(THREAD_STACKS)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Barrier};
 
-use super::tests::{begin_fixture_run, fixture_run, store_run};
+use super::tests::{begin_fixture_run, fixture_run, put, store_run};
 use super::*;
 
 fn temp_db() -> (tempfile::TempDir, PathBuf) {
@@ -36,9 +36,7 @@ fn results_are_visible_to_another_connection_before_finish() {
     let mut writer = Store::open(&path).expect("open writer");
     let run = begin_fixture_run(&mut writer, "r1");
     for (seq, r) in run.results.iter().enumerate() {
-        writer
-            .put_result(("r1", seq), r, super::Put::New)
-            .expect("add");
+        put(&mut writer, ("r1", seq), r, Put::New);
     }
     // The process "dies" here: no finish_run, no orderly close.
     std::mem::forget(writer);

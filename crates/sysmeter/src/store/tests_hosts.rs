@@ -1,7 +1,7 @@
 //! Store tests for several machines in one database (on SQLite; the same API on PostgreSQL is
 //! tested in `tests/it/pg.rs`): listings per host, `latest` of a home host, ids across hosts,
 //! and what opening a `postgres://` URL does in a build without the `pg` feature; and
-//! `latest:KIND`, the latest run of one kind.
+//! references: `latest~N`, id prefixes, and `latest:KIND`, the latest run of one kind.
 
 use super::tests::fixture_run;
 use super::*;
@@ -86,6 +86,58 @@ fn file_errors_are_not_usage_errors() {
     assert!(!err.is_usage(), "{err:?}");
 }
 
+/// Asserts that each reference of `cases` resolves in `store` to its run id, or, for
+/// `None`, to no run at all.
+fn assert_resolves(store: &Store, cases: &[(&str, Option<&str>)]) {
+    for &(reference, want) in cases {
+        match (store.load_run(reference), want) {
+            (Ok(run), Some(id)) => assert_eq!(run.id, id, "{reference}"),
+            (Err(StoreError::RunNotFound { .. }), None) => {}
+            (got, _) => panic!("{reference}: {:?}, expected {want:?}", got.map(|r| r.id)),
+        }
+    }
+}
+
+#[test]
+fn references_resolve() {
+    let mut store = Store::open_in_memory().expect("open");
+    for (id, t) in [
+        ("20260101-aaaa", 1),
+        ("20260102-bbbb", 2),
+        ("20260102-bbcc", 3),
+    ] {
+        store.begin_run(&fixture_run(id, t)).expect("begin");
+    }
+    assert_resolves(
+        &store,
+        &[
+            ("latest", Some("20260102-bbcc")),
+            ("latest~0", Some("20260102-bbcc")),
+            ("latest~1", Some("20260102-bbbb")),
+            ("latest~2", Some("20260101-aaaa")),
+            ("20260101", Some("20260101-aaaa")),
+            ("20260102-bbb", Some("20260102-bbbb")),
+            ("20260102-bbcc", Some("20260102-bbcc")),
+            ("latest~3", None),
+            ("nope", None),
+            // `_` would be a LIKE wildcard; it must not match anything here.
+            ("2026010_", None),
+        ],
+    );
+    let id = |r: &str| store.load_run(r).map(|run| run.id);
+    assert!(matches!(
+        id("latest~x"),
+        Err(StoreError::BadReference { .. })
+    ));
+    match id("20260102-bb") {
+        Err(e @ StoreError::AmbiguousRun { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains("20260102-bbbb, 20260102-bbcc"), "{msg}");
+        }
+        other => panic!("expected ambiguity, got {other:?}"),
+    }
+}
+
 #[test]
 fn latest_of_a_kind_counts_only_the_runs_of_that_kind() {
     let mut store = Store::open_in_memory().expect("open");
@@ -100,19 +152,18 @@ fn latest_of_a_kind_counts_only_the_runs_of_that_kind() {
         run.kind = kind;
         store.begin_run(&run).expect("begin");
     }
+    assert_resolves(
+        &store,
+        &[
+            ("latest", Some("s2")),
+            ("latest:profile", Some("p2")),
+            ("latest:profile~1", Some("p1")),
+            ("latest:scale~1", Some("s1")),
+            ("latest:profile~2", None),
+            ("latest:bench", None),
+        ],
+    );
     let id = |r: &str| store.load_run(r).map(|run| run.id);
-    assert_eq!(id("latest").expect("latest"), "s2");
-    assert_eq!(id("latest:profile").expect("latest profile"), "p2");
-    assert_eq!(id("latest:profile~1").expect("the one before"), "p1");
-    assert_eq!(id("latest:scale~1").expect("scale before"), "s1");
-    assert!(matches!(
-        id("latest:profile~2"),
-        Err(StoreError::RunNotFound { .. })
-    ));
-    assert!(matches!(
-        id("latest:bench"),
-        Err(StoreError::RunNotFound { .. })
-    ));
     for bad in [
         "latest:",
         "latest:bogus",

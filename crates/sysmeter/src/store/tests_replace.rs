@@ -1,7 +1,7 @@
 //! Replacing a stored result, as `bench` with several rounds does after each round: the new
 //! result comes back with only its own metrics, and a result not stored yet is inserted.
 
-use super::tests::begin_fixture_run;
+use super::tests::{begin_fixture_run, put};
 use super::*;
 
 fn metric_rows(store: &Store) -> i64 {
@@ -16,19 +16,13 @@ fn a_replaced_result_comes_back_with_only_its_own_metrics() {
     let mut store = Store::open_in_memory().expect("open");
     let run = begin_fixture_run(&mut store, "r1");
     // Nothing stored under 0 yet: replacing inserts.
-    store
-        .put_result(("r1", 0), &run.results[0], Put::Replace)
-        .expect("insert");
-    store
-        .put_result(("r1", 1), &run.results[1], Put::New)
-        .expect("add");
+    put(&mut store, ("r1", 0), &run.results[0], Put::Replace);
+    put(&mut store, ("r1", 1), &run.results[1], Put::New);
     assert_eq!(metric_rows(&store), 2);
     let mut fewer = run.results[0].clone();
     fewer.metrics.truncate(1);
     fewer.findings.clear();
-    store
-        .put_result(("r1", 0), &fewer, Put::Replace)
-        .expect("replace");
+    put(&mut store, ("r1", 0), &fewer, Put::Replace);
     let back = store.load_run("r1").expect("load");
     assert_eq!(back.results, [fewer, run.results[1].clone()]);
     assert_eq!(

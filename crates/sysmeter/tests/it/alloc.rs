@@ -61,13 +61,7 @@ pub(crate) fn site(run: &Value, name: &str) -> ((u64, u64, u64, u64, u64), Vec<S
 }
 
 pub(crate) fn metric(run: &Value, name: &str) -> f64 {
-    let all = run["results"][0]["metrics"].as_array().cloned();
-    let m = all
-        .unwrap_or_default()
-        .into_iter()
-        .find(|m| m["name"] == name);
-    m.and_then(|m| m["summary"]["median"].as_f64())
-        .unwrap_or_else(|| panic!("no metric {name}"))
+    crate::support::median(&run["results"][0], name).unwrap_or_else(|| panic!("no metric {name}"))
 }
 
 /// The three sites of tests/fixtures/programs/alloc_sites.c as the issue fixes them: 100 000

@@ -39,6 +39,16 @@ enum Tool {
     Alloc,
 }
 
+impl Tool {
+    /// The sysmeter command of the tool.
+    fn command(self) -> &'static str {
+        match self {
+            Tool::Calls => "calls",
+            Tool::Alloc => "alloc",
+        }
+    }
+}
+
 /// What a case must give.
 enum Expect {
     /// calls_loop's 1000 pairs counted, nothing said lost.
@@ -51,7 +61,8 @@ enum Expect {
 
 struct Case {
     name: &'static str,
-    tool: Tool,
+    /// The tools the case runs under, each giving what `expect` says.
+    tools: &'static [Tool],
     follow: bool,
     argv: fn(&Progs) -> Vec<String>,
     expect: Expect,
@@ -61,130 +72,91 @@ fn v(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
 }
 
-/// The cases, one a row: name, tool, `-f`, the command, what it must give.
+/// Both tools: a case that must give the same under `calls` and `alloc`.
+const BOTH: &[Tool] = &[Tool::Calls, Tool::Alloc];
+
+/// The cases, one a row: name, tools, `-f`, the command, what it must give.
 const CASES: &[Case] = &[
     Case {
-        name: "setuid, calls",
-        tool: Tool::Calls,
+        name: "setuid",
+        tools: &[Tool::Calls],
         follow: false,
         argv: |p| v(&[&p.setuid, N, "0"]),
         expect: Expect::Named(&["{setuid} is setuid", "not seen"]),
     },
     Case {
-        name: "setuid, alloc",
-        tool: Tool::Alloc,
+        name: "setuid",
+        tools: &[Tool::Alloc],
         follow: false,
         argv: |p| v(&[&p.setuid, N, "0"]),
         expect: Expect::Counted,
     },
     Case {
-        name: "static, calls",
-        tool: Tool::Calls,
+        name: "static",
+        tools: &[Tool::Calls],
         follow: false,
         argv: |p| v(&[&p.stat, N, "0"]),
         expect: Expect::Refused("statically linked"),
     },
     Case {
-        name: "static, alloc",
-        tool: Tool::Alloc,
+        name: "static",
+        tools: &[Tool::Alloc],
         follow: false,
         argv: |p| v(&[&p.stat, N, "0"]),
         expect: Expect::Counted,
     },
     Case {
-        name: "setuid exec'd by sh, calls",
-        tool: Tool::Calls,
+        name: "setuid exec'd by sh",
+        tools: BOTH,
         follow: false,
         argv: |p| v(&["sh", "-c", &format!("exec {} {N} 0", p.setuid)]),
         expect: Expect::Named(&["{setuid} (pid", "setuid or setgid"]),
     },
     Case {
-        name: "setuid exec'd by sh, alloc",
-        tool: Tool::Alloc,
-        follow: false,
-        argv: |p| v(&["sh", "-c", &format!("exec {} {N} 0", p.setuid)]),
-        expect: Expect::Named(&["{setuid} (pid", "setuid or setgid"]),
-    },
-    Case {
-        name: "static and setuid children, calls",
-        tool: Tool::Calls,
+        name: "static and setuid children",
+        tools: BOTH,
         follow: true,
         argv: |p| v(&["sh", "-c", &format!("{} {N} 0; {} {N} 0", p.stat, p.setuid)]),
         expect: Expect::Named(&["{stat} (pid", "statically linked", "{setuid} (pid"]),
     },
     Case {
-        name: "static and setuid children, alloc",
-        tool: Tool::Alloc,
-        follow: true,
-        argv: |p| v(&["sh", "-c", &format!("{} {N} 0; {} {N} 0", p.stat, p.setuid)]),
-        expect: Expect::Named(&["{stat} (pid", "statically linked", "{setuid} (pid"]),
-    },
-    Case {
-        name: "posix_spawn, empty environment, calls",
-        tool: Tool::Calls,
+        name: "posix_spawn, empty environment",
+        tools: BOTH,
         follow: true,
         argv: |p| v(&[&p.ways, "spawn", &p.prog, N]),
         expect: Expect::Counted,
     },
     Case {
-        name: "posix_spawn, empty environment, alloc",
-        tool: Tool::Alloc,
-        follow: true,
-        argv: |p| v(&[&p.ways, "spawn", &p.prog, N]),
-        expect: Expect::Counted,
-    },
-    Case {
-        name: "posix_spawnp, empty environment, calls",
-        tool: Tool::Calls,
+        name: "posix_spawnp, empty environment",
+        tools: &[Tool::Calls],
         follow: true,
         argv: |p| v(&[&p.ways, "spawnp", &p.prog, N]),
         expect: Expect::Counted,
     },
     Case {
-        name: "execve, empty environment, calls",
-        tool: Tool::Calls,
+        name: "execve, empty environment",
+        tools: &[Tool::Calls],
         follow: false,
         argv: |p| v(&[&p.ways, "emptyenv", &p.prog, N]),
         expect: Expect::Counted,
     },
     Case {
-        name: "env -i, calls",
-        tool: Tool::Calls,
+        name: "env -i",
+        tools: BOTH,
         follow: false,
         argv: |p| v(&["env", "-i", &p.prog, N, "0"]),
         expect: Expect::Counted,
     },
     Case {
-        name: "env -i, alloc",
-        tool: Tool::Alloc,
-        follow: false,
-        argv: |p| v(&["env", "-i", &p.prog, N, "0"]),
-        expect: Expect::Counted,
-    },
-    Case {
-        name: "privileges dropped, then exec, calls",
-        tool: Tool::Calls,
+        name: "privileges dropped, then exec",
+        tools: BOTH,
         follow: false,
         argv: |p| v(&[&p.ways, "drop", &p.prog, N]),
         expect: Expect::Counted,
     },
     Case {
-        name: "privileges dropped, then exec, alloc",
-        tool: Tool::Alloc,
-        follow: false,
-        argv: |p| v(&[&p.ways, "drop", &p.prog, N]),
-        expect: Expect::Counted,
-    },
-    Case {
-        name: "privileges dropped, descriptors closed, calls",
-        tool: Tool::Calls,
-        follow: false,
-        argv: |p| v(&[&p.ways, "dropclose", &p.prog, N]),
-        expect: Expect::Named(&["{prog} (pid", "after dropping privileges"]),
-    },
-    Case {
-        name: "privileges dropped, descriptors closed, alloc",
-        tool: Tool::Alloc,
+        name: "privileges dropped, descriptors closed",
+        tools: BOTH,
         follow: false,
         argv: |p| v(&[&p.ways, "dropclose", &p.prog, N]),
         expect: Expect::Named(&["{prog} (pid", "after dropping privileges"]),
@@ -268,21 +240,18 @@ fn refused(command: &str, args: &[&str], argv: &[&str], phrase: &str) -> Result<
     }
 }
 
-/// Runs one case; `Err` says what went wrong.
-fn check(case: &Case, p: &Progs, dir: &Path) -> Result<(), String> {
+/// Runs one case under `tool`; `Err` says what went wrong.
+fn check(case: &Case, tool: Tool, p: &Progs, dir: &Path) -> Result<(), String> {
     let argv = (case.argv)(p);
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let mut args = vec!["--no-store"];
-    if case.tool == Tool::Calls {
+    if tool == Tool::Calls {
         args.extend(["-e", "malloc,free"]);
     }
     if case.follow {
         args.push("-f");
     }
-    let command = match case.tool {
-        Tool::Calls => "calls",
-        Tool::Alloc => "alloc",
-    };
+    let command = tool.command();
     if let Expect::Refused(phrase) = case.expect {
         return refused(command, &args, &argv, phrase);
     }
@@ -297,9 +266,9 @@ fn check(case: &Case, p: &Progs, dir: &Path) -> Result<(), String> {
     let first = &run["results"][0]["findings"][0];
     match case.expect {
         Expect::Counted => {
-            let got = counted(case.tool, &run);
+            let got = counted(tool, &run);
             let lost = finding(&run, "lost");
-            match (got == want_counted(case.tool), lost.is_empty()) {
+            match (got == want_counted(tool), lost.is_empty()) {
                 (true, true) => Ok(()),
                 _ => Err(format!("counted {got}, lost {lost:?}")),
             }
@@ -335,12 +304,14 @@ fn children_the_library_cannot_enter_are_counted_or_named_first() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let progs = need!(programs(dir.path()));
-    let failed: Vec<String> = CASES
+    let runs = CASES
         .iter()
-        .filter_map(|case| {
-            check(case, &progs, dir.path())
+        .flat_map(|case| case.tools.iter().map(move |&tool| (case, tool)));
+    let failed: Vec<String> = runs
+        .filter_map(|(case, tool)| {
+            check(case, tool, &progs, dir.path())
                 .err()
-                .map(|e| format!("{}: {e}", case.name))
+                .map(|e| format!("{}, {}: {e}", case.name, tool.command()))
         })
         .collect();
     assert!(

@@ -132,13 +132,7 @@ fn rounds_are_stored_and_read_back() {
     profile(&prog, "2", "3", &b, Some(&db));
     let run: Value = serde_json::from_slice(&std::fs::read(&a).expect("run")).expect("JSON");
     let main = &run["results"][0];
-    let rounds = main["artifacts"].as_array().expect("artifacts");
-    let rounds = rounds
-        .iter()
-        .find(|x| x["name"] == "rounds")
-        .expect("rounds artifact");
-    let tallies: Value =
-        serde_json::from_str(rounds["content"].as_str().expect("text")).expect("JSON");
+    let tallies: Value = crate::support::artifact_json(main, "rounds");
     assert_eq!(tallies.as_array().map(Vec::len), Some(2), "{tallies}");
     // From the store, by id: the rounds come back.
     let id = |run: &Path| -> String {

@@ -44,11 +44,7 @@ fn wrappers(dir: &Path) -> Result<(String, String, String), Missing> {
 }
 
 pub(crate) fn finding(run: &Value, key: &str) -> String {
-    let all = run["results"][0]["findings"].as_array().cloned();
-    let f = all
-        .unwrap_or_default()
-        .into_iter()
-        .find(|f| f["key"] == key);
+    let f = crate::support::finding(&run["results"][0], key);
     f.map_or(String::new(), |f| f["text"].as_str().unwrap_or("").into())
 }
 

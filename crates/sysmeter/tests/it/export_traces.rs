@@ -12,7 +12,7 @@
 //! binary from Google's storage at first use, which cannot be fetched offline. Needs `cc`, root (scheduler tracepoints) and valgrind.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
@@ -20,7 +20,9 @@ use serde_json::Value;
 use crate::support::cmd::{stderr_of, stdout_of, sysmeter};
 use crate::support::needs::off_cpu;
 use crate::support::skip::{Cap, Missing};
-use crate::support::{compile_fixture, median, need, result};
+use crate::support::{
+    Event, artifact, artifact_json, compile_fixture, median, need, observing_alone, result,
+};
 
 /// Runs `sysmeter ARGS --db DB --format json --out FILE -- CMD`, which must succeed; its run.
 fn measured(db: &Path, args: &[&str], cmd: &[&str]) -> Value {
@@ -131,12 +133,7 @@ fn callgrind_annotate_shows_the_exact_calls_of_the_known_tree() {
         );
     }
     // And nothing else: every edge of the record's call graph, none made up.
-    let graph = result(&run, "calls.functions")["artifacts"]
-        .as_array()
-        .and_then(|a| a.iter().find(|a| a["name"] == "call graph"))
-        .and_then(|a| a["content"].as_str())
-        .and_then(|c| serde_json::from_str::<Value>(c).ok())
-        .expect("call graph");
+    let graph: Value = artifact_json(result(&run, "calls.functions"), "call graph");
     let stored = graph["edges"].as_array().expect("edges");
     let from_program = stored.iter().filter(|e| e["caller"] != "<spontaneous>");
     assert_eq!(from_program.count(), shown.len(), "{text}");
@@ -194,36 +191,41 @@ fn chrome_trace_of_run_has_every_timeline_point_as_a_counter() {
 
 /// The folded stacks' total of the `offcpu` result of `run`: its blocked time, ns.
 fn off_cpu_folded_ns(run: &Value) -> f64 {
-    result(run, "offcpu")["artifacts"]
-        .as_array()
-        .and_then(|a| a.iter().find(|a| a["name"] == "offcpu folded"))
-        .and_then(|a| a["content"].as_str())
-        .expect("offcpu folded")
+    artifact(result(run, "offcpu"), "offcpu folded")
         .lines()
         .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
         .sum()
 }
 
+/// `sysmeter ARGS -- FIXTURE FIXTURE_ARGS` of an off-CPU fixture, stored in `dir/runs.db`
+/// while no other test watches the scheduler: the database and the run. `Missing` where
+/// off-CPU profiling or a C compiler is not to be had.
+fn off_cpu_run(
+    dir: &Path,
+    fixture: &str,
+    args: &[&str],
+    fixture_args: &[&str],
+) -> Result<(PathBuf, Value), Missing> {
+    off_cpu()?;
+    let bin = compile_fixture(fixture, dir, &[])?;
+    let db = dir.join("runs.db");
+    let mut cmd = vec![bin.to_str().expect("path")];
+    cmd.extend(fixture_args);
+    let _alone = observing_alone(&[Event::Sched]);
+    let run = measured(&db, args, &cmd);
+    Ok((db, run))
+}
+
 #[test]
 fn chrome_trace_of_an_off_cpu_profile_has_each_interval_on_its_threads_track() {
-    need!(off_cpu());
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = need!(compile_fixture("offcpu_pingpong", dir.path(), &[]));
-    let db = dir.path().join("runs.db");
     let args = ["profile", "--off-cpu", "--backend", "perf"];
-    let run = {
-        let _alone = crate::support::observing_alone(&[crate::support::Event::Sched]);
-        measured(&db, &args, &[bin.to_str().expect("path"), "2000"])
-    };
+    let (db, run) = need!(off_cpu_run(dir.path(), "offcpu_pingpong", &args, &["2000"]));
     let trace: Value = serde_json::from_str(&export(&db, "profile", "chrome-trace")).expect("JSON");
     let events = trace["traceEvents"].as_array().expect("traceEvents");
     events.iter().for_each(assert_trace_event);
     let slices: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
-    let per_thread: Value = result(&run, "offcpu")["artifacts"]
-        .as_array()
-        .and_then(|a| a.iter().find(|a| a["name"] == "thread stacks"))
-        .and_then(|a| serde_json::from_str(a["content"].as_str()?).ok())
-        .expect("thread stacks");
+    let per_thread: Value = artifact_json(result(&run, "offcpu"), "thread stacks");
     let kept = per_thread["intervals"].as_array().expect("intervals").len();
     assert_eq!(slices.len(), kept);
     // Both threads block on their pipe, each on its own named track.
@@ -277,14 +279,9 @@ fn weight_by_category(profile: &Value, thread: &Value) -> HashMap<String, f64> {
 
 #[test]
 fn firefox_profile_weights_add_up_to_the_samples_and_the_off_cpu_time() {
-    need!(off_cpu());
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = need!(compile_fixture("offcpu_spinnap", dir.path(), &[]));
-    let db = dir.path().join("runs.db");
-    let run = {
-        let _alone = crate::support::observing_alone(&[crate::support::Event::Sched]);
-        measured(&db, &["profile", "--both"], &[bin.to_str().expect("path")])
-    };
+    let args = ["profile", "--both"];
+    let (db, run) = need!(off_cpu_run(dir.path(), "offcpu_spinnap", &args, &[]));
     let p: Value = serde_json::from_str(&export(&db, "profile", "firefox")).expect("JSON");
     for field in [
         "version",

@@ -143,15 +143,9 @@ fn one_hot_lock_at_the_worker_line_and_none_on_separate_locks(backend: &str) {
 /// metric's name and note say.
 fn check_typed_rows(run: &Value) {
     let result = &run["results"][0];
-    let artifacts = result["artifacts"].as_array().expect("artifacts");
-    let artifact = artifacts
-        .iter()
-        .find(|a| a["name"] == "lock rows")
-        .expect("a lock rows artifact");
-    let content = artifact["content"].as_str().expect("content");
-    let typed: Vec<Value> = serde_json::from_str(content).expect("rows are JSON");
+    let typed: Vec<Value> = crate::support::artifact_json(result, "lock rows");
     let metrics = result["metrics"].as_array().expect("metrics");
-    assert_eq!(typed.len(), metrics.len(), "{content}");
+    assert_eq!(typed.len(), metrics.len(), "{typed:#?}");
     let text = |v: &Value| v.as_str().expect("a string").to_string();
     for (t, m) in typed.iter().zip(metrics) {
         let name = format!(

@@ -41,12 +41,7 @@ fn the_table_counts_and_times_a_known_critical_section(backend: &str) {
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("held_ns in {stdout}"));
     let result = &run["results"][0];
-    let table = result["artifacts"]
-        .as_array()
-        .and_then(|a| a.iter().find(|a| a["name"] == "lock table"))
-        .expect("the lock table artifact");
-    let rows: Vec<Value> =
-        serde_json::from_str(table["content"].as_str().expect("content")).expect("rows");
+    let rows: Vec<Value> = crate::support::artifact_json(result, "lock table");
     let at = |line: &str| {
         let row = rows
             .iter()
@@ -113,12 +108,7 @@ fn a_raw_clone_child_counts_under_its_own_pid() {
             .to_string()
     };
     let (parent, child) = (pid_of("parent="), pid_of("child="));
-    let table = run["results"][0]["artifacts"]
-        .as_array()
-        .and_then(|a| a.iter().find(|a| a["name"] == "lock table"))
-        .expect("the lock table artifact");
-    let rows: Vec<Value> =
-        serde_json::from_str(table["content"].as_str().expect("content")).expect("rows");
+    let rows: Vec<Value> = crate::support::artifact_json(&run["results"][0], "lock table");
     let locked_by = |pid: &str| -> f64 {
         let of = |r: &&Value| {
             r["lock"]

@@ -260,13 +260,7 @@ pub(crate) fn wait_stacks(dir: &Path, args: &[&str]) -> (Value, Vec<(Vec<String>
         .assert()
         .success();
     let run: Value = serde_json::from_slice(&std::fs::read(&out).expect("report")).expect("JSON");
-    let artifacts = result(&run, "locks")["artifacts"].clone();
-    let text = artifacts
-        .as_array()
-        .and_then(|a| a.iter().find(|x| x["name"] == "wait stacks"))
-        .and_then(|x| x["content"].as_str())
-        .unwrap_or_else(|| panic!("no wait stacks: {artifacts}"))
-        .to_string();
+    let text = crate::support::artifact(result(&run, "locks"), "wait stacks").to_string();
     (run, folded(&text))
 }
 

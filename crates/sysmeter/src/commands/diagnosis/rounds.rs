@@ -62,15 +62,11 @@ fn finding(kept: usize, made: usize, planned: u32) -> Finding {
 mod tests {
     use super::*;
     use crate::diagnose::observe::session::CommandState;
-    use crate::model::{About, Artifact, ExperimentResult, RunConfig, RunKind, RunRecord};
+    use crate::model::fixture::folded_profile;
+    use crate::model::{RunConfig, RunKind, RunRecord};
 
     fn round(folded: &str) -> Diagnosed {
-        let mut r = ExperimentResult::new("profile", About::default());
-        r.artifacts.push(Artifact {
-            name: "folded".into(),
-            media_type: "text/plain".into(),
-            content: folded.into(),
-        });
+        let r = folded_profile(folded);
         let host = crate::model::fixture::sample_run().host;
         let mut run = RunRecord::new(RunKind::Profile, 0, host, RunConfig::default());
         run.results.push(r);

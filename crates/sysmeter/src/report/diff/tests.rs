@@ -1,35 +1,14 @@
 //! The pages of a comparison of diagnosis runs: verdicts lead, figures come from the
 //! comparison, the differential flame graph holds both colours where functions changed.
 
-use std::collections::BTreeMap;
-
 use super::{Sides, html, render};
-use crate::model::Unit;
-use crate::model::tally::{Cell, Table, Tally};
+use crate::model::fixture::profile_round;
+use crate::model::tally::Tally;
 use crate::report::compare_text::CompareFormat;
 use crate::stats::diff::{DiagDiff, diff};
 
 fn tally(counts: &[(&str, f64)]) -> Tally {
-    let rows: BTreeMap<String, Cell> = counts
-        .iter()
-        .map(|(k, n)| {
-            let cell = Cell {
-                value: *n,
-                events: Some(*n),
-            };
-            (k.to_string(), cell)
-        })
-        .collect();
-    Tally {
-        wall_ns: 1_000_000_000,
-        whole: true,
-        tables: vec![Table {
-            name: "CPU samples per stack".into(),
-            unit: Unit::Count,
-            stacks: true,
-            rows,
-        }],
-    }
+    profile_round(counts.iter().map(|(k, n)| (k.to_string(), *n)))
 }
 
 fn compared() -> (DiagDiff, Sides) {
@@ -81,24 +60,20 @@ fn text_and_markdown_lead_with_the_verdicts() {
     );
 }
 
+/// The element of the JSON array `list` whose `field` is `value`.
+fn with<'a>(list: &'a serde_json::Value, field: &str, value: &str) -> &'a serde_json::Value {
+    let mut all = list.as_array().unwrap().iter();
+    all.find(|e| e[field] == value).unwrap()
+}
+
 #[test]
 fn json_holds_every_key_with_its_interval() {
     let (d, sides) = compared();
     let json: serde_json::Value =
         serde_json::from_str(&render(&d, &sides, CompareFormat::Json, None)).unwrap();
     assert_eq!(json["kind"], "profile");
-    let own = json["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "CPU samples per function (self)")
-        .unwrap();
-    let grows = own["keys"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|k| k["key"] == "grows")
-        .unwrap();
+    let own = with(&json["tables"], "name", "CPU samples per function (self)");
+    let grows = with(&own["keys"], "key", "grows");
     assert_eq!(grows["verdict"], "grew");
     assert_eq!(grows["change"], 1000.0);
     assert!(grows["interval"]["low"].as_f64().unwrap() > 0.0);

@@ -38,9 +38,9 @@ pub fn encode(run: &RunRecord) -> Result<Vec<u8>, ExportError> {
             fits: "`profile`",
         });
     }
-    let on = result(run, "profile").and_then(|r| artifact(r, "folded"));
+    let on = result(run, "profile").and_then(|r| r.artifact("folded"));
     let off_result = result(run, "offcpu");
-    let off = off_result.and_then(|r| artifact(r, "offcpu folded"));
+    let off = off_result.and_then(|r| r.artifact("offcpu folded"));
     if on.is_none() && off.is_none() {
         return Err(ExportError::Missing(format!(
             "run {} keeps no stacks (stopped before its end, or stored by an older sysmeter); \
@@ -74,11 +74,6 @@ pub fn encode(run: &RunRecord) -> Result<Vec<u8>, ExportError> {
 
 fn result<'a>(run: &'a RunRecord, id: &str) -> Option<&'a ExperimentResult> {
     run.results.iter().find(|r| r.id == id)
-}
-
-fn artifact<'a>(r: &'a ExperimentResult, name: &str) -> Option<&'a str> {
-    let a = r.artifacts.iter().find(|a| a.name == name)?;
-    Some(a.content.as_str())
 }
 
 /// The sampling period of the on-CPU profile: its `CPU time sampled` over its `samples`.

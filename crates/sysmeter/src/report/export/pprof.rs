@@ -235,13 +235,17 @@ mod tests {
     use super::*;
     use crate::report::export::stacks::Frame;
 
-    #[test]
-    fn the_message_decodes_back_with_leaf_first_locations() {
-        let cpu = ValueType {
+    /// Empty stacks of one sample type, CPU time in ns.
+    fn cpu_stacks() -> Stacks {
+        Stacks::new(vec![ValueType {
             name: "cpu",
             unit: "nanoseconds",
-        };
-        let mut stacks = Stacks::new(vec![cpu]);
+        }])
+    }
+
+    #[test]
+    fn the_message_decodes_back_with_leaf_first_locations() {
+        let mut stacks = cpu_stacks();
         let leaf = Frame {
             module: Some("fx".into()),
             ..Frame::from_label("hot (fx.c:9)")
@@ -262,11 +266,7 @@ mod tests {
 
     #[test]
     fn the_lines_of_one_function_share_its_function_entry() {
-        let cpu = ValueType {
-            name: "cpu",
-            unit: "nanoseconds",
-        };
-        let mut stacks = Stacks::new(vec![cpu]);
+        let mut stacks = cpu_stacks();
         stacks.add(&[Frame::from_label("hot (fx.c:9)")], vec![1]);
         stacks.add(&[Frame::from_label("hot (fx.c:10)")], vec![1]);
         let back = profile(&stacks, "r1");

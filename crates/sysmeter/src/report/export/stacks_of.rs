@@ -47,13 +47,6 @@ fn result<'a>(run: &'a RunRecord, id: &str) -> Option<&'a ExperimentResult> {
     run.results.iter().find(|r| r.id == id)
 }
 
-fn artifact<'a>(r: &'a ExperimentResult, name: &str) -> Option<&'a str> {
-    r.artifacts
-        .iter()
-        .find(|a| a.name == name)
-        .map(|a| a.content.as_str())
-}
-
 fn metric(r: &ExperimentResult, name: &str) -> Option<f64> {
     r.metrics
         .iter()
@@ -79,8 +72,8 @@ struct FlatModule {
 
 /// `profile`: on-CPU samples and nanoseconds, off-CPU nanoseconds, or all three (`--both`).
 fn profile(run: &RunRecord) -> Result<Stacks, ExportError> {
-    let on = result(run, "profile").and_then(|r| Some((r, artifact(r, "folded")?)));
-    let off = result(run, "offcpu").and_then(|r| Some((r, artifact(r, "offcpu folded")?)));
+    let on = result(run, "profile").and_then(|r| Some((r, r.artifact("folded")?)));
+    let off = result(run, "offcpu").and_then(|r| Some((r, r.artifact("offcpu folded")?)));
     let mut types = Vec::new();
     if on.is_some() {
         types.extend([SAMPLES, CPU]);
@@ -156,9 +149,7 @@ fn add_per_thread(
 
 /// The module of each function of the flat profile, by (name, kernel).
 fn modules(r: &ExperimentResult) -> HashMap<(String, bool), String> {
-    let rows: Vec<FlatModule> = artifact(r, "flat")
-        .and_then(|json| serde_json::from_str(json).ok())
-        .unwrap_or_default();
+    let rows: Vec<FlatModule> = r.artifact_json("flat").unwrap_or_default();
     rows.into_iter()
         .filter(|f| !f.module.is_empty())
         .map(|f| ((f.function.replace(';', ":"), f.kernel), f.module))

@@ -6,7 +6,7 @@ use serde_json::json;
 use super::tests_kinds::{pages, run_truth};
 use super::{Truth, check, figures};
 use crate::model::fixture::sample_run;
-use crate::model::units;
+use crate::model::{RunRecord, units};
 
 fn shown(page: &str) -> Vec<String> {
     figures(page, &[], &[])
@@ -165,17 +165,24 @@ fn a_value_outside_the_interval_beside_it_is_caught() {
     assert!(outside("1.00 s took; 2 of 3 from 5 ms 2.1–2.2 MiB").is_empty());
 }
 
-#[test]
-fn with_rounds_the_median_of_rounds_stands_beside_the_range_of_rounds() {
+/// The sample run with rounds on its first experiment's second metric: the rounds' medians
+/// and their median as multiples of the pooled samples' median, and their CV.
+fn with_rounds(medians: &[f64], median: f64, cv: f64) -> RunRecord {
     let mut run = sample_run();
-    // Three rounds whose medians sit below the pooled samples' CI, as in issue 43.
     let m = &mut run.results[0].metrics[1];
     let pooled = m.summary.median;
     m.rounds = Some(crate::model::RoundStats {
-        medians: vec![pooled * 0.90, pooled * 0.93, pooled * 0.95],
-        median: pooled * 0.93,
-        cv: 0.03,
+        medians: medians.iter().map(|f| pooled * f).collect(),
+        median: pooled * median,
+        cv,
     });
+    run
+}
+
+#[test]
+fn with_rounds_the_median_of_rounds_stands_beside_the_range_of_rounds() {
+    // Three rounds whose medians sit below the pooled samples' CI, as in issue 43.
+    let run = with_rounds(&[0.90, 0.93, 0.95], 0.93, 0.03);
     let truth = run_truth(&run);
     for (format, page) in pages(&run) {
         if format != "text" {
@@ -191,14 +198,7 @@ fn with_rounds_the_median_of_rounds_stands_beside_the_range_of_rounds() {
 fn a_range_of_rounds_whose_ends_are_close_is_the_records() {
     // Two rounds 0.003% apart: the range is shown finer than a value (`units::range`), as a
     // real quick run showed `1.21378–1.21381 ns`.
-    let mut run = sample_run();
-    let m = &mut run.results[0].metrics[1];
-    let pooled = m.summary.median;
-    m.rounds = Some(crate::model::RoundStats {
-        medians: vec![pooled, pooled * 1.000_03],
-        median: pooled * 1.000_015,
-        cv: 0.000_02,
-    });
+    let run = with_rounds(&[1.0, 1.000_03], 1.000_015, 0.000_02);
     let truth = run_truth(&run);
     for (format, page) in pages(&run) {
         assert_eq!(check(&truth, &page), [], "{format}");

@@ -18,47 +18,27 @@ fn record(name: &str, json: &str) -> RunRecord {
     serde_json::from_str(json).unwrap_or_else(|e| panic!("{name} is not a run record: {e}"))
 }
 
-/// A run of every kind, by name.
+/// The records a real command wrote (`--format json`), by kind.
+const RECORDS: [(&str, &str); 9] = [
+    ("run", include_str!("../html/fixtures/run.json")),
+    ("trace", include_str!("../html/fixtures/trace.json")),
+    ("calls", include_str!("../html/fixtures/calls.json")),
+    ("calls --functions", include_str!("fixtures/functions.json")),
+    ("profile", include_str!("../html/fixtures/profile.json")),
+    ("offcpu", include_str!("fixtures/offcpu.json")),
+    ("locks", include_str!("fixtures/locks.json")),
+    ("alloc", include_str!("fixtures/alloc.json")),
+    ("scale", include_str!("../html/fixtures/scale.json")),
+];
+
+/// A run of every kind, by name: the model's fixture run as the bench, and [`RECORDS`].
 fn runs() -> Vec<(&'static str, RunRecord)> {
-    vec![
-        ("bench", sample_run()),
-        (
-            "run",
-            record("run", include_str!("../html/fixtures/run.json")),
-        ),
-        (
-            "trace",
-            record("trace", include_str!("../html/fixtures/trace.json")),
-        ),
-        (
-            "calls",
-            record("calls", include_str!("../html/fixtures/calls.json")),
-        ),
-        (
-            "calls --functions",
-            record("functions", include_str!("fixtures/functions.json")),
-        ),
-        (
-            "profile",
-            record("profile", include_str!("../html/fixtures/profile.json")),
-        ),
-        (
-            "offcpu",
-            record("offcpu", include_str!("fixtures/offcpu.json")),
-        ),
-        (
-            "locks",
-            record("locks", include_str!("fixtures/locks.json")),
-        ),
-        (
-            "alloc",
-            record("alloc", include_str!("fixtures/alloc.json")),
-        ),
-        (
-            "scale",
-            record("scale", include_str!("../html/fixtures/scale.json")),
-        ),
-    ]
+    let recorded = RECORDS
+        .iter()
+        .map(|&(kind, json)| (kind, record(kind, json)));
+    std::iter::once(("bench", sample_run()))
+        .chain(recorded)
+        .collect()
 }
 
 /// `value` as JSON, for [`Truth::of`].

@@ -2,11 +2,10 @@
 //! change" at about the nominal 5% rate, a real 2× shift is found, the spread between rounds
 //! widens the interval, and absent keys are "new" or "gone".
 
-use std::collections::BTreeMap;
-
 use super::{KeyVerdict, Normalise, diff};
 use crate::model::Unit;
-use crate::model::tally::{Cell, Table, Tally};
+use crate::model::fixture::profile_round;
+use crate::model::tally::Tally;
 
 /// One round of a profile: `samples` drawn from the functions' `weights`, each function
 /// its own stack `main;fN`.
@@ -24,28 +23,8 @@ fn round(rng: &mut fastrand::Rng, weights: &[f64], samples: usize) -> Tally {
             .unwrap_or(weights.len() - 1);
         counts[i] += 1.0;
     }
-    let rows: BTreeMap<String, Cell> = counts
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| **n > 0.0)
-        .map(|(i, n)| {
-            let cell = Cell {
-                value: *n,
-                events: Some(*n),
-            };
-            (format!("main;f{i}"), cell)
-        })
-        .collect();
-    Tally {
-        wall_ns: 1_000_000_000,
-        whole: true,
-        tables: vec![Table {
-            name: "CPU samples per stack".into(),
-            unit: Unit::Count,
-            stacks: true,
-            rows,
-        }],
-    }
+    let drawn = counts.into_iter().enumerate().filter(|(_, n)| *n > 0.0);
+    profile_round(drawn.map(|(i, n)| (format!("main;f{i}"), n)))
 }
 
 const WEIGHTS: [f64; 10] = [30.0, 20.0, 15.0, 10.0, 8.0, 6.0, 5.0, 3.0, 2.0, 1.0];

@@ -5,33 +5,25 @@
 //! (anyone); an exhausted quota is EDQUOT injected into the writes by `strace`, since this
 //! kernel's tmpfs and ext4 here are built without quota support.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use sysmeter::model::fixture::sample_run;
 
 use super::{record, stored_ids};
+use crate::support::full_disk::{fill, mount_small_tmpfs, strace_injects};
 use crate::support::sample::sample_run_file;
-use crate::support::skip::{Cap, Missing};
-use crate::support::{is_root, need, skip, stdout_of, sysmeter};
+use crate::support::skip::Missing;
+use crate::support::{need, stdout_of, sysmeter};
 
 /// A 1 MiB tmpfs mounted on `dir`, unmounted when dropped.
 struct SmallFs(PathBuf);
 
 impl SmallFs {
     /// Mounts a 1 MiB tmpfs on `mnt` (created here), or says why it cannot.
-    fn mount(mnt: &std::path::Path) -> Result<SmallFs, Missing> {
-        if !is_root() {
-            return Err(Missing::new(Cap::Root, "mounting a small tmpfs needs root"));
-        }
-        std::fs::create_dir(mnt).expect("mkdir");
-        let mounted = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=1M", "tmpfs"])
-            .arg(mnt)
-            .status();
-        if !mounted.is_ok_and(|s| s.success()) {
-            return Err(Missing::new(Cap::Root, "cannot mount a tmpfs here"));
-        }
+    fn mount(mnt: &Path) -> Result<SmallFs, Missing> {
+        mount_small_tmpfs(mnt)?;
         Ok(SmallFs(mnt.to_path_buf()))
     }
 }
@@ -42,6 +34,19 @@ impl Drop for SmallFs {
     }
 }
 
+/// `sysmeter ARGS --db DB`, which must fail with exit code 1: its stderr.
+fn refused<S: AsRef<OsStr> + std::fmt::Debug>(args: &[S], db: &Path) -> String {
+    let out = sysmeter()
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    err
+}
+
 #[test]
 fn a_full_disk_is_named_as_such_with_the_fix() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -50,9 +55,7 @@ fn a_full_disk_is_named_as_such_with_the_fix() {
     let db = mnt.join("runs.db");
     let first = sample_run_file(dir.path());
     stdout_of(sysmeter().arg("import").arg("--db").arg(&db).arg(&first));
-    let mut fill = std::fs::File::create(mnt.join("fill")).expect("fill");
-    while std::io::Write::write_all(&mut fill, &[0u8; 4096]).is_ok() {}
-    drop(fill);
+    fill(&mnt);
     let second = record(dir.path(), "second", |d| {
         d["id"] = "20261124T000000Z-2nd0".into()
     });
@@ -65,14 +68,7 @@ fn a_full_disk_is_named_as_such_with_the_fix() {
             .to_vec(),
     ];
     for args in attempts {
-        let out = sysmeter()
-            .args(&args)
-            .arg("--db")
-            .arg(&db)
-            .output()
-            .expect("run");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        let err = refused(&args, &db);
         assert!(err.contains("is full"), "{args:?}: {err}");
         assert!(err.contains("free some space"), "{args:?}: {err}");
         assert!(!err.contains("disk I/O error"), "{args:?}: {err}");
@@ -151,14 +147,7 @@ fn out_on_a_full_device_keeps_the_report_and_the_run() {
             vec!["export", id, "--format", "json", "--out", "/dev/full"],
         ),
     ] {
-        let done = sysmeter()
-            .args(&args)
-            .arg("--db")
-            .arg(&db)
-            .output()
-            .expect("run");
-        let err = String::from_utf8_lossy(&done.stderr);
-        assert_eq!(done.status.code(), Some(1), "{args:?}: {err}");
+        let err = refused(&args, &db);
         let said = format!("cannot write {flag} /dev/full: the file system holding /dev is full");
         assert!(err.contains(&said), "{args:?}: {err}");
     }
@@ -170,9 +159,7 @@ fn out_on_a_full_file_system_keeps_the_report_and_the_run() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mnt = dir.path().join("small");
     let _fs = need!(SmallFs::mount(&mnt));
-    let mut fill = std::fs::File::create(mnt.join("fill")).expect("fill");
-    while std::io::Write::write_all(&mut fill, &[0u8; 4096]).is_ok() {}
-    drop(fill);
+    fill(&mnt);
     let db = dir.path().join("runs.db");
     let out = mnt.join("report.md");
     let (code, err) = run_to(&mut sysmeter_cmd(), &db, out.to_str().expect("utf-8"));
@@ -218,20 +205,7 @@ fn sysmeter_cmd() -> Command {
 
 #[test]
 fn an_exhausted_quota_is_named_as_such_on_the_store_and_on_out() {
-    let traced = Command::new("strace")
-        .args([
-            "-f",
-            "-qq",
-            "-o",
-            "/dev/null",
-            "-e",
-            "inject=getpid:error=EDQUOT",
-            "true",
-        ])
-        .status();
-    if !traced.is_ok_and(|s| s.success()) {
-        skip!(Strace, "strace is not installed or cannot trace here");
-    }
+    need!(strace_injects());
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("runs.db");
     let first = sample_run_file(dir.path());

@@ -12,35 +12,20 @@
 //! skipped, with its reason, where it cannot be had.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use super::setup::v;
 use super::{Case, Ctx, Io, nothing, s};
-use crate::support::{is_root, json_out, sysmeter};
+use crate::support::full_disk::{fill, mount_small_tmpfs, strace_injects};
+use crate::support::{json_out, sysmeter};
 
 /// A 1 MiB tmpfs at `dir/NAME` (unmounted when the table is done).
 fn small_fs(c: &Ctx, name: &str) -> Result<PathBuf, String> {
-    if !is_root() {
-        return Err("mounting a small tmpfs needs root".into());
-    }
     let mnt = c.dir.join(name);
-    std::fs::create_dir_all(&mnt).map_err(|e| e.to_string())?;
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1M", "tmpfs"])
-        .arg(&mnt)
-        .status();
-    if !mounted.is_ok_and(|st| st.success()) {
-        return Err("cannot mount a tmpfs here".into());
-    }
+    mount_small_tmpfs(&mnt).map_err(|m| m.reason)?;
     c.kept.mount(mnt.clone());
     Ok(mnt)
-}
-
-/// Writes zeros into `dir/fill` until the file system says it is full.
-fn fill(dir: &std::path::Path) {
-    let mut f = std::fs::File::create(dir.join("fill")).expect("fill");
-    while std::io::Write::write_all(&mut f, &[0u8; 4096]).is_ok() {}
 }
 
 /// A database holding one run on a 1 MiB tmpfs at `dir/NAME` that is then filled.
@@ -56,27 +41,6 @@ fn full_store(c: &Ctx, name: &str) -> Result<String, String> {
     );
     fill(&mnt);
     Ok(db)
-}
-
-/// Whether `strace` can inject system call errors here (installed, and ptrace allowed).
-fn strace_injects() -> Result<(), String> {
-    let ok = Command::new("strace")
-        .args([
-            "-f",
-            "-qq",
-            "-o",
-            "/dev/null",
-            "-e",
-            "inject=getpid:error=EDQUOT",
-            "true",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    match ok {
-        Ok(st) if st.success() => Ok(()),
-        _ => Err("strace is not installed or cannot trace here".into()),
-    }
 }
 
 /// The stored runs of `db` (`history --format json`).
@@ -227,7 +191,7 @@ pub const AUDIT: &[Case] = &[
     Case {
         name: "quota-exhausted-under-the-store",
         args: |c| {
-            strace_injects()?;
+            strace_injects().map_err(|m| m.reason)?;
             // SQLite writes with pwrite64; so does the question sysmeter then asks the disk.
             let script = format!(
                 "exec strace -f -qq -o /dev/null -e inject=pwrite64:error=EDQUOT \

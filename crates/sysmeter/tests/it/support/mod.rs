@@ -5,7 +5,7 @@
 //! one — or fail, under `SYSMETER_TEST_REQUIRE` (`skip`, `needs`), a `sysmeter serve` child
 //! (`serve`), a diagnosis starved of CPU until it loses records (`starved`), one lock for tests that want the CPUs to themselves (`exclusive`), one lock per kernel event
 //! that tests attach BPF or perf to (`observing`), a BPF program that hides a tracepoint
-//! from perf (`blinder`), and the
+//! from perf (`blinder`), a small tmpfs to fill and EDQUOT by strace (`full_disk`), and the
 //! PostgreSQL test database (`pg`, with the `pg` feature), a network namespace with a veth
 //! pair (`netns`), and the Ansible test's machines: sshd hosts in namespaces (`ssh_hosts`)
 //! and a CPU-limited cgroup (`cpu_limit`), with the `pg` feature like the test.
@@ -18,6 +18,7 @@ pub mod cmd;
 pub mod cpu_limit;
 pub mod each_backend;
 pub mod fleet;
+pub mod full_disk;
 pub mod needs;
 pub mod netns;
 pub mod observing;
@@ -38,7 +39,9 @@ pub use cmd::{
 pub(crate) use each_backend::each_backend;
 pub use needs::{compile_fixture, fixture_arg, is_root, path_arg};
 pub use observing::{Event, observing, observing_alone};
-pub use record::{assert_says, error_of, finding, finding_keys, median, result};
+pub use record::{
+    artifact, artifact_json, assert_says, error_of, finding, finding_keys, median, result,
+};
 pub(crate) use skip::{need, skip};
 
 /// Tests that measure CPU time or caches (the profile's sampling, scale's fits) run one at a

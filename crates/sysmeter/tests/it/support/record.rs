@@ -1,5 +1,5 @@
-//! Accessors of a run record in JSON: one experiment's result, a metric's median, the keys
-//! of the findings, what a finding says, the error of a failed result.
+//! Accessors of a run record in JSON: one experiment's result, a metric's median, an
+//! artifact's text or JSON, the keys of the findings, what a finding says, the error of a failed result.
 
 use serde_json::Value;
 
@@ -18,6 +18,21 @@ pub fn median(result: &Value, name: &str) -> Option<f64> {
         .iter()
         .find(|m| m["name"] == name)?["summary"]["median"]
         .as_f64()
+}
+
+/// The text of the artifact `name` of a result (panics naming the artifacts it has).
+pub fn artifact<'a>(result: &'a Value, name: &str) -> &'a str {
+    result["artifacts"]
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["name"] == name))
+        .and_then(|x| x["content"].as_str())
+        .unwrap_or_else(|| panic!("no {name} artifact in {}", result["artifacts"]))
+}
+
+/// The artifact `name` of a result, which must hold JSON, parsed.
+pub fn artifact_json<T: serde::de::DeserializeOwned>(result: &Value, name: &str) -> T {
+    let text = artifact(result, name);
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{name} is not JSON ({e}): {text}"))
 }
 
 /// The finding `key` of a result, if it has one.

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::model::MemoryInfo;
+use crate::model::fixture::assert_cases;
 
 fn host(caches: &[(u32, &str, u64, &str)]) -> HostInfo {
     HostInfo {
@@ -48,23 +49,19 @@ fn sizes_sit_inside_each_level() {
         ]
     );
     assert!(p.notes.is_empty());
-    assert_eq!(
-        p.levels[0].metric(Kernel::Read, 1),
-        "read, L1 (16 KiB), 1 thread"
-    );
-    assert_eq!(
-        p.levels[0].metric(Kernel::Copy, 2),
-        "copy, L1 (16 KiB each), 2 threads"
-    );
-    // A shared cache is split so the team stays inside it; DRAM is not, so each thread's
-    // set is past the caches even where each CPU has a last-level cache of its own.
-    assert_eq!(
-        p.levels[2].metric(Kernel::Read, 2),
-        "read, L3 (4 MiB each), 2 threads"
-    );
-    assert_eq!(
-        p.levels[3].metric(Kernel::NtWrite, 2),
-        "nt-write, DRAM (256 MiB each), 2 threads"
+    // A shared cache is split so the team stays inside it (L3); DRAM is not, so each
+    // thread's set is past the caches even where each CPU has a last-level cache of its own.
+    assert_cases(
+        |(level, kernel, threads)| p.levels[level].metric(kernel, threads),
+        &[
+            ((0, Kernel::Read, 1), "read, L1 (16 KiB), 1 thread"),
+            ((0, Kernel::Copy, 2), "copy, L1 (16 KiB each), 2 threads"),
+            ((2, Kernel::Read, 2), "read, L3 (4 MiB each), 2 threads"),
+            (
+                (3, Kernel::NtWrite, 2),
+                "nt-write, DRAM (256 MiB each), 2 threads",
+            ),
+        ],
     );
 }
 

@@ -5,7 +5,7 @@
 
 use serde::Deserialize;
 
-use super::{Writer, artifact};
+use super::Writer;
 use crate::model::ExperimentResult;
 
 /// The category of off-CPU time whose stack is not among the record's top stacks.
@@ -33,9 +33,7 @@ pub(super) fn merged(w: &mut Writer, on: Option<&str>, off: Option<(&str, &Exper
         }
     }
     if let Some((folded, r)) = off {
-        let blocked: Vec<Blocked> = artifact(r, "blocked stacks")
-            .and_then(|j| serde_json::from_str(j).ok())
-            .unwrap_or_default();
+        let blocked: Vec<Blocked> = r.artifact_json("blocked stacks").unwrap_or_default();
         w.off_cpu(folded, &blocked);
     }
 }

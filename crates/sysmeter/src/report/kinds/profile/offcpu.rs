@@ -7,7 +7,7 @@
 
 use crate::report::table::styled;
 
-use super::text::{artifact, bold, ending_with_findings, metric, title_line};
+use super::text::{bold, ending_with_findings, metric, title_line};
 use crate::model::{ExperimentResult, RunRecord, Status, units};
 
 /// Stacks shown in full.
@@ -112,7 +112,8 @@ fn stack_table(stacks: &ExperimentResult) -> String {
 
 /// The top stacks frame by frame (innermost first), each with its wakers.
 fn full_stacks(r: &ExperimentResult, color: bool) -> Vec<String> {
-    let Some(list) = artifact(r, "blocked stacks")
+    let Some(list) = r
+        .artifact("blocked stacks")
         .and_then(|a| serde_json::from_str::<Vec<serde_json::Value>>(a).ok())
         .filter(|l| !l.is_empty())
     else {

@@ -32,7 +32,10 @@ pub fn render(run: &RunRecord, color: bool) -> Option<String> {
         ));
         lines.push(table);
     }
-    if let Some(cg) = artifact(result, "callgraph").filter(|c| !c.trim().is_empty()) {
+    if let Some(cg) = result
+        .artifact("callgraph")
+        .filter(|c| !c.trim().is_empty())
+    {
         lines.push(String::new());
         lines.push(bold(
             "Call graph (caller lines: samples through that caller; callee lines: samples \
@@ -65,13 +68,6 @@ pub(super) fn metric(r: &ExperimentResult, name: &str) -> Option<f64> {
         .iter()
         .find(|m| m.name == name)
         .map(|m| m.summary.median)
-}
-
-pub(super) fn artifact<'a>(r: &'a ExperimentResult, name: &str) -> Option<&'a str> {
-    r.artifacts
-        .iter()
-        .find(|a| a.name == name)
-        .map(|a| a.content.as_str())
 }
 
 /// The sample period from the configured frequency (`999 Hz` → `1.00 ms`).
@@ -142,7 +138,7 @@ fn header(run: &RunRecord, r: &ExperimentResult) -> Vec<String> {
 
 /// The flat profile table from the `flat` artifact, `None` if absent or empty.
 fn flat_table(r: &ExperimentResult, total: f64) -> Option<String> {
-    let rows: Vec<serde_json::Value> = serde_json::from_str(artifact(r, "flat")?).ok()?;
+    let rows: Vec<serde_json::Value> = r.artifact_json("flat")?;
     let total = total.max(1.0);
     let headers = vec![
         "% self", "cumul. %", "self", "total", "% total", "function", "module",
