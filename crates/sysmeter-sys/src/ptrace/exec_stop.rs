@@ -54,3 +54,38 @@ impl ExecHold {
         detach(self.pid, 0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsStr;
+    use std::path::Path;
+
+    use super::hold_at_exec;
+    use crate::process::child::Child;
+
+    /// The state letter of process `pid` (`t`: stopped by a tracer).
+    fn state(pid: i32) -> char {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+        let after = stat.rsplit_once(") ").expect("comm").1;
+        after.chars().next().expect("state")
+    }
+
+    #[test]
+    fn a_held_child_stops_after_its_exec_and_runs_on_when_let_go() {
+        let sh = Path::new("/bin/sh");
+        let argv = [OsStr::new("sh"), OsStr::new("-c"), OsStr::new("exit 7")];
+        let mut child = Child::spawn(sh, &argv).expect("fork");
+        let Ok(mut hold) = hold_at_exec(child.pid()) else {
+            crate::skip::skip("ptrace", "ptrace is refused here (Yama ptrace_scope 3?)");
+            return;
+        };
+        child.release().expect("exec");
+        hold.wait_exec().expect("the exec stop");
+        let exe = std::fs::read_link(format!("/proc/{}/exe", child.pid())).expect("exe");
+        let shell = std::fs::canonicalize(sh).expect("sh");
+        assert_eq!((exe, state(child.pid())), (shell, 't'));
+        hold.let_go().expect("detach");
+        let (exit, _) = child.wait(true).expect("wait").expect("ended");
+        assert_eq!(exit.code(), Some(7));
+    }
+}

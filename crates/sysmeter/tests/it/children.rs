@@ -234,7 +234,11 @@ fn counted(tool: Tool, run: &Value) -> String {
     match tool {
         Tool::Calls if through_uprobes(run) => {
             let n = |f| count_of(run, f).map_or(0, |c| c.0);
-            format!("[\"calls_loop: free {}, malloc {}\"]", n("free"), n("malloc"))
+            format!(
+                "[\"calls_loop: free {}, malloc {}\"]",
+                n("free"),
+                n("malloc")
+            )
         }
         Tool::Calls => {
             let images = per_image(run);
