@@ -10,11 +10,13 @@
 //! stay stopped forever. Signals are plain `i32` numbers throughout.
 //! Depends only on `libc`.
 
+mod exec_stop;
 mod memory;
 mod spawn;
 mod ticker;
 mod wait;
 
+pub use exec_stop::{ExecHold, hold_at_exec};
 pub use memory::read_c_string;
 pub use spawn::{
     CalibrationChild, CalibrationMode, MAX_CHUNKS, SpawnSpec, TracedChild, spawn_calibration,

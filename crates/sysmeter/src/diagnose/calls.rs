@@ -182,7 +182,8 @@ pub fn calls(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<CallsOutp
     let mut out = session::run(cfg, observer)?;
     out.session.watched = watch.read();
     let mut result = record::build(&out, cfg, started.elapsed());
-    if matches!(cfg.target, Target::Launch(_)) && inject::changes_ids(&program) {
+    let launched = matches!(cfg.target, Target::Launch(_));
+    if launched && !out.opened_after_exec && inject::changes_ids(&program) {
         not_seen_after_setuid_exec(&program, &mut result.findings);
     }
     result.session = Some(out.session.end(None));

@@ -33,7 +33,7 @@ fn calls_json(args: &[&str], cmd: &[&str], dir: &Path) -> Value {
 }
 
 /// (count, note) of function `name` in a calls run.
-fn count_of(run: &Value, name: &str) -> Option<(u64, String)> {
+pub(crate) fn count_of(run: &Value, name: &str) -> Option<(u64, String)> {
     let m = run["results"][0]["metrics"]
         .as_array()?
         .iter()

@@ -1,7 +1,8 @@
 //! One `calls` run: read the program, choose the sites, make sure uprobes can be defined
 //! (root, tracefs — mounted when missing, stale groups of dead sysmeters removed), measure
 //! the probe cost, define the probes, then launch the command (events opened on the gated
-//! child with `enable_on_exec`) or attach to every thread of a process, and drain the rings
+//! child with `enable_on_exec`; for a setuid or setgid program, whose exec drops them, on
+//! the child held at its exec, `sysmeter_sys::ptrace::hold_at_exec`) or attach to every thread of a process, and drain the rings
 //! until the target ends, Ctrl-C or `--duration`. Events are closed before the probes are
 //! removed; both go whatever happens, so the process keeps running unprobed.
 
@@ -9,6 +10,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use sysmeter_sys::process::child::Child;
+use sysmeter_sys::ptrace;
 
 use super::collector::Collector;
 use super::probes;
@@ -16,6 +18,7 @@ use super::rings::{Calls, OpenSpec, Rings};
 use super::select::{Objects, Site};
 use super::{CallsConfig, CallsError, calibrate};
 use crate::diagnose::observe::error::{ObserveError, check_target, resolve_program};
+use crate::diagnose::observe::inject;
 use crate::diagnose::observe::overhead::Overhead;
 use crate::diagnose::observe::proc::{each_thread, online_cpus};
 use crate::diagnose::observe::pump::{self, Watched};
@@ -40,6 +43,9 @@ pub struct Outcome {
     pub cpu_ns: Option<f64>,
     /// On-CPU time each probed call adds, ns (calibrated).
     pub added_cpu_ns: f64,
+    /// The launched command was held at its exec and its events opened after it (a setuid
+    /// or setgid program, whose exec drops the events opened before).
+    pub opened_after_exec: bool,
 }
 
 fn unavailable(reason: impl Into<String>, fix: &str) -> CallsError {
@@ -142,6 +148,51 @@ struct Traced {
     calls: Calls,
     session: Stopped,
     cpu_ns: Option<f64>,
+    /// The command was held at its exec and its events opened there.
+    held: bool,
+}
+
+/// Opens the events of the gated `child` and lets it exec. A program whose exec changes the
+/// process's ids (setuid or setgid to another user) makes the kernel drop every perf event
+/// opened before; such a child is held at its exec (ptrace) and its events opened there,
+/// before its first instruction. `true` when it was held; when holding is refused (no
+/// CAP_SYS_PTRACE, Yama), the events are opened before the exec as for any program, and the
+/// caller says its calls were not seen.
+fn open_and_release(
+    cfg: &CallsConfig,
+    child: &mut Child,
+    rings: &mut Rings,
+    (program, cpus): (&Path, &[usize]),
+) -> Result<bool, CallsError> {
+    let hold = match inject::changes_ids(program) {
+        true => ptrace::hold_at_exec(child.pid()).ok(),
+        false => None,
+    };
+    let spec = OpenSpec {
+        cpus,
+        follow_forks: cfg.follow_forks,
+        enable_on_exec: hold.is_none(),
+    };
+    let opening = io_failed("opening the uprobe events");
+    let Some(mut hold) = hold else {
+        rings.add(child.pid(), &spec).map_err(opening)?;
+        child
+            .release()
+            .map_err(io_failed("letting the command start"))?;
+        return Ok(false);
+    };
+    child
+        .release()
+        .map_err(io_failed("letting the command start"))?;
+    hold.wait_exec()
+        .map_err(io_failed("waiting for the command's exec"))?;
+    rings.add(child.pid(), &spec).map_err(opening)?;
+    rings
+        .enable()
+        .map_err(io_failed("enabling the uprobe events"))?;
+    hold.let_go()
+        .map_err(io_failed("letting the command run"))?;
+    Ok(true)
 }
 
 fn launch(
@@ -154,18 +205,8 @@ fn launch(
     let program = resolve_program(&argv[0])?;
     let args: Vec<&std::ffi::OsStr> = argv.iter().map(OsString::as_os_str).collect();
     let mut child = Child::spawn(&program, &args).map_err(io_failed("starting the command"))?;
-    let spec = OpenSpec {
-        cpus,
-        follow_forks: cfg.follow_forks,
-        enable_on_exec: true,
-    };
     let mut rings = Rings::new(ids);
-    rings
-        .add(child.pid(), &spec)
-        .map_err(io_failed("opening the uprobe events"))?;
-    child
-        .release()
-        .map_err(io_failed("letting the command start"))?;
+    let held = open_and_release(cfg, &mut child, &mut rings, (&program, cpus))?;
     let mut stop = StopWhen::until(cfg.duration, None);
     let mut calls = rings.calls(c);
     let watched = Watched::Command(&mut child);
@@ -181,6 +222,7 @@ fn launch(
         calls,
         session: Stopped::new(ended, command),
         cpu_ns,
+        held,
     })
 }
 
@@ -218,6 +260,7 @@ fn attach(
         calls,
         session: Stopped::new(ended, CommandState::NotLaunched),
         cpu_ns: None,
+        held: false,
     })
 }
 
@@ -259,5 +302,6 @@ pub fn run(cfg: &CallsConfig, observer: &mut dyn Observer) -> Result<Outcome, Ca
         },
         cpu_ns: traced.cpu_ns,
         added_cpu_ns,
+        opened_after_exec: traced.held,
     })
 }
