@@ -140,26 +140,13 @@ impl Window {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnose::observe::sampled::stacks::fixture::stacks;
 
-    fn frame(name: &str) -> Frame {
-        Frame {
-            name: name.into(),
-            module: "prog".into(),
-            kernel: false,
-            known: true,
-        }
-    }
-
-    /// An analysis of `stacks` (names, outermost first), its frames interned in the order
+    /// An analysis of `list` (names, outermost first), its frames interned in the order
     /// given so each second's ids differ from the window's.
-    fn analysis(stacks: &[(&[&str], u64)]) -> Analysis {
-        let mut s = Stacks::default();
-        for (names, count) in stacks {
-            let ids = names.iter().map(|n| s.intern(frame(n))).collect();
-            s.add(ids, *count);
-        }
+    fn analysis(list: &[(&[&str], u64)]) -> Analysis {
         Analysis {
-            stacks: s,
+            stacks: stacks(list),
             ..Analysis::default()
         }
     }

@@ -258,11 +258,14 @@ impl Stacks {
     }
 }
 
+/// Frames and stacks made from names, for the tests of this module and of the diagnoses that
+/// build on it.
 #[cfg(test)]
-mod tests {
+pub(crate) mod fixture {
     use super::*;
 
-    fn frame(name: &str) -> Frame {
+    /// A known user frame of `prog` named `name`.
+    pub fn frame(name: &str) -> Frame {
         Frame {
             name: name.into(),
             module: "prog".into(),
@@ -271,7 +274,8 @@ mod tests {
         }
     }
 
-    fn stacks(list: &[(&[&str], u64)]) -> Stacks {
+    /// Stacks of `list` (names, outermost first, and a count), interned in the order given.
+    pub fn stacks(list: &[(&[&str], u64)]) -> Stacks {
         let mut s = Stacks::default();
         for (names, count) in list {
             let ids = names.iter().map(|n| s.intern(frame(n))).collect();
@@ -279,6 +283,12 @@ mod tests {
         }
         s
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixture::{frame, stacks};
+    use super::*;
 
     fn by_name(s: &Stacks) -> HashMap<String, (u64, u64)> {
         s.flat()
