@@ -28,7 +28,7 @@ use crate::diagnose::observe::records::RawData;
 use crate::diagnose::observe::sampled::SampledError;
 use crate::diagnose::observe::sampled::aggregate::{Analysis, analyse_each_with};
 use crate::diagnose::observe::sampled::session::{
-    self, Extra, Recording, Sampled, Sampling, record_live,
+    self, NoExtra, Recording, Sampled, Sampling, record_live,
 };
 use crate::diagnose::observe::session::Ended;
 use crate::diagnose::observe::symbolize::Symbols;
@@ -180,20 +180,6 @@ fn ending(rec: &session::Recording) -> String {
         (None, Ended::Interrupted) => "observing stopped (Ctrl-C)".to_string(),
         (None, _) => "the process ended".to_string(),
     }
-}
-
-/// No events beside the CPU clock.
-struct NoExtra;
-
-impl Extra for NoExtra {
-    fn open_child(&mut self, _: i32) -> Result<(), SampledError> {
-        Ok(())
-    }
-    fn add_thread(&mut self, _: i32) -> Result<bool, SampledError> {
-        Ok(true)
-    }
-    fn drain(&mut self, _: bool) {}
-    fn close(&mut self) {}
 }
 
 /// What the session's reader keeps between drains.

@@ -87,8 +87,8 @@ pub trait Extra {
     }
 }
 
-/// No extra events.
-struct NoExtra;
+/// No extra events: a session of the CPU clock alone.
+pub struct NoExtra;
 
 impl Extra for NoExtra {
     fn open_child(&mut self, _: i32) -> Result<(), SampledError> {
