@@ -89,8 +89,15 @@ fn fills(bin: &Path, page: &Path) -> Result<Vec<(String, String)>, Missing> {
     Ok(dom[start..end]
         .lines()
         .filter_map(|l| l.split_once('\t'))
-        .map(|(f, c)| (f.to_string(), c.to_string()))
+        .map(|(f, c)| (unescape(f), c.to_string()))
         .collect())
+}
+
+/// Text of the dumped DOM as it was set (the dump escapes `<`, `>` and `&`).
+fn unescape(text: &str) -> String {
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
 }
 
 #[test]
