@@ -80,28 +80,37 @@ fn an_alloc_site_leaking_twice_the_blocks_grew_and_the_gate_fails() {
     const BYTES: &str = "bytes per heap site";
     let leak = verdict(&cmp, BYTES, &site_key(&cmp, BYTES, "leak_pages ")).clone();
     assert_eq!(leak["verdict"], "grew", "{leak}");
-    assert!(leak["interval"]["low"].as_f64().expect("low") > 0.0, "{leak}");
+    assert!(
+        leak["interval"]["low"].as_f64().expect("low") > 0.0,
+        "{leak}"
+    );
     assert_eq!(leak["b"].as_f64(), Some(200.0 * 4096.0), "{leak}");
     // The small blocks' site (100 000 x 64 B, the same in both) did not move.
     let small = site_key(&cmp, BYTES, "small_blocks (alloc_sites.c:48)");
     let small = verdict(&cmp, BYTES, &small);
     assert_eq!(small["verdict"], "no_change", "{small}");
-    assert_eq!(gate(&a, &b), Some(1), "the leak grew 100%, beyond --fail-above 10");
+    assert_eq!(
+        gate(&a, &b),
+        Some(1),
+        "the leak grew 100%, beyond --fail-above 10"
+    );
     let (same_a, same_b) = interleaved(dir.path(), &["alloc"], &prog, (&["100"], &["100"]));
-    assert_eq!(gate(&same_a, &same_b), Some(0), "identical runs pass the gate");
+    assert_eq!(
+        gate(&same_a, &same_b),
+        Some(0),
+        "identical runs pass the gate"
+    );
 }
 
 #[test]
 fn a_lock_held_twice_as_long_grew_its_hold_time() {
     let _alone = observing_alone(&[Event::Futex]);
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = need!(
-        backend_events("perf").and_then(|()| compile_fixture(
-            "locks_hold",
-            dir.path(),
-            &["-pthread"]
-        ))
-    );
+    let prog = need!(backend_events("perf").and_then(|()| compile_fixture(
+        "locks_hold",
+        dir.path(),
+        &["-pthread"]
+    )));
     const HOLD: &str = "hold time per lock site";
     // 50 rounds of 4 threads: 200 holds of 0.5 ms (A) and of 1 ms (B). A loaded machine
     // may widen the between-round spread past the change now and then: when the tool says
@@ -109,7 +118,12 @@ fn a_lock_held_twice_as_long_grew_its_hold_time() {
     let mut last = Value::Null;
     for _ in 0..2 {
         let command = ["locks", "--backend", "perf"];
-        let (a, b) = interleaved(dir.path(), &command, &prog, (&["50", "500"], &["50", "1000"]));
+        let (a, b) = interleaved(
+            dir.path(),
+            &command,
+            &prog,
+            (&["50", "500"], &["50", "1000"]),
+        );
         let cmp = compared(&a, &b);
         let hot = verdict(&cmp, HOLD, &site_key(&cmp, HOLD, "mutex: hold_hot ")).clone();
         assert_ne!(hot["verdict"], "shrank", "{hot}");
