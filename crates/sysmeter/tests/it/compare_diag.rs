@@ -55,7 +55,7 @@ fn compared_sets(dir: &Path, prog: &Path, a_units: &str, b_units: &str) -> Value
 }
 
 /// The verdict of `key` in table `table` of a comparison.
-fn verdict<'a>(cmp: &'a Value, table: &str, key: &str) -> &'a Value {
+pub(crate) fn verdict<'a>(cmp: &'a Value, table: &str, key: &str) -> &'a Value {
     let t = table_of(cmp, table);
     let k = t["keys"]
         .as_array()
@@ -63,7 +63,7 @@ fn verdict<'a>(cmp: &'a Value, table: &str, key: &str) -> &'a Value {
     k.unwrap_or_else(|| panic!("no {key} in {table}: {t}"))
 }
 
-fn table_of<'a>(cmp: &'a Value, name: &str) -> &'a Value {
+pub(crate) fn table_of<'a>(cmp: &'a Value, name: &str) -> &'a Value {
     let tables = cmp["tables"].as_array().expect("tables");
     let t = tables.iter().find(|t| t["name"] == name);
     t.unwrap_or_else(|| panic!("no table {name} in {cmp}"))

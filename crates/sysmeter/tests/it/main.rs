@@ -18,6 +18,8 @@ mod calls_inproc;
 mod children;
 mod cli;
 mod compare_diag;
+mod compare_diag_html;
+mod compare_diag_sites;
 mod compare_sets;
 mod concurrency;
 mod cpu_ops;

@@ -1,6 +1,7 @@
 //! Widths in a real browser: the HTML page of every run kind (the bench fixture, the real
 //! `run`, `trace`, `calls`, `profile`, `scale`, `locks` and `alloc` records in
-//! src/report/html/fixtures), the `compare --html` page and the `fleet` page are loaded in
+//! src/report/html/fixtures), the `compare --html` pages (of two bench runs, of two
+//! profiles: `compare_diag_html.rs`) and the `fleet` page are loaded in
 //! headless Chromium at 1400 and 800 px, and no element may stick out of the box it sits in
 //! (`main`, a section, a card, a figure), nor the page out of the window. What scrolls
 //! inside its own container (a wide table in a `div.scroll`, an artifact in a `pre`) is
@@ -12,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use sysmeter::model::fixture::sample_run;
 
+use crate::compare_diag_html::diag_compare_page;
 use crate::support::chromium::{find_chromium, load_in_chromium};
 use crate::support::fleet::fleet_files;
 use crate::support::skip::{Cap, Missing};
@@ -102,8 +104,8 @@ fn report_page(dir: &Path, kind: &str, json: &str) -> PathBuf {
     page
 }
 
-/// A page of every run kind, `compare --html` of two bench runs and `fleet --format html`
-/// of five hosts.
+/// A page of every run kind, `compare --html` of two bench runs and of two profiles, and
+/// `fleet --format html` of five hosts.
 fn every_page(dir: &Path) -> Vec<(&'static str, PathBuf)> {
     let bench = serde_json::to_string(&sample_run()).expect("serialise");
     let fixtures = [
@@ -141,6 +143,7 @@ fn every_page(dir: &Path) -> Vec<(&'static str, PathBuf)> {
         pages.push((kind, report_page(dir, kind, json)));
     }
     pages.push(("compare", compare_page(dir)));
+    pages.push(("compare profile", diag_compare_page(dir)));
     pages.push(("fleet", fleet_page(dir)));
     pages
 }

@@ -1,9 +1,12 @@
 //! `compare --html` of two diagnosis runs: one self-contained page (inline CSS and SVG, no
 //! script) that opens with the differential flame graph — B's stacks drawn as a flame graph,
-//! each frame red where its function grew (inclusive) beyond the noise, blue where it
+//! each frame red where its function's own (self) value grew beyond the noise, blue where it
 //! shrank, grey otherwise, the colour the more saturated the further the interval lies from
 //! zero — then per table the keys beyond the noise and the largest of the rest, with the
-//! cells of the text form.
+//! cells of the text form. Self, not inclusive, as `flamegraph.pl --diff` colours: a frame's
+//! width already shows what it includes, and colouring by the inclusive change would paint
+//! every caller of a grown function red down to `main`, hiding which one grew. The graph
+//! scales to the window (a `viewBox`); wide tables scroll in their own box.
 //!
 //! Pure: the comparison in, a string out.
 
@@ -25,20 +28,24 @@ pub fn render(d: &DiagDiff, sides: &Sides) -> String {
         body.push_str(&format!("<p>{}</p>\n", escape(&line)));
     }
     for t in d.tables.iter().filter(|t| t.stacks) {
-        let functions = inclusive(d, t);
+        let functions = own(d, t);
         body.push_str(&format!(
-            "<h2>{} (B's shape; red grew, blue shrank)</h2>\n{}\n",
+            "<h2>{} (B's shape; red: a function's own value grew, blue: it shrank)</h2>\n{}\n",
             escape(&t.name),
             flame(t, functions)
         ));
     }
     for t in shown_tables(d) {
-        body.push_str(&format!("<h2>{}</h2>\n{}\n", escape(&counts(t)), table(t)));
+        body.push_str(&format!(
+            "<h2>{}</h2>\n<div class=\"scroll\">{}</div>\n",
+            escape(&counts(t)),
+            table(t)
+        ));
     }
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>sysmeter compare: {kind}</title><style>{STYLE}</style></head>\n<body>\
-         <h1>sysmeter compare: {kind}</h1>\n{body}</body></html>\n",
+         <main><h1>sysmeter compare: {kind}</h1>\n{body}</main></body></html>\n",
         kind = escape(&sides.kind),
     )
 }
@@ -46,12 +53,13 @@ pub fn render(d: &DiagDiff, sides: &Sides) -> String {
 const STYLE: &str = "body{font-family:sans-serif;margin:1em 2em}table{border-collapse:collapse}\
 td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}td.n{text-align:right}\
 tr.grew td:first-child,tr.new td:first-child{color:#b00}\
-tr.shrank td:first-child,tr.gone td:first-child{color:#03b}svg text{font-size:11px}";
+tr.shrank td:first-child,tr.gone td:first-child{color:#03b}svg text{font-size:11px}\
+div.scroll{overflow-x:auto}svg.diff-flame{max-width:100%;height:auto}";
 
-/// The per-function inclusive table of the stacks table `t`.
-fn inclusive<'a>(d: &'a DiagDiff, t: &TableDiff) -> Option<&'a TableDiff> {
+/// The per-function self table of the stacks table `t`.
+fn own<'a>(d: &'a DiagDiff, t: &TableDiff) -> Option<&'a TableDiff> {
     let what = t.name.split(" per ").next().unwrap_or(&t.name);
-    let name = format!("{what} per function (inclusive)");
+    let name = format!("{what} per function (self)");
     d.tables.iter().find(|x| x.name == name)
 }
 
@@ -144,8 +152,8 @@ fn flame(t: &TableDiff, functions: Option<&TableDiff>) -> String {
         .unwrap_or_default();
     let height = (root.depth() as f64) * ROW;
     let mut out = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" \
-         class=\"diff-flame\">\n"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {height}\" \
+         width=\"{WIDTH}\" height=\"{height}\" class=\"diff-flame\">\n"
     );
     let scale = WIDTH / root.value;
     draw(&root, (0.0, height - ROW), scale, (&by_name, t), &mut out);

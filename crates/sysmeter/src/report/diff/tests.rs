@@ -103,5 +103,9 @@ fn the_flame_graph_is_red_where_a_function_grew_and_blue_where_it_shrank() {
         frame("shrinks")
     );
     assert_eq!(frame("same"), "#ddd");
+    // main grew inclusively (it holds `grows`) but not by itself: grey, not red.
+    let main = svg.find("<title>main</title>").unwrap();
+    let main = svg[main..].split("</g>").next().unwrap();
+    assert!(main.contains("fill=\"#ddd\""), "{main}");
     assert!(page.contains("<tr class=\"grew\">"));
 }
