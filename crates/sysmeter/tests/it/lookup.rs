@@ -78,7 +78,8 @@ fn miss_or_stated_skip(r: &Value) {
             finding(r, "miss_skipped").map_or(Value::Null, |f| f.clone())
         ),
     }
-    let text = finding(r, "miss_vs_hit").expect("miss_vs_hit")["text"].to_string();
+    assert!(finding(r, "miss_vs_hit").is_some(), "miss_vs_hit");
+    let text = finding(r, "miss_verified").expect("miss_verified")["text"].to_string();
     assert!(text.contains("verified"), "{text}");
 }
 
