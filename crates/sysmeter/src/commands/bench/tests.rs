@@ -1,5 +1,6 @@
 //! A real two-round `--quick` bench of the experiments whose findings quote their metrics
-//! (`os.task`'s process create, `mem.latency`'s levels), read by the page checker
+//! (`os.task`'s process create, `mem.latency`'s levels, `cpu.ops`, `cpu.timer`,
+//! `os.lookup`, `ipc.pipe`, `ipc.tcp`, `fs.write`), read by the page checker
 //! (`report::truth`): every finding must say what the tables and the glance say.
 
 use crate::harness::{Params, Profile, RunObserver, RunOptions, choose_cpu, run_experiments};
@@ -19,7 +20,18 @@ impl RunObserver for Quiet {
 
 #[test]
 fn the_findings_of_two_quick_rounds_quote_the_pooled_figures() {
-    let only = ["os.task", "mem.latency"].map(String::from);
+    // Each experiment with a finding that quotes its metrics.
+    let quoting_findings = [
+        ("cpu.ops", "div_vs_add"),
+        ("cpu.timer", "clocks_without_syscall"),
+        ("os.task", "process_vs_thread_creation"),
+        ("os.lookup", "path_search"),
+        ("mem.latency", "hierarchy."),
+        ("ipc.pipe", "bandwidth_placement"),
+        ("ipc.tcp", "connect_vs_round_trip"),
+        ("fs.write", "small_sync_write"),
+    ];
+    let only = quoting_findings.map(|(id, _)| id.to_string());
     let selected = experiments::select(&[], &only).expect("known experiments");
     let (cpus, cpu) = choose_cpu(None).expect("a CPU to measure on");
     let opts = RunOptions {
@@ -33,13 +45,16 @@ fn the_findings_of_two_quick_rounds_quote_the_pooled_figures() {
     let quoting: Vec<&ExperimentResult> = (run.results.iter())
         .filter(|r| r.metrics.iter().any(|m| m.rounds.is_some()))
         .collect();
-    assert_eq!(quoting.len(), 2, "both pooled over two rounds");
+    assert_eq!(
+        quoting.len(),
+        only.len(),
+        "every one pooled over two rounds"
+    );
     for r in &quoting {
-        let quoted = r.findings.iter().filter(|f| {
-            f.key.starts_with("hierarchy.") && f.key.ends_with(".latency_ns")
-                || f.key == "process_vs_thread_creation"
-        });
-        assert!(quoted.count() > 0, "{}: no finding quotes a metric", r.id);
+        let (_, key) = (quoting_findings.iter().find(|(id, _)| *id == r.id))
+            .unwrap_or_else(|| panic!("{} was not asked for", r.id));
+        let quoted = r.findings.iter().filter(|f| f.key.starts_with(key));
+        assert!(quoted.count() > 0, "{}: no finding {key}…", r.id);
     }
     let mismatches = truth::every_page_of(&run);
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
