@@ -38,7 +38,7 @@ pub use cmd::{
 pub(crate) use each_backend::each_backend;
 pub use needs::{compile_fixture, fixture_arg, is_root, path_arg};
 pub use observing::{Event, observing, observing_alone};
-pub use record::{assert_says, error_of, finding, finding_keys, median, result};
+pub use record::{assert_says, error_of, finding, finding_keys, median, not_a_result, result};
 pub(crate) use skip::{need, skip};
 
 /// Tests that measure CPU time or caches (the profile's sampling, scale's fits) run one at a

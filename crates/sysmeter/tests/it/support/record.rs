@@ -20,6 +20,15 @@ pub fn median(result: &Value, name: &str) -> Option<f64> {
         .as_f64()
 }
 
+/// Whether the metric `name` of a result is marked not a result (its `degenerate` verdict):
+/// no finding quotes it (`Experiment::metric_findings`).
+pub fn not_a_result(result: &Value, name: &str) -> bool {
+    result["metrics"].as_array().is_some_and(|ms| {
+        ms.iter()
+            .any(|m| m["name"] == name && m["degenerate"].is_string())
+    })
+}
+
 /// The finding `key` of a result, if it has one.
 pub fn finding<'a>(result: &'a Value, key: &str) -> Option<&'a Value> {
     result["findings"]
