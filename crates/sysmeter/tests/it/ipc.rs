@@ -16,6 +16,11 @@ fn unit(r: &Value, name: &str) -> Option<String> {
         .and_then(|m| m["unit"].as_str().map(str::to_string))
 }
 
+/// Whether a 1-byte round trip of `places` is marked not a result: no finding quotes it.
+fn unquotable(r: &Value, places: &[&str]) -> bool {
+    (places.iter()).any(|p| not_a_result(r, &format!("round trip 1 B, {p} CPU")))
+}
+
 #[test]
 fn bench_ipc_quick_measures_every_transport() {
     let run = bench_json(&["ipc"]);
@@ -50,14 +55,10 @@ fn bench_ipc_quick_measures_every_transport() {
             assert!(bw > 1e6 && bw < 1e12, "{id} {name} {bw} B/s");
         }
         let k = keys(r);
-        // A finding never quotes a metric marked not a result.
-        let unquotable = places
-            .iter()
-            .any(|p| not_a_result(r, &format!("round trip 1 B, {p} CPU")));
         assert!(
             k.contains(&"cross_vs_same_cpu".to_string())
                 || k.contains(&"cross_cpu_skipped".to_string())
-                || unquotable,
+                || unquotable(r, places),
             "{id}: {k:?}"
         );
         assert!(
