@@ -12,6 +12,8 @@ mod calibrate;
 mod ctx;
 mod loop_ref;
 pub mod machine;
+#[cfg(test)]
+pub(crate) mod pooled;
 mod profile;
 mod rounds;
 mod runner;

@@ -19,6 +19,9 @@ impl RunObserver for Quiet {
 
 #[test]
 fn the_findings_of_two_quick_rounds_quote_the_pooled_figures() {
+    // The other converted experiments (cpu.ops, cpu.timer, os.lookup, ipc, fs.write) are
+    // checked by their unit tests: under `stress-ng --cpu 2` the page checker flagged table
+    // rows (not findings) of their noisy metrics in 2 of 5 runs of this longer list.
     let only = ["os.task", "mem.latency"].map(String::from);
     let selected = experiments::select(&[], &only).expect("known experiments");
     let (cpus, cpu) = choose_cpu(None).expect("a CPU to measure on");
@@ -33,14 +36,32 @@ fn the_findings_of_two_quick_rounds_quote_the_pooled_figures() {
     let quoting: Vec<&ExperimentResult> = (run.results.iter())
         .filter(|r| r.metrics.iter().any(|m| m.rounds.is_some()))
         .collect();
-    assert_eq!(quoting.len(), 2, "both pooled over two rounds");
+    assert_eq!(
+        quoting.len(),
+        only.len(),
+        "every one pooled over two rounds"
+    );
+    // Each result holds the findings its pooled metrics give (none from a metric marked
+    // not a result, which a loaded machine may make of any one), and most quote some.
+    let mut quoted_any = 0;
     for r in &quoting {
-        let quoted = r.findings.iter().filter(|f| {
-            f.key.starts_with("hierarchy.") && f.key.ends_with(".latency_ns")
-                || f.key == "process_vs_thread_creation"
-        });
-        assert!(quoted.count() > 0, "{}: no finding quotes a metric", r.id);
+        let exp = (selected.iter().find(|e| e.id() == r.id)).expect("a selected experiment");
+        let drawn = crate::harness::metric_findings(*exp, &run.host, &r.metrics);
+        for f in &drawn {
+            assert!(
+                r.findings.contains(f),
+                "{}: {f:?} not in {:?}",
+                r.id,
+                r.findings
+            );
+        }
+        quoted_any += usize::from(!drawn.is_empty());
     }
+    assert!(
+        quoted_any * 2 > only.len(),
+        "{quoted_any} of {} quote a metric",
+        only.len()
+    );
     let mismatches = truth::every_page_of(&run);
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
 }

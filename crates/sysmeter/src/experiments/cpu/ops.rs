@@ -70,8 +70,15 @@ impl Experiment for CpuOps {
         }
         branches(ctx, &mut out)?;
         primitives(ctx, &mut out)?;
-        findings(&mut out, &around_mul, ctx.calib.tsc_ghz);
+        // The clock comes from this round's probes, not from a metric.
+        if let Some(ghz) = core_clock::find(&mut out, &around_mul, ctx.calib.tsc_ghz) {
+            plausible::mark(&mut out.metrics, ghz);
+        }
         Ok(out)
+    }
+
+    fn metric_findings(&self, _host: &HostInfo, out: &mut Measured) {
+        findings(out);
     }
 }
 
@@ -130,10 +137,8 @@ fn primitives(ctx: &mut Ctx<'_>, out: &mut Measured) -> Result<(), ExperimentErr
     Ok(())
 }
 
-fn findings(out: &mut Measured, around_mul: &[(f64, f64)], tsc_ghz: Option<f64>) {
-    if let Some(ghz) = core_clock::find(out, around_mul, tsc_ghz) {
-        plausible::mark(&mut out.metrics, ghz);
-    }
+/// The findings that quote the branch and divide rows.
+fn findings(out: &mut Measured) {
     if let (Some(r), Some(p)) = (out.median(RANDOM), out.median(PREDICTABLE)) {
         let penalty = 2.0 * (r - p);
         out.find(
@@ -155,5 +160,34 @@ fn findings(out: &mut Measured, around_mul: &[(f64, f64)], tsc_ghz: Option<f64>)
             format!("A dependent 64-bit integer divide takes {r:.0}x as long as an add."),
             Some(r),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::pooled::{figure, finding, pooled, round};
+    use crate::model::Unit;
+
+    #[test]
+    fn the_branch_and_divide_findings_quote_the_pooled_figures() {
+        let rows = [
+            (RANDOM, Unit::Ns, 2.0),
+            (PREDICTABLE, Unit::Ns, 0.3),
+            ("int div 64-bit (dependent)", Unit::Ns, 7.0),
+            ("int add (dependent)", Unit::Ns, 0.25),
+        ];
+        let rounds = [round(&rows, 1.0), round(&rows, 1.4)];
+        let r = pooled(&CpuOps, &HostInfo::default(), &rounds);
+        let (rnd, pred) = (figure(&r, RANDOM), figure(&r, PREDICTABLE));
+        assert!(
+            (rnd - 2.4).abs() < 1e-9,
+            "pooled, not the last round's 2.8: {rnd}"
+        );
+        let (text, value) = finding(&r, "branch_mispredict_penalty");
+        assert_eq!(value, Some(2.0 * (rnd - pred)));
+        assert!(text.contains(&format!("random {rnd:.2} ns")), "{text}");
+        let ratio = figure(&r, "int div 64-bit (dependent)") / figure(&r, "int add (dependent)");
+        assert_eq!(finding(&r, "div_vs_add").1, Some(ratio));
     }
 }

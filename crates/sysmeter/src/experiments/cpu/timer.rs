@@ -6,7 +6,7 @@ use std::hint::black_box;
 use sysmeter_sys::clock::{self, ClockId};
 
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
-use crate::model::Metric;
+use crate::model::{HostInfo, Metric};
 
 /// The experiment.
 pub struct CpuTimer;
@@ -64,23 +64,38 @@ impl Experiment for CpuTimer {
                 black_box(clock::time_s());
             }
         })?);
-        let sys = ctx.measure(Spec::new(SYSCALL_METRIC).note("system call"), |n| {
+        let sys = ctx.measure(Spec::new(SYSCALL_METRIC).note(SYSCALL), |n| {
             for _ in 0..n {
                 black_box(clock::clock_gettime_syscall_ns(ClockId::Monotonic));
             }
         })?;
         out.metrics.push(sys);
-        classify_and_find(&mut out, ctx.calib.tsc_ghz);
+        if let Some(sys_ns) = out.median(SYSCALL_METRIC) {
+            classify(&mut out.metrics, sys_ns);
+        }
+        other_findings(&mut out, ctx.calib.tsc_ghz);
         Ok(out)
+    }
+
+    fn metric_findings(&self, _host: &HostInfo, out: &mut Measured) {
+        findings(out);
     }
 }
 
-/// Label each clock vDSO or system call against the forced syscall, and write findings.
-fn classify_and_find(out: &mut Measured, tsc_ghz: Option<f64>) {
+/// The findings that quote metrics: which clocks enter the kernel (by the notes `classify`
+/// gave them) against the forced syscall's figure, and the monotonic clock against the
+/// counter.
+fn findings(out: &mut Measured) {
     let Some(sys_ns) = out.median(SYSCALL_METRIC) else {
         return;
     };
-    let (user, kernel) = classify(&mut out.metrics, sys_ns);
+    let noted = |note: &str| -> Vec<String> {
+        (out.metrics.iter())
+            .filter(|m| m.name != SYSCALL_METRIC && m.note.as_deref() == Some(note))
+            .map(|m| m.name.clone())
+            .collect()
+    };
+    let (user, kernel) = (noted(VDSO), noted(SYSCALL));
     out.find(
         "clocks_without_syscall",
         format!(
@@ -91,15 +106,6 @@ fn classify_and_find(out: &mut Measured, tsc_ghz: Option<f64>) {
             list_or_none(&kernel)
         ),
         Some(user.len() as f64),
-    );
-    let resolutions: Vec<String> = ClockId::ALL
-        .iter()
-        .map(|c| format!("{} {}", c.name(), fmt_res(clock::clock_getres_ns(*c))))
-        .collect();
-    out.find(
-        "clock_resolution",
-        format!("clock_getres: {}.", resolutions.join(", ")),
-        None,
     );
     let mono = out.median("clock_gettime(CLOCK_MONOTONIC)");
     let counter = clock::counter_name().and_then(|n| out.median(n));
@@ -112,6 +118,19 @@ fn classify_and_find(out: &mut Measured, tsc_ghz: Option<f64>) {
             Some(r),
         );
     }
+}
+
+/// The findings of this run that quote no metric: the clocks' resolutions and the TSC rate.
+fn other_findings(out: &mut Measured, tsc_ghz: Option<f64>) {
+    let resolutions: Vec<String> = ClockId::ALL
+        .iter()
+        .map(|c| format!("{} {}", c.name(), fmt_res(clock::clock_getres_ns(*c))))
+        .collect();
+    out.find(
+        "clock_resolution",
+        format!("clock_getres: {}.", resolutions.join(", ")),
+        None,
+    );
     if let Some(ghz) = tsc_ghz {
         out.find(
             "cycles_are_tsc_ticks",
@@ -125,24 +144,21 @@ fn classify_and_find(out: &mut Measured, tsc_ghz: Option<f64>) {
     }
 }
 
+/// Note of a clock read served in user space.
+const VDSO: &str = "no system call (vDSO)";
+/// Note of a clock read that enters the kernel.
+const SYSCALL: &str = "system call";
+
 /// Note each clock read (not yet noted, other than the forced syscall itself) as served in
-/// user space when it costs under half of `sys_ns`, else as a system call. Returns the names
-/// of the two groups: (without a system call, entering the kernel).
-fn classify(metrics: &mut [Metric], sys_ns: f64) -> (Vec<String>, Vec<String>) {
-    let (mut user, mut kernel) = (Vec::new(), Vec::new());
+/// user space when it costs under half of `sys_ns`, else as a system call.
+fn classify(metrics: &mut [Metric], sys_ns: f64) {
     for m in metrics
         .iter_mut()
         .filter(|m| m.name != SYSCALL_METRIC && m.note.is_none())
     {
-        if m.summary.median < sys_ns / 2.0 {
-            m.note = Some("no system call (vDSO)".into());
-            user.push(m.name.clone());
-        } else {
-            m.note = Some("system call".into());
-            kernel.push(m.name.clone());
-        }
+        let user = m.summary.median < sys_ns / 2.0;
+        m.note = Some(if user { VDSO } else { SYSCALL }.into());
     }
-    (user, kernel)
 }
 
 fn list_or_none(v: &[String]) -> String {
@@ -158,5 +174,49 @@ fn fmt_res(ns: i64) -> String {
         format!("{} ms", ns as f64 / 1e6)
     } else {
         format!("{ns} ns")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::pooled::{figure, finding, pooled, round};
+    use crate::model::Unit;
+
+    #[test]
+    fn the_clock_findings_quote_the_pooled_figures() {
+        let mono = "clock_gettime(CLOCK_MONOTONIC)";
+        let counter = clock::counter_name().unwrap_or("counter");
+        let rows = [
+            (counter, Unit::Ns, 8.0),
+            (mono, Unit::Ns, 20.0),
+            ("clock_gettime(CLOCK_BOOTTIME)", Unit::Ns, 400.0),
+            (SYSCALL_METRIC, Unit::Ns, 300.0),
+        ];
+        let mut rounds = [round(&rows, 1.0), round(&rows, 1.5)];
+        for metrics in &mut rounds {
+            let sys = metrics[3].summary.median;
+            metrics[0].note = Some("CPU counter".into());
+            metrics[3].note = Some(SYSCALL.into());
+            classify(metrics, sys);
+        }
+        let r = pooled(&CpuTimer, &HostInfo::default(), &rounds);
+        let sys = figure(&r, SYSCALL_METRIC);
+        assert!(
+            (sys - 375.0).abs() < 1e-9,
+            "pooled, not the last round's 450: {sys}"
+        );
+        let (text, users) = finding(&r, "clocks_without_syscall");
+        assert!(text.contains(&format!("{sys:.1} ns")), "{text}");
+        assert!(
+            text.contains("Entering the kernel: clock_gettime(CLOCK_BOOTTIME)."),
+            "{text}"
+        );
+        assert_eq!(users, Some(1.0), "{text}");
+        assert!(text.contains(&format!("system call: {mono}.")), "{text}");
+        if clock::counter_name().is_some() {
+            let ratio = figure(&r, mono) / figure(&r, counter);
+            assert_eq!(finding(&r, "monotonic_vs_counter").1, Some(ratio));
+        }
     }
 }

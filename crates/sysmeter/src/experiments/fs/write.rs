@@ -11,13 +11,15 @@ use std::time::Instant;
 
 use super::files::{self, BLOCK, TestDir, io};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
-use crate::model::Unit;
+use crate::model::{HostInfo, Unit};
 
 /// The experiment.
 pub struct FsWrite;
 
 const CHUNK: usize = 1 << 20;
 const SYNC_FILE: u64 = 4 << 20;
+/// The small durable write's metric.
+const SMALL_SYNC: &str = "4 KiB write + fsync";
 
 impl Experiment for FsWrite {
     fn page(&self) -> &'static str {
@@ -35,8 +37,12 @@ impl Experiment for FsWrite {
         let mut out = Measured::default();
         sequential(ctx, &dir, size, &mut out)?;
         small_sync(ctx, &dir, &mut out)?;
-        findings(ctx, size, &mut out);
+        versus_read(ctx, &mut out);
         Ok(out)
+    }
+
+    fn metric_findings(&self, _host: &HostInfo, out: &mut Measured) {
+        findings(out);
     }
 }
 
@@ -75,7 +81,7 @@ fn sequential(
     let s = units::size(size);
     for (name, unit, samples, note) in [
         (
-            format!("sequential write, {s} (page cache)"),
+            buffered_name(&s),
             Unit::BytesPerSec,
             buffered,
             "1 MiB writes, before fsync",
@@ -112,7 +118,7 @@ fn small_sync(ctx: &mut Ctx<'_>, dir: &TestDir, out: &mut Measured) -> Result<()
         let name = if datasync {
             "4 KiB write + fdatasync"
         } else {
-            "4 KiB write + fsync"
+            SMALL_SYNC
         };
         ctx.progress(name);
         let timer = ctx.calib.timer_overhead_ns;
@@ -167,11 +173,27 @@ fn sample(
     }
 }
 
-fn findings(ctx: &Ctx<'_>, size: u64, out: &mut Measured) {
-    let s = units::size(size);
-    let buffered = out.median(&format!("sequential write, {s} (page cache)"));
-    let durable = out.median(&format!("sequential write + fsync, {s}"));
-    if let (Some(b), Some(d)) = (buffered, durable) {
+/// The buffered sequential write's metric name for a file of `s` (a size as shown).
+fn buffered_name(s: &str) -> String {
+    format!("sequential write, {s} (page cache)")
+}
+
+/// The findings of this experiment's own metrics: durability's cost in bandwidth and the
+/// latency of one small durable write. The file size is read back from the buffered
+/// write's metric name, the one place a run records it.
+fn findings(out: &mut Measured) {
+    let size = out.metrics.iter().find_map(|m| {
+        (m.name
+            .strip_prefix("sequential write, ")?
+            .strip_suffix(" (page cache)"))
+        .map(String::from)
+    });
+    if let Some(s) = size
+        && let (Some(b), Some(d)) = (
+            out.median(&buffered_name(&s)),
+            out.median(&format!("sequential write + fsync, {s}")),
+        )
+    {
         out.find(
             "durability_cost",
             format!(
@@ -184,33 +206,68 @@ fn findings(ctx: &Ctx<'_>, size: u64, out: &mut Measured) {
             Some(b / d.max(1.0)),
         );
     }
-    if let Some(w) = out.median("4 KiB write + fsync") {
-        let read = ctx
-            .previous
-            .iter()
-            .find(|r| r.id == "fs.read")
-            .and_then(|r| {
-                r.metrics
-                    .iter()
-                    .find(|m| m.name.starts_with("uncached random 4 KiB read"))
-                    .map(|m| m.summary.median)
-            });
-        let vs = read.map_or(String::new(), |r| {
-            format!(
-                ", {:.1}x an uncached 4 KiB read ({})",
-                w / r.max(1.0),
-                units::duration_ns(r)
-            )
-        });
+    if let Some(w) = out.median(SMALL_SYNC) {
         out.find(
             "small_sync_write",
             format!(
-                "Making one 4 KiB write durable takes {}{vs}; {:.0} such commits per second at \
+                "Making one 4 KiB write durable takes {}; {:.0} such commits per second at \
                  most from one thread.",
                 units::duration_ns(w),
                 1e9 / w.max(1.0)
             ),
             Some(w),
         );
+    }
+}
+
+/// The small durable write against `fs.read`'s uncached 4 KiB read, when that ran earlier:
+/// it reads the other experiment through `ctx`, so it is drawn here, from this round's write.
+fn versus_read(ctx: &Ctx<'_>, out: &mut Measured) {
+    let read = (ctx.previous.iter().find(|r| r.id == "fs.read")).and_then(|r| {
+        (r.metrics.iter())
+            .find(|m| m.name.starts_with("uncached random 4 KiB read"))
+            .map(crate::model::Metric::figure)
+    });
+    if let (Some(w), Some(r)) = (out.median(SMALL_SYNC), read) {
+        out.find(
+            "small_sync_write_vs_read",
+            format!(
+                "One durable 4 KiB write takes {:.1}x an uncached 4 KiB read ({}, fs.read).",
+                w / r.max(1.0),
+                units::duration_ns(r)
+            ),
+            Some(w / r.max(1.0)),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::pooled::{figure, finding, pooled, round};
+
+    #[test]
+    fn the_durability_findings_quote_the_pooled_figures() {
+        let (buffered, durable) = (buffered_name("4 MiB"), "sequential write + fsync, 4 MiB");
+        let rows = [
+            (buffered.as_str(), Unit::BytesPerSec, 2e9),
+            (durable, Unit::BytesPerSec, 1e8),
+            (SMALL_SYNC, Unit::Ns, 1e6),
+        ];
+        let mut rounds = [round(&rows, 1.0), round(&rows, 1.0)];
+        rounds[1][1..].clone_from_slice(&round(&rows[1..], 3.0));
+        let r = pooled(&FsWrite, &HostInfo::default(), &rounds);
+        let (b, d) = (figure(&r, &buffered), figure(&r, durable));
+        assert_eq!(d, 2e8, "pooled, not the last round's 3e8");
+        let (text, value) = finding(&r, "durability_cost");
+        assert_eq!(value, Some(b / d));
+        assert!(
+            text.contains(&units::rate(d)) && text.contains("10.0x"),
+            "{text}"
+        );
+        let w = figure(&r, SMALL_SYNC);
+        let (text, value) = finding(&r, "small_sync_write");
+        assert_eq!(value, Some(w));
+        assert!(text.contains(&units::duration_ns(w)), "{text}");
     }
 }

@@ -11,7 +11,7 @@ use super::transport::{Transport, echo_peer};
 use super::{findings, tcp};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
 use crate::model::about::page::Page;
-use crate::model::{About, Metric};
+use crate::model::{About, HostInfo, Metric};
 
 /// What the four transports' pages share, with holes for what differs.
 const SHARED: &str = include_str!("shared.md");
@@ -97,8 +97,12 @@ impl Experiment for Ipc {
         if self.0 == Transport::Tcp {
             tcp::connect::measure(ctx, &mut out)?;
         }
-        findings::add(ctx, self.0, &mut out);
+        findings::against_others(ctx, self.0, &mut out);
         Ok(out)
+    }
+
+    fn metric_findings(&self, _host: &HostInfo, out: &mut Measured) {
+        findings::own(self.0, out);
     }
 }
 

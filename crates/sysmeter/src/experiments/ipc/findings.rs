@@ -1,7 +1,10 @@
 //! The findings every ipc transport shares: same vs cross CPU for the round trip and for
 //! the bandwidth, and the comparison of two transports' round trips. Each transport's
 //! comparison with the others (pipe vs os.ctxsw, unix vs pipe, TCP vs unix, UDP vs TCP)
-//! lives in that transport's file, and `add` calls it.
+//! lives in that transport's file, and `against_others` calls it. The findings drawn from
+//! the experiment's own metrics ([`own`]) are its `metric_findings`, so with rounds they
+//! quote the pooled figures; those against an earlier experiment read it through `Ctx` and
+//! are drawn in `run`.
 
 use super::experiment::{bw_name, rtt_name};
 use super::transport::Transport;
@@ -9,10 +12,17 @@ use super::{pipe, tcp, udp, unix};
 use crate::harness::{Ctx, Measured};
 use crate::stats::ratio;
 
-/// Add the findings for transport `t` to `out`.
-pub fn add(ctx: &Ctx<'_>, t: Transport, out: &mut Measured) {
+/// Add the findings of transport `t` drawn from its own metrics to `out`.
+pub fn own(t: Transport, out: &mut Measured) {
     cross_cpu(out);
     placement(out);
+    if t == Transport::Tcp {
+        tcp::connect_vs_round_trip(out);
+    }
+}
+
+/// Add the findings of transport `t` against the earlier experiments of the run to `out`.
+pub fn against_others(ctx: &Ctx<'_>, t: Transport, out: &mut Measured) {
     let me = rtt_name("1 B", false);
     let Some(mine) = out.median(&me) else {
         return;
@@ -113,4 +123,43 @@ fn placement(out: &mut Measured) {
         ),
         Some(r),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tcp::{TCP, connect::SETUP};
+    use super::*;
+    use crate::harness::pooled::{figure, finding, pooled, round};
+    use crate::model::{HostInfo, Unit};
+
+    #[test]
+    fn the_findings_of_the_own_metrics_quote_the_pooled_figures() {
+        let (same, cross) = (rtt_name("1 B", false), rtt_name("1 B", true));
+        let rows = [
+            (same.as_str(), Unit::Ns, 10_000.0),
+            (cross.as_str(), Unit::Ns, 20_000.0),
+            (bw_name(false), Unit::BytesPerSec, 2e9),
+            (bw_name(true), Unit::BytesPerSec, 1e9),
+            (SETUP, Unit::Ns, 40_000.0),
+        ];
+        let mut rounds = [round(&rows, 1.0), round(&rows, 1.0)];
+        // All but the same-CPU round trip move between the rounds, so each ratio moves too.
+        for m in &mut rounds[1][1..] {
+            *m = crate::harness::pooled::metric(
+                &m.name,
+                m.unit,
+                &m.samples.iter().map(|x| x * 1.5).collect::<Vec<_>>(),
+            );
+        }
+        let r = pooled(&TCP, &HostInfo::default(), &rounds);
+        let rtt = (figure(&r, &same), figure(&r, &cross));
+        assert_eq!(rtt.1, 25_000.0, "pooled, not the last round's 30 000 ns");
+        let (text, value) = finding(&r, "cross_vs_same_cpu");
+        assert_eq!(value, ratio(rtt.1, rtt.0));
+        assert!(text.contains("(25000 ns)"), "{text}");
+        let bw = (figure(&r, bw_name(false)), figure(&r, bw_name(true)));
+        assert_eq!(finding(&r, "bandwidth_placement").1, ratio(bw.1, bw.0));
+        let setup = figure(&r, SETUP);
+        assert_eq!(finding(&r, "connect_vs_round_trip").1, ratio(setup, rtt.0));
+    }
 }

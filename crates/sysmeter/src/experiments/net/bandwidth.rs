@@ -46,6 +46,11 @@ pub fn run(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(),
             out.metrics.push(m);
         }
     }
+    Ok(())
+}
+
+/// Many download streams against one (`Experiment::metric_findings`).
+pub fn streams_gain(out: &mut Measured) {
     if let (Some(one), Some(many)) = (
         out.median(&name(false, 1)),
         out.median(&name(false, STREAMS)),
@@ -65,7 +70,6 @@ pub fn run(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(),
             r,
         );
     }
-    Ok(())
 }
 
 /// Run `streams` streams, return the 50 ms rate samples taken after the warm-up.

@@ -6,7 +6,7 @@
 use super::remote::Remote;
 use super::{bandwidth, connect, rtt, udp_rr};
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
-use crate::model::About;
+use crate::model::{About, HostInfo};
 
 /// What every net experiment's page shares: the end of the methodology, the references.
 const SHARED: &str = include_str!("shared.md");
@@ -54,5 +54,50 @@ impl Experiment for Net {
             Kind::UdpRr => udp_rr::run(ctx, &remote, &mut out)?,
         }
         Ok(out)
+    }
+
+    fn metric_findings(&self, _host: &HostInfo, out: &mut Measured) {
+        match self.0 {
+            Kind::Rtt => rtt::tcp_vs_icmp(out),
+            Kind::Bandwidth => bandwidth::streams_gain(out),
+            Kind::Connect | Kind::UdpRr => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::bandwidth::{BANDWIDTH, STREAMS, name};
+    use super::super::rtt::{ICMP, RTT, TCP_1B};
+    use crate::harness::pooled::{figure, finding, pooled, round};
+    use crate::model::{HostInfo, Unit};
+
+    #[test]
+    fn the_rtt_and_streams_findings_quote_the_pooled_figures() {
+        let rows = [(TCP_1B, Unit::Ns, 60_000.0), (ICMP, Unit::Ns, 40_000.0)];
+        let rounds = [round(&rows, 1.0), round(&rows, 2.0)];
+        let r = pooled(&RTT, &HostInfo::default(), &rounds);
+        let (tcp, icmp) = (figure(&r, TCP_1B), figure(&r, ICMP));
+        assert_eq!(tcp, 90_000.0, "pooled, not the last round's 120 000 ns");
+        let (text, value) = finding(&r, "tcp_vs_icmp");
+        assert_eq!(value, Some(tcp - icmp));
+        assert!(text.contains("(90.0 µs)"), "{text}");
+
+        let (one, many) = (name(false, 1), name(false, STREAMS));
+        let rows = [
+            (one.as_str(), Unit::BytesPerSec, 1e8),
+            (many.as_str(), Unit::BytesPerSec, 3e8),
+        ];
+        let mut rounds = [round(&rows, 1.0), round(&rows, 1.0)];
+        rounds[1].truncate(1);
+        rounds[1].extend(round(&rows[1..], 2.0));
+        let r = pooled(&BANDWIDTH, &HostInfo::default(), &rounds);
+        let ratio = crate::stats::ratio(figure(&r, &many), figure(&r, &one));
+        assert_eq!(
+            ratio,
+            Some(4.5),
+            "pooled 4.5e8 over 1e8, not the last round's 6x"
+        );
+        assert_eq!(finding(&r, "streams_gain").1, ratio);
     }
 }

@@ -101,11 +101,11 @@ fn icmp(ctx: &mut Ctx<'_>, remote: &Remote, out: &mut Measured) -> Result<(), Ex
     };
     m.note = Some(format!("{kind}; {count} echoes, {lost} lost"));
     out.metrics.push(m);
-    tcp_vs_icmp(out);
     Ok(())
 }
 
-fn tcp_vs_icmp(out: &mut Measured) {
+/// The TCP round trip against the ICMP echo (`Experiment::metric_findings`).
+pub fn tcp_vs_icmp(out: &mut Measured) {
     if let (Some(tcp), Some(icmp)) = (out.median(TCP_1B), out.median(ICMP)) {
         out.find(
             "tcp_vs_icmp",

@@ -40,7 +40,8 @@ pub(crate) use each_backend::each_backend;
 pub use needs::{compile_fixture, fixture_arg, is_root, path_arg};
 pub use observing::{Event, observing, observing_alone};
 pub use record::{
-    artifact, artifact_json, assert_says, error_of, finding, finding_keys, median, result,
+    artifact, artifact_json, assert_says, error_of, finding, finding_keys, median, not_a_result,
+    result,
 };
 pub(crate) use skip::{need, skip};
 

@@ -35,6 +35,15 @@ pub fn artifact_json<T: serde::de::DeserializeOwned>(result: &Value, name: &str)
     serde_json::from_str(text).unwrap_or_else(|e| panic!("{name} is not JSON ({e}): {text}"))
 }
 
+/// Whether the metric `name` of a result is marked not a result (its `degenerate` verdict):
+/// no finding quotes it (`Experiment::metric_findings`).
+pub fn not_a_result(result: &Value, name: &str) -> bool {
+    result["metrics"].as_array().is_some_and(|ms| {
+        ms.iter()
+            .any(|m| m["name"] == name && m["degenerate"].is_string())
+    })
+}
+
 /// The finding `key` of a result, if it has one.
 pub fn finding<'a>(result: &'a Value, key: &str) -> Option<&'a Value> {
     result["findings"]

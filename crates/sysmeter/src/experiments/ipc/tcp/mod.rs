@@ -7,7 +7,7 @@ pub mod connect;
 
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 
-use super::experiment::{Ipc, bw_name};
+use super::experiment::{Ipc, bw_name, rtt_name};
 use super::findings::versus;
 use super::transport::{Transport, io, sockets};
 use crate::experiments::peer::{Far, Near};
@@ -39,8 +39,7 @@ pub fn pair() -> Result<(Near, Far), ExperimentError> {
     )
 }
 
-/// TCP against the unix socket (round trip and bandwidth), and a connection against a
-/// round trip.
+/// TCP against the unix socket (round trip and bandwidth).
 pub fn findings(ctx: &Ctx<'_>, out: &mut Measured, mine: f64, me: &str) {
     if let Some(unix) = ctx.previous_median("ipc.unix", me) {
         versus(
@@ -56,12 +55,12 @@ pub fn findings(ctx: &Ctx<'_>, out: &mut Measured, mine: f64, me: &str) {
              that both pay.",
         );
     }
-    connect_vs_round_trip(out, mine);
     bandwidth_vs_unix(ctx, out);
 }
 
-fn connect_vs_round_trip(out: &mut Measured, rtt: f64) {
-    let Some(setup) = out.median(SETUP) else {
+/// A connection's setup against a 1-byte round trip on it.
+pub fn connect_vs_round_trip(out: &mut Measured) {
+    let (Some(setup), Some(rtt)) = (out.median(SETUP), out.median(&rtt_name("1 B", false))) else {
         return;
     };
     let r = ratio(setup, rtt);

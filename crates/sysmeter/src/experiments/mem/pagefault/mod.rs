@@ -12,7 +12,7 @@ use std::time::Instant;
 use sysmeter_sys::memory::{self, Advice, FaultCounts, Region};
 
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured};
-use crate::model::{Metric, Unit};
+use crate::model::{HostInfo, Metric, Unit};
 use crate::stats;
 
 /// The experiment.
@@ -36,8 +36,12 @@ impl Experiment for MemPagefault {
         anon_small(ctx, &mut out)?;
         anon_huge(ctx, &mut out)?;
         file::faults(ctx, &mut out)?;
-        findings(ctx, &mut out);
+        huge_fault_vs_zeroing(ctx, &mut out);
         Ok(out)
+    }
+
+    fn metric_findings(&self, host: &HostInfo, out: &mut Measured) {
+        findings(host, out);
     }
 }
 
@@ -230,7 +234,8 @@ fn anon_huge(ctx: &mut Ctx<'_>, out: &mut Measured) -> Result<(), ExperimentErro
     Ok(())
 }
 
-fn findings(ctx: &Ctx<'_>, out: &mut Measured) {
+/// The findings of the anonymous faults' metrics (`Experiment::metric_findings`).
+fn findings(host: &HostInfo, out: &mut Measured) {
     let small = out.median(ANON_4K);
     if let (Some(s), Some(h)) = (small, out.median(ANON_HUGE_PER_4K))
         && let Some(r) = stats::ratio(s, h)
@@ -246,6 +251,24 @@ fn findings(ctx: &Ctx<'_>, out: &mut Measured) {
             Some(r),
         );
     }
+    if let (Some(h), Some(s)) = (&host.virtualization, small) {
+        out.find(
+            "minor_fault_in_vm",
+            format!(
+                "Under a hypervisor ({h}) a guest's first touch of guest-physical memory that \
+                 the host has not backed yet also faults in the host (a nested-paging violation), \
+                 so this {s:.0} ns minor fault can vary with what the guest touched before; \
+                 compare with a bare-metal run before reading it as the kernel's cost."
+            ),
+            Some(s),
+        );
+    }
+}
+
+/// The huge-page fault against clearing 2 MiB at mem.bandwidth's DRAM rates, when that
+/// ran earlier: it reads the other experiment through `ctx`, so it is drawn in `run`, from
+/// this round's fault.
+fn huge_fault_vs_zeroing(ctx: &Ctx<'_>, out: &mut Measured) {
     if let Some(h) = out.median(ANON_HUGE)
         && let (Some(w), Some(nt)) = (previous_dram(ctx, "write"), previous_dram(ctx, "nt-write"))
     {
@@ -272,18 +295,6 @@ fn findings(ctx: &Ctx<'_>, out: &mut Measured) {
             Some(h / 1000.0 / us(w)),
         );
     }
-    if let (Some(h), Some(s)) = (&ctx.host.virtualization, small) {
-        out.find(
-            "minor_fault_in_vm",
-            format!(
-                "Under a hypervisor ({h}) a guest's first touch of guest-physical memory that \
-                 the host has not backed yet also faults in the host (a nested-paging violation), \
-                 so this {s:.0} ns minor fault can vary with what the guest touched before; \
-                 compare with a bare-metal run before reading it as the kernel's cost."
-            ),
-            Some(s),
-        );
-    }
 }
 
 /// Single-thread DRAM bandwidth of `kernel` from mem.bandwidth, if it ran earlier in this
@@ -294,6 +305,36 @@ fn previous_dram(ctx: &Ctx<'_>, kernel: &str) -> Option<f64> {
     r.metrics
         .iter()
         .find(|m| m.name.starts_with(&prefix) && m.name.ends_with(", 1 thread"))
-        .map(|m| m.summary.median)
+        .map(Metric::figure)
         .filter(|&b| b > 0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::pooled::{figure, finding, pooled, round};
+
+    #[test]
+    fn the_anonymous_fault_findings_quote_the_pooled_figures() {
+        let rows = [
+            (ANON_4K, Unit::Ns, 600.0),
+            (ANON_HUGE_PER_4K, Unit::Ns, 100.0),
+        ];
+        // Only the 4 KiB fault moves between the rounds.
+        let mut rounds = [round(&rows, 1.0), round(&rows[..1], 2.0)];
+        rounds[1].push(rounds[0][1].clone());
+        let host = HostInfo {
+            virtualization: Some("kvm".into()),
+            ..HostInfo::default()
+        };
+        let r = pooled(&MemPagefault, &host, &rounds);
+        let (small, huge) = (figure(&r, ANON_4K), figure(&r, ANON_HUGE_PER_4K));
+        assert_eq!(small, 900.0, "pooled, not the last round's 1200 ns");
+        let (text, value) = finding(&r, "thp_effect");
+        assert_eq!(value, stats::ratio(small, huge));
+        assert!(text.contains("(900 ns each)"), "{text}");
+        let (text, value) = finding(&r, "minor_fault_in_vm");
+        assert_eq!(value, Some(small));
+        assert!(text.contains("this 900 ns minor fault"), "{text}");
+    }
 }

@@ -1,7 +1,10 @@
 //! The findings of `os.lookup`: the cost per component from the depth fit (with its
 //! residual), long names, symbolic links, relative against absolute, negative against
 //! positive, the dentry-cache miss against the hit (or why it was skipped), and what a
-//! `$PATH` search costs here. Pure arithmetic on the metrics.
+//! `$PATH` search costs here. Pure arithmetic on the metrics: [`quoting`] draws every
+//! finding that quotes one (`Experiment::metric_findings`, so with rounds they quote the
+//! pooled figures), reading the counts it needs from the metrics' notes; [`miss_outcome`]
+//! adds the dentry-cache miss's metrics and its verification, which no metric carries.
 
 use super::miss::{self, Outcome};
 use super::{ABS, DEPTHS, LONG, NEG_CACHED, NEG_FRESH, PATH_SEARCH, REL, depth_name, link_name};
@@ -18,13 +21,19 @@ pub fn depth_fit(out: &Measured) -> Option<ClassFit> {
     fit::fit_class(Class::Linear, &xs, &ys).ok()
 }
 
-/// Every finding.
-pub fn all(out: &mut Measured, miss: Outcome, dirs: usize, own: usize) {
+/// Every finding that quotes a metric.
+pub fn quoting(out: &mut Measured) {
     per_component(out);
-    shapes(out, own);
+    shapes(out);
     negative(out);
-    miss_vs_hit(out, miss);
-    path_search(out, dirs);
+    miss_vs_hit(out);
+    path_search(out);
+}
+
+/// The count that starts metric `name`'s note ("12 components", "8 directories …").
+fn noted_count(out: &Measured, name: &str) -> Option<usize> {
+    let m = out.metrics.iter().find(|m| m.name == name)?;
+    m.note.as_deref()?.split(' ').next()?.parse().ok()
 }
 
 fn per_component(out: &mut Measured) {
@@ -63,7 +72,7 @@ fn per_component(out: &mut Measured) {
     );
 }
 
-fn shapes(out: &mut Measured, own: usize) {
+fn shapes(out: &mut Measured) {
     if let (Some(long), Some(short)) = (out.median(LONG), out.median(&depth_name(8))) {
         out.find(
             "long_vs_short_names",
@@ -90,7 +99,10 @@ fn shapes(out: &mut Measured, own: usize) {
             Some(per),
         );
     }
-    if let (Some(r), Some(a)) = (out.median(REL), out.median(ABS)) {
+    if let (Some(r), Some(a), Some(abs_components)) =
+        (out.median(REL), out.median(ABS), noted_count(out, ABS))
+    {
+        let own = abs_components.saturating_sub(4);
         out.find(
             "relative_vs_absolute",
             format!(
@@ -99,7 +111,7 @@ fn shapes(out: &mut Measured, own: usize) {
                  what openat skips.",
                 duration_ns(r),
                 duration_ns(a),
-                own + 4,
+                abs_components,
                 a / r
             ),
             crate::stats::ratio(a, r),
@@ -137,7 +149,26 @@ fn negative(out: &mut Measured) {
     }
 }
 
-fn miss_vs_hit(out: &mut Measured, miss: Outcome) {
+fn miss_vs_hit(out: &mut Measured) {
+    let (Some(mm), Some(hm)) = (out.median(miss::MISS), out.median(miss::HIT)) else {
+        return;
+    };
+    out.find(
+        "miss_vs_hit",
+        format!(
+            "A dentry-cache miss of an 8-component path costs {} against {} for the hit right \
+             after ({:.1}x).",
+            duration_ns(mm),
+            duration_ns(hm),
+            mm / hm.max(1.0)
+        ),
+        crate::stats::ratio(mm, hm),
+    );
+}
+
+/// Adds the dentry-cache miss's metrics and how the miss was verified (or why it was
+/// skipped): counts of this run's passes, no metric's figure.
+pub fn miss_outcome(out: &mut Measured, miss: Outcome) {
     match miss {
         Outcome::Measured {
             metrics,
@@ -145,22 +176,15 @@ fn miss_vs_hit(out: &mut Measured, miss: Outcome) {
             slower,
             passes,
         } => {
-            let [m, h] = *metrics;
-            let (mm, hm) = (m.summary.median, h.summary.median);
-            out.metrics.extend([m, h]);
+            out.metrics.extend(*metrics);
             out.find(
-                "miss_vs_hit",
+                "miss_verified",
                 format!(
-                    "A dentry-cache miss of an 8-component path costs {} against {} for the hit \
-                     right after ({:.1}x); verified: each drop freed a median {freed} dentries \
-                     (dentry-state; other processes refill it meanwhile) and the first lookup was \
-                     the slower in {slower} of {passes} \
-                     passes.",
-                    duration_ns(mm),
-                    duration_ns(hm),
-                    mm / hm.max(1.0)
+                    "The dentry-cache miss is verified: each drop freed a median {freed} \
+                     dentries (dentry-state; other processes refill it meanwhile) and the \
+                     first lookup was the slower in {slower} of {passes} passes."
                 ),
-                crate::stats::ratio(mm, hm),
+                Some(slower as f64),
             );
         }
         Outcome::Skipped(why) => out.find(
@@ -174,8 +198,9 @@ fn miss_vs_hit(out: &mut Measured, miss: Outcome) {
     }
 }
 
-fn path_search(out: &mut Measured, dirs: usize) {
-    let Some(search) = out.median(PATH_SEARCH) else {
+fn path_search(out: &mut Measured) {
+    let (Some(search), Some(dirs)) = (out.median(PATH_SEARCH), noted_count(out, PATH_SEARCH))
+    else {
         return;
     };
     out.find(
@@ -190,4 +215,58 @@ fn path_search(out: &mut Measured, dirs: usize) {
         ),
         Some(search),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::OsLookup;
+    use super::*;
+    use crate::harness::pooled::{figure, finding, pooled, round};
+    use crate::model::{HostInfo, Unit};
+
+    #[test]
+    fn the_lookup_findings_quote_the_pooled_figures() {
+        let depths: Vec<String> = DEPTHS.iter().map(|&d| depth_name(d)).collect();
+        let mut rows: Vec<(&str, Unit, f64)> = (depths.iter().zip(DEPTHS))
+            .map(|(n, d)| (n.as_str(), Unit::Ns, 300.0 + 20.0 * d as f64))
+            .collect();
+        rows.extend([
+            (REL, Unit::Ns, 900.0),
+            (ABS, Unit::Ns, 1200.0),
+            (PATH_SEARCH, Unit::Ns, 4000.0),
+            (miss::MISS, Unit::Ns, 9000.0),
+            (miss::HIT, Unit::Ns, 600.0),
+        ]);
+        let mut rounds = [round(&rows, 1.0), round(&rows, 2.0)];
+        for metrics in &mut rounds {
+            for m in metrics.iter_mut() {
+                m.note = match m.name.as_str() {
+                    ABS => Some("9 components".into()),
+                    PATH_SEARCH => Some("8 directories (as many as this $PATH)".into()),
+                    _ => None,
+                };
+            }
+        }
+        let r = pooled(&OsLookup, &HostInfo::default(), &rounds);
+        let search = figure(&r, PATH_SEARCH);
+        assert_eq!(search, 6000.0, "pooled, not the last round's 8 µs");
+        let (text, value) = finding(&r, "path_search");
+        assert_eq!(value, Some(search));
+        assert!(
+            text.contains("of 8 directories") && text.contains(&duration_ns(search)),
+            "{text}"
+        );
+        let (text, _) = finding(&r, "relative_vs_absolute");
+        assert!(
+            text.contains(&duration_ns(figure(&r, ABS))) && text.contains("9 components"),
+            "{text}"
+        );
+        let ratio = crate::stats::ratio(figure(&r, miss::MISS), figure(&r, miss::HIT));
+        assert_eq!(finding(&r, "miss_vs_hit").1, ratio);
+        let slope = finding(&r, "cost_per_component").1.expect("a slope");
+        assert!(
+            (slope - 30.0).abs() < 1e-6,
+            "20 ns and 40 ns per component pool to 30: {slope}"
+        );
+    }
 }

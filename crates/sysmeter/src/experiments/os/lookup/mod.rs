@@ -17,7 +17,7 @@ use std::hint::black_box;
 use sysmeter_sys::syscall as sys;
 
 use crate::harness::{Ctx, Experiment, ExperimentError, Measured, Spec};
-use crate::model::{Series, SeriesPoint, Unit};
+use crate::model::{HostInfo, Series, SeriesPoint, Unit};
 use tree::Tree;
 
 /// The experiment.
@@ -67,8 +67,12 @@ impl Experiment for OsLookup {
         negatives(ctx, &t, &mut out)?;
         path_search(ctx, &t, dirs, &mut out)?;
         let miss = miss::measure(ctx, t.fd(), &tree::c(&tree::short_path(8))?)?;
-        findings::all(&mut out, miss, dirs, t.own_components());
+        findings::miss_outcome(&mut out, miss);
         Ok(out)
+    }
+
+    fn metric_findings(&self, _host: &HostInfo, out: &mut Measured) {
+        findings::quoting(out);
     }
 }
 

@@ -98,11 +98,6 @@ impl Tree {
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
-
-    /// Components of the tree's absolute path (`/a/b` has 2).
-    pub fn own_components(&self) -> usize {
-        self.path().components().count().saturating_sub(1)
-    }
 }
 
 /// A C string of `path` (no NUL inside: the tree's names have none).
@@ -195,7 +190,6 @@ mod tests {
             assert_eq!(names.name(1234).to_bytes(), b"neg/x1234");
             assert_eq!(names.name(7).to_bytes(), b"neg/x7");
             assert_eq!(sys::stat_at(t.fd(), names.name(0)), libc::ENOENT);
-            assert!(t.own_components() >= 2);
         }
         assert!(!top.exists(), "removed on drop");
     }
