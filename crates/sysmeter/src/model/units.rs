@@ -132,9 +132,14 @@ pub fn value(x: f64, unit: Unit) -> String {
 /// `998 ns–1.01 µs`.
 ///
 /// An interval narrower than the last digit shown gets the digits that tell its ends apart
-/// (`1.213–1.214 ns`, not `1.21–1.21 ns`, which reads as one value).
+/// (`1.213–1.214 ns`, not `1.21–1.21 ns`, which reads as one value). An interval whose ends
+/// are one value (every round gave the same median) is that value: `3.69 ns`, never
+/// `3.69–3.69 ns`.
 pub fn range(lo: f64, hi: f64, unit: Unit) -> String {
     let (a, b) = (value(lo, unit), value(hi, unit));
+    if lo == hi {
+        return b;
+    }
     if a == b
         && lo != hi
         && let Some(fine) = fine_range(lo, hi, &b)
@@ -239,6 +244,11 @@ mod tests {
     }
 
     #[test]
+    fn a_range_of_one_value_is_that_value() {
+        assert_eq!(range(3.69, 3.69, Unit::Ns), "3.69 ns");
+    }
+
+    #[test]
     fn ranges_name_the_unit_once() {
         assert_eq!(range(50.12, 52.34, Unit::Ns), "50.1–52.3 ns");
         assert_eq!(range(998.0, 1012.0, Unit::Ns), "998 ns–1.01 µs");
@@ -247,7 +257,7 @@ mod tests {
         // Narrower than the last digit: the digits that tell the ends apart.
         assert_eq!(range(1.2131, 1.2142, Unit::Ns), "1.213–1.214 ns");
         assert_eq!(range(2.0e6, 2.0004e6, Unit::Bytes), "1.907–1.908 MiB");
-        assert_eq!(range(5.0, 5.0, Unit::Ns), "5.00–5.00 ns");
+        assert_eq!(range(5.0, 5.0, Unit::Ns), "5.00 ns");
     }
 
     #[test]
