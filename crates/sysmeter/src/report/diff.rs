@@ -182,7 +182,7 @@ fn short_key(key: &str, stacks: bool) -> String {
     }
 }
 
-/// The keys shown of `t`: those beyond the noise (at most [`CHANGED`]), then the largest.
+/// The keys shown of `t`: those beyond the noise (at most `CHANGED`, 25), then the largest.
 pub fn shown_keys(t: &TableDiff) -> Vec<&KeyChange> {
     let changed = t.changed().take(CHANGED);
     let rest = t
