@@ -12,8 +12,9 @@ use sysmeter::model::fixture::sample_run;
 use sysmeter::model::{About, Artifact, ExperimentResult, RunKind};
 
 use crate::support::chromium::{find_chromium, load_in_chromium};
+use crate::support::cmd::compare_html;
+use crate::support::need;
 use crate::support::skip::{Cap, Missing};
-use crate::support::{need, sysmeter};
 
 /// A function with a long name (as C++ templates have), so that labels and table cells
 /// must fit.
@@ -46,15 +47,7 @@ pub(crate) fn diag_compare_page(dir: &Path) -> PathBuf {
         std::fs::write(&path, serde_json::to_string(&run).expect("JSON")).expect("write");
         path
     });
-    let page = dir.join("diag-compare.html");
-    sysmeter()
-        .arg("compare")
-        .args(&files)
-        .arg("--html")
-        .arg(&page)
-        .assert()
-        .success();
-    page
+    compare_html(&files, dir.join("diag-compare.html"))
 }
 
 /// Writes one line per frame of the differential flame graph into `<pre id="fills">`:

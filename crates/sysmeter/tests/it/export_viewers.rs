@@ -17,25 +17,11 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::support::cmd::stderr_of;
-use crate::support::needs::perf;
+use crate::support::needs::{go, perf};
 use crate::support::sample::sample_run_file;
 use crate::support::skip::{Cap, Missing};
 use crate::support::sysmeter_db;
 use crate::support::{compile_fixture, exclusive, need, result, sysmeter};
-
-/// Go's `go`: on PATH (Debian's golang-go), else the upstream install's.
-fn go() -> Result<PathBuf, Missing> {
-    let candidates = [PathBuf::from("go"), PathBuf::from("/usr/local/go/bin/go")];
-    candidates
-        .into_iter()
-        .find(|go| {
-            Command::new(go)
-                .arg("version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-        .ok_or_else(|| Missing::new(Cap::Go, "no Go toolchain (`go`) to run `go tool pprof`"))
-}
 
 /// `go tool pprof ARGS FILE`'s stdout; the tool must succeed.
 fn pprof(go: &Path, args: &[&str], file: &Path) -> String {

@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::needs::perf;
-use crate::support::skip::{Cap, Missing};
+use crate::support::needs::{go, perf};
+use crate::support::skip::Missing;
 use crate::support::{Event, compile_fixture, exclusive, need, observing, sysmeter};
 
 /// A running `sysmeter live` and where its page is.
@@ -158,20 +158,6 @@ impl Session {
 fn fixture(dir: &Path) -> Result<PathBuf, Missing> {
     perf()?;
     compile_fixture("profile_split", dir, &[])
-}
-
-/// Go's `go`, for `go tool pprof`.
-fn go() -> Result<PathBuf, Missing> {
-    ["go", "/usr/local/go/bin/go"]
-        .into_iter()
-        .map(PathBuf::from)
-        .find(|go| {
-            Command::new(go)
-                .arg("version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-        .ok_or_else(|| Missing::new(Cap::Go, "no Go toolchain (`go`) to run `go tool pprof`"))
 }
 
 /// The first function of `go tool pprof -top URL`.

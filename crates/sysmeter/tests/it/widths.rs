@@ -15,6 +15,7 @@ use sysmeter::model::fixture::sample_run;
 
 use crate::compare_diag_html::diag_compare_page;
 use crate::support::chromium::{find_chromium, load_in_chromium};
+use crate::support::cmd::compare_html;
 use crate::support::fleet::fleet_files;
 use crate::support::skip::{Cap, Missing};
 use crate::support::sysmeter_db;
@@ -162,15 +163,7 @@ fn compare_page(dir: &Path) -> PathBuf {
         std::fs::write(&path, serde_json::to_string(&run).expect("json")).expect("write");
         path
     });
-    let page = dir.join("compare.html");
-    sysmeter()
-        .arg("compare")
-        .args(&files)
-        .arg("--html")
-        .arg(&page)
-        .assert()
-        .success();
-    page
+    compare_html(&files, dir.join("compare.html"))
 }
 
 /// `fleet --format html` of the five hosts of `support::fleet`.

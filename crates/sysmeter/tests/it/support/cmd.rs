@@ -275,3 +275,15 @@ pub fn json_run(
     let run = serde_json::from_slice(&std::fs::read(&json).expect("report")).expect("JSON");
     (run, String::from_utf8_lossy(&out.stdout).into_owned())
 }
+
+/// `compare FILES… --html PAGE`, which must succeed; returns `page`.
+pub fn compare_html(files: &[std::path::PathBuf], page: std::path::PathBuf) -> std::path::PathBuf {
+    sysmeter()
+        .arg("compare")
+        .args(files)
+        .arg("--html")
+        .arg(&page)
+        .assert()
+        .success();
+    page
+}

@@ -126,3 +126,17 @@ pub fn bpf() -> Result<(), Missing> {
         )
     })
 }
+
+/// Go's `go`, for `go tool pprof`: on PATH (Debian's golang-go), else the upstream install's.
+pub fn go() -> Result<PathBuf, Missing> {
+    let candidates = [PathBuf::from("go"), PathBuf::from("/usr/local/go/bin/go")];
+    candidates
+        .into_iter()
+        .find(|go| {
+            std::process::Command::new(go)
+                .arg("version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .ok_or_else(|| Missing::new(Cap::Go, "no Go toolchain (`go`) to run `go tool pprof`"))
+}
